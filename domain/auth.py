@@ -1,0 +1,185 @@
+"""Credentials, scopes and workspace roles (seed 002 "Bearer auth + scopes"; ARCHITECTURE §2).
+
+A personal access token (PAT) is ``tm_<43 url-safe chars>``; only its SHA-256 digest is
+stored (``TOKEN#<digest>``). Verification is pluggable: :data:`VERIFIERS` maps a token prefix
+to a verifier, so the OAuth verifier (``tmo_``) slots in beside :class:`PatVerifier`.
+
+Scopes form a ladder, ``read`` < ``write`` < ``admin``: a tool's scope class is satisfied by
+that scope or a higher one. A token whose stored scopes are empty has full access (older
+tokens were minted that way; rotating them is how their access narrows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from pynamodb.exceptions import DoesNotExist
+
+from domain import clock, ids
+from domain.settings import settings
+from domain.store.models import TokenRow, UserRow
+
+Scope = Literal["read", "write", "admin"]
+SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
+Role = Literal["OWNER", "ADMIN", "MEMBER"]
+ROLE_RANK: dict[str, int] = {"MEMBER": 1, "ADMIN": 2, "OWNER": 3}
+
+
+def effective_scopes(stored: list[str]) -> list[Scope]:
+    """Expand stored scopes along the ladder; empty means every scope."""
+    if not stored:
+        return list(SCOPES)
+    top = max(SCOPES.index(s) for s in stored if s in SCOPES)  # type: ignore[arg-type]
+    return list(SCOPES[: top + 1])
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the verified credential, never the secret itself."""
+
+    user_id: str
+    token_id: str
+    kind: Literal["pat", "oauth", "local"]
+    stored_scopes: tuple[str, ...]
+    workspace_pin: str | None
+    display_name: str | None = None
+    emoji: str | None = None
+    expires_at: str | None = None
+    user_display_name: str | None = None
+    scopes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scopes", tuple(effective_scopes(list(self.stored_scopes))))
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class TokenVerifier(Protocol):
+    prefix: str
+
+    def verify(self, secret: str) -> Principal | None: ...
+
+
+class PatVerifier:
+    """Looks a PAT up by digest (one GetItem) and caches positive answers for a few seconds."""
+
+    prefix = "tm_"
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[float, Principal]] = {}
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def verify(self, secret: str) -> Principal | None:
+        key = digest(secret)
+        ttl = settings.token_cache_seconds
+        now = time.monotonic()
+        if ttl > 0:
+            with self._lock:
+                hit = self._cache.get(key)
+            if hit and hit[0] > now and not _expired(hit[1].expires_at):
+                return hit[1]
+        try:
+            row = TokenRow.get(f"TOKEN#{key}", "TOKEN", consistent_read=True)
+        except DoesNotExist:
+            return None
+        if row.revokedAt or _expired(row.expiresAt):
+            return None
+        principal = Principal(
+            user_id=row.userId,
+            token_id=row.tokenId,
+            kind="pat",
+            stored_scopes=tuple(row.scopes or ()),
+            workspace_pin=row.workspaceId,
+            display_name=row.displayName,
+            emoji=row.emoji,
+            expires_at=row.expiresAt,
+        )
+        if ttl > 0:
+            with self._lock:
+                self._cache[key] = (now + ttl, principal)
+        return principal
+
+
+def _expired(expires_at: str | None) -> bool:
+    return bool(expires_at) and clock.parse_iso(expires_at) <= clock.now_ms()  # type: ignore[arg-type]
+
+
+PAT_VERIFIER = PatVerifier()
+VERIFIERS: list[TokenVerifier] = [PAT_VERIFIER]
+
+
+def authenticate(secret: str | None) -> Principal | None:
+    """Resolve a bearer secret to a principal, or ``None`` (missing, unknown, revoked, expired)."""
+    if not secret:
+        return None
+    for verifier in VERIFIERS:
+        if secret.startswith(verifier.prefix):
+            return verifier.verify(secret)
+    return None
+
+
+def mint_pat(
+    user_id: str,
+    *,
+    scopes: list[str] | None = None,
+    workspace_id: str | None = None,
+    expires_at: str | None = None,
+    display_name: str | None = None,
+    emoji: str | None = None,
+) -> tuple[str, TokenRow]:
+    """Create a PAT for ``user_id``; return ``(secret, row)``. The secret is shown once, never stored."""
+    for s in scopes or []:
+        if s not in SCOPES:
+            raise ValueError(f"unknown scope {s!r}; use read, write or admin")
+    secret = "tm_" + secrets.token_urlsafe(32)
+    token_id = ids.new_token_id()
+    row = TokenRow(
+        f"TOKEN#{digest(secret)}",
+        "TOKEN",
+        tokenId=token_id,
+        userId=user_id,
+        scopes=list(scopes or []),
+        workspaceId=workspace_id,
+        displayName=display_name,
+        emoji=emoji,
+        expiresAt=expires_at,
+        createdAt=clock.now_iso(),
+        GSI1PK=f"USER#{user_id}",
+        GSI1SK=f"TOKEN#{token_id}",
+    )
+    row.save()
+    return secret, row
+
+
+def list_tokens(user_id: str) -> list[TokenRow]:
+    return [r for r in TokenRow.gsi1.query(f"USER#{user_id}", TokenRow.GSI1SK.startswith("TOKEN#")) if isinstance(r, TokenRow)]
+
+
+def revoke_token(user_id: str, token_id: str) -> bool:
+    for row in list_tokens(user_id):
+        if row.tokenId == token_id:
+            row.update(actions=[TokenRow.revokedAt.set(clock.now_iso())])
+            PAT_VERIFIER.clear()
+            return True
+    return False
+
+
+def create_user(email: str, display_name: str, user_id: str | None = None) -> UserRow:
+    uid = user_id or ids.new_user_id()
+    row = UserRow(f"USER#{uid}", "PROFILE", userId=uid, email=email, displayName=display_name, createdAt=clock.now_iso())
+    row.save()
+    return row

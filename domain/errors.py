@@ -1,0 +1,80 @@
+"""The tool error envelope shared by every tool (seed 002, "The shared contract").
+
+A failing tool call answers ``isError: true`` with ``{"error": {"code", "message", "hint"}}``.
+``code`` is one of :class:`ErrorCode`; RATE_LIMITED adds ``retryAfterSeconds`` and CONFLICT may
+embed the entity's current state under ``current`` so the caller can merge without a re-read.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    """The six codes a tool failure may carry; nothing else reaches a client."""
+
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    INVALID_INPUT = "INVALID_INPUT"
+    RATE_LIMITED = "RATE_LIMITED"
+    CONFLICT = "CONFLICT"
+    INTERNAL = "INTERNAL"
+
+
+class ToolError(Exception):
+    """A user-fixable (or at least user-explainable) tool failure.
+
+    Raised anywhere below the pipeline; the pipeline turns it into the envelope. ``current``
+    is the entity as stored now (CONFLICT only); ``retry_after_seconds`` goes with
+    RATE_LIMITED and with CONFLICTs that are worth retrying as-is.
+    """
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        hint: str = "",
+        *,
+        current: dict[str, Any] | None = None,
+        retry_after_seconds: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.current = current
+        self.retry_after_seconds = retry_after_seconds
+
+    def envelope(self) -> dict[str, Any]:
+        """Return ``{"error": {...}}`` exactly as it goes on the wire."""
+        body: dict[str, Any] = {"code": self.code.value, "message": self.message, "hint": self.hint}
+        if self.retry_after_seconds is not None:
+            body["retryAfterSeconds"] = self.retry_after_seconds
+        if self.current is not None:
+            body["current"] = self.current
+        return {"error": body}
+
+
+def not_found(kind: str, ident: str) -> ToolError:
+    """NOT_FOUND for a missing id *or* one the caller may not see: the two are indistinguishable."""
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"No {kind} with id {ident!r} is visible to this credential.",
+        f"Check the id; list_{kind}s or get_board_snapshot show the ids you can use."
+        if kind in {"board", "workspace"}
+        else "Check the id; get_board_snapshot or list_tasks show the ids you can use.",
+    )
+
+
+def invalid(field: str, message: str, hint: str = "") -> ToolError:
+    """INVALID_INPUT naming the offending field first, so an agent can fix that one argument."""
+    return ToolError(ErrorCode.INVALID_INPUT, f"{field}: {message}", hint or f"Fix the '{field}' argument and call again.")
+
+
+def forbidden(message: str, hint: str) -> ToolError:
+    return ToolError(ErrorCode.FORBIDDEN, message, hint)
+
+
+def conflict(message: str, hint: str, *, current: dict[str, Any] | None = None, retry_after_seconds: int | None = None) -> ToolError:
+    return ToolError(ErrorCode.CONFLICT, message, hint, current=current, retry_after_seconds=retry_after_seconds)

@@ -1,0 +1,130 @@
+"""Idempotent replays for keyed tools: Powertools' idempotency utility plus creation markers.
+
+Two layers (ARCHITECTURE §5):
+
+1. **Replay** — Powertools ``idempotent_function`` stores the first response under a key built
+   from (principal, workspace context, tool, ``idempotencyKey``) in the idempotency table;
+   the same key with the same arguments returns that stored response byte for byte, and with
+   other arguments raises ``IdempotencyValidationError`` -> CONFLICT.
+2. **Crash safety** — Powertools' record is not written atomically with the business write.
+   Every keyed create therefore also puts a :class:`~domain.store.models.CreationMarkerRow`
+   with ``attribute_not_exists`` inside its own transaction (see :func:`marker_for`); a retry
+   after a crash between the two finds the marker and answers with the entity it names.
+
+A concurrent duplicate that meets an in-progress record waits and retries for up to
+:data:`WAIT_SECONDS`, then gets CONFLICT with a retry hint. Outside Lambda the in-progress
+record's lifetime is bounded by ``JENTRIX_CALL_BUDGET_MS`` instead of the Lambda deadline.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+
+from domain import errors
+from domain.settings import settings
+from domain.store import db
+from domain.store.models import CreationMarkerRow
+
+WAIT_SECONDS = 8.0
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("jentrix_call_deadline", default=None)
+
+
+class _RemainingTime:
+    """Stands in for the Lambda context: remaining time of the current call, per thread/task."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        deadline = _deadline.get()
+        if deadline is None:
+            return settings.call_budget_ms
+        return max(0, int((deadline - time.monotonic()) * 1000))
+
+
+_wrapped: dict[str, Callable[..., Any]] = {}
+
+
+def reset() -> None:
+    """Forget the per-tool persistence layers (after the table or endpoint changes)."""
+    _wrapped.clear()
+
+
+def _run_handler(request: dict[str, Any], run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    return run()
+
+
+def _wrapper(tool: str) -> Callable[..., Any]:
+    fn = _wrapped.get(tool)
+    if fn is None:
+        # One persistence layer per config: Powertools configures a layer once, so a layer
+        # shared across tools would key every tool's records with the first tool's prefix.
+        store = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=db.dynamodb_client())
+        config = IdempotencyConfig(
+            event_key_jmespath="scope",
+            payload_validation_jmespath="args",
+            expires_after_seconds=3600,
+            raise_on_no_idempotency_key=True,
+        )
+        config.register_lambda_context(_RemainingTime())  # type: ignore[arg-type]
+        fn = idempotent_function(
+            _run_handler, data_keyword_argument="request", persistence_store=store, config=config,
+            key_prefix=f"jentrix.{tool}",
+        )
+        _wrapped[tool] = fn
+    return fn
+
+
+def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[str, Any]], budget_ms: int | None = None) -> dict[str, Any]:
+    """Run ``handler`` at most once per ``scope`` (replaying its stored result afterwards).
+
+    Raises:
+        ToolError: CONFLICT when the key was used with other arguments, or when a concurrent
+            call with the same key is still running after :data:`WAIT_SECONDS`.
+    """
+    fn = _wrapper(tool)
+    token = _deadline.set(time.monotonic() + (budget_ms or settings.call_budget_ms) / 1000)
+    try:
+        give_up = time.monotonic() + WAIT_SECONDS
+        while True:
+            try:
+                return fn(request={"scope": scope, "args": args}, run=handler)
+            except IdempotencyValidationError:
+                raise errors.conflict(
+                    "This idempotencyKey was already used with different arguments.",
+                    "Reuse a key only to retry the identical call; use a fresh key for a new request.",
+                ) from None
+            except IdempotencyAlreadyInProgressError:
+                if time.monotonic() >= give_up:
+                    raise errors.conflict(
+                        "A call with this idempotencyKey is still in progress.",
+                        "Retry the identical call in a few seconds to receive its result.",
+                        retry_after_seconds=2,
+                    ) from None
+                time.sleep(random.uniform(0.05, 0.2))
+    finally:
+        _deadline.reset(token)
+
+
+def marker_key(principal_id: str, workspace_id: str, tool: str, key: str) -> str:
+    raw = "\x1f".join((principal_id, workspace_id, tool, key))
+    return "IDEM#" + hashlib.sha256(raw.encode()).hexdigest()
+
+
+def marker_for(principal_id: str, workspace_id: str, tool: str, key: str, entity_id: str, args_hash: str) -> CreationMarkerRow:
+    return CreationMarkerRow(
+        marker_key(principal_id, workspace_id, tool, key), "IDEM", entityId=entity_id, argsHash=args_hash, tool=tool,
+        ttl=int(time.time()) + 30 * 86400,
+    )

@@ -1,0 +1,83 @@
+"""Entity identifiers that carry what authorization needs (docs/data-model.md, "Identifiers").
+
+* workspace ``ws_<w>``                       — ``w``: 12 lowercase base32 characters
+* board     ``bd_<w>_<b>``                   — the workspace is readable from the id
+* column    ``cl_<w>_<b>_<c>``               — workspace and board readable
+* task      ``tk_<w>_<b>_<number>``          — workspace, board and the per-workspace number
+
+Because a task id names its workspace and board, a write can guard membership with a
+``ConditionCheck`` in the same transaction and address the task's items without a lookup.
+A task never changes board (moves are between columns of its board).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
+_PART = r"[a-z2-7]"
+
+WORKSPACE_RE = re.compile(rf"^ws_({_PART}{{12}})$")
+BOARD_RE = re.compile(rf"^bd_({_PART}{{12}})_({_PART}{{8}})$")
+COLUMN_RE = re.compile(rf"^cl_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
+TASK_RE = re.compile(rf"^tk_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})$")
+
+
+def _rand(n: int) -> str:
+    return "".join(secrets.choice(_ALPHABET) for _ in range(n))
+
+
+def new_workspace_id() -> str:
+    return f"ws_{_rand(12)}"
+
+
+def new_board_id(workspace_id: str) -> str:
+    return f"bd_{workspace_id[3:]}_{_rand(8)}"
+
+
+def new_column_id(board_id: str) -> str:
+    return f"cl_{board_id[3:]}_{_rand(6)}"
+
+
+def task_id(board_id: str, number: int) -> str:
+    return f"tk_{board_id[3:]}_{number}"
+
+
+def new_user_id() -> str:
+    return f"usr_{_rand(12)}"
+
+
+def new_token_id() -> str:
+    return f"tok_{_rand(12)}"
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    workspace_id: str
+    board_id: str
+    number: int
+
+
+def parse_workspace(value: str) -> str | None:
+    return value if WORKSPACE_RE.match(value) else None
+
+
+def parse_board(value: str) -> tuple[str, str] | None:
+    """``(workspace_id, board_id)`` for a well-formed board id, else ``None``."""
+    m = BOARD_RE.match(value)
+    return (f"ws_{m.group(1)}", value) if m else None
+
+
+def parse_column(value: str) -> tuple[str, str, str] | None:
+    """``(workspace_id, board_id, column_id)`` for a well-formed column id, else ``None``."""
+    m = COLUMN_RE.match(value)
+    return (f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", value) if m else None
+
+
+def parse_task(value: str) -> TaskRef | None:
+    m = TASK_RE.match(value)
+    if not m:
+        return None
+    return TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3)))

@@ -1,0 +1,129 @@
+"""The call pipeline every transport runs (ARCHITECTURE §1):
+
+auth + scope -> rate window -> input validation -> idempotency (keyed tools) -> handler -> envelope.
+
+:func:`call_tool` never raises for a tool-level failure: it returns :class:`CallOutcome` with
+either ``result`` (the tool's structured result) or ``error`` (the seed-002 envelope). An
+unexpected exception becomes INTERNAL carrying a correlation id that is also in the structured
+log line; the client never sees a traceback. Authentication itself (401) happens in the
+transport before this function, which receives a verified :class:`~domain.auth.Principal`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, ValidationError
+
+from domain import errors, idempotency, ratelimit
+from domain.auth import Principal
+from domain.context import Binding, CallContext, args_digest
+from domain.errors import ErrorCode, ToolError
+from domain.registry import ToolSpec
+from domain.settings import settings
+
+logger = Logger(service="jentrix-mcp")
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
+
+
+def _validation_error(exc: ValidationError) -> ToolError:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+    kind = first.get("type", "")
+    if kind == "extra_forbidden":
+        msg = "is not an argument of this tool"
+        hint = "Remove it; tools/list shows the accepted arguments in inputSchema."
+    elif kind == "missing":
+        msg = "is required"
+        hint = "Add it and call again."
+    else:
+        msg = first.get("msg", "is invalid")
+        hint = f"Fix '{loc}' to match inputSchema and call again."
+    others = len(exc.errors()) - 1
+    if others:
+        hint += f" ({others} more problem{'s' if others > 1 else ''} after this one.)"
+    return errors.invalid(loc, msg, hint)
+
+
+def call_tool(
+    spec: ToolSpec,
+    arguments: Any,
+    principal: Principal,
+    *,
+    binding: Binding | None = None,
+    correlation_id: str | None = None,
+) -> CallOutcome:
+    """Run one tool call through the whole pipeline; see the module docstring."""
+    cid = correlation_id or uuid.uuid4().hex
+    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding)
+    try:
+        if not principal.allows(spec.scope):
+            raise errors.forbidden(
+                f"{spec.name} needs the '{spec.scope}' scope; this token has {', '.join(principal.scopes) or 'none'}.",
+                "Use a token minted with that scope (get_token_context shows this token's scopes).",
+            )
+        window = ratelimit.hit(principal.token_id, settings.rate_limit_per_minute)
+        ctx.window = window
+        if window.used > window.limit:
+            raise ToolError(
+                ErrorCode.RATE_LIMITED,
+                f"This token made more than {window.limit} calls in the current minute.",
+                "Wait for the window to reset, then retry.",
+                retry_after_seconds=window.retry_after_seconds(ratelimit.clock.now_ms()),
+            )
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise errors.invalid("arguments", "must be a JSON object", "Send the tool arguments as an object of named fields.")
+        try:
+            args = spec.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            raise _validation_error(exc) from None
+        if not spec.read_only:
+            ctx.ensure_writable()
+        key = getattr(args, "idempotencyKey", None) if spec.keyed else None
+        if key:
+            ctx.idempotency_key = key
+            ctx.args_hash = args_digest(arguments)
+            scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
+            result = idempotency.run(spec.name, scope, _canonical(arguments), lambda: _invoke(spec, ctx, args))
+        else:
+            result = _invoke(spec, ctx, args)
+        return CallOutcome(result=result)
+    except ToolError as exc:
+        logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
+        return CallOutcome(error=exc.envelope())
+    except Exception:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+        logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
+        return CallOutcome(error=internal_error(cid).envelope())
+
+
+def internal_error(correlation_id: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INTERNAL,
+        f"The server failed while handling this call (correlation id {correlation_id}). Nothing was written.",
+        "Retry once; if it fails again, report the correlation id.",
+    )
+
+
+def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in sorted(arguments.items()) if k != "idempotencyKey"}
+
+
+def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
+    out = spec.handler(ctx, args)
+    if isinstance(out, BaseModel):
+        return out.model_dump(mode="json", by_alias=True)
+    return spec.output_model.model_validate(out).model_dump(mode="json", by_alias=True)

@@ -1,0 +1,44 @@
+"""The per-token minute window (seed 002: RATE_LIMITED carries ``retryAfterSeconds``).
+
+One counter item per token per minute, ``RATE#<tokenId>#<windowStart>``, incremented with an
+atomic ``ADD`` (UpdateItem, ``ReturnValues=UPDATED_NEW``): one request per tool call, exact
+under concurrency, and keyed by time so TTL's late deletion never matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain import clock
+from domain.store.models import RateWindowRow
+
+
+@dataclass(frozen=True)
+class Window:
+    limit: int
+    used: int
+    window_start_ms: int
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.used)
+
+    @property
+    def reset_at(self) -> str:
+        return clock.iso(self.window_start_ms + 60_000)
+
+    def retry_after_seconds(self, now_ms: int) -> int:
+        return max(1, -(-(self.window_start_ms + 60_000 - now_ms) // 1000))
+
+    def as_dict(self) -> dict[str, object]:
+        return {"limit": self.limit, "used": self.used, "remaining": self.remaining, "resetAt": self.reset_at, "windowSeconds": 60}
+
+
+def hit(token_id: str, limit: int, now_ms: int | None = None) -> Window:
+    """Count one call against the token's current window and return the window after it."""
+    now = clock.now_ms() if now_ms is None else now_ms
+    start = now - now % 60_000
+    row = RateWindowRow(f"RATE#{token_id}#{start}", "RATE")
+    row.update(actions=[RateWindowRow.count.add(1), RateWindowRow.ttl.set(start // 1000 + 180)])
+    used = int(row.count)
+    return Window(limit=limit, used=used, window_start_ms=start)

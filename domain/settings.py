@@ -1,0 +1,46 @@
+"""Runtime settings, read from the environment once per process.
+
+| variable | default | meaning |
+| --- | --- | --- |
+| ``JENTRIX_TABLE`` | ``jentrix`` | the single application table |
+| ``JENTRIX_IDEMPOTENCY_TABLE`` | ``jentrix-idempotency`` | Powertools idempotency records |
+| ``JENTRIX_DYNAMODB_ENDPOINT`` | unset (AWS) | e.g. ``http://127.0.0.1:8000`` for DynamoDB Local |
+| ``AWS_REGION`` | ``us-east-1`` | region of the table |
+| ``JENTRIX_RATE_LIMIT_PER_MINUTE`` | ``120`` | tool calls per token per minute window |
+| ``JENTRIX_TOKEN_CACHE_SECONDS`` | ``5`` | how long a warm process trusts a verified PAT |
+| ``JENTRIX_CALL_BUDGET_MS`` | ``25000`` | outside Lambda, the time a keyed call may stay in progress |
+| ``JENTRIX_ALLOWED_ORIGINS`` | loopback origins | comma list of browser origins allowed to POST |
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+@dataclass
+class Settings:
+    table: str = field(default_factory=lambda: os.environ.get("JENTRIX_TABLE", "jentrix"))
+    idempotency_table: str = field(default_factory=lambda: os.environ.get("JENTRIX_IDEMPOTENCY_TABLE", "jentrix-idempotency"))
+    endpoint: str | None = field(default_factory=lambda: os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None)
+    region: str = field(default_factory=lambda: os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1")
+    rate_limit_per_minute: int = field(default_factory=lambda: _int("JENTRIX_RATE_LIMIT_PER_MINUTE", 120))
+    token_cache_seconds: int = field(default_factory=lambda: _int("JENTRIX_TOKEN_CACHE_SECONDS", 5))
+    call_budget_ms: int = field(default_factory=lambda: _int("JENTRIX_CALL_BUDGET_MS", 25000))
+    allowed_origins: tuple[str, ...] = field(
+        default_factory=lambda: tuple(o.strip() for o in os.environ.get("JENTRIX_ALLOWED_ORIGINS", "").split(",") if o.strip())
+    )
+
+
+settings = Settings()
+
+
+def reload() -> Settings:
+    """Re-read the environment (tests and the dev stack change it after import)."""
+    settings.__dict__.update(Settings().__dict__)  # in place: modules hold a reference to it
+    return settings

@@ -1,0 +1,153 @@
+"""Table lifecycle, the shared connection, and transactional writes with typed failures.
+
+Writes go through :func:`transact`, a ``TransactWriteItems`` built with PynamoDB's
+``TransactWrite``. DynamoDB rejects a contended transaction with ``TransactionConflict``
+(the service does, DynamoDB Local never does); :func:`transact` rebuilds and retries those
+with jitter before giving up with CONFLICT. A failed condition is raised as
+:class:`ConditionFailed` carrying, per action, the stored item when the action asked for
+``ALL_OLD`` — that is how CONFLICT embeds the current state without a read (ARCHITECTURE §4).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from pynamodb.connection import Connection
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.transactions import TransactWrite
+
+from domain.errors import conflict
+from domain.settings import Settings, settings as _settings
+from domain.store.models import Row
+
+_dynamodb_client: Any = None
+
+
+def configure(cfg: Settings | None = None) -> None:
+    """Point the models and the boto3 client at ``cfg`` (endpoint, region, table)."""
+    global _dynamodb_client
+    cfg = cfg or _settings
+    if cfg.endpoint:
+        # DynamoDB Local accepts any credentials; never fall through to a real profile.
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    Row.Meta.table_name = cfg.table
+    Row.Meta.host = cfg.endpoint
+    Row.Meta.region = cfg.region
+    Row._connection = None  # type: ignore[attr-defined]  # PynamoDB caches the table connection
+    _dynamodb_client = boto3.client(
+        "dynamodb",
+        endpoint_url=cfg.endpoint,
+        region_name=cfg.region,
+        config=Config(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=32),
+    )
+
+
+def connection() -> Connection:
+    """The PynamoDB ``Connection`` every model operation and transaction uses."""
+    return Row._get_connection().connection  # type: ignore[attr-defined]
+
+
+def dynamodb_client() -> Any:
+    """The boto3 DynamoDB client (Powertools idempotency, table admin)."""
+    if _dynamodb_client is None:
+        configure()
+    return _dynamodb_client
+
+
+def botocore_clients() -> list[Any]:
+    """Every botocore client that talks to DynamoDB for a request (request counting in tests)."""
+    return [connection().client, dynamodb_client()]
+
+
+class ConditionFailed(Exception):
+    """A transaction was cancelled by a failed condition.
+
+    ``items[i]`` is the raw stored item of action ``i`` when that action failed its condition
+    and asked for ``ALL_OLD``; ``failed`` lists the indexes of the actions whose condition failed.
+    """
+
+    def __init__(self, failed: list[int], items: dict[int, dict[str, Any] | None]) -> None:
+        super().__init__(f"condition failed on actions {failed}")
+        self.failed = failed
+        self.items = items
+
+
+MAX_TRANSACTION_ATTEMPTS = 5
+
+
+def transact(build: Callable[[TransactWrite], None]) -> None:
+    """Run one ``TransactWriteItems`` built by ``build``; retry contention; map condition failures.
+
+    Raises:
+        ConditionFailed: a condition expression failed (no write happened).
+        ToolError: CONFLICT after repeated ``TransactionConflict`` cancellations.
+    """
+    for attempt in range(MAX_TRANSACTION_ATTEMPTS):
+        tx = TransactWrite(connection=connection())
+        build(tx)
+        try:
+            tx._commit()  # noqa: SLF001 - the context manager form would hide the retry loop
+            return
+        except TransactWriteError as exc:
+            reasons = list(exc.cancellation_reasons or [])
+            codes = [r.code if r else "None" for r in reasons]
+            if any(c == "ConditionalCheckFailed" for c in codes):
+                failed = [i for i, c in enumerate(codes) if c == "ConditionalCheckFailed"]
+                raise ConditionFailed(failed, {i: reasons[i].raw_item for i in failed}) from exc
+            if any(c == "TransactionConflict" for c in codes) or exc.cause_response_code == "TransactionConflictException":
+                time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
+                continue
+            raise
+    raise conflict(
+        "Another change to the same items was committing at the same moment.",
+        "Retry the call; it did not write anything.",
+        retry_after_seconds=1,
+    )
+
+
+def _ensure_ttl(client: Any, table: str, attribute: str) -> None:
+    desc = client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+    if desc.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+        return
+    client.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute})
+
+
+def create_tables(cfg: Settings | None = None) -> list[str]:
+    """Create the application and idempotency tables when absent; return the names created."""
+    cfg = cfg or _settings
+    configure(cfg)
+    client = dynamodb_client()
+    existing = set(client.list_tables()["TableNames"])
+    created = []
+    if cfg.table not in existing:
+        Row.create_table(billing_mode="PAY_PER_REQUEST", wait=True)
+        created.append(cfg.table)
+    _ensure_ttl(client, cfg.table, "ttl")
+    if cfg.idempotency_table not in existing:
+        client.create_table(
+            TableName=cfg.idempotency_table,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client.get_waiter("table_exists").wait(TableName=cfg.idempotency_table)
+        created.append(cfg.idempotency_table)
+    _ensure_ttl(client, cfg.idempotency_table, "expiration")
+    return created
+
+
+def delete_tables(cfg: Settings | None = None) -> None:
+    cfg = cfg or _settings
+    client = dynamodb_client()
+    for name in (cfg.table, cfg.idempotency_table):
+        try:
+            client.delete_table(TableName=name)
+        except client.exceptions.ResourceNotFoundException:
+            pass

@@ -1,0 +1,225 @@
+"""PynamoDB models for the one application table (docs/data-model.md is the source of truth).
+
+Every item shares the base :class:`Row` (partition key ``PK``, sort key ``SK``, two overloaded
+GSIs and a ``kind`` discriminator), so one Query over a board partition returns the board, its
+columns and its compact task rows as typed objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.attributes import (
+    DiscriminatorAttribute,
+    JSONAttribute,
+    ListAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.models import Model
+
+
+class Gsi1(GlobalSecondaryIndex["Row"]):
+    """GSI1: column-ordered task rows (``COL#``), a task's activity (``TACT#``), a user's tokens."""
+
+    class Meta:
+        index_name = "GSI1"
+        projection = AllProjection()
+
+    GSI1PK = UnicodeAttribute(hash_key=True)
+    GSI1SK = UnicodeAttribute(range_key=True)
+
+
+class Gsi2(GlobalSecondaryIndex["Row"]):
+    """GSI2: reserved for workspace-wide lookups of later issues (search, projects by repo)."""
+
+    class Meta:
+        index_name = "GSI2"
+        projection = AllProjection()
+
+    GSI2PK = UnicodeAttribute(hash_key=True)
+    GSI2SK = UnicodeAttribute(range_key=True)
+
+
+class Row(Model):
+    class Meta:
+        table_name = "jentrix"
+        region = "us-east-1"
+        host: str | None = None
+
+    PK = UnicodeAttribute(hash_key=True)
+    SK = UnicodeAttribute(range_key=True)
+    kind = DiscriminatorAttribute()
+    GSI1PK = UnicodeAttribute(null=True)
+    GSI1SK = UnicodeAttribute(null=True)
+    GSI2PK = UnicodeAttribute(null=True)
+    GSI2SK = UnicodeAttribute(null=True)
+    ttl = NumberAttribute(null=True)
+    gsi1 = Gsi1()
+    gsi2 = Gsi2()
+
+
+class UserRow(Row, discriminator="User"):
+    userId = UnicodeAttribute()
+    email = UnicodeAttribute()
+    displayName = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+
+
+class WorkspaceRow(Row, discriminator="Workspace"):
+    workspaceId = UnicodeAttribute()
+    name = UnicodeAttribute()
+    slug = UnicodeAttribute()
+    taskPrefix = UnicodeAttribute()
+    taskCounter = NumberAttribute(default=0)
+    createdAt = UnicodeAttribute()
+    createdBy = UnicodeAttribute()
+
+
+class SlugRow(Row, discriminator="Slug"):
+    workspaceId = UnicodeAttribute()
+
+
+class MemberRow(Row, discriminator="Member"):
+    """``WS#<ws> / MEMBER#<user>``: the authoritative membership (role checks, list_members)."""
+
+    workspaceId = UnicodeAttribute()
+    userId = UnicodeAttribute()
+    role = UnicodeAttribute()
+    email = UnicodeAttribute()
+    displayName = UnicodeAttribute()
+    joinedAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
+class MembershipMirrorRow(Row, discriminator="Membership"):
+    """``USER#<user> / WS#<ws>``: the user's side of a membership, for list_workspaces."""
+
+    workspaceId = UnicodeAttribute()
+    role = UnicodeAttribute()
+
+
+class BoardEntryRow(Row, discriminator="BoardEntry"):
+    """``WS#<ws> / BOARD#<board>``: the workspace's board list."""
+
+    boardId = UnicodeAttribute()
+    name = UnicodeAttribute()
+    boardKind = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    archivedAt = UnicodeAttribute(null=True)
+
+
+class BoardRow(Row, discriminator="Board"):
+    """``BOARD#<board> / #META``: the head of the board partition."""
+
+    boardId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    name = UnicodeAttribute()
+    boardKind = UnicodeAttribute()
+    taskCount = NumberAttribute(default=0)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    archivedAt = UnicodeAttribute(null=True)
+
+
+class ColumnRow(Row, discriminator="Column"):
+    columnId = UnicodeAttribute()
+    boardId = UnicodeAttribute()
+    name = UnicodeAttribute()
+    position = UnicodeAttribute()
+    taskCount = NumberAttribute(default=0)
+    wipLimit = NumberAttribute(null=True)
+    lastRank = UnicodeAttribute(null=True)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    archivedAt = UnicodeAttribute(null=True)
+
+
+class _TaskFields(Row):
+    taskId = UnicodeAttribute()
+    number = NumberAttribute()
+    key = UnicodeAttribute()
+    boardId = UnicodeAttribute()
+    columnId = UnicodeAttribute()
+    rank = UnicodeAttribute()
+    title = UnicodeAttribute()
+    priority = UnicodeAttribute(default="NONE")
+    dueDate = UnicodeAttribute(null=True)
+    assigneeIds = ListAttribute(of=UnicodeAttribute, default=list)
+    labelIds = ListAttribute(of=UnicodeAttribute, default=list)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
+class TaskRow(_TaskFields, discriminator="Task"):
+    """``BOARD#<board> / T#<number>``: the compact row read by snapshots and lists (no body)."""
+
+
+class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
+    """``BOARD#<board> / X#<number>``: the full task, outside the snapshot's key range."""
+
+    description = UnicodeAttribute(default="")
+    createdBy = UnicodeAttribute()
+    archivedAt = UnicodeAttribute(null=True)
+
+
+class TaskNumberRow(Row, discriminator="TaskNumber"):
+    """``WS#<ws> / TASKNO#<number>``: resolves ``workspaceId`` + ``number`` to the task id."""
+
+    taskId = UnicodeAttribute()
+
+
+class ActivityRow(Row, discriminator="Activity"):
+    """``BACT#<board> / <at>#<ulid>``; GSI1 ``TACT#<task> / <at>#<ulid>`` for a task's log."""
+
+    activityId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    boardId = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)
+    type = UnicodeAttribute()
+    source = UnicodeAttribute()
+    actorId = UnicodeAttribute()
+    at = UnicodeAttribute()
+    summary = UnicodeAttribute()
+    data = JSONAttribute(null=True)
+
+
+class TokenRow(Row, discriminator="Token"):
+    """``TOKEN#<sha256 of the secret> / TOKEN``; GSI1 ``USER#<user> / TOKEN#<tokenId>``."""
+
+    tokenId = UnicodeAttribute()
+    userId = UnicodeAttribute()
+    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    workspaceId = UnicodeAttribute(null=True)
+    displayName = UnicodeAttribute(null=True)
+    emoji = UnicodeAttribute(null=True)
+    expiresAt = UnicodeAttribute(null=True)
+    createdAt = UnicodeAttribute()
+    revokedAt = UnicodeAttribute(null=True)
+
+
+class RateWindowRow(Row, discriminator="RateWindow"):
+    """``RATE#<tokenId>#<windowStart> / RATE``: one atomic counter per token per minute."""
+
+    count = NumberAttribute(default=0)
+
+
+class CreationMarkerRow(Row, discriminator="CreationMarker"):
+    """``IDEM#<sha256(principal, workspace, tool, key)> / IDEM``: the crash-safe half of idempotency.
+
+    Written with ``attribute_not_exists`` in the same transaction as the entity it names, so a
+    retried create whose first attempt committed finds this row instead of creating twice.
+    """
+
+    entityId = UnicodeAttribute()
+    argsHash = UnicodeAttribute()
+    tool = UnicodeAttribute()
+
+
+def plain(row: Model) -> dict[str, Any]:
+    """The row's attributes as plain Python values (Decimal-free), keys and discriminator dropped."""
+    data = row.to_simple_dict()
+    for k in ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "kind", "ttl"):
+        data.pop(k, None)
+    return data

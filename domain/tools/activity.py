@@ -1,0 +1,88 @@
+"""list_activity: a task's or a board's activity log, newest first."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from domain import clock, errors, ids
+from domain.context import CallContext
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store.models import ActivityRow
+from domain.tools.common import ActivityView, CursorArg, LimitArg, activity_view, decode_cursor, encode_cursor
+
+MAX_PAGES = 5
+
+
+class ListActivityInput(ToolInput):
+    taskId: str | None = Field(default=None, max_length=80, description="A task's log. Give taskId or boardId.")
+    boardId: str | None = Field(default=None, max_length=64, description="A whole board's log.")
+    since: str | None = Field(default=None, max_length=40, description="Only entries after this ISO-8601 timestamp (e.g. your last run).")
+    source: Literal["ui", "mcp"] | None = Field(default=None, description="'ui' for what people did, 'mcp' for what agents did.")
+    type: str | None = Field(default=None, max_length=64, description="Only this activity type, e.g. task.moved.")
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListActivityOutput(ToolOutput):
+    activity: list[ActivityView]
+    nextCursor: str | None
+    notice: str | None
+
+
+@tool(
+    "list_activity",
+    title="List activity",
+    description=(
+        "Lists the activity log of a task or of a whole board, newest first. Filter by since (ISO timestamp), source "
+        "('ui' = people, 'mcp' = agents) or type — for example to see what people changed since your last run."
+    ),
+    scope="read",
+    read_only=True,
+    input_model=ListActivityInput,
+    output_model=ListActivityOutput,
+)
+def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutput:
+    if bool(args.taskId) == bool(args.boardId):
+        raise errors.invalid("taskId", "give exactly one of taskId or boardId")
+    since = None
+    if args.since is not None:
+        try:
+            since = clock.iso(clock.parse_iso(args.since))
+        except ValueError:
+            raise errors.invalid("since", "must be an ISO-8601 timestamp with a zone, e.g. 2026-11-30T10:00:00Z") from None
+    if args.taskId:
+        ref = ids.parse_task(args.taskId)
+        if ref is None:
+            raise errors.not_found("task", args.taskId)
+        ctx.member(ref.workspace_id, "task", args.taskId)
+        kind = f"act:{args.taskId}"
+    else:
+        parsed = ids.parse_board(args.boardId or "")
+        if parsed is None:
+            raise errors.not_found("board", args.boardId or "")
+        ctx.member(parsed[0], "board", args.boardId)
+        kind = f"act:{args.boardId}"
+    start = decode_cursor(kind, args.cursor)
+    filt = None
+    if args.source:
+        filt = ActivityRow.source == args.source
+    if args.type:
+        filt = (ActivityRow.type == args.type) if filt is None else filt & (ActivityRow.type == args.type)
+    out: list[ActivityRow] = []
+    last = start
+    for _ in range(MAX_PAGES):
+        if args.taskId:
+            cond = ActivityRow.GSI1SK > since if since else None
+            result = ActivityRow.gsi1.query(f"TACT#{args.taskId}", cond, filter_condition=filt, scan_index_forward=False, limit=args.limit - len(out), last_evaluated_key=last)
+        else:
+            cond = ActivityRow.SK > since if since else None
+            result = ActivityRow.query(f"BACT#{args.boardId}", cond, filter_condition=filt, scan_index_forward=False, limit=args.limit - len(out), last_evaluated_key=last, consistent_read=True)
+        out.extend(a for a in result if isinstance(a, ActivityRow))
+        last = result.last_evaluated_key
+        if not last or len(out) >= args.limit:
+            break
+    cursor = encode_cursor(kind, last)
+    notice = "More entries are available; pass nextCursor." if cursor else None
+    return ListActivityOutput(activity=[activity_view(a) for a in out], nextCursor=cursor, notice=notice)

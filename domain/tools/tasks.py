@@ -1,0 +1,567 @@
+"""Task tools: create_task, get_task, update_task, move_task, archive_task, list_tasks.
+
+A task is two items in its board's partition: the compact row ``T#<number>`` (snapshots and
+lists; GSI1 ``COL#<column> / <rank>#<number>`` for column order) and the full item
+``X#<number>`` (description and everything else). Every write is one transaction that also
+writes the activity row; edits are conditioned on the ``updatedAt`` just read (or the caller's
+``expectedUpdatedAt``), and a failed condition returns the stored item (``ALL_OLD``) so a
+CONFLICT carries the current task with no extra read. docs/data-model.md derives each budget.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Annotated, Any
+
+from fractional_indexing import generate_key_between
+from pydantic import Field, field_validator
+
+from domain import clock, errors, ids
+from domain.context import CallContext
+from domain.idempotency import marker_for
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import db
+from domain.store.models import (
+    ActivityRow,
+    BoardRow,
+    ColumnRow,
+    CreationMarkerRow,
+    Row,
+    TaskDetailRow,
+    TaskNumberRow,
+    TaskRow,
+    WorkspaceRow,
+)
+from domain.tools.boards import board_header, member_guard
+from domain.tools.common import (
+    ActivityView,
+    ColumnIdArg,
+    CursorArg,
+    ExpectedUpdatedAtArg,
+    IdempotencyKeyArg,
+    LimitArg,
+    Priority,
+    ResponseFormat,
+    TaskDetailView,
+    TaskIdArg,
+    TaskRowView,
+    activity,
+    activity_view,
+    decode_cursor,
+    encode_cursor,
+    ordered_columns,
+    task_detail_view,
+    task_row_view,
+)
+
+TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title (1-500 characters).")]
+DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description (up to 20,000 characters).")]
+DueDateArg = Annotated[str | None, Field(default=None, max_length=40, description="Due date, ISO-8601 (YYYY-MM-DD or a full timestamp); null clears it on update.")]
+COMPACT_FIELDS = ("taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds", "createdAt", "updatedAt")
+CREATE_ATTEMPTS = 25
+
+
+def _check_due(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        if len(value) == 10:
+            clock.parse_iso(value + "T00:00:00Z")
+        else:
+            clock.parse_iso(value)
+    except ValueError:
+        raise ValueError("must be an ISO-8601 date (YYYY-MM-DD) or timestamp with a zone") from None
+    return value
+
+
+def compact_of(detail: TaskDetailRow) -> TaskRow:
+    row = TaskRow(detail.PK, f"T#{int(detail.number):010d}", **{f: getattr(detail, f) for f in COMPACT_FIELDS})
+    row.GSI1PK = f"COL#{detail.columnId}"
+    row.GSI1SK = f"{detail.rank}#{int(detail.number):010d}"
+    return row
+
+
+def task_keys(ref: ids.TaskRef) -> tuple[str, str, str]:
+    return f"BOARD#{ref.board_id}", f"T#{ref.number:010d}", f"X#{ref.number:010d}"
+
+
+def resolve_task_id(ctx: CallContext, task_id: str) -> ids.TaskRef:
+    ref = ids.parse_task(task_id)
+    if ref is None:
+        raise errors.not_found("task", task_id)
+    ctx.member(ref.workspace_id, "task", task_id)
+    return ref
+
+
+def load_task(ctx: CallContext, task_id: str) -> tuple[ids.TaskRef, TaskDetailRow]:
+    ref = resolve_task_id(ctx, task_id)
+    pk, _, xsk = task_keys(ref)
+    try:
+        return ref, TaskDetailRow.get(pk, xsk, consistent_read=True)
+    except TaskDetailRow.DoesNotExist:
+        raise errors.not_found("task", task_id) from None
+
+
+def _current(detail: TaskDetailRow) -> dict[str, Any]:
+    return task_detail_view(detail).model_dump(mode="json")
+
+
+def _stale(expected: str | None, detail: TaskDetailRow) -> None:
+    if expected is not None and detail.updatedAt != expected:
+        raise errors.conflict(
+            f"The task changed since you read it (your expectedUpdatedAt {expected}, now {detail.updatedAt}).",
+            "Merge your change into error.current and call again with its updatedAt.",
+            current=_current(detail),
+        )
+
+
+# -- create_task -----------------------------------------------------------------------------
+class CreateTaskInput(ToolInput):
+    columnId: ColumnIdArg
+    title: TitleArg
+    description: DescriptionArg
+    priority: Priority = Field(default="NONE", description="NONE, LOW, MEDIUM, HIGH or URGENT.")
+    dueDate: DueDateArg
+    idempotencyKey: IdempotencyKeyArg
+
+    _due = field_validator("dueDate")(classmethod(lambda cls, v: _check_due(v)))
+
+
+class TaskOutput(ToolOutput):
+    task: TaskDetailView
+
+
+@tool(
+    "create_task",
+    title="Create task",
+    description=(
+        "Creates a task at the bottom of a column. Returns the task with its id, its number in the workspace and its "
+        "human key (prefix-number, e.g. ST-42); numbers have no gaps."
+    ),
+    scope="write",
+    keyed=True,
+    input_model=CreateTaskInput,
+    output_model=TaskOutput,
+)
+def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
+    parsed = ids.parse_column(args.columnId)
+    if parsed is None:
+        raise errors.not_found("column", args.columnId)
+    ws, board_id, column_id = parsed
+    ctx.member(ws, "column", args.columnId)
+    title = args.title.strip()
+    if not title:
+        raise errors.invalid("title", "must contain visible characters")
+    marker = None
+    if ctx.idempotency_key:
+        marker = marker_for(ctx.principal.user_id, ws, "create_task", ctx.idempotency_key, "", ctx.args_hash or "")
+    for attempt in range(CREATE_ATTEMPTS):
+        got = {(r.PK, r.SK): r for r in Row.batch_get([(f"WS#{ws}", "META"), (f"BOARD#{board_id}", f"C#{column_id}")], consistent_read=True)}
+        wsrow = got.get((f"WS#{ws}", "META"))
+        column = got.get((f"BOARD#{board_id}", f"C#{column_id}"))
+        if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow) or column.archivedAt:
+            raise errors.not_found("column", args.columnId)
+        counter = int(wsrow.taskCounter or 0)
+        number = counter + 1
+        tid = ids.task_id(board_id, number)
+        now = clock.now_iso()
+        rank = generate_key_between(column.lastRank, None)
+        detail = TaskDetailRow(
+            f"BOARD#{board_id}", f"X#{number:010d}", taskId=tid, number=number, key=f"{wsrow.taskPrefix}-{number}",
+            boardId=board_id, columnId=column_id, rank=rank, title=title, priority=args.priority, dueDate=args.dueDate,
+            assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description=args.description or "",
+            createdBy=ctx.principal.user_id,
+        )
+        compact = compact_of(detail)
+        pointer = TaskNumberRow(f"WS#{ws}", f"TASKNO#{number:010d}", taskId=tid)
+        act = activity(ctx, ws, board_id, "task.created", f"Created {detail.key} {title!r} in {column.name!r}", task_id=tid, data={"columnId": column_id}, at=now)
+        if marker is not None:
+            marker.entityId = tid
+        last_rank = column.lastRank
+
+        def build(tx: Any, counter: int = counter, number: int = number, last_rank: str | None = last_rank, rank: str = rank,
+                  detail: TaskDetailRow = detail, compact: TaskRow = compact, pointer: TaskNumberRow = pointer, act: ActivityRow = act) -> None:
+            if marker is not None:
+                tx.save(marker, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+            tx.update(WorkspaceRow(f"WS#{ws}", "META"), actions=[WorkspaceRow.taskCounter.set(number)], condition=WorkspaceRow.taskCounter == counter)
+            col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
+            tx.update(ColumnRow(f"BOARD#{board_id}", f"C#{column_id}"), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists())
+            tx.update(BoardRow(f"BOARD#{board_id}", "#META"), actions=[BoardRow.taskCount.add(1)], condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists())
+            tx.save(detail, condition=Row.PK.does_not_exist())
+            tx.save(compact)
+            tx.save(pointer, condition=Row.PK.does_not_exist())
+            member_guard(tx, ws, ctx.principal.user_id)
+            tx.save(act)
+
+        try:
+            db.transact(build)
+            return TaskOutput(task=task_detail_view(detail, column.name))
+        except db.ConditionFailed as failure:
+            offset = 1 if marker is not None else 0
+            if marker is not None and 0 in failure.failed:
+                existing = CreationMarkerRow.from_raw_data(failure.items[0] or {})
+                if existing.argsHash != marker.argsHash:
+                    raise errors.conflict("This idempotencyKey already created a task with different arguments.", "Use a fresh idempotencyKey for a new task.") from None
+                _, found = load_task(ctx, existing.entityId)
+                return TaskOutput(task=task_detail_view(found, column.name))
+            if (2 + offset) in failure.failed or (6 + offset) in failure.failed:
+                raise errors.not_found("column", args.columnId) from None
+            # the counter or the column's last rank moved under us: another create won; go again
+            time.sleep(random.uniform(0.0, 0.02) * min(attempt + 1, 5))
+    raise errors.conflict("Too many tasks were being created in this workspace at once.", "Retry the call.", retry_after_seconds=1)
+
+
+# -- get_task --------------------------------------------------------------------------------
+class GetTaskInput(ToolInput):
+    taskId: str | None = Field(default=None, max_length=80, description="Task id (tk_…). Give this, or workspaceId + number.")
+    workspaceId: str | None = Field(default=None, max_length=64, description='With number: the workspace ("" = the bound one).')
+    number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="With workspaceId: the number part of a key such as ST-42.")
+    response_format: ResponseFormat = Field(default="detailed", description="'concise' returns scalars and counts only; 'detailed' adds the description and recent activity.")
+
+
+class GetTaskOutput(ToolOutput):
+    task: TaskDetailView | TaskRowView
+    recentActivity: list[ActivityView] | None = Field(description="Newest first, up to 10; null in concise format.")
+
+
+@tool(
+    "get_task",
+    title="Get task",
+    description=(
+        "Fetches one task by taskId, or by workspaceId + number (the numeric part of a key like ST-42). The detailed "
+        "format (default) includes the description and the ten most recent activity entries; 'concise' returns scalars only."
+    ),
+    scope="read",
+    read_only=True,
+    input_model=GetTaskInput,
+    output_model=GetTaskOutput,
+)
+def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
+    if args.taskId is not None:
+        if args.number is not None or args.workspaceId is not None:
+            raise errors.invalid("taskId", "give taskId, or workspaceId + number, not both")
+        task_id = args.taskId
+    else:
+        if args.number is None or args.workspaceId is None:
+            raise errors.invalid("taskId", "is required unless workspaceId and number are both given")
+        ws = ctx.workspace_argument(args.workspaceId)
+        ctx.member(ws, "task", f"{ws}#{args.number}")
+        try:
+            task_id = TaskNumberRow.get(f"WS#{ws}", f"TASKNO#{args.number:010d}", consistent_read=True).taskId
+        except TaskNumberRow.DoesNotExist:
+            raise errors.not_found("task", f"number {args.number}") from None
+    _, detail = load_task(ctx, task_id)
+    if args.response_format == "concise":
+        return GetTaskOutput(task=task_row_view(detail), recentActivity=None)
+    recent = [a for a in ActivityRow.gsi1.query(f"TACT#{detail.taskId}", scan_index_forward=False, limit=10) if isinstance(a, ActivityRow)]
+    return GetTaskOutput(task=task_detail_view(detail), recentActivity=[activity_view(a) for a in recent[:10]])
+
+
+# -- update_task -----------------------------------------------------------------------------
+class UpdateTaskInput(ToolInput):
+    taskId: TaskIdArg
+    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title.")
+    description: str | None = Field(default=None, max_length=20000, description="New markdown description (\"\" clears it).")
+    priority: Priority | None = Field(default=None, description="New priority.")
+    dueDate: DueDateArg
+    expectedUpdatedAt: ExpectedUpdatedAtArg
+
+    _due = field_validator("dueDate")(classmethod(lambda cls, v: _check_due(v)))
+
+
+def _write_task(ctx: CallContext, ref: ids.TaskRef, detail: TaskDetailRow, previous: str, act: ActivityRow, extra: Any = None) -> None:
+    """Put the new full item (conditioned on ``previous``), its compact row and the activity row."""
+
+    def build(tx: Any) -> None:
+        tx.save(detail, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+        tx.save(compact_of(detail))
+        member_guard(tx, ref.workspace_id, ctx.principal.user_id)
+        tx.save(act)
+        if extra:
+            extra(tx)
+
+    db.transact(build)
+
+
+@tool(
+    "update_task",
+    title="Update task",
+    description=(
+        "Changes fields of a task; fields you leave out stay as they are. Pass expectedUpdatedAt from your last read to "
+        "refuse the write if someone else changed the task meanwhile (CONFLICT returns the current task)."
+    ),
+    scope="write",
+    idempotent=True,
+    input_model=UpdateTaskInput,
+    output_model=TaskOutput,
+)
+def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
+    sent = args.model_fields_set - {"taskId", "expectedUpdatedAt"}
+    if not sent:
+        raise errors.invalid("title", "nothing to change: give at least one of title, description, priority, dueDate")
+    if "title" in sent and (args.title is None or not args.title.strip()):
+        raise errors.invalid("title", "must contain visible characters")
+    for field_name in ("description", "priority"):
+        if field_name in sent and getattr(args, field_name) is None:
+            raise errors.invalid(field_name, "cannot be null")
+    ref, detail = load_task(ctx, args.taskId)
+    expected = args.expectedUpdatedAt
+    for _ in range(db.MAX_TRANSACTION_ATTEMPTS):
+        _stale(expected, detail)
+        if detail.archivedAt:
+            raise errors.invalid("taskId", "the task is archived and cannot be edited")
+        previous = detail.updatedAt
+        changes: dict[str, Any] = {}
+        for name in sent:
+            value = getattr(args, name)
+            if name == "title":
+                value = value.strip()
+            if getattr(detail, name) != value:
+                changes[name] = {"from": getattr(detail, name), "to": value}
+                setattr(detail, name, value)
+        if not changes:
+            return TaskOutput(task=task_detail_view(detail))
+        detail.updatedAt = clock.next_stamp(previous)
+        act = activity(ctx, ref.workspace_id, ref.board_id, "task.updated", f"Updated {detail.key}: {', '.join(sorted(changes))}", task_id=detail.taskId,
+                       data={k: v for k, v in changes.items() if k != "description"} | ({"description": "changed"} if "description" in changes else {}), at=detail.updatedAt)
+        try:
+            _write_task(ctx, ref, detail, previous, act)
+            return TaskOutput(task=task_detail_view(detail))
+        except db.ConditionFailed as failure:
+            if 0 not in failure.failed or not failure.items.get(0):
+                raise errors.not_found("task", args.taskId) from None
+            detail = TaskDetailRow.from_raw_data(failure.items[0])
+            if expected is None:
+                expected_next = None  # last-writer-wins caller: re-apply on the fresh state
+                expected = expected_next
+                continue
+            _stale(expected, detail)
+    raise errors.conflict("The task kept changing while updating it.", "Retry the call.", retry_after_seconds=1)
+
+
+# -- move_task -------------------------------------------------------------------------------
+class MoveTaskInput(ToolInput):
+    taskId: TaskIdArg
+    columnId: str | None = Field(default=None, max_length=80, description="Destination column (same board); omit to reorder within the current column.")
+    beforeTaskId: str | None = Field(default=None, max_length=80, description="Place the task just above this task of the destination column.")
+    afterTaskId: str | None = Field(default=None, max_length=80, description="Place the task just below this task of the destination column.")
+    expectedUpdatedAt: ExpectedUpdatedAtArg
+
+
+@tool(
+    "move_task",
+    title="Move task",
+    description=(
+        "Moves a task to another column of its board (its status on the kanban board) and/or reorders it. beforeTaskId or "
+        "afterTaskId sets the place in the destination column; with neither, the task goes to the bottom."
+    ),
+    scope="write",
+    input_model=MoveTaskInput,
+    output_model=TaskOutput,
+)
+def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
+    if args.beforeTaskId and args.afterTaskId:
+        raise errors.invalid("beforeTaskId", "give beforeTaskId or afterTaskId, not both")
+    ref, detail = load_task(ctx, args.taskId)
+    _stale(args.expectedUpdatedAt, detail)
+    if detail.archivedAt:
+        raise errors.invalid("taskId", "the task is archived; it cannot be moved")
+    dest_id = args.columnId or detail.columnId
+    dest = ids.parse_column(dest_id)
+    if dest is None or dest[1] != ref.board_id:
+        raise errors.invalid("columnId", "must be a column of the task's board", "get_board_snapshot lists the board's columns.")
+    anchor_id = args.beforeTaskId or args.afterTaskId
+    anchor_field = "beforeTaskId" if args.beforeTaskId else "afterTaskId"
+    if anchor_id == args.taskId:
+        raise errors.invalid(anchor_field, "cannot place a task relative to itself")
+    keys = [(f"BOARD#{ref.board_id}", f"C#{dest_id}")]
+    anchor_ref = None
+    if anchor_id:
+        anchor_ref = ids.parse_task(anchor_id)
+        if anchor_ref is None or anchor_ref.board_id != ref.board_id:
+            raise errors.invalid(anchor_field, "must be a task on the same board")
+        keys.append((f"BOARD#{ref.board_id}", f"T#{anchor_ref.number:010d}"))
+    got = {r.SK: r for r in Row.batch_get(keys, consistent_read=True)}
+    column = got.get(f"C#{dest_id}")
+    if not isinstance(column, ColumnRow) or column.archivedAt:
+        raise errors.invalid("columnId", "is not an active column of this board")
+    moving_out = dest_id != detail.columnId
+    if anchor_ref is not None:
+        anchor = got.get(f"T#{anchor_ref.number:010d}")
+        if not isinstance(anchor, TaskRow) or anchor.columnId != dest_id:
+            raise errors.invalid(anchor_field, "is not a task in the destination column")
+        # The neighbour on the other side of the anchor, read from the column index (GSI1).
+        anchor_sk = f"{anchor.rank}#{int(anchor.number):010d}"
+        cond = TaskRow.GSI1SK < anchor_sk if args.beforeTaskId else TaskRow.GSI1SK > anchor_sk
+        neighbours = [n for n in TaskRow.gsi1.query(f"COL#{dest_id}", cond, scan_index_forward=not args.beforeTaskId, limit=2) if isinstance(n, TaskRow) and n.taskId != detail.taskId]
+        other = neighbours[0].rank if neighbours else None
+        lo, hi = (other, anchor.rank) if args.beforeTaskId else (anchor.rank, other)
+        if lo is not None and hi is not None and lo >= hi:
+            lo = None if args.beforeTaskId else lo
+            hi = hi if args.beforeTaskId else None
+        rank = generate_key_between(lo, hi)
+    else:
+        if not moving_out and column.lastRank == detail.rank:
+            return TaskOutput(task=task_detail_view(detail, column.name))  # already at the bottom
+        rank = generate_key_between(column.lastRank, None)
+    previous = detail.updatedAt
+    old_column = detail.columnId
+    detail.columnId, detail.rank = dest_id, rank
+    detail.updatedAt = clock.next_stamp(previous)
+    becomes_last = column.lastRank is None or rank > column.lastRank
+    last_rank = column.lastRank
+    verb = f"Moved {detail.key} to {column.name!r}" if moving_out else f"Reordered {detail.key} in {column.name!r}"
+    act = activity(ctx, ref.workspace_id, ref.board_id, "task.moved", verb, task_id=detail.taskId, data={"fromColumnId": old_column, "toColumnId": dest_id}, at=detail.updatedAt)
+
+    def extra(tx: Any) -> None:
+        col_actions: list[Any] = []
+        if becomes_last:
+            col_actions.append(ColumnRow.lastRank.set(rank))
+        if moving_out:
+            col_actions.append(ColumnRow.taskCount.add(1))
+            tx.update(ColumnRow(f"BOARD#{ref.board_id}", f"C#{old_column}"), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+        if col_actions:
+            cond = ColumnRow.archivedAt.does_not_exist() & Row.PK.exists()
+            if becomes_last:
+                cond = cond & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
+            tx.update(ColumnRow(f"BOARD#{ref.board_id}", f"C#{dest_id}"), actions=col_actions, condition=cond)
+        else:
+            tx.condition_check(ColumnRow, f"BOARD#{ref.board_id}", f"C#{dest_id}", condition=ColumnRow.archivedAt.does_not_exist() & Row.PK.exists())
+
+    try:
+        _write_task(ctx, ref, detail, previous, act, extra)
+    except db.ConditionFailed as failure:
+        if 0 in failure.failed and failure.items.get(0):
+            current = TaskDetailRow.from_raw_data(failure.items[0])
+            raise errors.conflict(
+                f"The task changed while moving it (now updatedAt {current.updatedAt}).",
+                "Check error.current and call move_task again.",
+                current=_current(current),
+            ) from None
+        raise errors.conflict("The destination column changed while moving the task.", "Retry the call.", retry_after_seconds=1) from None
+    return TaskOutput(task=task_detail_view(detail, column.name))
+
+
+# -- archive_task ----------------------------------------------------------------------------
+class ArchiveTaskInput(ToolInput):
+    taskId: TaskIdArg
+
+
+@tool(
+    "archive_task",
+    title="Archive task",
+    description="Archives a task: it leaves the board and its lists but keeps its history, key and data, and get_task still finds it.",
+    scope="write",
+    destructive=True,
+    input_model=ArchiveTaskInput,
+    output_model=TaskOutput,
+)
+def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
+    ref, detail = load_task(ctx, args.taskId)
+    if detail.archivedAt:
+        return TaskOutput(task=task_detail_view(detail))
+    pk, tsk, _ = task_keys(ref)
+    previous = detail.updatedAt
+    detail.updatedAt = clock.next_stamp(previous)
+    detail.archivedAt = detail.updatedAt
+    act = activity(ctx, ref.workspace_id, ref.board_id, "task.archived", f"Archived {detail.key}", task_id=detail.taskId, at=detail.updatedAt)
+
+    def build(tx: Any) -> None:
+        tx.save(detail, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+        tx.delete(TaskRow(pk, tsk))
+        tx.update(ColumnRow(pk, f"C#{detail.columnId}"), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+        tx.update(BoardRow(pk, "#META"), actions=[BoardRow.taskCount.add(-1)], condition=Row.PK.exists())
+        member_guard(tx, ref.workspace_id, ctx.principal.user_id)
+        tx.save(act)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if 0 in failure.failed and failure.items.get(0):
+            current = TaskDetailRow.from_raw_data(failure.items[0])
+            if current.archivedAt:
+                return TaskOutput(task=task_detail_view(current))
+            raise errors.conflict("The task changed while archiving it.", "Retry the call.", current=_current(current), retry_after_seconds=1) from None
+        raise errors.not_found("task", args.taskId) from None
+    return TaskOutput(task=task_detail_view(detail))
+
+
+# -- list_tasks ------------------------------------------------------------------------------
+class ListTasksInput(ToolInput):
+    boardId: str | None = Field(default=None, max_length=64, description="List the board's tasks (ordered by number). Give boardId or columnId.")
+    columnId: str | None = Field(default=None, max_length=80, description="List one column's tasks in board order.")
+    response_format: ResponseFormat = Field(default="concise", description="'concise' rows, or 'detailed' rows with description and creator.")
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListTasksOutput(ToolOutput):
+    boardId: str
+    boardName: str
+    columnId: str | None
+    columnName: str | None
+    tasks: list[TaskDetailView | TaskRowView]
+    totalCount: int
+    nextCursor: str | None
+    notice: str | None
+
+
+@tool(
+    "list_tasks",
+    title="List tasks",
+    description=(
+        "Lists the tasks of a board or of one column, with board and column names, the total count and a cursor for the "
+        "next page. Rows are concise unless response_format is 'detailed'. Needs boardId or columnId."
+    ),
+    scope="read",
+    read_only=True,
+    input_model=ListTasksInput,
+    output_model=ListTasksOutput,
+)
+def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
+    if not args.boardId and not args.columnId:
+        raise errors.invalid("boardId", "give boardId or columnId")
+    column_id = args.columnId
+    if column_id:
+        parsed = ids.parse_column(column_id)
+        if parsed is None:
+            raise errors.not_found("column", column_id)
+        ws, board_id, _ = parsed
+        if args.boardId and args.boardId != board_id:
+            raise errors.invalid("columnId", "is not a column of boardId")
+    else:
+        parsed_b = ids.parse_board(args.boardId or "")
+        if parsed_b is None:
+            raise errors.not_found("board", args.boardId or "")
+        ws, board_id = parsed_b
+    ctx.member(ws, "column" if column_id else "board", column_id or board_id)
+    board, columns = board_header(board_id)
+    if board is None:
+        raise errors.not_found("board", board_id)
+    names = {c.columnId: c.name for c in columns}
+    live = {c.columnId for c, _ in ordered_columns(columns)}
+    start = decode_cursor(f"tasks:{column_id or board_id}", args.cursor)
+    if column_id:
+        col = next((c for c in columns if c.columnId == column_id), None)
+        if col is None:
+            raise errors.not_found("column", column_id)
+        total = int(col.taskCount or 0)
+        result = TaskRow.gsi1.query(f"COL#{column_id}", limit=args.limit, last_evaluated_key=start)
+    else:
+        total = sum(int(c.taskCount or 0) for c in columns if c.columnId in live)
+        result = TaskRow.query(f"BOARD#{board_id}", Row.SK.startswith("T#"), limit=args.limit, last_evaluated_key=start, consistent_read=True)
+    rows = [r for r in result if isinstance(r, TaskRow) and (column_id or r.columnId in live)]
+    next_cursor = encode_cursor(f"tasks:{column_id or board_id}", result.last_evaluated_key)
+    if args.response_format == "detailed" and rows:
+        details = {d.taskId: d for d in TaskDetailRow.batch_get([(r.PK, f"X#{int(r.number):010d}") for r in rows], consistent_read=True)}
+        tasks: list[Any] = [task_detail_view(details[r.taskId], names.get(r.columnId)) for r in rows if r.taskId in details]
+    else:
+        tasks = [task_row_view(r, names.get(r.columnId)) for r in rows]
+    notice = None
+    if next_cursor:
+        notice = f"Showing {len(tasks)} tasks of {total}; pass nextCursor to get the next page."
+    return ListTasksOutput(
+        boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,
+        tasks=tasks, totalCount=total, nextCursor=next_cursor, notice=notice,
+    )

@@ -1,0 +1,1 @@
+"""Entry points: the MCP protocol layer, the HTTP app (uvicorn and Lambda), the stdio adapter, the CLI."""

@@ -1,0 +1,104 @@
+"""The FastAPI app serving MCP at ``POST /api/mcp`` — the same app under uvicorn and Lambda.
+
+HTTP-only concerns live here and nowhere else: method (405 with ``Allow: POST``), ``Origin``
+(403 unless allowed), bearer authentication (401 with a ``WWW-Authenticate: Bearer``
+challenge), and rendering :class:`~functions.protocol.Reply` as ``application/json``.
+Everything else is the protocol layer's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from domain import auth
+from domain.auth import Principal
+from domain.settings import settings
+from domain.store import db
+from functions.protocol import McpProtocol, Session
+
+MCP_PATH = "/api/mcp"
+_LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
+
+
+def origin_allowed(origin: str | None) -> bool:
+    """No Origin (server-to-server agents) is fine; browsers must come from an allowed origin."""
+    if origin is None:
+        return True
+    return origin in settings.allowed_origins or bool(_LOOPBACK_ORIGIN.match(origin))
+
+
+def bearer(headers: Any) -> str | None:
+    value = headers.get("authorization")
+    if not value:
+        return None
+    scheme, _, secret = value.partition(" ")
+    return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
+
+
+def principal_from_authorizer(scope: dict[str, Any]) -> Principal | None:
+    """The principal a Lambda authorizer already verified (API Gateway REST), if any."""
+    event = scope.get("aws.event") or {}
+    ctx = (event.get("requestContext") or {}).get("authorizer") or {}
+    if not ctx.get("jentrixUserId"):
+        return None
+    scopes = tuple(s for s in str(ctx.get("jentrixScopes", "")).split(",") if s)
+    return Principal(
+        user_id=ctx["jentrixUserId"], token_id=ctx.get("jentrixTokenId", ""), kind="pat", stored_scopes=scopes,
+        workspace_pin=ctx.get("jentrixWorkspaceId") or None,
+    )
+
+
+def _unauthorized(description: str) -> Response:
+    challenge = f'Bearer realm="jentrix", error="invalid_token", error_description="{description}"'
+    body = {"error": "unauthorized", "error_description": description}
+    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+
+
+def create_app(protocol: McpProtocol | None = None) -> FastAPI:
+    app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
+    proto = protocol or McpProtocol()
+
+    @app.post(MCP_PATH)
+    async def mcp_post(request: Request) -> Response:
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if not origin_allowed(headers.get("origin")):
+            return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
+        principal = principal_from_authorizer(request.scope)
+        if principal is None:
+            secret = bearer(headers)
+            if secret is None:
+                return _unauthorized("Send Authorization: Bearer <token>.")
+            principal = await run_in_threadpool(auth.authenticate, secret)
+            if principal is None:
+                return _unauthorized("The token is unknown, revoked or expired.")
+        raw = await request.body()
+        session = Session(principal=principal, transport="http")
+        reply = await run_in_threadpool(proto.handle_raw, raw, headers=headers, session=session)
+        if reply.message is None:
+            return Response(status_code=reply.status, headers=reply.headers)
+        body = json.dumps(reply.message, separators=(",", ":"), ensure_ascii=False)
+        return Response(body, status_code=reply.status, media_type="application/json", headers=reply.headers)
+
+    @app.api_route(MCP_PATH, methods=["GET", "DELETE", "PUT", "PATCH"])
+    async def mcp_other(request: Request) -> Response:
+        return JSONResponse(
+            {"error": "method_not_allowed", "error_description": "This MCP endpoint is stateless and accepts POST only."},
+            status_code=405,
+            headers={"Allow": "POST"},
+        )
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
+
+
+db.configure()
+app = create_app()

@@ -1,0 +1,290 @@
+"""The MCP protocol layer: JSON-RPC envelopes, both protocol eras, tools/list and tools/call.
+
+Transport-neutral by construction: it takes a decoded body (or raw bytes), the request's
+HTTP headers when there are any (``None`` on stdio, where header rules do not apply) and a
+:class:`Session`, and returns a :class:`Reply` — an HTTP status the HTTP adapter uses and the
+stdio adapter ignores, plus the JSON-RPC message to write (``None`` for notifications).
+
+Eras (ARCHITECTURE §2), told apart per request:
+
+* **2026-07-28** — the request's ``params._meta`` carries
+  ``io.modelcontextprotocol/protocolVersion``. Stateless: no ``initialize``; ``server/discover``;
+  ``_meta`` must also carry ``clientCapabilities`` (else -32602); over HTTP the
+  ``MCP-Protocol-Version``, ``Mcp-Method`` and (tools/call) ``Mcp-Name`` headers must match the
+  body, ``=?base64?…?=`` values decoded first (else -32020); an unserved version is -32022 with
+  the supported list; every result carries ``resultType``; list results ``ttlMs``/``cacheScope``.
+* **Handshake era** — ``initialize`` negotiates 2025-06-18 or 2025-11-25 (anything else gets
+  our latest as the counter-offer); later requests may carry ``MCP-Protocol-Version``, which
+  must then name a handshake version. Never answered with -32020.
+
+HTTP statuses: -32700/-32600/-32602/-32020/-32022 -> 400 and -32601 -> 404 in the modern era;
+in the handshake era only envelope-level failures are 400 and method errors ride on 200.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain import registry
+from domain.auth import Principal
+from domain.context import Binding
+from domain.pipeline import CallOutcome, call_tool
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-06-18", "2025-11-25")
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+LIST_TTL_MS = 60_000
+SERVER_INFO = {"name": "jentrix-mcp", "title": "Jentrix", "version": "0.1.0"}
+INSTRUCTIONS = (
+    "Jentrix project management. Start with get_board_snapshot to see a board's columns and tasks in one "
+    "call. Writes that edit an existing entity take expectedUpdatedAt; create_* and bulk_* take an "
+    "idempotencyKey so a retry never duplicates work. workspaceId \"\" means the workspace this credential is bound to."
+)
+
+_MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
+_B64 = re.compile(r"^=\?base64\?(.*)\?=$")
+
+
+@dataclass
+class Reply:
+    """What to send back: ``status`` for HTTP, ``message`` (None = nothing, e.g. a notification)."""
+
+    status: int = 200
+    message: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Session:
+    """The caller as the transport established it.
+
+    ``binding`` is set by the stdio adapter; ``on_client_response`` receives messages that answer
+    a request *we* sent (stdio ``roots/list``). ``client_info`` is metadata only, never authority.
+    """
+
+    principal: Principal
+    transport: str = "http"
+    binding: Binding | None = None
+    binding_provider: Callable[[dict[str, Any], str], Binding | None] | None = None
+    on_client_response: Callable[[dict[str, Any]], None] | None = None
+    client_info: dict[str, Any] | None = None
+    client_capabilities: dict[str, Any] | None = None
+    negotiated_version: str | None = None
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def decode_header_value(value: str | None) -> str | None:
+    """Undo the ``=?base64?…?=`` wrapping clients use for non-ASCII header values."""
+    if value is None:
+        return None
+    m = _B64.match(value)
+    if not m:
+        return value
+    try:
+        return base64.b64decode(m.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": id_, "error": err}
+
+
+def tool_result(outcome: CallOutcome) -> dict[str, Any]:
+    """Render a pipeline outcome as an MCP ``CallToolResult``.
+
+    Success: ``structuredContent`` plus the same JSON, compact, as one text block. Failure:
+    ``isError: true`` and the envelope as the only text block — no ``structuredContent``,
+    because some clients validate it against ``outputSchema`` even on errors.
+    """
+    if outcome.error is not None:
+        text = json.dumps(outcome.error, separators=(",", ":"), ensure_ascii=False)
+        return {"content": [{"type": "text", "text": text}], "isError": True}
+    text = json.dumps(outcome.result, separators=(",", ":"), ensure_ascii=False)
+    return {"content": [{"type": "text", "text": text}], "structuredContent": outcome.result, "isError": False}
+
+
+class McpProtocol:
+    """One instance per process; stateless apart from the tool page size."""
+
+    def __init__(self, *, page_size: int = 50) -> None:
+        self.page_size = page_size
+
+    # -- entry points ---------------------------------------------------------------------
+    def handle_raw(self, raw: bytes, *, headers: Mapping[str, str] | None, session: Session) -> Reply:
+        """Decode one message (strict UTF-8, then JSON) and handle it."""
+        try:
+            text = raw.decode("utf-8")
+            message = json.loads(text)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return Reply(400, _error(None, PARSE_ERROR, "Parse error: the body is not valid UTF-8 JSON."))
+        return self.handle(message, headers=headers, session=session)
+
+    def handle(self, message: Any, *, headers: Mapping[str, str] | None, session: Session) -> Reply:
+        if not isinstance(message, dict):
+            what = "a batch (JSON array)" if isinstance(message, list) else "not a JSON object"
+            return Reply(400, _error(None, INVALID_REQUEST, f"Invalid request: one JSON-RPC message per body is accepted, got {what}."))
+        has_id = "id" in message
+        id_ = message.get("id")
+        id_ok = isinstance(id_, (str, int)) and not isinstance(id_, bool)
+        if message.get("jsonrpc") != "2.0":
+            return Reply(400, _error(id_ if id_ok else None, INVALID_REQUEST, "Invalid request: jsonrpc must be \"2.0\"."))
+        if "method" not in message and has_id and ("result" in message or "error" in message):
+            if session.on_client_response is not None and id_ok:
+                session.on_client_response(message)
+                return Reply(202, None)
+            return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: this endpoint does not accept JSON-RPC responses."))
+        method = message.get("method")
+        if not isinstance(method, str):
+            return Reply(400, _error(id_ if id_ok else None, INVALID_REQUEST, "Invalid request: method must be a string."))
+        if has_id and not id_ok:
+            return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer."))
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if not has_id:
+            if not isinstance(params, dict):
+                return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: params must be an object."))
+            return Reply(202, None)  # notifications are acknowledged and dropped (stateless server)
+        if not isinstance(params, dict):
+            return Reply(400, _error(id_, INVALID_PARAMS, "Invalid params: params must be an object."))
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and META_VERSION in meta
+        header_version = headers.get("mcp-protocol-version") if headers is not None else None
+        if not modern and method != "initialize" and header_version in MODERN_VERSIONS:
+            return Reply(400, _error(id_, INVALID_PARAMS, f"Invalid params: a {header_version} request must carry params._meta with {META_VERSION!r} and {META_CAPABILITIES!r}."))
+        try:
+            if modern:
+                return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._modern(method, params, meta, headers, session)})
+            return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session)})
+        except RpcError as exc:
+            if modern:
+                status = _MODERN_STATUS.get(exc.code, 200)
+            else:
+                status = 400 if exc.code in (INVALID_REQUEST, PARSE_ERROR) else 200
+            return Reply(status, _error(id_, exc.code, exc.message, exc.data))
+
+    # -- eras -----------------------------------------------------------------------------
+    def _modern(self, method: str, params: dict[str, Any], meta: dict[str, Any], headers: Mapping[str, str] | None, session: Session) -> dict[str, Any]:
+        if META_CAPABILITIES not in meta:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: params._meta is missing {META_CAPABILITIES!r}.")
+        version = meta[META_VERSION]
+        if headers is not None:
+            if headers.get("mcp-protocol-version") != version:
+                raise RpcError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version must be present and equal the version in params._meta.")
+            if headers.get("mcp-method") != method:
+                raise RpcError(HEADER_MISMATCH, "Header mismatch: Mcp-Method must be present and equal the request's method.")
+            if method in ("tools/call", "prompts/get", "resources/read"):
+                field_name = "uri" if method == "resources/read" else "name"
+                body_value = params.get(field_name)
+                if body_value is not None and decode_header_value(headers.get("mcp-name")) != body_value:
+                    raise RpcError(HEADER_MISMATCH, f"Header mismatch: Mcp-Name must be present and equal params.{field_name}.")
+        if not isinstance(version, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: the protocol version in params._meta must be a string.")
+        if version not in MODERN_VERSIONS:
+            raise RpcError(UNSUPPORTED_VERSION, f"Unsupported protocol version {version!r}.", {"supported": list(MODERN_VERSIONS), "requested": version})
+        session.client_info = meta.get(META_CLIENT_INFO) if isinstance(meta.get(META_CLIENT_INFO), dict) else session.client_info
+        session.client_capabilities = meta.get(META_CAPABILITIES) if isinstance(meta.get(META_CAPABILITIES), dict) else {}
+        if method == "server/discover":
+            return {
+                "supportedVersions": [*HANDSHAKE_VERSIONS, *MODERN_VERSIONS],
+                "capabilities": {"tools": {"listChanged": False}},
+                "instructions": INSTRUCTIONS,
+                "resultType": "complete",
+                "ttlMs": LIST_TTL_MS,
+                "cacheScope": "public",
+                "_meta": {META_SERVER_INFO: SERVER_INFO},
+            }
+        if method == "ping":
+            return {"resultType": "complete"}
+        if method == "tools/list":
+            return {**self._list_tools(params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+        if method == "tools/call":
+            return {**self._call_tool(params, session), "resultType": "complete"}
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
+
+    def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session) -> dict[str, Any]:
+        if method == "initialize":
+            requested = params.get("protocolVersion")
+            if not isinstance(requested, str):
+                raise RpcError(INVALID_PARAMS, "Invalid params: initialize needs params.protocolVersion (a string).")
+            version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+            session.negotiated_version = version
+            if isinstance(params.get("clientInfo"), dict):
+                session.client_info = params["clientInfo"]
+            if isinstance(params.get("capabilities"), dict):
+                session.client_capabilities = params["capabilities"]
+            return {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": SERVER_INFO,
+                "instructions": INSTRUCTIONS,
+            }
+        if header_version is not None and header_version not in HANDSHAKE_VERSIONS:
+            raise RpcError(INVALID_REQUEST, f"Unsupported MCP-Protocol-Version header {header_version!r}; supported: {', '.join(HANDSHAKE_VERSIONS)}.")
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self._list_tools(params)
+        if method == "tools/call":
+            return self._call_tool(params, session)
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
+
+    # -- methods --------------------------------------------------------------------------
+    def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+        specs = registry.ordered()
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None:
+            try:
+                start = int(base64.urlsafe_b64decode(str(cursor).encode()).decode().removeprefix("tools:"))
+                if not 0 <= start < len(specs):
+                    raise ValueError
+            except (ValueError, binascii.Error, UnicodeDecodeError):
+                raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor; start again without one.") from None
+        page = specs[start : start + self.page_size]
+        result: dict[str, Any] = {"tools": [s.definition() for s in page]}
+        if start + self.page_size < len(specs):
+            result["nextCursor"] = base64.urlsafe_b64encode(f"tools:{start + self.page_size}".encode()).decode()
+        return result
+
+    def _call_tool(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string).")
+        spec = registry.get(name)
+        if spec is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers.")
+        binding = session.binding
+        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding)
+        return tool_result(outcome)

