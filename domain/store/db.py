@@ -40,7 +40,16 @@ def configure(cfg: Settings | None = None) -> None:
     Row.Meta.table_name = cfg.table
     Row.Meta.host = cfg.endpoint
     Row.Meta.region = cfg.region
-    Row._connection = None  # type: ignore[attr-defined]  # PynamoDB caches the table connection
+    # PynamoDB caches a TableConnection on whichever model class is used first; drop every
+    # cached one so all models share a single connection (and a single botocore client).
+    stack = [Row]
+    while stack:
+        cls = stack.pop()
+        if "_connection" in cls.__dict__ and cls is not Row:
+            delattr(cls, "_connection")
+        stack.extend(cls.__subclasses__())
+    Row._connection = None  # type: ignore[attr-defined]
+    Row._get_connection()
     _dynamodb_client = boto3.client(
         "dynamodb",
         endpoint_url=cfg.endpoint,
