@@ -16,13 +16,14 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pynamodb.exceptions import DoesNotExist
 
 from domain import clock, ids
 from domain.settings import settings
-from domain.store.models import TokenRow, UserRow
+from domain.store import db
+from domain.store.models import EmailRow, TokenRow, UserRow
 
 Scope = Literal["read", "write", "admin"]
 SCOPES: tuple[Scope, ...] = ("read", "write", "admin")
@@ -178,8 +179,41 @@ def revoke_token(user_id: str, token_id: str) -> bool:
     return False
 
 
+class EmailTaken(ValueError):
+    """Another user already signs in with this email."""
+
+
+def email_key(email: str) -> str:
+    return f"EMAIL#{email.strip().lower()}"
+
+
 def create_user(email: str, display_name: str, user_id: str | None = None) -> UserRow:
+    """Create a user and its email pointer in one transaction.
+
+    Raises:
+        EmailTaken: the email (compared case-insensitively) already belongs to a user.
+    """
     uid = user_id or ids.new_user_id()
     row = UserRow(f"USER#{uid}", "PROFILE", userId=uid, email=email, displayName=display_name, createdAt=clock.now_iso())
-    row.save()
+    pointer = EmailRow(email_key(email), "USER", userId=uid)
+
+    def build(tx: Any) -> None:
+        tx.save(row, condition=UserRow.PK.does_not_exist())
+        tx.save(pointer, condition=EmailRow.PK.does_not_exist())
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if 1 in failure.failed:
+            raise EmailTaken(f"a user with email {email!r} already exists") from None
+        raise ValueError(f"user id {uid!r} already exists") from None
     return row
+
+
+def user_by_email(email: str) -> UserRow | None:
+    """The user who signs in with ``email`` (case-insensitive), or ``None``. Two GetItems."""
+    try:
+        pointer = EmailRow.get(email_key(email), "USER", consistent_read=True)
+        return UserRow.get(f"USER#{pointer.userId}", "PROFILE", consistent_read=True)
+    except DoesNotExist:
+        return None

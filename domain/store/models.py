@@ -67,6 +67,16 @@ class UserRow(Row, discriminator="User"):
     createdAt = UnicodeAttribute()
 
 
+class EmailRow(Row, discriminator="Email"):
+    """``EMAIL#<lowercased email> / USER``: resolves a sign-in email to its user (CLI, seed).
+
+    Written with ``attribute_not_exists`` in the same transaction as the user's profile, so one
+    email names at most one user.
+    """
+
+    userId = UnicodeAttribute()
+
+
 class WorkspaceRow(Row, discriminator="Workspace"):
     workspaceId = UnicodeAttribute()
     name = UnicodeAttribute()
