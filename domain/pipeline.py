@@ -98,7 +98,10 @@ def call_tool(
             ctx.idempotency_key = key
             ctx.args_hash = args_digest(arguments)
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
-            result = idempotency.run(spec.name, scope, _canonical(arguments), lambda: _invoke(spec, ctx, args))
+            stored = idempotency.run(spec.name, scope, _canonical(arguments), lambda: _invoke(spec, ctx, args))
+            # Powertools stores the response with sorted keys; re-render it in schema order so a
+            # replay is byte-identical to the first answer.
+            result = spec.output_model.model_validate(stored).model_dump(mode="json", by_alias=True)
         else:
             result = _invoke(spec, ctx, args)
         return CallOutcome(result=result)

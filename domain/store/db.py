@@ -76,16 +76,34 @@ def botocore_clients() -> list[Any]:
 
 
 class ConditionFailed(Exception):
-    """A transaction was cancelled by a failed condition.
+    """A transaction was cancelled because one or more condition expressions failed.
 
-    ``items[i]`` is the raw stored item of action ``i`` when that action failed its condition
-    and asked for ``ALL_OLD``; ``failed`` lists the indexes of the actions whose condition failed.
+    ``failed`` maps the ``(PK, SK)`` of every action whose condition failed to the stored item
+    (raw DynamoDB JSON) when that action asked for ``ALL_OLD``, else ``None``. Actions are
+    identified by key, not by position: PynamoDB regroups actions by type before sending them.
     """
 
-    def __init__(self, failed: list[int], items: dict[int, dict[str, Any] | None]) -> None:
-        super().__init__(f"condition failed on actions {failed}")
+    def __init__(self, failed: dict[tuple[str, str], dict[str, Any] | None]) -> None:
+        super().__init__(f"condition failed on {sorted(failed)}")
         self.failed = failed
-        self.items = items
+
+    def hit(self, pk: str, sk: str) -> bool:
+        return (pk, sk) in self.failed
+
+    def item(self, pk: str, sk: str) -> dict[str, Any] | None:
+        return self.failed.get((pk, sk))
+
+
+def _key(attrs: dict[str, Any]) -> tuple[str, str]:
+    return attrs["PK"]["S"], attrs["SK"]["S"]
+
+
+def _action_keys(tx: TransactWrite) -> list[tuple[str, str]]:
+    """The keys of the actions in the order PynamoDB sends them (checks, deletes, puts, updates)."""
+    keys = [_key(kw["Key"]) for kw in tx._condition_check_items + tx._delete_items]  # noqa: SLF001
+    keys += [_key(kw["Item"]) for kw in tx._put_items]  # noqa: SLF001
+    keys += [_key(kw["Key"]) for kw in tx._update_items]  # noqa: SLF001
+    return keys
 
 
 MAX_TRANSACTION_ATTEMPTS = 5
@@ -108,8 +126,9 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
             reasons = list(exc.cancellation_reasons or [])
             codes = [r.code if r else "None" for r in reasons]
             if any(c == "ConditionalCheckFailed" for c in codes):
-                failed = [i for i, c in enumerate(codes) if c == "ConditionalCheckFailed"]
-                raise ConditionFailed(failed, {i: reasons[i].raw_item for i in failed}) from exc
+                keys = _action_keys(tx)
+                failed = {keys[i]: reasons[i].raw_item for i, c in enumerate(codes) if c == "ConditionalCheckFailed"}
+                raise ConditionFailed(failed) from exc
             if any(c == "TransactionConflict" for c in codes) or exc.cause_response_code == "TransactionConflictException":
                 time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
                 continue

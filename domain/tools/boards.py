@@ -188,8 +188,8 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
     try:
         db.transact(build)
     except db.ConditionFailed as failure:
-        if marker is not None and 0 in failure.failed:
-            existing = CreationMarkerRow.from_raw_data(failure.items[0] or {})
+        if marker is not None and failure.hit(marker.PK, marker.SK):
+            existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
             if existing.argsHash != marker.argsHash:
                 raise errors.conflict("This idempotencyKey already created a board with different arguments.", "Use a fresh idempotencyKey.") from None
             _, b, cols = load_header(ctx, existing.entityId)
@@ -240,8 +240,9 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
             board.name, board.updatedAt = name, stamp
             return BoardOutput(board=board_view(board))
         except db.ConditionFailed as failure:
-            if 0 in failure.failed and failure.items.get(0):
-                board = BoardRow.from_raw_data(failure.items[0])  # someone else wrote; go again on their state
+            stored = failure.item(board.PK, board.SK)
+            if stored:
+                board = BoardRow.from_raw_data(stored)  # someone else wrote; go again on their state
                 continue
             raise errors.not_found("board", args.boardId) from None
     raise errors.conflict("The board kept changing while renaming it.", "Retry the call.", retry_after_seconds=1)

@@ -198,16 +198,16 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
             db.transact(build)
             return TaskOutput(task=task_detail_view(detail, column.name))
         except db.ConditionFailed as failure:
-            offset = 1 if marker is not None else 0
-            if marker is not None and 0 in failure.failed:
-                existing = CreationMarkerRow.from_raw_data(failure.items[0] or {})
+            if marker is not None and failure.hit(marker.PK, marker.SK):
+                existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
                 if existing.argsHash != marker.argsHash:
                     raise errors.conflict("This idempotencyKey already created a task with different arguments.", "Use a fresh idempotencyKey for a new task.") from None
                 _, found = load_task(ctx, existing.entityId)
                 return TaskOutput(task=task_detail_view(found, column.name))
-            if (2 + offset) in failure.failed or (6 + offset) in failure.failed:
+            if failure.hit(f"BOARD#{board_id}", "#META") or failure.hit(f"WS#{ws}", f"MEMBER#{ctx.principal.user_id}"):
                 raise errors.not_found("column", args.columnId) from None
-            # the counter or the column's last rank moved under us: another create won; go again
+            # The counter or the column's last rank moved under us (another create won), or the
+            # column was archived meanwhile: read again; the next read tells which.
             time.sleep(random.uniform(0.0, 0.02) * min(attempt + 1, 5))
     raise errors.conflict("Too many tasks were being created in this workspace at once.", "Retry the call.", retry_after_seconds=1)
 
@@ -329,14 +329,10 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
             _write_task(ctx, ref, detail, previous, act)
             return TaskOutput(task=task_detail_view(detail))
         except db.ConditionFailed as failure:
-            if 0 not in failure.failed or not failure.items.get(0):
+            stored = failure.item(detail.PK, detail.SK)
+            if not stored:
                 raise errors.not_found("task", args.taskId) from None
-            detail = TaskDetailRow.from_raw_data(failure.items[0])
-            if expected is None:
-                expected_next = None  # last-writer-wins caller: re-apply on the fresh state
-                expected = expected_next
-                continue
-            _stale(expected, detail)
+            detail = TaskDetailRow.from_raw_data(stored)  # without expectedUpdatedAt: re-apply on the fresh state
     raise errors.conflict("The task kept changing while updating it.", "Retry the call.", retry_after_seconds=1)
 
 
@@ -432,8 +428,9 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     try:
         _write_task(ctx, ref, detail, previous, act, extra)
     except db.ConditionFailed as failure:
-        if 0 in failure.failed and failure.items.get(0):
-            current = TaskDetailRow.from_raw_data(failure.items[0])
+        stored = failure.item(detail.PK, detail.SK)
+        if stored:
+            current = TaskDetailRow.from_raw_data(stored)
             raise errors.conflict(
                 f"The task changed while moving it (now updatedAt {current.updatedAt}).",
                 "Check error.current and call move_task again.",
@@ -478,8 +475,9 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     try:
         db.transact(build)
     except db.ConditionFailed as failure:
-        if 0 in failure.failed and failure.items.get(0):
-            current = TaskDetailRow.from_raw_data(failure.items[0])
+        stored = failure.item(detail.PK, detail.SK)
+        if stored:
+            current = TaskDetailRow.from_raw_data(stored)
             if current.archivedAt:
                 return TaskOutput(task=task_detail_view(current))
             raise errors.conflict("The task changed while archiving it.", "Retry the call.", current=_current(current), retry_after_seconds=1) from None

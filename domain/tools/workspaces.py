@@ -83,10 +83,10 @@ def create_workspace_rows(user: UserRow, name: str, *, marker: CreationMarkerRow
             db.transact(build)
             return ws, True
         except db.ConditionFailed as failure:
-            if 4 in failure.failed and marker is not None:
-                existing = CreationMarkerRow.from_raw_data(failure.items[4] or {})
+            if marker is not None and failure.hit(marker.PK, marker.SK):
+                existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
                 return _existing_workspace(existing, marker), False
-            if 1 in failure.failed:
+            if failure.hit(claim.PK, claim.SK):
                 continue
             raise
     raise errors.conflict("Could not find a free slug for this workspace name.", "Choose a more distinctive name.")
