@@ -1,0 +1,105 @@
+"""DynamoDB requests per tool call, counted with botocore events, pinned to docs/data-model.md.
+
+Each expected figure is the tool's own budget from the data-model table plus the pipeline's
+fixed cost: token GetItem 1 (the test session disables the warm-process token cache) + rate
+window UpdateItem 1 + membership GetItem 1 for tools acting inside a workspace.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx2
+import pytest
+
+from tests.rpc import RequestCounter, call_tool, err, ok
+
+TOKEN, RATE, MEMBER = 1, 1, 1
+FIXED_WS = TOKEN + RATE + MEMBER
+FIXED = TOKEN + RATE
+POWERTOOLS_FIRST_RUN = 2
+POWERTOOLS_REPLAY = 1
+
+
+@pytest.fixture
+def board(server_url, owner):
+    b = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Budget"}))
+    cols = [c["id"] for c in b["columns"]]
+    t1 = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "one"}))["task"]
+    t2 = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "two"}))["task"]
+    return {"id": b["board"]["id"], "cols": cols, "t1": t1, "t2": t2}
+
+
+def measure(url, token, name, args):
+    counter = RequestCounter()
+    with httpx2.Client(timeout=60) as c, counter.watching():
+        result = call_tool(url, token, name, args, c)
+    return result, counter
+
+
+def check(url, token, name, args, expected, *, error=False):
+    result, counter = measure(url, token, name, args)
+    if error:
+        err(result)
+    else:
+        ok(result)
+    assert counter.total == expected, f"{name}: {dict(counter.ops)}"
+    return result, counter
+
+
+def test_read_tool_budgets(server_url, owner, board):
+    t = board["t1"]
+    check(server_url, owner.token, "list_workspaces", {}, FIXED + 2)
+    check(server_url, owner.token, "get_token_context", {}, FIXED + 0)
+    check(server_url, owner.token, "list_members", {"workspaceId": owner.workspace_id}, FIXED_WS + 1)
+    check(server_url, owner.token, "list_boards", {"workspaceId": owner.workspace_id}, FIXED_WS + 1)
+    check(server_url, owner.token, "list_columns", {"boardId": board["id"]}, FIXED_WS + 1)
+    _, c = check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"]}, FIXED_WS + 1)
+    assert c.ops["Query"] == 1
+    check(server_url, owner.token, "get_task", {"taskId": t["id"], "response_format": "concise"}, FIXED_WS + 1)
+    check(server_url, owner.token, "get_task", {"taskId": t["id"]}, FIXED_WS + 2)
+    check(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": t["number"]}, FIXED_WS + 3)
+    check(server_url, owner.token, "list_tasks", {"boardId": board["id"]}, FIXED_WS + 2)
+    check(server_url, owner.token, "list_tasks", {"columnId": board["cols"][0], "response_format": "detailed"}, FIXED_WS + 3)
+    check(server_url, owner.token, "list_activity", {"boardId": board["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "list_activity", {"taskId": t["id"]}, FIXED_WS + 1)
+
+
+def test_write_tool_budgets(server_url, owner, board):
+    t1, t2 = board["t1"], board["t2"]
+    _, c = check(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "B2"}, FIXED_WS + 1)
+    assert c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "rename_board", {"boardId": board["id"], "name": "Budget 2"}, FIXED_WS + 2)
+    check(server_url, owner.token, "manage_columns", {"action": "create", "boardId": board["id"], "name": "QA"}, FIXED_WS + 2)
+    check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 2)
+    res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2)
+    # CONFLICT costs no extra read: the read that every edit makes already shows the stale stamp.
+    check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 1, error=True)
+    check(server_url, owner.token, "move_task", {"taskId": t2["id"], "columnId": board["cols"][2]}, FIXED_WS + 3)
+    check(server_url, owner.token, "move_task", {"taskId": t1["id"], "columnId": board["cols"][2], "beforeTaskId": t2["id"]}, FIXED_WS + 4)
+    check(server_url, owner.token, "archive_task", {"taskId": t2["id"]}, FIXED_WS + 2)
+
+
+def test_keyed_create_budget_and_replay(server_url, owner, board):
+    args = {"columnId": board["cols"][0], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
+    check(server_url, owner.token, "create_task", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    _, c = check(server_url, owner.token, "create_task", args, FIXED + POWERTOOLS_REPLAY)
+    assert "TransactWriteItems" not in c.ops
+
+
+def test_create_workspace_budget(server_url, stack):
+    from tests.conftest import make_actor
+
+    actor = make_actor("Budd", None)
+    check(server_url, actor.token, "create_workspace", {"name": "Counted"}, FIXED + 2)
+
+
+def test_warm_token_cache_saves_the_lookup(server_url, owner, monkeypatch):
+    from domain.auth import PAT_VERIFIER
+    from domain.settings import settings
+
+    monkeypatch.setattr(settings, "token_cache_seconds", 30)
+    PAT_VERIFIER.clear()
+    call_tool(server_url, owner.token, "get_token_context", {})
+    _, c = check(server_url, owner.token, "get_token_context", {}, RATE)
+    assert "GetItem" not in c.ops
