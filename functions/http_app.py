@@ -66,7 +66,11 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
 
     @app.post(MCP_PATH)
     async def mcp_post(request: Request) -> Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers: dict[str, str] = {}
+        for k, v in request.headers.items():
+            # A repeated header folds into one comma-joined value (RFC 9110 §5.3), so a duplicated
+            # routing header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) can never equal the body.
+            headers[k.lower()] = f"{headers[k.lower()]}, {v}" if k.lower() in headers else v
         if not origin_allowed(headers.get("origin")):
             return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
         principal = principal_from_authorizer(request.scope)

@@ -107,8 +107,14 @@ def decode_header_value(value: str | None) -> str | None:
     m = _B64.match(value)
     if not m:
         return value
+    payload = m.group(1)
     try:
-        return base64.b64decode(m.group(1), validate=True).decode("utf-8")
+        decoded = base64.b64decode(payload, validate=True)
+        # Only the canonical encoding counts (validate=True tolerates stray trailing bits), so a
+        # corrupt value never matches by accident; the SDK's decoder draws the same line.
+        if base64.b64encode(decoded).decode("ascii") != payload:
+            return None
+        return decoded.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
 
@@ -200,7 +206,9 @@ class McpProtocol:
             raise RpcError(INVALID_PARAMS, f"Invalid params: params._meta is missing {META_CAPABILITIES!r}.")
         version = meta[META_VERSION]
         if headers is not None:
-            if headers.get("mcp-protocol-version") != version:
+            header_version = headers.get("mcp-protocol-version")
+            # Presence first: a null version in _meta must not "match" an absent header.
+            if header_version is None or header_version != version:
                 raise RpcError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version must be present and equal the version in params._meta.")
             if headers.get("mcp-method") != method:
                 raise RpcError(HEADER_MISMATCH, "Header mismatch: Mcp-Method must be present and equal the request's method.")
