@@ -11,6 +11,7 @@ transport before this function, which receives a verified :class:`~domain.auth.P
 
 from __future__ import annotations
 
+import sys
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,8 @@ from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
 
-logger = Logger(service="jentrix-mcp")
+# stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
+logger = Logger(service="jentrix-mcp", stream=sys.stderr)
 
 
 @dataclass(frozen=True)
