@@ -1,0 +1,122 @@
+"""template.yaml: cfn-lint accepts it, and its tables match what the code expects.
+
+The application table's keys and GSIs are compared with ``domain.store.models.Row`` (the
+schema PynamoDB would create), and the idempotency table with what ``db.create_tables`` builds
+locally, so a key change in one place and not the other fails here instead of in production.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cfnlint.decode import cfn_yaml
+
+from domain.store.models import Row
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "template.yaml"
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return cfn_yaml.load(str(TEMPLATE))
+
+
+def _by_type(template: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
+    return {name: res for name, res in template["Resources"].items() if res["Type"] == type_}
+
+
+def _function(template: dict[str, Any]) -> dict[str, Any]:
+    functions = _by_type(template, "AWS::Serverless::Function")
+    assert len(functions) == 1, functions.keys()
+    return next(iter(functions.values()))["Properties"]
+
+
+def _tables(template: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    env = _function(template)["Environment"]["Variables"]
+    resources = template["Resources"]
+    app = resources[env["JENTRIX_TABLE"]["Ref"]]
+    idem = resources[env["JENTRIX_IDEMPOTENCY_TABLE"]["Ref"]]
+    assert app["Type"] == idem["Type"] == "AWS::DynamoDB::Table"
+    return app["Properties"], idem["Properties"]
+
+
+def _keys(key_schema: list[dict[str, str]]) -> list[tuple[str, str]]:
+    return [(k["AttributeName"], k["KeyType"]) for k in key_schema]
+
+
+def test_cfn_lint_accepts_the_template() -> None:
+    cfn_lint = Path(sys.executable).with_name("cfn-lint")
+    cmd = [str(cfn_lint)] if cfn_lint.exists() else [sys.executable, "-m", "cfnlint"]
+    done = subprocess.run([*cmd, str(TEMPLATE)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_app_table_matches_the_row_model(template: dict[str, Any]) -> None:
+    app, _ = _tables(template)
+    schema = Row._get_schema()
+
+    assert _keys(app["KeySchema"]) == _keys(schema["key_schema"])
+    assert {(a["AttributeName"], a["AttributeType"]) for a in app["AttributeDefinitions"]} == {
+        (a["AttributeName"], a["AttributeType"]) for a in schema["attribute_definitions"]
+    }
+    declared = {g["IndexName"]: g for g in app.get("GlobalSecondaryIndexes", [])}
+    expected = {g["index_name"]: g for g in schema["global_secondary_indexes"]}
+    assert declared.keys() == expected.keys()
+    for name, index in expected.items():
+        assert _keys(declared[name]["KeySchema"]) == _keys(index["key_schema"]), name
+        assert declared[name]["Projection"]["ProjectionType"] == index["projection"]["ProjectionType"], name
+    assert not schema["local_secondary_indexes"] and "LocalSecondaryIndexes" not in app
+    assert app["BillingMode"] == "PAY_PER_REQUEST"
+    ttl_attr = Row.ttl.attr_name
+    assert app["TimeToLiveSpecification"] == {"AttributeName": ttl_attr, "Enabled": True}
+
+
+def test_idempotency_table_matches_local_creation(template: dict[str, Any], stack: dict[str, str]) -> None:
+    """Compare with the table ``db.create_tables`` made on DynamoDB Local for this session."""
+    from domain.store import db
+
+    _, idem = _tables(template)
+    client = db.dynamodb_client()
+    live = client.describe_table(TableName=stack["JENTRIX_IDEMPOTENCY_TABLE"])["Table"]
+    ttl = client.describe_time_to_live(TableName=stack["JENTRIX_IDEMPOTENCY_TABLE"])["TimeToLiveDescription"]
+
+    assert _keys(idem["KeySchema"]) == _keys(live["KeySchema"])
+    assert {(a["AttributeName"], a["AttributeType"]) for a in idem["AttributeDefinitions"]} == {
+        (a["AttributeName"], a["AttributeType"]) for a in live["AttributeDefinitions"]
+    }
+    assert idem["TimeToLiveSpecification"] == {"AttributeName": ttl["AttributeName"], "Enabled": True}
+    assert idem["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_function_handler_runtime_and_routes(template: dict[str, Any]) -> None:
+    fn = _function(template)
+    runtime = fn.get("Runtime") or template["Globals"]["Function"]["Runtime"]
+    assert runtime in ("python3.11", "python3.12", "python3.13")
+
+    module, _, attr = fn["Handler"].rpartition(".")
+    assert callable(getattr(importlib.import_module(module), attr))
+
+    routes = {(e["Properties"]["Path"], e["Properties"]["Method"].lower()) for e in fn["Events"].values() if e["Type"] == "Api"}
+    assert ("/api/mcp", "post") in routes
+    assert ("/api/mcp", "any") in routes  # the app itself answers 405 to other methods
+    apis = _by_type(template, "AWS::Serverless::Api")
+    assert apis, "a REST API (AWS::Serverless::Api) fronts the function"
+
+
+def test_policies_are_least_privilege(template: dict[str, Any]) -> None:
+    fn = _function(template)
+    statements = [s for policy in fn["Policies"] if isinstance(policy, dict) and "Statement" in policy for s in policy["Statement"]]
+    assert statements and all(isinstance(p, dict) and "Statement" in p for p in fn["Policies"]), "only inline statements, no broad managed policies"
+    actions = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert all(a.startswith("dynamodb:") and "*" not in a for a in actions), actions
+    for forbidden in ("dynamodb:Scan", "dynamodb:CreateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTable", "dynamodb:BatchWriteItem"):
+        assert forbidden not in actions
+    for s in statements:
+        resources = s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]]
+        assert all(r != "*" for r in resources), s
