@@ -35,8 +35,9 @@ class ListActivityOutput(ToolOutput):
     "list_activity",
     title="List activity",
     description=(
-        "Lists the activity log of a task or of a whole board, newest first. Filter by since (ISO timestamp), source "
-        "('ui' = people, 'mcp' = agents) or type — for example to see what people changed since your last run."
+        "Returns the history of one task or of a whole board, most recent entry first. Narrow it with since (an ISO "
+        "timestamp), source ('ui' for people, 'mcp' for agents) or an activity type — handy for catching up on what "
+        "people changed after an agent's previous run."
     ),
     scope="read",
     read_only=True,

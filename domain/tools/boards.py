@@ -147,8 +147,8 @@ class BoardWithColumnsOutput(ToolOutput):
     "create_board",
     title="Create board",
     description=(
-        "Creates a board in a workspace with the default columns of its kind: TASKS (Backlog, To Do, In Progress, Done), "
-        "CRM, SUPPORT, BUGS or ROADMAP. Returns the board and its columns."
+        "Adds a board to a workspace, pre-filled with the standard columns for its kind: TASKS gets Backlog, To Do, "
+        "In Progress and Done, while CRM, SUPPORT, BUGS and ROADMAP each get their own set. Returns the board and its columns."
     ),
     scope="write",
     keyed=True,

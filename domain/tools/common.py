@@ -23,7 +23,7 @@ ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Col
 TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Task id (tk_…).")]
 IdempotencyKeyArg = Annotated[
     str | None,
-    Field(default=None, min_length=1, max_length=128, description="Optional retry key: the same key with the same arguments replays the first result instead of creating again."),
+    Field(default=None, min_length=1, max_length=128, description="Optional retry key. Repeating the call with this key and identical arguments returns the original result rather than creating a second one."),
 ]
 ExpectedUpdatedAtArg = Annotated[
     str | None,
