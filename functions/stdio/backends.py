@@ -1,0 +1,278 @@
+"""Where a request is handled once the stdio server has framed it.
+
+* :class:`LocalBackend` — the protocol layer in this process, against the configured DynamoDB
+  (the local stack's DynamoDB Local, or an explicitly allowed AWS table). The connection's
+  binding sits on the :class:`~functions.protocol.Session` and the domain enforces it.
+* :class:`RemoteBackend` — a bridge: each message is POSTed to a remote ``/api/mcp`` with the
+  token as ``Authorization: Bearer``, so the remote authorizer, rate limits and tenant checks
+  apply and the desktop never holds AWS credentials. Headers follow the message's era
+  (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``). The remote cannot see this
+  connection's binding, so :func:`binding_guard` applies it here before forwarding: observe
+  sessions refuse writes, ``workspaceId`` is pinned to the bound workspace, and ids that name
+  another workspace are NOT_FOUND — the same envelopes the in-process path produces.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from domain import errors, ids, registry
+from domain.auth import Principal
+from domain.context import CallContext
+from domain.errors import ToolError
+from domain.pipeline import CallOutcome
+from functions.protocol import (
+    INTERNAL_ERROR,
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_VERSION,
+    MODERN_VERSIONS,
+    McpProtocol,
+    Session,
+    tool_result,
+)
+from functions.stdio.binding import StartupError
+from functions.stdio.framing import encode, error_response
+
+log = logging.getLogger("jentrix.stdio")
+
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+_NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+class LocalBackend:
+    """Handle messages with the in-process protocol layer."""
+
+    def __init__(self, session: Session, protocol: McpProtocol | None = None) -> None:
+        self.session = session
+        self.protocol = protocol or McpProtocol()
+
+    def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        reply = self.protocol.handle(message, headers=None, session=self.session)
+        return [reply.message] if reply.message is not None else []
+
+    def notify(self, message: dict[str, Any]) -> None:
+        """Notifications carry nothing the stateless protocol layer keeps."""
+
+    def close(self) -> None:
+        pass
+
+
+# -- the bridge ----------------------------------------------------------------------------------
+def check_remote_url(url: str) -> str:
+    """Accept ``https://…`` anywhere and ``http://`` on loopback only (a token never crosses a network in clear)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return url
+    if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
+        return url
+    raise StartupError(f"--url {url!r} must be an https:// URL (plain http is accepted for localhost only), e.g. https://example.com/api/mcp.")
+
+
+def header_value(value: str) -> str:
+    """A header-safe value: printable ASCII as is, anything else as ``=?base64?…?=``."""
+    if value.isascii() and value.isprintable():
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def _walk_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _walk_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk_strings(v)
+
+
+def _foreign_entity(value: str, bound: str) -> str | None:
+    """The entity kind when ``value`` is an id of another workspace than ``bound``."""
+    for kind, parse in (("workspace", ids.parse_workspace), ("board", ids.parse_board), ("column", ids.parse_column), ("task", ids.parse_task)):
+        parsed = parse(value)
+        if parsed is None:
+            continue
+        workspace = parsed if isinstance(parsed, str) else parsed[0] if isinstance(parsed, tuple) else parsed.workspace_id
+        return kind if workspace != bound else None
+    return None
+
+
+def binding_guard(message: dict[str, Any], session: Session) -> dict[str, Any] | None:
+    """Apply the connection's binding to a ``tools/call`` before it leaves for the remote.
+
+    Rewrites ``workspaceId: ""`` to the bound workspace in place. Returns the error reply to
+    send instead of forwarding, or ``None`` to forward.
+    """
+    params = message.get("params")
+    binding = session.binding
+    if not isinstance(params, dict) or binding is None or not isinstance(params.get("name"), str):
+        return None
+    name = params["name"]
+    spec = registry.get(name)
+    ctx = CallContext(principal=session.principal, correlation_id="stdio-bridge", tool=name, binding=binding)
+    args = params.get("arguments")
+    try:
+        if spec is not None and not spec.read_only:
+            ctx.ensure_writable()
+        if isinstance(args, dict):
+            for key, value in list(args.items()):
+                if key == "workspaceId" and isinstance(value, str):
+                    resolved = ctx.workspace_argument(value)
+                    if binding.workspace_id is not None or value != "":
+                        args[key] = resolved
+            if binding.workspace_id:
+                for value in _walk_strings(args):
+                    kind = _foreign_entity(value, binding.workspace_id)
+                    if kind:
+                        raise errors.not_found(kind, value)
+    except ToolError as exc:
+        result = tool_result(CallOutcome(error=exc.envelope()))
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and META_VERSION in meta:
+            result["resultType"] = "complete"
+        return {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+    return None
+
+
+class RemoteBackend:
+    """Forward each message to a remote MCP endpoint over HTTPS and relay its answers."""
+
+    def __init__(self, url: str, token: str, session: Session | None = None, *, timeout: float = 60.0) -> None:
+        import httpx2  # the MCP SDK's HTTP client; only the bridge needs it
+
+        self._httpx = httpx2
+        self.url = check_remote_url(url)
+        self.session = session
+        self.negotiated: str | None = None
+        self.client = httpx2.Client(
+            timeout=timeout,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "User-Agent": "jentrix-mcp-stdio/0.1",
+            },
+        )
+
+    # -- wire ---------------------------------------------------------------------------------
+    def headers_for(self, message: dict[str, Any]) -> dict[str, str]:
+        method = message.get("method")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        meta = params.get("_meta")
+        headers: dict[str, str] = {}
+        if isinstance(meta, dict) and isinstance(meta.get(META_VERSION), str):
+            headers["MCP-Protocol-Version"] = meta[META_VERSION]
+            if isinstance(method, str):
+                headers["Mcp-Method"] = method
+            field = _NAMED_METHODS.get(method) if isinstance(method, str) else None
+            if field and isinstance(params.get(field), str):
+                headers["Mcp-Name"] = header_value(params[field])
+        elif self.negotiated and method != "initialize":
+            headers["MCP-Protocol-Version"] = self.negotiated
+        return headers
+
+    def post(self, message: dict[str, Any]) -> Any:
+        return self.client.post(self.url, content=encode(message), headers=self.headers_for(message))
+
+    @staticmethod
+    def messages_of(response: Any) -> list[dict[str, Any]]:
+        """The JSON-RPC messages in a response body (JSON, or an SSE stream of JSON events)."""
+        body = response.content
+        if not body:
+            return []
+        ctype = response.headers.get("content-type", "")
+        out: list[Any] = []
+        if ctype.startswith("text/event-stream"):
+            data: list[str] = []
+            for line in body.decode("utf-8", "replace").splitlines() + [""]:
+                if line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+                elif not line and data:
+                    out.append(json.loads("\n".join(data)))
+                    data = []
+        else:
+            parsed = json.loads(body)
+            out.extend(parsed if isinstance(parsed, list) else [parsed])
+        return [m for m in out if isinstance(m, dict)]
+
+    # -- backend interface ----------------------------------------------------------------------
+    def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        id_ = message.get("id")
+        if message.get("method") == "tools/call" and self.session is not None:
+            message = copy.deepcopy(message)
+            refusal = binding_guard(message, self.session)
+            if refusal is not None:
+                return [refusal]
+        try:
+            response = self.post(message)
+        except self._httpx.HTTPError as exc:
+            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint could not be reached: {exc}.", {"url": self.url})]
+        if response.status_code in (401, 403) and not response.content.startswith(b'{"jsonrpc"'):
+            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint refused the token (HTTP {response.status_code}); check JENTRIX_TOKEN or --token-file.", {"httpStatus": response.status_code})]
+        try:
+            messages = self.messages_of(response)
+        except ValueError:
+            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code} without a JSON-RPC message.", {"httpStatus": response.status_code})]
+        if not messages and response.status_code >= 400:
+            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code}.", {"httpStatus": response.status_code})]
+        if message.get("method") == "initialize":
+            for m in messages:
+                version = (m.get("result") or {}).get("protocolVersion") if isinstance(m.get("result"), dict) else None
+                if m.get("id") == id_ and isinstance(version, str):
+                    self.negotiated = version
+        return messages
+
+    def notify(self, message: dict[str, Any]) -> None:
+        try:
+            self.post(message)
+        except self._httpx.HTTPError as exc:
+            log.warning("could not forward %s to the remote endpoint: %s", message.get("method"), exc)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- start-up: who is the token, which workspaces does it see ---------------------------------
+    def _modern_call(self, method: str, params: dict[str, Any], id_: str) -> dict[str, Any]:
+        meta = {META_VERSION: MODERN_VERSIONS[-1], META_CAPABILITIES: {}, META_CLIENT_INFO: {"name": "jentrix-mcp-stdio-bridge", "version": "0.1.0"}}
+        message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": {**params, "_meta": meta}}
+        try:
+            response = self.post(message)
+        except self._httpx.HTTPError as exc:
+            raise StartupError(f"The remote MCP endpoint {self.url} could not be reached: {exc}.") from None
+        if response.status_code == 401:
+            raise StartupError("The remote MCP endpoint rejected the token (HTTP 401): it is unknown, revoked or expired.")
+        try:
+            messages = self.messages_of(response)
+        except ValueError:
+            messages = []
+        answer = next((m for m in messages if m.get("id") == id_), None)
+        if answer is None or "result" not in answer:
+            detail = (answer or {}).get("error", {}).get("message") if answer else f"HTTP {response.status_code}"
+            raise StartupError(f"The remote MCP endpoint {self.url} did not answer {method}: {detail}.")
+        return answer["result"]
+
+    def identify(self) -> tuple[Principal, list[str]]:
+        """The token's principal and the workspaces its user belongs to, asked of the remote."""
+        self._modern_call("server/discover", {}, "jentrix-bridge-discover")
+        ctx = self._tool("get_token_context")
+        workspaces = self._tool("list_workspaces")["workspaces"]
+        principal = Principal(
+            user_id=ctx["userId"], token_id=ctx["tokenId"], kind=ctx.get("kind", "pat"),
+            stored_scopes=tuple(ctx.get("storedScopes") or ()), workspace_pin=ctx.get("workspaceId"),
+            display_name=ctx.get("displayName"), emoji=ctx.get("emoji"), expires_at=ctx.get("expiresAt"),
+        )
+        return principal, [w["id"] for w in workspaces]
+
+    def _tool(self, name: str) -> dict[str, Any]:
+        result = self._modern_call("tools/call", {"name": name, "arguments": {}}, f"jentrix-bridge-{name}")
+        if result.get("isError") or not isinstance(result.get("structuredContent"), dict):
+            text = (result.get("content") or [{}])[0].get("text", "")
+            raise StartupError(f"The remote MCP endpoint refused {name}: {text}")
+        return result["structuredContent"]
