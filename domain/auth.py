@@ -204,7 +204,7 @@ def create_user(email: str, display_name: str, user_id: str | None = None) -> Us
     try:
         db.transact(build)
     except db.ConditionFailed as failure:
-        if 1 in failure.failed:
+        if failure.hit(pointer.PK, pointer.SK):
             raise EmailTaken(f"a user with email {email!r} already exists") from None
         raise ValueError(f"user id {uid!r} already exists") from None
     return row

