@@ -100,3 +100,63 @@ async def new_board(client: Any, workspace_id: str, name: str = "Board", kind: s
 
 async def new_task(client: Any, column_id: str, title: str, **fields: Any) -> dict[str, Any]:
     return (await ok(client, "create_task", {"columnId": column_id, "title": title, **fields}))["task"]
+
+
+
+def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded") -> list[str]:
+    """Setup shortcut for big boards: write ``count`` tasks into a column with batch writes.
+
+    Builds the same items create_task writes (full item, compact row via ``compact_of``, number
+    pointer) and advances the workspace counter and the column/board counts to match, but in
+    25-item batches instead of one transaction per task. No activity rows are written.
+    Returns the new task ids in creation order.
+    """
+    from fractional_indexing import generate_n_keys_between
+
+    from domain import clock, ids
+    from domain.store.models import BoardRow, ColumnRow, Row, TaskDetailRow, TaskNumberRow, WorkspaceRow
+    from domain.tools.tasks import compact_of
+
+    ws, board_id, _ = ids.parse_column(column_id)  # type: ignore[misc]
+    wsrow = WorkspaceRow.get(f"WS#{ws}", "META", consistent_read=True)
+    column = ColumnRow.get(f"BOARD#{board_id}", f"C#{column_id}", consistent_read=True)
+    first = int(wsrow.taskCounter or 0) + 1
+    ranks = generate_n_keys_between(column.lastRank, None, count)
+    made = []
+    with Row.batch_write() as batch:
+        for i, rank in enumerate(ranks):
+            number = first + i
+            tid = ids.task_id(board_id, number)
+            now = clock.now_iso()
+            detail = TaskDetailRow(
+                f"BOARD#{board_id}", f"X#{number:010d}", taskId=tid, number=number, key=f"{wsrow.taskPrefix}-{number}",
+                boardId=board_id, columnId=column_id, rank=rank, title=f"{title} {i + 1}", priority="NONE", dueDate=None,
+                assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description="", createdBy=user_id,
+            )
+            batch.save(detail)
+            batch.save(compact_of(detail))
+            batch.save(TaskNumberRow(f"WS#{ws}", f"TASKNO#{number:010d}", taskId=tid))
+            made.append(tid)
+    wsrow.update(actions=[WorkspaceRow.taskCounter.set(first + count - 1)])
+    column.update(actions=[ColumnRow.lastRank.set(ranks[-1]), ColumnRow.taskCount.add(count)])
+    BoardRow(f"BOARD#{board_id}", "#META").update(actions=[BoardRow.taskCount.add(count)])
+    return made
+
+
+def create_tasks_in_process(secret: str, column_id: str, count: int, title: str = "bulk") -> list[dict[str, Any]]:
+    """Setup shortcut for big boards: run create_task through the same pipeline in this process.
+
+    It is the code path the HTTP adapter runs, minus the HTTP round trip per task.
+    """
+    from domain import auth, pipeline, registry
+
+    principal = auth.authenticate(secret)
+    assert principal is not None
+    spec = registry.get("create_task")
+    assert spec is not None
+    made = []
+    for i in range(count):
+        out = pipeline.call_tool(spec, {"columnId": column_id, "title": f"{title} {i + 1}"}, principal)
+        assert out.result is not None, out.error
+        made.append(out.result["task"])
+    return made

@@ -381,6 +381,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
             actions.append(ColumnRow.name.set(name))
             if args.wipLimit is not None:
                 actions.append(ColumnRow.wipLimit.set(args.wipLimit))
+                target.wipLimit = args.wipLimit
             summary, data, kind = f"Renamed column {target.name!r} to {name!r}", {"columnId": target.columnId, "from": target.name, "to": name}, "column.renamed"
             target.name = name
         elif args.action == "move":
@@ -462,6 +463,7 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
     board: BoardRow | None = None
     columns: list[ColumnRow] = []
     tasks: list[TaskRow] = []
+    live: dict[str, tuple[ColumnRow, int]] | None = None
     truncated = False
     for row in Row.query(f"BOARD#{args.boardId}", Row.SK.between("#", "T#~"), consistent_read=True):
         if isinstance(row, BoardRow):
@@ -469,6 +471,12 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
         elif isinstance(row, ColumnRow):
             columns.append(row)
         elif isinstance(row, TaskRow):
+            # Columns sort before tasks (C# < T#), so the live set is known here. Rows of archived
+            # columns are skipped without counting: they must not use up the snapshot's room.
+            if live is None:
+                live = {c.columnId: (c, i) for c, i in ordered_columns(columns)}
+            if row.columnId not in live:
+                continue
             if len(tasks) >= SNAPSHOT_CAP:
                 truncated = True
                 break
@@ -477,7 +485,6 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
         raise errors.not_found("board", args.boardId)
     active = ordered_columns(columns)
     live = {c.columnId: (c, i) for c, i in active}
-    tasks = [t for t in tasks if t.columnId in live]
     tasks.sort(key=lambda t: (live[t.columnId][1], t.rank, int(t.number)))
     total = sum(int(c.taskCount or 0) for c, _ in active)
     snap_cols = []
