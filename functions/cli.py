@@ -14,6 +14,7 @@ either they refuse, so a stray ``AWS_PROFILE`` never reaches a production table 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shlex
@@ -25,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from pynamodb.exceptions import PynamoDBException
 
@@ -77,6 +79,11 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--region", help="AWS region (default: $AWS_REGION or us-east-1)")
 
 
+def _is_aws_host(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host.endswith((".amazonaws.com", ".amazonaws.com.cn", ".api.aws"))
+
+
 def _connect(args: argparse.Namespace) -> None:
     endpoint = args.endpoint or (None if args.aws else os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None)
     if not endpoint and not args.aws:
@@ -85,6 +92,8 @@ def _connect(args: argparse.Namespace) -> None:
             "JENTRIX_DYNAMODB_ENDPOINT; to work on real AWS, pass --aws explicitly.",
             code=2,
         )
+    if endpoint and _is_aws_host(endpoint):
+        raise CliError(f"{endpoint} is DynamoDB in AWS; use --aws (with --region) instead of an endpoint to say so explicitly.", code=2)
     _point_at(endpoint, table=args.table, region=args.region)
 
 
@@ -138,6 +147,13 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         "JSON client config (e.g. .mcp.json):",
         "  " + json.dumps(desktop),
         "",
+    ]
+    if importlib.util.find_spec("functions.stdio_adapter") is not None:
+        jentrix = shutil.which("jentrix") or str(Path(sys.executable).with_name("jentrix"))
+        command = f"{shlex.quote(jentrix)} mcp --url {url}"
+        command = f"{command} --token-file {shlex.quote(str(token_file))}" if token_file else f"JENTRIX_TOKEN={token} {command}"
+        lines += ["stdio clients (a bridge to the URL above):", f"  {command}", ""]
+    lines += [
         "Tokens for this stack:",
         f"  jentrix token list --endpoint {endpoint} --user-email {seed.user.email}",
         "",

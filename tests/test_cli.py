@@ -6,6 +6,7 @@ kept across a restart, clean shutdown on SIGINT and SIGTERM with no java left be
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import queue
@@ -159,9 +160,20 @@ def test_token_commands_use_the_endpoint_from_the_environment(capsys: pytest.Cap
     assert json.loads(out)["userId"] == owner.user_id
 
 
-def test_mcp_subcommand_is_wired_lazily(capsys: pytest.CaptureFixture[str]) -> None:
+def test_token_commands_refuse_an_aws_endpoint_without_aws(capsys: pytest.CaptureFixture[str], owner: Actor) -> None:
+    code, out, err = run_cli(capsys, "token", "list", "--endpoint", "https://dynamodb.eu-west-1.amazonaws.com", "--user-email", owner.email)
+    assert code == 2 and out == "" and "--aws" in err
+
+
+def test_mcp_subcommand_reaches_the_stdio_adapter(capsys: pytest.CaptureFixture[str]) -> None:
     parser_help = cli.build_parser().format_help()
     assert "mcp" in parser_help and "dev" in parser_help and "token" in parser_help
+    if importlib.util.find_spec("functions.stdio_adapter") is None:
+        pytest.skip("the stdio adapter is not part of this build")
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["mcp", "--help"])
+    assert stopped.value.code == 0
+    assert "jentrix mcp" in capsys.readouterr().out
 
 
 # -- jentrix dev ------------------------------------------------------------------------------
