@@ -196,12 +196,6 @@ def _missing_ids(w: World) -> dict[str, str]:
     }
 
 
-LIST_ACTIVITY_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="tool bug (domain/tools/activity.py): list_activity checks membership from the id but never that the "
-    "board/task exists, so a missing id in the caller's own workspace answers an empty list instead of NOT_FOUND",
-)
-
 # (probe id, tool, kind of id, arguments built from the world and the id)
 PROBES: list[Any] = [
     pytest.param("list_boards", "workspace", lambda w, i: {"workspaceId": i}, id="list_boards"),
@@ -211,7 +205,7 @@ PROBES: list[Any] = [
     pytest.param("list_columns", "board", lambda w, i: {"boardId": i}, id="list_columns"),
     pytest.param("list_tasks", "board", lambda w, i: {"boardId": i}, id="list_tasks-board"),
     pytest.param("rename_board", "board", lambda w, i: {"boardId": i, "name": "Mine now"}, id="rename_board"),
-    pytest.param("list_activity", "board", lambda w, i: {"boardId": i}, id="list_activity-board", marks=LIST_ACTIVITY_GAP),
+    pytest.param("list_activity", "board", lambda w, i: {"boardId": i}, id="list_activity-board"),
     pytest.param("manage_columns", "board", lambda w, i: {"action": "create", "boardId": i, "name": "Extra"}, id="manage_columns-create"),
     pytest.param("create_task", "column", lambda w, i: {"columnId": i, "title": "Planted"}, id="create_task"),
     pytest.param("list_tasks", "column", lambda w, i: {"columnId": i}, id="list_tasks-column"),
@@ -221,7 +215,7 @@ PROBES: list[Any] = [
     pytest.param("update_task", "task", lambda w, i: {"taskId": i, "title": "Defaced"}, id="update_task"),
     pytest.param("move_task", "task", lambda w, i: {"taskId": i, "columnId": w.columns[1]}, id="move_task"),
     pytest.param("archive_task", "task", lambda w, i: {"taskId": i}, id="archive_task"),
-    pytest.param("list_activity", "task", lambda w, i: {"taskId": i}, id="list_activity-task", marks=LIST_ACTIVITY_GAP),
+    pytest.param("list_activity", "task", lambda w, i: {"taskId": i}, id="list_activity-task"),
 ]
 
 
@@ -266,11 +260,6 @@ async def test_moving_a_task_into_a_foreign_column_is_refused_like_any_column_of
     assert board_view(server_url, world) == view_before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tool bug (domain/tools/tasks.py get_task): a number in a foreign workspace is reported as task id "
-    "'<ws>#<n>' while a missing number in the caller's own workspace is reported as 'number <n>'",
-)
 async def test_foreign_workspace_number_lookup_is_not_found_like_a_missing_number(server_url, world):
     with nothing_written():
         async with mcp_client(server_url, world.me.token, "auto") as c:

@@ -9,10 +9,20 @@ from pydantic import Field
 from domain import clock, errors, ids
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store.models import ActivityRow
+from domain.store.models import ActivityRow, Row
 from domain.tools.common import ActivityView, CursorArg, LimitArg, activity_view, decode_cursor, encode_cursor
 
 MAX_PAGES = 5
+
+
+def _exists(args: "ListActivityInput") -> bool:
+    if args.taskId:
+        ref = ids.parse_task(args.taskId)
+        assert ref is not None
+        key = (f"BOARD#{ref.board_id}", f"X#{ref.number:010d}")
+    else:
+        key = (f"BOARD#{args.boardId}", "#META")
+    return any(True for _ in Row.batch_get([key], consistent_read=True))
 
 
 class ListActivityInput(ToolInput):
@@ -84,6 +94,10 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
         last = result.last_evaluated_key
         if not last or len(out) >= args.limit:
             break
+    if not out and start is None and not _exists(args):
+        # An empty first page is the only case where the subject might not exist (every board
+        # and task has its creation entry), so only then does it cost one more GetItem.
+        raise errors.not_found("task" if args.taskId else "board", args.taskId or args.boardId or "")
     cursor = encode_cursor(kind, last)
     notice = "More entries are available; pass nextCursor." if cursor else None
     return ListActivityOutput(activity=[activity_view(a) for a in out], nextCursor=cursor, notice=notice)

@@ -246,7 +246,7 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
         if args.number is None or args.workspaceId is None:
             raise errors.invalid("taskId", "is required unless workspaceId and number are both given")
         ws = ctx.workspace_argument(args.workspaceId)
-        ctx.member(ws, "task", f"{ws}#{args.number}")
+        ctx.member(ws, "task", f"number {args.number}")
         try:
             task_id = TaskNumberRow.get(f"WS#{ws}", f"TASKNO#{args.number:010d}", consistent_read=True).taskId
         except TaskNumberRow.DoesNotExist:
