@@ -43,6 +43,16 @@ def _post_list_workspaces(url: str, token: str) -> httpx2.Response:
 
 
 # -- token commands ---------------------------------------------------------------------------
+@pytest.fixture
+def owner(stack: dict[str, str]) -> Actor:
+    return make_actor("Cli", f"CLI Space {uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def outsider(stack: dict[str, str]) -> Actor:
+    return make_actor("Outsider", f"Elsewhere {uuid.uuid4().hex[:8]}")
+
+
 def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, server_url: str) -> None:
     code, out, err = run_cli(
         capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email.upper(),
@@ -86,7 +96,7 @@ def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str],
     assert {t["id"]: t["status"] for t in json.loads(out)["tokens"]}[created["id"]] == "revoked"
 
     # revoking again, or someone else's token, is refused
-    other = make_actor("Otto")
+    other = make_actor("Otto", None)
     code, _, err = run_cli(capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", other.email, created["id"])
     assert code == 1 and "no token" in err
 

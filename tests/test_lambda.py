@@ -24,7 +24,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.conftest import Actor
+from tests.conftest import Actor, make_actor
 
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
@@ -208,6 +208,12 @@ def requests_for(token: str) -> dict[str, tuple[str, dict[str, str], bytes | Non
 
 
 REQUEST_NAMES = list(requests_for("tm_placeholder"))
+
+
+@pytest.fixture(scope="module")
+def owner(stack: dict[str, str]) -> Actor:
+    """One owner for the module (its own workspace name, so slugs never pile up)."""
+    return make_actor("Lambda", f"Lambda Space {uuid.uuid4().hex[:8]}")
 
 
 @pytest.mark.parametrize("shape", list(EVENT_SHAPES))
