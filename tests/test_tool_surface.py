@@ -1,0 +1,227 @@
+"""The tool surface kept honest (issue 2 part 10, ARCHITECTURE §2).
+
+* docs/tools.md and tests/snapshots/tools.json are exactly what scripts/gen_tool_docs.py makes
+  of the registry now, so neither a doc nor a schema can drift silently;
+* every tool states its title and all four behaviour annotations explicitly, with flags equal
+  to the seed table below;
+* every inputSchema is portable: inline (no ``$ref``), a plain ``type: object`` root with
+  ``additionalProperties: false`` and no ``oneOf``/``anyOf``/``allOf`` there, every property
+  described; every tool has an ``outputSchema``; and both are valid JSON Schema;
+* the keyed tools (those taking ``idempotencyKey``) are exactly the expected ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from domain import registry
+from domain.auth import Principal
+from functions.protocol import McpProtocol, Session
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "gen_tool_docs.py"
+RERUN = "Run `.venv/bin/python scripts/gen_tool_docs.py` and commit docs/tools.md and tests/snapshots/tools.json."
+
+# name: (scope, readOnlyHint, destructiveHint, idempotentHint) — the seed's table for this issue
+SEED: dict[str, tuple[str, bool, bool, bool]] = {
+    "list_workspaces": ("read", True, False, False),
+    "create_workspace": ("write", False, False, False),
+    "list_members": ("read", True, False, False),
+    "list_boards": ("read", True, False, False),
+    "create_board": ("write", False, False, False),
+    "rename_board": ("write", False, False, True),
+    "list_columns": ("read", True, False, False),
+    "manage_columns": ("write", False, True, False),
+    "create_task": ("write", False, False, False),
+    "get_task": ("read", True, False, False),
+    "update_task": ("write", False, False, True),
+    "move_task": ("write", False, False, False),
+    "archive_task": ("write", False, True, False),
+    "list_tasks": ("read", True, False, False),
+    "get_board_snapshot": ("read", True, False, False),
+    "list_activity": ("read", True, False, False),
+    "get_token_context": ("read", True, False, False),
+}
+KEYED = {"create_workspace", "create_board", "create_task"}
+ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("gen_tool_docs", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GEN = _generator()
+SPECS = registry.ordered()
+DEFS = {s.name: s.definition() for s in SPECS}
+
+
+def _diff(expected: str, actual: str, name: str) -> str:
+    lines = list(difflib.unified_diff(actual.splitlines(), expected.splitlines(), f"{name} (committed)", f"{name} (from the registry)", lineterm="", n=1))
+    return "\n".join(lines[:40]) + ("\n…" if len(lines) > 40 else "")
+
+
+# -- generated files are fresh ------------------------------------------------------------------
+def test_tools_md_is_fresh():
+    expected = GEN.render_markdown()
+    actual = GEN.DOCS_PATH.read_text(encoding="utf-8") if GEN.DOCS_PATH.exists() else ""
+    assert actual == expected, f"docs/tools.md is stale. {RERUN}\n{_diff(expected, actual, 'docs/tools.md')}"
+
+
+def test_schema_snapshot_matches_the_registry():
+    expected = GEN.render_snapshot()
+    actual = GEN.SNAPSHOT_PATH.read_text(encoding="utf-8") if GEN.SNAPSHOT_PATH.exists() else ""
+    assert actual == expected, (
+        f"The tool definitions drifted from tests/snapshots/tools.json. If the change is intended, {RERUN}\n"
+        f"{_diff(expected, actual, 'tools.json')}"
+    )
+
+
+def test_snapshot_is_what_tools_list_serves():
+    """The snapshot is the wire form: the protocol layer's tools/list returns exactly it, in order."""
+    snapshot = json.loads(GEN.SNAPSHOT_PATH.read_text(encoding="utf-8"))
+    session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
+    reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=session)
+    assert reply.message["result"]["tools"] == snapshot
+    assert [t["name"] for t in snapshot] == sorted(t["name"] for t in snapshot)
+
+
+def test_check_mode_passes_on_fresh_files_and_fails_on_stale_ones(tmp_path):
+    fresh = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert fresh.returncode == 0, fresh.stderr
+    docs, snap = tmp_path / "tools.md", tmp_path / "tools.json"
+    written = subprocess.run([sys.executable, str(SCRIPT), "--docs", str(docs), "--snapshot", str(snap)], capture_output=True, text=True, timeout=120)
+    assert written.returncode == 0, written.stderr
+    assert docs.read_text(encoding="utf-8") == GEN.DOCS_PATH.read_text(encoding="utf-8")
+    assert snap.read_text(encoding="utf-8") == GEN.SNAPSHOT_PATH.read_text(encoding="utf-8")
+    snap.write_text(snap.read_text(encoding="utf-8").replace('"readOnlyHint": true', '"readOnlyHint": false', 1), encoding="utf-8")
+    stale = subprocess.run([sys.executable, str(SCRIPT), "--check", "--docs", str(docs), "--snapshot", str(snap)], capture_output=True, text=True, timeout=120)
+    assert stale.returncode != 0
+    assert "tools.json" in stale.stderr and "gen_tool_docs.py" in stale.stderr
+    docs.unlink()
+    missing = subprocess.run([sys.executable, str(SCRIPT), "--check", "--docs", str(docs), "--snapshot", str(snap)], capture_output=True, text=True, timeout=120)
+    assert missing.returncode != 0 and "tools.md" in missing.stderr
+
+
+def test_docs_mention_every_tool_and_its_flags():
+    text = GEN.DOCS_PATH.read_text(encoding="utf-8")
+    for s in SPECS:
+        row = next(line for line in text.splitlines() if line.startswith(f"| [`{s.name}`]"))
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert cells[1:7] == [s.scope, *("yes" if f else "no" for f in (s.read_only, s.destructive, s.idempotent, s.keyed)), s.min_role or "-"], row
+        assert f"## {s.name}" in text
+        for prop in DEFS[s.name]["inputSchema"].get("properties", {}):
+            assert f"| `{prop}` |" in text.split(f"## {s.name}\n", 1)[1].split("\n## ", 1)[0], (s.name, prop)
+
+
+# -- the seed table -------------------------------------------------------------------------------
+def test_registry_holds_exactly_the_seed_tools():
+    assert sorted(DEFS) == sorted(SEED)
+    assert len(DEFS) == 17
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_flags_match_the_seed_table(name):
+    spec = registry.get(name)
+    scope, read_only, destructive, idempotent = SEED[name]
+    assert (spec.scope, spec.read_only, spec.destructive, spec.idempotent) == (scope, read_only, destructive, idempotent)
+    ann = DEFS[name]["annotations"]
+    assert (ann["readOnlyHint"], ann["destructiveHint"], ann["idempotentHint"]) == (read_only, destructive, idempotent)
+    if read_only:
+        assert not destructive and scope == "read"
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_keyed_tools_take_an_idempotency_key(name):
+    spec = registry.get(name)
+    props = DEFS[name]["inputSchema"]["properties"]
+    assert spec.keyed == (name in KEYED)
+    assert ("idempotencyKey" in props) == (name in KEYED)
+    if name in KEYED:
+        assert "idempotencyKey" not in DEFS[name]["inputSchema"].get("required", [])
+
+
+# -- every definition, shape by shape ---------------------------------------------------------------
+def _walk(node: Any, path: str = "$"):
+    yield path, node
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _walk(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_title_and_all_four_annotations_are_explicit(name):
+    d = DEFS[name]
+    assert re.fullmatch(r"[a-z][a-z0-9_]{0,63}", d["name"])
+    assert isinstance(d["title"], str) and d["title"].strip()
+    assert isinstance(d["description"], str) and len(d["description"]) >= 20
+    ann = d["annotations"]
+    for key in ANNOTATION_KEYS:
+        assert key in ann and isinstance(ann[key], bool), f"{name} does not state {key}"
+    assert ann["openWorldHint"] is False
+    assert ann.get("title") == d["title"]
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_input_schema_is_inline_and_plain_at_the_root(name):
+    schema = DEFS[name]["inputSchema"]
+    refs = [path for path, node in _walk(schema) if isinstance(node, dict) and ("$ref" in node or "$defs" in node or "definitions" in node)]
+    assert not refs, f"{name} inputSchema refers out at {refs}"
+    assert schema["type"] == "object"
+    assert schema["additionalProperties"] is False
+    for keyword in ("oneOf", "anyOf", "allOf", "not", "if", "then", "else", "$ref"):
+        assert keyword not in schema, f"{name} inputSchema has {keyword} at the root"
+    assert isinstance(schema.get("properties", {}), dict)
+    assert set(schema.get("required", [])) <= set(schema.get("properties", {}))
+    Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_every_input_property_is_described(name):
+    schema = DEFS[name]["inputSchema"]
+    undescribed = []
+    for path, node in _walk(schema):
+        if isinstance(node, dict) and isinstance(node.get("properties"), dict) and not path.endswith(".properties"):
+            for prop, sub in node["properties"].items():
+                if not (isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip()):
+                    undescribed.append(f"{path}.properties.{prop}")
+    assert not undescribed, f"{name}: no description on {undescribed}"
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_output_schema_is_present_inline_and_valid(name):
+    schema = DEFS[name].get("outputSchema")
+    assert isinstance(schema, dict), f"{name} has no outputSchema"
+    assert schema["type"] == "object" and schema.get("properties")
+    assert not [p for p, n in _walk(schema) if isinstance(n, dict) and ("$ref" in n or "$defs" in n)]
+    Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
+    """The published schema agrees with the server on the two rules every client can check
+    locally: required fields, and no unknown fields."""
+    schema = DEFS[name]["inputSchema"]
+    validator = Draft202012Validator(schema)
+    minimal: dict[str, Any] = {}
+    for prop in schema.get("required", []):
+        sub = schema["properties"][prop]
+        minimal[prop] = sub["enum"][0] if "enum" in sub else ("x" if sub.get("type") == "string" else 1)
+    assert not list(validator.iter_errors(minimal)), name
+    assert list(validator.iter_errors({**minimal, "surprise": 1})), name
