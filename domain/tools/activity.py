@@ -10,9 +10,9 @@ from domain import clock, errors, ids
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store.models import ActivityRow, Row
-from domain.tools.common import ActivityView, CursorArg, LimitArg, activity_view, decode_cursor, encode_cursor
+from domain.tools.common import ActivityView, CursorArg, LimitArg, activity_view, decode_cursor, encode_cursor, take_page
 
-MAX_PAGES = 5
+MAX_PAGES = 5  # Query requests per call when filters drop rows (docs/data-model.md)
 
 
 def _exists(args: "ListActivityInput") -> bool:
@@ -69,31 +69,31 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
             raise errors.not_found("task", args.taskId)
         ctx.member(ref.workspace_id, "task", args.taskId)
         kind = f"act:{args.taskId}"
+        shape = {"GSI1PK": f"TACT#{args.taskId}", "GSI1SK": "", "PK": f"BACT#{ref.board_id}", "SK": ""}
     else:
         parsed = ids.parse_board(args.boardId or "")
         if parsed is None:
             raise errors.not_found("board", args.boardId or "")
         ctx.member(parsed[0], "board", args.boardId)
         kind = f"act:{args.boardId}"
-    start = decode_cursor(kind, args.cursor)
+        shape = {"PK": f"BACT#{args.boardId}", "SK": ""}
+    start = decode_cursor(kind, args.cursor, shape)
     filt = None
     if args.source:
         filt = ActivityRow.source == args.source
     if args.type:
         filt = (ActivityRow.type == args.type) if filt is None else filt & (ActivityRow.type == args.type)
-    out: list[ActivityRow] = []
-    last = start
-    for _ in range(MAX_PAGES):
-        if args.taskId:
-            cond = ActivityRow.GSI1SK > since if since else None
-            result = ActivityRow.gsi1.query(f"TACT#{args.taskId}", cond, filter_condition=filt, scan_index_forward=False, limit=args.limit - len(out), last_evaluated_key=last)
-        else:
-            cond = ActivityRow.SK > since if since else None
-            result = ActivityRow.query(f"BACT#{args.boardId}", cond, filter_condition=filt, scan_index_forward=False, limit=args.limit - len(out), last_evaluated_key=last, consistent_read=True)
-        out.extend(a for a in result if isinstance(a, ActivityRow))
-        last = result.last_evaluated_key
-        if not last or len(out) >= args.limit:
-            break
+    # Sort keys are "<at>#<ulid>": "<since>#~" sorts after every entry stamped exactly at since,
+    # so only entries strictly after it are listed.
+    after = f"{since}#~" if since else None
+    if args.taskId:
+        cond = ActivityRow.GSI1SK > after if after else None
+        result = ActivityRow.gsi1.query(f"TACT#{args.taskId}", cond, filter_condition=filt, scan_index_forward=False, limit=args.limit + 1, last_evaluated_key=start)
+    else:
+        cond = ActivityRow.SK > after if after else None
+        result = ActivityRow.query(f"BACT#{args.boardId}", cond, filter_condition=filt, scan_index_forward=False, limit=args.limit + 1, last_evaluated_key=start, consistent_read=True)
+    page, last = take_page(result, args.limit, index=bool(args.taskId), max_pages=MAX_PAGES)
+    out = [a for a in page if isinstance(a, ActivityRow)]
     if not out and start is None and not _exists(args):
         # An empty first page is the only case where the subject might not exist (every board
         # and task has its creation entry), so only then does it cost one more GetItem.

@@ -7,12 +7,13 @@ import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
+from pynamodb.exceptions import QueryError
 from ulid import ULID
 
 from domain import clock, errors
 from domain.context import CallContext
 from domain.registry import ToolOutput
-from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, TaskDetailRow, TaskRow
+from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, Row, TaskDetailRow, TaskRow
 
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
@@ -171,17 +172,75 @@ def encode_cursor(kind: str, last_key: dict[str, Any] | None) -> str | None:
     return base64.urlsafe_b64encode(raw).decode()
 
 
-def decode_cursor(kind: str, cursor: str | None) -> dict[str, Any] | None:
-    """The ExclusiveStartKey inside ``cursor``; INVALID_INPUT if it is not one of ours for ``kind``."""
+def bad_cursor() -> errors.ToolError:
+    return errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.")
+
+
+def decode_cursor(kind: str, cursor: str | None, key_shape: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The ExclusiveStartKey inside ``cursor``; INVALID_INPUT if it is not one of ours for ``kind``.
+
+    ``key_shape`` maps each key attribute the list's Query expects to a prefix its value must
+    start with (the whole partition value for partition keys). A cursor whose key does not have
+    exactly that shape is refused here instead of failing inside DynamoDB as INTERNAL.
+    """
     if cursor is None:
         return None
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor.encode()).decode())
-        if data.get("k") != kind or not isinstance(data.get("l"), dict):
+        last = data.get("l")
+        if data.get("k") != kind or not isinstance(last, dict):
             raise ValueError
-        return data["l"]
+        if key_shape is not None:
+            if set(last) != set(key_shape):
+                raise ValueError
+            for name, prefix in key_shape.items():
+                value = last[name]
+                if not isinstance(value, dict) or list(value) != ["S"] or not isinstance(value["S"], str) or not value["S"].startswith(prefix):
+                    raise ValueError
+        return last
     except (ValueError, UnicodeDecodeError, AttributeError):
-        raise errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.") from None
+        raise bad_cursor() from None
+
+
+def row_key(row: Any, index: bool = False) -> dict[str, Any]:
+    """The ExclusiveStartKey that resumes a Query right after ``row`` (base table or GSI1)."""
+    key = {"PK": {"S": row.PK}, "SK": {"S": row.SK}}
+    if index:
+        key |= {"GSI1PK": {"S": row.GSI1PK}, "GSI1SK": {"S": row.GSI1SK}}
+    return key
+
+
+def take_page(result: Any, limit: int, *, index: bool = False, max_pages: int | None = None) -> tuple[list[Any], dict[str, Any] | None]:
+    """Up to ``limit`` items of a Query issued with ``Limit = limit + 1``, and the key to resume after them.
+
+    Pages are pulled from ``result.page_iter`` one request at a time and typed through the
+    ``kind`` discriminator (callers keep their isinstance filters). Reading one item past the
+    page tells whether more exist, so a list whose length is a multiple of the page size ends
+    with a page without a cursor rather than an empty last page. With a filter, pages can come
+    back short; ``max_pages`` bounds the requests, and the cursor then resumes after what
+    DynamoDB evaluated. Raises INVALID_INPUT on ``cursor`` when DynamoDB refuses the start key.
+    """
+    pages = result.page_iter
+    rows: list[Any] = []
+    fetched = 0
+    try:
+        while len(rows) <= limit:
+            if max_pages is not None and fetched >= max_pages:
+                return rows, pages.last_evaluated_key
+            try:
+                page = next(pages)
+            except StopIteration:
+                return rows, None
+            fetched += 1
+            rows.extend(Row.from_raw_data(item) for item in page.get("Items", []))
+            if pages.last_evaluated_key is None and len(rows) <= limit:
+                return rows, None
+    except QueryError as exc:
+        if "starting key" in str(exc):  # DynamoDB refused the ExclusiveStartKey taken from the cursor
+            raise bad_cursor() from None
+        raise
+    rows = rows[:limit]
+    return rows, row_key(rows[-1], index)
 
 
 def ordered_columns(columns: list[ColumnRow], include_archived: bool = False) -> list[tuple[ColumnRow, int]]:

@@ -51,6 +51,7 @@ from domain.tools.common import (
     decode_cursor,
     encode_cursor,
     ordered_columns,
+    take_page,
     task_detail_view,
     task_row_view,
 )
@@ -539,18 +540,21 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         raise errors.not_found("board", board_id)
     names = {c.columnId: c.name for c in columns}
     live = {c.columnId for c, _ in ordered_columns(columns)}
-    start = decode_cursor(f"tasks:{column_id or board_id}", args.cursor)
+    kind = f"tasks:{column_id or board_id}"
     if column_id:
         col = next((c for c in columns if c.columnId == column_id), None)
         if col is None:
             raise errors.not_found("column", column_id)
+        start = decode_cursor(kind, args.cursor, {"GSI1PK": f"COL#{column_id}", "GSI1SK": "", "PK": f"BOARD#{board_id}", "SK": "T#"})
         total = int(col.taskCount or 0)
-        result = TaskRow.gsi1.query(f"COL#{column_id}", limit=args.limit, last_evaluated_key=start)
+        result = TaskRow.gsi1.query(f"COL#{column_id}", limit=args.limit + 1, last_evaluated_key=start)
     else:
+        start = decode_cursor(kind, args.cursor, {"PK": f"BOARD#{board_id}", "SK": "T#"})
         total = sum(int(c.taskCount or 0) for c in columns if c.columnId in live)
-        result = TaskRow.query(f"BOARD#{board_id}", Row.SK.startswith("T#"), limit=args.limit, last_evaluated_key=start, consistent_read=True)
-    rows = [r for r in result if isinstance(r, TaskRow) and (column_id or r.columnId in live)]
-    next_cursor = encode_cursor(f"tasks:{column_id or board_id}", result.last_evaluated_key)
+        result = TaskRow.query(f"BOARD#{board_id}", Row.SK.startswith("T#"), limit=args.limit + 1, last_evaluated_key=start, consistent_read=True)
+    page, last_key = take_page(result, args.limit, index=bool(column_id))
+    rows = [r for r in page if isinstance(r, TaskRow) and (column_id or r.columnId in live)]
+    next_cursor = encode_cursor(kind, last_key)
     if args.response_format == "detailed" and rows:
         details = {d.taskId: d for d in TaskDetailRow.batch_get([(r.PK, f"X#{int(r.number):010d}") for r in rows], consistent_read=True)}
         tasks: list[Any] = [task_detail_view(details[r.taskId], names.get(r.columnId)) for r in rows if r.taskId in details]
