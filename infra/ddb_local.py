@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -74,6 +75,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """Linux: have the kernel send SIGTERM to DynamoDB Local if our process dies (even by SIGKILL)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class DynamoDBLocal:
     """A DynamoDB Local child process. Use as a context manager, or call start()/stop()."""
 
@@ -97,7 +108,10 @@ class DynamoDBLocal:
             path = self.db_path or home() / "data"
             path.mkdir(parents=True, exist_ok=True)
             cmd += ["-dbPath", str(path)]
-        self.process = subprocess.Popen(cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.process = subprocess.Popen(
+            cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         client = boto3.client(
             "dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
             aws_access_key_id="local", aws_secret_access_key="local",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import unicodedata
 from typing import Annotated, Any
 
@@ -59,7 +60,8 @@ def create_workspace_rows(user: UserRow, name: str, *, marker: CreationMarkerRow
     now = clock.now_iso()
     ws_id = workspace_id or ids.new_workspace_id()
     for attempt in range(1, 50):
-        slug = base if attempt == 1 else f"{base}-{attempt}"
+        # The plain slug, then -2 … -5, then a random suffix: a popular name never runs out.
+        slug = base if attempt == 1 else f"{base}-{attempt}" if attempt <= 5 else f"{base}-{secrets.token_hex(3)}"
         ws = WorkspaceRow(
             f"WS#{ws_id}", "META", workspaceId=ws_id, name=name, slug=slug, taskPrefix=task_prefix(name),
             taskCounter=0, createdAt=now, createdBy=user.userId,
