@@ -127,7 +127,7 @@ def list_workspaces(ctx: CallContext, args: ListWorkspacesInput) -> ListWorkspac
     mirrors = [m for m in MembershipMirrorRow.query(f"USER#{uid}", Row.SK.startswith("WS#"), consistent_read=True) if isinstance(m, MembershipMirrorRow)]
     mirrors = [m for m in mirrors if ctx.visible(m.workspaceId)]
     roles = {m.workspaceId: m.role for m in mirrors}
-    rows = list(WorkspaceRow.batch_get([(f"WS#{w}", "META") for w in roles])) if roles else []
+    rows = list(WorkspaceRow.batch_get([(f"WS#{w}", "META") for w in roles], consistent_read=True)) if roles else []
     views = sorted((workspace_view(w, roles[w.workspaceId]) for w in rows), key=lambda v: (v.name.lower(), v.id))
     return ListWorkspacesOutput(workspaces=views)
 
