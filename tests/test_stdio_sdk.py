@@ -132,6 +132,16 @@ async def test_bridge_observe_session_refuses_writes_before_they_leave(stack, se
         assert err["code"] == "FORBIDDEN" and "observe session" in err["message"]
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_bridge_enrols_through_the_clients_roots(stack, server_url, owner, tmp_path, mode):
+    repo = git_checkout(tmp_path / "widgets", "git@github.com:Acme/Widgets.git")
+    errlog = tmp_path / "stderr.log"
+    async with sdk_client(["--url", server_url], adapter_env(None, owner.token), mode, errlog, roots=[repo]) as c:
+        await work_a_board(c, owner.workspace_id)
+    b = bound(errlog)
+    assert b["repository"] == "acme/widgets" and b["observe"] is False and b["workspaceId"] == owner.workspace_id
+
+
 def test_bridge_with_a_bad_token_or_url_fails_at_start(stack, server_url):
     done = run_adapter(["--url", server_url], adapter_env(None, "tm_" + "z" * 43))
     assert done.returncode == 2 and b"rejected the token" in done.stderr and done.stdout == b""

@@ -145,7 +145,10 @@ class RemoteBackend:
     """Forward each message to a remote MCP endpoint over HTTPS and relay its answers."""
 
     def __init__(self, url: str, token: str, session: Session | None = None, *, timeout: float = 60.0) -> None:
-        import httpx2  # the MCP SDK's HTTP client; only the bridge needs it
+        try:
+            import httpx2  # the HTTP client the MCP SDK uses; only the bridge needs it
+        except ImportError:
+            raise StartupError("--url needs the httpx2 package: install it with `.venv/bin/pip install httpx2`.") from None
 
         self._httpx = httpx2
         self.url = check_remote_url(url)
