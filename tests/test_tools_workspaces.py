@@ -68,6 +68,31 @@ async def test_list_workspaces_of_a_pinned_token_is_only_its_pin(server_url, own
         assert missing["code"] == "NOT_FOUND"
 
 
+async def test_a_pinned_token_cannot_reach_entities_of_its_users_other_workspaces(server_url, owner, outsider):
+    _add_member(outsider.workspace_id, owner.user_id, "MEMBER")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, outsider.workspace_id, "Shared elsewhere")
+        task = await new_task(c, board["columns"][0]["id"], "elsewhere")
+    pinned = _pat(owner.user_id, workspace_id=owner.workspace_id)
+    async with mcp_client(server_url, pinned) as c:
+        before = stored_state()
+        for tool, args in [
+            ("list_boards", {"workspaceId": outsider.workspace_id}),
+            ("create_board", {"workspaceId": outsider.workspace_id, "name": "nope"}),
+            ("get_board_snapshot", {"boardId": board["board"]["id"]}),
+            ("list_columns", {"boardId": board["board"]["id"]}),
+            ("create_task", {"columnId": board["columns"][0]["id"], "title": "nope"}),
+            ("get_task", {"taskId": task["id"]}),
+            ("get_task", {"workspaceId": outsider.workspace_id, "number": task["number"]}),
+            ("update_task", {"taskId": task["id"], "title": "nope"}),
+            ("list_activity", {"boardId": board["board"]["id"]}),
+        ]:
+            assert (await err(c, tool, args))["code"] == "NOT_FOUND", tool
+        assert stored_state() == before
+        # its own workspace works as usual
+        assert (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"] == []
+
+
 async def test_list_workspaces_for_a_user_without_any(server_url, stack):
     lonely = make_actor("Lonely", None)
     async with mcp_client(server_url, lonely.token) as c:
