@@ -274,6 +274,21 @@ def test_a_call_sent_before_the_roots_answer_waits_for_it(stack, owner, repo):
         assert structured_ok(reply["result"])["board"]["workspaceId"] == owner.workspace_id
 
 
+def test_a_flood_of_early_calls_cannot_keep_the_roots_answer_from_being_read(stack, owner, repo):
+    """More calls than workers and in-flight slots wait for the binding; the answer still gets in."""
+    with start(stack, owner) as a:
+        a.initialize(roots=True)
+        ask = a.recv()
+        n = 60
+        for i in range(n):
+            a.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "get_token_context", "arguments": {}}})
+        a.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": repo.as_uri()}]}})
+        replies = [a.recv() for _ in range(n)]
+        assert sorted(r["id"] for r in replies) == list(range(n))
+        assert all(structured_ok(r["result"])["observe"] is False for r in replies)
+        assert a.binding()["repository"] == "acme/widgets"
+
+
 def test_an_explicit_checkout_wins_over_roots_and_none_are_asked(stack, owner, repo, tmp_path):
     with start(stack, owner, "--checkout", str(repo)) as a:
         a.initialize(roots=True)

@@ -178,8 +178,7 @@ class StdioServer:
             message = frame.message
             if message["method"] == "initialize":
                 self.on_initialize(message)
-            self.in_flight.acquire()
-            self.pool.submit(self._run_request, message)
+            self.pool.submit(self._run_request, message, self._slot())
 
     # -- client → server traffic that shapes the binding ----------------------------------------
     def on_initialize(self, message: dict[str, Any]) -> None:
@@ -196,8 +195,7 @@ class StdioServer:
             self.request_roots()
         elif method == "notifications/roots/list_changed":
             log.info("the client's roots changed; the binding of a connection is fixed, so it stays as it is")
-        self.in_flight.acquire()
-        self.pool.submit(self._run_notification, message)
+        self.pool.submit(self._run_notification, message, self._slot())
 
     def request_roots(self) -> bool:
         """Send ``roots/list`` once (handshake era); True when an answer is (or will be) awaited."""
@@ -235,22 +233,33 @@ class StdioServer:
         st.settle(*roots_outcome(roots))
 
     # -- requests ---------------------------------------------------------------------------
-    def _run_notification(self, message: dict[str, Any]) -> None:
+    def _slot(self) -> bool:
+        """Take an in-flight slot (back-pressure on the reader). While the binding is unsettled
+        the reader never blocks here: calls may be waiting for the roots answer that only the
+        reader can deliver. Returns whether a slot was taken."""
+        if self.state.settled.is_set():
+            self.in_flight.acquire()
+            return True
+        return self.in_flight.acquire(blocking=False)
+
+    def _run_notification(self, message: dict[str, Any], slot: bool) -> None:
         try:
             self.backend.notify(message)
         except Exception:  # noqa: BLE001 - a notification has nobody to tell
             log.exception("notification %s failed", message.get("method"))
         finally:
-            self.in_flight.release()
+            if slot:
+                self.in_flight.release()
 
-    def _run_request(self, message: dict[str, Any]) -> None:
+    def _run_request(self, message: dict[str, Any], slot: bool) -> None:
         try:
             replies = self.handle_request(message)
         except Exception:  # noqa: BLE001 - the boundary: the client gets an error, never a traceback
             log.exception("request %s failed", message.get("method"))
             replies = [error_response(message.get("id"), INTERNAL_ERROR, "Internal error while handling the request; see the adapter's stderr.")]
         finally:
-            self.in_flight.release()
+            if slot:
+                self.in_flight.release()
         for reply in replies:
             self.write(reply)
 
