@@ -57,8 +57,8 @@ def test_read_tool_budgets(server_url, owner, board):
     _, c = check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"]}, FIXED_WS + 1)
     assert c.ops["Query"] == 1
     check(server_url, owner.token, "get_task", {"taskId": t["id"], "response_format": "concise"}, FIXED_WS + 1)
-    check(server_url, owner.token, "get_task", {"taskId": t["id"]}, FIXED_WS + 2)
-    check(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": t["number"]}, FIXED_WS + 3)
+    check(server_url, owner.token, "get_task", {"taskId": t["id"]}, FIXED_WS + 3)
+    check(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": t["number"]}, FIXED_WS + 4)
     check(server_url, owner.token, "list_tasks", {"boardId": board["id"]}, FIXED_WS + 2)
     check(server_url, owner.token, "list_tasks", {"columnId": board["cols"][0], "response_format": "detailed"}, FIXED_WS + 3)
     check(server_url, owner.token, "list_activity", {"boardId": board["id"]}, FIXED_WS + 1)

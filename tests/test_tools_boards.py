@@ -350,3 +350,22 @@ async def test_snapshot_is_capped_at_500_tasks_with_a_notice(server_url, owner):
                 break
         assert len(seen) == len(set(seen)) == 501 and set(shown) <= set(seen)
     assert time.monotonic() - started < 90
+
+
+async def test_placing_a_column_between_two_tied_ranks_rebalances(server_url, owner):
+    """Two columns created at the same instant can share a rank; placing a third between them re-ranks the board."""
+    from domain.store.models import ColumnRow
+
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id, "Ties")
+        cols = board["columns"]
+        tied = ColumnRow.get(f"BOARD#{board['board']['id']}", f"C#{cols[1]['id']}")
+        ColumnRow(f"BOARD#{board['board']['id']}", f"C#{cols[2]['id']}").update(actions=[ColumnRow.position.set(tied.position)])
+        order_before = [x["id"] for x in (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]]
+        made = await ok(c, "manage_columns", {"action": "create", "boardId": board["board"]["id"], "name": "Between", "afterColumnId": order_before[1]})
+        order = [x["id"] for x in made["columns"]]
+        assert order == order_before[:2] + [made["column"]["id"]] + order_before[2:]
+        listed = [x["id"] for x in (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]]
+        assert listed == order
+        ranks = [ColumnRow.get(f"BOARD#{board['board']['id']}", f"C#{cid}").position for cid in listed]
+        assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)

@@ -122,7 +122,8 @@ async def test_get_task_by_id_and_by_number_concise_and_detailed(server_url, own
     assert all(a["taskId"] == task["id"] for a in detailed["recentActivity"])
     assert concise.get("recentActivity") is None
     assert "description" not in concise["task"] and "createdBy" not in concise["task"]
-    assert {k: concise["task"][k] for k in concise["task"]} == {k: t[k] for k in concise["task"]}
+    assert {k: concise["task"][k] for k in concise["task"] if k != "columnName"} == {k: t[k] for k in concise["task"] if k != "columnName"}
+    assert t["columnName"] == "Backlog" and concise["task"]["columnName"] is None  # detailed reads the column
 
 
 async def test_get_task_recent_activity_is_the_ten_newest(server_url, owner):
@@ -494,3 +495,15 @@ async def test_list_tasks_refusals(server_url, owner, outsider):
             assert names_field(problem, field), (args, problem)
         for args in ({"boardId": their_board}, {"columnId": theirs[0]}, {"columnId": "cl_aaaaaaaaaaaa_bbbbbbbb_cccccc"}):
             assert (await err(c, "list_tasks", args))["code"] == "NOT_FOUND"
+
+
+async def test_list_tasks_refuses_an_archived_column(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id, "Archived column")
+        kept = await new_task(c, cols[0], "stays")
+        await new_task(c, cols[3], "leaves with its column")
+        await ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]})
+        problem = await err(c, "list_tasks", {"columnId": cols[3]})
+        assert problem["code"] == "INVALID_INPUT" and names_field(problem, "columnId")
+        board = await ok(c, "list_tasks", {"boardId": bid})
+        assert [t["id"] for t in board["tasks"]] == [kept["id"]] and board["totalCount"] == 1

@@ -289,21 +289,42 @@ class ManageColumnsOutput(ToolOutput):
     columns: list[ColumnView] = Field(description="The board's active columns after the change, in order.")
 
 
-def _placement(columns: list[tuple[ColumnRow, int]], moving: str | None, before: str | None, after: str | None) -> str:
+def _placement(columns: list[tuple[ColumnRow, int]], moving: str | None, before: str | None, after: str | None) -> tuple[str, dict[str, str]]:
+    """The rank for a column placed as asked, plus any columns that must be re-ranked.
+
+    Two columns created at the same instant can share a rank; placing a column between them
+    then has no key in between, so the board's active columns are re-ranked evenly (a rare
+    rebalance of a handful of items, written in the same transaction).
+    """
     order = [c for c, _ in columns if c.columnId != moving]
     if before and after:
         raise errors.invalid("beforeColumnId", "give beforeColumnId or afterColumnId, not both")
     anchor_id = before or after
     if anchor_id is None:
-        return generate_key_between(order[-1].position if order else None, None)
-    idx = next((i for i, c in enumerate(order) if c.columnId == anchor_id), None)
-    if idx is None:
-        raise errors.invalid("beforeColumnId" if before else "afterColumnId", f"{anchor_id!r} is not an active column of this board")
-    if before:
-        lo = order[idx - 1].position if idx > 0 else None
-        return generate_key_between(lo, order[idx].position)
-    hi = order[idx + 1].position if idx + 1 < len(order) else None
-    return generate_key_between(order[idx].position, hi)
+        slot = len(order)
+    else:
+        idx = next((i for i, c in enumerate(order) if c.columnId == anchor_id), None)
+        if idx is None:
+            raise errors.invalid("beforeColumnId" if before else "afterColumnId", f"{anchor_id!r} is not an active column of this board")
+        slot = idx if before else idx + 1
+    lo = order[slot - 1].position if slot > 0 else None
+    hi = order[slot].position if slot < len(order) else None
+    if lo is None or hi is None or lo < hi:
+        return generate_key_between(lo, hi), {}
+    keys = generate_n_keys_between(None, None, len(order) + 1)
+    rest = keys[:slot] + keys[slot + 1 :]
+    return keys[slot], {c.columnId: k for c, k in zip(order, rest, strict=True) if c.position != k}
+
+
+def _rerank(tx: Any, board_id: str, moved: dict[str, str]) -> None:
+    for cid, pos in moved.items():
+        tx.update(ColumnRow(f"BOARD#{board_id}", f"C#{cid}"), actions=[ColumnRow.position.set(pos)], condition=Row.PK.exists())
+
+
+def _apply_rerank(columns: list[ColumnRow], moved: dict[str, str]) -> None:
+    for c in columns:
+        if c.columnId in moved:
+            c.position = moved[c.columnId]
 
 
 @tool(
@@ -356,9 +377,10 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
     if args.action == "create":
         name = args.name.strip()  # type: ignore[union-attr]
         cid = ids.new_column_id(board_id)
+        position, moved = _placement(active, None, args.beforeColumnId, args.afterColumnId)
         column = ColumnRow(
             f"BOARD#{board_id}", f"C#{cid}", columnId=cid, boardId=board_id, name=name,
-            position=_placement(active, None, args.beforeColumnId, args.afterColumnId), taskCount=0,
+            position=position, taskCount=0,
             wipLimit=args.wipLimit, createdAt=now, updatedAt=now,
         )
         act = activity(ctx, ws, board_id, "column.created", f"Added column {name!r}", data={"columnId": cid, "name": name}, at=now)
@@ -368,14 +390,17 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
             tx.condition_check(BoardRow, f"BOARD#{board_id}", "#META", condition=BoardRow.archivedAt.does_not_exist())
             member_guard(tx, ws, ctx.principal.user_id)
             tx.save(act)
+            _rerank(tx, board_id, moved)
 
         _commit(build, "board", board_id)
+        _apply_rerank(columns, moved)
         columns.append(column)
         target = column
     else:
         assert target is not None
         stamp = clock.next_stamp(target.updatedAt)
         actions: list[Any] = [ColumnRow.updatedAt.set(stamp)]
+        moved: dict[str, str] = {}
         if args.action == "rename":
             name = args.name.strip()  # type: ignore[union-attr]
             actions.append(ColumnRow.name.set(name))
@@ -385,7 +410,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
             summary, data, kind = f"Renamed column {target.name!r} to {name!r}", {"columnId": target.columnId, "from": target.name, "to": name}, "column.renamed"
             target.name = name
         elif args.action == "move":
-            pos = _placement(active, target.columnId, args.beforeColumnId, args.afterColumnId)
+            pos, moved = _placement(active, target.columnId, args.beforeColumnId, args.afterColumnId)
             actions.append(ColumnRow.position.set(pos))
             summary, data, kind = f"Moved column {target.name!r}", {"columnId": target.columnId}, "column.moved"
             target.position = pos
@@ -403,6 +428,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
             tx.update(col, actions=actions, condition=ColumnRow.updatedAt == previous)
             member_guard(tx, ws, ctx.principal.user_id)
             tx.save(act)
+            _rerank(tx, board_id, moved)
 
         try:
             _commit(build, "column", target.columnId)
@@ -411,6 +437,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
                 raise errors.conflict("The column changed while this call ran.", "Read the columns again and retry.", retry_after_seconds=1) from None
             raise
         target.updatedAt = stamp
+        _apply_rerank(columns, moved)
     ordered = ordered_columns(columns)
     position = next((i for c, i in ordered if c.columnId == target.columnId), len(ordered))
     return ManageColumnsOutput(action=args.action, column=column_view(target, position), columns=[column_view(c, i) for c, i in ordered])

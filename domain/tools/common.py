@@ -60,7 +60,7 @@ class BoardView(ToolOutput):
     workspaceId: str
     name: str
     kind: str
-    taskCount: int
+    taskCount: int = Field(description="Unarchived tasks on the board, including those sitting in archived columns.")
     createdAt: str
     updatedAt: str
     archivedAt: str | None
@@ -85,7 +85,7 @@ class TaskRowView(ToolOutput):
     title: str
     boardId: str
     columnId: str
-    columnName: str | None
+    columnName: str | None = Field(description="The column's name where the call read it (lists, snapshots, detailed get_task, move_task); otherwise null.")
     priority: str
     dueDate: str | None
     assigneeIds: list[str]

@@ -15,7 +15,7 @@ import time
 from typing import Annotated, Any
 
 from fractional_indexing import generate_key_between
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from domain import clock, errors, ids
 from domain.context import CallContext
@@ -58,7 +58,11 @@ from domain.tools.common import (
 
 TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title (1-500 characters).")]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description (up to 20,000 characters).")]
-DueDateArg = Annotated[str | None, Field(default=None, max_length=40, description="Due date, ISO-8601 (YYYY-MM-DD or a full timestamp); null clears it on update.")]
+DueDateArg = Annotated[
+    str | None,
+    Field(default=None, max_length=40, description="Due date, ISO-8601 (YYYY-MM-DD or a full timestamp); null clears it on update."),
+    AfterValidator(lambda v: _check_due(v)),
+]
 COMPACT_FIELDS = ("taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds", "createdAt", "updatedAt")
 CREATE_ATTEMPTS = 25
 
@@ -125,8 +129,6 @@ class CreateTaskInput(ToolInput):
     priority: Priority = Field(default="NONE", description="NONE, LOW, MEDIUM, HIGH or URGENT.")
     dueDate: DueDateArg
     idempotencyKey: IdempotencyKeyArg
-
-    _due = field_validator("dueDate")(classmethod(lambda cls, v: _check_due(v)))
 
 
 class TaskOutput(ToolOutput):
@@ -255,8 +257,12 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
     _, detail = load_task(ctx, task_id)
     if args.response_format == "concise":
         return GetTaskOutput(task=task_row_view(detail), recentActivity=None)
+    try:
+        column_name = ColumnRow.get(detail.PK, f"C#{detail.columnId}").name
+    except ColumnRow.DoesNotExist:
+        column_name = None
     recent = [a for a in ActivityRow.gsi1.query(f"TACT#{detail.taskId}", scan_index_forward=False, limit=10) if isinstance(a, ActivityRow)]
-    return GetTaskOutput(task=task_detail_view(detail), recentActivity=[activity_view(a) for a in recent[:10]])
+    return GetTaskOutput(task=task_detail_view(detail, column_name), recentActivity=[activity_view(a) for a in recent[:10]])
 
 
 # -- update_task -----------------------------------------------------------------------------
@@ -267,8 +273,6 @@ class UpdateTaskInput(ToolInput):
     priority: Priority | None = Field(default=None, description="New priority.")
     dueDate: DueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
-
-    _due = field_validator("dueDate")(classmethod(lambda cls, v: _check_due(v)))
 
 
 def _write_task(ctx: CallContext, ref: ids.TaskRef, detail: TaskDetailRow, previous: str, act: ActivityRow, extra: Any = None) -> None:
@@ -545,6 +549,8 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         col = next((c for c in columns if c.columnId == column_id), None)
         if col is None:
             raise errors.not_found("column", column_id)
+        if col.archivedAt:
+            raise errors.invalid("columnId", "this column is archived; its tasks are off the board", "List the board's active columns with list_columns.")
         start = decode_cursor(kind, args.cursor, {"GSI1PK": f"COL#{column_id}", "GSI1SK": "", "PK": f"BOARD#{board_id}", "SK": "T#"})
         total = int(col.taskCount or 0)
         result = TaskRow.gsi1.query(f"COL#{column_id}", limit=args.limit + 1, last_evaluated_key=start)
