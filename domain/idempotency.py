@@ -118,6 +118,37 @@ def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[
         _deadline.reset(token)
 
 
+def creation_marker(ctx: Any, workspace_id: str, entity_id: str = "") -> CreationMarkerRow | None:
+    """The marker a keyed create puts in its transaction, or ``None`` for a call without a key."""
+    if not ctx.idempotency_key:
+        return None
+    return marker_for(ctx.principal.user_id, workspace_id, ctx.tool, ctx.idempotency_key, entity_id, ctx.args_hash or "")
+
+
+def put_marker(tx: Any, marker: CreationMarkerRow | None) -> None:
+    """Add the marker to a transaction: it must not exist, and a failure returns the stored one."""
+    if marker is not None:
+        tx.save(marker, condition=CreationMarkerRow.PK.does_not_exist(), return_values="ALL_OLD")
+
+
+def earlier_entity(failure: db.ConditionFailed, marker: CreationMarkerRow | None, what: str) -> str | None:
+    """The id of the entity an earlier, committed create with the same key made; ``None`` if the
+    transaction failed for another reason.
+
+    Raises:
+        ToolError: CONFLICT when that earlier create had different arguments.
+    """
+    if marker is None or not failure.hit(marker.PK, marker.SK):
+        return None
+    existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
+    if existing.argsHash != marker.argsHash:
+        raise errors.conflict(
+            f"This idempotencyKey already created a {what} with different arguments.",
+            f"Use a fresh idempotencyKey for a new {what}.",
+        )
+    return existing.entityId
+
+
 def marker_key(principal_id: str, workspace_id: str, tool: str, key: str) -> str:
     raw = "\x1f".join((principal_id, workspace_id, tool, key))
     return "IDEM#" + hashlib.sha256(raw.encode()).hexdigest()

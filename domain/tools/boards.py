@@ -10,14 +10,13 @@ from pydantic import Field
 
 from domain import clock, errors, ids
 from domain.context import CallContext
-from domain.idempotency import marker_for
+from domain.idempotency import creation_marker, earlier_entity, put_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db
-from domain.store.models import BoardEntryRow, BoardRow, ColumnRow, CreationMarkerRow, MemberRow, Row, TaskRow
+from domain.store.models import BoardEntryRow, BoardRow, ColumnRow, MemberRow, Row, TaskRow
 from domain.tools.common import (
     BoardIdArg,
     BoardView,
-    ColumnIdArg,
     ColumnView,
     IdempotencyKeyArg,
     TaskRowView,
@@ -170,14 +169,11 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
     for col_name, pos in zip(names, generate_n_keys_between(None, None, len(names)), strict=True):
         cid = ids.new_column_id(board_id)
         columns.append(ColumnRow(f"BOARD#{board_id}", f"C#{cid}", columnId=cid, boardId=board_id, name=col_name, position=pos, taskCount=0, createdAt=now, updatedAt=now))
-    marker = None
-    if ctx.idempotency_key:
-        marker = marker_for(ctx.principal.user_id, ws, "create_board", ctx.idempotency_key, board_id, ctx.args_hash or "")
+    marker = creation_marker(ctx, ws, board_id)
     act = activity(ctx, ws, board_id, "board.created", f"Created board {name!r} ({args.kind})", data={"name": name, "kind": args.kind}, at=now)
 
     def build(tx: Any) -> None:
-        if marker is not None:
-            tx.save(marker, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+        put_marker(tx, marker)
         member_guard(tx, ws, ctx.principal.user_id)
         tx.save(board, condition=Row.PK.does_not_exist())
         tx.save(entry)
@@ -188,11 +184,9 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
     try:
         db.transact(build)
     except db.ConditionFailed as failure:
-        if marker is not None and failure.hit(marker.PK, marker.SK):
-            existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
-            if existing.argsHash != marker.argsHash:
-                raise errors.conflict("This idempotencyKey already created a board with different arguments.", "Use a fresh idempotencyKey.") from None
-            _, b, cols = load_header(ctx, existing.entityId)
+        earlier = earlier_entity(failure, marker, "board")
+        if earlier:
+            _, b, cols = load_header(ctx, earlier)
             return BoardWithColumnsOutput(board=board_view(b), columns=[column_view(c, i) for c, i in ordered_columns(cols)])
         raise errors.not_found("workspace", ws) from None
     return BoardWithColumnsOutput(board=board_view(board), columns=[column_view(c, i) for i, c in enumerate(columns)])

@@ -19,14 +19,13 @@ from pydantic import AfterValidator, Field
 
 from domain import clock, errors, ids
 from domain.context import CallContext
-from domain.idempotency import marker_for
+from domain.idempotency import creation_marker, earlier_entity, put_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db
 from domain.store.models import (
     ActivityRow,
     BoardRow,
     ColumnRow,
-    CreationMarkerRow,
     Row,
     TaskDetailRow,
     TaskNumberRow,
@@ -156,9 +155,7 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     title = args.title.strip()
     if not title:
         raise errors.invalid("title", "must contain visible characters")
-    marker = None
-    if ctx.idempotency_key:
-        marker = marker_for(ctx.principal.user_id, ws, "create_task", ctx.idempotency_key, "", ctx.args_hash or "")
+    marker = creation_marker(ctx, ws)
     for attempt in range(CREATE_ATTEMPTS):
         got = {(r.PK, r.SK): r for r in Row.batch_get([(f"WS#{ws}", "META"), (f"BOARD#{board_id}", f"C#{column_id}")], consistent_read=True)}
         wsrow = got.get((f"WS#{ws}", "META"))
@@ -185,8 +182,7 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
 
         def build(tx: Any, counter: int = counter, number: int = number, last_rank: str | None = last_rank, rank: str = rank,
                   detail: TaskDetailRow = detail, compact: TaskRow = compact, pointer: TaskNumberRow = pointer, act: ActivityRow = act) -> None:
-            if marker is not None:
-                tx.save(marker, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+            put_marker(tx, marker)
             tx.update(WorkspaceRow(f"WS#{ws}", "META"), actions=[WorkspaceRow.taskCounter.set(number)], condition=WorkspaceRow.taskCounter == counter)
             col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
             tx.update(ColumnRow(f"BOARD#{board_id}", f"C#{column_id}"), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists())
@@ -201,11 +197,9 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
             db.transact(build)
             return TaskOutput(task=task_detail_view(detail, column.name))
         except db.ConditionFailed as failure:
-            if marker is not None and failure.hit(marker.PK, marker.SK):
-                existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
-                if existing.argsHash != marker.argsHash:
-                    raise errors.conflict("This idempotencyKey already created a task with different arguments.", "Use a fresh idempotencyKey for a new task.") from None
-                _, found = load_task(ctx, existing.entityId)
+            earlier = earlier_entity(failure, marker, "task")
+            if earlier:
+                _, found = load_task(ctx, earlier)
                 return TaskOutput(task=task_detail_view(found, column.name))
             if failure.hit(f"BOARD#{board_id}", "#META") or failure.hit(f"WS#{ws}", f"MEMBER#{ctx.principal.user_id}"):
                 raise errors.not_found("column", args.columnId) from None

@@ -12,7 +12,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from domain import clock, errors, ids
 from domain.context import CallContext
-from domain.idempotency import marker_for
+from domain.idempotency import creation_marker, earlier_entity, put_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db
 from domain.store.models import (
@@ -78,29 +78,19 @@ def create_workspace_rows(user: UserRow, name: str, *, marker: CreationMarkerRow
             tx.save(claim, condition=Row.PK.does_not_exist())
             tx.save(member)
             tx.save(mirror)
-            if marker is not None:
-                tx.save(marker, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+            put_marker(tx, marker)
 
         try:
             db.transact(build)
             return ws, True
         except db.ConditionFailed as failure:
-            if marker is not None and failure.hit(marker.PK, marker.SK):
-                existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
-                return _existing_workspace(existing, marker), False
+            earlier = earlier_entity(failure, marker, "workspace")
+            if earlier:
+                return WorkspaceRow.get(f"WS#{earlier}", "META", consistent_read=True), False
             if failure.hit(claim.PK, claim.SK):
                 continue
             raise
     raise errors.conflict("Could not find a free slug for this workspace name.", "Choose a more distinctive name.")
-
-
-def _existing_workspace(existing: CreationMarkerRow, marker: CreationMarkerRow) -> WorkspaceRow:
-    if existing.argsHash != marker.argsHash:
-        raise errors.conflict(
-            "This idempotencyKey already created a workspace with different arguments.",
-            "Use a fresh idempotencyKey for a new workspace.",
-        )
-    return WorkspaceRow.get(f"WS#{existing.entityId}", "META", consistent_read=True)
 
 
 # -- list_workspaces -------------------------------------------------------------------------
@@ -168,12 +158,8 @@ def create_workspace(ctx: CallContext, args: CreateWorkspaceInput) -> CreateWork
         user = UserRow.get(f"USER#{ctx.principal.user_id}", "PROFILE")
     except DoesNotExist:
         raise errors.not_found("user", ctx.principal.user_id) from None
-    marker = None
-    if ctx.idempotency_key:
-        marker = marker_for(ctx.principal.user_id, "", "create_workspace", ctx.idempotency_key, "", ctx.args_hash or "")
     ws_id = ids.new_workspace_id()
-    if marker is not None:
-        marker.entityId = ws_id
+    marker = creation_marker(ctx, "", ws_id)
     ws, _ = create_workspace_rows(user, name, marker=marker, workspace_id=ws_id)
     return CreateWorkspaceOutput(workspace=workspace_view(ws, "OWNER"))
 
