@@ -369,3 +369,20 @@ async def test_placing_a_column_between_two_tied_ranks_rebalances(server_url, ow
         assert listed == order
         ranks = [ColumnRow.get(f"BOARD#{board['board']['id']}", f"C#{cid}").position for cid in listed]
         assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)
+
+
+async def test_concurrent_archives_never_leave_a_board_without_columns(server_url, owner):
+    import asyncio
+
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id, "Last column standing")
+    async def archive(cid):
+        async with mcp_client(server_url, owner.token) as c2:
+            res = await c2.call_tool("manage_columns", {"action": "archive", "columnId": cid})
+            return res
+    results = await asyncio.gather(*(archive(col["id"]) for col in board["columns"]))
+    refused = [r for r in results if r.is_error]
+    assert len(refused) >= 1
+    async with mcp_client(server_url, owner.token) as c:
+        left = (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]
+    assert len(left) == len(refused) >= 1

@@ -497,13 +497,51 @@ async def test_list_tasks_refusals(server_url, owner, outsider):
             assert (await err(c, "list_tasks", args))["code"] == "NOT_FOUND"
 
 
-async def test_list_tasks_refuses_an_archived_column(server_url, owner):
+async def test_list_tasks_on_an_archived_column_lists_it_with_a_notice(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         bid, cols = await _board(c, owner.workspace_id, "Archived column")
         kept = await new_task(c, cols[0], "stays")
-        await new_task(c, cols[3], "leaves with its column")
+        hidden = await new_task(c, cols[3], "leaves with its column")
         await ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]})
-        problem = await err(c, "list_tasks", {"columnId": cols[3]})
-        assert problem["code"] == "INVALID_INPUT" and names_field(problem, "columnId")
+        listed = await ok(c, "list_tasks", {"columnId": cols[3]})
+        assert [t["id"] for t in listed["tasks"]] == [hidden["id"]] and "archived" in listed["notice"]
         board = await ok(c, "list_tasks", {"boardId": bid})
         assert [t["id"] for t in board["tasks"]] == [kept["id"]] and board["totalCount"] == 1
+        back = await ok(c, "move_task", {"taskId": hidden["id"], "columnId": cols[0]})
+        assert back["task"]["columnId"] == cols[0]
+
+
+async def test_board_pages_skip_archived_column_tasks_without_empty_pages(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id, "Paging past hidden")
+        first = await new_task(c, cols[0], "q0")
+        for title in ("q1", "q2"):
+            await new_task(c, cols[3], title)
+        last = await new_task(c, cols[0], "q3")
+        await ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]})
+        seen, cursor, pages = [], None, 0
+        while True:
+            page = await ok(c, "list_tasks", {"boardId": bid, "limit": 1, **({"cursor": cursor} if cursor else {})})
+            pages += 1
+            assert page["tasks"], "a page came back empty"
+            seen += [t["id"] for t in page["tasks"]]
+            cursor = page["nextCursor"]
+            if not cursor:
+                break
+        assert seen == [first["id"], last["id"]] and pages == 2
+
+
+async def test_concurrent_moves_into_one_column_all_land(server_url, owner):
+    import asyncio
+
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id, "Crowded column")
+        tasks = [await new_task(c, cols[0], f"m{i}") for i in range(8)]
+    async def move(t):
+        async with mcp_client(server_url, owner.token) as c2:
+            return await ok(c2, "move_task", {"taskId": t["id"], "columnId": cols[2]})
+    moved = await asyncio.gather(*(move(t) for t in tasks))
+    assert all(m["task"]["columnId"] == cols[2] for m in moved)
+    async with mcp_client(server_url, owner.token) as c:
+        order = await _column_order(c, cols[2])
+    assert sorted(order) == sorted(t["id"] for t in tasks)

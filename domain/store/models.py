@@ -128,6 +128,7 @@ class BoardRow(Row, discriminator="Board"):
     name = UnicodeAttribute()
     boardKind = UnicodeAttribute()
     taskCount = NumberAttribute(default=0)
+    activeColumns = NumberAttribute(default=0)
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
     archivedAt = UnicodeAttribute(null=True)

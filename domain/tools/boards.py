@@ -162,7 +162,10 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
         raise errors.invalid("name", "must contain visible characters")
     now = clock.now_iso()
     board_id = ids.new_board_id(ws)
-    board = BoardRow(f"BOARD#{board_id}", "#META", boardId=board_id, workspaceId=ws, name=name, boardKind=args.kind, taskCount=0, createdAt=now, updatedAt=now)
+    board = BoardRow(
+        f"BOARD#{board_id}", "#META", boardId=board_id, workspaceId=ws, name=name, boardKind=args.kind, taskCount=0,
+        activeColumns=len(DEFAULT_COLUMNS[args.kind]), createdAt=now, updatedAt=now,
+    )
     entry = BoardEntryRow(f"WS#{ws}", f"BOARD#{board_id}", boardId=board_id, name=name, boardKind=args.kind, createdAt=now)
     names = DEFAULT_COLUMNS[args.kind]
     columns = []
@@ -381,7 +384,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
 
         def build(tx: Any) -> None:
             tx.save(column, condition=Row.PK.does_not_exist())
-            tx.condition_check(BoardRow, f"BOARD#{board_id}", "#META", condition=BoardRow.archivedAt.does_not_exist())
+            tx.update(BoardRow(f"BOARD#{board_id}", "#META"), actions=[BoardRow.activeColumns.add(1)], condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists())
             member_guard(tx, ws, ctx.principal.user_id)
             tx.save(act)
             _rerank(tx, board_id, moved)
@@ -418,18 +421,24 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
         act = activity(ctx, ws, board_id, kind, summary, data=data, at=stamp)
         col = target
 
+        archiving = args.action == "archive"
+
         def build(tx: Any) -> None:
             tx.update(col, actions=actions, condition=ColumnRow.updatedAt == previous)
             member_guard(tx, ws, ctx.principal.user_id)
             tx.save(act)
             _rerank(tx, board_id, moved)
+            if archiving:
+                # The board's count of active columns is the guard: concurrent archives of its
+                # last columns cannot all pass, whatever each of them read.
+                tx.update(BoardRow(f"BOARD#{board_id}", "#META"), actions=[BoardRow.activeColumns.add(-1)], condition=BoardRow.activeColumns > 1)
 
         try:
-            _commit(build, "column", target.columnId)
-        except errors.ToolError as exc:
-            if exc.code.value == "NOT_FOUND":
-                raise errors.conflict("The column changed while this call ran.", "Read the columns again and retry.", retry_after_seconds=1) from None
-            raise
+            db.transact(build)
+        except db.ConditionFailed as failure:
+            if archiving and failure.hit(f"BOARD#{board_id}", "#META"):
+                raise errors.invalid("columnId", "a board needs at least one active column", "Create another column before archiving this one.") from None
+            raise errors.conflict("The column changed while this call ran.", "Read the columns again and retry.", retry_after_seconds=1) from None
         target.updatedAt = stamp
         _apply_rerank(columns, moved)
     ordered = ordered_columns(columns)

@@ -92,12 +92,12 @@ class TaskRowView(ToolOutput):
     labelIds: list[str]
     createdAt: str
     updatedAt: str
+    archivedAt: str | None = Field(description="When the task was archived; null for a task on the board.")
 
 
 class TaskDetailView(TaskRowView):
     description: str
     createdBy: str
-    archivedAt: str | None
 
 
 class ActivityView(ToolOutput):
@@ -136,12 +136,13 @@ def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) ->
         id=t.taskId, number=int(t.number), key=t.key, title=t.title, boardId=t.boardId, columnId=t.columnId,
         columnName=column_name, priority=t.priority, dueDate=t.dueDate, assigneeIds=list(t.assigneeIds or []),
         labelIds=list(t.labelIds or []), createdAt=t.createdAt, updatedAt=t.updatedAt,
+        archivedAt=getattr(t, "archivedAt", None),
     )
 
 
 def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
     base = task_row_view(t, column_name).model_dump()
-    return TaskDetailView(**base, description=t.description or "", createdBy=t.createdBy, archivedAt=t.archivedAt)
+    return TaskDetailView(**base, description=t.description or "", createdBy=t.createdBy)
 
 
 def activity_view(a: ActivityRow) -> ActivityView:

@@ -64,6 +64,8 @@ DueDateArg = Annotated[
 ]
 COMPACT_FIELDS = ("taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds", "createdAt", "updatedAt")
 CREATE_ATTEMPTS = 25
+MOVE_ATTEMPTS = 10
+MAX_FILTERED_PAGES = 5
 
 
 def _check_due(value: str | None) -> str | None:
@@ -359,6 +361,24 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     if args.beforeTaskId and args.afterTaskId:
         raise errors.invalid("beforeTaskId", "give beforeTaskId or afterTaskId, not both")
     ref, detail = load_task(ctx, args.taskId)
+    for attempt in range(MOVE_ATTEMPTS):
+        try:
+            return _move_once(ctx, args, ref, detail)
+        except _MoveRace as race:
+            # Another writer got there first: the task itself changed (without expectedUpdatedAt
+            # the move is re-applied on its new state), or the destination column's last rank moved.
+            detail = race.current or detail
+            time.sleep(random.uniform(0.0, 0.02) * min(attempt + 1, 5))
+    raise errors.conflict("The destination column kept changing while moving the task.", "Retry the call.", retry_after_seconds=1)
+
+
+class _MoveRace(Exception):
+    def __init__(self, current: TaskDetailRow | None) -> None:
+        super().__init__("move raced with another write")
+        self.current = current
+
+
+def _move_once(ctx: CallContext, args: MoveTaskInput, ref: ids.TaskRef, detail: TaskDetailRow) -> TaskOutput:
     _stale(args.expectedUpdatedAt, detail)
     if detail.archivedAt:
         raise errors.invalid("taskId", "the task is archived; it cannot be moved")
@@ -400,14 +420,15 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         if not moving_out and column.lastRank == detail.rank:
             return TaskOutput(task=task_detail_view(detail, column.name))  # already at the bottom
         rank = generate_key_between(column.lastRank, None)
+    moved = TaskDetailRow.from_raw_data(detail.serialize())  # work on a copy: a race re-reads
     previous = detail.updatedAt
     old_column = detail.columnId
-    detail.columnId, detail.rank = dest_id, rank
-    detail.updatedAt = clock.next_stamp(previous)
+    moved.columnId, moved.rank = dest_id, rank
+    moved.updatedAt = clock.next_stamp(previous)
     becomes_last = column.lastRank is None or rank > column.lastRank
     last_rank = column.lastRank
-    verb = f"Moved {detail.key} to {column.name!r}" if moving_out else f"Reordered {detail.key} in {column.name!r}"
-    act = activity(ctx, ref.workspace_id, ref.board_id, "task.moved", verb, task_id=detail.taskId, data={"fromColumnId": old_column, "toColumnId": dest_id}, at=detail.updatedAt)
+    verb = f"Moved {moved.key} to {column.name!r}" if moving_out else f"Reordered {moved.key} in {column.name!r}"
+    act = activity(ctx, ref.workspace_id, ref.board_id, "task.moved", verb, task_id=moved.taskId, data={"fromColumnId": old_column, "toColumnId": dest_id}, at=moved.updatedAt)
 
     def extra(tx: Any) -> None:
         col_actions: list[Any] = []
@@ -425,18 +446,18 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
             tx.condition_check(ColumnRow, f"BOARD#{ref.board_id}", f"C#{dest_id}", condition=ColumnRow.archivedAt.does_not_exist() & Row.PK.exists())
 
     try:
-        _write_task(ctx, ref, detail, previous, act, extra)
+        _write_task(ctx, ref, moved, previous, act, extra)
     except db.ConditionFailed as failure:
-        stored = failure.item(detail.PK, detail.SK)
+        stored = failure.item(moved.PK, moved.SK)
         if stored:
             current = TaskDetailRow.from_raw_data(stored)
-            raise errors.conflict(
-                f"The task changed while moving it (now updatedAt {current.updatedAt}).",
-                "Check error.current and call move_task again.",
-                current=_current(current),
-            ) from None
-        raise errors.conflict("The destination column changed while moving the task.", "Retry the call.", retry_after_seconds=1) from None
-    return TaskOutput(task=task_detail_view(detail, column.name))
+            if args.expectedUpdatedAt is not None or current.archivedAt:
+                _stale(args.expectedUpdatedAt, current)
+            raise _MoveRace(current) from None
+        if failure.hit(f"WS#{ref.workspace_id}", f"MEMBER#{ctx.principal.user_id}"):
+            raise errors.not_found("task", args.taskId) from None
+        raise _MoveRace(None) from None
+    return TaskOutput(task=task_detail_view(moved, column.name))
 
 
 # -- archive_task ----------------------------------------------------------------------------
@@ -543,16 +564,20 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         col = next((c for c in columns if c.columnId == column_id), None)
         if col is None:
             raise errors.not_found("column", column_id)
-        if col.archivedAt:
-            raise errors.invalid("columnId", "this column is archived; its tasks are off the board", "List the board's active columns with list_columns.")
         start = decode_cursor(kind, args.cursor, {"GSI1PK": f"COL#{column_id}", "GSI1SK": "", "PK": f"BOARD#{board_id}", "SK": "T#"})
         total = int(col.taskCount or 0)
         result = TaskRow.gsi1.query(f"COL#{column_id}", limit=args.limit + 1, last_evaluated_key=start)
     else:
         start = decode_cursor(kind, args.cursor, {"PK": f"BOARD#{board_id}", "SK": "T#"})
         total = sum(int(c.taskCount or 0) for c in columns if c.columnId in live)
-        result = TaskRow.query(f"BOARD#{board_id}", Row.SK.startswith("T#"), limit=args.limit + 1, last_evaluated_key=start, consistent_read=True)
-    page, last_key = take_page(result, args.limit, index=bool(column_id))
+        # Tasks of archived columns stay in the partition; when there are any, a server-side
+        # filter drops them and up to MAX_FILTERED_PAGES reads fill the page.
+        hidden = len(live) < len(columns)
+        result = TaskRow.query(
+            f"BOARD#{board_id}", Row.SK.startswith("T#"), filter_condition=TaskRow.columnId.is_in(*live) if hidden else None,
+            limit=args.limit + 1, last_evaluated_key=start, consistent_read=True,
+        )
+    page, last_key = take_page(result, args.limit, index=bool(column_id), max_pages=MAX_FILTERED_PAGES if not column_id and hidden else None)
     rows = [r for r in page if isinstance(r, TaskRow) and (column_id or r.columnId in live)]
     next_cursor = encode_cursor(kind, last_key)
     if args.response_format == "detailed" and rows:
@@ -560,9 +585,12 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         tasks: list[Any] = [task_detail_view(details[r.taskId], names.get(r.columnId)) for r in rows if r.taskId in details]
     else:
         tasks = [task_row_view(r, names.get(r.columnId)) for r in rows]
-    notice = None
+    notices = []
+    if column_id and column_id not in live:
+        notices.append("This column is archived, so its tasks are hidden from the board; move_task can bring one back to an active column.")
     if next_cursor:
-        notice = f"Showing {len(tasks)} tasks of {total}; pass nextCursor to get the next page."
+        notices.append(f"Showing {len(tasks)} of {total} task{'s' if total != 1 else ''}; pass nextCursor for the next page.")
+    notice = " ".join(notices) or None
     return ListTasksOutput(
         boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,
         tasks=tasks, totalCount=total, nextCursor=next_cursor, notice=notice,
