@@ -51,7 +51,7 @@ def _validation_error(exc: ValidationError) -> ToolError:
         msg = "is required"
         hint = "Add it and call again."
     else:
-        msg = first.get("msg", "is invalid")
+        msg = str(first.get("msg", "is invalid")).removeprefix("Value error, ")
         hint = f"Fix '{loc}' to match inputSchema and call again."
     others = len(exc.errors()) - 1
     if others:

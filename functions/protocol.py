@@ -56,9 +56,11 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 LIST_TTL_MS = 60_000
 SERVER_INFO = {"name": "jentrix-mcp", "title": "Jentrix", "version": "0.1.0"}
 INSTRUCTIONS = (
-    "Jentrix project management. Start with get_board_snapshot to see a board's columns and tasks in one "
-    "call. Writes that edit an existing entity take expectedUpdatedAt; create_* and bulk_* take an "
-    "idempotencyKey so a retry never duplicates work. workspaceId \"\" means the workspace this credential is bound to."
+    "Jentrix: kanban boards, tasks and their history. Orient yourself with get_board_snapshot (one call returns "
+    "a board's columns and tasks). update_task and move_task accept expectedUpdatedAt, the updatedAt you last read, "
+    "so a concurrent change is reported as CONFLICT instead of overwritten. create_* tools accept an idempotencyKey: "
+    "retrying with the same key never creates twice. workspaceId \"\" stands for the workspace your token or "
+    "connection is bound to; get_token_context tells what this token may do."
 )
 
 _MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}

@@ -229,12 +229,11 @@ async def test_update_task_bad_input(server_url, owner):
         task = await new_task(c, cols[0], "t")
         before = stored_state()
         cases = [
-            ({}, "title"),
-            ({"expectedUpdatedAt": task["updatedAt"]}, "title"),
-            ({"title": None}, "title"),
+            ({}, "arguments"),
+            ({"expectedUpdatedAt": task["updatedAt"]}, "arguments"),
+            # null means "keep it" (clients that send every field), so all-null is nothing to change
+            ({"title": None, "description": None, "priority": None}, "arguments"),
             ({"title": "  "}, "title"),
-            ({"priority": None}, "priority"),
-            ({"description": None}, "description"),
             ({"priority": "SOMEDAY"}, "priority"),
             ({"dueDate": "31/12/2026"}, "dueDate"),
             ({"columnId": cols[1]}, "columnId"),
@@ -246,6 +245,8 @@ async def test_update_task_bad_input(server_url, owner):
         assert names_field(await err(c, "update_task", {"title": "x"}), "taskId")
         assert (await err(c, "update_task", {"taskId": task["id"][:-1] + "9", "title": "x"}))["code"] == "NOT_FOUND"
         assert stored_state() == before
+        kept = (await ok(c, "update_task", {"taskId": task["id"], "title": "renamed", "description": None, "priority": None, "dueDate": None}))["task"]
+        assert (kept["title"], kept["description"], kept["priority"]) == ("renamed", task["description"], task["priority"])
 
 
 # -- updatedAt as a token -------------------------------------------------------------------------

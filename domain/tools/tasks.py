@@ -264,9 +264,9 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title.")
-    description: str | None = Field(default=None, max_length=20000, description="New markdown description (\"\" clears it).")
-    priority: Priority | None = Field(default=None, description="New priority.")
+    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title; omit or null to keep it.")
+    description: str | None = Field(default=None, max_length=20000, description="New markdown description (\"\" empties it); omit or null to keep it.")
+    priority: Priority | None = Field(default=None, description="New priority; omit or null to keep it.")
     dueDate: DueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -298,20 +298,19 @@ def _write_task(ctx: CallContext, ref: ids.TaskRef, detail: TaskDetailRow, previ
     output_model=TaskOutput,
 )
 def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
-    sent = args.model_fields_set - {"taskId", "expectedUpdatedAt"}
+    # Many clients send every field, with null for the ones they leave alone: null keeps the
+    # value, except for dueDate, where null is how a due date is cleared.
+    sent = {f for f in args.model_fields_set - {"taskId", "expectedUpdatedAt"} if f == "dueDate" or getattr(args, f) is not None}
     if not sent:
-        raise errors.invalid("title", "nothing to change: give at least one of title, description, priority, dueDate")
-    if "title" in sent and (args.title is None or not args.title.strip()):
+        raise errors.invalid("arguments", "nothing to change", "Give at least one of title, description, priority or dueDate.")
+    if "title" in sent and not args.title.strip():  # type: ignore[union-attr]
         raise errors.invalid("title", "must contain visible characters")
-    for field_name in ("description", "priority"):
-        if field_name in sent and getattr(args, field_name) is None:
-            raise errors.invalid(field_name, "cannot be null")
     ref, detail = load_task(ctx, args.taskId)
     expected = args.expectedUpdatedAt
     for _ in range(db.MAX_TRANSACTION_ATTEMPTS):
         _stale(expected, detail)
         if detail.archivedAt:
-            raise errors.invalid("taskId", "the task is archived and cannot be edited")
+            raise errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only; create a new task if the work continues.")
         previous = detail.updatedAt
         changes: dict[str, Any] = {}
         for name in sent:

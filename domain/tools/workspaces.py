@@ -176,7 +176,7 @@ class ListMembersOutput(ToolOutput):
 @tool(
     "list_members",
     title="List members",
-    description="Lists the members of a workspace with their roles. Use a member's userId when assigning tasks.",
+    description="Lists the members of a workspace with their roles; a member's userId is how other tools refer to that person.",
     scope="read",
     read_only=True,
     input_model=ListMembersInput,
@@ -208,7 +208,7 @@ class GetTokenContextOutput(ToolOutput):
     userId: str
     scopes: list[str] = Field(description="Effective scopes (read < write < admin).")
     storedScopes: list[str] = Field(description="Scopes as stored on the token; empty means full access.")
-    fullAccess: bool
+    fullAccess: bool = Field(description="True when every scope class (read, write and admin) is effective for this token.")
     workspaceId: str | None = Field(description="The workspace this token is pinned to, or null.")
     boundWorkspaceId: str | None = Field(description="The workspace this connection is bound to (stdio), or null.")
     observe: bool
@@ -237,7 +237,7 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
     assert window is not None
     return GetTokenContextOutput(
         tokenId=p.token_id, kind=p.kind, userId=p.user_id, scopes=list(p.scopes), storedScopes=list(p.stored_scopes),
-        fullAccess=not p.stored_scopes, workspaceId=p.workspace_pin,
+        fullAccess="admin" in p.scopes, workspaceId=p.workspace_pin,
         boundWorkspaceId=ctx.binding.workspace_id if ctx.binding else None,
         observe=bool(ctx.binding and ctx.binding.observe), displayName=p.display_name, emoji=p.emoji,
         expiresAt=p.expires_at, rateLimit=RateWindowView(**window.as_dict()),  # type: ignore[arg-type]
