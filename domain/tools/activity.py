@@ -10,7 +10,7 @@ from domain import clock, errors, ids
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store.models import ActivityRow, Row
-from domain.tools.common import ActivityView, CursorArg, LimitArg, activity_view, decode_cursor, encode_cursor, take_page
+from domain.tools.common import ActivityType, ActivityView, CursorArg, LimitArg, activity_view, decode_cursor, encode_cursor, take_page
 
 MAX_PAGES = 5  # Query requests per call when filters drop rows (docs/data-model.md)
 
@@ -30,7 +30,7 @@ class ListActivityInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="A whole board's log.")
     since: str | None = Field(default=None, max_length=40, description="Only entries after this ISO-8601 timestamp (e.g. your last run).")
     source: Literal["ui", "mcp"] | None = Field(default=None, description="'ui' for what people did, 'mcp' for what agents did.")
-    type: str | None = Field(default=None, max_length=64, description="Only this activity type, e.g. task.moved.")
+    type: ActivityType | None = Field(default=None, description="Only entries of this type.")
     limit: LimitArg
     cursor: CursorArg
 

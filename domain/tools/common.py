@@ -17,6 +17,11 @@ from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, Row
 
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
+ActivityType = Literal[
+    "board.created", "board.renamed",
+    "column.created", "column.renamed", "column.moved", "column.archived",
+    "task.created", "task.updated", "task.moved", "task.archived",
+]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]
 BoardIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Board id (bd_…).")]
@@ -152,7 +157,7 @@ def activity_view(a: ActivityRow) -> ActivityView:
     )
 
 
-def activity(ctx: CallContext, workspace_id: str, board_id: str, type_: str, summary: str, *, task_id: str | None = None, data: dict[str, Any] | None = None, at: str | None = None) -> ActivityRow:
+def activity(ctx: CallContext, workspace_id: str, board_id: str, type_: ActivityType, summary: str, *, task_id: str | None = None, data: dict[str, Any] | None = None, at: str | None = None) -> ActivityRow:
     """A new activity row for the board's log (and the task's, through GSI1)."""
     when = at or clock.now_iso()
     aid = str(ULID()).lower()
