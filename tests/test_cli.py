@@ -1,6 +1,7 @@
 """The ``jentrix`` command: token create/list/revoke in-process against the session's DynamoDB
-Local, and ``jentrix dev`` as a real child process (startup banner, a working endpoint, data
-kept across a restart, clean shutdown on SIGINT and SIGTERM with no java left behind).
+Local, and ``jentrix dev`` as a real child process (startup banner whose commands work when
+pasted, a working endpoint, data kept across a restart on a fixed DynamoDB port, one stack per
+data dir, logs on stderr only, clean shutdown on SIGINT and SIGTERM with no java left behind).
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str],
 
     code, out, err = run_cli(capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, created["id"])
     assert code == 0, err
+    # honest about warm servers: a cached check may accept the token a few seconds longer
+    assert "401" in out and "JENTRIX_TOKEN_CACHE_SECONDS" in out and "now get 401" not in out
     assert auth.authenticate(secret) is None
     refused = _post_list_workspaces(server_url, secret)
     assert refused.status_code == 401
@@ -215,7 +218,20 @@ class DevRun:
     url: str
     token: str
     endpoint: str
-    lines: list[str]
+    lines: list[str]  # stdout up to the end of the banner
+    stdout: list[str]  # everything on stdout, still growing while the stack runs
+    stderr: list[str]  # everything on stderr, still growing
+
+    def banner_command(self, heading: str, index: int = 0) -> str:
+        """The ``index``-th command line printed under ``heading`` (comment lines skipped)."""
+        start = next(i for i, line in enumerate(self.lines) if line.startswith(heading))
+        commands = []
+        for line in self.lines[start + 1:]:
+            if not line.strip():
+                break
+            if not line.strip().startswith("#"):
+                commands.append(line.strip())
+        return commands[index]
 
 
 @pytest.fixture
@@ -234,31 +250,44 @@ def dev_runner(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[str
         os.kill(pid, signal.SIGKILL)
 
 
-def start_dev(data_dir: Path, port: int, started: list[subprocess.Popen[str]], timeout: float = 120) -> DevRun:
+def start_dev(
+    data_dir: Path, port: int, started: list[subprocess.Popen[str]], *, dynamodb_port: int, log_level: str = "warning", timeout: float = 120,
+) -> DevRun:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"],
-        cwd=ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+        [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--dynamodb-port", str(dynamodb_port),
+         "--data-dir", str(data_dir), "--log-level", log_level],
+        cwd=ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
     )
     started.append(proc)
     lines: list[str] = []
+    stdout: list[str] = []
+    stderr: list[str] = []
     q: queue.Queue[str | None] = queue.Queue()
 
-    def pump() -> None:
+    def pump_out() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
+            stdout.append(line)
             q.put(line)
         q.put(None)
 
-    threading.Thread(target=pump, daemon=True).start()
+    def pump_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            stderr.append(line)
+
+    threading.Thread(target=pump_out, daemon=True).start()
+    threading.Thread(target=pump_err, daemon=True).start()
     deadline = time.monotonic() + timeout
     fields: dict[str, str] = {}
     while "ready" not in fields:
         try:
             line = q.get(timeout=max(0.1, deadline - time.monotonic()))
         except queue.Empty:
-            raise AssertionError("jentrix dev printed no banner in time:\n" + "".join(lines)) from None
+            raise AssertionError("jentrix dev printed no banner in time:\n" + "".join(lines + stderr)) from None
         if line is None:
-            raise AssertionError(f"jentrix dev exited early ({proc.wait()}):\n" + "".join(lines))
+            time.sleep(0.2)
+            raise AssertionError(f"jentrix dev exited early ({proc.wait()}):\n" + "".join(lines + stderr))
         lines.append(line)
         text = line.strip()
         for label, key in (("MCP URL:", "url"), ("Token:", "token"), ("DynamoDB Local:", "endpoint")):
@@ -266,13 +295,31 @@ def start_dev(data_dir: Path, port: int, started: list[subprocess.Popen[str]], t
                 fields[key] = text.split(label, 1)[1].strip()
         if text.startswith("Press Ctrl-C"):
             fields["ready"] = "1"
+    return DevRun(proc, fields["url"], fields["token"], fields["endpoint"], lines, stdout, stderr)
 
-    def drain() -> None:
-        while q.get() is not None:
-            pass
 
-    threading.Thread(target=drain, daemon=True).start()
-    return DevRun(proc, fields["url"], fields["token"], fields["endpoint"], lines)
+def _run_pasted(command: str, *, stdin: str = "", home: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run a banner command the way a user pastes it into a shell (outside the repository)."""
+    env = _child_env()
+    if home is not None:  # keep the Inspector's catalog and state out of the real home
+        env.update(HOME=str(home), MCP_CATALOG_PATH=str(home / "mcp.json"), NO_COLOR="1")
+    return subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, text=True, timeout=timeout, env=env, cwd=home or "/")
+
+
+def _stdio_create_board(command: str, name: str) -> dict[str, object]:
+    """Pipe initialize + one create_board call into a pasted stdio command; the call's result."""
+    messages = [
+        {"jsonrpc": "2.0", "id": "init", "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "call", "method": "tools/call",
+         "params": {"name": "create_board", "arguments": {"workspaceId": "", "name": name}}},
+    ]
+    done = _run_pasted(command, stdin="".join(json.dumps(m) + "\n" for m in messages))
+    assert done.returncode == 0, done.stderr[-3000:]
+    replies = {m.get("id"): m for m in map(json.loads, done.stdout.splitlines())}
+    assert "result" in replies["call"], replies
+    return replies["call"]["result"]
 
 
 async def _wait_ready(url: str, timeout: float = 30) -> None:
@@ -302,12 +349,16 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     data_dir, started = dev_runner
     from infra.ddb_local import free_port
 
-    port = free_port()
-    first = start_dev(data_dir, port, started)
+    port, ddb_port = free_port(), free_port()
+    first = start_dev(data_dir, port, started, dynamodb_port=ddb_port, log_level="info")
     assert first.url == f"http://127.0.0.1:{port}/api/mcp"
+    assert first.endpoint == f"http://127.0.0.1:{ddb_port}"
     assert first.token.startswith("tm_")
     banner = "".join(first.lines)
     assert f"claude mcp add --transport http jentrix {first.url}" in banner
+    script = str(Path(sys.executable).with_name("jentrix"))
+    assert f"{script} token list --endpoint {first.endpoint}" in banner
+    assert "\n  jentrix " not in banner, "every jentrix command names the venv's script"
     assert (data_dir / "dev-token").read_text().strip() == first.token
     assert oct((data_dir / "dev-token").stat().st_mode & 0o777) == "0o600"
     await _wait_ready(first.url)
@@ -322,9 +373,47 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         created = structured(await client.call_tool("create_board", {"workspaceId": ws_id, "name": board_name, "idempotencyKey": "persist-1"}))
     board_id = created["board"]["id"]
 
+    # stdout is the banner and nothing else; uvicorn's logs, the access log included, are on stderr
+    time.sleep(0.5)
+    assert "".join(first.stdout).strip() == "".join(first.lines).strip(), first.stdout[len(first.lines):]
+    assert any('"POST /api/mcp' in line for line in first.stderr), "".join(first.stderr)
+
+    # the printed stdio commands bind the dev workspace, so a write works (not an observe session)
+    bridge = first.banner_command("stdio clients")
+    in_process = first.banner_command("stdio clients", 1)
+    for command in (bridge, in_process):
+        assert f"--workspace {ws_id}" in command and f"{script} mcp " in command
+    assert f"JENTRIX_DYNAMODB_ENDPOINT={first.endpoint}" in in_process
+    for how, command in (("bridge", bridge), ("in-process", in_process)):
+        result = _stdio_create_board(command, f"Via {how}")
+        assert not result.get("isError"), result
+        assert result["structuredContent"]["board"]["workspaceId"] == ws_id
+
+    # the printed Inspector command runs as pasted (the local launcher from scripts/setup.sh)
+    inspector = first.banner_command("MCP Inspector CLI")
+    if inspector.startswith("npx "):
+        assert inspector.startswith(f"npx {cli.INSPECTOR_PACKAGE} --cli {first.url} ")
+    else:
+        home = data_dir.parent / "inspector-home"
+        home.mkdir()
+        listed = _run_pasted(inspector, home=home)
+        assert listed.returncode == 0, listed.stderr[-3000:]
+        assert "create_board" in listed.stdout and "list_workspaces" in listed.stdout
+
+    # a second stack on the same data dir is refused in one line, even on other ports
+    clash = subprocess.run(
+        [sys.executable, "-m", "functions.cli", "dev", "--port", str(free_port()), "--dynamodb-port", str(free_port()), "--data-dir", str(data_dir)],
+        cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert clash.returncode != 0 and clash.stdout == ""
+    clash_lines = clash.stderr.strip().splitlines()
+    assert len(clash_lines) == 1, clash.stderr
+    assert str(data_dir) in clash_lines[0] and "--data-dir" in clash_lines[0] and str(first.process.pid) in clash_lines[0]
+
     _stop(first, signal.SIGINT, data_dir)
 
-    second = start_dev(data_dir, port, started)
+    second = start_dev(data_dir, port, started, dynamodb_port=ddb_port)
+    assert second.endpoint == first.endpoint, "a fixed DynamoDB port keeps JENTRIX_DYNAMODB_ENDPOINT valid across restarts"
     assert second.token == first.token, "the saved dev token is reused across restarts"
     assert "reused from" in "".join(second.lines)
     await _wait_ready(second.url)
@@ -391,3 +480,100 @@ def test_dev_refuses_a_busy_port(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and str(port) in lines[0] and "--port" in lines[0]
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
+
+
+def test_dev_refuses_a_busy_dynamodb_port(tmp_path: Path) -> None:
+    import socket
+
+    from infra.ddb_local import free_port
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "functions.cli", "dev", "--port", str(free_port()), "--dynamodb-port", str(port), "--data-dir", str(tmp_path / "data")],
+            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60,
+        )
+    assert done.returncode != 0 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert str(port) in lines[0] and "--dynamodb-port" in lines[0]
+    assert _java_pids_for(str(tmp_path)) == []
+
+
+def test_dev_refuses_one_port_for_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run_cli(capsys, "dev", "--port", "9100", "--dynamodb-port", "9100", "--data-dir", str(tmp_path / "data"))
+    assert code == 2 and out == "" and "--dynamodb-port" in err
+    assert not (tmp_path / "data").exists()
+
+
+def test_dev_defaults_to_dynamodb_locals_customary_port() -> None:
+    args = cli.build_parser().parse_args(["dev"])
+    assert args.dynamodb_port == 8000
+
+
+def test_one_dynamodb_local_per_data_dir(tmp_path: Path) -> None:
+    """Two emulators on one database file lose acknowledged writes, so the second start is
+    refused while the first holds the data dir, and allowed again once it stopped."""
+    from infra.ddb_local import DataDirBusy, DynamoDBLocal, SetupError
+
+    data = tmp_path / "data"
+    first = DynamoDBLocal(in_memory=False, db_path=data)
+    first.start()
+    try:
+        second = DynamoDBLocal(in_memory=False, db_path=data)
+        with pytest.raises(SetupError, match=str(data)) as refused:
+            second.start()
+        assert isinstance(refused.value, DataDirBusy) and refused.value.holder == os.getpid()
+        assert second.process is None, "the refused start spawned no emulator"
+        assert len(_java_pids_for(str(data))) == 1
+        assert first.process is not None and first.process.poll() is None
+    finally:
+        first.stop()
+    third = DynamoDBLocal(in_memory=False, db_path=data)
+    try:
+        assert third.start() == third.endpoint
+    finally:
+        third.stop()
+    # an in-memory emulator takes no lock
+    with DynamoDBLocal(in_memory=True, db_path=data), DynamoDBLocal(in_memory=True, db_path=data):
+        pass
+
+
+def test_a_failed_start_releases_the_data_dir(tmp_path: Path) -> None:
+    import socket
+
+    from infra.ddb_local import DynamoDBLocal, PortBusy, data_dir_busy
+
+    data = tmp_path / "data"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        ddb = DynamoDBLocal(port=busy.getsockname()[1], in_memory=False, db_path=data)
+        with pytest.raises(PortBusy):
+            ddb.start()
+    assert data_dir_busy(data) is None
+    assert ddb.process is None and _java_pids_for(str(data)) == []
+
+
+def test_inspector_command_prefers_the_local_launcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, header = "http://127.0.0.1:8787/api/mcp", "Authorization: Bearer tm_x"
+    monkeypatch.setenv("JENTRIX_HOME", str(tmp_path))
+    assert cli.inspector_command(url, header) == (
+        f"npx @modelcontextprotocol/inspector@2.12.0 --cli {url} --transport http --header 'Authorization: Bearer tm_x' --method tools/list"
+    )
+    modules = tmp_path / "node" / "node_modules"
+    node = modules / "node" / "bin" / "node"
+    launcher = modules / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+    for path in (node, launcher):
+        path.parent.mkdir(parents=True)
+        path.write_text("")
+    assert cli.inspector_command(url, header) == (
+        f"{node} {launcher} --cli {url} --transport http --header 'Authorization: Bearer tm_x' --method tools/list"
+    )
+
+
+def test_uvicorn_logs_go_to_stderr() -> None:
+    config = cli.uvicorn_log_config()
+    assert {h["stream"] for h in config["handlers"].values()} == {"ext://sys.stderr"}
