@@ -63,6 +63,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def quiet_duplicate_logs() -> None:
+    """Keep the pipeline's structured log lines from being printed a second time.
+
+    ``domain.pipeline`` logs through a Powertools logger with its own stderr handler. Powertools
+    filters its records out of the root handlers that exist when that logger is created, but
+    here it is created on import, before :func:`logging.basicConfig` adds the root handler, so
+    every tool error also bubbled up and came out twice. Its handler already writes to stderr,
+    so it need not propagate at all.
+    """
+    from domain import pipeline
+
+    logging.getLogger(pipeline.logger.name).propagate = False  # the stdlib logger behind Powertools' Logger
+
+
 def protect_stdout() -> Any:
     """Keep the real stdout for protocol lines only; everything else written to fd 1 goes to stderr."""
     out = os.fdopen(os.dup(1), "wb", buffering=1024 * 1024)
@@ -142,6 +156,7 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s jentrix-mcp %(levelname)s %(message)s")
+    quiet_duplicate_logs()
     out = protect_stdout()
     signal.signal(signal.SIGTERM, _stop)
     ephemeral = None
@@ -210,7 +225,7 @@ def _prepare(args: argparse.Namespace, out: Any) -> tuple[Any, Any]:
     if args.url:
         backend.session = session
     else:
-        backend = LocalBackend(session)
+        backend = LocalBackend(session, token=token)
     log.info("serving MCP on stdio (%s); token %s of user %s; workspace %s (%s)", "bridge to " + args.url if args.url else "in-process",
              principal.token_id, principal.user_id, choice.workspace_id or "none", choice.source)
     server = StdioServer(backend, state, out=out, max_line_bytes=args.max_line_bytes, workers=args.workers, roots_timeout=args.roots_timeout)

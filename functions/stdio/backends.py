@@ -2,29 +2,34 @@
 
 * :class:`LocalBackend` — the protocol layer in this process, against the configured DynamoDB
   (the local stack's DynamoDB Local, or an explicitly allowed AWS table). The connection's
-  binding sits on the :class:`~functions.protocol.Session` and the domain enforces it.
+  binding sits on the :class:`~functions.protocol.Session` and the domain enforces it. The
+  token is authenticated again before every ``tools/call`` (the HTTP endpoint does the same per
+  request), so a token revoked or expired mid-connection stops it at the next call.
 * :class:`RemoteBackend` — a bridge: each message is POSTed to a remote ``/api/mcp`` with the
   token as ``Authorization: Bearer``, so the remote authorizer, rate limits and tenant checks
   apply and the desktop never holds AWS credentials. Headers follow the message's era
   (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``). The remote cannot see this
   connection's binding, so :func:`binding_guard` applies it here before forwarding: observe
-  sessions refuse writes, ``workspaceId`` is pinned to the bound workspace, and ids that name
-  another workspace are NOT_FOUND — the same envelopes the in-process path produces.
+  sessions refuse writes, ``workspaceId`` is pinned to the bound workspace, and id arguments
+  that name another workspace are NOT_FOUND — the same envelopes the in-process path produces.
+  For the same reason the remote's ``get_token_context`` answer is corrected to name the local
+  binding (:func:`with_local_binding`).
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import json
 import logging
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from domain import errors, ids, registry
+from domain import auth, errors, ids, registry
 from domain.auth import Principal
-from domain.context import CallContext
+from domain.context import Binding, CallContext
 from domain.errors import ToolError
 from domain.pipeline import CallOutcome
 from functions.protocol import (
@@ -47,14 +52,29 @@ _NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read":
 
 
 class LocalBackend:
-    """Handle messages with the in-process protocol layer."""
+    """Handle messages with the in-process protocol layer.
 
-    def __init__(self, session: Session, protocol: McpProtocol | None = None) -> None:
+    With ``token``, every ``tools/call`` first authenticates it again through
+    :func:`domain.auth.authenticate` (so ``JENTRIX_TOKEN_CACHE_SECONDS`` applies, as over HTTP)
+    and runs as the principal that check returned. A token that no longer authenticates gets
+    :func:`token_refusal` and the call never reaches the tools.
+    """
+
+    def __init__(self, session: Session, protocol: McpProtocol | None = None, *, token: str | None = None) -> None:
         self.session = session
         self.protocol = protocol or McpProtocol()
+        self.token = token
 
     def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
-        reply = self.protocol.handle(message, headers=None, session=self.session)
+        session = self.session
+        if self.token is not None and message.get("method") == "tools/call":
+            principal = auth.authenticate(self.token)
+            if principal is None:
+                log.warning("token %s no longer authenticates (revoked or expired); tools/call refused", self.session.principal.token_id)
+                return [token_refusal(message)]
+            # A per-call copy: concurrent calls each run as the principal their own check returned.
+            session = dataclasses.replace(self.session, principal=principal)
+        reply = self.protocol.handle(message, headers=None, session=session)
         return [reply.message] if reply.message is not None else []
 
     def notify(self, message: dict[str, Any]) -> None:
@@ -62,6 +82,25 @@ class LocalBackend:
 
     def close(self) -> None:
         pass
+
+
+def refusal_reply(message: dict[str, Any], exc: ToolError) -> dict[str, Any]:
+    """A ``tools/call`` answered with a tool error envelope instead of being run."""
+    result = tool_result(CallOutcome(error=exc.envelope()))
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and META_VERSION in meta:
+        result["resultType"] = "complete"
+    return {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+
+
+def token_refusal(message: dict[str, Any]) -> dict[str, Any]:
+    """FORBIDDEN for every call once the connection's token is revoked or expired (it cannot recover)."""
+    return refusal_reply(message, errors.forbidden(
+        "This connection's token was revoked or has expired; nothing was done. Every further call on this connection is refused.",
+        "The connection cannot recover: mint a new token (`jentrix token create`), put it in JENTRIX_TOKEN or --token-file, "
+        "and restart the MCP server in your client.",
+    ))
 
 
 # -- the bridge ----------------------------------------------------------------------------------
@@ -82,15 +121,21 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
-def _walk_strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _walk_strings(v)
+def _is_id_field(key: Any) -> bool:
+    """Argument names that carry entity ids: ``workspaceId``, ``boardId``, ``beforeTaskId``, … and plural ``…Ids``."""
+    return isinstance(key, str) and (key.endswith("Id") or key.endswith("Ids"))
+
+
+def _id_values(value: Any, key: Any = None) -> Iterator[str]:
+    """The strings held by id fields anywhere in ``value``; titles, descriptions and names are skipped."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _id_values(v, k)
     elif isinstance(value, list):
         for v in value:
-            yield from _walk_strings(v)
+            yield from _id_values(v, key)
+    elif isinstance(value, str) and _is_id_field(key):
+        yield value
 
 
 def _foreign_entity(value: str, bound: str) -> str | None:
@@ -128,17 +173,33 @@ def binding_guard(message: dict[str, Any], session: Session) -> dict[str, Any] |
                     if binding.workspace_id is not None or value != "":
                         args[key] = resolved
             if binding.workspace_id:
-                for value in _walk_strings(args):
+                for value in _id_values(args):
                     kind = _foreign_entity(value, binding.workspace_id)
                     if kind:
                         raise errors.not_found(kind, value)
     except ToolError as exc:
-        result = tool_result(CallOutcome(error=exc.envelope()))
-        meta = params.get("_meta")
-        if isinstance(meta, dict) and META_VERSION in meta:
-            result["resultType"] = "complete"
-        return {"jsonrpc": "2.0", "id": message.get("id"), "result": result}
+        return refusal_reply(message, exc)
     return None
+
+
+def with_local_binding(reply: dict[str, Any], binding: Binding) -> None:
+    """Make a relayed ``get_token_context`` result name this connection's binding (in place).
+
+    The remote answers for a stateless HTTP call, so it reports no bound workspace and no
+    observe flag; both fields are set from the local binding in ``structuredContent`` and the
+    text block is re-rendered from it, so the two stay the same JSON.
+    """
+    result = reply.get("result")
+    if not isinstance(result, dict) or result.get("isError") is not False:
+        return
+    content = result.get("structuredContent")
+    blocks = result.get("content")
+    if not isinstance(content, dict) or "boundWorkspaceId" not in content or not isinstance(blocks, list):
+        return
+    content["boundWorkspaceId"] = binding.workspace_id
+    content["observe"] = binding.observe
+    text = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+    result["content"] = [{**b, "text": text} if isinstance(b, dict) and b.get("type") == "text" else b for b in blocks]
 
 
 class RemoteBackend:
@@ -225,6 +286,12 @@ class RemoteBackend:
             return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code} without a JSON-RPC message.", {"httpStatus": response.status_code})]
         if not messages and response.status_code >= 400:
             return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code}.", {"httpStatus": response.status_code})]
+        params = message.get("params")
+        binding = self.session.binding if self.session is not None else None
+        if message.get("method") == "tools/call" and isinstance(params, dict) and params.get("name") == "get_token_context" and binding is not None:
+            for m in messages:
+                if m.get("id") == id_:
+                    with_local_binding(m, binding)
         if message.get("method") == "initialize":
             for m in messages:
                 version = (m.get("result") or {}).get("protocolVersion") if isinstance(m.get("result"), dict) else None
