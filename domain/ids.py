@@ -61,23 +61,23 @@ class TaskRef:
 
 
 def parse_workspace(value: str) -> str | None:
-    return value if WORKSPACE_RE.match(value) else None
+    return value if WORKSPACE_RE.fullmatch(value) else None
 
 
 def parse_board(value: str) -> tuple[str, str] | None:
     """``(workspace_id, board_id)`` for a well-formed board id, else ``None``."""
-    m = BOARD_RE.match(value)
+    m = BOARD_RE.fullmatch(value)
     return (f"ws_{m.group(1)}", value) if m else None
 
 
 def parse_column(value: str) -> tuple[str, str, str] | None:
     """``(workspace_id, board_id, column_id)`` for a well-formed column id, else ``None``."""
-    m = COLUMN_RE.match(value)
+    m = COLUMN_RE.fullmatch(value)
     return (f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", value) if m else None
 
 
 def parse_task(value: str) -> TaskRef | None:
-    m = TASK_RE.match(value)
+    m = TASK_RE.fullmatch(value)
     if not m:
         return None
     return TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3)))

@@ -98,9 +98,12 @@ def call_tool(
         key = getattr(args, "idempotencyKey", None) if spec.keyed else None
         if key:
             ctx.idempotency_key = key
-            ctx.args_hash = args_digest(arguments)
+            # Compare what the arguments mean, not how they were spelled: defaults filled in,
+            # explicit nulls equal to omitted fields.
+            canonical = _canonical(args.model_dump(mode="json"))
+            ctx.args_hash = args_digest(canonical)
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
-            stored = idempotency.run(spec.name, scope, _canonical(arguments), lambda: _invoke(spec, ctx, args))
+            stored = idempotency.run(spec.name, scope, canonical, lambda: _invoke(spec, ctx, args))
             # Powertools stores the response with sorted keys; re-render it in schema order so a
             # replay is byte-identical to the first answer.
             result = spec.output_model.model_validate(stored).model_dump(mode="json", by_alias=True)

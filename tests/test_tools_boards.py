@@ -207,7 +207,7 @@ async def test_manage_columns_archive(server_url, owner):
         listed = await ok(c, "list_tasks", {"boardId": bid})
         assert [t["id"] for t in listed["tasks"]] == [kept["id"]] and listed["totalCount"] == 1
         # nothing new can go into an archived column, and it cannot be changed again
-        assert (await err(c, "create_task", {"columnId": doing, "title": "late"}))["code"] == "NOT_FOUND"
+        assert (await err(c, "create_task", {"columnId": doing, "title": "late"}))["code"] == "INVALID_INPUT"  # archived, not missing
         assert names_field(await err(c, "move_task", {"taskId": kept["id"], "columnId": doing}), "columnId")
         assert names_field(await err(c, "manage_columns", {"action": "archive", "columnId": doing}), "columnId")
         assert names_field(await err(c, "manage_columns", {"action": "rename", "columnId": doing, "name": "Back"}), "columnId")

@@ -43,7 +43,7 @@ async def test_create_task_numbers_are_gapless_per_workspace_with_prefixed_keys(
         # a refused create does not use up a number
         assert (await err(c, "create_task", {"columnId": cols1[0], "title": " "}))["code"] == "INVALID_INPUT"
         await ok(c, "manage_columns", {"action": "archive", "columnId": cols2[3]})
-        assert (await err(c, "create_task", {"columnId": cols2[3], "title": "into archived"}))["code"] == "NOT_FOUND"
+        assert (await err(c, "create_task", {"columnId": cols2[3], "title": "into archived"}))["code"] == "INVALID_INPUT"  # archived, not missing
         made.append(await new_task(c, cols2[0], "d"))
     assert [t["number"] for t in made] == [1, 2, 3, 4]
     assert [t["key"] for t in made] == ["TS-1", "TS-2", "TS-3", "TS-4"]

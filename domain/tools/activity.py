@@ -99,5 +99,8 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
         # and task has its creation entry), so only then does it cost one more GetItem.
         raise errors.not_found("task" if args.taskId else "board", args.taskId or args.boardId or "")
     cursor = encode_cursor(kind, last)
-    notice = "More entries are available; pass nextCursor." if cursor else None
+    if cursor and not out:
+        notice = "No matching entries in this stretch of the log (filters skip the rest); pass nextCursor to keep looking."
+    else:
+        notice = "More entries are available; pass nextCursor." if cursor else None
     return ListActivityOutput(activity=[activity_view(a) for a in out], nextCursor=cursor, notice=notice)

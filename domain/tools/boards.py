@@ -15,6 +15,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db
 from domain.store.models import BoardEntryRow, BoardRow, ColumnRow, MemberRow, Row, TaskRow
 from domain.tools.common import (
+    has_visible,
     BoardIdArg,
     BoardView,
     ColumnView,
@@ -37,6 +38,9 @@ DEFAULT_COLUMNS: dict[str, list[str]] = {
     "ROADMAP": ["Ideas", "Planned", "In Progress", "Shipped"],
 }
 SNAPSHOT_CAP = 500
+# Bounds a board's width so that re-ranking all its columns, and the IN filter over active
+# columns in list_tasks, stay far inside DynamoDB's 100-action and 100-operand limits.
+MAX_ACTIVE_COLUMNS = 50
 NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Display name.")]
 
 
@@ -158,7 +162,7 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
     ws = ctx.workspace_argument(args.workspaceId)
     ctx.member(ws)
     name = args.name.strip()
-    if not name:
+    if not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")
     now = clock.now_iso()
     board_id = ids.new_board_id(ws)
@@ -217,7 +221,7 @@ class BoardOutput(ToolOutput):
 def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
     ws, board = load_board(ctx, args.boardId)
     name = args.name.strip()
-    if not name:
+    if not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")
     for _ in range(db.MAX_TRANSACTION_ATTEMPTS):
         if board.name == name:
@@ -341,7 +345,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
     if args.action == "create":
         if not args.boardId:
             raise errors.invalid("boardId", "is required for action 'create'")
-        if not args.name or not args.name.strip():
+        if not has_visible(args.name):
             raise errors.invalid("name", "is required for action 'create'")
         board_id = args.boardId
     else:
@@ -353,7 +357,7 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
         board_id = parsed[1]
         if args.boardId and args.boardId != board_id:
             raise errors.invalid("boardId", "does not match the board of columnId")
-    if args.action == "rename" and (not args.name or not args.name.strip()):
+    if args.action == "rename" and not has_visible(args.name):
         raise errors.invalid("name", "is required for action 'rename'")
     if args.action == "move" and not (args.beforeColumnId or args.afterColumnId):
         raise errors.invalid("beforeColumnId", "move needs beforeColumnId or afterColumnId")
@@ -372,6 +376,8 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
             raise errors.invalid("columnId", "this column is archived")
 
     if args.action == "create":
+        if len(active) >= MAX_ACTIVE_COLUMNS:
+            raise errors.invalid("boardId", f"a board holds at most {MAX_ACTIVE_COLUMNS} active columns", "Archive a column you no longer use first.")
         name = args.name.strip()  # type: ignore[union-attr]
         cid = ids.new_column_id(board_id)
         position, moved = _placement(active, None, args.beforeColumnId, args.afterColumnId)
@@ -384,7 +390,10 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
 
         def build(tx: Any) -> None:
             tx.save(column, condition=Row.PK.does_not_exist())
-            tx.update(BoardRow(f"BOARD#{board_id}", "#META"), actions=[BoardRow.activeColumns.add(1)], condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists())
+            tx.update(
+                BoardRow(f"BOARD#{board_id}", "#META"), actions=[BoardRow.activeColumns.add(1)],
+                condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists() & (BoardRow.activeColumns < MAX_ACTIVE_COLUMNS),
+            )
             member_guard(tx, ws, ctx.principal.user_id)
             tx.save(act)
             _rerank(tx, board_id, moved)

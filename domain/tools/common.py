@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import unicodedata
 import json
 from typing import Annotated, Any, Literal
 
@@ -117,6 +118,15 @@ class ActivityView(ToolOutput):
     data: dict[str, Any] | None
 
 
+_INVISIBLE = {"\u115f", "\u1160", "\u2800", "\u3164", "\uffa0"}
+
+
+def has_visible(text: str | None) -> bool:
+    """Whether ``text`` shows anything: not only spaces, controls, format marks (zero-width,
+    bidi) or the blank "filler" letters some scripts have."""
+    return bool(text) and any(unicodedata.category(ch)[0] not in "ZC" and ch not in _INVISIBLE for ch in text)  # type: ignore[union-attr]
+
+
 def member_view(m: MemberRow) -> MemberView:
     return MemberView(userId=m.userId, email=m.email, displayName=m.displayName, role=m.role, joinedAt=m.joinedAt)
 
@@ -204,7 +214,7 @@ def decode_cursor(kind: str, cursor: str | None, key_shape: dict[str, str] | Non
                 if not isinstance(value, dict) or list(value) != ["S"] or not isinstance(value["S"], str) or not value["S"].startswith(prefix):
                     raise ValueError
         return last
-    except (ValueError, UnicodeDecodeError, AttributeError):
+    except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
         raise bad_cursor() from None
 
 

@@ -34,6 +34,7 @@ from domain.store.models import (
 )
 from domain.tools.boards import board_header, member_guard
 from domain.tools.common import (
+    has_visible,
     ActivityView,
     ColumnIdArg,
     CursorArg,
@@ -66,6 +67,7 @@ COMPACT_FIELDS = ("taskId", "number", "key", "boardId", "columnId", "rank", "tit
 CREATE_ATTEMPTS = 25
 MOVE_ATTEMPTS = 10
 MAX_FILTERED_PAGES = 5
+DETAILED_PAGE_CAP = 10
 
 
 def _check_due(value: str | None) -> str | None:
@@ -155,15 +157,17 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     ws, board_id, column_id = parsed
     ctx.member(ws, "column", args.columnId)
     title = args.title.strip()
-    if not title:
+    if not has_visible(title):
         raise errors.invalid("title", "must contain visible characters")
     marker = creation_marker(ctx, ws)
     for attempt in range(CREATE_ATTEMPTS):
         got = {(r.PK, r.SK): r for r in Row.batch_get([(f"WS#{ws}", "META"), (f"BOARD#{board_id}", f"C#{column_id}")], consistent_read=True)}
         wsrow = got.get((f"WS#{ws}", "META"))
         column = got.get((f"BOARD#{board_id}", f"C#{column_id}"))
-        if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow) or column.archivedAt:
+        if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow):
             raise errors.not_found("column", args.columnId)
+        if column.archivedAt:
+            raise errors.invalid("columnId", "this column is archived", "Create the task in an active column (list_columns).")
         counter = int(wsrow.taskCounter or 0)
         number = counter + 1
         tid = ids.task_id(board_id, number)
@@ -303,7 +307,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
     sent = {f for f in args.model_fields_set - {"taskId", "expectedUpdatedAt"} if f == "dueDate" or getattr(args, f) is not None}
     if not sent:
         raise errors.invalid("arguments", "nothing to change", "Give at least one of title, description, priority or dueDate.")
-    if "title" in sent and not args.title.strip():  # type: ignore[union-attr]
+    if "title" in sent and not has_visible(args.title):
         raise errors.invalid("title", "must contain visible characters")
     ref, detail = load_task(ctx, args.taskId)
     expected = args.expectedUpdatedAt
@@ -475,40 +479,40 @@ class ArchiveTaskInput(ToolInput):
 )
 def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     ref, detail = load_task(ctx, args.taskId)
-    if detail.archivedAt:
-        return TaskOutput(task=task_detail_view(detail))
     pk, tsk, _ = task_keys(ref)
-    previous = detail.updatedAt
-    detail.updatedAt = clock.next_stamp(previous)
-    detail.archivedAt = detail.updatedAt
-    act = activity(ctx, ref.workspace_id, ref.board_id, "task.archived", f"Archived {detail.key}", task_id=detail.taskId, at=detail.updatedAt)
+    for attempt in range(db.MAX_TRANSACTION_ATTEMPTS):
+        if detail.archivedAt:
+            return TaskOutput(task=task_detail_view(detail))
+        previous = detail.updatedAt
+        archived = TaskDetailRow.from_raw_data(detail.serialize())
+        archived.updatedAt = archived.archivedAt = clock.next_stamp(previous)
+        act = activity(ctx, ref.workspace_id, ref.board_id, "task.archived", f"Archived {archived.key}", task_id=archived.taskId, at=archived.updatedAt)
 
-    def build(tx: Any) -> None:
-        tx.save(detail, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
-        tx.delete(TaskRow(pk, tsk))
-        tx.update(ColumnRow(pk, f"C#{detail.columnId}"), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
-        tx.update(BoardRow(pk, "#META"), actions=[BoardRow.taskCount.add(-1)], condition=Row.PK.exists())
-        member_guard(tx, ref.workspace_id, ctx.principal.user_id)
-        tx.save(act)
+        def build(tx: Any, archived: TaskDetailRow = archived, previous: str = previous, act: ActivityRow = act) -> None:
+            tx.save(archived, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+            tx.delete(TaskRow(pk, tsk))
+            tx.update(ColumnRow(pk, f"C#{archived.columnId}"), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+            tx.update(BoardRow(pk, "#META"), actions=[BoardRow.taskCount.add(-1)], condition=Row.PK.exists())
+            member_guard(tx, ref.workspace_id, ctx.principal.user_id)
+            tx.save(act)
 
-    try:
-        db.transact(build)
-    except db.ConditionFailed as failure:
-        stored = failure.item(detail.PK, detail.SK)
-        if stored:
-            current = TaskDetailRow.from_raw_data(stored)
-            if current.archivedAt:
-                return TaskOutput(task=task_detail_view(current))
-            raise errors.conflict("The task changed while archiving it.", "Retry the call.", current=_current(current), retry_after_seconds=1) from None
-        raise errors.not_found("task", args.taskId) from None
-    return TaskOutput(task=task_detail_view(detail))
+        try:
+            db.transact(build)
+            return TaskOutput(task=task_detail_view(archived))
+        except db.ConditionFailed as failure:
+            stored = failure.item(detail.PK, detail.SK)
+            if not stored:
+                raise errors.not_found("task", args.taskId) from None
+            detail = TaskDetailRow.from_raw_data(stored)  # changed meanwhile (e.g. moved): archive that state
+            time.sleep(random.uniform(0.0, 0.02) * (attempt + 1))
+    raise errors.conflict("The task kept changing while archiving it.", "Retry the call.", retry_after_seconds=1)
 
 
 # -- list_tasks ------------------------------------------------------------------------------
 class ListTasksInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="List the board's tasks (ordered by number). Give boardId or columnId.")
     columnId: str | None = Field(default=None, max_length=80, description="List one column's tasks in board order.")
-    response_format: ResponseFormat = Field(default="concise", description="'concise' rows, or 'detailed' rows with description and creator.")
+    response_format: ResponseFormat = Field(default="concise", description="'concise' rows, or 'detailed' rows with description and creator (at most 10 per page).")
     limit: LimitArg
     cursor: CursorArg
 
@@ -559,13 +563,16 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     names = {c.columnId: c.name for c in columns}
     live = {c.columnId for c, _ in ordered_columns(columns)}
     kind = f"tasks:{column_id or board_id}"
+    # Detailed rows carry descriptions of up to 20,000 characters; a smaller page keeps one
+    # answer well under Lambda's 6 MB response limit (the text block repeats the content).
+    limit = min(args.limit, DETAILED_PAGE_CAP) if args.response_format == "detailed" else args.limit
     if column_id:
         col = next((c for c in columns if c.columnId == column_id), None)
         if col is None:
             raise errors.not_found("column", column_id)
         start = decode_cursor(kind, args.cursor, {"GSI1PK": f"COL#{column_id}", "GSI1SK": "", "PK": f"BOARD#{board_id}", "SK": "T#"})
         total = int(col.taskCount or 0)
-        result = TaskRow.gsi1.query(f"COL#{column_id}", limit=args.limit + 1, last_evaluated_key=start)
+        result = TaskRow.gsi1.query(f"COL#{column_id}", limit=limit + 1, last_evaluated_key=start)
     else:
         start = decode_cursor(kind, args.cursor, {"PK": f"BOARD#{board_id}", "SK": "T#"})
         total = sum(int(c.taskCount or 0) for c in columns if c.columnId in live)
@@ -574,9 +581,9 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         hidden = len(live) < len(columns)
         result = TaskRow.query(
             f"BOARD#{board_id}", Row.SK.startswith("T#"), filter_condition=TaskRow.columnId.is_in(*live) if hidden else None,
-            limit=args.limit + 1, last_evaluated_key=start, consistent_read=True,
+            limit=limit + 1, last_evaluated_key=start, consistent_read=True,
         )
-    page, last_key = take_page(result, args.limit, index=bool(column_id), max_pages=MAX_FILTERED_PAGES if not column_id and hidden else None)
+    page, last_key = take_page(result, limit, index=bool(column_id), max_pages=MAX_FILTERED_PAGES if not column_id and hidden else None)
     rows = [r for r in page if isinstance(r, TaskRow) and (column_id or r.columnId in live)]
     next_cursor = encode_cursor(kind, last_key)
     if args.response_format == "detailed" and rows:
@@ -587,8 +594,12 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     notices = []
     if column_id and column_id not in live:
         notices.append("This column is archived, so its tasks are hidden from the board; move_task can bring one back to an active column.")
-    if next_cursor:
+    if next_cursor and not tasks:
+        notices.append("No tasks in this stretch of the board (tasks of archived columns are skipped); pass nextCursor to keep going.")
+    elif next_cursor:
         notices.append(f"Showing {len(tasks)} of {total} task{'s' if total != 1 else ''}; pass nextCursor for the next page.")
+    if limit < args.limit:
+        notices.append(f"Detailed pages hold at most {DETAILED_PAGE_CAP} tasks.")
     notice = " ".join(notices) or None
     return ListTasksOutput(
         boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,

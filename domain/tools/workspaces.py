@@ -24,7 +24,7 @@ from domain.store.models import (
     UserRow,
     WorkspaceRow,
 )
-from domain.tools.common import IdempotencyKeyArg, MemberView, WorkspaceIdArg, WorkspaceView, member_view
+from domain.tools.common import IdempotencyKeyArg, MemberView, has_visible, WorkspaceIdArg, WorkspaceView, member_view
 
 
 def workspace_view(ws: WorkspaceRow, role: str) -> WorkspaceView:
@@ -152,7 +152,7 @@ def create_workspace(ctx: CallContext, args: CreateWorkspaceInput) -> CreateWork
             "Create workspaces with an unpinned token (jentrix token create without --workspace).",
         )
     name = args.name.strip()
-    if not name:
+    if not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")
     try:
         user = UserRow.get(f"USER#{ctx.principal.user_id}", "PROFILE")
