@@ -111,3 +111,21 @@ def test_guard_checks_id_fields_only():
     plural = guard("future_bulk_tool", {"boardIds": [mine_board, other_board]})
     assert plural and plural["code"] == "NOT_FOUND" and other_board in plural["message"]
     assert guard("future_bulk_tool", {"items": [{"note": OTHER}], "labels": [other_board], "idempotencyKey": OTHER}) is None
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["handshake", "modern"])
+def test_bridge_keeps_workspace_level_tools_inside_the_binding(stack, server_url, owner, modern):
+    """Regression: over --url, list_workspaces listed every workspace and create_workspace made a new one."""
+    from domain.tools.workspaces import create_workspace_rows
+    from domain.store.models import UserRow
+
+    user = UserRow.get(f"USER#{owner.user_id}", "PROFILE")
+    create_workspace_rows(user, f"Second {modern}")  # the user now has two workspaces
+    with Adapter(["--url", server_url, "--workspace", owner.workspace_id], adapter_env(None, owner.token)) as a:
+        a.initialize()
+        listed = same_json(a.call("list_workspaces", {}, modern=modern))
+        assert [w["id"] for w in listed["workspaces"]] == [owner.workspace_id]
+        refused = error_of(a.call("create_workspace", {"name": "Escape"}, modern=modern))
+        assert refused["code"] == "FORBIDDEN"
+    names = [w["name"] for w in call_tool(registry.get("list_workspaces"), {}, auth.authenticate(owner.token)).result["workspaces"]]
+    assert "Escape" not in names

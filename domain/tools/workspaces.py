@@ -93,6 +93,15 @@ def create_workspace_rows(user: UserRow, name: str, *, marker: CreationMarkerRow
     raise errors.conflict("Could not find a free slug for this workspace name.", "Choose a more distinctive name.")
 
 
+def refuse_when_bound(ctx: CallContext) -> None:
+    """A pinned token or a bound connection works in one workspace and cannot mint another."""
+    if ctx.principal.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
+        raise errors.forbidden(
+            "This credential is pinned to one workspace and cannot create another.",
+            "Create workspaces with an unpinned token (jentrix token create without --workspace).",
+        )
+
+
 # -- list_workspaces -------------------------------------------------------------------------
 class ListWorkspacesInput(ToolInput):
     pass
@@ -146,11 +155,7 @@ class CreateWorkspaceOutput(ToolOutput):
     min_role=None,
 )
 def create_workspace(ctx: CallContext, args: CreateWorkspaceInput) -> CreateWorkspaceOutput:
-    if ctx.principal.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
-        raise errors.forbidden(
-            "This credential is pinned to one workspace and cannot create another.",
-            "Create workspaces with an unpinned token (jentrix token create without --workspace).",
-        )
+    refuse_when_bound(ctx)
     name = args.name.strip()
     if not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")

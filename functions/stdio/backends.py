@@ -42,6 +42,7 @@ from functions.protocol import (
     Session,
     tool_result,
 )
+from domain.tools.workspaces import refuse_when_bound
 from functions.stdio.binding import StartupError
 from functions.stdio.framing import encode, error_response
 
@@ -166,6 +167,8 @@ def binding_guard(message: dict[str, Any], session: Session) -> dict[str, Any] |
     try:
         if spec is not None and not spec.read_only:
             ctx.ensure_writable()
+        if name == "create_workspace":
+            refuse_when_bound(ctx)  # the remote cannot see this connection's binding
         if isinstance(args, dict):
             for key, value in list(args.items()):
                 if key == "workspaceId" and isinstance(value, str):
@@ -183,7 +186,8 @@ def binding_guard(message: dict[str, Any], session: Session) -> dict[str, Any] |
 
 
 def with_local_binding(reply: dict[str, Any], binding: Binding) -> None:
-    """Make a relayed ``get_token_context`` result name this connection's binding (in place).
+    """Make a relayed ``get_token_context`` result name this connection's binding, and a relayed
+    ``list_workspaces`` show only the bound workspace, as the in-process path does (in place).
 
     The remote answers for a stateless HTTP call, so it reports no bound workspace and no
     observe flag; both fields are set from the local binding in ``structuredContent`` and the
@@ -194,10 +198,15 @@ def with_local_binding(reply: dict[str, Any], binding: Binding) -> None:
         return
     content = result.get("structuredContent")
     blocks = result.get("content")
-    if not isinstance(content, dict) or "boundWorkspaceId" not in content or not isinstance(blocks, list):
+    if not isinstance(content, dict) or not isinstance(blocks, list):
         return
-    content["boundWorkspaceId"] = binding.workspace_id
-    content["observe"] = binding.observe
+    if "boundWorkspaceId" in content:  # get_token_context
+        content["boundWorkspaceId"] = binding.workspace_id
+        content["observe"] = binding.observe
+    elif isinstance(content.get("workspaces"), list) and binding.workspace_id:  # list_workspaces
+        content["workspaces"] = [w for w in content["workspaces"] if isinstance(w, dict) and w.get("id") == binding.workspace_id]
+    else:
+        return
     text = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
     result["content"] = [{**b, "text": text} if isinstance(b, dict) and b.get("type") == "text" else b for b in blocks]
 
@@ -288,7 +297,8 @@ class RemoteBackend:
             return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code}.", {"httpStatus": response.status_code})]
         params = message.get("params")
         binding = self.session.binding if self.session is not None else None
-        if message.get("method") == "tools/call" and isinstance(params, dict) and params.get("name") == "get_token_context" and binding is not None:
+        tool = params.get("name") if message.get("method") == "tools/call" and isinstance(params, dict) else None
+        if tool in ("get_token_context", "list_workspaces") and binding is not None:
             for m in messages:
                 if m.get("id") == id_:
                     with_local_binding(m, binding)
