@@ -111,6 +111,8 @@ class PatVerifier:
         )
         if ttl > 0:
             with self._lock:
+                if len(self._cache) >= 1024:  # a warm process sees few tokens; drop the stale ones
+                    self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
                 self._cache[key] = (now + ttl, principal)
         return principal
 

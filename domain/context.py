@@ -10,8 +10,6 @@ Workspace visibility (seed 002; issue "Foundation" part 5):
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,9 +108,3 @@ class CallContext:
                 f"This connection is an observe session ({self.binding.observe_reason}); {self.tool} writes and is refused.",
                 "Restart the adapter with --workspace (and --checkout) or give the client exactly one git checkout root.",
             )
-
-
-def args_digest(arguments: dict[str, Any]) -> str:
-    """A stable digest of tool arguments (idempotency payload check)."""
-    clean = {k: v for k, v in arguments.items() if k != "idempotencyKey"}
-    return hashlib.sha256(json.dumps(clean, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -11,6 +11,8 @@ transport before this function, which receives a verified :class:`~domain.auth.P
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 import uuid
 from dataclasses import dataclass
@@ -19,9 +21,9 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import errors, idempotency, ratelimit
+from domain import clock, errors, idempotency, ratelimit
 from domain.auth import Principal
-from domain.context import Binding, CallContext, args_digest
+from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
@@ -83,7 +85,7 @@ def call_tool(
                 ErrorCode.RATE_LIMITED,
                 f"This token made more than {window.limit} calls in the current minute.",
                 "Wait for the window to reset, then retry.",
-                retry_after_seconds=window.retry_after_seconds(ratelimit.clock.now_ms()),
+                retry_after_seconds=window.retry_after_seconds(clock.now_ms()),
             )
         if arguments is None:
             arguments = {}
@@ -101,7 +103,7 @@ def call_tool(
             # Compare what the arguments mean, not how they were spelled: defaults filled in,
             # explicit nulls equal to omitted fields.
             canonical = _canonical(args.model_dump(mode="json"))
-            ctx.args_hash = args_digest(canonical)
+            ctx.args_hash = hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
             stored = idempotency.run(spec.name, scope, canonical, lambda: _invoke(spec, ctx, args))
             # Powertools stores the response with sorted keys; re-render it in schema order so a

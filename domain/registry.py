@@ -54,15 +54,25 @@ class ToolSpec:
         }
 
     def definition(self) -> dict[str, Any]:
-        """The MCP ``Tool`` object served by ``tools/list``."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
-            "inputSchema": json_schema(self.input_model, mode="validation"),
-            "outputSchema": json_schema(self.output_model, mode="serialization"),
-            "annotations": self.annotations(),
-        }
+        """The MCP ``Tool`` object served by ``tools/list`` (built once per process; read-only).
+
+        Generating the schemas costs a few milliseconds per tool, so every ``tools/list`` page
+        would otherwise redo ~50 ms of identical work.
+        """
+        cached = _DEFINITIONS.get(self.name)
+        if cached is None:
+            cached = _DEFINITIONS[self.name] = {
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "inputSchema": json_schema(self.input_model, mode="validation"),
+                "outputSchema": json_schema(self.output_model, mode="serialization"),
+                "annotations": self.annotations(),
+            }
+        return cached
+
+
+_DEFINITIONS: dict[str, dict[str, Any]] = {}
 
 
 REGISTRY: dict[str, ToolSpec] = {}

@@ -64,23 +64,21 @@ def _type_of(schema: dict[str, Any]) -> tuple[str, bool]:
     return str(kind), False
 
 
+def _bounds(lo: Any, hi: Any, both: str, low: str, high: str) -> list[str]:
+    if lo is not None and hi is not None:
+        return [both.format(lo=lo, hi=hi)]
+    if lo is not None:
+        return [low.format(lo=lo)]
+    if hi is not None:
+        return [high.format(hi=hi)]
+    return []
+
+
 def _constraints(schema: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for branch in [schema, *schema.get("anyOf", [])]:
-        lo, hi = branch.get("minLength"), branch.get("maxLength")
-        if lo is not None and hi is not None:
-            out.append(f"{lo}-{hi} chars")
-        elif hi is not None:
-            out.append(f"at most {hi} chars")
-        elif lo is not None:
-            out.append(f"at least {lo} chars")
-        mn, mx = branch.get("minimum"), branch.get("maximum")
-        if mn is not None and mx is not None:
-            out.append(f"{mn}-{mx}")
-        elif mn is not None:
-            out.append(f">= {mn}")
-        elif mx is not None:
-            out.append(f"<= {mx}")
+        out += _bounds(branch.get("minLength"), branch.get("maxLength"), "{lo}-{hi} chars", "at least {lo} chars", "at most {hi} chars")
+        out += _bounds(branch.get("minimum"), branch.get("maximum"), "{lo}-{hi}", ">= {lo}", "<= {hi}")
         if "pattern" in branch:
             out.append(f"pattern `{branch['pattern']}`")
     return out
