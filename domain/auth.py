@@ -1,7 +1,7 @@
-"""Credentials, scopes and workspace roles (seed 002 "Bearer auth + scopes"; ARCHITECTURE §2).
+"""Credentials, scopes and workspace roles (catalog: shared contract, "Bearer auth + scopes").
 
 A personal access token (PAT) is ``tm_<43 url-safe chars>``; only its SHA-256 digest is
-stored (``TOKEN#<digest>``). Verification is pluggable: :data:`VERIFIERS` maps a token prefix
+stored (:func:`domain.store.keys.token`). Verification is pluggable: :data:`VERIFIERS` maps a token prefix
 to a verifier, so the OAuth verifier (``tmo_``) slots in beside :class:`PatVerifier`.
 
 Scopes form a ladder, ``read`` < ``write`` < ``admin``: a tool's scope class is satisfied by
@@ -22,7 +22,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from domain import clock, ids
 from domain.settings import settings
-from domain.store import db
+from domain.store import db, keys
 from domain.store.models import EmailRow, TokenRow, UserRow
 
 Scope = Literal["read", "write", "admin"]
@@ -94,7 +94,7 @@ class PatVerifier:
             if hit and hit[0] > now and not _expired(hit[1].expires_at):
                 return hit[1]
         try:
-            row = TokenRow.get(f"TOKEN#{key}", "TOKEN", consistent_read=True)
+            row = TokenRow.get(*keys.token(key), consistent_read=True)
         except DoesNotExist:
             return None
         if row.revokedAt or _expired(row.expiresAt):
@@ -122,6 +122,7 @@ def _expired(expires_at: str | None) -> bool:
 
 
 PAT_VERIFIER = PatVerifier()
+db.on_reconfigure(PAT_VERIFIER.clear)
 VERIFIERS: list[TokenVerifier] = [PAT_VERIFIER]
 
 
@@ -150,9 +151,9 @@ def mint_pat(
             raise ValueError(f"unknown scope {s!r}; use read, write or admin")
     secret = "tm_" + secrets.token_urlsafe(32)
     token_id = ids.new_token_id()
+    gsi1pk, gsi1sk = keys.user_token(user_id, token_id)
     row = TokenRow(
-        f"TOKEN#{digest(secret)}",
-        "TOKEN",
+        *keys.token(digest(secret)),
         tokenId=token_id,
         userId=user_id,
         scopes=list(scopes or []),
@@ -161,15 +162,15 @@ def mint_pat(
         emoji=emoji,
         expiresAt=expires_at,
         createdAt=clock.now_iso(),
-        GSI1PK=f"USER#{user_id}",
-        GSI1SK=f"TOKEN#{token_id}",
+        GSI1PK=gsi1pk,
+        GSI1SK=gsi1sk,
     )
     row.save()
     return secret, row
 
 
 def list_tokens(user_id: str) -> list[TokenRow]:
-    return [r for r in TokenRow.gsi1.query(f"USER#{user_id}", TokenRow.GSI1SK.startswith("TOKEN#")) if isinstance(r, TokenRow)]
+    return [r for r in TokenRow.gsi1.query(keys.user_partition(user_id), TokenRow.GSI1SK.startswith(keys.TOKENS_PREFIX)) if isinstance(r, TokenRow)]
 
 
 def revoke_token(user_id: str, token_id: str) -> bool:
@@ -185,10 +186,6 @@ class EmailTaken(ValueError):
     """Another user already signs in with this email."""
 
 
-def email_key(email: str) -> str:
-    return f"EMAIL#{email.strip().lower()}"
-
-
 def create_user(email: str, display_name: str, user_id: str | None = None) -> UserRow:
     """Create a user and its email pointer in one transaction.
 
@@ -196,8 +193,8 @@ def create_user(email: str, display_name: str, user_id: str | None = None) -> Us
         EmailTaken: the email (compared case-insensitively) already belongs to a user.
     """
     uid = user_id or ids.new_user_id()
-    row = UserRow(f"USER#{uid}", "PROFILE", userId=uid, email=email, displayName=display_name, createdAt=clock.now_iso())
-    pointer = EmailRow(email_key(email), "USER", userId=uid)
+    row = UserRow(*keys.user_profile(uid), userId=uid, email=email, displayName=display_name, createdAt=clock.now_iso())
+    pointer = EmailRow(*keys.email_claim(email), userId=uid)
 
     def build(tx: Any) -> None:
         tx.save(row, condition=UserRow.PK.does_not_exist())
@@ -215,7 +212,7 @@ def create_user(email: str, display_name: str, user_id: str | None = None) -> Us
 def user_by_email(email: str) -> UserRow | None:
     """The user who signs in with ``email`` (case-insensitive), or ``None``. Two GetItems."""
     try:
-        pointer = EmailRow.get(email_key(email), "USER", consistent_read=True)
-        return UserRow.get(f"USER#{pointer.userId}", "PROFILE", consistent_read=True)
+        pointer = EmailRow.get(*keys.email_claim(email), consistent_read=True)
+        return UserRow.get(*keys.user_profile(pointer.userId), consistent_read=True)
     except DoesNotExist:
         return None

@@ -1,6 +1,6 @@
 """Timestamps: ISO-8601 UTC with fixed millisecond precision and ``Z``.
 
-``updatedAt`` doubles as the optimistic-concurrency token (ARCHITECTURE §4): clients echo it
+``updatedAt`` doubles as the optimistic-concurrency token (docs/data-model.md, "Optimistic concurrency"): clients echo it
 back byte for byte, so it is always rendered the same way, and :func:`next_stamp` makes it
 strictly increasing per item even when two writes land in the same millisecond or a Lambda's
 clock runs behind the previous writer's.

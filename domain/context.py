@@ -1,7 +1,7 @@
 """Per-call context: who calls, through which binding, and the workspace rules every tool shares.
 
-Workspace visibility (seed 002; issue "Foundation" part 5):
-* a membership row ``WS#<ws> / MEMBER#<user>`` is what makes a workspace visible;
+Workspace visibility (catalog: shared contract, bearer auth + scopes; docs/decisions.md):
+* a member item (:func:`domain.store.keys.member`) is what makes a workspace visible;
 * a workspace-pinned token sees only its pin — any other workspace is NOT_FOUND, exactly
   like a missing one, and ids of entities elsewhere are NOT_FOUND too;
 * ``workspaceId: ""`` means the pinned (or connection-bound) workspace;
@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
-
 from domain import errors
-from domain.auth import ROLE_RANK, Principal
-from domain.errors import ErrorCode, ToolError
+from domain.auth import Principal
 from domain.ratelimit import Window
-from domain.store.models import MemberRow
+from domain.store import activity as activity_store
+from domain.store import members as member_store
+from domain.store.models import ActivityRow, MemberRow
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,20 @@ class CallContext:
     window: Window | None = None
     idempotency_key: str | None = None
     args_hash: str | None = None
+    target: Any = None  # domain.access.Located, set by the access step for tools with a target
+    targets: list[Any] | None = None  # domain.access.ItemAccess per item, for list targets
     _members: dict[str, MemberRow] = field(default_factory=dict)
+
+    @property
+    def user_id(self) -> str:
+        return self.principal.user_id
+
+    def activity(self, workspace_id: str, board_id: str, type_: str, summary: str, *, task_id: str | None = None, data: dict[str, Any] | None = None, at: str | None = None) -> ActivityRow:
+        """A new activity row by this caller (actor and source filled in), for the write's transaction."""
+        return activity_store.new_row(
+            workspace_id=workspace_id, board_id=board_id, type_=type_, summary=summary, actor_id=self.principal.user_id,
+            source=self.source, task_id=task_id, data=data, at=at,
+        )
 
     # -- workspace resolution -------------------------------------------------------------
     def default_workspace(self) -> str | None:
@@ -85,21 +97,10 @@ class CallContext:
             raise errors.not_found(kind, ident or workspace_id)
         row = self._members.get(workspace_id)
         if row is None:
-            try:
-                row = MemberRow.get(f"WS#{workspace_id}", f"MEMBER#{self.principal.user_id}", consistent_read=True)
-            except DoesNotExist:
-                raise errors.not_found(kind, ident or workspace_id) from None
+            row = member_store.get(workspace_id, self.principal.user_id)
+            if row is None:
+                raise errors.not_found(kind, ident or workspace_id)
             self._members[workspace_id] = row
-        return row
-
-    def require_role(self, workspace_id: str, minimum: str, kind: str = "workspace", ident: str | None = None) -> MemberRow:
-        row = self.member(workspace_id, kind, ident)
-        if ROLE_RANK[row.role] < ROLE_RANK[minimum]:
-            raise ToolError(
-                ErrorCode.FORBIDDEN,
-                f"{self.tool} needs the {minimum} role in this workspace; you are {row.role}.",
-                "Ask a workspace owner or admin to run it, or to change your role.",
-            )
         return row
 
     def ensure_writable(self) -> None:

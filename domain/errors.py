@@ -1,4 +1,4 @@
-"""The tool error envelope shared by every tool (seed 002, "The shared contract").
+"""The tool error envelope shared by every tool (catalog: "The shared contract", the error envelope).
 
 A failing tool call answers ``isError: true`` with ``{"error": {"code", "message", "hint"}}``.
 ``code`` is one of :class:`ErrorCode`; RATE_LIMITED adds ``retryAfterSeconds`` and CONFLICT may

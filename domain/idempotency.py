@@ -1,15 +1,15 @@
 """Idempotent replays for keyed tools: Powertools' idempotency utility plus creation markers.
 
-Two layers (ARCHITECTURE §5):
+Two layers (docs/data-model.md, "Idempotency"; catalog: shared contract, idempotency):
 
 1. **Replay** — Powertools ``idempotent_function`` stores the first response under a key built
    from (principal, workspace context, tool, ``idempotencyKey``) in the idempotency table;
    the same key with the same arguments returns that stored response byte for byte, and with
    other arguments raises ``IdempotencyValidationError`` -> CONFLICT.
 2. **Crash safety** — Powertools' record is not written atomically with the business write.
-   Every keyed create therefore also puts a :class:`~domain.store.models.CreationMarkerRow`
-   with ``attribute_not_exists`` inside its own transaction (see :func:`marker_for`); a retry
-   after a crash between the two finds the marker and answers with the entity it names.
+   Every keyed create therefore also puts a creation marker with ``attribute_not_exists``
+   inside its own transaction (:mod:`domain.store.idempotency_markers`); a retry after a crash
+   between the two finds the marker and answers with the entity it names.
 
 A concurrent duplicate that meets an in-progress record waits and retries for up to
 :data:`WAIT_SECONDS`, then gets CONFLICT with a retry hint. Outside Lambda the in-progress
@@ -19,7 +19,6 @@ record's lifetime is bounded by ``JENTRIX_CALL_BUDGET_MS`` instead of the Lambda
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import random
 import time
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from domain import errors
 from domain.settings import settings
 from domain.store import db
+from domain.store.idempotency_markers import marker_for
 from domain.store.models import CreationMarkerRow
 
 WAIT_SECONDS = 8.0
@@ -60,6 +60,9 @@ _wrapped: dict[str, Callable[..., Any]] = {}
 def reset() -> None:
     """Forget the per-tool persistence layers (after the table or endpoint changes)."""
     _wrapped.clear()
+
+
+db.on_reconfigure(reset)
 
 
 def _run_handler(request: dict[str, Any], run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -123,39 +126,3 @@ def creation_marker(ctx: Any, workspace_id: str, entity_id: str = "") -> Creatio
     if not ctx.idempotency_key:
         return None
     return marker_for(ctx.principal.user_id, workspace_id, ctx.tool, ctx.idempotency_key, entity_id, ctx.args_hash or "")
-
-
-def put_marker(tx: Any, marker: CreationMarkerRow | None) -> None:
-    """Add the marker to a transaction: it must not exist, and a failure returns the stored one."""
-    if marker is not None:
-        tx.save(marker, condition=CreationMarkerRow.PK.does_not_exist(), return_values="ALL_OLD")
-
-
-def earlier_entity(failure: db.ConditionFailed, marker: CreationMarkerRow | None, what: str) -> str | None:
-    """The id of the entity an earlier, committed create with the same key made; ``None`` if the
-    transaction failed for another reason.
-
-    Raises:
-        ToolError: CONFLICT when that earlier create had different arguments.
-    """
-    if marker is None or not failure.hit(marker.PK, marker.SK):
-        return None
-    existing = CreationMarkerRow.from_raw_data(failure.item(marker.PK, marker.SK) or {})
-    if existing.argsHash != marker.argsHash:
-        raise errors.conflict(
-            f"This idempotencyKey already created a {what} with different arguments.",
-            f"Use a fresh idempotencyKey for a new {what}.",
-        )
-    return existing.entityId
-
-
-def marker_key(principal_id: str, workspace_id: str, tool: str, key: str) -> str:
-    raw = "\x1f".join((principal_id, workspace_id, tool, key))
-    return "IDEM#" + hashlib.sha256(raw.encode()).hexdigest()
-
-
-def marker_for(principal_id: str, workspace_id: str, tool: str, key: str, entity_id: str, args_hash: str) -> CreationMarkerRow:
-    return CreationMarkerRow(
-        marker_key(principal_id, workspace_id, tool, key), "IDEM", entityId=entity_id, argsHash=args_hash, tool=tool,
-        ttl=int(time.time()) + 30 * 86400,
-    )

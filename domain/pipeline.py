@@ -1,6 +1,7 @@
-"""The call pipeline every transport runs (ARCHITECTURE §1):
+"""The call pipeline every transport runs (docs/architecture.md, "The call pipeline"):
 
-auth + scope -> rate window -> input validation -> idempotency (keyed tools) -> handler -> envelope.
+scope -> rate window -> input validation -> binding rules -> idempotency (keyed tools) ->
+access policy (target, role, refs; :mod:`domain.access`) -> handler -> envelope.
 
 :func:`call_tool` never raises for a tool-level failure: it returns :class:`CallOutcome` with
 either ``result`` (the tool's structured result) or ``error`` (the seed-002 envelope). An
@@ -21,12 +22,16 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import clock, errors, idempotency, ratelimit
+from domain import access, clock, errors, idempotency, ratelimit
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
+from domain.store.db import Missing
+from domain.store.idempotency_markers import IdempotencyMismatch
+from domain.store.paging import InvalidCursor
+from domain.store.retry import Contended
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = Logger(service="jentrix-mcp", stream=sys.stderr)
@@ -95,8 +100,7 @@ def call_tool(
             args = spec.input_model.model_validate(arguments)
         except ValidationError as exc:
             raise _validation_error(exc) from None
-        if not spec.read_only:
-            ctx.ensure_writable()
+        access.check_binding(spec, ctx)
         key = getattr(args, "idempotencyKey", None) if spec.keyed else None
         if key:
             ctx.idempotency_key = key
@@ -112,7 +116,8 @@ def call_tool(
         else:
             result = _invoke(spec, ctx, args)
         return CallOutcome(result=result)
-    except ToolError as exc:
+    except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing) as raised:
+        exc = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
         logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
         return CallOutcome(error=exc.envelope())
     except Exception:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
@@ -128,11 +133,33 @@ def internal_error(correlation_id: str) -> ToolError:
     )
 
 
+def store_error(exc: Exception, ctx: CallContext) -> ToolError:
+    """The envelope for a store error that reached the boundary without a tool-specific answer."""
+    if isinstance(exc, Contended):
+        return errors.conflict(
+            "Other changes to the same items kept committing while this call ran; nothing was written.",
+            "Retry the call.",
+            retry_after_seconds=1,
+        )
+    if isinstance(exc, InvalidCursor):
+        return errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.")
+    if isinstance(exc, IdempotencyMismatch):
+        return errors.conflict(
+            f"This idempotencyKey already made an entity through {exc.args[0] if exc.args else ctx.tool} with different arguments.",
+            "Use a fresh idempotencyKey for a new request.",
+        )
+    where = ctx.target
+    if where is not None:
+        return errors.not_found(where.kind, where.ident)
+    return errors.not_found("entity", str(exc))
+
+
 def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in sorted(arguments.items()) if k != "idempotencyKey"}
 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
+    access.authorize(spec, ctx, args)
     out = spec.handler(ctx, args)
     if isinstance(out, BaseModel):
         return out.model_dump(mode="json", by_alias=True)

@@ -1,6 +1,6 @@
-"""The per-token minute window (seed 002: RATE_LIMITED carries ``retryAfterSeconds``).
+"""The per-token minute window (catalog: shared contract — RATE_LIMITED carries ``retryAfterSeconds``).
 
-One counter item per token per minute, ``RATE#<tokenId>#<windowStart>``, incremented with an
+One counter item per token per minute (:func:`domain.store.keys.rate_window`), incremented with an
 atomic ``ADD`` (UpdateItem, ``ReturnValues=UPDATED_NEW``): one request per tool call, exact
 under concurrency, and keyed by time so TTL's late deletion never matters.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from domain import clock
+from domain.store import keys
 from domain.store.models import RateWindowRow
 
 
@@ -38,7 +39,7 @@ def hit(token_id: str, limit: int, now_ms: int | None = None) -> Window:
     """Count one call against the token's current window and return the window after it."""
     now = clock.now_ms() if now_ms is None else now_ms
     start = now - now % 60_000
-    row = RateWindowRow(f"RATE#{token_id}#{start}", "RATE")
+    row = RateWindowRow(*keys.rate_window(token_id, start))
     row.update(actions=[RateWindowRow.count.add(1), RateWindowRow.ttl.set(start // 1000 + 180)])
     used = int(row.count)
     return Window(limit=limit, used=used, window_start_ms=start)

@@ -1,22 +1,33 @@
-"""The tool registry: one :class:`ToolSpec` per tool, the single source of every definition.
+"""Tool declarations: :class:`ToolSpec` (one frozen value per tool), :func:`tool`, :class:`Registry`.
 
-``tools/list``, docs/tools.md and the schema snapshot are all generated from here. A spec
-holds the seed's scope class and flags (read-only / destructive / idempotent), whether the
-tool takes an ``idempotencyKey`` (``keyed``), the pydantic input and output models, and the
-handler. Schemas are emitted inline (no ``$ref``), with ``additionalProperties: false`` and a
-plain ``type: object`` root (ARCHITECTURE §2).
+A spec holds everything the framework enforces or publishes about a tool: the catalog's scope
+class and behaviour flags (read-only / destructive / idempotent), whether it takes an
+``idempotencyKey`` (``keyed``), its access policy (``target``, ``min_role``, ``refs``,
+``refused_when_bound`` — see :mod:`domain.access`), its area (the toolset docs/tools.md groups
+it under), its pydantic input and output models and its handler. ``@tool`` builds a spec and
+registers nothing: each area module lists its specs in ``TOOLS`` and :mod:`domain.catalog` lists
+the areas. A :class:`Registry` instance checks uniqueness and is what the protocol layer, the
+docs generator, the stdio bridge and the tests receive.
+
+Schemas are emitted inline (no ``$ref``), with ``additionalProperties: false`` and a plain
+``type: object`` root, the portable shape docs/decisions.md explains.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from domain.access import Ref, Target
 from domain.auth import Role, Scope
+
+Area = Literal["workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context"]
+AREAS: tuple[str, ...] = ("workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context")
 
 
 class ToolInput(BaseModel):
@@ -29,20 +40,50 @@ class ToolOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@dataclass(frozen=True)
+class SpecError(ValueError):
+    """A tool declaration breaks a framework rule (raised at import, never at call time)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolSpec:
     name: str
     title: str
     description: str
+    area: Area
     scope: Scope
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    keyed: bool
-    min_role: Role | None
     input_model: type[ToolInput]
     output_model: type[ToolOutput]
     handler: Callable[..., Any]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    keyed: bool = False
+    target: Target | None = None
+    min_role: Role | None = None
+    refs: tuple[Ref, ...] = field(default_factory=tuple)
+    refused_when_bound: bool = False
+    rebind: Callable[[dict[str, Any], Any], bool] | None = None
+
+    def __post_init__(self) -> None:
+        fields = self.input_model.model_fields
+        if self.area not in AREAS:
+            raise SpecError(f"{self.name}: unknown area {self.area!r}")
+        if self.keyed and "idempotencyKey" not in fields:
+            raise SpecError(f"keyed tool {self.name} must accept idempotencyKey")
+        if self.min_role is not None and self.target is None:
+            raise SpecError(f"{self.name}: min_role needs a target (which workspace would the role be checked in?)")
+        if self.target is not None and self.min_role is None:
+            raise SpecError(f"{self.name}: a target needs a min_role")
+        if self.read_only and self.destructive:
+            raise SpecError(f"{self.name}: a read-only tool cannot be destructive")
+        for tf in self.target.fields if self.target else ():
+            if tf.field not in fields:
+                raise SpecError(f"{self.name}: target field {tf.field!r} is not an argument")
+        for ref in self.refs:
+            if ref.field not in fields:
+                raise SpecError(f"{self.name}: ref field {ref.field!r} is not an argument")
+        if self.refs and self.target is None:
+            raise SpecError(f"{self.name}: refs are checked against a target")
 
     def annotations(self) -> dict[str, Any]:
         return {
@@ -53,29 +94,30 @@ class ToolSpec:
             "openWorldHint": False,
         }
 
+    @cached_property
+    def _definition(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": json_schema(self.input_model, mode="validation"),
+            "outputSchema": json_schema(self.output_model, mode="serialization"),
+            "annotations": self.annotations(),
+        }
+
     def definition(self) -> dict[str, Any]:
-        """The MCP ``Tool`` object served by ``tools/list`` (built once per process; read-only).
+        """The MCP ``Tool`` object served by ``tools/list`` (built once per spec; treat as read-only)."""
+        return self._definition
 
-        Generating the schemas costs a few milliseconds per tool, so every ``tools/list`` page
-        would otherwise redo ~50 ms of identical work.
-        """
-        cached = _DEFINITIONS.get(self.name)
-        if cached is None:
-            cached = _DEFINITIONS[self.name] = {
-                "name": self.name,
-                "title": self.title,
-                "description": self.description,
-                "inputSchema": json_schema(self.input_model, mode="validation"),
-                "outputSchema": json_schema(self.output_model, mode="serialization"),
-                "annotations": self.annotations(),
-            }
-        return cached
-
-
-_DEFINITIONS: dict[str, dict[str, Any]] = {}
-
-
-REGISTRY: dict[str, ToolSpec] = {}
+    def id_fields(self) -> list[tuple[str, str, str]]:
+        """Every id-taking argument as ``(field, kind, declared error)`` — target first, then refs."""
+        out: list[tuple[str, str, str]] = []
+        if self.target:
+            for tf in self.target.fields:
+                out.append((tf.field, tf.kind, "NOT_FOUND"))
+        for ref in self.refs:
+            out.append((ref.field, ref.kind, ref.error.value))
+        return out
 
 
 def tool(
@@ -83,45 +125,57 @@ def tool(
     *,
     title: str,
     description: str,
+    area: Area,
     scope: Scope,
     input_model: type[ToolInput],
     output_model: type[ToolOutput],
-    read_only: bool = False,
-    destructive: bool = False,
-    idempotent: bool = False,
-    keyed: bool = False,
-    min_role: Role | None = "MEMBER",
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``handler(ctx, args) -> output_model | dict`` as the tool ``name``."""
+    **policy: Any,
+) -> Callable[[Callable[..., Any]], ToolSpec]:
+    """Declare ``handler(ctx, args) -> output_model | dict`` as the tool ``name``; returns the spec.
 
-    def register(handler: Callable[..., Any]) -> Callable[..., Any]:
-        if name in REGISTRY:
-            raise ValueError(f"tool {name} registered twice")
-        if keyed and "idempotencyKey" not in input_model.model_fields:
-            raise ValueError(f"keyed tool {name} must accept idempotencyKey")
-        REGISTRY[name] = ToolSpec(
-            name, title, description.strip(), scope, read_only, destructive, idempotent, keyed, min_role,
-            input_model, output_model, handler,
+    ``policy`` takes the remaining :class:`ToolSpec` fields (flags, ``keyed``, ``target``,
+    ``min_role``, ``refs``, ``refused_when_bound``, ``rebind``). Nothing is registered: list the
+    spec in the module's ``TOOLS``.
+    """
+
+    def declare(handler: Callable[..., Any]) -> ToolSpec:
+        return ToolSpec(
+            name=name, title=title, description=description.strip(), area=area, scope=scope,
+            input_model=input_model, output_model=output_model, handler=handler, **policy,
         )
-        return handler
 
-    return register
-
-
-def ordered() -> list[ToolSpec]:
-    """Every tool in the stable order ``tools/list`` pages through (by name)."""
-    load_tools()
-    return [REGISTRY[k] for k in sorted(REGISTRY)]
+    return declare
 
 
-def get(name: str) -> ToolSpec | None:
-    load_tools()
-    return REGISTRY.get(name)
+class Registry:
+    """An immutable set of tools, in the stable order ``tools/list`` pages through (by name)."""
 
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
+        by_name: dict[str, ToolSpec] = {}
+        for spec in specs:
+            if spec.name in by_name:
+                raise SpecError(f"tool {spec.name} declared twice")
+            by_name[spec.name] = spec
+        self._by_name = by_name
+        self._ordered = [by_name[k] for k in sorted(by_name)]
 
-def load_tools() -> None:
-    """Import every tool module once so its ``@tool`` registrations run."""
-    import domain.tools  # noqa: F401
+    def ordered(self) -> list[ToolSpec]:
+        return list(self._ordered)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._by_name.get(name)
+
+    def names(self) -> list[str]:
+        return [s.name for s in self._ordered]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._ordered)
+
+    def __len__(self) -> int:
+        return len(self._ordered)
 
 
 def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:

@@ -53,25 +53,9 @@ class _Terminated(Exception):
 # -- shared -----------------------------------------------------------------------------------
 def _point_at(endpoint: str | None, *, table: str | None = None, idempotency_table: str | None = None, region: str | None = None) -> None:
     """Point settings, the store and idempotency at ``endpoint`` (``None`` = real AWS)."""
-    from domain import idempotency, settings
     from domain.store import db
 
-    if endpoint:
-        os.environ["JENTRIX_DYNAMODB_ENDPOINT"] = endpoint
-    else:
-        os.environ.pop("JENTRIX_DYNAMODB_ENDPOINT", None)
-    if table:
-        os.environ["JENTRIX_TABLE"] = table
-    if idempotency_table:
-        os.environ["JENTRIX_IDEMPOTENCY_TABLE"] = idempotency_table
-    if region:
-        os.environ["AWS_REGION"] = region
-    settings.reload()
-    db.configure()
-    idempotency.reset()
-    from domain.auth import PAT_VERIFIER
-
-    PAT_VERIFIER.clear()
+    db.use(endpoint, table=table, idempotency_table=idempotency_table, region=region)
 
 
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
@@ -345,7 +329,7 @@ def _scopes(raw: str) -> list[str]:
 
 def cmd_token_create(args: argparse.Namespace) -> int:
     from domain import auth, clock, ids
-    from domain.store.models import MemberRow
+    from domain.store import members
 
     scopes = _scopes(args.scopes)
     if args.expires_in_days is not None and args.expires_in_days <= 0:
@@ -355,10 +339,8 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     if args.workspace:
         if not ids.parse_workspace(args.workspace):
             raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
-        try:
-            MemberRow.get(f"WS#{args.workspace}", f"MEMBER#{user.userId}", consistent_read=True)
-        except MemberRow.DoesNotExist:
-            raise CliError(f"{user.email} is not a member of workspace {args.workspace}.") from None
+        if members.get(args.workspace, user.userId) is None:
+            raise CliError(f"{user.email} is not a member of workspace {args.workspace}.")
     expires_at = clock.iso(clock.now_ms() + int(args.expires_in_days * 86_400_000)) if args.expires_in_days else None
     secret, row = auth.mint_pat(
         user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,

@@ -20,6 +20,7 @@ from domain import auth
 from domain.auth import Principal
 from domain.settings import settings
 from domain.store import db
+from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
 MCP_PATH = "/api/mcp"
@@ -60,16 +61,6 @@ def _unauthorized(description: str) -> Response:
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
 
 
-def _encode(message: dict[str, Any]) -> bytes:
-    """Compact UTF-8 JSON; a lone surrogate echoed from the request (valid as a JSON escape, not
-    as UTF-8) falls back to ASCII escapes instead of failing the response."""
-    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":")).encode("ascii")
-
-
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
@@ -96,7 +87,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         reply = await run_in_threadpool(proto.handle_raw, raw, headers=headers, session=session)
         if reply.message is None:
             return Response(status_code=reply.status, headers=reply.headers)
-        body = _encode(reply.message)
+        body = encode(reply.message)
         return Response(body, status_code=reply.status, media_type="application/json", headers=reply.headers)
 
     @app.api_route(MCP_PATH, methods=["GET", "DELETE", "PUT", "PATCH"])

@@ -5,7 +5,7 @@ HTTP headers when there are any (``None`` on stdio, where header rules do not ap
 :class:`Session`, and returns a :class:`Reply` — an HTTP status the HTTP adapter uses and the
 stdio adapter ignores, plus the JSON-RPC message to write (``None`` for notifications).
 
-Eras (ARCHITECTURE §2), told apart per request:
+Eras (MCP 2026-07-28 "Base protocol" and 2025-11-25 "Lifecycle"; docs/decisions.md), told apart per request:
 
 * **2026-07-28** — the request's ``params._meta`` carries
   ``io.modelcontextprotocol/protocolVersion``. Stateless: no ``initialize``; ``server/discover``;
@@ -31,18 +31,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import registry
 from domain.auth import Principal
 from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
+from domain.registry import Registry
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-HEADER_MISMATCH = -32020
-UNSUPPORTED_VERSION = -32022
+from functions.jsonrpc import (  # noqa: F401 - re-exported for the transports
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    UNSUPPORTED_VERSION,
+    error_response,
+    inspect,
+)
 
 HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-06-18", "2025-11-25")
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
@@ -121,11 +125,7 @@ def decode_header_value(value: str | None) -> str | None:
         return None
 
 
-def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": id_, "error": err}
+_error = error_response
 
 
 def tool_result(outcome: CallOutcome) -> dict[str, Any]:
@@ -143,9 +143,18 @@ def tool_result(outcome: CallOutcome) -> dict[str, Any]:
 
 
 class McpProtocol:
-    """One instance per process; stateless apart from the tool page size."""
+    """One instance per process; stateless apart from its registry and the tool page size.
 
-    def __init__(self, *, page_size: int = 50) -> None:
+    ``registry`` is the set of tools served (the product catalog unless another is given, e.g.
+    a test registry with synthetic tools).
+    """
+
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 50) -> None:
+        if registry is None:
+            from domain.catalog import registry as product_registry
+
+            registry = product_registry()
+        self.registry = registry
         self.page_size = page_size
 
     # -- entry points ---------------------------------------------------------------------
@@ -159,24 +168,17 @@ class McpProtocol:
         return self.handle(message, headers=headers, session=session)
 
     def handle(self, message: Any, *, headers: Mapping[str, str] | None, session: Session) -> Reply:
-        if not isinstance(message, dict):
-            what = "a batch (JSON array)" if isinstance(message, list) else "not a JSON object"
-            return Reply(400, _error(None, INVALID_REQUEST, f"Invalid request: one JSON-RPC message per body is accepted, got {what}."))
-        has_id = "id" in message
-        id_ = message.get("id")
-        id_ok = isinstance(id_, (str, int)) and not isinstance(id_, bool)
-        if message.get("jsonrpc") != "2.0":
-            return Reply(400, _error(id_ if id_ok else None, INVALID_REQUEST, "Invalid request: jsonrpc must be \"2.0\"."))
-        if "method" not in message and has_id and ("result" in message or "error" in message):
-            if session.on_client_response is not None and id_ok:
+        envelope = inspect(message, what="body")
+        if envelope.kind == "invalid":
+            return Reply(400, envelope.reply)
+        if envelope.kind == "response":
+            if session.on_client_response is not None and message.get("id") is not None:
                 session.on_client_response(message)
                 return Reply(202, None)
             return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: this endpoint does not accept JSON-RPC responses."))
-        method = message.get("method")
-        if not isinstance(method, str):
-            return Reply(400, _error(id_ if id_ok else None, INVALID_REQUEST, "Invalid request: method must be a string."))
-        if has_id and not id_ok:
-            return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer."))
+        has_id = envelope.kind == "request"
+        id_ = message.get("id")
+        method = message["method"]
         params = message.get("params", {})
         if params is None:
             params = {}
@@ -272,7 +274,7 @@ class McpProtocol:
 
     # -- methods --------------------------------------------------------------------------
     def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
-        specs = registry.ordered()
+        specs = self.registry.ordered()
         cursor = params.get("cursor")
         start = 0
         if cursor is not None:
@@ -292,7 +294,7 @@ class McpProtocol:
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string).")
-        spec = registry.get(name)
+        spec = self.registry.get(name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers.")
         binding = session.binding

@@ -111,7 +111,6 @@ def _is_aws_endpoint(url: str) -> bool:
 
 def configure_store(args: argparse.Namespace) -> None:
     """Point the store at DynamoDB Local, or at AWS only when ``--aws`` was given."""
-    from domain import settings
     from domain.store import db
 
     endpoint = args.endpoint or os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None
@@ -123,13 +122,8 @@ def configure_store(args: argparse.Namespace) -> None:
         )
     if endpoint and _is_aws_endpoint(endpoint) and not args.aws:
         raise StartupError(f"The endpoint {endpoint} is DynamoDB in AWS; add --aws if that is really meant.")
-    if endpoint:
-        os.environ["JENTRIX_DYNAMODB_ENDPOINT"] = endpoint
-    else:
-        os.environ.pop("JENTRIX_DYNAMODB_ENDPOINT", None)
-    settings.reload()
-    db.configure()
-    log.info("store: %s, table %s", endpoint or "DynamoDB in AWS (--aws)", settings.settings.table)
+    cfg = db.use(endpoint)
+    log.info("store: %s, table %s", endpoint or "DynamoDB in AWS (--aws)", cfg.table)
 
 
 def local_identity(token: str) -> tuple[Any, list[str]]:
@@ -139,14 +133,13 @@ def local_identity(token: str) -> tuple[Any, list[str]]:
 
     from domain import auth
     from domain.settings import settings
-    from domain.store.models import MembershipMirrorRow, Row
+    from domain.store import members
 
     try:
         principal = auth.authenticate(token)
         if principal is None:
             raise StartupError("The token was not accepted: it is unknown, revoked or expired (or malformed; PATs look like tm_…).")
-        rows = MembershipMirrorRow.query(f"USER#{principal.user_id}", Row.SK.startswith("WS#"), consistent_read=True)
-        member_of = [r.workspaceId for r in rows if isinstance(r, MembershipMirrorRow)]
+        member_of = [r.workspaceId for r in members.memberships(principal.user_id)]
     except (PynamoDBException, BotoCoreError, ClientError) as exc:
         raise StartupError(f"The store at {settings.endpoint or 'AWS'} (table {settings.table}) could not be read: {exc}.") from None
     return principal, member_of

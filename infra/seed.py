@@ -1,7 +1,7 @@
 """The dev stack's seed: one dev user, its "Dev Workspace" and a full-scope token.
 
 Seeding is idempotent, so ``jentrix dev`` can run it on every start against a persistent data
-dir: the user is found through its email pointer (``EMAIL#dev@jentrix.local``), and the
+dir: the user is found through its email claim item (``dev@jentrix.local``), and the
 workspace id is derived from the user id, so a restart finds both with one read each instead
 of creating look-alikes. The token secret is never stored in the table (only its digest); to
 keep a pasted client config working across restarts, the secret is kept in ``token_file``
@@ -17,11 +17,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pynamodb.exceptions import DoesNotExist
-
 from domain import auth
+from domain.store import workspaces as workspace_store
 from domain.store.models import UserRow, WorkspaceRow
-from domain.tools.workspaces import create_workspace_rows
 
 DEV_EMAIL = "dev@jentrix.local"
 DEV_NAME = "Dev User"
@@ -61,10 +59,10 @@ def ensure_user(email: str, display_name: str) -> tuple[UserRow, bool]:
 
 def ensure_dev_workspace(user: UserRow) -> tuple[WorkspaceRow, bool]:
     ws_id = dev_workspace_id(user.userId)
-    try:
-        return WorkspaceRow.get(f"WS#{ws_id}", "META", consistent_read=True), False
-    except DoesNotExist:
-        return create_workspace_rows(user, DEV_WORKSPACE, workspace_id=ws_id)
+    found = workspace_store.get(ws_id)
+    if found is not None:
+        return found, False
+    return workspace_store.create(user, DEV_WORKSPACE, workspace_id=ws_id)
 
 
 def _saved_token(token_file: Path | None, user_id: str) -> str | None:

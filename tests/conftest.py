@@ -43,7 +43,7 @@ def dynamodb_endpoint() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def stack(dynamodb_endpoint: str) -> Iterator[dict[str, str]]:
     """Point the app at DynamoDB Local with fresh tables for this test session."""
-    from domain import idempotency, settings
+    from domain import idempotency  # noqa: F401 - registers its reset with the store
     from domain.store import db
 
     suffix = uuid.uuid4().hex[:8]
@@ -56,9 +56,7 @@ def stack(dynamodb_endpoint: str) -> Iterator[dict[str, str]]:
         "AWS_REGION": "us-east-1",
     }
     os.environ.update(env)
-    settings.reload()
-    db.configure()
-    idempotency.reset()
+    db.use(dynamodb_endpoint, table=env["JENTRIX_TABLE"], idempotency_table=env["JENTRIX_IDEMPOTENCY_TABLE"], region="us-east-1")
     db.create_tables()
     yield env
 
@@ -73,7 +71,7 @@ class Actor:
 
 def make_actor(name: str = "Ada", workspace: str | None = "Test Space", **token_kwargs: Any) -> Actor:
     from domain import auth
-    from domain.tools.workspaces import create_workspace_rows
+    from domain.store.workspaces import create as create_workspace_rows
 
     user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name)
     ws_id = ""

@@ -1,4 +1,4 @@
-"""Bad tool input (issue 2, "Bad input"): every case answers INVALID_INPUT naming the offending
+"""Bad tool input (catalog: shared contract, the error envelope): every case answers INVALID_INPUT naming the offending
 field, or NOT_FOUND for an id the caller may not see — worded exactly as for an id that does
 not exist — and in every case nothing is written.
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from domain import registry
+from domain.catalog import registry as product_registry
 from tests.conftest import Actor, make_actor
 
 REPO = Path(__file__).resolve().parent.parent
@@ -185,7 +185,7 @@ def test_tools_list_shows_every_tool(inspector, recorded, me, era):
     rc, out, err = inspector(url, me.token, "--method", "tools/list", era=era)
     assert rc == EXIT_OK, err
     names = [t["name"] for t in out["result"]["tools"]]
-    assert names == [s.name for s in registry.ordered()]
+    assert names == [s.name for s in product_registry().ordered()]
     assert len(names) == 17
     _assert_era(rec, era)
 

@@ -8,6 +8,7 @@ import pytest
 from pydantic import Field
 
 from domain import auth
+from domain.access import target
 from domain.context import Binding
 from domain.pipeline import call_tool
 from domain.registry import ToolInput, ToolOutput, ToolSpec
@@ -24,7 +25,10 @@ class _Out(ToolOutput):
 
 
 def _spec(handler, *, min_role="MEMBER", read_only=True, scope="read") -> ToolSpec:
-    return ToolSpec("test_tool", "Test", "test only", scope, read_only, False, False, False, min_role, _In, _Out, handler)
+    return ToolSpec(
+        name="test_tool", title="Test", description="test only", area="context", scope=scope, read_only=read_only,
+        target=target("workspaceId", "workspace"), min_role=min_role, input_model=_In, output_model=_Out, handler=handler,
+    )
 
 
 def test_rate_window_limits_and_reports_retry_after(server_url, stack, monkeypatch):
@@ -58,20 +62,21 @@ def test_unexpected_exception_is_internal_with_correlation_id(stack, caplog):
 
 
 def test_role_is_enforced_per_tool(stack):
+    """The pipeline enforces the spec's min_role: the handler below checks nothing itself."""
+    from domain.store import keys
     from domain.store.models import MemberRow
 
     actor = make_actor("Rolf")
-    MemberRow(f"WS#{actor.workspace_id}", f"MEMBER#{actor.user_id}").update(actions=[MemberRow.role.set("MEMBER")])
+    MemberRow(*keys.member(actor.workspace_id, actor.user_id)).update(actions=[MemberRow.role.set("MEMBER")])
     principal = auth.authenticate(actor.token)
 
     def handler(ctx, args):
-        ctx.require_role(args.workspaceId, "ADMIN")
         return {"ok": True}
 
-    denied = call_tool(_spec(handler), {"workspaceId": actor.workspace_id}, principal)
+    denied = call_tool(_spec(handler, min_role="ADMIN"), {"workspaceId": actor.workspace_id}, principal)
     assert denied.error["error"]["code"] == "FORBIDDEN" and "ADMIN" in denied.error["error"]["message"]
-    MemberRow(f"WS#{actor.workspace_id}", f"MEMBER#{actor.user_id}").update(actions=[MemberRow.role.set("OWNER")])
-    assert call_tool(_spec(handler), {"workspaceId": actor.workspace_id}, principal).result == {"ok": True}
+    MemberRow(*keys.member(actor.workspace_id, actor.user_id)).update(actions=[MemberRow.role.set("OWNER")])
+    assert call_tool(_spec(handler, min_role="ADMIN"), {"workspaceId": actor.workspace_id}, principal).result == {"ok": True}
 
 
 @pytest.mark.parametrize("read_only,code", [(True, None), (False, "FORBIDDEN")])

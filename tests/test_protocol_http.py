@@ -1,7 +1,7 @@
 """The MCP endpoint's wire rules, one test per rule, spoken in raw HTTP (httpx2) so nothing is
 smoothed over by a client library.
 
-Covers ARCHITECTURE §2 and issue 2 part 3: JSON-RPC envelope errors and their HTTP statuses,
+Covers docs/decisions.md "Protocol" (MCP 2025-11-25 and 2026-07-28 transports): JSON-RPC envelope errors and their HTTP statuses,
 the 2026-07-28 header ladder (MCP-Protocol-Version, Mcp-Method, Mcp-Name with its base64 form),
 the handshake era's version negotiation, notifications, POST-only, Origin, bearer auth, the
 shape of tool results, and tools/list pagination driven directly on the protocol layer.
@@ -17,7 +17,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from domain import auth, clock, registry
+from domain import auth, clock
+
+from domain.catalog import registry as product_registry
 from functions.protocol import McpProtocol, Session
 from tests.conftest import Actor, make_actor
 
@@ -293,7 +295,7 @@ def test_modern_list_results_carry_cache_hints(server_url, owner):
     assert result["resultType"] == "complete"
     assert isinstance(result["ttlMs"], int) and result["ttlMs"] > 0
     assert result["cacheScope"] in ("public", "private")
-    assert len(result["tools"]) == len(registry.ordered())
+    assert len(result["tools"]) == len(product_registry().ordered())
 
 
 # -- handshake era -------------------------------------------------------------------------
@@ -339,7 +341,7 @@ def test_handshake_unsupported_protocol_version_header_is_400(server_url, owner)
 def test_handshake_results_have_no_modern_fields(server_url, owner):
     result = rpc_result(post(server_url, owner.token, handshake_body("tools/list", {}), {"MCP-Protocol-Version": "2025-06-18"}))
     assert "resultType" not in result and "ttlMs" not in result
-    assert len(result["tools"]) == len(registry.ordered())
+    assert len(result["tools"]) == len(product_registry().ordered())
     assert rpc_result(post(server_url, owner.token, handshake_body("ping"))) == {}
 
 
@@ -468,9 +470,9 @@ def test_tools_list_cursor_walk_covers_every_tool_once_in_name_order(small_pages
     proto, session = small_pages
     pages = _walk(proto, session, modern=modern)
     every = [name for page in pages for name in page]
-    expected = sorted(s.name for s in registry.ordered())
+    expected = sorted(s.name for s in product_registry().ordered())
     assert every == expected
-    assert len(every) == len(set(every)) == len(registry.ordered())
+    assert len(every) == len(set(every)) == len(product_registry().ordered())
     assert all(len(p) == 5 for p in pages[:-1]) and 1 <= len(pages[-1]) <= 5
     assert len(pages) == -(-len(expected) // 5)
 
@@ -499,4 +501,4 @@ def test_tools_list_bad_cursor_is_invalid_params(small_pages, cursor, modern):
 def test_tools_list_over_http_fits_one_default_page(server_url, owner):
     result = rpc_result(post(server_url, owner.token, handshake_body("tools/list", {})))
     assert "nextCursor" not in result
-    assert [t["name"] for t in result["tools"]] == sorted(s.name for s in registry.ordered())
+    assert [t["name"] for t in result["tools"]] == sorted(s.name for s in product_registry().ordered())

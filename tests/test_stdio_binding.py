@@ -1,4 +1,4 @@
-"""How a stdio connection is bound (issue 3, "Binding"), one rule per test.
+"""How a stdio connection is bound (stdio contract "Session binding"; docs/stdio.md), one rule per test.
 
 The adapter runs as a child process against the session's DynamoDB Local; the binding it
 settles is read from its stderr log line (``bound {...}``) and, more to the point, from what
@@ -110,17 +110,18 @@ def write_refused(a: Adapter, **kw) -> dict:
 
 def second_workspace(actor: Actor, name: str = "Second Space") -> str:
     from domain.store.models import UserRow
-    from domain.tools.workspaces import create_workspace_rows
+    from domain.store.workspaces import create as create_workspace_rows
 
     ws, _ = create_workspace_rows(UserRow.get(f"USER#{actor.user_id}", "PROFILE"), name)
     return ws.workspaceId
 
 
 def board_in(actor: Actor, workspace_id: str, name: str = "Theirs") -> str:
-    from domain import auth, registry
+    from domain import auth
+    from domain.catalog import registry as product_registry
     from domain.pipeline import call_tool
 
-    out = call_tool(registry.get("create_board"), {"workspaceId": workspace_id, "name": name}, auth.authenticate(actor.token))
+    out = call_tool(product_registry().get("create_board"), {"workspaceId": workspace_id, "name": name}, auth.authenticate(actor.token))
     assert out.result, out.error
     return out.result["board"]["id"]
 

@@ -12,7 +12,9 @@ import json
 
 import pytest
 
-from domain import auth, ids, registry
+from domain import auth, ids
+
+from domain.catalog import registry as product_registry
 from domain.context import Binding
 from domain.pipeline import call_tool
 from functions.protocol import Session
@@ -55,7 +57,7 @@ def test_bridge_and_in_process_report_the_same_binding(stack, server_url, owner)
 
 
 def test_bridge_accepts_id_like_titles_and_still_hides_foreign_ids(stack, server_url, owner, outsider):
-    theirs = call_tool(registry.get("create_board"), {"workspaceId": outsider.workspace_id, "name": "Theirs"}, auth.authenticate(outsider.token)).result
+    theirs = call_tool(product_registry().get("create_board"), {"workspaceId": outsider.workspace_id, "name": "Theirs"}, auth.authenticate(outsider.token)).result
     assert theirs
     foreign_column = theirs["columns"][0]["id"]
     with Adapter(["--url", server_url, "--workspace", owner.workspace_id], adapter_env(None, owner.token)) as a:
@@ -116,7 +118,7 @@ def test_guard_checks_id_fields_only():
 @pytest.mark.parametrize("modern", [False, True], ids=["handshake", "modern"])
 def test_bridge_keeps_workspace_level_tools_inside_the_binding(stack, server_url, owner, modern):
     """Regression: over --url, list_workspaces listed every workspace and create_workspace made a new one."""
-    from domain.tools.workspaces import create_workspace_rows
+    from domain.store.workspaces import create as create_workspace_rows
     from domain.store.models import UserRow
 
     user = UserRow.get(f"USER#{owner.user_id}", "PROFILE")
@@ -127,5 +129,5 @@ def test_bridge_keeps_workspace_level_tools_inside_the_binding(stack, server_url
         assert [w["id"] for w in listed["workspaces"]] == [owner.workspace_id]
         refused = error_of(a.call("create_workspace", {"name": "Escape"}, modern=modern))
         assert refused["code"] == "FORBIDDEN"
-    names = [w["name"] for w in call_tool(registry.get("list_workspaces"), {}, auth.authenticate(owner.token)).result["workspaces"]]
+    names = [w["name"] for w in call_tool(product_registry().get("list_workspaces"), {}, auth.authenticate(owner.token)).result["workspaces"]]
     assert "Escape" not in names

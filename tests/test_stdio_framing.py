@@ -1,4 +1,4 @@
-"""Line framing of the stdio adapter (issue 3, "Framing"), one rule per test.
+"""Line framing of the stdio adapter (stdio contract "Framing"; docs/stdio.md), one rule per test.
 
 The unit tests pin the reader and the classifier; the process tests run the real adapter
 (``python -m functions.stdio_adapter``) against the session's DynamoDB Local with a small

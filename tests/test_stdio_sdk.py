@@ -111,10 +111,11 @@ async def test_sdk_client_against_an_ephemeral_stack(tmp_path):
 # -- the bridge ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 async def test_bridge_forwards_both_eras_and_applies_the_binding(stack, server_url, owner, outsider, tmp_path, mode):
-    from domain import auth, registry
+    from domain import auth
+    from domain.catalog import registry as product_registry
     from domain.pipeline import call_tool
 
-    theirs = call_tool(registry.get("create_board"), {"workspaceId": outsider.workspace_id, "name": "Theirs"}, auth.authenticate(outsider.token)).result
+    theirs = call_tool(product_registry().get("create_board"), {"workspaceId": outsider.workspace_id, "name": "Theirs"}, auth.authenticate(outsider.token)).result
     env = adapter_env(None, owner.token)
     async with sdk_client(["--url", server_url, "--workspace", owner.workspace_id], env, mode, tmp_path / "stderr.log") as c:
         await work_a_board(c, owner.workspace_id)

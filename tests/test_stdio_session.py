@@ -22,11 +22,12 @@ from tests.stdio_support import Adapter, adapter_env, error_of, structured_ok
 
 def tasks_on(actor: Actor, board_id: str) -> list[str]:
     """The task titles on a board, read in this process with a token of ``actor``."""
-    from domain import auth, registry
+    from domain import auth
+    from domain.catalog import registry as product_registry
     from domain.pipeline import call_tool
 
     secret, _ = auth.mint_pat(actor.user_id)
-    out = call_tool(registry.get("get_board_snapshot"), {"boardId": board_id}, auth.authenticate(secret))
+    out = call_tool(product_registry().get("get_board_snapshot"), {"boardId": board_id}, auth.authenticate(secret))
     assert out.result, out.error
     return [t["title"] for t in out.result["tasks"]]
 

@@ -1,9 +1,10 @@
-"""The tool surface kept honest (issue 2 part 10, ARCHITECTURE §2).
+"""The tool surface kept honest (docs/decisions.md, "Tool surface").
 
-* docs/tools.md and tests/snapshots/tools.json are exactly what scripts/gen_tool_docs.py makes
-  of the registry now, so neither a doc nor a schema can drift silently;
+* docs/tools.md and tests/snapshots/tools/<name>.json are exactly what scripts/gen_tool_docs.py
+  makes of the registry now, so neither a doc nor a schema can drift silently (set
+  JENTRIX_UPDATE_SNAPSHOTS=1 to rewrite the snapshots; a missing snapshot fails);
 * every tool states its title and all four behaviour annotations explicitly, with flags equal
-  to the seed table below;
+  to the catalog table (``domain.catalog.SEED``), from which every expectation here derives;
 * every inputSchema is portable: inline (no ``$ref``), a plain ``type: object`` root with
   ``additionalProperties: false`` and no ``oneOf``/``anyOf``/``allOf`` there, every property
   described; every tool has an ``outputSchema``; and both are valid JSON Schema;
@@ -15,6 +16,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,35 +26,21 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from domain import registry
 from domain.auth import Principal
+from domain.catalog import SEED as CATALOG
+from domain.catalog import registry as product_registry
 from functions.protocol import McpProtocol, Session
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "gen_tool_docs.py"
-RERUN = "Run `.venv/bin/python scripts/gen_tool_docs.py` and commit docs/tools.md and tests/snapshots/tools.json."
+RERUN = "Run `.venv/bin/python scripts/gen_tool_docs.py` and commit docs/tools.md and tests/snapshots/tools/."
+UPDATE = os.environ.get("JENTRIX_UPDATE_SNAPSHOTS") == "1"
 
-# name: (scope, readOnlyHint, destructiveHint, idempotentHint) — the seed's table for this issue
+# name: (scope, readOnlyHint, destructiveHint, idempotentHint) of every built tool, from the catalog table
 SEED: dict[str, tuple[str, bool, bool, bool]] = {
-    "list_workspaces": ("read", True, False, False),
-    "create_workspace": ("write", False, False, False),
-    "list_members": ("read", True, False, False),
-    "list_boards": ("read", True, False, False),
-    "create_board": ("write", False, False, False),
-    "rename_board": ("write", False, False, True),
-    "list_columns": ("read", True, False, False),
-    "manage_columns": ("write", False, True, False),
-    "create_task": ("write", False, False, False),
-    "get_task": ("read", True, False, False),
-    "update_task": ("write", False, False, True),
-    "move_task": ("write", False, False, False),
-    "archive_task": ("write", False, True, False),
-    "list_tasks": ("read", True, False, False),
-    "get_board_snapshot": ("read", True, False, False),
-    "list_activity": ("read", True, False, False),
-    "get_token_context": ("read", True, False, False),
+    name: (row.scope, row.read_only, row.destructive, row.idempotent) for name, row in CATALOG.items() if row.status == "built"
 }
-KEYED = {"create_workspace", "create_board", "create_task"}
+KEYED = {name for name, row in CATALOG.items() if row.status == "built" and row.keyed}
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
@@ -65,7 +53,7 @@ def _generator() -> Any:
 
 
 GEN = _generator()
-SPECS = registry.ordered()
+SPECS = product_registry().ordered()
 DEFS = {s.name: s.definition() for s in SPECS}
 
 
@@ -81,38 +69,61 @@ def test_tools_md_is_fresh():
     assert actual == expected, f"docs/tools.md is stale. {RERUN}\n{_diff(expected, actual, 'docs/tools.md')}"
 
 
-def test_schema_snapshot_matches_the_registry():
-    expected = GEN.render_snapshot()
-    actual = GEN.SNAPSHOT_PATH.read_text(encoding="utf-8") if GEN.SNAPSHOT_PATH.exists() else ""
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_schema_snapshot_matches_the_registry(name):
+    path = GEN.SNAPSHOT_DIR / f"{name}.json"
+    expected = GEN.render_snapshot(DEFS[name])
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(expected, encoding="utf-8")
+    assert path.exists(), f"No snapshot for {name}: {RERUN}"
+    actual = path.read_text(encoding="utf-8")
     assert actual == expected, (
-        f"The tool definitions drifted from tests/snapshots/tools.json. If the change is intended, {RERUN}\n"
-        f"{_diff(expected, actual, 'tools.json')}"
+        f"The definition of {name} drifted from {path.relative_to(REPO)}. If the change is intended, {RERUN}\n"
+        f"{_diff(expected, actual, path.name)}"
     )
 
 
-def test_snapshot_is_what_tools_list_serves():
-    """The snapshot is the wire form: the protocol layer's tools/list returns exactly it, in order."""
-    snapshot = json.loads(GEN.SNAPSHOT_PATH.read_text(encoding="utf-8"))
+def test_no_snapshot_without_a_tool():
+    orphans = GEN.orphans(GEN.SNAPSHOT_DIR, GEN.render_snapshots())
+    if UPDATE:
+        for path in orphans:
+            path.unlink()
+        orphans = []
+    assert not orphans, f"Snapshots of tools that no longer exist: {[p.name for p in orphans]}. {RERUN}"
+
+
+def test_snapshots_are_what_tools_list_serves():
+    """The snapshots are the wire form: the protocol layer's tools/list returns exactly them, by name."""
+    snapshots = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in GEN.SNAPSHOT_DIR.glob("*.json")}
     session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
     reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=session)
-    assert reply.message["result"]["tools"] == snapshot
-    assert [t["name"] for t in snapshot] == sorted(t["name"] for t in snapshot)
+    tools = reply.message["result"]["tools"]
+    assert [t["name"] for t in tools] == sorted(snapshots)
+    assert tools == [snapshots[t["name"]] for t in tools]
 
 
 def test_check_mode_passes_on_fresh_files_and_fails_on_stale_ones(tmp_path):
     fresh = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert fresh.returncode == 0, fresh.stderr
-    docs, snap = tmp_path / "tools.md", tmp_path / "tools.json"
-    written = subprocess.run([sys.executable, str(SCRIPT), "--docs", str(docs), "--snapshot", str(snap)], capture_output=True, text=True, timeout=120)
+    docs, snaps = tmp_path / "tools.md", tmp_path / "tools"
+    written = subprocess.run([sys.executable, str(SCRIPT), "--docs", str(docs), "--snapshot-dir", str(snaps)], capture_output=True, text=True, timeout=120)
     assert written.returncode == 0, written.stderr
     assert docs.read_text(encoding="utf-8") == GEN.DOCS_PATH.read_text(encoding="utf-8")
-    assert snap.read_text(encoding="utf-8") == GEN.SNAPSHOT_PATH.read_text(encoding="utf-8")
+    for path in GEN.SNAPSHOT_DIR.glob("*.json"):
+        assert (snaps / path.name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
+    snap = snaps / "list_boards.json"
     snap.write_text(snap.read_text(encoding="utf-8").replace('"readOnlyHint": true', '"readOnlyHint": false', 1), encoding="utf-8")
-    stale = subprocess.run([sys.executable, str(SCRIPT), "--check", "--docs", str(docs), "--snapshot", str(snap)], capture_output=True, text=True, timeout=120)
+    check = [sys.executable, str(SCRIPT), "--check", "--docs", str(docs), "--snapshot-dir", str(snaps)]
+    stale = subprocess.run(check, capture_output=True, text=True, timeout=120)
     assert stale.returncode != 0
-    assert "tools.json" in stale.stderr and "gen_tool_docs.py" in stale.stderr
+    assert "list_boards.json" in stale.stderr and "gen_tool_docs.py" in stale.stderr
+    snap.unlink()
+    (snaps / "no_such_tool.json").write_text("{}", encoding="utf-8")
+    orphaned = subprocess.run(check, capture_output=True, text=True, timeout=120)
+    assert orphaned.returncode != 0 and "no_such_tool.json" in orphaned.stderr and "list_boards.json" in orphaned.stderr
     docs.unlink()
-    missing = subprocess.run([sys.executable, str(SCRIPT), "--check", "--docs", str(docs), "--snapshot", str(snap)], capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(check, capture_output=True, text=True, timeout=120)
     assert missing.returncode != 0 and "tools.md" in missing.stderr
 
 
@@ -122,31 +133,62 @@ def test_docs_mention_every_tool_and_its_flags():
         row = next(line for line in text.splitlines() if line.startswith(f"| [`{s.name}`]"))
         cells = [c.strip() for c in row.strip("|").split(" | ")]
         assert cells[1:7] == [s.scope, *("yes" if f else "no" for f in (s.read_only, s.destructive, s.idempotent, s.keyed)), s.min_role or "-"], row
-        assert f"## {s.name}" in text
+        assert f"### {s.name}" in text
+        section = text.split(f"### {s.name}\n", 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
         for prop in DEFS[s.name]["inputSchema"].get("properties", {}):
-            assert f"| `{prop}` |" in text.split(f"## {s.name}\n", 1)[1].split("\n## ", 1)[0], (s.name, prop)
+            assert f"| `{prop}` |" in section, (s.name, prop)
+        area_heading = text.index(f"## Area: {s.area}\n")
+        assert area_heading < text.index(f"### {s.name}\n") and area_heading < text.index(row), (s.name, s.area)
 
 
 # -- the seed table -------------------------------------------------------------------------------
-def test_registry_holds_exactly_the_seed_tools():
+def test_registry_holds_exactly_the_built_catalog_tools():
     assert sorted(DEFS) == sorted(SEED)
-    assert len(DEFS) == 17
+
+
+def test_catalog_table_is_the_product_catalog():
+    """The table holds every catalog tool once; keyed means create_*/bulk_* plus the two session
+    tools the catalog marks as requiring a key; planned tools are not served."""
+    assert all(row.status in ("built", "planned") for row in CATALOG.values())
+    for name, row in CATALOG.items():
+        assert row.keyed == (name.startswith(("create_", "bulk_")) or name in {"attach_agent_session", "create_agent_session"}), name
+        if row.read_only:
+            assert not row.destructive, name  # (list_invitations is read-only yet needs the admin scope)
+    planned = {n for n, r in CATALOG.items() if r.status == "planned"}
+    assert not planned & set(DEFS)
+
+
+SEED_FILE = REPO.parent / "shared" / "seeds" / "002_e181a395439ef61e.txt"
+
+
+@pytest.mark.skipif(not SEED_FILE.exists(), reason="the product catalog (shared/seeds) is not beside this checkout")
+def test_catalog_table_matches_the_product_catalog_document():
+    """Every row of the catalog document's table, with its scope and three flags, is in SEED, and nothing else."""
+    rows = re.findall(r"^`(\w+)`\t(\w+)\t(\S)\t(\S)\t(\S)\t", SEED_FILE.read_text(encoding="utf-8"), re.M)
+    assert rows
+    table = {n: (scope, ro == "✓", de == "✓", idem == "✓") for n, scope, ro, de, idem in rows}
+    assert table == {n: (r.scope, r.read_only, r.destructive, r.idempotent) for n, r in CATALOG.items()}
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_area_matches_the_catalog_table(name):
+    assert product_registry().get(name).area == CATALOG[name].area
 
 
 @pytest.mark.parametrize("name", sorted(SEED))
 def test_flags_match_the_seed_table(name):
-    spec = registry.get(name)
+    spec = product_registry().get(name)
     scope, read_only, destructive, idempotent = SEED[name]
     assert (spec.scope, spec.read_only, spec.destructive, spec.idempotent) == (scope, read_only, destructive, idempotent)
     ann = DEFS[name]["annotations"]
     assert (ann["readOnlyHint"], ann["destructiveHint"], ann["idempotentHint"]) == (read_only, destructive, idempotent)
     if read_only:
-        assert not destructive and scope == "read"
+        assert not destructive
 
 
 @pytest.mark.parametrize("name", sorted(SEED))
 def test_keyed_tools_take_an_idempotency_key(name):
-    spec = registry.get(name)
+    spec = product_registry().get(name)
     props = DEFS[name]["inputSchema"]["properties"]
     assert spec.keyed == (name in KEYED)
     assert ("idempotencyKey" in props) == (name in KEYED)

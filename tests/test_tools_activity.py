@@ -14,13 +14,16 @@ from tests.tools_support import STAMP, activity_rows, err, names_field, new_boar
 
 def _as_human(token: str, tool: str, arguments: dict) -> dict:
     """Run a tool handler the way the web UI would (source 'ui'), to have people's entries in the log."""
-    from domain import auth, registry
+    from domain import access, auth
+    from domain.catalog import registry as product_registry
     from domain.context import CallContext
 
-    spec = registry.get(tool)
+    spec = product_registry().get(tool)
     principal = auth.authenticate(token)
     ctx = CallContext(principal=principal, correlation_id="ui-test", tool=tool, source="ui")
-    return spec.handler(ctx, spec.input_model.model_validate(arguments)).model_dump(mode="json")
+    args = spec.input_model.model_validate(arguments)
+    access.authorize(spec, ctx, args)  # the pipeline's access step, as every caller of a handler runs it
+    return spec.handler(ctx, args).model_dump(mode="json")
 
 
 async def _walk(c, args: dict, limit: int) -> tuple[list[dict], list[int]]:

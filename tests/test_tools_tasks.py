@@ -265,13 +265,14 @@ async def test_updated_at_strictly_increases_across_rapid_updates(server_url, ow
 
 def test_updated_at_strictly_increases_even_within_one_millisecond(stack, owner):
     """In-process calls come faster than the clock ticks: the token must still advance."""
-    from domain import auth, pipeline, registry
+    from domain import auth, pipeline
+    from domain.catalog import registry as product_registry
 
     principal = auth.authenticate(owner.token)
-    board = pipeline.call_tool(registry.get("create_board"), {"workspaceId": owner.workspace_id, "name": "Fast"}, principal).result
+    board = pipeline.call_tool(product_registry().get("create_board"), {"workspaceId": owner.workspace_id, "name": "Fast"}, principal).result
     column = board["columns"][0]["id"]
-    task = pipeline.call_tool(registry.get("create_task"), {"columnId": column, "title": "fast"}, principal).result["task"]
-    update = registry.get("update_task")
+    task = pipeline.call_tool(product_registry().get("create_task"), {"columnId": column, "title": "fast"}, principal).result["task"]
+    update = product_registry().get("update_task")
     stamps = [task["updatedAt"]]
     for i in range(40):
         out = pipeline.call_tool(update, {"taskId": task["id"], "priority": ["LOW", "HIGH"][i % 2]}, principal)

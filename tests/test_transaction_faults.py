@@ -2,7 +2,7 @@
 
 The real service cancels a transaction that collides with another in-flight one; DynamoDB
 Local never does. The commit is made to fail here (the only mock in this file) to show that
-the store retries with jitter and then answers CONFLICT with a retry hint, writing nothing.
+the store retries with jitter and then raises its own Contended error, writing nothing.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from pynamodb.exceptions import CancellationReason, TransactWriteError, VerboseClientError
 from pynamodb.transactions import TransactWrite
 
-from domain.errors import ErrorCode, ToolError
 from domain.store import db
 from domain.store.models import Row, SlugRow
+from domain.store.retry import ATTEMPTS, Contended
 
 
 def _conflict() -> TransactWriteError:
@@ -51,10 +51,17 @@ def test_persistent_contention_becomes_conflict_and_writes_nothing(stack, monkey
     def always(self):
         raise _conflict()
 
-    monkeypatch.setattr(TransactWrite, "_commit", always)
-    with pytest.raises(ToolError) as info:
+    calls = {"n": 0}
+
+    def counted(self):
+        calls["n"] += 1
+        always(self)
+
+    monkeypatch.setattr(TransactWrite, "_commit", counted)
+    with pytest.raises(Contended) as info:
         db.transact(lambda tx: _put(tx, "SLUG#never"))
-    assert info.value.code is ErrorCode.CONFLICT and info.value.retry_after_seconds
+    # a store error stays a store error; the tool boundary (tests/test_catalog_harness.py) maps it to CONFLICT
+    assert info.value.attempts == ATTEMPTS["transaction"] == calls["n"]
     monkeypatch.undo()
     with pytest.raises(SlugRow.DoesNotExist):
         SlugRow.get("SLUG#never", "SLUG")

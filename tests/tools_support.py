@@ -115,7 +115,7 @@ def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded") 
 
     from domain import clock, ids
     from domain.store.models import BoardRow, ColumnRow, Row, TaskDetailRow, TaskNumberRow, WorkspaceRow
-    from domain.tools.tasks import compact_of
+    from domain.store.tasks import compact_of
 
     ws, board_id, _ = ids.parse_column(column_id)  # type: ignore[misc]
     wsrow = WorkspaceRow.get(f"WS#{ws}", "META", consistent_read=True)
@@ -148,11 +148,12 @@ def create_tasks_in_process(secret: str, column_id: str, count: int, title: str 
 
     It is the code path the HTTP adapter runs, minus the HTTP round trip per task.
     """
-    from domain import auth, pipeline, registry
+    from domain import auth, pipeline
+    from domain.catalog import registry as product_registry
 
     principal = auth.authenticate(secret)
     assert principal is not None
-    spec = registry.get("create_task")
+    spec = product_registry().get("create_task")
     assert spec is not None
     made = []
     for i in range(count):

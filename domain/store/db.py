@@ -3,16 +3,19 @@
 Writes go through :func:`transact`, a ``TransactWriteItems`` built with PynamoDB's
 ``TransactWrite``. DynamoDB rejects a contended transaction with ``TransactionConflict``
 (the service does, DynamoDB Local never does); :func:`transact` rebuilds and retries those
-with jitter before giving up with CONFLICT. A failed condition is raised as
-:class:`ConditionFailed` carrying, per action, the stored item when the action asked for
-``ALL_OLD`` — that is how CONFLICT embeds the current state without a read (ARCHITECTURE §4).
+(:mod:`domain.store.retry`) before giving up with :class:`~domain.store.retry.Contended`. A
+failed condition is raised as :class:`ConditionFailed` carrying, per action, the stored item
+when the action asked for ``ALL_OLD`` — that is how CONFLICT embeds the current state without
+a read (docs/data-model.md, "Optimistic concurrency"). Store errors stay store errors; the tool
+boundary maps them to the envelope.
+
+:func:`use` is the one way to point the store at an endpoint (DynamoDB Local, or AWS), used by
+the CLI, the stdio adapter, the ephemeral stack and the tests alike.
 """
 
 from __future__ import annotations
 
 import os
-import random
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,11 +25,44 @@ from pynamodb.connection import Connection
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from domain.errors import conflict
+from domain import settings as _settings_module
 from domain.settings import Settings, settings as _settings
 from domain.store.models import Row
+from domain.store.retry import ATTEMPTS, Contended, backoff
 
 _dynamodb_client: Any = None
+_on_reconfigure: list[Callable[[], None]] = []
+
+
+def on_reconfigure(callback: Callable[[], None]) -> None:
+    """Run ``callback`` whenever :func:`use` points the store elsewhere (caches keyed by table)."""
+    _on_reconfigure.append(callback)
+
+
+def use(
+    endpoint: str | None,
+    *,
+    table: str | None = None,
+    idempotency_table: str | None = None,
+    region: str | None = None,
+) -> Settings:
+    """Point settings, the models, the boto3 client and every registered cache at ``endpoint``.
+
+    ``endpoint=None`` means DynamoDB in AWS (callers decide whether that is allowed). The
+    values are also written to the environment, so child processes inherit them.
+    """
+    if endpoint:
+        os.environ["JENTRIX_DYNAMODB_ENDPOINT"] = endpoint
+    else:
+        os.environ.pop("JENTRIX_DYNAMODB_ENDPOINT", None)
+    for name, value in (("JENTRIX_TABLE", table), ("JENTRIX_IDEMPOTENCY_TABLE", idempotency_table), ("AWS_REGION", region)):
+        if value:
+            os.environ[name] = value
+    cfg = _settings_module.reload()
+    configure(cfg)
+    for callback in _on_reconfigure:
+        callback()
+    return cfg
 
 
 def configure(cfg: Settings | None = None) -> None:
@@ -94,6 +130,11 @@ class ConditionFailed(Exception):
         return self.failed.get((pk, sk))
 
 
+class Missing(Exception):
+    """A write's guard failed because an item it depends on is gone: the workspace membership,
+    the board, the column or the entity itself. Tools answer it as NOT_FOUND of their target."""
+
+
 def _key(attrs: dict[str, Any]) -> tuple[str, str]:
     return attrs["PK"]["S"], attrs["SK"]["S"]
 
@@ -106,17 +147,15 @@ def _action_keys(tx: TransactWrite) -> list[tuple[str, str]]:
     return keys
 
 
-MAX_TRANSACTION_ATTEMPTS = 5
-
-
 def transact(build: Callable[[TransactWrite], None]) -> None:
     """Run one ``TransactWriteItems`` built by ``build``; retry contention; map condition failures.
 
     Raises:
         ConditionFailed: a condition expression failed (no write happened).
-        ToolError: CONFLICT after repeated ``TransactionConflict`` cancellations.
+        Contended: ``TransactionConflict`` on every attempt of the "transaction" budget.
     """
-    for attempt in range(MAX_TRANSACTION_ATTEMPTS):
+    attempts = ATTEMPTS["transaction"]
+    for attempt in range(attempts):
         tx = TransactWrite(connection=connection())
         build(tx)
         try:
@@ -130,14 +169,10 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
                 failed = {keys[i]: reasons[i].raw_item for i, c in enumerate(codes) if c == "ConditionalCheckFailed"}
                 raise ConditionFailed(failed) from exc
             if any(c == "TransactionConflict" for c in codes) or exc.cause_response_code == "TransactionConflictException":
-                time.sleep(random.uniform(0.01, 0.05) * (2**attempt))
+                backoff(attempt)
                 continue
             raise
-    raise conflict(
-        "Another change to the same items was committing at the same moment.",
-        "Retry the call; it did not write anything.",
-        retry_after_seconds=1,
-    )
+    raise Contended("transaction", attempts)
 
 
 def _ensure_ttl(client: Any, table: str, attribute: str) -> None:

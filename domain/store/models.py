@@ -21,7 +21,7 @@ from pynamodb.models import Model
 
 
 class Gsi1(GlobalSecondaryIndex["Row"]):
-    """GSI1: column-ordered task rows (``COL#``), a task's activity (``TACT#``), a user's tokens."""
+    """GSI1: column-ordered task rows, a task's activity, a user's tokens (keys: :mod:`domain.store.keys`)."""
 
     class Meta:
         index_name = "GSI1"
@@ -68,7 +68,7 @@ class UserRow(Row, discriminator="User"):
 
 
 class EmailRow(Row, discriminator="Email"):
-    """``EMAIL#<lowercased email> / USER``: resolves a sign-in email to its user (CLI, seed).
+    """Email claim (``keys.email_claim``): resolves a sign-in email to its user (CLI, seed).
 
     Written with ``attribute_not_exists`` in the same transaction as the user's profile, so one
     email names at most one user.
@@ -92,7 +92,7 @@ class SlugRow(Row, discriminator="Slug"):
 
 
 class MemberRow(Row, discriminator="Member"):
-    """``WS#<ws> / MEMBER#<user>``: the authoritative membership (role checks, list_members)."""
+    """Member (``keys.member``): the authoritative membership (role checks, list_members)."""
 
     workspaceId = UnicodeAttribute()
     userId = UnicodeAttribute()
@@ -104,14 +104,14 @@ class MemberRow(Row, discriminator="Member"):
 
 
 class MembershipMirrorRow(Row, discriminator="Membership"):
-    """``USER#<user> / WS#<ws>``: the user's side of a membership, for list_workspaces."""
+    """Membership mirror (``keys.membership_mirror``): the user's side of a membership, for list_workspaces."""
 
     workspaceId = UnicodeAttribute()
     role = UnicodeAttribute()
 
 
 class BoardEntryRow(Row, discriminator="BoardEntry"):
-    """``WS#<ws> / BOARD#<board>``: the workspace's board list."""
+    """Board entry (``keys.board_entry``): the workspace's board list."""
 
     boardId = UnicodeAttribute()
     name = UnicodeAttribute()
@@ -121,7 +121,7 @@ class BoardEntryRow(Row, discriminator="BoardEntry"):
 
 
 class BoardRow(Row, discriminator="Board"):
-    """``BOARD#<board> / #META``: the head of the board partition."""
+    """Board head (``keys.board_head``): the head of the board partition."""
 
     boardId = UnicodeAttribute()
     workspaceId = UnicodeAttribute()
@@ -164,11 +164,11 @@ class _TaskFields(Row):
 
 
 class TaskRow(_TaskFields, discriminator="Task"):
-    """``BOARD#<board> / T#<number>``: the compact row read by snapshots and lists (no body)."""
+    """Compact task row (``keys.task_compact``): read by snapshots and lists (no body)."""
 
 
 class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
-    """``BOARD#<board> / X#<number>``: the full task, outside the snapshot's key range."""
+    """Full task item (``keys.task_full``): outside the snapshot's key range."""
 
     description = UnicodeAttribute(default="")
     createdBy = UnicodeAttribute()
@@ -176,13 +176,13 @@ class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
 
 
 class TaskNumberRow(Row, discriminator="TaskNumber"):
-    """``WS#<ws> / TASKNO#<number>``: resolves ``workspaceId`` + ``number`` to the task id."""
+    """Task-number pointer (``keys.task_number``): resolves ``workspaceId`` + ``number`` to the task id."""
 
     taskId = UnicodeAttribute()
 
 
 class ActivityRow(Row, discriminator="Activity"):
-    """``BACT#<board> / <at>#<ulid>``; GSI1 ``TACT#<task> / <at>#<ulid>`` for a task's log."""
+    """Activity row (``keys.activity``; GSI1 ``keys.task_activity`` for a task's log)."""
 
     activityId = UnicodeAttribute()
     workspaceId = UnicodeAttribute()
@@ -197,7 +197,7 @@ class ActivityRow(Row, discriminator="Activity"):
 
 
 class TokenRow(Row, discriminator="Token"):
-    """``TOKEN#<sha256 of the secret> / TOKEN``; GSI1 ``USER#<user> / TOKEN#<tokenId>``."""
+    """Token (``keys.token``, by the SHA-256 of the secret; GSI1 ``keys.user_token``)."""
 
     tokenId = UnicodeAttribute()
     userId = UnicodeAttribute()
@@ -211,13 +211,13 @@ class TokenRow(Row, discriminator="Token"):
 
 
 class RateWindowRow(Row, discriminator="RateWindow"):
-    """``RATE#<tokenId>#<windowStart> / RATE``: one atomic counter per token per minute."""
+    """Rate window (``keys.rate_window``): one atomic counter per token per minute."""
 
     count = NumberAttribute(default=0)
 
 
 class CreationMarkerRow(Row, discriminator="CreationMarker"):
-    """``IDEM#<sha256(principal, workspace, tool, key)> / IDEM``: the crash-safe half of idempotency.
+    """Creation marker (``keys.creation_marker``): the crash-safe half of idempotency.
 
     Written with ``attribute_not_exists`` in the same transaction as the entity it names, so a
     retried create whose first attempt committed finds this row instead of creating twice.

@@ -1,3 +1,3 @@
-"""Tool modules by product area; importing this package registers every tool."""
-
-from domain.tools import activity, boards, tasks, workspaces  # noqa: F401
+"""Tool modules by product area. Each module ends with its ``TOOLS``; :mod:`domain.catalog` lists
+the modules. Tool modules import the store, the core and :mod:`domain.tools.args` /
+:mod:`domain.tools.views` — never another tool module."""

@@ -27,11 +27,12 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from domain import auth, errors, ids, registry
+from domain import access, auth, errors, ids
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ToolError
 from domain.pipeline import CallOutcome
+from domain.registry import Registry
 from functions.protocol import (
     INTERNAL_ERROR,
     META_CAPABILITIES,
@@ -42,7 +43,6 @@ from functions.protocol import (
     Session,
     tool_result,
 )
-from domain.tools.workspaces import refuse_when_bound
 from functions.stdio.binding import StartupError
 from functions.stdio.framing import encode, error_response
 
@@ -150,25 +150,29 @@ def _foreign_entity(value: str, bound: str) -> str | None:
     return None
 
 
-def binding_guard(message: dict[str, Any], session: Session) -> dict[str, Any] | None:
+def binding_guard(message: dict[str, Any], session: Session, registry: Registry | None = None) -> dict[str, Any] | None:
     """Apply the connection's binding to a ``tools/call`` before it leaves for the remote.
 
-    Rewrites ``workspaceId: ""`` to the bound workspace in place. Returns the error reply to
-    send instead of forwarding, or ``None`` to forward.
+    The tool's own binding rules come from its spec (:func:`domain.access.check_binding`:
+    observe sessions refuse writes, ``refused_when_bound`` tools are refused). Rewrites
+    ``workspaceId: ""`` to the bound workspace in place. Returns the error reply to send
+    instead of forwarding, or ``None`` to forward.
     """
     params = message.get("params")
     binding = session.binding
     if not isinstance(params, dict) or binding is None or not isinstance(params.get("name"), str):
         return None
     name = params["name"]
+    if registry is None:
+        from domain.catalog import registry as product_registry
+
+        registry = product_registry()
     spec = registry.get(name)
     ctx = CallContext(principal=session.principal, correlation_id="stdio-bridge", tool=name, binding=binding)
     args = params.get("arguments")
     try:
-        if spec is not None and not spec.read_only:
-            ctx.ensure_writable()
-        if name == "create_workspace":
-            refuse_when_bound(ctx)  # the remote cannot see this connection's binding
+        if spec is not None:
+            access.check_binding(spec, ctx)  # the remote cannot see this connection's binding
         if isinstance(args, dict):
             for key, value in list(args.items()):
                 if key == "workspaceId" and isinstance(value, str):
@@ -185,14 +189,16 @@ def binding_guard(message: dict[str, Any], session: Session) -> dict[str, Any] |
     return None
 
 
-def with_local_binding(reply: dict[str, Any], binding: Binding) -> None:
-    """Make a relayed ``get_token_context`` result name this connection's binding, and a relayed
-    ``list_workspaces`` show only the bound workspace, as the in-process path does (in place).
+def with_local_binding(reply: dict[str, Any], binding: Binding, spec: Any) -> None:
+    """Correct a relayed result to this connection's binding, as the in-process path reports it
+    (in place), using the tool's ``rebind`` rule (e.g. get_token_context names the bound
+    workspace; list_workspaces shows only it).
 
-    The remote answers for a stateless HTTP call, so it reports no bound workspace and no
-    observe flag; both fields are set from the local binding in ``structuredContent`` and the
-    text block is re-rendered from it, so the two stay the same JSON.
+    The remote answers for a stateless HTTP call and cannot see the binding; ``structuredContent``
+    is corrected and the text block re-rendered from it, so the two stay the same JSON.
     """
+    if spec is None or spec.rebind is None:
+        return
     result = reply.get("result")
     if not isinstance(result, dict) or result.get("isError") is not False:
         return
@@ -200,12 +206,7 @@ def with_local_binding(reply: dict[str, Any], binding: Binding) -> None:
     blocks = result.get("content")
     if not isinstance(content, dict) or not isinstance(blocks, list):
         return
-    if "boundWorkspaceId" in content:  # get_token_context
-        content["boundWorkspaceId"] = binding.workspace_id
-        content["observe"] = binding.observe
-    elif isinstance(content.get("workspaces"), list) and binding.workspace_id:  # list_workspaces
-        content["workspaces"] = [w for w in content["workspaces"] if isinstance(w, dict) and w.get("id") == binding.workspace_id]
-    else:
+    if not spec.rebind(content, binding):
         return
     text = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
     result["content"] = [{**b, "text": text} if isinstance(b, dict) and b.get("type") == "text" else b for b in blocks]
@@ -214,13 +215,18 @@ def with_local_binding(reply: dict[str, Any], binding: Binding) -> None:
 class RemoteBackend:
     """Forward each message to a remote MCP endpoint over HTTPS and relay its answers."""
 
-    def __init__(self, url: str, token: str, session: Session | None = None, *, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, token: str, session: Session | None = None, *, timeout: float = 60.0, registry: Registry | None = None) -> None:
         try:
             import httpx2  # the HTTP client the MCP SDK uses; only the bridge needs it
         except ImportError:
             raise StartupError("--url needs the httpx2 package: install it with `.venv/bin/pip install httpx2`.") from None
 
         self._httpx = httpx2
+        if registry is None:
+            from domain.catalog import registry as product_registry
+
+            registry = product_registry()
+        self.registry = registry
         self.url = check_remote_url(url)
         self.session = session
         self.negotiated: str | None = None
@@ -280,7 +286,7 @@ class RemoteBackend:
         id_ = message.get("id")
         if message.get("method") == "tools/call" and self.session is not None:
             message = copy.deepcopy(message)
-            refusal = binding_guard(message, self.session)
+            refusal = binding_guard(message, self.session, self.registry)
             if refusal is not None:
                 return [refusal]
         try:
@@ -298,10 +304,11 @@ class RemoteBackend:
         params = message.get("params")
         binding = self.session.binding if self.session is not None else None
         tool = params.get("name") if message.get("method") == "tools/call" and isinstance(params, dict) else None
-        if tool in ("get_token_context", "list_workspaces") and binding is not None:
+        spec = self.registry.get(tool) if isinstance(tool, str) else None
+        if spec is not None and binding is not None:
             for m in messages:
                 if m.get("id") == id_:
-                    with_local_binding(m, binding)
+                    with_local_binding(m, binding, spec)
         if message.get("method") == "initialize":
             for m in messages:
                 version = (m.get("result") or {}).get("protocolVersion") if isinstance(m.get("result"), dict) else None

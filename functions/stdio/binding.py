@@ -1,6 +1,6 @@
 """How a stdio connection is bound: workspace, actor, checkout and lifetime, decided once.
 
-Rules (issue 3, "Binding"), in the order they apply:
+Rules (stdio contract "Session binding"; docs/stdio.md), in the order they apply:
 
 1. The actor is the token's principal; the token comes from ``--token-file`` or ``JENTRIX_TOKEN``.
 2. The workspace is ``--workspace``, else the token's workspace pin, else the user's only

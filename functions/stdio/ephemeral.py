@@ -28,24 +28,16 @@ class EphemeralStack:
         self.seed: Seed | None = None
 
     def start(self) -> Seed:
-        from domain import auth, idempotency, settings
+        from domain import auth
         from domain.store import db
-        from domain.tools.workspaces import create_workspace_rows
+        from domain.store import workspaces as workspace_store
 
         endpoint = self.ddb.start()
-        os.environ.update({
-            "JENTRIX_DYNAMODB_ENDPOINT": endpoint,
-            "JENTRIX_TABLE": "jentrix-ephemeral",
-            "JENTRIX_IDEMPOTENCY_TABLE": "jentrix-ephemeral-idempotency",
-            "AWS_ACCESS_KEY_ID": "local",
-            "AWS_SECRET_ACCESS_KEY": "local",
-        })
-        settings.reload()
-        db.configure()
-        idempotency.reset()
+        os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
+        db.use(endpoint, table="jentrix-ephemeral", idempotency_table="jentrix-ephemeral-idempotency")
         db.create_tables()
         user = auth.create_user("ephemeral@jentrix.invalid", "Ephemeral User")
-        ws, _ = create_workspace_rows(user, "Ephemeral")
+        ws, _ = workspace_store.create(user, "Ephemeral")
         secret, _ = auth.mint_pat(user.userId, display_name="jentrix mcp --ephemeral")
         self.seed = Seed(user.userId, ws.workspaceId, secret)
         log.info("ephemeral stack: DynamoDB Local at %s, user %s, workspace %s", endpoint, user.userId, ws.workspaceId)

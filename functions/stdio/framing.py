@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from functions.protocol import INVALID_REQUEST, PARSE_ERROR
+from functions.jsonrpc import PARSE_ERROR, encode, error_response, inspect, valid_id  # noqa: F401 - encode, valid_id re-exported
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 CHUNK_BYTES = 64 * 1024
@@ -106,19 +106,8 @@ class Frame:
     reply: dict[str, Any] | None = None
 
 
-def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": id_, "error": err}
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
-
-
-def valid_id(value: Any) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def oversized_frame(item: Oversized, limit: int) -> Frame:
@@ -144,38 +133,10 @@ def classify(raw: bytes | bytearray) -> Frame:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         return Frame("invalid", reply=error_response(None, PARSE_ERROR, f"Parse error: the line is not valid JSON ({_short(exc)})."))
-    if not isinstance(value, dict):
-        what = "a batch (JSON array); send one message per line" if isinstance(value, list) else f"a JSON {type(value).__name__}, not an object"
-        return Frame("invalid", reply=error_response(None, INVALID_REQUEST, f"Invalid request: the line holds {what}."))
-    has_id = "id" in value
-    id_ = value.get("id")
-    id_ok = valid_id(id_)
-    echo = id_ if id_ok else None
-    if value.get("jsonrpc") != "2.0":
-        return Frame("invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".'))
-    if "method" not in value:
-        if has_id and ("result" in value or "error" in value):
-            if id_ok or (id_ is None and "error" in value):
-                return Frame("response", message=value)
-            return Frame("invalid", reply=error_response(None, INVALID_REQUEST, "Invalid request: a response id must be a string or an integer."))
-        return Frame("invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "method" is missing.'))
-    if not isinstance(value["method"], str):
-        return Frame("invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "method" must be a string.'))
-    if not has_id:
-        return Frame("notification", message=value)
-    if not id_ok:
-        return Frame("invalid", reply=error_response(None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer.'))
-    return Frame("request", message=value)
+    envelope = inspect(value, what="line")
+    return Frame(envelope.kind, message=envelope.message, reply=envelope.reply)
 
 
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= 120 else text[:117] + "..."
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    """One compact JSON line (without the newline). Lone surrogates fall back to ASCII escapes."""
-    try:
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":")).encode("ascii")

@@ -1,0 +1,272 @@
+"""Access policy as data: what a tool acts on, and the one step that checks it.
+
+A :class:`~domain.registry.ToolSpec` declares its **target** — the argument (or a small
+resolver, for either/or tools) naming the workspace-scoped entity it acts on — its minimum
+workspace role, and its **refs**: secondary id arguments and the error a foreign or unknown
+value gets. :func:`authorize` runs once per call, after input validation and before the
+handler (docs/architecture.md, "The call pipeline"):
+
+1. (before idempotency, :func:`check_binding`) an observe session refuses writes, and a tool
+   marked ``refused_when_bound`` is refused on a pinned token or a bound connection;
+2. the target is located from its id alone (ids carry their workspace, docs/data-model.md
+   "Identifiers"): a malformed id, or one outside the credential's pin or binding, is
+   NOT_FOUND worded exactly as for a missing one;
+3. the caller's membership is read (one consistent GetItem): none is NOT_FOUND as well;
+4. the role is compared with ``min_role``: too low is FORBIDDEN naming the role needed;
+5. each ref that carries its tenancy is checked to lie in the target's board or workspace.
+
+A list target (bulk tools) is located and checked item by item; the failures become per-item
+errors on ``ctx.targets`` (or fail the whole call, for all-or-nothing tools). The handler
+receives the located target on ``ctx.target`` and never re-checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from domain import errors, ids
+from domain.auth import ROLE_RANK
+from domain.errors import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from domain.context import CallContext
+    from domain.registry import ToolSpec
+
+Kind = Literal["workspace", "board", "column", "task"]
+RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
+# Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task"})
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a target lives, read from its id: the workspace, and the board/column/task when the
+    id names them. ``kind``/``ident`` word the NOT_FOUND a missing or invisible target gets."""
+
+    kind: str
+    ident: str
+    workspace_id: str
+    board_id: str | None = None
+    column_id: str | None = None
+    task: ids.TaskRef | None = None
+
+
+@dataclass(frozen=True)
+class TargetField:
+    """One argument that may name the target, and the entity kind it names.
+
+    ``with_args`` are example companion arguments that make a resolver choose this alternative
+    (``{"number": 1}`` beside ``workspaceId`` for get_task); the docs and the test harness read them.
+    """
+
+    field: str
+    kind: Kind
+    with_args: tuple[tuple[str, Any], ...] = ()
+
+
+Resolver = Callable[["CallContext", Any], Located]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target declaration of a tool.
+
+    ``fields`` lists the arguments that may name it (the first is the usual one); ``resolve``
+    picks among them for either/or tools and may raise INVALID_INPUT for a missing choice.
+    With ``each`` set, ``fields[0].field`` is a list argument and ``each`` names the id field of
+    its items (``items[].taskId``); ``all_or_nothing`` then fails the whole call on one bad item.
+    """
+
+    fields: tuple[TargetField, ...]
+    resolve: Resolver | None = None
+    each: str | None = None
+    all_or_nothing: bool = False
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A secondary id argument (``beforeTaskId``, ``labelIds``, ``userId`` …).
+
+    ``within`` is where the value must lie relative to the target (its ``board`` or its
+    ``workspace``); ``error`` is the code a foreign or unknown value gets; ``many`` marks a list
+    of ids. Refs whose kind carries tenancy are checked by :func:`authorize`; the others (users,
+    labels) need a read and are checked by the handler — the declaration still tells the test
+    harness what answer to expect.
+    """
+
+    field: str
+    kind: RefKind
+    within: Literal["board", "workspace"] = "workspace"
+    error: ErrorCode = ErrorCode.NOT_FOUND
+    many: bool = False
+    message: str | None = None
+    hint: str | None = None
+
+    @property
+    def checked_by_pipeline(self) -> bool:
+        return self.kind in TENANCY_KINDS
+
+
+def target(field_name: str, kind: Kind) -> Target:
+    """The common case: one argument names the target."""
+    return Target((TargetField(field_name, kind),))
+
+
+def either(*alternatives: tuple[str, Kind] | tuple[str, Kind, dict[str, Any]], resolve: Resolver) -> Target:
+    """An either/or target (``taskId``, or ``workspaceId`` + ``number``) with its resolver; an
+    alternative may carry the companion arguments that select it."""
+    fields = []
+    for alt in alternatives:
+        companions = tuple(sorted(alt[2].items())) if len(alt) > 2 else ()  # type: ignore[misc]
+        fields.append(TargetField(alt[0], alt[1], companions))
+    return Target(tuple(fields), resolve=resolve)
+
+
+def each(list_field: str, id_field: str, kind: Kind, *, all_or_nothing: bool = False) -> Target:
+    """A list target: every item of ``list_field`` names one entity through ``id_field``."""
+    return Target((TargetField(list_field, kind),), each=id_field, all_or_nothing=all_or_nothing)
+
+
+# -- locating ---------------------------------------------------------------------------------
+def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = None) -> Located:
+    """Read where ``value`` lives from the id alone.
+
+    Raises:
+        ToolError: NOT_FOUND for a malformed id (worded as for a missing one); for workspaces,
+            INVALID_INPUT/FORBIDDEN from :meth:`CallContext.workspace_argument`.
+    """
+    if kind == "workspace":
+        ws = ctx.workspace_argument(value, field_name or "workspaceId")
+        return Located("workspace", ws, ws)
+    if kind == "board":
+        b = ids.parse_board(value)
+        if b is None:
+            raise errors.not_found("board", value)
+        return Located("board", value, b[0], board_id=b[1])
+    if kind == "column":
+        c = ids.parse_column(value)
+        if c is None:
+            raise errors.not_found("column", value)
+        return Located("column", value, c[0], board_id=c[1], column_id=c[2])
+    if kind == "task":
+        t = ids.parse_task(value)
+        if t is None:
+            raise errors.not_found("task", value)
+        return Located("task", value, t.workspace_id, board_id=t.board_id, task=t)
+    raise ValueError(f"unknown target kind {kind!r}")
+
+
+def _admit(spec: "ToolSpec", ctx: "CallContext", where: Located) -> None:
+    row = ctx.member(where.workspace_id, where.kind, where.ident)
+    needed = spec.min_role or "MEMBER"
+    if ROLE_RANK[row.role] < ROLE_RANK[needed]:
+        raise ToolError(
+            ErrorCode.FORBIDDEN,
+            f"{spec.name} needs the {needed} role in this workspace; you are {row.role}.",
+            "Ask a workspace owner or admin to run it, or to change your role.",
+        )
+
+
+def refuse_when_bound(ctx: "CallContext") -> None:
+    """A pinned token or a bound connection works in one workspace and cannot act outside it."""
+    if ctx.principal.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
+        raise errors.forbidden(
+            f"This credential is pinned to one workspace, so {ctx.tool} is refused before anything is written.",
+            "Use an unpinned token (jentrix token create without --workspace) on a connection started without --workspace.",
+        )
+
+
+def check_binding(spec: "ToolSpec", ctx: "CallContext") -> None:
+    """The binding rules of a spec, shared by the pipeline and the stdio bridge."""
+    if not spec.read_only:
+        ctx.ensure_writable()
+    if spec.refused_when_bound:
+        refuse_when_bound(ctx)
+
+
+def _check_ref(ref: Ref, where: Located, value: Any) -> None:
+    values = value if ref.many and isinstance(value, list) else [value]
+    for v in values:
+        if not isinstance(v, str):
+            continue
+        inner = locate_plain(ref.kind, v)
+        same = inner is not None and inner.workspace_id == where.workspace_id
+        if same and ref.within == "board":
+            same = inner is not None and inner.board_id == where.board_id
+        if same:
+            continue
+        if ref.error is ErrorCode.NOT_FOUND:
+            raise errors.not_found(ref.kind, v)
+        raise errors.invalid(ref.field, ref.message or f"must be a {ref.kind} of the same {ref.within} as the {where.kind}", ref.hint or "")
+
+
+def locate_plain(kind: str, value: str) -> Located | None:
+    """Like :func:`locate` without a call context (no ``""`` workspace); ``None`` if malformed."""
+    if kind == "workspace":
+        ws = ids.parse_workspace(value)
+        return Located("workspace", value, ws) if ws else None
+    if kind == "board":
+        b = ids.parse_board(value)
+        return Located("board", value, b[0], board_id=b[1]) if b else None
+    if kind == "column":
+        c = ids.parse_column(value)
+        return Located("column", value, c[0], board_id=c[1], column_id=c[2]) if c else None
+    if kind == "task":
+        t = ids.parse_task(value)
+        return Located("task", value, t.workspace_id, board_id=t.board_id, task=t) if t else None
+    raise ValueError(kind)
+
+
+@dataclass
+class ItemAccess:
+    """The outcome of one list-target item: ``where`` when admitted, else ``error``."""
+
+    index: int
+    ident: Any
+    where: Located | None = None
+    error: ToolError | None = None
+
+
+def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
+    """Check the spec's access policy for this call; see the module docstring.
+
+    Sets ``ctx.target`` (one target) or ``ctx.targets`` (a list target).
+
+    Raises:
+        ToolError: FORBIDDEN, NOT_FOUND or INVALID_INPUT as described above.
+    """
+    t = spec.target
+    if t is None:
+        return
+    if t.each is not None:
+        first = t.fields[0]
+        results: list[ItemAccess] = []
+        for i, item in enumerate(getattr(args, first.field) or []):
+            value = getattr(item, t.each) if not isinstance(item, dict) else item.get(t.each)
+            entry = ItemAccess(i, value)
+            try:
+                entry.where = locate(ctx, first.kind, value)
+                _admit(spec, ctx, entry.where)
+            except ToolError as exc:
+                if t.all_or_nothing:
+                    raise
+                entry.where, entry.error = None, exc
+            results.append(entry)
+        ctx.targets = results
+        return
+    if t.resolve is not None:
+        where = t.resolve(ctx, args)
+    else:
+        first = t.fields[0]
+        where = locate(ctx, first.kind, getattr(args, first.field), first.field)
+    _admit(spec, ctx, where)
+    ctx.target = where
+    for ref in spec.refs:
+        if not ref.checked_by_pipeline:
+            continue
+        value = getattr(args, ref.field, None)
+        if value is None or value == []:
+            continue
+        _check_ref(ref, where, value)

@@ -1,0 +1,107 @@
+"""The catalog: the explicit list of tool modules, and the table of all 62 catalog tools.
+
+:func:`registry` builds the one :class:`~domain.registry.Registry` the transports serve, from
+each area module's ``TOOLS`` — nothing registers itself on import. :data:`SEED` is the product
+catalog as data (catalog: "Catalog" table): every tool's scope class, behaviour flags, whether
+it takes an ``idempotencyKey``, its area, and whether it is built yet. The surface tests derive
+their expectations from it (tests/test_tool_surface.py); a tool moves from ``planned`` to
+``built`` in the same change that adds it to a ``TOOLS`` list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from domain.registry import Registry, ToolSpec
+
+
+@dataclass(frozen=True)
+class SeedTool:
+    scope: Literal["read", "write", "admin"]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    keyed: bool
+    area: str
+    status: Literal["built", "planned"]
+
+
+SEED: dict[str, SeedTool] = {
+    "add_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
+    "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
+    "archive_board": SeedTool("admin", False, True, False, False, "boards", "planned"),
+    "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
+    "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
+    "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "planned"),
+    "bulk_create_tasks": SeedTool("write", False, False, False, True, "tasks", "planned"),
+    "bulk_move_tasks": SeedTool("write", False, False, False, True, "tasks", "planned"),
+    "bulk_update_tasks": SeedTool("write", False, False, True, True, "tasks", "planned"),
+    "complete_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
+    "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
+    "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
+    "create_comment": SeedTool("write", False, False, False, True, "collaboration", "planned"),
+    "create_project": SeedTool("write", False, False, False, True, "projects", "planned"),
+    "create_subtask": SeedTool("write", False, False, False, True, "collaboration", "planned"),
+    "create_task": SeedTool("write", False, False, False, True, "tasks", "built"),
+    "create_workspace": SeedTool("write", False, False, False, True, "workspaces", "built"),
+    "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "planned"),
+    "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "planned"),
+    "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "planned"),
+    "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "planned"),
+    "get_board_snapshot": SeedTool("read", True, False, False, False, "boards", "built"),
+    "get_project": SeedTool("read", True, False, False, False, "projects", "planned"),
+    "get_task": SeedTool("read", True, False, False, False, "tasks", "built"),
+    "get_token_context": SeedTool("read", True, False, False, False, "context", "built"),
+    "invite_member": SeedTool("admin", False, False, False, False, "members", "planned"),
+    "list_activity": SeedTool("read", True, False, False, False, "tasks", "built"),
+    "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "planned"),
+    "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "planned"),
+    "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "planned"),
+    "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
+    "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
+    "list_comments": SeedTool("read", True, False, False, False, "collaboration", "planned"),
+    "list_invitations": SeedTool("admin", True, False, False, False, "members", "planned"),
+    "list_labels": SeedTool("read", True, False, False, False, "collaboration", "planned"),
+    "list_members": SeedTool("read", True, False, False, False, "members", "built"),
+    "list_projects": SeedTool("read", True, False, False, False, "projects", "planned"),
+    "list_task_links": SeedTool("read", True, False, False, False, "collaboration", "planned"),
+    "list_tasks": SeedTool("read", True, False, False, False, "tasks", "built"),
+    "list_workspaces": SeedTool("read", True, False, False, False, "workspaces", "built"),
+    "manage_columns": SeedTool("write", False, True, False, False, "boards", "built"),
+    "manage_labels": SeedTool("write", False, True, False, False, "collaboration", "planned"),
+    "move_task": SeedTool("write", False, False, False, False, "tasks", "built"),
+    "remove_member": SeedTool("admin", False, True, False, False, "members", "planned"),
+    "remove_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
+    "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "rename_board": SeedTool("write", False, False, True, False, "boards", "built"),
+    "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "planned"),
+    "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
+    "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "planned"),
+    "search_artifacts": SeedTool("read", True, False, False, False, "search", "planned"),
+    "search_tasks": SeedTool("read", True, False, False, False, "search", "planned"),
+    "set_member_role": SeedTool("admin", False, False, True, False, "members", "planned"),
+    "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "planned"),
+    "update_comment": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "update_project": SeedTool("write", False, False, True, False, "projects", "planned"),
+    "update_task": SeedTool("write", False, False, True, False, "tasks", "built"),
+    "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "planned"),
+}
+
+
+def tools() -> tuple[ToolSpec, ...]:
+    """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
+    from domain.tools import activity, boards, columns, tasks, workspaces
+
+    return (*workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS)
+
+
+@cache
+def registry() -> Registry:
+    """The product registry (built once per process, at import of the serving module)."""
+    return Registry(tools())

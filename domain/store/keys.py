@@ -1,0 +1,163 @@
+"""Every key of the single table, one function per item row of docs/data-model.md ("Items").
+
+This module is the only place where key prefixes (``BOARD#``, ``WS#``, …) and sort-key
+literals (``META``, ``#META``, ``PROFILE``, …) are spelled; everything else calls these
+functions, so a typo is a failing import or test rather than a silently empty Query.
+``tests/test_store_keys.py`` checks each function against the patterns in the data-model doc.
+
+Item functions return ``(PK, SK)``; GSI functions return ``(GSI<n>PK, GSI<n>SK)``; partition
+functions return the partition value alone; ``*_PREFIX`` and ``*_RANGE`` constants are the
+``begins_with`` / ``BETWEEN`` operands of the documented Queries. Numbers inside sort keys are
+zero-padded to 10 digits so that string order is numeric order.
+"""
+
+from __future__ import annotations
+
+Key = tuple[str, str]
+
+# -- partitions --------------------------------------------------------------------------------
+def user_partition(user_id: str) -> str:
+    """``USER#<user>``: a user's profile and membership mirrors; GSI1 partition of their tokens."""
+    return f"USER#{user_id}"
+
+
+def workspace_partition(workspace_id: str) -> str:
+    """``WS#<ws>``: the workspace head, members, board entries and task-number pointers."""
+    return f"WS#{workspace_id}"
+
+
+def board_partition(board_id: str) -> str:
+    """``BOARD#<board>``: the board head, its columns, compact task rows and full task items."""
+    return f"BOARD#{board_id}"
+
+
+def board_activity_partition(board_id: str) -> str:
+    """``BACT#<board>``: the board's activity log, apart from the snapshot's partition."""
+    return f"BACT#{board_id}"
+
+
+def task_activity_partition(task_id: str) -> str:
+    """GSI1 ``TACT#<task>``: one task's activity rows."""
+    return f"TACT#{task_id}"
+
+
+def column_order_partition(column_id: str) -> str:
+    """GSI1 ``COL#<column>``: a column's compact task rows in board order."""
+    return f"COL#{column_id}"
+
+
+def _n(number: int) -> str:
+    return f"{int(number):010d}"
+
+
+# -- items -------------------------------------------------------------------------------------
+def user_profile(user_id: str) -> Key:
+    return user_partition(user_id), "PROFILE"
+
+
+def email_claim(email: str) -> Key:
+    """``EMAIL#<lowercased email> / USER``: one email names at most one user."""
+    return f"EMAIL#{email.strip().lower()}", "USER"
+
+
+def membership_mirror(user_id: str, workspace_id: str) -> Key:
+    return user_partition(user_id), f"WS#{workspace_id}"
+
+
+def workspace_head(workspace_id: str) -> Key:
+    return workspace_partition(workspace_id), "META"
+
+
+def member(workspace_id: str, user_id: str) -> Key:
+    return workspace_partition(workspace_id), f"MEMBER#{user_id}"
+
+
+def board_entry(workspace_id: str, board_id: str) -> Key:
+    return workspace_partition(workspace_id), f"BOARD#{board_id}"
+
+
+def task_number(workspace_id: str, number: int) -> Key:
+    return workspace_partition(workspace_id), f"TASKNO#{_n(number)}"
+
+
+def slug_claim(slug: str) -> Key:
+    return f"SLUG#{slug}", "SLUG"
+
+
+def board_head(board_id: str) -> Key:
+    return board_partition(board_id), "#META"
+
+
+def column(board_id: str, column_id: str) -> Key:
+    return board_partition(board_id), f"C#{column_id}"
+
+
+def task_compact(board_id: str, number: int) -> Key:
+    return board_partition(board_id), f"T#{_n(number)}"
+
+
+def task_full(board_id: str, number: int) -> Key:
+    return board_partition(board_id), f"X#{_n(number)}"
+
+
+def activity(board_id: str, at: str, ulid: str) -> Key:
+    return board_activity_partition(board_id), activity_sort_key(at, ulid)
+
+
+def activity_sort_key(at: str, ulid: str) -> str:
+    """``<at>#<ulid>``: activity rows sort by time, ties broken by the ULID."""
+    return f"{at}#{ulid}"
+
+
+def token(secret_digest: str) -> Key:
+    return f"TOKEN#{secret_digest}", "TOKEN"
+
+
+def rate_window(token_id: str, window_start_ms: int) -> Key:
+    return f"RATE#{token_id}#{window_start_ms}", "RATE"
+
+
+RATE_WINDOW_PREFIX = "RATE#"
+
+
+def creation_marker(marker_digest: str) -> Key:
+    return f"IDEM#{marker_digest}", "IDEM"
+
+
+# -- GSI1 --------------------------------------------------------------------------------------
+def column_order(column_id: str, rank: str, number: int) -> Key:
+    """GSI1 of a compact task row: ``COL#<column> / <rank>#<number:010>``."""
+    return column_order_partition(column_id), column_order_sort_key(rank, number)
+
+
+def column_order_sort_key(rank: str, number: int) -> str:
+    return f"{rank}#{_n(number)}"
+
+
+def task_activity(task_id: str, at: str, ulid: str) -> Key:
+    """GSI1 of an activity row that concerns a task."""
+    return task_activity_partition(task_id), activity_sort_key(at, ulid)
+
+
+def user_token(user_id: str, token_id: str) -> Key:
+    """GSI1 of a token: ``USER#<user> / TOKEN#<tokenId>``."""
+    return user_partition(user_id), f"TOKEN#{token_id}"
+
+
+# -- Query operands ----------------------------------------------------------------------------
+MEMBERS_PREFIX = "MEMBER#"
+BOARD_ENTRIES_PREFIX = "BOARD#"
+MEMBERSHIPS_PREFIX = "WS#"
+TOKENS_PREFIX = "TOKEN#"
+TASK_ROWS_PREFIX = "T#"
+# Sort-key order in a board partition: "#META" < "C#…" < "T#…" < "X#…".
+HEADER_RANGE = ("#", "C#~")  # the head and every column
+SNAPSHOT_RANGE = ("#", "T#~")  # the head, the columns and the compact task rows (no full items)
+# An activity sort key strictly after every entry stamped at ``at``.
+def activity_after(at: str) -> str:
+    return f"{at}#~"
+
+
+def task_number_of_sort_key(sort_key: str) -> int:
+    """The number inside a ``T#``/``X#``/``TASKNO#`` sort key."""
+    return int(sort_key.rsplit("#", 1)[1])

@@ -1,0 +1,49 @@
+"""The retry policy of every store write: one attempt budget per operation, one backoff.
+
+Two kinds of retry exist (docs/data-model.md, "Attempt budgets"):
+
+* **contention** — real DynamoDB cancels a transaction that races another on the same items
+  (``TransactionConflict``); :func:`domain.store.db.transact` rebuilds and resends it;
+* **compare-and-set** — a condition on a value just read failed because another writer got
+  there first; :func:`domain.store.cas.compare_and_set` plans again on the image the failure
+  returned (or on a fresh read) and writes again.
+
+Either way the wait between attempts is :func:`backoff` ("full jitter": uniform in
+``[0, min(cap, base * 2**attempt)]``), and an operation that spends its whole budget raises
+:class:`Contended`, which the tool boundary answers as CONFLICT with a retry hint.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+# Attempts per operation. The table is mirrored in docs/data-model.md next to the request budgets.
+ATTEMPTS: dict[str, int] = {
+    "transaction": 5,  # TransactionConflict resends of one TransactWriteItems
+    "rename_board": 5,
+    "update_task": 5,
+    "archive_task": 5,
+    "move_task": 10,  # the destination column's lastRank is a small hot spot
+    "create_task": 25,  # the per-workspace counter is the hottest item of the table
+}
+BACKOFF_BASE_SECONDS = 0.01
+BACKOFF_CAP_SECONDS = 0.1
+
+
+class Contended(Exception):
+    """An operation lost every attempt of its budget to concurrent writers; nothing was written."""
+
+    def __init__(self, operation: str, attempts: int) -> None:
+        super().__init__(f"{operation}: lost {attempts} attempts to concurrent writers")
+        self.operation = operation
+        self.attempts = attempts
+
+
+def backoff_seconds(attempt: int) -> float:
+    """The wait before retry number ``attempt + 1`` (attempt counts from 0)."""
+    return random.uniform(0.0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
+
+
+def backoff(attempt: int) -> None:
+    time.sleep(backoff_seconds(attempt))

@@ -1,0 +1,290 @@
+"""Task items: the compact row and the full item in the board partition, and the number pointer.
+
+Keys: :func:`domain.store.keys.task_compact` (read by snapshots and lists; GSI1
+:func:`domain.store.keys.column_order` gives column order), :func:`domain.store.keys.task_full`
+(everything including the description) and :func:`domain.store.keys.task_number`
+(``workspaceId`` + number -> task id). :func:`put_rows` is the one function that writes a
+task's two items, so they never drift: every create, edit, move and archive goes through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fractional_indexing import generate_key_between
+
+from domain import clock, ids
+from domain.store import db, keys, members
+from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.models import (
+    ActivityRow,
+    BoardRow,
+    ColumnRow,
+    CreationMarkerRow,
+    Row,
+    TaskDetailRow,
+    TaskNumberRow,
+    TaskRow,
+    WorkspaceRow,
+)
+
+COMPACT_FIELDS = ("taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds", "createdAt", "updatedAt")
+
+
+class ColumnArchived(Exception):
+    """The destination column is archived."""
+
+
+class Earlier(Exception):
+    """A keyed create already committed; ``task_id`` names the task it made."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(task_id)
+        self.task_id = task_id
+
+
+def compact_of(detail: TaskDetailRow) -> TaskRow:
+    """The compact row that goes with ``detail`` (same fields minus the body; GSI1 column order)."""
+    row = TaskRow(*keys.task_compact(detail.boardId, int(detail.number)), **{f: getattr(detail, f) for f in COMPACT_FIELDS})
+    row.GSI1PK, row.GSI1SK = keys.column_order(detail.columnId, detail.rank, int(detail.number))
+    return row
+
+
+def copy(detail: TaskDetailRow) -> TaskDetailRow:
+    return TaskDetailRow.from_raw_data(detail.serialize())
+
+
+def get(ref: ids.TaskRef) -> TaskDetailRow | None:
+    """The full item (one consistent GetItem), or ``None``."""
+    try:
+        return TaskDetailRow.get(*keys.task_full(ref.board_id, ref.number), consistent_read=True)
+    except TaskDetailRow.DoesNotExist:
+        return None
+
+
+def id_for_number(workspace_id: str, number: int) -> str | None:
+    """The task id behind ``workspaceId`` + number (the pointer item), or ``None``."""
+    try:
+        return TaskNumberRow.get(*keys.task_number(workspace_id, number), consistent_read=True).taskId
+    except TaskNumberRow.DoesNotExist:
+        return None
+
+
+def put_rows(tx: Any, detail: TaskDetailRow, *, previous: str | None) -> None:
+    """Write a task's full item and compact row together.
+
+    ``previous=None`` creates the task (the full item must not exist); otherwise the full item
+    is replaced under ``updatedAt = previous`` and "not archived", returning the stored item on
+    failure (``ALL_OLD``). An archived task's compact row is deleted: lists and snapshots only
+    hold tasks on the board.
+    """
+    if previous is None:
+        tx.save(detail, condition=Row.PK.does_not_exist())
+    else:
+        tx.save(detail, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+    if detail.archivedAt:
+        tx.delete(TaskRow(*keys.task_compact(detail.boardId, int(detail.number))))
+    else:
+        tx.save(compact_of(detail))
+
+
+def write(
+    detail: TaskDetailRow, previous: str, *, workspace_id: str, actor_id: str, activity: ActivityRow,
+    result: Callable[[], Any], extra: Callable[[Any], None] | None = None, replan_on: TaskDetailRow | None = None,
+) -> Write[TaskDetailRow, Any]:
+    """One conditional task write for :func:`domain.store.cas.compare_and_set`.
+
+    The retry plans again on the stored item returned by a failed ``updatedAt`` condition. A
+    failure that returned no item means the task or the caller's membership is gone
+    (:class:`~domain.store.db.Missing`) — unless ``replan_on`` is given (a condition in
+    ``extra`` may have lost a race): then that state is planned again.
+    """
+
+    def build(tx: Any) -> None:
+        put_rows(tx, detail, previous=previous)
+        members.guard(tx, workspace_id, actor_id)
+        tx.save(activity)
+        if extra:
+            extra(tx)
+
+    def retry(failure: db.ConditionFailed) -> TaskDetailRow:
+        stored = failure.item(detail.PK, detail.SK)
+        if stored:
+            return TaskDetailRow.from_raw_data(stored)
+        if members.guard_failed(failure, workspace_id, actor_id) or replan_on is None:
+            raise db.Missing(detail.taskId)
+        return replan_on
+
+    return Write(build=build, result=result, retry=retry)
+
+
+def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], Any]) -> Any:
+    """Compare-and-set on a task: ``plan(state)`` returns :func:`write` or ``Unchanged``."""
+    return compare_and_set(operation, state, plan)
+
+
+def create(
+    *, workspace_id: str, board_id: str, column_id: str, actor_id: str, build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
+    activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow], marker: CreationMarkerRow | None,
+) -> tuple[TaskDetailRow, ColumnRow | None]:
+    """Create a task at the bottom of a column with the next gapless workspace number.
+
+    Each attempt reads the workspace counter and the column (one BatchGetItem) and writes in
+    one transaction: counter (``= value read``), column (``lastRank = value read``, not
+    archived, count +1), board (not archived, count +1), both task items, the number pointer,
+    the membership guard, the activity row and the marker. A lost race re-reads.
+
+    Returns ``(task, column)``; ``column`` is ``None`` when an earlier keyed create answered.
+
+    Raises:
+        Missing: the column, its board or the caller's membership is gone.
+        ColumnArchived: the column is archived.
+        Earlier: a keyed create with the same key committed before (its task id).
+        IdempotencyMismatch, Contended.
+    """
+    ws_key, col_key = keys.workspace_head(workspace_id), keys.column(board_id, column_id)
+
+    def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow]] | Unchanged[Any]:
+        got = {(r.PK, r.SK): r for r in Row.batch_get([ws_key, col_key], consistent_read=True)}
+        wsrow, column = got.get(ws_key), got.get(col_key)
+        if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow):
+            raise db.Missing(column_id)
+        if column.archivedAt:
+            raise ColumnArchived(column_id)
+        counter = int(wsrow.taskCounter or 0)
+        number = counter + 1
+        rank = generate_key_between(column.lastRank, None)
+        detail = build_detail(wsrow, column, number, rank)
+        pointer = TaskNumberRow(*keys.task_number(workspace_id, number), taskId=detail.taskId)
+        act = activity_for(detail, column)
+        if marker is not None:
+            marker.entityId = detail.taskId
+        last_rank = column.lastRank
+
+        def build(tx: Any) -> None:
+            put_marker(tx, marker)
+            tx.update(WorkspaceRow(*ws_key), actions=[WorkspaceRow.taskCounter.set(number)], condition=WorkspaceRow.taskCounter == counter)
+            col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
+            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists())
+            tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(1)], condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists())
+            put_rows(tx, detail, previous=None)
+            tx.save(pointer, condition=Row.PK.does_not_exist())
+            members.guard(tx, workspace_id, actor_id)
+            tx.save(act)
+
+        def retry(failure: db.ConditionFailed) -> None:
+            earlier = earlier_entity(failure, marker)
+            if earlier:
+                raise Earlier(earlier)
+            if failure.hit(*keys.board_head(board_id)) or members.guard_failed(failure, workspace_id, actor_id):
+                raise db.Missing(column_id)
+            # The counter or the column's last rank moved (another create won), or the column
+            # was archived meanwhile: the next attempt's read tells which.
+
+        return Write(build=build, result=lambda: (detail, column), retry=retry)
+
+    return compare_and_set("create_task", None, plan)
+
+
+def move_extra(*, board_id: str, old_column: str, dest: ColumnRow, rank: str) -> Callable[[Any], None]:
+    """The column actions of a move: counts, and the destination's ``lastRank`` when it grows."""
+    moving_out = dest.columnId != old_column
+    last_rank = dest.lastRank
+    becomes_last = last_rank is None or rank > last_rank
+
+    def extra(tx: Any) -> None:
+        col_actions: list[Any] = []
+        if becomes_last:
+            col_actions.append(ColumnRow.lastRank.set(rank))
+        if moving_out:
+            col_actions.append(ColumnRow.taskCount.add(1))
+            tx.update(ColumnRow(*keys.column(board_id, old_column)), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+        dest_key = keys.column(board_id, dest.columnId)
+        live = ColumnRow.archivedAt.does_not_exist() & Row.PK.exists()
+        if col_actions:
+            cond = live
+            if becomes_last:
+                cond = cond & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
+            tx.update(ColumnRow(*dest_key), actions=col_actions, condition=cond)
+        else:
+            tx.condition_check(ColumnRow, *dest_key, condition=live)
+
+    return extra
+
+
+def archive_extra(*, board_id: str, column_id: str) -> Callable[[Any], None]:
+    """The counter actions of an archive: the column and the board lose one task."""
+
+    def extra(tx: Any) -> None:
+        tx.update(ColumnRow(*keys.column(board_id, column_id)), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+        tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(-1)], condition=Row.PK.exists())
+
+    return extra
+
+
+def column_and_anchor(board_id: str, column_id: str, anchor_number: int | None) -> tuple[ColumnRow | None, TaskRow | None]:
+    """The destination column and, for a before/after move, the anchor's compact row (one BatchGetItem)."""
+    wanted = [keys.column(board_id, column_id)]
+    if anchor_number is not None:
+        wanted.append(keys.task_compact(board_id, anchor_number))
+    got = {r.SK: r for r in Row.batch_get(wanted, consistent_read=True)}
+    column = got.get(wanted[0][1])
+    anchor = got.get(wanted[1][1]) if anchor_number is not None else None
+    return (column if isinstance(column, ColumnRow) else None), (anchor if isinstance(anchor, TaskRow) else None)
+
+
+def neighbour_rank(column_id: str, anchor: TaskRow, *, before: bool, moving_task: str) -> str | None:
+    """The rank of the task on the other side of ``anchor`` in the column (GSI1, limit 2)."""
+    anchor_sk = keys.column_order_sort_key(anchor.rank, int(anchor.number))
+    cond = TaskRow.GSI1SK < anchor_sk if before else TaskRow.GSI1SK > anchor_sk
+    rows = TaskRow.gsi1.query(keys.column_order_partition(column_id), cond, scan_index_forward=not before, limit=2)
+    found = [n for n in rows if isinstance(n, TaskRow) and n.taskId != moving_task]
+    return found[0].rank if found else None
+
+
+def board_rows(board_id: str, *, live_columns: set[str] | None, limit: int, start: dict[str, Any] | None) -> Any:
+    """A Query over the board's compact rows by number; ``live_columns`` filters server-side."""
+    return TaskRow.query(
+        keys.board_partition(board_id), Row.SK.startswith(keys.TASK_ROWS_PREFIX),
+        filter_condition=TaskRow.columnId.is_in(*live_columns) if live_columns is not None else None,
+        limit=limit, last_evaluated_key=start, consistent_read=True,
+    )
+
+
+def board_rows_shape(board_id: str) -> dict[str, str]:
+    return {"PK": keys.board_partition(board_id), "SK": keys.TASK_ROWS_PREFIX}
+
+
+def column_rows(column_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
+    """A Query over one column's compact rows in board order (GSI1)."""
+    return TaskRow.gsi1.query(keys.column_order_partition(column_id), limit=limit, last_evaluated_key=start)
+
+
+def column_rows_shape(board_id: str, column_id: str) -> dict[str, str]:
+    return {"GSI1PK": keys.column_order_partition(column_id), "GSI1SK": "", "PK": keys.board_partition(board_id), "SK": keys.TASK_ROWS_PREFIX}
+
+
+def details_of(rows: list[TaskRow]) -> dict[str, TaskDetailRow]:
+    """The full items behind compact rows (one BatchGetItem per 100), by task id."""
+    if not rows:
+        return {}
+    wanted = [keys.task_full(r.boardId, int(r.number)) for r in rows]
+    return {d.taskId: d for d in TaskDetailRow.batch_get(wanted, consistent_read=True) if isinstance(d, TaskDetailRow)}
+
+
+def column_name(board_id: str, column_id: str) -> str | None:
+    try:
+        return ColumnRow.get(*keys.column(board_id, column_id)).name
+    except ColumnRow.DoesNotExist:
+        return None
+
+
+def new_detail(*, workspace_prefix: str, board_id: str, column_id: str, number: int, rank: str, title: str, priority: str, due: str | None, description: str, created_by: str) -> TaskDetailRow:
+    now = clock.now_iso()
+    return TaskDetailRow(
+        *keys.task_full(board_id, number), taskId=ids.task_id(board_id, number), number=number, key=f"{workspace_prefix}-{number}",
+        boardId=board_id, columnId=column_id, rank=rank, title=title, priority=priority, dueDate=due,
+        assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description=description, createdBy=created_by,
+    )

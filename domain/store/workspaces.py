@@ -1,0 +1,103 @@
+"""Workspace items: the head (name, slug, task prefix, task counter) and the global slug claim.
+
+Keys: :func:`domain.store.keys.workspace_head`, :func:`domain.store.keys.slug_claim`. A workspace
+is created in one transaction with its slug claim (``attribute_not_exists``: slugs are unique
+across the service), the creator's OWNER membership and, for a keyed create, its creation
+marker.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import unicodedata
+from typing import Any
+
+from domain import clock, ids
+from domain.store import db, keys, members
+from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.models import CreationMarkerRow, Row, SlugRow, UserRow, WorkspaceRow
+
+SLUG_ATTEMPTS = 49
+
+
+class NoFreeSlug(Exception):
+    """Every slug tried for a workspace name was taken."""
+
+
+def slugify(name: str) -> str:
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:40].strip("-")
+    return slug or "workspace"
+
+
+def task_prefix(name: str) -> str:
+    """``Stack Team`` -> ``ST``; ``Jentrix`` -> ``JEN``; non-Latin names fall back to ``WS``."""
+    words = re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode())
+    if len(words) >= 2:
+        prefix = "".join(w[0] for w in words[:4])
+    elif words:
+        prefix = words[0][:3]
+    else:
+        prefix = "WS"
+    prefix = prefix.upper()
+    return prefix if prefix[0].isalpha() else "W" + prefix[:3]
+
+
+def get(workspace_id: str) -> WorkspaceRow | None:
+    try:
+        return WorkspaceRow.get(*keys.workspace_head(workspace_id), consistent_read=True)
+    except WorkspaceRow.DoesNotExist:
+        return None
+
+
+def get_many(workspace_ids: list[str]) -> list[WorkspaceRow]:
+    """The heads of ``workspace_ids`` (one BatchGetItem per 100), in no particular order."""
+    if not workspace_ids:
+        return []
+    return [w for w in WorkspaceRow.batch_get([keys.workspace_head(w) for w in workspace_ids], consistent_read=True) if isinstance(w, WorkspaceRow)]
+
+
+def create(user: UserRow, name: str, *, marker: CreationMarkerRow | None = None, workspace_id: str | None = None) -> tuple[WorkspaceRow, bool]:
+    """Create a workspace owned by ``user`` in one transaction; return ``(workspace, created)``.
+
+    The slug is unique across the service; on a clash ``-2`` … ``-5`` are tried, then a random
+    suffix, so a popular name never runs out. With ``marker`` set, an earlier committed create
+    with the same key is returned instead (``created`` False).
+
+    Raises:
+        IdempotencyMismatch: the marker's key already created a workspace with other arguments.
+        NoFreeSlug: no slug could be claimed.
+    """
+    base = slugify(name)
+    now = clock.now_iso()
+    ws_id = workspace_id or ids.new_workspace_id()
+    for attempt in range(1, SLUG_ATTEMPTS + 1):
+        slug = base if attempt == 1 else f"{base}-{attempt}" if attempt <= 5 else f"{base}-{secrets.token_hex(3)}"
+        ws = WorkspaceRow(
+            *keys.workspace_head(ws_id), workspaceId=ws_id, name=name, slug=slug, taskPrefix=task_prefix(name),
+            taskCounter=0, createdAt=now, createdBy=user.userId,
+        )
+        member, mirror = members.rows_for(user, ws_id, "OWNER", now)
+        claim = SlugRow(*keys.slug_claim(slug), workspaceId=ws_id)
+
+        def build(tx: Any, ws: WorkspaceRow = ws, claim: SlugRow = claim, member: Any = member, mirror: Any = mirror) -> None:
+            tx.save(ws, condition=Row.PK.does_not_exist())
+            tx.save(claim, condition=Row.PK.does_not_exist())
+            tx.save(member)
+            tx.save(mirror)
+            put_marker(tx, marker)
+
+        try:
+            db.transact(build)
+            return ws, True
+        except db.ConditionFailed as failure:
+            earlier = earlier_entity(failure, marker)
+            if earlier:
+                found = get(earlier)
+                assert found is not None
+                return found, False
+            if failure.hit(claim.PK, claim.SK):
+                continue
+            raise
+    raise NoFreeSlug(name)

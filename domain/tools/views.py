@@ -1,0 +1,127 @@
+"""Result views shared by the tool modules, and the converters from stored rows to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from domain.registry import ToolOutput
+from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, TaskDetailRow, TaskRow, WorkspaceRow
+
+class WorkspaceView(ToolOutput):
+    id: str
+    name: str
+    slug: str
+    taskPrefix: str
+    role: str
+    createdAt: str
+
+
+class MemberView(ToolOutput):
+    userId: str
+    email: str
+    displayName: str
+    role: str
+    joinedAt: str
+
+
+class BoardView(ToolOutput):
+    id: str
+    workspaceId: str
+    name: str
+    kind: str
+    taskCount: int = Field(description="Unarchived tasks on the board, including those sitting in archived columns.")
+    createdAt: str
+    updatedAt: str
+    archivedAt: str | None
+
+
+class ColumnView(ToolOutput):
+    id: str
+    boardId: str
+    name: str
+    position: int = Field(description="0-based order of the column on its board.")
+    taskCount: int
+    wipLimit: int | None
+    createdAt: str
+    updatedAt: str
+    archivedAt: str | None
+
+
+class TaskRowView(ToolOutput):
+    id: str
+    number: int
+    key: str
+    title: str
+    boardId: str
+    columnId: str
+    columnName: str | None = Field(description="The column's name where the call read it (lists, snapshots, detailed get_task, move_task); otherwise null.")
+    priority: str
+    dueDate: str | None
+    assigneeIds: list[str]
+    labelIds: list[str]
+    createdAt: str
+    updatedAt: str
+    archivedAt: str | None = Field(description="When the task was archived; null for a task on the board.")
+
+
+class TaskDetailView(TaskRowView):
+    description: str
+    createdBy: str
+
+
+class ActivityView(ToolOutput):
+    id: str
+    type: str
+    source: str
+    actorId: str
+    at: str
+    summary: str
+    boardId: str
+    taskId: str | None
+    data: dict[str, Any] | None
+
+
+def workspace_view(ws: WorkspaceRow, role: str) -> WorkspaceView:
+    return WorkspaceView(id=ws.workspaceId, name=ws.name, slug=ws.slug, taskPrefix=ws.taskPrefix, role=role, createdAt=ws.createdAt)
+
+
+def member_view(m: MemberRow) -> MemberView:
+    return MemberView(userId=m.userId, email=m.email, displayName=m.displayName, role=m.role, joinedAt=m.joinedAt)
+
+
+def board_view(b: BoardRow) -> BoardView:
+    return BoardView(
+        id=b.boardId, workspaceId=b.workspaceId, name=b.name, kind=b.boardKind, taskCount=int(b.taskCount or 0),
+        createdAt=b.createdAt, updatedAt=b.updatedAt, archivedAt=b.archivedAt,
+    )
+
+
+def column_view(c: ColumnRow, position: int) -> ColumnView:
+    return ColumnView(
+        id=c.columnId, boardId=c.boardId, name=c.name, position=position, taskCount=int(c.taskCount or 0),
+        wipLimit=int(c.wipLimit) if c.wipLimit is not None else None, createdAt=c.createdAt, updatedAt=c.updatedAt,
+        archivedAt=c.archivedAt,
+    )
+
+
+def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) -> TaskRowView:
+    return TaskRowView(
+        id=t.taskId, number=int(t.number), key=t.key, title=t.title, boardId=t.boardId, columnId=t.columnId,
+        columnName=column_name, priority=t.priority, dueDate=t.dueDate, assigneeIds=list(t.assigneeIds or []),
+        labelIds=list(t.labelIds or []), createdAt=t.createdAt, updatedAt=t.updatedAt,
+        archivedAt=getattr(t, "archivedAt", None),
+    )
+
+
+def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
+    base = task_row_view(t, column_name).model_dump()
+    return TaskDetailView(**base, description=t.description or "", createdBy=t.createdBy)
+
+
+def activity_view(a: ActivityRow) -> ActivityView:
+    return ActivityView(
+        id=a.activityId, type=a.type, source=a.source, actorId=a.actorId, at=a.at, summary=a.summary,
+        boardId=a.boardId, taskId=a.taskId, data=a.data,
+    )

@@ -1,0 +1,344 @@
+"""The harness every registered tool goes through, derived from the registry alone.
+
+Nothing here lists tools: a tool added to the catalog is covered the day it lands, from its
+spec (scope class, target, min_role, refs) and its inputSchema. Calls go through the real
+protocol layer and pipeline in this process (``McpProtocol.handle``) against DynamoDB Local:
+
+* scope matrix — read, write and admin tokens against every tool: exactly the tools above a
+  token's scope answer the FORBIDDEN envelope, and those calls write nothing;
+* role matrix — MEMBER, ADMIN and OWNER against every tool with a ``min_role``;
+* tenant isolation — every id-taking argument (target alternatives and refs) filled with an id
+  of another user's workspace answers its declared error, never data, and writes nothing;
+* schema fuzz — inputs generated from each inputSchema (wrong types, missing and extra fields,
+  boundary lengths, unicode with lone surrogates): 0 INTERNAL, 0 answers that are not a result
+  or an envelope, and the storage fingerprint unchanged across the inputs the schema rejects
+  (``JENTRIX_FUZZ_EXAMPLES`` raises the CI-sized count);
+* every success result in this module validates against the tool's outputSchema (2020-12).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from domain import auth, ids
+from domain.access import TargetField
+from domain.auth import ROLE_RANK, SCOPES
+from domain.catalog import registry as product_registry
+from domain.registry import ToolSpec
+from functions.protocol import McpProtocol, Session
+from tests.conftest import make_actor
+from tests.test_input_validation import table_fingerprint
+
+REGISTRY = product_registry()
+SPECS = REGISTRY.ordered()
+PROTOCOL = McpProtocol(registry=REGISTRY)
+FUZZ_EXAMPLES = int(os.environ.get("JENTRIX_FUZZ_EXAMPLES", "12"))
+_ids = itertools.count(1)
+
+
+# -- the world -------------------------------------------------------------------------------------
+@dataclass
+class Place:
+    """Ids of one workspace's entities, by kind."""
+
+    workspace: str
+    board: str
+    column: str
+    other_column: str
+    task: str
+    other_task: str
+
+    def of(self, kind: str) -> str:
+        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task}[kind]
+
+
+@dataclass
+class World:
+    mine: Place
+    theirs: Place
+    tokens: dict[str, str]  # "scope:read" / "role:MEMBER" ... -> secret
+    user_id: str
+
+
+def _call(secret: str, name: str, arguments: Any) -> dict[str, Any]:
+    """One tools/call through the protocol layer; returns the CallToolResult (checked for shape)."""
+    principal = auth.authenticate(secret)
+    assert principal is not None
+    reply = PROTOCOL.handle(
+        {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": name, "arguments": arguments}},
+        headers=None, session=Session(principal=principal, transport="test"),
+    )
+    message = reply.message
+    assert message is not None and "result" in message, message
+    result = message["result"]
+    text = result["content"][0]["text"]
+    if result["isError"]:
+        assert "structuredContent" not in result
+        error = json.loads(text)["error"]
+        assert set(error) >= {"code", "message", "hint"}, error
+        assert error["code"] != "INTERNAL", (name, arguments, error)
+    else:
+        schema = REGISTRY.get(name).definition()["outputSchema"]
+        errors = sorted(Draft202012Validator(schema).iter_errors(result["structuredContent"]), key=str)
+        assert not errors, (name, errors[0].message)
+        assert json.loads(text) == result["structuredContent"]
+    return result
+
+
+def _error(result: dict[str, Any]) -> dict[str, Any] | None:
+    return json.loads(result["content"][0]["text"])["error"] if result["isError"] else None
+
+
+def _place(secret: str, workspace_id: str) -> Place:
+    board = _ok(secret, "create_board", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:6]}"})
+    cols = [c["id"] for c in board["columns"]]
+    t1 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness one"})["task"]
+    t2 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness two"})["task"]
+    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"])
+
+
+def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = _call(secret, name, arguments)
+    assert not result["isError"], result["content"][0]["text"]
+    return result["structuredContent"]
+
+
+@pytest.fixture(scope="module")
+def world(stack) -> World:
+    from domain.store import members
+    from domain.store.models import UserRow
+    from domain.store import keys
+
+    tag = uuid.uuid4().hex[:6]
+    me = make_actor("Harness", f"Harness {tag}")
+    other = make_actor("Stranger", f"Stranger {tag}")
+    tokens = {f"scope:{s}": auth.mint_pat(me.user_id, scopes=[s])[0] for s in SCOPES}
+    tokens["role:OWNER"] = me.token
+    for role in ("MEMBER", "ADMIN"):
+        user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:6]}@example.com", f"{role.title()} User")
+        members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
+        tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
+    return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id)
+
+
+# -- arguments from the schema and the declarations --------------------------------------------------
+def _sample(schema: dict[str, Any]) -> Any:
+    """A small value the schema accepts (for required arguments the declarations do not cover)."""
+    branch = next((b for b in schema.get("anyOf", []) if b.get("type") != "null"), schema)
+    if "enum" in branch:
+        return branch["enum"][0]
+    kind = branch.get("type")
+    if kind == "string":
+        return "x" * max(1, branch.get("minLength", 1))
+    if kind == "integer":
+        return max(1, branch.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    return None
+
+
+def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = None) -> dict[str, Any]:
+    """Arguments that pass validation and name ``place``'s entities through ``alternative``
+    (default: the target's first alternative)."""
+    schema = spec.definition()["inputSchema"]
+    args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
+    if spec.target is not None:
+        alt = alternative or spec.target.fields[0]
+        if spec.target.each is None:
+            args[alt.field] = place.of(alt.kind)
+            args.update(dict(alt.with_args))
+    return args
+
+
+def _scope_refused(error: dict[str, Any] | None) -> bool:
+    return bool(error) and error["code"] == "FORBIDDEN" and "scope" in error["message"]
+
+
+def _role_refused(error: dict[str, Any] | None, role: str) -> bool:
+    return bool(error) and error["code"] == "FORBIDDEN" and "role" in error["message"] and role in error["message"]
+
+
+# -- scope matrix ------------------------------------------------------------------------------------
+def test_scope_matrix_refuses_exactly_the_tools_above_each_scope(world):
+    refused: list[tuple[str, str]] = []
+    before = table_fingerprint()
+    for scope in SCOPES:
+        for spec in SPECS:
+            if SCOPES.index(spec.scope) > SCOPES.index(scope):
+                error = _error(_call(world.tokens[f"scope:{scope}"], spec.name, valid_args(spec, world.mine)))
+                assert _scope_refused(error), (scope, spec.name, error)
+                refused.append((scope, spec.name))
+    assert table_fingerprint() == before, "a call refused for its scope wrote to the table"
+    for scope in SCOPES:
+        for spec in SPECS:
+            if SCOPES.index(spec.scope) <= SCOPES.index(scope):
+                error = _error(_call(world.tokens[f"scope:{scope}"], spec.name, valid_args(spec, world.mine)))
+                assert not _scope_refused(error), (scope, spec.name, error)
+    expected = {(s, t.name) for s in SCOPES for t in SPECS if SCOPES.index(t.scope) > SCOPES.index(s)}
+    assert set(refused) == expected
+
+
+# -- role matrix -------------------------------------------------------------------------------------
+ROLE_SPECS = [s for s in SPECS if s.min_role is not None]
+
+
+@pytest.mark.parametrize("spec", ROLE_SPECS, ids=lambda s: s.name)
+def test_role_matrix(world, spec):
+    for role in ("MEMBER", "ADMIN", "OWNER"):
+        args = valid_args(spec, world.mine)
+        if ROLE_RANK[role] < ROLE_RANK[spec.min_role]:
+            before = table_fingerprint()
+            error = _error(_call(world.tokens[f"role:{role}"], spec.name, args))
+            assert _role_refused(error, spec.min_role), (role, error)
+            assert table_fingerprint() == before
+        else:
+            error = _error(_call(world.tokens[f"role:{role}"], spec.name, args))
+            assert not (error and error["code"] == "FORBIDDEN"), (role, error)
+
+
+# -- tenant isolation --------------------------------------------------------------------------------
+def _isolation_cases() -> list[Any]:
+    cases = []
+    for spec in SPECS:
+        if spec.target is None:
+            continue
+        for alt in spec.target.fields:
+            cases.append(pytest.param(spec, alt, None, id=f"{spec.name}-{alt.field}"))
+        for ref in spec.refs:
+            cases.append(pytest.param(spec, None, ref, id=f"{spec.name}-{ref.field}"))
+    return cases
+
+
+def _foreign_value(kind: str, theirs: Place) -> str | None:
+    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task}.get(kind)
+
+
+@pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
+def test_foreign_ids_get_their_declared_error_and_write_nothing(world, spec, alt, ref):
+    if alt is not None:
+        args = valid_args(spec, world.mine, alt)
+        args[alt.field] = _foreign_value(alt.kind, world.theirs)
+        expected = "NOT_FOUND"
+        field_name = alt.field
+    else:
+        foreign = _foreign_value(ref.kind, world.theirs)
+        if foreign is None:
+            pytest.skip(f"{ref.kind} ids carry no workspace; the handler checks them (tool tests cover it)")
+        args = valid_args(spec, world.mine)
+        args[ref.field] = [foreign] if ref.many else foreign
+        expected = ref.error.value
+        field_name = ref.field
+    before = table_fingerprint()
+    result = _call(world.tokens["role:OWNER"], spec.name, args)
+    error = _error(result)
+    assert error is not None, f"{spec.name} answered data for a foreign {field_name}"
+    assert error["code"] == expected, (field_name, error)
+    if expected == "INVALID_INPUT":
+        assert error["message"].split(":", 1)[0] == field_name, error
+    assert table_fingerprint() == before
+
+
+def test_isolation_cases_cover_every_id_argument():
+    """Every argument a spec declares as an id is probed (the list above is derived, not kept)."""
+    probed = {(c.values[0].name, (c.values[1] or c.values[2]).field) for c in _isolation_cases()}
+    declared = {(s.name, f) for s in SPECS for f, _, _ in s.id_fields()}
+    assert probed == declared
+
+
+# -- schema fuzz -------------------------------------------------------------------------------------
+TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(["", " ", "\ud800", "a\udfffb", "👩‍💻", "ws_", "'; DROP TABLE", "\u200b", "%00"])
+WRONG = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False), TEXT, st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> st.SearchStrategy[Any]:
+    """Values around what ``schema`` accepts: real ids for id fields, boundary lengths, unicode."""
+    branches = [b for b in schema.get("anyOf", [schema]) if b.get("type") != "null"]
+    nullable = len(branches) != len(schema.get("anyOf", [schema]))
+    options: list[st.SearchStrategy[Any]] = []
+    for b in branches:
+        if "enum" in b:
+            options.append(st.sampled_from(b["enum"]))
+        elif b.get("type") == "string":
+            lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
+            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, ""]
+            options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
+            if "pattern" in b:
+                options.append(st.from_regex(b["pattern"], fullmatch=True))
+        elif b.get("type") == "integer":
+            lo, hi = b.get("minimum", -5), b.get("maximum", 10**6)
+            options.append(st.sampled_from([lo - 1, lo, hi, hi + 1, 0, 1]) | st.integers(lo, min(hi, lo + 1000)))
+        elif b.get("type") == "boolean":
+            options.append(st.booleans())
+        else:
+            options.append(WRONG)
+    if nullable:
+        options.append(st.none())
+    return st.one_of(*options)
+
+
+def _inputs(spec: ToolSpec, place: Place) -> st.SearchStrategy[Any]:
+    schema = spec.definition()["inputSchema"]
+    props = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    fields = {name: _value(sub, place, name, spec) for name, sub in props.items()}
+
+    @st.composite
+    def build(draw: Any) -> Any:
+        args: dict[str, Any] = {}
+        for name, strat in fields.items():
+            if name in required or draw(st.booleans()):
+                args[name] = draw(strat)
+        mutation = draw(st.sampled_from(["none", "none", "wrong-type", "drop-required", "extra", "not-object"]))
+        if mutation == "wrong-type" and props:
+            args[draw(st.sampled_from(sorted(props)))] = draw(WRONG)
+        elif mutation == "drop-required" and required:
+            args.pop(draw(st.sampled_from(sorted(required))), None)
+        elif mutation == "extra":
+            args[draw(st.sampled_from(["surprise", "workspaceID", "__proto__", "idempotency_key"]))] = draw(WRONG)
+        elif mutation == "not-object":
+            return draw(st.one_of(st.lists(st.integers(), max_size=2), TEXT, st.integers(), st.booleans()))
+        return args
+
+    return build()
+
+
+def _schema_accepts(spec: ToolSpec, arguments: Any) -> bool:
+    if arguments is None:
+        arguments = {}
+    return isinstance(arguments, dict) and not any(Draft202012Validator(spec.definition()["inputSchema"]).iter_errors(arguments))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_schema_fuzz(world, spec):
+    secret = world.tokens["role:OWNER"]
+    rejected: list[Any] = []
+    accepted: list[Any] = []
+
+    @settings(max_examples=FUZZ_EXAMPLES * 3, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(_inputs(spec, world.mine))
+    def collect(arguments: Any) -> None:
+        (accepted if _schema_accepts(spec, arguments) else rejected).append(arguments)
+
+    collect()
+    before = table_fingerprint()
+    for arguments in rejected[: FUZZ_EXAMPLES * 2]:
+        error = _error(_call(secret, spec.name, arguments))
+        assert error is not None and error["code"] in ("INVALID_INPUT", "NOT_FOUND", "FORBIDDEN"), (arguments, error)
+    assert table_fingerprint() == before, "an input the schema rejects wrote to the table"
+    for arguments in accepted[:FUZZ_EXAMPLES]:
+        _call(secret, spec.name, arguments)  # may succeed or fail, never INTERNAL, always a valid shape
+    assert rejected, "the fuzzer produced no rejected input"

@@ -1,0 +1,101 @@
+"""domain/store/keys.py is the only spelling of the table's keys; docs/data-model.md documents
+them. Each key function is checked against the pattern in the doc's item tables, and every
+documented item has its function, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from domain.store import keys
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "data-model.md"
+
+# doc row label -> (PK, SK) produced by the key function with sample values, and the GSI1 key if any
+SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
+    "user": (keys.user_profile("usr_a"), None),
+    "membership mirror": (keys.membership_mirror("usr_a", "ws_b"), None),
+    "workspace": (keys.workspace_head("ws_b"), None),
+    "member": (keys.member("ws_b", "usr_a"), None),
+    "board entry": (keys.board_entry("ws_b", "bd_c"), None),
+    "task-number pointer": (keys.task_number("ws_b", 42), None),
+    "slug claim": (keys.slug_claim("my-team"), None),
+    "board head": (keys.board_head("bd_c"), None),
+    "column": (keys.column("bd_c", "cl_d"), None),
+    "task, compact": (keys.task_compact("bd_c", 42), keys.column_order("cl_d", "a0", 42)),
+    "task, full": (keys.task_full("bd_c", 42), None),
+    "activity": (keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"), keys.task_activity("tk_e", "2026-12-01T10:00:00.000Z", "01j0abc")),
+    "token": (keys.token("ab12"), keys.user_token("usr_a", "tok_f")),
+    "rate window": (keys.rate_window("tok_f", 1_700_000_040_000), None),
+    "creation marker": (keys.creation_marker("cd34"), None),
+    "email claim": (keys.email_claim("Ada@Example.com"), None),
+}
+
+
+def _doc_rows() -> dict[str, list[str]]:
+    """Label -> cells of every row of the doc's item tables (those whose header starts with '| item |')."""
+    rows: dict[str, list[str]] = {}
+    in_items = False
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| item |"):
+            in_items = True
+            continue
+        if not line.startswith("|"):
+            in_items = False
+            continue
+        if in_items and not line.startswith("| ---"):
+            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _pattern(cell: str) -> list[re.Pattern[str]]:
+    """The backticked key patterns of a cell as regexes: ``<number:010>`` is ten digits, any
+    other ``<placeholder>`` one or more characters."""
+    out = []
+    for literal in re.findall(r"`([^`]+)`", cell):
+        parts = re.split(r"(<[^>]+>)", literal)
+        regex = "".join(r"\d{10}" if p == "<number:010>" else ".+?" if p.startswith("<") else re.escape(p) for p in parts)
+        out.append(re.compile(regex))
+    return out
+
+
+DOC_ROWS = _doc_rows()
+
+
+@pytest.mark.parametrize("label", sorted(SAMPLES))
+def test_key_function_matches_the_documented_pattern(label):
+    assert label in DOC_ROWS, f"docs/data-model.md has no item row {label!r}"
+    cells = DOC_ROWS[label]
+    (pk, sk), gsi1 = SAMPLES[label]
+    pk_pattern, sk_pattern = _pattern(cells[0])[0], _pattern(cells[1])[0]
+    assert pk_pattern.fullmatch(pk), (label, pk, pk_pattern.pattern)
+    assert sk_pattern.fullmatch(sk), (label, sk, sk_pattern.pattern)
+    if gsi1 is not None:
+        gsi = _pattern(cells[2])
+        assert len(gsi) == 2, (label, cells[2])
+        assert gsi[0].fullmatch(gsi1[0]) and gsi[1].fullmatch(gsi1[1]), (label, gsi1, [g.pattern for g in gsi])
+
+
+def test_every_documented_item_has_a_key_function():
+    assert set(DOC_ROWS) == set(SAMPLES), set(DOC_ROWS) ^ set(SAMPLES)
+
+
+def test_numbers_sort_as_strings():
+    assert keys.task_compact("b", 9)[1] < keys.task_compact("b", 10)[1]
+    assert keys.task_number_of_sort_key(keys.task_full("b", 1234)[1]) == 1234
+
+
+def test_snapshot_range_excludes_full_items():
+    lo, hi = keys.SNAPSHOT_RANGE
+    inside = [keys.board_head("b")[1], keys.column("b", "cl_x")[1], keys.task_compact("b", 1)[1]]
+    assert all(lo <= sk <= hi for sk in inside)
+    assert not lo <= keys.task_full("b", 1)[1] <= hi
+    hlo, hhi = keys.HEADER_RANGE
+    assert hlo <= keys.column("b", "cl_x")[1] <= hhi and not hlo <= keys.task_compact("b", 1)[1] <= hhi
+
+
+def test_email_claims_ignore_case_and_spaces():
+    assert keys.email_claim(" Ada@Example.COM ") == keys.email_claim("ada@example.com")
