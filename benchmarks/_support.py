@@ -435,3 +435,37 @@ def check_tool_reply(reply: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(result, dict) or result.get("isError"):
         raise RuntimeError(f"tool call failed: {json.dumps(reply)[:400]}")
     return result
+
+
+# -- the summary table (figures from several commands) -----------------------------------------
+FIGURES = REPO / "docs" / "performance-figures.json"
+SUMMARY_ROWS: list[tuple[str, str]] = [
+    ("cold_init", "cold init (import + first tools/call get_task, REST event)"),
+    ("first_call", "first call after import"),
+    ("warm_overhead", "warm protocol + pipeline overhead per call (DynamoDB time subtracted)"),
+    ("ddb_get_task", "DynamoDB requests per detailed get_task"),
+    ("stdio", "stdio calls/s, get_task, pipelined and sequential"),
+    ("http", "HTTP requests/s on loopback, 8 clients"),
+    ("snapshot_2000", "get_board_snapshot on a 2,000-task board (answer capped at 500)"),
+]
+GOALS = {
+    "cold_init": "<= 0.5x the SDK, <= 1.2x the floor",
+    "first_call": "within 1.2x of a warm call",
+    "warm_overhead": "<= 0.3x the SDK",
+    "ddb_get_task": "one parallel round trip",
+    "stdio": ">= 1x the SDK",
+    "http": ">= 1x the SDK",
+    "snapshot_2000": "reads what it returns",
+}
+
+
+def record(key: str, text: str, source: str) -> None:
+    """Store one measured figure of the summary table and re-render the summary section."""
+    data = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
+    data[key] = {"measured": text, "by": source, "at": time.strftime("%Y-%m-%d", time.gmtime())}
+    FIGURES.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    rows = []
+    for k, label in SUMMARY_ROWS:
+        entry = data.get(k)
+        rows.append((label, entry["measured"] if entry else "not measured yet", GOALS[k], f"`{entry['by']}`" if entry else ""))
+    write_section("summary", table(("figure", "measured (before)", "goal", "command"), rows))
