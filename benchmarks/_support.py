@@ -96,6 +96,28 @@ def call(name: str, args: dict[str, Any], principal: Any) -> dict[str, Any]:
     return outcome.result  # type: ignore[return-value]
 
 
+def call_direct(name: str, args: dict[str, Any], principal: Any) -> dict[str, Any]:
+    """The tool's own work without the pipeline around it: validate the arguments, run the
+    handler, dump the output model. No scope check, rate window, idempotency or envelope —
+    what a plain server doing the same reads would run. Used by the SDK baseline's "direct"
+    variant."""
+    import uuid as _uuid
+
+    from pydantic import BaseModel
+
+    try:
+        from domain.context import CallContext
+    except ImportError:  # pragma: no cover - after the refactor
+        from domain.pipeline import CallContext  # type: ignore[attr-defined,no-redef]
+
+    s = spec(name)
+    ctx = CallContext(principal=principal, correlation_id=_uuid.uuid4().hex, tool=name)
+    out = s.handler(ctx, s.input_model.model_validate(args))
+    if isinstance(out, BaseModel):
+        return out.model_dump(mode="json", by_alias=True)
+    return s.output_model.model_validate(out).model_dump(mode="json", by_alias=True)
+
+
 # -- the stack -------------------------------------------------------------------------------
 @dataclass
 class Actor:

@@ -7,6 +7,10 @@ transport and framework. The caller is authenticated the way ours is: the bearer
 the transport has headers, else ``JENTRIX_TOKEN`` (stdio), through ``domain.auth.authenticate``
 and its warm-process cache.
 
+``JENTRIX_BENCH_SDK_MODE=direct`` (or :func:`handler_for` with ``mode="direct"``) serves a
+second variant whose tools run only the tool's own handler, without our pipeline: a plain SDK
+server doing the same reads, one DynamoDB request fewer (no rate window).
+
 Three ways to serve it, matching ours:
 
 * ``handler(event, context)`` — the SDK's streamable HTTP ASGI app (stateless, JSON responses)
@@ -31,8 +35,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
 PATH = "/api/mcp"
-_server: Any = None
-_mangum: Any = None
+# "pipeline" (default): the tool runs domain.pipeline.call_tool, the same requests as ours.
+# "direct": the tool runs only the tool's handler (no rate window, scope check or envelope),
+# a plain SDK server doing the same reads. JENTRIX_BENCH_SDK_MODE picks it for a process.
+MODE = os.environ.get("JENTRIX_BENCH_SDK_MODE", "pipeline")
 
 
 def _principal(ctx: Any) -> Any:
@@ -56,18 +62,21 @@ def _principal(ctx: Any) -> Any:
     return principal
 
 
-def _run(name: str, arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-    from benchmarks._support import spec
+def _run(name: str, arguments: dict[str, Any], ctx: Any, mode: str) -> dict[str, Any]:
+    from benchmarks._support import call_direct, spec
     from domain.pipeline import call_tool
 
+    if mode == "direct":
+        return call_direct(name, arguments, _principal(ctx))
     outcome = call_tool(spec(name), arguments, _principal(ctx))
     if outcome.error is not None:
         raise ToolError(str(outcome.error))
     return outcome.result  # type: ignore[return-value]
 
 
-def build() -> Any:
-    """The ``MCPServer`` with ``get_task`` and ``update_task``."""
+def build(mode: str | None = None) -> Any:
+    """The ``MCPServer`` with ``get_task`` and ``update_task`` (``mode``: pipeline or direct)."""
+    mode = mode or MODE
     from benchmarks._support import configure_store
 
     configure_store()
@@ -75,7 +84,7 @@ def build() -> Any:
 
     @server.tool(name="get_task", description="Fetch one task (benchmark baseline).")
     def get_task(ctx: Context, taskId: str, response_format: str = "detailed") -> dict[str, Any]:
-        return _run("get_task", {"taskId": taskId, "response_format": response_format}, ctx)
+        return _run("get_task", {"taskId": taskId, "response_format": response_format}, ctx, mode)
 
     @server.tool(name="update_task", description="Edit a task (benchmark baseline).")
     def update_task(ctx: Context, taskId: str, title: str | None = None, description: str | None = None) -> dict[str, Any]:
@@ -84,7 +93,7 @@ def build() -> Any:
             args["title"] = title
         if description is not None:
             args["description"] = description
-        return _run("update_task", args, ctx)
+        return _run("update_task", args, ctx, mode)
 
     return server
 
@@ -129,13 +138,27 @@ class _RunningSessionManager:
         await self.app(scope, receive, send)
 
 
+def handler_for(mode: str | None = None) -> Any:
+    """A Lambda handler with its own server: the SDK app behind Mangum (``lifespan="off"``)."""
+    state: dict[str, Any] = {}
+
+    def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if "mangum" not in state:
+            state["mangum"] = Mangum(_RunningSessionManager(build(mode)), lifespan="off")
+        return state["mangum"](event, context)
+
+    return lambda_handler
+
+
+_default_handler: Any = None
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Lambda entry for the baseline: the SDK app behind Mangum."""
-    global _server, _mangum
-    if _mangum is None:
-        _server = build()
-        _mangum = Mangum(_RunningSessionManager(_server), lifespan="off")
-    return _mangum(event, context)
+    """Lambda entry for the baseline (``JENTRIX_BENCH_SDK_MODE`` picks the variant)."""
+    global _default_handler
+    if _default_handler is None:
+        _default_handler = handler_for(MODE)
+    return _default_handler(event, context)
 
 
 def main(argv: list[str] | None = None) -> int:
