@@ -185,6 +185,13 @@ class Stack:
             ws_id = call("create_workspace", {"name": workspace}, principal)["workspace"]["id"]
         return Actor(user.userId, ws_id, secret, principal)
 
+    def second_token(self, actor: Actor) -> str:
+        """Another token of ``actor``'s user: same access, its own rate window."""
+        from domain import auth
+
+        secret, _ = auth.mint_pat(actor.user_id, scopes=["read", "write", "admin"], display_name="benchmark 2")
+        return secret
+
 
 def board_with_tasks(actor: Actor, tasks: int, name: str = "Bench board") -> dict[str, Any]:
     """A board with ``tasks`` tasks in its first column (created through the tools)."""
