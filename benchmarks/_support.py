@@ -261,6 +261,7 @@ class Request:
     end: float
     read_units: float = 0.0
     write_units: float = 0.0
+    items: int = 0  # items DynamoDB read (Query ScannedCount, GetItem found, BatchGetItem returned)
 
 
 class DynamoDBMeter:
@@ -302,6 +303,13 @@ class DynamoDBMeter:
             finally:
                 end = time.perf_counter()
                 req = Request(operation_name, start, end)
+                if isinstance(resp, dict):
+                    if "ScannedCount" in resp:
+                        req.items = int(resp["ScannedCount"])
+                    elif "Item" in resp:
+                        req.items = 1
+                    elif "Responses" in resp and isinstance(resp["Responses"], dict):
+                        req.items = sum(len(v) for v in resp["Responses"].values())
                 cc = (resp or {}).get("ConsumedCapacity") if isinstance(resp, dict) else None
                 for entry in ([cc] if isinstance(cc, dict) else cc or []):
                     req.read_units += float(entry.get("ReadCapacityUnits") or 0)
