@@ -1,41 +1,147 @@
-"""Cold-start cost of the Lambda entry, against a baseline measured in the same run.
+"""Cold start, ours against the official SDK and against the floor, in fresh interpreters.
 
-Prints the median wall time of `import functions.lambda_handler` in a fresh interpreter
-(what a Lambda cold start pays before the first request) next to the median of `import boto3`
-alone and of a bare interpreter, and the ratios. Run: .venv/bin/python benchmarks/cold_start.py
+Each sample is one new Python process (what a Lambda cold start pays): it imports the Lambda
+entry and answers one ``tools/call get_task`` carried by an API Gateway REST event, against a
+DynamoDB Local this command starts. Three kinds of process, run interleaved round by round:
+
+* ``ours``  — ``functions.lambda_handler.handler``;
+* ``sdk``   — ``benchmarks.sdk_server.handler`` (the SDK's ``MCPServer`` behind Mangum, the same
+  pipeline inside the tool);
+* ``floor`` — a bare import of the declared runtime dependencies, no call.
+
+Cold init is measured from outside: from ``Popen`` until the child reports that its first
+call has returned. The child also reports, from inside, its import time, the first call and
+seven warm calls after it. Then ``python -X importtime`` shows where our import goes.
+
+Run: .venv/bin/python -m benchmarks.cold_start [--rounds 7] [--no-write]
 """
 
 from __future__ import annotations
 
-import statistics
+import argparse
+import json
 import subprocess
-import sys
 import time
+from typing import Any
 
-RUNS = 7
-ENV_CODE = "import os; os.environ.setdefault('AWS_ACCESS_KEY_ID','x'); os.environ.setdefault('AWS_SECRET_ACCESS_KEY','x');"
+from benchmarks import _support as S
 
-
-def timed(code: str) -> float:
-    samples = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", ENV_CODE + code], check=True)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+KINDS = ("ours", "sdk", "floor")
 
 
-def main() -> None:
-    bare = timed("pass")
-    boto = timed("import boto3")
-    handler = timed("import functions.lambda_handler")
-    sdk = timed("import mcp")
-    print(f"bare interpreter          {bare * 1000:7.1f} ms")
-    print(f"import boto3 (baseline)   {boto * 1000:7.1f} ms")
-    print(f"import lambda_handler     {handler * 1000:7.1f} ms   x{handler / boto:.2f} of boto3")
-    print(f"import mcp (SDK, unused)  {sdk * 1000:7.1f} ms   x{sdk / boto:.2f} of boto3")
-    print(f"handler import net of interpreter: {(handler - bare) * 1000:.1f} ms")
+def one(kind: str, env: dict[str, str], token: str, task_id: str) -> dict[str, Any]:
+    argv = [S.PYTHON, "-m", "benchmarks._cold_child", kind]
+    if kind != "floor":
+        argv += [token, task_id]
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    outer = time.perf_counter() - start
+    rest = proc.stdout.read()
+    err = proc.stderr.read() if proc.stderr else ""
+    if proc.wait(timeout=60) != 0 or not first:
+        raise RuntimeError(f"{kind} child failed: {err[-2000:]}")
+    data = json.loads(first)
+    for line in rest.splitlines():
+        data.update(json.loads(line))
+    data["outer"] = outer
+    return data
+
+
+def importtime(env: dict[str, str], module: str, top: int = 12) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
+    """``python -X importtime -c 'import module'``: (self time summed per top-level package,
+    the largest single self times, total). Summing self times partitions the total exactly."""
+    out = subprocess.run([S.PYTHON, "-X", "importtime", "-c", f"import {module}"], cwd=S.REPO, env=env, capture_output=True, text=True, check=True).stderr
+    per_package: dict[str, float] = {}
+    selfs: list[tuple[str, float]] = []
+    for line in out.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _cum_us, name = line[len("import time:"):].split("|", 2)
+        mod = name.strip()
+        seconds = int(self_us.strip()) / 1e6
+        selfs.append((mod, seconds))
+        pkg = mod.split(".")[0]
+        per_package[pkg] = per_package.get(pkg, 0.0) + seconds
+    total = sum(per_package.values())
+    selfs.sort(key=lambda x: -x[1])
+    return sorted(per_package.items(), key=lambda x: -x[1])[:top], selfs[:top], total
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
+    args = p.parse_args(argv)
+    began = time.perf_counter()
+
+    with S.Stack() as stack:
+        actor = stack.actor()
+        task_id = S.board_with_tasks(actor, 1)["tasks"][0]["id"]
+        env = stack.child_env()
+        samples: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+        for r in range(args.rounds):
+            order = KINDS[r % 3:] + KINDS[: r % 3]
+            for kind in order:
+                samples[kind].append(one(kind, env, actor.token, task_id))
+        cum, selfs, total = importtime(env, "functions.lambda_handler")
+        _sdk_pkgs, _, sdk_total = importtime(env, "benchmarks.sdk_server", top=6)
+
+    outer = {k: [s["outer"] for s in v] for k, v in samples.items()}
+    o, s, f = (S.summary(outer[k]) for k in KINDS)
+    vs_sdk = S.ratios_of_pairs(outer["ours"], outer["sdk"])
+    vs_floor = S.ratios_of_pairs(outer["ours"], outer["floor"])
+    sdk_floor = S.ratios_of_pairs(outer["sdk"], outer["floor"])
+    inner: dict[str, dict[str, S.Summary]] = {}
+    for k in ("ours", "sdk"):
+        inner[k] = {
+            "import": S.summary([x["import"] for x in samples[k]]),
+            "first": S.summary([x["first"] for x in samples[k]]),
+            "warm": S.summary([w for x in samples[k] for w in x["warm"]]),
+        }
+    floor_import = S.summary([x["import"] for x in samples["floor"]])
+    first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in ("ours", "sdk")}
+
+    lines = [
+        S.machine_line(),
+        "",
+        f"Fresh interpreters, {args.rounds} interleaved rounds (ours, SDK, floor); medians with min-max; ratios are medians of per-round ratios.",
+        "",
+        S.table(
+            ("", "ours", "SDK (MCPServer + Mangum)", "floor (runtime deps imported)"),
+            [
+                ("cold init, outside wall (spawn -> first reply)", o.ms(0), s.ms(0), f.ms(0)),
+                ("import, inside", inner["ours"]["import"].ms(0), inner["sdk"]["import"].ms(0), floor_import.ms(0)),
+                ("first tools/call get_task", inner["ours"]["first"].ms(1), inner["sdk"]["first"].ms(1), "—"),
+                ("warm call (7 per process)", inner["ours"]["warm"].ms(1), inner["sdk"]["warm"].ms(1), "—"),
+                ("first / warm", f"{first_over_warm['ours'].median:.1f}x", f"{first_over_warm['sdk'].median:.1f}x", "—"),
+            ],
+        ),
+        "",
+        f"Ratios of cold init: ours/SDK **{vs_sdk.median:.2f}x** ({vs_sdk.lo:.2f}-{vs_sdk.hi:.2f}), "
+        f"ours/floor **{vs_floor.median:.2f}x** ({vs_floor.lo:.2f}-{vs_floor.hi:.2f}), SDK/floor {sdk_floor.median:.2f}x.",
+        "",
+        f"`python -X importtime -c 'import functions.lambda_handler'` (one run, {total * 1000:.0f} ms in total; the SDK module: {sdk_total * 1000:.0f} ms). "
+        "Import time by top-level package (self times summed, so the rows add up to the total):",
+        "",
+        S.table(("package", "self time", "share"), [(f"`{m}`", f"{c * 1000:.0f} ms", f"{c / total:.0%}") for m, c in cum]),
+        "",
+        "Largest single modules by self time (the module's own top-level code, its imports excluded); "
+        "`functions.http_app`'s self time includes `db.configure()` and `create_app()`, which run at import:",
+        "",
+        S.table(("module", "self"), [(f"`{m}`", f"{c * 1000:.1f} ms") for m, c in selfs[:10]]),
+        "",
+        f"_The command took {time.perf_counter() - began:.0f} s._",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        S.write_section("cold_start", "## Cold start\n\n`python -m benchmarks.cold_start`\n\n" + text)
+        S.record("cold_init", f"ours {o.median * 1000:.0f} ms, SDK {s.median * 1000:.0f} ms, floor {f.median * 1000:.0f} ms: **{vs_sdk.median:.2f}x the SDK, {vs_floor.median:.2f}x the floor**", "benchmarks.cold_start")
+        S.record("first_call", f"ours {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.1f}x a warm call) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Child of benchmarks.cold_start: one fresh interpreter, one cold start, one JSON line.
+
+argv: kind (ours | sdk | floor), then for ours/sdk the token and the task id. Prints
+``{"import": s, "first": s, "warm": [s, ...]}`` on stdout (floor: only ``import``).
+"""
+
+import json
+import sys
+import time
+
+T0 = time.perf_counter()
+kind = sys.argv[1]
+FLOOR = ["fastapi", "mangum", "pydantic", "pynamodb", "boto3", "aws_lambda_powertools", "uvicorn", "fractional_indexing", "ulid", "httpx2"]
+
+
+def event(token: str, task_id: str, n: int) -> dict:
+    body = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "get_task", "arguments": {"taskId": task_id}}})
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
+    return {
+        "resource": "/api/mcp", "path": "/api/mcp", "httpMethod": "POST", "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()}, "queryStringParameters": None,
+        "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
+        "requestContext": {"accountId": "1", "apiId": "b", "resourceId": "r", "resourcePath": "/api/mcp", "httpMethod": "POST",
+                           "path": "/prod/api/mcp", "stage": "prod", "protocol": "HTTP/1.1", "requestId": f"r{n}",
+                           "requestTimeEpoch": 0, "identity": {"sourceIp": "127.0.0.1", "userAgent": "bench"}},
+        "body": body, "isBase64Encoded": False,
+    }
+
+
+class Ctx:
+    function_name = "bench"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:1:function:bench"
+    memory_limit_in_mb = 512
+    aws_request_id = "bench"
+    log_group_name = "bench"
+    log_stream_name = "bench"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 25_000
+
+
+if kind == "floor":
+    import importlib
+
+    for mod in FLOOR:
+        importlib.import_module(mod)
+    t1 = time.perf_counter()
+    print(json.dumps({"import": t1 - T0}), flush=True)
+    sys.exit(0)
+
+if kind == "ours":
+    from functions.lambda_handler import handler
+else:
+    from benchmarks.sdk_server import handler
+t1 = time.perf_counter()
+token, task_id = sys.argv[2], sys.argv[3]
+
+
+def once(n: int) -> float:
+    start = time.perf_counter()
+    out = handler(event(token, task_id, n), Ctx())
+    if out["statusCode"] != 200 or '"isError":true' in out["body"].replace(" ", ""):
+        raise SystemExit(f"call failed: {out['statusCode']} {out['body'][:300]}")
+    return time.perf_counter() - start
+
+
+first = once(1)
+t2 = time.perf_counter()
+print(json.dumps({"import": t1 - T0, "first": first, "ready": t2 - T0}), flush=True)
+warm = [once(n) for n in range(2, 9)]
+print(json.dumps({"warm": warm}), flush=True)
