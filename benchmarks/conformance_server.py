@@ -10,10 +10,8 @@ adds ``Bearer $JENTRIX_TOKEN`` to requests that have none — what a configured 
 API Gateway authorizer would supply. Everything else (Origin rules, 405s, both eras, header
 validation) is the product's own code.
 
-Fixture tools reach the protocol through ``McpProtocol(registry=...)``, the constructor the
-registry refactor introduces. Until it exists in this checkout, :func:`fixture_protocol`
-falls back to a shim that points ``functions.protocol``'s module-level registry at the
-fixture registry for this process (remove the shim once ``registry=`` lands).
+Fixture tools reach the protocol through ``McpProtocol(registry=...)`` with a registry of
+the suite's fixture tools only.
 
 Run: python -m benchmarks.conformance_server --mode fixtures --port 8931 (needs the JENTRIX_*
 environment of a stack with tables and ``JENTRIX_TOKEN``).
@@ -91,40 +89,19 @@ FIXTURES: list[tuple[str, str, type[BaseModel], Any]] = [
 
 
 def make_spec(name: str, description: str, input_model: type[BaseModel], handler: Any) -> Any:
-    """A ToolSpec for a fixture (read-only, read scope), whichever module holds ToolSpec."""
-    try:
-        from domain.registry import ToolSpec
-    except ImportError:  # pragma: no cover - after the registry refactor
-        from domain.catalog import ToolSpec  # type: ignore[no-redef]
-    return ToolSpec(name, name, description, "read", True, False, True, False, None, input_model, TextOut, handler)
+    """A ToolSpec for a fixture: read-only, read scope, no workspace target."""
+    from domain.registry import ToolSpec
 
-
-class FixtureRegistry:
-    """The registry interface the protocol layer needs: ``get(name)`` and ``ordered()``."""
-
-    def __init__(self, specs: list[Any]) -> None:
-        self._specs = {s.name: s for s in specs}
-
-    def get(self, name: str) -> Any:
-        return self._specs.get(name)
-
-    def ordered(self) -> list[Any]:
-        return [self._specs[k] for k in sorted(self._specs)]
-
-    def load_tools(self) -> None:  # the module-level registry API has it
-        return None
+    return ToolSpec(name=name, title=name, description=description, area="context", scope="read", read_only=True,
+                    idempotent=True, input_model=input_model, output_model=TextOut, handler=handler)
 
 
 def fixture_protocol() -> Any:
-    from functions import protocol
+    """The product protocol layer serving only the suite's fixture tools."""
+    from domain.registry import Registry
+    from functions.protocol import McpProtocol
 
-    registry = FixtureRegistry([make_spec(*f) for f in FIXTURES])
-    try:
-        return protocol.McpProtocol(registry=registry)
-    except TypeError:
-        # SHIM until McpProtocol(registry=...) lands: this process only serves fixtures.
-        protocol.registry = registry  # type: ignore[assignment]
-        return protocol.McpProtocol()
+    return McpProtocol(registry=Registry(make_spec(*f) for f in FIXTURES))
 
 
 class InjectBearer:

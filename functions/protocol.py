@@ -237,8 +237,8 @@ class McpProtocol:
                 "cacheScope": "public",
                 "_meta": {META_SERVER_INFO: SERVER_INFO},
             }
-        if method == "ping":
-            return {"resultType": "complete"}
+        # ping is a handshake-era utility; the stateless era removed it (conformance check
+        # sep-2575-http-server-method-not-found-404-ping), so it falls through to -32601.
         if method == "tools/list":
             return {**self._list_tools(params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         if method == "tools/call":

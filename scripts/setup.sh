@@ -25,3 +25,5 @@ PY=${PYTHON:-python3}
 # The MCP Inspector CLI (v2 needs Node >= 22.19, so the node@22 runtime package comes with it)
 [ -x .jentrix/node/node_modules/node/bin/node ] && [ -f .jentrix/node/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js ] \
   || npm install --prefix .jentrix/node --no-audit --no-fund --loglevel=error node@22 @modelcontextprotocol/inspector@2.12.0 >/dev/null
+# The official MCP conformance suite (both protocol lines), run by tests/test_conformance.py
+.venv/bin/python -m benchmarks.conformance --install >/dev/null

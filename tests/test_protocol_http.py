@@ -282,12 +282,17 @@ def test_modern_server_discover(server_url, owner):
 
 
 def test_modern_results_carry_result_type(server_url, owner):
-    ping = rpc_result(modern_post(server_url, owner.token, "ping"))
-    assert ping["resultType"] == "complete"
     ok = rpc_result(modern_post(server_url, owner.token, "tools/call", {"name": "list_workspaces", "arguments": {}}))
     assert ok["resultType"] == "complete" and ok["isError"] is False
     bad = rpc_result(modern_post(server_url, owner.token, "tools/call", {"name": "get_task", "arguments": {"taskId": "tk_missing"}}))
     assert bad["resultType"] == "complete" and bad["isError"] is True
+
+
+def test_modern_ping_is_a_removed_method(server_url, owner):
+    """Regression for the conformance check sep-2575-http-server-method-not-found-404-ping: the
+    stateless era has no ping, so it is -32601 with HTTP 404 (the handshake era keeps it)."""
+    resp = modern_post(server_url, owner.token, "ping")
+    assert resp.status_code == 404 and resp.json()["error"]["code"] == -32601
 
 
 def test_modern_list_results_carry_cache_hints(server_url, owner):
