@@ -219,6 +219,44 @@ def locate_plain(kind: str, value: str) -> Located | None:
     raise ValueError(kind)
 
 
+@dataclass(frozen=True)
+class Prefetch:
+    """What a handler will read first, declared so the access step can read it with the membership.
+
+    ``items`` are fetched in the same consistent BatchGetItem as the member item (their rows are
+    on ``ctx.prefetched`` / ``ctx.item(key)``); ``queries`` start on the I/O pool at the same time
+    (``ctx.query(name)`` waits for one). Nothing is returned to the caller before membership and
+    role are checked, so reading early reveals nothing.
+    """
+
+    items: tuple[tuple[str, str], ...] = ()
+    queries: tuple[tuple[str, Callable[[], Any]], ...] = ()
+
+
+def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, args: Any) -> None:
+    from domain.store import keys, parallel
+    from domain.store.models import MemberRow, Row
+
+    plan = spec.prefetch(where, args) if spec.prefetch is not None else Prefetch()
+    for name, fn in plan.queries:
+        ctx.start_query(name, parallel.submit(fn))
+    if where.workspace_id in ctx._members:  # noqa: SLF001 - read once per call
+        if plan.items:
+            ctx.prefetched.update({(r.PK, r.SK): r for r in Row.batch_get(list(plan.items), consistent_read=True)})
+        return
+    if not ctx.visible(where.workspace_id):
+        raise errors.not_found(where.kind, where.ident)
+    member_key = keys.member(where.workspace_id, ctx.principal.user_id)
+    wanted = [member_key, *(k for k in plan.items if k != member_key)]
+    rows = {(r.PK, r.SK): r for r in Row.batch_get(wanted, consistent_read=True)}
+    member = rows.pop(member_key, None)
+    ctx.prefetched.update(rows)
+    ctx.settle_rate()
+    if not isinstance(member, MemberRow):
+        raise errors.not_found(where.kind, where.ident)
+    ctx._members[where.workspace_id] = member  # noqa: SLF001
+
+
 @dataclass
 class ItemAccess:
     """The outcome of one list-target item: ``where`` when admitted, else ``error``."""
@@ -261,6 +299,7 @@ def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
     else:
         first = t.fields[0]
         where = locate(ctx, first.kind, getattr(args, first.field), first.field)
+    _read_with_membership(spec, ctx, where, args)
     _admit(spec, ctx, where)
     ctx.target = where
     for ref in spec.refs:

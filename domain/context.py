@@ -10,11 +10,13 @@ Workspace visibility (catalog: shared contract, bearer auth + scopes; docs/decis
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import errors
+from domain import clock, errors
 from domain.auth import Principal
+from domain.errors import ErrorCode, ToolError
 from domain.ratelimit import Window
 from domain.store import activity as activity_store
 from domain.store import members as member_store
@@ -46,7 +48,42 @@ class CallContext:
     args_hash: str | None = None
     target: Any = None  # domain.access.Located, set by the access step for tools with a target
     targets: list[Any] | None = None  # domain.access.ItemAccess per item, for list targets
+    prefetched: dict[tuple[str, str], Any] = field(default_factory=dict)  # items read with the membership
+    rate: Future[Window] | None = None  # the rate-window update, running while the call validates and reads
+    _queries: dict[str, Future[Any]] = field(default_factory=dict)
     _members: dict[str, MemberRow] = field(default_factory=dict)
+
+    def settle_rate(self) -> None:
+        """Wait for the rate-window update started by the pipeline; RATE_LIMITED when over the limit.
+
+        Called before anything is written or answered, so a call over its limit never acts.
+        """
+        if self.rate is None:
+            return
+        future, self.rate = self.rate, None
+        window = future.result()
+        self.window = window
+        if window.used > window.limit:
+            raise ToolError(
+                ErrorCode.RATE_LIMITED,
+                f"This token made more than {window.limit} calls in the current minute.",
+                "Wait for the window to reset, then retry.",
+                retry_after_seconds=window.retry_after_seconds(clock.now_ms()),
+            )
+
+    def start_query(self, name: str, future: Future[Any]) -> None:
+        self._queries[name] = future
+
+    def query(self, name: str, fallback: Any = None) -> Any:
+        """The result of a prefetch query started by the access step, or ``fallback()``."""
+        future = self._queries.pop(name, None)
+        if future is not None:
+            return future.result()
+        return fallback() if fallback is not None else None
+
+    def item(self, key: tuple[str, str]) -> Any:
+        """An item the access step read together with the membership (``None`` when absent)."""
+        return self.prefetched.get(key)
 
     @property
     def user_id(self) -> str:

@@ -22,12 +22,13 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import access, clock, errors, idempotency, ratelimit
+from domain import access, errors, idempotency, ratelimit
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
+from domain.store import parallel
 from domain.store.db import Missing
 from domain.store.idempotency_markers import IdempotencyMismatch
 from domain.store.paging import InvalidCursor
@@ -83,15 +84,9 @@ def call_tool(
                 f"{spec.name} needs the '{spec.scope}' scope; this token has {', '.join(principal.scopes) or 'none'}.",
                 "Use a token minted with that scope (get_token_context shows this token's scopes).",
             )
-        window = ratelimit.hit(principal.token_id, settings.rate_limit_per_minute)
-        ctx.window = window
-        if window.used > window.limit:
-            raise ToolError(
-                ErrorCode.RATE_LIMITED,
-                f"This token made more than {window.limit} calls in the current minute.",
-                "Wait for the window to reset, then retry.",
-                retry_after_seconds=window.retry_after_seconds(clock.now_ms()),
-            )
+        # The window's UpdateItem runs while the call validates and reads; ctx.settle_rate()
+        # joins it before anything is written or answered (RATE_LIMITED still comes first).
+        ctx.rate = parallel.submit(ratelimit.hit, principal.token_id, settings.rate_limit_per_minute)
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -103,6 +98,7 @@ def call_tool(
         access.check_binding(spec, ctx)
         key = getattr(args, "idempotencyKey", None) if spec.keyed else None
         if key:
+            ctx.settle_rate()  # Powertools writes its record next
             ctx.idempotency_key = key
             # Compare what the arguments mean, not how they were spelled: defaults filled in,
             # explicit nulls equal to omitted fields.
@@ -118,11 +114,26 @@ def call_tool(
         return CallOutcome(result=result)
     except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing) as raised:
         exc = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
+        try:
+            ctx.settle_rate()  # a call over its limit answers RATE_LIMITED, whatever else failed
+        except ToolError as limited:
+            exc = limited
         logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
         return CallOutcome(error=exc.envelope())
     except Exception:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+        _drain(ctx)
         logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
         return CallOutcome(error=internal_error(cid).envelope())
+
+
+def _drain(ctx: CallContext) -> None:
+    """Let a pending rate-window update finish (its outcome no longer matters)."""
+    if ctx.rate is not None:
+        try:
+            ctx.rate.result()
+        except Exception:  # noqa: BLE001 - already failing; the window is best effort here
+            pass
+        ctx.rate = None
 
 
 def internal_error(correlation_id: str) -> ToolError:
@@ -159,7 +170,8 @@ def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
-    access.authorize(spec, ctx, args)
+    access.authorize(spec, ctx, args)  # settles the rate window once its reads are under way
+    ctx.settle_rate()
     out = spec.handler(ctx, args)
     if isinstance(out, BaseModel):
         return out.model_dump(mode="json", by_alias=True)

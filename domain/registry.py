@@ -63,6 +63,7 @@ class ToolSpec:
     refs: tuple[Ref, ...] = field(default_factory=tuple)
     refused_when_bound: bool = False
     rebind: Callable[[dict[str, Any], Any], bool] | None = None
+    prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.access.Prefetch
 
     def __post_init__(self) -> None:
         fields = self.input_model.model_fields
@@ -84,6 +85,8 @@ class ToolSpec:
                 raise SpecError(f"{self.name}: ref field {ref.field!r} is not an argument")
         if self.refs and self.target is None:
             raise SpecError(f"{self.name}: refs are checked against a target")
+        if self.prefetch is not None and self.target is None:
+            raise SpecError(f"{self.name}: prefetch reads with the target's membership")
 
     def annotations(self) -> dict[str, Any]:
         return {

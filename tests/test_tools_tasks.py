@@ -123,7 +123,7 @@ async def test_get_task_by_id_and_by_number_concise_and_detailed(server_url, own
     assert concise.get("recentActivity") is None
     assert "description" not in concise["task"] and "createdBy" not in concise["task"]
     assert {k: concise["task"][k] for k in concise["task"] if k != "columnName"} == {k: t[k] for k in concise["task"] if k != "columnName"}
-    assert t["columnName"] == "Backlog" and concise["task"]["columnName"] is None  # detailed reads the column
+    assert t["columnName"] == concise["task"]["columnName"] == "Backlog"  # both read the board header with the task
 
 
 async def test_get_task_recent_activity_is_the_ten_newest(server_url, owner):

@@ -128,13 +128,16 @@ def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], A
 def create(
     *, workspace_id: str, board_id: str, column_id: str, actor_id: str, build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
     activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow], marker: CreationMarkerRow | None,
+    first_read: dict[tuple[str, str], Any] | None = None,
 ) -> tuple[TaskDetailRow, ColumnRow | None]:
     """Create a task at the bottom of a column with the next gapless workspace number.
 
     Each attempt reads the workspace counter and the column (one BatchGetItem) and writes in
     one transaction: counter (``= value read``), column (``lastRank = value read``, not
     archived, count +1), board (not archived, count +1), both task items, the number pointer,
-    the membership guard, the activity row and the marker. A lost race re-reads.
+    the membership guard, the activity row and the marker. A lost race re-reads; ``first_read``
+    may hold the counter and the column already read with the membership check, which the
+    first attempt then uses.
 
     Returns ``(task, column)``; ``column`` is ``None`` when an earlier keyed create answered.
 
@@ -146,8 +149,10 @@ def create(
     """
     ws_key, col_key = keys.workspace_head(workspace_id), keys.column(board_id, column_id)
 
+    pending = [dict(first_read)] if first_read and ws_key in first_read and col_key in first_read else []
+
     def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow]] | Unchanged[Any]:
-        got = {(r.PK, r.SK): r for r in Row.batch_get([ws_key, col_key], consistent_read=True)}
+        got = pending.pop() if pending else {(r.PK, r.SK): r for r in Row.batch_get([ws_key, col_key], consistent_read=True)}
         wsrow, column = got.get(ws_key), got.get(col_key)
         if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow):
             raise db.Missing(column_id)

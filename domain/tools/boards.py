@@ -10,12 +10,13 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from domain import errors, ids
-from domain.access import target
+from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import columns as column_store
+from domain.store import keys
 from domain.store.db import Missing
 from domain.text import has_visible
 from domain.tools.args import BoardIdArg, IdempotencyKeyArg, WorkspaceIdArg
@@ -60,13 +61,14 @@ class ListBoardsOutput(ToolOutput):
     read_only=True,
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("entries", lambda: board_store.entries(where.workspace_id)),)),
     input_model=ListBoardsInput,
     output_model=ListBoardsOutput,
 )
 def list_boards(ctx: CallContext, args: ListBoardsInput) -> ListBoardsOutput:
     views = [
         BoardEntryView(id=r.boardId, name=r.name, kind=r.boardKind, createdAt=r.createdAt, archivedAt=r.archivedAt)
-        for r in board_store.entries(ctx.target.workspace_id)
+        for r in ctx.query("entries")
         if args.includeArchived or not r.archivedAt
     ]
     views.sort(key=lambda v: (v.createdAt, v.id))
@@ -136,11 +138,12 @@ class BoardOutput(ToolOutput):
     idempotent=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(items=(keys.board_head(where.board_id),)),
     input_model=RenameBoardInput,
     output_model=BoardOutput,
 )
 def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
-    board = board_store.get_head(args.boardId)
+    board = ctx.item(keys.board_head(args.boardId))
     if board is None:
         raise errors.not_found("board", args.boardId)
     name = args.name.strip()
@@ -186,11 +189,12 @@ class SnapshotOutput(ToolOutput):
     read_only=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)),
     input_model=SnapshotInput,
     output_model=SnapshotOutput,
 )
 def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
-    board, columns, tasks, truncated = board_store.snapshot(args.boardId, SNAPSHOT_CAP)
+    board, columns, tasks, truncated = ctx.query("snapshot")
     if board is None:
         raise errors.not_found("board", args.boardId)
     active = column_store.ordered(columns)

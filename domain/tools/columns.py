@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from domain import clock, errors, ids
-from domain.access import Located, Ref, either, target
+from domain.access import Located, Prefetch, Ref, either, target
 from domain.context import CallContext
 from domain.errors import ErrorCode
 from domain.registry import ToolInput, ToolOutput, tool
@@ -47,11 +47,12 @@ class ListColumnsOutput(ToolOutput):
     read_only=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=ListColumnsInput,
     output_model=ListColumnsOutput,
 )
 def list_columns(ctx: CallContext, args: ListColumnsInput) -> ListColumnsOutput:
-    board, columns = board_store.header(args.boardId)
+    board, columns = ctx.query("header")
     if board is None:
         raise errors.not_found("board", args.boardId)
     return ListColumnsOutput(columns=[column_view(c, i) for c, i in column_store.ordered(columns, args.includeArchived)])
@@ -106,7 +107,7 @@ class _Board:
         where = ctx.target
         self.ws: str = where.workspace_id
         self.board_id: str = where.board_id
-        head, self.columns = board_store.header(self.board_id)
+        head, self.columns = ctx.query("header", lambda: board_store.header(self.board_id))
         if head is None:
             raise errors.not_found(where.kind, where.ident)
         self.head: BoardRow = head
@@ -222,6 +223,7 @@ _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRo
         resolve=_locate_column_target,
     ),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     refs=(
         Ref("beforeColumnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="is not an active column of this board"),
         Ref("afterColumnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="is not an active column of this board"),

@@ -16,7 +16,7 @@ from fractional_indexing import generate_key_between
 from pydantic import AfterValidator, Field
 
 from domain import clock, errors, ids
-from domain.access import Located, Ref, either, target
+from domain.access import Located, Prefetch, Ref, either, target
 from domain.context import CallContext
 from domain.errors import ErrorCode
 from domain.idempotency import creation_marker
@@ -24,6 +24,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
 from domain.store import boards as board_store
 from domain.store import columns as column_store
+from domain.store import keys, parallel
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged
 from domain.store.db import Missing
@@ -57,25 +58,50 @@ def _check_due(value: str | None) -> str | None:
     return value
 
 
+def task_reads(where: Located, args: Any) -> Prefetch:
+    """A task tool's first reads, sent with the membership check: the task's full item in the
+    same BatchGetItem, and the board header (column names) as a parallel Query."""
+    if where.task is None:  # get_task by workspaceId + number: the pointer item
+        return Prefetch(items=(keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),))
+    board_id = where.board_id
+    items = [keys.task_full(board_id, where.task.number)]
+    anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
+    if anchor is not None and anchor.board_id == board_id:
+        items.append(keys.task_compact(board_id, anchor.number))
+    queries: list[tuple[str, Any]] = [("header", lambda: board_store.header(board_id))]
+    if getattr(args, "response_format", None) == "detailed":
+        task_id = where.ident
+        queries.append(("activity", lambda: activity_store.recent_for_task(task_id, 10)))
+    return Prefetch(items=tuple(items), queries=tuple(queries))
+
+
 def _load(ctx: CallContext) -> TaskDetailRow:
-    """The full item of the call's target task (one GetItem); NOT_FOUND when it does not exist."""
+    """The full item of the call's target task (read with the membership); NOT_FOUND when absent."""
     where = ctx.target
-    detail = task_store.get(where.task)
-    if detail is None:
+    key = keys.task_full(where.board_id, where.task.number)
+    detail = ctx.item(key) if key in ctx.prefetched else task_store.get(where.task)
+    if not isinstance(detail, TaskDetailRow):
         raise errors.not_found("task", where.ident)
     return detail
 
 
-def _current(detail: TaskDetailRow) -> dict[str, Any]:
-    return task_detail_view(detail).model_dump(mode="json")
+def _column_names(ctx: CallContext) -> dict[str, str]:
+    """Column id -> name for the target's board, from the header Query started with the membership."""
+    board_id = ctx.target.board_id
+    _, columns = ctx.query("header", lambda: board_store.header(board_id))
+    return {c.columnId: c.name for c in columns}
 
 
-def _stale(expected: str | None, detail: TaskDetailRow) -> None:
+def _current(detail: TaskDetailRow, names: dict[str, str]) -> dict[str, Any]:
+    return task_detail_view(detail, names.get(detail.columnId)).model_dump(mode="json")
+
+
+def _stale(expected: str | None, detail: TaskDetailRow, names: dict[str, str]) -> None:
     if expected is not None and detail.updatedAt != expected:
         raise errors.conflict(
             f"The task changed since you read it (your expectedUpdatedAt {expected}, now {detail.updatedAt}).",
             "Merge your change into error.current and call again with its updatedAt.",
-            current=_current(detail),
+            current=_current(detail, names),
         )
 
 
@@ -105,6 +131,7 @@ class TaskOutput(ToolOutput):
     keyed=True,
     target=target("columnId", "column"),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id))),
     input_model=CreateTaskInput,
     output_model=TaskOutput,
 )
@@ -128,6 +155,7 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         detail, column = task_store.create(
             workspace_id=where.workspace_id, board_id=where.board_id, column_id=where.column_id, actor_id=ctx.user_id,
             build_detail=build_detail, activity_for=activity_for, marker=creation_marker(ctx, where.workspace_id),
+            first_read=ctx.prefetched,
         )
     except task_store.ColumnArchived:
         raise errors.invalid("columnId", "this column is archived", "Create the task in an active column (list_columns).") from None
@@ -180,28 +208,35 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     read_only=True,
     target=either(("taskId", "task"), ("workspaceId", "workspace", {"number": 1}), resolve=_locate_task),
     min_role="MEMBER",
+    prefetch=task_reads,
     input_model=GetTaskInput,
     output_model=GetTaskOutput,
 )
 def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
     where = ctx.target
-    ref = where.task
-    if ref is None:
-        task_id = task_store.id_for_number(where.workspace_id, args.number or 0)
-        ref = ids.parse_task(task_id) if task_id else None
-        if ref is None:
+    if where.task is None:
+        pointer = ctx.item(keys.task_number(where.workspace_id, args.number or 0))
+        ref = ids.parse_task(pointer.taskId) if pointer is not None else None
+        if ref is None or ref.workspace_id != where.workspace_id:
             raise errors.not_found("task", where.ident)
-        task_id = task_id or ""
+        # The board is known only now: its reads go out together, still one round trip.
+        task_id = pointer.taskId
+        header = parallel.submit(board_store.header, ref.board_id)
+        recent = parallel.submit(activity_store.recent_for_task, task_id, 10) if args.response_format == "detailed" else None
+        detail = task_store.get(ref)
+        columns = header.result()[1]
+        activity = recent.result() if recent is not None else None
     else:
         task_id = where.ident
-    detail = task_store.get(ref)
+        detail = _load(ctx)
+        columns = ctx.query("header")[1]
+        activity = ctx.query("activity") if args.response_format == "detailed" else None
     if detail is None:
         raise errors.not_found("task", task_id)
+    column_name = next((c.name for c in columns if c.columnId == detail.columnId), None)
     if args.response_format == "concise":
-        return GetTaskOutput(task=task_row_view(detail), recentActivity=None)
-    column_name = task_store.column_name(detail.boardId, detail.columnId)
-    recent = activity_store.recent_for_task(detail.taskId, 10)
-    return GetTaskOutput(task=task_detail_view(detail, column_name), recentActivity=[activity_view(a) for a in recent])
+        return GetTaskOutput(task=task_row_view(detail, column_name), recentActivity=None)
+    return GetTaskOutput(task=task_detail_view(detail, column_name), recentActivity=[activity_view(a) for a in activity or []])
 
 
 # -- update_task -----------------------------------------------------------------------------
@@ -226,6 +261,7 @@ class UpdateTaskInput(ToolInput):
     idempotent=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    prefetch=task_reads,
     input_model=UpdateTaskInput,
     output_model=TaskOutput,
 )
@@ -239,9 +275,11 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
         raise errors.invalid("title", "must contain visible characters")
     where = ctx.target
     expected = args.expectedUpdatedAt
+    current_state = _load(ctx)
+    names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
-        _stale(expected, current)
+        _stale(expected, current, names)
         if current.archivedAt:
             raise errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only; create a new task if the work continues.")
         detail = task_store.copy(current)
@@ -254,15 +292,15 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
                 changes[name] = {"from": getattr(detail, name), "to": value}
                 setattr(detail, name, value)
         if not changes:
-            return Unchanged(TaskOutput(task=task_detail_view(current)))
+            return Unchanged(TaskOutput(task=task_detail_view(current, names.get(current.columnId))))
         detail.updatedAt = clock.next_stamp(current.updatedAt)
         data = {k: v for k, v in changes.items() if k != "description"} | ({"description": "changed"} if "description" in changes else {})
         act = ctx.activity(where.workspace_id, where.board_id, "task.updated", f"Updated {detail.key}: {', '.join(sorted(changes))}", task_id=detail.taskId, data=data, at=detail.updatedAt)
         return task_store.write(detail, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                result=lambda: TaskOutput(task=task_detail_view(detail)))
+                                result=lambda: TaskOutput(task=task_detail_view(detail, names.get(detail.columnId))))
 
     try:
-        return task_store.edit("update_task", _load(ctx), plan)
+        return task_store.edit("update_task", current_state, plan)
     except Missing:
         raise errors.not_found("task", args.taskId) from None
 
@@ -290,6 +328,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
     scope="write",
     target=target("taskId", "task"),
     min_role="MEMBER",
+    prefetch=task_reads,
     refs=(
         Ref("columnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="must be a column of the task's board", hint="get_board_snapshot lists the board's columns."),
         Ref("beforeTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT, message=_SAME_BOARD_TASK),
@@ -308,13 +347,27 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     where = ctx.target
     board_id = where.board_id
     anchor_ref = ids.parse_task(anchor_id) if anchor_id else None
+    current_state = _load(ctx)
+    _, header_columns = ctx.query("header", lambda: board_store.header(board_id))
+    names = {c.columnId: c.name for c in header_columns}
+    first = [True]
+
+    def reads(dest_id: str) -> tuple[Any, Any]:
+        """The destination column and the anchor: from the reads made with the membership on the
+        first attempt, read again after a lost race."""
+        if first[0]:
+            first[0] = False
+            column = next((c for c in header_columns if c.columnId == dest_id), None)
+            anchor = ctx.item(keys.task_compact(board_id, anchor_ref.number)) if anchor_ref else None
+            return column, anchor
+        return task_store.column_and_anchor(board_id, dest_id, anchor_ref.number if anchor_ref else None)
 
     def plan(current: TaskDetailRow) -> Any:
-        _stale(args.expectedUpdatedAt, current)
+        _stale(args.expectedUpdatedAt, current, names)
         if current.archivedAt:
             raise errors.invalid("taskId", "the task is archived; it cannot be moved")
         dest_id = args.columnId or current.columnId
-        column, anchor = task_store.column_and_anchor(board_id, dest_id, anchor_ref.number if anchor_ref else None)
+        column, anchor = reads(dest_id)
         if column is None or column.archivedAt:
             raise errors.invalid("columnId", "is not an active column of this board")
         moving_out = dest_id != current.columnId
@@ -345,7 +398,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         )
 
     try:
-        return task_store.edit("move_task", _load(ctx), plan)
+        return task_store.edit("move_task", current_state, plan)
     except Missing:
         raise errors.not_found("task", args.taskId) from None
 
@@ -364,26 +417,29 @@ class ArchiveTaskInput(ToolInput):
     destructive=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    prefetch=task_reads,
     input_model=ArchiveTaskInput,
     output_model=TaskOutput,
 )
 def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     where = ctx.target
+    current_state = _load(ctx)
+    names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
         if current.archivedAt:
-            return Unchanged(TaskOutput(task=task_detail_view(current)))
+            return Unchanged(TaskOutput(task=task_detail_view(current, names.get(current.columnId))))
         archived = task_store.copy(current)
         archived.updatedAt = archived.archivedAt = clock.next_stamp(current.updatedAt)
         act = ctx.activity(where.workspace_id, where.board_id, "task.archived", f"Archived {archived.key}", task_id=archived.taskId, at=archived.updatedAt)
         return task_store.write(
             archived, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-            result=lambda: TaskOutput(task=task_detail_view(archived)),
+            result=lambda: TaskOutput(task=task_detail_view(archived, names.get(archived.columnId))),
             extra=task_store.archive_extra(board_id=where.board_id, column_id=current.columnId),
         )
 
     try:
-        return task_store.edit("archive_task", _load(ctx), plan)
+        return task_store.edit("archive_task", current_state, plan)
     except Missing:
         raise errors.not_found("task", args.taskId) from None
 
@@ -433,13 +489,14 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     read_only=True,
     target=either(("boardId", "board"), ("columnId", "column"), resolve=_locate_list),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=ListTasksInput,
     output_model=ListTasksOutput,
 )
 def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     where = ctx.target
     column_id, board_id = where.column_id, where.board_id
-    board, columns = board_store.header(board_id)
+    board, columns = ctx.query("header")
     if board is None:
         raise errors.not_found("board", board_id)
     names = {c.columnId: c.name for c in columns}

@@ -56,7 +56,7 @@ class TaskRowView(ToolOutput):
     title: str
     boardId: str
     columnId: str
-    columnName: str | None = Field(description="The column's name where the call read it (lists, snapshots, detailed get_task, move_task); otherwise null.")
+    columnName: str | None = Field(description="The name of the task's column (null only if that column no longer exists).")
     priority: str
     dueDate: str | None
     assigneeIds: list[str]

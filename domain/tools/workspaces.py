@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain import errors, ids
-from domain.access import target
+from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
@@ -124,11 +124,12 @@ class ListMembersOutput(ToolOutput):
     read_only=True,
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("members", lambda: member_store.list_members(where.workspace_id)),)),
     input_model=ListMembersInput,
     output_model=ListMembersOutput,
 )
 def list_members(ctx: CallContext, args: ListMembersInput) -> ListMembersOutput:
-    return ListMembersOutput(members=[member_view(m) for m in member_store.list_members(ctx.target.workspace_id)])
+    return ListMembersOutput(members=[member_view(m) for m in ctx.query("members")])
 
 
 # -- get_token_context -----------------------------------------------------------------------
