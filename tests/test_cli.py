@@ -426,6 +426,23 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     _stop(second, signal.SIGTERM, data_dir)
 
 
+@pytest.mark.slow
+def test_dev_stops_in_one_line_when_dynamodb_local_dies(dev_runner: tuple[Path, list[subprocess.Popen[str]]]) -> None:
+    data_dir, started = dev_runner
+    from infra.ddb_local import free_port
+
+    run = start_dev(data_dir, free_port(), started, dynamodb_port=free_port())
+    pids = _java_pids_for(str(data_dir))
+    assert len(pids) == 1, pids
+    os.kill(pids[0], signal.SIGKILL)
+    assert run.process.wait(timeout=60) == 1, "jentrix dev must not keep serving on a dead store"
+    time.sleep(0.2)  # let the pump thread read the last lines
+    mentions = [line.strip() for line in run.stderr if "DynamoDB Local" in line]
+    assert len(mentions) == 1, run.stderr
+    assert mentions[0].startswith("jentrix: DynamoDB Local") and f"pid {pids[0]}" in mentions[0] and "signal 9" in mentions[0], mentions
+    assert "jentrix dev" in mentions[0], "it says how to get the stack back"
+
+
 def _bin_dir_with(tmp_path: Path, *tools: str) -> str:
     """A PATH holding only ``tools`` (symlinked from the real PATH) and the Python in use."""
     bin_dir = tmp_path / "bin"
