@@ -158,12 +158,44 @@ def test_token_create_can_create_the_user(capsys: pytest.CaptureFixture[str], st
 
 
 def test_token_commands_never_reach_aws_implicitly(capsys: pytest.CaptureFixture[str], owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No endpoint and no --aws means the dev stack's endpoint, never AWS; when nothing answers
+    there, one line says so and what to do."""
+    from infra.ddb_local import free_port
+
+    nothing_there = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", nothing_there)
     monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
     monkeypatch.setenv("AWS_PROFILE", "production")
-    code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email)
-    assert code == 2 and out == ""
-    assert "--aws" in err and "--endpoint" in err
-    assert len(err.strip().splitlines()) == 1
+    try:
+        code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email)
+    finally:
+        monkeypatch.undo()
+        cli._point_at(os.environ["JENTRIX_DYNAMODB_ENDPOINT"])  # back to the session's store
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert nothing_there in err and "jentrix dev" in err and "--endpoint" in err and "--aws" in err
+
+
+def test_token_commands_default_to_the_dev_stack_endpoint(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", dynamodb_endpoint)  # stands in for jentrix dev's :8000
+    monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
+    code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email, "--json")
+    assert code == 0, err
+    assert json.loads(out)["userId"] == owner.user_id
+    assert cli.DEFAULT_DYNAMODB_ENDPOINT == dynamodb_endpoint and cli.build_parser()  # the real default:
+    monkeypatch.undo()
+    assert cli.DEFAULT_DYNAMODB_ENDPOINT == f"http://127.0.0.1:{cli.DEFAULT_DYNAMODB_PORT}" == "http://127.0.0.1:8000"
+
+
+def test_unknown_email_hints_only_at_what_the_command_accepts(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
+    unknown = f"nobody-{uuid.uuid4().hex[:6]}@example.com"
+    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
+    assert code == 1 and "--create-user" in err
+    for argv in (["list"], ["revoke", "tok_0123456789abcdef"]):
+        code, out, err = run_cli(capsys, "token", *argv, "--endpoint", dynamodb_endpoint, "--user-email", unknown)
+        assert code == 1 and out == "" and "no user" in err, (argv, err)
+        assert "--create-user" not in err, f"`token {argv[0]}` has no --create-user flag: {err}"
+        assert len(err.strip().splitlines()) == 1
 
 
 def test_token_commands_use_the_endpoint_from_the_environment(capsys: pytest.CaptureFixture[str], owner: Actor) -> None:
