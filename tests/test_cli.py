@@ -475,6 +475,43 @@ def test_dev_stops_in_one_line_when_dynamodb_local_dies(dev_runner: tuple[Path, 
     assert "jentrix dev" in mentions[0], "it says how to get the stack back"
 
 
+def test_banner_says_dynamodb_local_listens_on_every_interface() -> None:
+    from types import SimpleNamespace
+
+    from infra.ddb_local import EXPOSURE
+
+    seed = SimpleNamespace(
+        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"), workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
+        token_reused=False,
+    )
+    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token="tm_x", endpoint="http://127.0.0.1:8000", data_dir=None, seed=seed, token_file=None)
+    lines = banner.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("DynamoDB Local:"))
+    assert lines[at + 1].strip() == f"({EXPOSURE})"
+    assert "all interfaces" in EXPOSURE and "loopback" in EXPOSURE
+
+
+def test_data_dirs_are_private_to_this_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra import ddb_local
+
+    fd = ddb_local.lock_data_dir(tmp_path / "fresh")
+    ddb_local.unlock_data_dir(fd)
+    assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o700
+
+    # the default data dir is tightened even when it already exists with looser permissions
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True, mode=0o755)
+    os.chmod(home / "data", 0o755)
+    (home / "node").symlink_to(ddb_local.home() / "node")
+    monkeypatch.setenv("JENTRIX_HOME", str(home))
+    ddb = ddb_local.DynamoDBLocal(in_memory=False)
+    ddb.start()
+    try:
+        assert (home / "data").stat().st_mode & 0o777 == 0o700
+    finally:
+        ddb.stop()
+
+
 def _bin_dir_with(tmp_path: Path, *tools: str) -> str:
     """A PATH holding only ``tools`` (symlinked from the real PATH) and the Python in use."""
     bin_dir = tmp_path / "bin"
