@@ -203,13 +203,23 @@ def _die_with_parent() -> None:
         pass
 
 
-class DynamoDBLocal:
-    """A DynamoDB Local child process. Use as a context manager, or call start()/stop()."""
+# JVM flags that trade peak speed for start-up time: C1 only (no C2 compiles competing for the
+# CPU while it boots) and the single-threaded collector. Used by the short-lived stacks
+# (``jentrix mcp --ephemeral``); see docs/stdio.md for the figures.
+FAST_START_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
-    def __init__(self, *, port: int | None = None, in_memory: bool = True, db_path: Path | None = None) -> None:
+
+class DynamoDBLocal:
+    """A DynamoDB Local child process. Use as a context manager, or call start()/stop(), or
+    spawn() early and wait_ready() when the endpoint is needed (other work runs in between)."""
+
+    def __init__(
+        self, *, port: int | None = None, in_memory: bool = True, db_path: Path | None = None, fast_start: bool = False,
+    ) -> None:
         self.port = port or free_port()
         self.in_memory = in_memory
         self.db_path = db_path
+        self.fast_start = fast_start
         self.process: subprocess.Popen[bytes] | None = None
         self._lock_fd: int | None = None
 
@@ -224,9 +234,16 @@ class DynamoDBLocal:
         :class:`PortBusy` when the port is taken (checked after the lock, so a second start on
         the same dir reports the dir, the real cause). Anything that fails releases the lock.
         """
+        self.spawn()
+        return self.wait_ready(timeout)
+
+    def spawn(self) -> None:
+        """Launch the emulator without waiting for it (same errors as :meth:`start`)."""
         java = ensure_java()
         jar = ensure_jar()
-        cmd = [java, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar), "-sharedDb", "-port", str(self.port)]
+        flags = list(FAST_START_FLAGS) if self.fast_start else []
+        cmd = [java, *flags, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar), "-sharedDb", "-port", str(self.port),
+               "-disableTelemetry"]
         if self.in_memory:
             cmd.append("-inMemory")
         else:
@@ -237,21 +254,29 @@ class DynamoDBLocal:
                 private_data_dir(path)
             cmd += ["-dbPath", str(path)]
         try:
-            return self._launch(cmd, jar, timeout)
+            check_port_free(self.port)
+            self.process = subprocess.Popen(
+                cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         except BaseException:
             self.stop()
             raise
 
-    def _launch(self, cmd: list[str], jar: Path, timeout: float) -> str:
-        check_port_free(self.port)
-        self.process = subprocess.Popen(
-            cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
+    def wait_ready(self, timeout: float = 60.0) -> str:
+        """Wait until the spawned emulator answers; returns the endpoint URL."""
+        try:
+            return self._wait(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait(self, timeout: float) -> str:
+        assert self.process is not None, "spawn() first"
         client = boto3.client(
             "dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
             aws_access_key_id="local", aws_secret_access_key="local",
-            config=Config(retries={"max_attempts": 1}, connect_timeout=1, read_timeout=5),
+            config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=5),
         )
         deadline = time.monotonic() + timeout
         while True:
@@ -263,7 +288,7 @@ class DynamoDBLocal:
             except Exception:  # noqa: BLE001 - still starting
                 if time.monotonic() > deadline:
                     raise SetupError(f"DynamoDB Local did not answer on {self.endpoint} within {timeout:.0f}s.") from None
-                time.sleep(0.25)
+                time.sleep(0.1)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
