@@ -144,5 +144,5 @@ class CallContext:
         if self.binding and self.binding.observe:
             raise errors.forbidden(
                 f"This connection is an observe session ({self.binding.observe_reason}); {self.tool} writes and is refused.",
-                "Restart the adapter with --workspace (and --checkout) or give the client exactly one git checkout root.",
+                "Restart the adapter with --workspace ws_… (or --checkout DIR), or give the client exactly one git checkout root.",
             )

@@ -33,6 +33,7 @@ from domain.store.db import Missing
 from domain.store.idempotency_markers import IdempotencyMismatch
 from domain.store.paging import InvalidCursor
 from domain.store.retry import Contended
+from domain.store import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = Logger(service="jentrix-mcp", stream=sys.stderr)
@@ -120,8 +121,11 @@ def call_tool(
             exc = limited
         logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
         return CallOutcome(error=exc.envelope())
-    except Exception:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+    except Exception as exc:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
         _drain(ctx)
+        if faults.storage_unavailable(exc):
+            logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+            return CallOutcome(error=faults.unavailable_error(cid).envelope())
         logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
         return CallOutcome(error=internal_error(cid).envelope())
 

@@ -10,6 +10,13 @@
 | ``JENTRIX_TOKEN_CACHE_SECONDS`` | ``5`` | how long a warm process trusts a verified PAT |
 | ``JENTRIX_CALL_BUDGET_MS`` | ``25000`` | outside Lambda, the time a keyed call may stay in progress |
 | ``JENTRIX_ALLOWED_ORIGINS`` | loopback origins | comma list of browser origins allowed to POST |
+| ``JENTRIX_DYNAMODB_CONNECT_TIMEOUT`` | ``2`` | seconds to open a connection to DynamoDB |
+| ``JENTRIX_DYNAMODB_READ_TIMEOUT`` | ``5`` | seconds to wait for DynamoDB's answer |
+| ``JENTRIX_DYNAMODB_MAX_ATTEMPTS`` | ``3`` | attempts per DynamoDB request, the first included |
+
+The three DynamoDB numbers apply to both clients (PynamoDB's and boto3's). With the defaults
+one request gives up after at most 3 x (2 + 5) s plus 3 s of retry back-off = 24 s, under the
+29 s Lambda timeout in template.yaml (tests/test_storage_faults.py checks the sum).
 """
 
 from __future__ import annotations
@@ -23,6 +30,11 @@ def _int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
 @dataclass
 class Settings:
     table: str = field(default_factory=lambda: os.environ.get("JENTRIX_TABLE", "jentrix"))
@@ -32,6 +44,9 @@ class Settings:
     rate_limit_per_minute: int = field(default_factory=lambda: _int("JENTRIX_RATE_LIMIT_PER_MINUTE", 120))
     token_cache_seconds: int = field(default_factory=lambda: _int("JENTRIX_TOKEN_CACHE_SECONDS", 5))
     call_budget_ms: int = field(default_factory=lambda: _int("JENTRIX_CALL_BUDGET_MS", 25000))
+    dynamodb_connect_timeout: float = field(default_factory=lambda: _float("JENTRIX_DYNAMODB_CONNECT_TIMEOUT", 2.0))
+    dynamodb_read_timeout: float = field(default_factory=lambda: _float("JENTRIX_DYNAMODB_READ_TIMEOUT", 5.0))
+    dynamodb_max_attempts: int = field(default_factory=lambda: max(1, _int("JENTRIX_DYNAMODB_MAX_ATTEMPTS", 3)))
     allowed_origins: tuple[str, ...] = field(
         default_factory=lambda: tuple(o.strip() for o in os.environ.get("JENTRIX_ALLOWED_ORIGINS", "").split(",") if o.strip())
     )

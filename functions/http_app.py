@@ -9,7 +9,9 @@ Everything else is the protocol layer's.
 from __future__ import annotations
 
 import json
+import logging
 import re
+import uuid
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,11 +21,12 @@ from starlette.concurrency import run_in_threadpool
 from domain import auth
 from domain.auth import Principal
 from domain.settings import settings
-from domain.store import db
+from domain.store import db, faults
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
 MCP_PATH = "/api/mcp"
+log = logging.getLogger("jentrix.http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
 
@@ -61,6 +64,30 @@ def _unauthorized(description: str) -> Response:
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
 
 
+async def _auth_failed(request: Request, exc: Exception) -> Response:
+    """The token could not be checked: a JSON-RPC error body (503 + Retry-After when the store is
+    unreachable, else 500), with the request's id when the body names one."""
+    cid = uuid.uuid4().hex
+    try:
+        parsed = json.loads(await request.body())
+        rpc_id = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), (str, int)) else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        rpc_id = None
+    if faults.storage_unavailable(exc):
+        log.warning("storage unavailable while checking a token (correlation id %s): %r", cid, exc)
+        wait = faults.RETRY_AFTER_SECONDS
+        message = f"The storage service is unavailable, so the token could not be checked (correlation id {cid}). Nothing was done."
+        data = {"correlationId": cid, "retryAfterSeconds": wait, "hint": f"Retry in about {wait} seconds."}
+        status, headers = 503, {"Retry-After": str(wait)}
+    else:
+        log.exception("token check failed (correlation id %s)", cid)
+        message = f"The server failed while checking the token (correlation id {cid}). Nothing was done."
+        data = {"correlationId": cid, "hint": "Retry once; if it fails again, report the correlation id."}
+        status, headers = 500, {}
+    body = {"jsonrpc": "2.0", "id": rpc_id, "error": {"code": -32603, "message": message, "data": data}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
@@ -79,7 +106,10 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             secret = bearer(headers)
             if secret is None:
                 return _unauthorized("Send Authorization: Bearer <token>.")
-            principal = await run_in_threadpool(auth.authenticate, secret)
+            try:
+                principal = await run_in_threadpool(auth.authenticate, secret)
+            except Exception as exc:  # noqa: BLE001 - answered as JSON-RPC, never as a bare 500
+                return await _auth_failed(request, exc)
             if principal is None:
                 return _unauthorized("The token is unknown, revoked or expired.")
         raw = await request.body()

@@ -1,9 +1,18 @@
 """AWS Lambda entry: the FastAPI app behind Mangum (``lifespan="off"``).
 
-API Gateway REST (v1) events carry the resource path without the stage; HTTP API (v2) events
-on a named stage carry ``/<stage>`` in ``rawPath``, which is stripped here so both reach
-``/api/mcp``. A custom-domain base path is removed by Mangum via ``JENTRIX_BASE_PATH``.
-Clients are created at import (cold start), never per invocation.
+The app serves ``/api/mcp``; this module turns the path API Gateway hands over into that path.
+
+* REST API (payload v1): ``path`` never carries the stage. Behind a custom domain it starts with
+  the base path of the domain's mapping, if the mapping has one.
+* HTTP API (payload v2): ``rawPath`` (and ``requestContext.http.path``) start with ``/<stage>``
+  only when the request came through the ``execute-api`` hostname on a named stage. A custom
+  domain never puts the stage in the path (so a stage called ``api`` must not be stripped from
+  ``/api/mcp`` there), but it does put the mapping's base path in.
+
+``JENTRIX_BASE_PATH`` names that base path (``/jentrix``, ``jentrix`` and ``/jentrix/`` are the
+same; empty or ``/`` means none). It is removed only as a whole leading segment sequence, and
+only from requests that arrived through a custom domain. Clients are created at import (cold
+start), never per invocation.
 """
 
 from __future__ import annotations
@@ -15,22 +24,57 @@ from mangum import Mangum
 
 from functions.http_app import app
 
-_mangum = Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("JENTRIX_BASE_PATH", "/"))
+_mangum = Mangum(app, lifespan="off", api_gateway_base_path="/")
 
 
-def _strip_stage(event: dict[str, Any]) -> dict[str, Any]:
-    if event.get("version") != "2.0":
+def normalize_base_path(raw: str | None) -> str:
+    """``"/jentrix"`` for any spelling of one base path; ``""`` for none."""
+    parts = [p for p in (raw or "").split("/") if p]
+    return "/" + "/".join(parts) if parts else ""
+
+
+BASE_PATH = normalize_base_path(os.environ.get("JENTRIX_BASE_PATH"))
+
+
+def _is_execute_api_host(domain: str | None) -> bool:
+    host = (domain or "").lower()
+    return ".execute-api." in host and host.endswith((".amazonaws.com", ".amazonaws.com.cn"))
+
+
+def _drop_prefix(path: str, prefix: str) -> str | None:
+    """``path`` without the leading segments ``prefix``, or ``None`` when it does not start with them."""
+    if path == prefix:
+        return "/"
+    if path.startswith(prefix + "/"):
+        return path[len(prefix):]
+    return None
+
+
+def route_path(event: dict[str, Any], base_path: str = BASE_PATH) -> dict[str, Any]:
+    """The event with its path rewritten to what the app routes on (see the module docstring)."""
+    ctx = event.get("requestContext") or {}
+    custom_domain = bool(ctx.get("domainName")) and not _is_execute_api_host(ctx.get("domainName"))
+    if event.get("version") == "2.0":
+        stage = ctx.get("stage")
+        prefix = base_path if custom_domain else (f"/{stage}" if stage and stage != "$default" else "")
+        key = "rawPath"
+    else:
+        prefix = base_path if custom_domain else ""
+        key = "path"
+    if not prefix:
         return event
-    stage = (event.get("requestContext") or {}).get("stage")
-    raw = event.get("rawPath") or ""
-    if stage and stage != "$default" and (raw == f"/{stage}" or raw.startswith(f"/{stage}/")):
-        event = {**event, "rawPath": raw[len(stage) + 1 :] or "/"}
-        http = dict((event.get("requestContext") or {}).get("http") or {})
-        if http.get("path", "").startswith(f"/{stage}/"):
-            http["path"] = http["path"][len(stage) + 1 :]
-            event["requestContext"] = {**event["requestContext"], "http": http}
+    stripped = _drop_prefix(event.get(key) or "", prefix)
+    if stripped is None:
+        return event
+    event = {**event, key: stripped}
+    if key == "rawPath":
+        http = dict(ctx.get("http") or {})
+        inner = _drop_prefix(http.get("path", ""), prefix)
+        if inner is not None:
+            http["path"] = inner
+            event["requestContext"] = {**ctx, "http": http}
     return event
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return _mangum(_strip_stage(event), context)
+    return _mangum(route_path(event), context)

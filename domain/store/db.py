@@ -76,6 +76,9 @@ def configure(cfg: Settings | None = None) -> None:
     Row.Meta.table_name = cfg.table
     Row.Meta.host = cfg.endpoint
     Row.Meta.region = cfg.region
+    # Bounded waits on both clients, so a dead or stalled DynamoDB answers within the Lambda timeout.
+    Row.Meta.connect_timeout_seconds, Row.Meta.read_timeout_seconds = cfg.dynamodb_connect_timeout, cfg.dynamodb_read_timeout
+    Row.Meta.max_retry_attempts = cfg.dynamodb_max_attempts - 1  # PynamoDB counts retries, not attempts
     # PynamoDB caches a TableConnection on whichever model class is used first; drop every
     # cached one so all models share a single connection (and a single botocore client).
     stack = [Row]
@@ -90,7 +93,10 @@ def configure(cfg: Settings | None = None) -> None:
         "dynamodb",
         endpoint_url=cfg.endpoint,
         region_name=cfg.region,
-        config=Config(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=32),
+        config=Config(
+            retries={"mode": "standard", "total_max_attempts": cfg.dynamodb_max_attempts}, max_pool_connections=32,
+            connect_timeout=cfg.dynamodb_connect_timeout, read_timeout=cfg.dynamodb_read_timeout,
+        ),
     )
 
 

@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import json
 import logging
+import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,6 +34,7 @@ from domain.context import Binding, CallContext
 from domain.errors import ToolError
 from domain.pipeline import CallOutcome
 from domain.registry import Registry
+from domain.store import faults
 from functions.protocol import (
     INTERNAL_ERROR,
     META_CAPABILITIES,
@@ -69,7 +71,14 @@ class LocalBackend:
     def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         session = self.session
         if self.token is not None and message.get("method") == "tools/call":
-            principal = auth.authenticate(self.token)
+            try:
+                principal = auth.authenticate(self.token)
+            except Exception as exc:
+                if not faults.storage_unavailable(exc):
+                    raise
+                cid = uuid.uuid4().hex
+                log.warning("storage unavailable while checking the token (correlation id %s): %r", cid, exc)
+                return [refusal_reply(message, faults.unavailable_error(cid))]
             if principal is None:
                 log.warning("token %s no longer authenticates (revoked or expired); tools/call refused", self.session.principal.token_id)
                 return [token_refusal(message)]

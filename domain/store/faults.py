@@ -1,0 +1,70 @@
+"""Telling "DynamoDB could not be reached" apart from every other failure.
+
+When the store is down or too slow, a call has not failed because of anything the caller sent
+or anything wrong in our code: it is worth retrying in a moment. The transports use
+:func:`storage_unavailable` to give such calls their own answer (a tool call: INTERNAL with
+:func:`unavailable_error`; the HTTP authentication step: 503 with ``Retry-After``) instead of the
+generic INTERNAL.
+
+The botocore errors that mean "no answer from the endpoint" are connection refused or DNS
+failure (``EndpointConnectionError``), a connect or read timeout, and a connection dropped
+mid-response. PynamoDB wraps them in its own exceptions (``cause``), Powertools idempotency in
+its persistence-layer errors (``__cause__`` or an argument), so the whole chain is searched.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import (
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
+
+from domain.errors import ErrorCode, ToolError
+
+UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
+RETRY_AFTER_SECONDS = 5
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and every exception it wraps, each once."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo and len(seen) < 32:
+        cur = todo.pop()
+        if any(cur is s for s in seen):
+            continue
+        seen.append(cur)
+        for nxt in (getattr(cur, "cause", None), cur.__cause__, cur.__context__, *getattr(cur, "args", ())):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
+    return seen
+
+
+def storage_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or wraps) a failure to get any answer from DynamoDB."""
+    return any(isinstance(e, UNREACHABLE) for e in _chain(exc))
+
+
+def unavailable_error(correlation_id: str) -> ToolError:
+    """The INTERNAL envelope of a tool call that could not reach the store."""
+    return ToolError(
+        ErrorCode.INTERNAL,
+        f"The storage service (DynamoDB) is unavailable: it did not answer in time (correlation id {correlation_id}). "
+        "The call did not complete.",
+        f"Retry in about {RETRY_AFTER_SECONDS} seconds. A call that creates something is safe to retry with the same "
+        "idempotencyKey; if this keeps happening, report the correlation id.",
+        retry_after_seconds=RETRY_AFTER_SECONDS,
+    )
+
+
+def request_budget_seconds(connect_timeout: float, read_timeout: float, attempts: int) -> float:
+    """The longest one DynamoDB request may take with these settings, retries included.
+
+    Every attempt may wait the full connect and read timeouts; between attempts botocore's
+    standard retry mode sleeps at most ``2**(n-1)`` seconds before the n-th retry (jittered
+    below that). The sum must stay under the Lambda timeout so a slow store still gets an answer.
+    """
+    backoff = sum(min(2 ** (n - 1), 20) for n in range(1, attempts))
+    return attempts * (connect_timeout + read_timeout) + backoff
