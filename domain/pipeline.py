@@ -33,7 +33,7 @@ from domain.store.db import Missing
 from domain.store.idempotency_markers import IdempotencyMismatch
 from domain.store.paging import InvalidCursor
 from domain.store.retry import Contended
-from domain.store import faults
+from domain import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = Logger(service="jentrix-mcp", stream=sys.stderr)
@@ -126,6 +126,9 @@ def call_tool(
         if faults.storage_unavailable(exc):
             logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
             return CallOutcome(error=faults.unavailable_error(cid).envelope())
+        if faults.too_large(exc):
+            logger.warning("write refused for its size", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+            return CallOutcome(error=faults.too_large_error().envelope())
         logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
         return CallOutcome(error=internal_error(cid).envelope())
 

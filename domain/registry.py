@@ -31,13 +31,17 @@ AREAS: tuple[str, ...] = ("workspaces", "members", "boards", "tasks", "collabora
 
 
 class ToolInput(BaseModel):
-    """Base of every tool's arguments: unknown fields are refused, types are not coerced."""
+    """Base of every tool's arguments: unknown fields are refused, types are not coerced.
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    Validators are built on first use (``defer_build``), so importing the whole catalog costs
+    class creation only: a cold Lambda that serves one tool builds one tool's models.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class ToolOutput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class SpecError(ValueError):

@@ -546,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"jentrix: {exc}", file=sys.stderr)
         return exc.code
     except (PynamoDBException, BotoCoreError) as exc:
-        from domain.store import faults
+        from domain import faults
 
         if faults.storage_unavailable(exc):
             where = _target.get("endpoint", "DynamoDB")

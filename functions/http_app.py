@@ -21,7 +21,8 @@ from starlette.concurrency import run_in_threadpool
 from domain import auth
 from domain.auth import Principal
 from domain.settings import settings
-from domain.store import db, faults
+from domain import faults
+from domain.store import db
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
@@ -102,19 +103,30 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         if not origin_allowed(headers.get("origin")):
             return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
         principal = principal_from_authorizer(request.scope)
+        secret = None
         if principal is None:
             secret = bearer(headers)
             if secret is None:
                 return _unauthorized("Send Authorization: Bearer <token>.")
-            try:
-                principal = await run_in_threadpool(auth.authenticate, secret)
-            except Exception as exc:  # noqa: BLE001 - answered as JSON-RPC, never as a bare 500
-                return await _auth_failed(request, exc)
-            if principal is None:
-                return _unauthorized("The token is unknown, revoked or expired.")
         raw = await request.body()
-        session = Session(principal=principal, transport="http")
-        reply = await run_in_threadpool(proto.handle_raw, raw, headers=headers, session=session)
+
+        def serve() -> Any:
+            """The token check and the call in one worker-thread hop (both block on DynamoDB)."""
+            caller = principal
+            if caller is None:
+                try:
+                    caller = auth.authenticate(secret)
+                except Exception as exc:  # noqa: BLE001 - answered as JSON-RPC, never as a bare 500
+                    return exc
+                if caller is None:
+                    return None
+            return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http"))
+
+        reply = await run_in_threadpool(serve)
+        if reply is None:
+            return _unauthorized("The token is unknown, revoked or expired.")
+        if isinstance(reply, Exception):
+            return await _auth_failed(request, reply)
         if reply.message is None:
             return Response(status_code=reply.status, headers=reply.headers)
         body = encode(reply.message)

@@ -36,7 +36,7 @@ from cfnlint.decode import cfn_yaml
 from pynamodb.exceptions import DoesNotExist, GetError, QueryError, TransactWriteError
 
 from domain.settings import Settings
-from domain.store import faults
+from domain import faults
 from tests.stdio_support import Adapter, error_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +144,7 @@ import json, os, sys
 import uvicorn
 from domain import auth, settings
 from domain.store import db
-from domain.tools.workspaces import create_workspace_rows
+from domain.store.workspaces import create as create_workspace_rows
 
 db.create_tables()  # with the default timeouts: a cold emulator is slow to create tables
 user = auth.create_user("faults@example.com", "Faults")

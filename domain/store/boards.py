@@ -39,12 +39,17 @@ def header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow]]:
     return board, columns
 
 
+SNAPSHOT_PAGE_SLACK = 64  # the head, up to 50 active columns and a few archived ones, and one task past the cap
+
+
 def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow], list[TaskRow], bool]:
     """Head, columns and up to ``cap`` compact rows of tasks in active columns, in one Query.
 
     Columns sort before tasks, so the active set is known when the first task row arrives;
-    rows of archived columns are skipped without using up the cap. Returns
-    ``(board, columns, tasks, truncated)``.
+    rows of archived columns are skipped without using up the cap. Pages hold ``cap`` plus
+    room for the head and the columns, so a board of any size is read only as far as the
+    answer needs (one Query for up to ``cap`` tasks unless archived columns' tasks are in the
+    way; the next page is read only then). Returns ``(board, columns, tasks, truncated)``.
     """
     board: BoardRow | None = None
     columns: list[ColumnRow] = []
@@ -52,7 +57,8 @@ def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow],
     live: set[str] | None = None
     truncated = False
     lo, hi = keys.SNAPSHOT_RANGE
-    for row in Row.query(keys.board_partition(board_id), Row.SK.between(lo, hi), consistent_read=True):
+    page = cap + SNAPSHOT_PAGE_SLACK
+    for row in Row.query(keys.board_partition(board_id), Row.SK.between(lo, hi), consistent_read=True, page_size=page):
         if isinstance(row, BoardRow):
             board = row
         elif isinstance(row, ColumnRow):

@@ -19,8 +19,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import boto3
-from botocore.config import Config
 from pynamodb.connection import Connection
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
@@ -79,6 +77,7 @@ def configure(cfg: Settings | None = None) -> None:
     # Bounded waits on both clients, so a dead or stalled DynamoDB answers within the Lambda timeout.
     Row.Meta.connect_timeout_seconds, Row.Meta.read_timeout_seconds = cfg.dynamodb_connect_timeout, cfg.dynamodb_read_timeout
     Row.Meta.max_retry_attempts = cfg.dynamodb_max_attempts - 1  # PynamoDB counts retries, not attempts
+    Row.Meta.max_pool_connections = 32  # the I/O pool (domain.store.parallel) sends up to 16 requests at once
     # PynamoDB caches a TableConnection on whichever model class is used first; drop every
     # cached one so all models share a single connection (and a single botocore client).
     stack = [Row]
@@ -88,16 +87,10 @@ def configure(cfg: Settings | None = None) -> None:
             delattr(cls, "_connection")
         stack.extend(cls.__subclasses__())
     Row._connection = None  # type: ignore[attr-defined]
-    Row._get_connection()
-    _dynamodb_client = boto3.client(
-        "dynamodb",
-        endpoint_url=cfg.endpoint,
-        region_name=cfg.region,
-        config=Config(
-            retries={"mode": "standard", "total_max_attempts": cfg.dynamodb_max_attempts}, max_pool_connections=32,
-            connect_timeout=cfg.dynamodb_connect_timeout, read_timeout=cfg.dynamodb_read_timeout,
-        ),
-    )
+    # One botocore client for everything (models, transactions, Powertools, table admin), built
+    # here — at import in Lambda's init phase — rather than inside the first request. PynamoDB
+    # builds it from the Meta settings above (timeouts, attempts, pool size).
+    _dynamodb_client = Row._get_connection().connection.client  # type: ignore[attr-defined]
 
 
 def connection() -> Connection:
@@ -106,7 +99,8 @@ def connection() -> Connection:
 
 
 def dynamodb_client() -> Any:
-    """The boto3 DynamoDB client (Powertools idempotency, table admin)."""
+    """The DynamoDB client every request goes through (PynamoDB's botocore client, shared with
+    Powertools idempotency and table administration)."""
     if _dynamodb_client is None:
         configure()
     return _dynamodb_client
@@ -114,7 +108,8 @@ def dynamodb_client() -> Any:
 
 def botocore_clients() -> list[Any]:
     """Every botocore client that talks to DynamoDB for a request (request counting in tests)."""
-    return [connection().client, dynamodb_client()]
+    clients = [connection().client, dynamodb_client()]
+    return [c for i, c in enumerate(clients) if all(c is not other for other in clients[:i])]
 
 
 class ConditionFailed(Exception):

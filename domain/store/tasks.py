@@ -10,9 +10,10 @@ task's two items, so they never drift: every create, edit, move and archive goes
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from fractional_indexing import generate_key_between
+from fractional_indexing import generate_key_between, generate_n_keys_between
 
 from domain import clock, ids
 from domain.store import db, keys, members
@@ -193,16 +194,75 @@ def create(
     return compare_and_set("create_task", None, plan)
 
 
-def move_extra(*, board_id: str, old_column: str, dest: ColumnRow, rank: str) -> Callable[[Any], None]:
-    """The column actions of a move: counts, and the destination's ``lastRank`` when it grows."""
+# Ranks are fractional-index strings; inserting again and again at one spot lengthens them by
+# about a character every few moves, and a sort key may not pass 1 KB. A move whose new rank
+# would be longer than MAX_RANK_LENGTH first spreads the ranks of up to REBALANCE_SIDE tasks on
+# each side of the slot evenly between the ranks just outside that window, in the move's own
+# transaction (2 actions per re-ranked task: at most 80 of the 100 a transaction holds).
+MAX_RANK_LENGTH = 24
+REBALANCE_SIDE = 20
+
+
+@dataclass(frozen=True)
+class Rebalance:
+    """The new rank of the moved task, the neighbours re-ranked with it, and the column's new
+    ``lastRank`` when the window reaches the column's end."""
+
+    rank: str
+    neighbours: tuple[tuple[TaskRow, str], ...]
+    last_rank: str | None
+
+
+def rebalance(board_id: str, column_id: str, lo: str | None, hi: str | None, *, moving_task: str) -> Rebalance:
+    """Ranks for a slot between ``lo`` and ``hi`` that stay short: the window around the slot
+    (two GSI1 Queries of at most ``REBALANCE_SIDE + 2`` rows) is spread evenly."""
+    pk = keys.column_order_partition(column_id)
+    left: list[TaskRow] = []
+    right: list[TaskRow] = []
+    if lo is not None:
+        rows = TaskRow.gsi1.query(pk, TaskRow.GSI1SK <= f"{lo}#~", scan_index_forward=False, limit=REBALANCE_SIDE + 2)
+        left = [r for r in rows if isinstance(r, TaskRow) and r.taskId != moving_task][: REBALANCE_SIDE + 1]
+    if hi is not None:
+        rows = TaskRow.gsi1.query(pk, TaskRow.GSI1SK >= f"{hi}#", limit=REBALANCE_SIDE + 2)
+        right = [r for r in rows if isinstance(r, TaskRow) and r.taskId != moving_task][: REBALANCE_SIDE + 1]
+    outer_lo = left[REBALANCE_SIDE].rank if len(left) > REBALANCE_SIDE else None
+    outer_hi = right[REBALANCE_SIDE].rank if len(right) > REBALANCE_SIDE else None
+    window_left = list(reversed(left[:REBALANCE_SIDE]))
+    window_right = right[:REBALANCE_SIDE]
+    ranks = generate_n_keys_between(outer_lo, outer_hi, len(window_left) + 1 + len(window_right))
+    mine = ranks[len(window_left)]
+    neighbours = tuple(zip(window_left + window_right, ranks[: len(window_left)] + ranks[len(window_left) + 1 :], strict=True))
+    reaches_end = outer_hi is None
+    last = ranks[-1] if reaches_end else None
+    return Rebalance(mine, tuple((row, new) for row, new in neighbours if row.rank != new), last)
+
+
+def _rerank(tx: Any, board_id: str, row: TaskRow, new: str) -> None:
+    """Give one task a new rank on both of its items, under ``rank = <value read>``."""
+    number = int(row.number)
+    tx.update(TaskDetailRow(*keys.task_full(board_id, number)), actions=[TaskDetailRow.rank.set(new)], condition=TaskDetailRow.rank == row.rank)
+    tx.update(
+        TaskRow(*keys.task_compact(board_id, number)),
+        actions=[TaskRow.rank.set(new), TaskRow.GSI1SK.set(keys.column_order_sort_key(new, number))],
+        condition=TaskRow.rank == row.rank,
+    )
+
+
+def move_extra(*, board_id: str, old_column: str, dest: ColumnRow, rank: str, spread: Rebalance | None = None) -> Callable[[Any], None]:
+    """The column actions of a move: counts, the destination's ``lastRank`` when it grows (or
+    when a rebalance re-ranked the column's end), and the rebalanced neighbours."""
     moving_out = dest.columnId != old_column
     last_rank = dest.lastRank
-    becomes_last = last_rank is None or rank > last_rank
+    new_last = spread.last_rank if spread is not None and spread.last_rank is not None else rank
+    becomes_last = last_rank is None or new_last > last_rank or (spread is not None and spread.last_rank is not None)
 
     def extra(tx: Any) -> None:
+        if spread is not None:
+            for row, new in spread.neighbours:
+                _rerank(tx, board_id, row, new)
         col_actions: list[Any] = []
         if becomes_last:
-            col_actions.append(ColumnRow.lastRank.set(rank))
+            col_actions.append(ColumnRow.lastRank.set(new_last))
         if moving_out:
             col_actions.append(ColumnRow.taskCount.add(1))
             tx.update(ColumnRow(*keys.column(board_id, old_column)), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())

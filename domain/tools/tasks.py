@@ -384,6 +384,11 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
             if not moving_out and column.lastRank == current.rank:
                 return Unchanged(TaskOutput(task=task_detail_view(current, column.name)))  # already at the bottom
             rank = generate_key_between(column.lastRank, None)
+        spread = None
+        if len(rank) > task_store.MAX_RANK_LENGTH:
+            lo_rank, hi_rank = (lo, hi) if anchor_ref is not None else (column.lastRank, None)
+            spread = task_store.rebalance(board_id, dest_id, lo_rank, hi_rank, moving_task=current.taskId)
+            rank = spread.rank
         moved = task_store.copy(current)
         moved.columnId, moved.rank = dest_id, rank
         moved.updatedAt = clock.next_stamp(current.updatedAt)
@@ -394,7 +399,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         return task_store.write(
             moved, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
             result=lambda: TaskOutput(task=task_detail_view(moved, column.name)),
-            extra=task_store.move_extra(board_id=board_id, old_column=current.columnId, dest=column, rank=rank), replan_on=current,
+            extra=task_store.move_extra(board_id=board_id, old_column=current.columnId, dest=column, rank=rank, spread=spread), replan_on=current,
         )
 
     try:

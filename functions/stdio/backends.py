@@ -34,7 +34,7 @@ from domain.context import Binding, CallContext
 from domain.errors import ToolError
 from domain.pipeline import CallOutcome
 from domain.registry import Registry
-from domain.store import faults
+from domain import faults
 from functions.protocol import (
     INTERNAL_ERROR,
     META_CAPABILITIES,

@@ -68,3 +68,25 @@ def request_budget_seconds(connect_timeout: float, read_timeout: float, attempts
     """
     backoff = sum(min(2 ** (n - 1), 20) for n in range(1, attempts))
     return attempts * (connect_timeout + read_timeout) + backoff
+
+
+def too_large(exc: BaseException) -> bool:
+    """Whether DynamoDB refused a request as invalid for its limits (an item over 400 KB, a key
+    over its size, a transaction over 4 MB): a ``ValidationException`` anywhere in the chain."""
+    for e in _chain(exc):
+        response = getattr(e, "response", None)
+        if isinstance(response, dict) and (response.get("Error") or {}).get("Code") == "ValidationException":
+            return True
+        if getattr(e, "cause_response_code", None) == "ValidationException":
+            return True
+    return False
+
+
+def too_large_error() -> ToolError:
+    """INVALID_INPUT for a write DynamoDB refused for its size limits; nothing was written."""
+    return ToolError(
+        ErrorCode.INVALID_INPUT,
+        "arguments: the change is larger than the store accepts (DynamoDB limits an item to 400 KB and a key to "
+        "2 KB/1 KB); nothing was written.",
+        "Shorten the longest text fields and call again.",
+    )
