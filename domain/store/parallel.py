@@ -10,6 +10,7 @@ threads from its parent.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ T = TypeVar("T")
 MAX_WORKERS = 16
 _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
+_local = threading.local()
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -31,7 +33,25 @@ def _executor() -> ThreadPoolExecutor:
 
 def submit(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
     """Start ``fn(*args, **kwargs)`` on the I/O pool."""
-    return _executor().submit(fn, *args, **kwargs)
+    issued = time.perf_counter()
+
+    def run() -> T:
+        _local.issued = issued
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _local.issued = None
+
+    return _executor().submit(run)
+
+
+def take_issued() -> float | None:
+    """When the caller asked for the work now running on this pool thread (``perf_counter``),
+    once: request meters date a pooled request from its submission, not from when a thread
+    happened to pick it up, so overlap is judged by causality rather than by scheduling."""
+    issued = getattr(_local, "issued", None)
+    _local.issued = None
+    return issued
 
 
 def reset_after_fork() -> None:
