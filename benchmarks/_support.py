@@ -97,22 +97,23 @@ def call(name: str, args: dict[str, Any], principal: Any) -> dict[str, Any]:
 
 
 def call_direct(name: str, args: dict[str, Any], principal: Any) -> dict[str, Any]:
-    """The tool's own work without the pipeline around it: validate the arguments, run the
-    handler, dump the output model. No scope check, rate window, idempotency or envelope —
-    what a plain server doing the same reads would run. Used by the SDK baseline's "direct"
-    variant."""
+    """The tool's own work without the pipeline around it: validate the arguments, locate and
+    admit the target (the membership read is part of the tool's first read now: one
+    BatchGetItem with the task), run the handler, dump the output model. No scope check, rate
+    window, idempotency or envelope — what a plain server doing the same reads would run. Used
+    by the SDK baseline's "direct" variant."""
     import uuid as _uuid
 
     from pydantic import BaseModel
 
-    try:
-        from domain.context import CallContext
-    except ImportError:  # pragma: no cover - after the refactor
-        from domain.pipeline import CallContext  # type: ignore[attr-defined,no-redef]
+    from domain import access
+    from domain.context import CallContext
 
     s = spec(name)
     ctx = CallContext(principal=principal, correlation_id=_uuid.uuid4().hex, tool=name)
-    out = s.handler(ctx, s.input_model.model_validate(args))
+    validated = s.input_model.model_validate(args)
+    access.authorize(s, ctx, validated)
+    out = s.handler(ctx, validated)
     if isinstance(out, BaseModel):
         return out.model_dump(mode="json", by_alias=True)
     return s.output_model.model_validate(out).model_dump(mode="json", by_alias=True)
@@ -500,12 +501,25 @@ GOALS = {
 
 
 def record(key: str, text: str, source: str) -> None:
-    """Store one measured figure of the summary table and re-render the summary section."""
+    """Store one measured figure of the summary table and re-render the summary section.
+
+    The first figure ever recorded for a row stays as its "before" (the baseline the
+    optimisations are judged against); later runs update "now".
+    """
     data = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
-    data[key] = {"measured": text, "by": source, "at": time.strftime("%Y-%m-%d", time.gmtime())}
+    prev = data.get(key) or {}
+    before = prev.get("before") or prev.get("measured") or text
+    data[key] = {"before": before, "measured": text, "by": source, "at": time.strftime("%Y-%m-%d", time.gmtime())}
     FIGURES.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    render_summary(data)
+
+
+def render_summary(data: dict[str, Any]) -> None:
     rows = []
     for k, label in SUMMARY_ROWS:
         entry = data.get(k)
-        rows.append((label, entry["measured"] if entry else "not measured yet", GOALS[k], f"`{entry['by']}`" if entry else ""))
-    write_section("summary", table(("figure", "measured (before)", "goal", "command"), rows))
+        if entry is None:
+            rows.append((label, "not measured yet", "", GOALS[k], ""))
+            continue
+        rows.append((label, entry.get("before", entry["measured"]), entry["measured"], GOALS[k], f"`{entry['by']}`"))
+    write_section("summary", table(("figure", "before", "now", "goal", "command"), rows))

@@ -162,8 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         BUDGETS.write_text(json.dumps({c.scenario: c.as_budget() for c in costs}, indent=2) + "\n")
         S.write_section("cost_table", "## DynamoDB cost per tool\n\n`python -m benchmarks.cost_table`\n\n" + text)
         detailed = next(c for c in costs if c.scenario == "get_task detailed")
-        writes = sum(1 for op in detailed.ops.split(" → ") if op in ("UpdateItem", "PutItem", "TransactWriteItems"))
-        S.record("ddb_get_task", f"{detailed.requests} requests in {detailed.round_trips} sequential round trips, {writes} a write ({detailed.ops}); "
+        ops = [op for step in detailed.ops.split(" → ") for op in step.split(" ‖ ")]
+        writes = sum(1 for op in ops if op in ("UpdateItem", "PutItem", "TransactWriteItems"))
+        trips = "round trip" if detailed.round_trips == 1 else "sequential round trips"
+        S.record("ddb_get_task", f"{detailed.requests} requests in {detailed.round_trips} {trips}, {writes} a write ({detailed.ops}); "
                  f"{detailed.read_units:g} read + {detailed.write_units:g} write units", "benchmarks.cost_table")
     return 0
 
