@@ -59,7 +59,9 @@ def _validation_error(exc: ValidationError) -> ToolError:
         hint = "Add it and call again."
     else:
         msg = str(first.get("msg", "is invalid")).removeprefix("Value error, ")
-        hint = f"Fix '{loc}' to match inputSchema and call again."
+        # A validator may word its own hint (PydanticCustomError with a ``hint`` in its context).
+        own = (first.get("ctx") or {}).get("hint")
+        hint = own if isinstance(own, str) and own else f"Fix '{loc}' to match inputSchema and call again."
     others = len(exc.errors()) - 1
     if others:
         hint += f" ({others} more problem{'s' if others > 1 else ''} after this one.)"

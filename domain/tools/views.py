@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -125,3 +125,9 @@ def activity_view(a: ActivityRow) -> ActivityView:
         id=a.activityId, type=a.type, source=a.source, actorId=a.actorId, at=a.at, summary=a.summary,
         boardId=a.boardId, taskId=a.taskId, data=a.data,
     )
+
+
+ChangedFields = Annotated[
+    list[str],
+    Field(description="The fields this call changed, in argument order; empty when nothing changed (nothing was written)."),
+]

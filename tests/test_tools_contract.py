@@ -1,0 +1,80 @@
+"""The shared contract after the second trial (docs/decisions.md, "After the second trial"):
+the null rule of update tools and changedFields, due-date normalisation, WIP-limit notices,
+archived columns and board counts, cursors bound to their list, task keys passed as ids, and
+null accepted where a description gives it a meaning. Through the official MCP SDK client
+against DynamoDB Local."""
+
+from __future__ import annotations
+
+import pytest
+
+from domain.catalog import registry as product_registry
+from tests.conftest import mcp_client
+from tests.tools_support import err, names_field, new_board, new_task, ok, stored_state
+
+
+async def _board(c, ws: str, name: str = "Contract") -> tuple[str, list[str]]:
+    made = await new_board(c, ws, name)
+    return made["board"]["id"], [col["id"] for col in made["columns"]]
+
+
+# -- 1: one null rule for update tools, and changedFields ----------------------------------------
+async def test_update_task_null_clears_what_may_be_empty_and_ignores_the_rest(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        _, cols = await _board(c, owner.workspace_id)
+        task = await new_task(c, cols[0], "Keep me", description="body", priority="HIGH", dueDate="2026-12-01")
+        all_null = {"taskId": task["id"], "title": None, "description": None, "priority": None, "dueDate": None}
+        out = await ok(c, "update_task", all_null)
+        assert out["changedFields"] == ["description", "dueDate"]
+        t = out["task"]
+        assert (t["title"], t["priority"], t["description"], t["dueDate"]) == ("Keep me", "HIGH", "", None)
+        stored = (await ok(c, "get_task", {"taskId": task["id"]}))["task"]
+        assert (stored["description"], stored["dueDate"]) == ("", None)
+        # the same nulls again change nothing, and the answer says so without writing
+        before = stored_state()
+        again = await ok(c, "update_task", all_null)
+        assert again["changedFields"] == [] and again["task"]["updatedAt"] == t["updatedAt"]
+        assert stored_state() == before
+        # only the fields that really differ are listed
+        out = await ok(c, "update_task", {"taskId": task["id"], "title": "Keep me", "priority": "LOW", "description": None})
+        assert out["changedFields"] == ["priority"]
+        # nulls that are all ignored are nothing to change, and the hint says why
+        problem = await err(c, "update_task", {"taskId": task["id"], "title": None, "priority": None})
+        assert names_field(problem, "arguments") and "ignored" in problem["hint"]
+
+
+def test_update_tool_descriptions_state_the_null_rule():
+    """Every update_* tool carries the same sentence (domain.tools.args.null_rule)."""
+    updates = [s for s in product_registry() if s.name.startswith("update_")]
+    assert updates
+    for spec in updates:
+        assert "Fields you leave out stay as they are; null empties a field that may be empty" in spec.description, spec.name
+        assert "changedFields" in spec.definition()["outputSchema"]["properties"], spec.name
+        assert "changedFields" in spec.definition()["outputSchema"].get("required", []), spec.name
+
+
+# -- 5: due dates ----------------------------------------------------------------------------------
+async def test_due_dates_are_normalised(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        _, cols = await _board(c, owner.workspace_id)
+        cases = [
+            ("2026-08-01", "2026-08-01"),
+            ("2026-08-01T17:00:00Z", "2026-08-01T17:00:00.000Z"),
+            ("2026-08-01T19:30:00+02:00", "2026-08-01T17:30:00.000Z"),
+            ("2026-08-01T00:15-01:00", "2026-08-01T01:15:00.000Z"),
+            ("2026-08-01T17:00:00.5Z", "2026-08-01T17:00:00.500Z"),
+            ("2026-12-31T23:30:00.123456-01:00", "2027-01-01T00:30:00.123Z"),
+        ]
+        for sent, stored in cases:
+            made = await new_task(c, cols[0], f"due {sent}", dueDate=sent)
+            assert made["dueDate"] == stored, sent
+            assert (await ok(c, "get_task", {"taskId": made["id"]}))["task"]["dueDate"] == stored
+        updated = await ok(c, "update_task", {"taskId": made["id"], "dueDate": "2026-09-01T08:00:00+08:00"})
+        assert updated["task"]["dueDate"] == "2026-09-01T00:00:00.000Z" and updated["changedFields"] == ["dueDate"]
+        before = stored_state()
+        for bad in ("2026-W32-6", "2026-213", "2026-08-01T10:00:00", "2026-02-30", "2026-08-01 10:00:00Z", "20260801", "tomorrow"):
+            for tool, args in (("create_task", {"columnId": cols[0], "title": "x"}), ("update_task", {"taskId": made["id"]})):
+                problem = await err(c, tool, {**args, "dueDate": bad})
+                assert names_field(problem, "dueDate"), (tool, bad, problem)
+                assert "2026-08-01" in problem["hint"] and "T17:00:00Z" in problem["hint"], problem
+        assert stored_state() == before
