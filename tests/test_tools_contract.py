@@ -78,3 +78,59 @@ async def test_due_dates_are_normalised(server_url, owner):
                 assert names_field(problem, "dueDate"), (tool, bad, problem)
                 assert "2026-08-01" in problem["hint"] and "T17:00:00Z" in problem["hint"], problem
         assert stored_state() == before
+
+
+# -- 3: archiving a non-empty column -------------------------------------------------------------
+async def test_archiving_a_column_says_where_its_tasks_went_and_counts_agree(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id)
+        for i in range(2):
+            await new_task(c, cols[0], f"stays {i}")
+        leaving = [await new_task(c, cols[1], f"leaves {i}") for i in range(3)]
+        out = await ok(c, "manage_columns", {"action": "archive", "columnId": cols[1]})
+        notice = out["notice"]
+        assert notice and "3 tasks" in notice and "To Do" in notice, notice
+        assert "list_tasks" in notice and cols[1] in notice and "move_task" in notice
+        snap = await ok(c, "get_board_snapshot", {"boardId": bid})
+        assert snap["totalCount"] == snap["board"]["taskCount"] == 2
+        renamed = await ok(c, "rename_board", {"boardId": bid, "name": "Contract renamed"})
+        assert renamed["board"]["taskCount"] == 2
+        hidden = await ok(c, "list_tasks", {"columnId": cols[1]})
+        assert sorted(t["id"] for t in hidden["tasks"]) == sorted(t["id"] for t in leaving)
+        # the way back the notice names works, and the counts follow
+        await ok(c, "move_task", {"taskId": leaving[0]["id"], "columnId": cols[0]})
+        snap = await ok(c, "get_board_snapshot", {"boardId": bid})
+        assert snap["totalCount"] == snap["board"]["taskCount"] == 3
+        # an empty column goes without a notice
+        empty = await ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]})
+        assert empty["notice"] is None
+        for action in ({"action": "rename", "columnId": cols[0], "name": "Backlog 2"}, {"action": "create", "boardId": bid, "name": "More"}):
+            assert (await ok(c, "manage_columns", action))["notice"] is None
+
+
+# -- 4: WIP limits ---------------------------------------------------------------------------------
+async def test_wip_limit_notices_and_clearing_the_limit(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id)
+        limited = (await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Doing", "wipLimit": 2}))["column"]
+        first = await ok(c, "create_task", {"columnId": limited["id"], "title": "one"})
+        second = await ok(c, "create_task", {"columnId": limited["id"], "title": "two"})
+        assert first["notice"] is None and second["notice"] is None  # at the limit is not over it
+        third = await ok(c, "create_task", {"columnId": limited["id"], "title": "three"})
+        assert third["task"]["columnId"] == limited["id"]
+        assert "'Doing'" in third["notice"] and "3 tasks" in third["notice"] and "limit of 2" in third["notice"], third["notice"]
+        other = await new_task(c, cols[0], "elsewhere")
+        moved = await ok(c, "move_task", {"taskId": other["id"], "columnId": limited["id"]})
+        assert moved["task"]["columnId"] == limited["id"] and "4 tasks" in moved["notice"] and "limit of 2" in moved["notice"]
+        reordered = await ok(c, "move_task", {"taskId": other["id"], "beforeTaskId": first["task"]["id"]})
+        assert reordered["notice"] is None  # a reorder inside the column adds nothing to it
+        assert (await ok(c, "create_task", {"columnId": cols[0], "title": "no limit"}))["notice"] is None
+        # rename: leaving wipLimit out keeps it, null removes it
+        kept = await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing now"})
+        assert kept["column"]["wipLimit"] == 2
+        cleared = await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing now", "wipLimit": None})
+        assert cleared["column"]["wipLimit"] is None
+        listed = (await ok(c, "list_columns", {"boardId": bid}))["columns"]
+        assert next(col for col in listed if col["id"] == limited["id"])["wipLimit"] is None
+        assert (await ok(c, "create_task", {"columnId": limited["id"], "title": "five"}))["notice"] is None
+        assert (await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing", "wipLimit": 9}))["column"]["wipLimit"] == 9

@@ -114,7 +114,7 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
         )
     except Missing:
         raise errors.not_found("workspace", ws) from None
-    return BoardWithColumnsOutput(board=board_view(board), columns=[column_view(c, i) for i, c in enumerate(columns)])
+    return BoardWithColumnsOutput(board=board_view(board, columns), columns=[column_view(c, i) for i, c in enumerate(columns)])
 
 
 # -- rename_board ----------------------------------------------------------------------------
@@ -140,7 +140,8 @@ class BoardOutput(ToolOutput):
     output_model=BoardOutput,
 )
 def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
-    board = board_store.get_head(args.boardId)
+    # The header Query costs what the head's GetItem did and brings the columns the count needs.
+    board, columns = board_store.header(args.boardId)
     if board is None:
         raise errors.not_found("board", args.boardId)
     name = args.name.strip()
@@ -152,7 +153,7 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
         return ctx.activity(ws, board.boardId, "board.renamed", f"Renamed board {old!r} to {name!r}", data={"from": old, "to": name}, at=stamp)
 
     renamed = board_store.rename(board, name, actor_id=ctx.user_id, activity_for=activity_for)
-    return BoardOutput(board=board_view(renamed))
+    return BoardOutput(board=board_view(renamed, columns))
 
 
 # -- get_board_snapshot ----------------------------------------------------------------------
@@ -208,7 +209,7 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
             "list_tasks(boardId or columnId, cursor)."
         )
     return SnapshotOutput(
-        board=board_view(board), columns=snap_cols,
+        board=board_view(board, columns), columns=snap_cols,
         tasks=[task_row_view(t, live[t.columnId][0].name) for t in tasks], totalCount=total, truncated=truncated, notice=notice,
     )
 
