@@ -144,7 +144,10 @@ def store_error(exc: Exception, ctx: CallContext) -> ToolError:
             retry_after_seconds=1,
         )
     if isinstance(exc, InvalidCursor):
-        return errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.")
+        return errors.invalid(
+            "cursor", "is not a cursor this list returned",
+            "A cursor works only with the same subject and filters as the call that returned it; repeat those, or omit cursor to start from the first page.",
+        )
     if isinstance(exc, IdempotencyMismatch):
         return errors.conflict(
             f"This idempotencyKey already made an entity through {exc.args[0] if exc.args else ctx.tool} with different arguments.",

@@ -134,3 +134,40 @@ async def test_wip_limit_notices_and_clearing_the_limit(server_url, owner):
         assert next(col for col in listed if col["id"] == limited["id"])["wipLimit"] is None
         assert (await ok(c, "create_task", {"columnId": limited["id"], "title": "five"}))["notice"] is None
         assert (await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing", "wipLimit": 9}))["column"]["wipLimit"] == 9
+
+
+# -- 7: cursors belong to their list -------------------------------------------------------------
+async def test_a_cursor_only_works_with_the_filters_it_came_from(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id)
+        tasks = [await new_task(c, cols[0], f"log {i}") for i in range(3)]
+        for t in tasks:
+            await ok(c, "update_task", {"taskId": t["id"], "title": t["title"] + "!"})
+        since = "2020-01-01T00:00:00Z"
+        base = {"boardId": bid, "limit": 2}
+        page = await ok(c, "list_activity", {**base, "source": "mcp", "since": since})
+        assert page["nextCursor"]
+        cursor = page["nextCursor"]
+        # the same filters (since spelled differently, same instant) go on
+        more = await ok(c, "list_activity", {**base, "source": "mcp", "since": "2020-01-01T01:00:00+01:00", "cursor": cursor})
+        assert more["activity"] and not {a["id"] for a in more["activity"]} & {a["id"] for a in page["activity"]}
+        before = stored_state()
+        for changed in (
+            {"source": "mcp"},  # since dropped
+            {"since": since},  # source dropped
+            {"source": "ui", "since": since},
+            {"source": "mcp", "since": "2021-01-01T00:00:00Z"},
+            {"source": "mcp", "since": since, "type": "task.updated"},
+        ):
+            problem = await err(c, "list_activity", {**base, **changed, "cursor": cursor})
+            assert names_field(problem, "cursor") and "same" in problem["hint"], (changed, problem)
+        task_page = await ok(c, "list_activity", {"taskId": tasks[0]["id"], "limit": 1})
+        assert names_field(await err(c, "list_activity", {"taskId": tasks[0]["id"], "limit": 1, "type": "task.created", "cursor": task_page["nextCursor"]}), "cursor")
+        # list_tasks: a board's cursor is not a column's; the page shape may change between pages
+        board_page = await ok(c, "list_tasks", {"boardId": bid, "limit": 1})
+        assert names_field(await err(c, "list_tasks", {"columnId": cols[0], "limit": 1, "cursor": board_page["nextCursor"]}), "cursor")
+        column_page = await ok(c, "list_tasks", {"columnId": cols[0], "limit": 1})
+        assert names_field(await err(c, "list_tasks", {"boardId": bid, "limit": 1, "cursor": column_page["nextCursor"]}), "cursor")
+        detailed = await ok(c, "list_tasks", {"boardId": bid, "limit": 5, "response_format": "detailed", "cursor": board_page["nextCursor"]})
+        assert [t["id"] for t in detailed["tasks"]] == [t["id"] for t in tasks[1:]]
+        assert stored_state() == before

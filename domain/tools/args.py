@@ -33,7 +33,7 @@ ExpectedUpdatedAtArg = Annotated[
     ),
 ]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size (1-200).")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page; omit for the first page.")]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page, sent with the same filters; omit for the first page.")]
 
 
 # -- the null rule of every update_* tool (docs/decisions.md, "After the second trial") --------------

@@ -31,7 +31,7 @@ from domain.store import tasks as task_store
 from domain.store.cas import Unchanged
 from domain.store.db import Missing
 from domain.store.models import ColumnRow, TaskDetailRow, TaskRow
-from domain.store.paging import decode_cursor, encode_cursor, take_page
+from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.text import has_visible
 from domain.tools.args import (
     ColumnIdArg,
@@ -478,7 +478,9 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     title="List tasks",
     description=(
         "Lists the tasks of a board or of one column, with board and column names, the total count and a cursor for the "
-        "next page. Rows are concise unless response_format is 'detailed'. Needs boardId or columnId."
+        "next page. Rows are concise unless response_format is 'detailed'. Needs boardId or columnId; a cursor only "
+        "works with the boardId or columnId it came from. Pages are read one call at a time, so while tasks move a "
+        "moved task can show up twice or not at all across pages; get_board_snapshot is the one consistent read."
     ),
     area="tasks",
     scope="read",
@@ -496,7 +498,8 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         raise errors.not_found("board", board_id)
     names = {c.columnId: c.name for c in columns}
     live = {c.columnId for c, _ in column_store.ordered(columns)}
-    kind = f"tasks:{column_id or board_id}"
+    # A cursor belongs to its board or column; limit and response_format only shape the page.
+    kind = list_kind("tasks", board=board_id, column=column_id)
     # Detailed rows carry descriptions of up to 20,000 characters; a smaller page keeps one
     # answer well under Lambda's 6 MB response limit (the text block repeats the content).
     limit = min(args.limit, DETAILED_PAGE_CAP) if args.response_format == "detailed" else args.limit
