@@ -171,3 +171,27 @@ async def test_a_cursor_only_works_with_the_filters_it_came_from(server_url, own
         detailed = await ok(c, "list_tasks", {"boardId": bid, "limit": 5, "response_format": "detailed", "cursor": board_page["nextCursor"]})
         assert [t["id"] for t in detailed["tasks"]] == [t["id"] for t in tasks[1:]]
         assert stored_state() == before
+
+
+# -- 8: looking a task up by its key ---------------------------------------------------------------
+async def test_get_task_by_key_points_to_workspace_and_number(server_url, owner, outsider):
+    async with mcp_client(server_url, owner.token) as c:
+        _, cols = await _board(c, owner.workspace_id)
+        await new_task(c, cols[0], "first")
+        task = await new_task(c, cols[0], "second")
+        key = task["key"]
+        number = task["number"]
+        for sent in (key, key.lower(), f" {key} "):
+            problem = await err(c, "get_task", {"taskId": sent})
+            assert problem["code"] == "NOT_FOUND", problem
+            assert "workspaceId" in problem["hint"] and f"number {number}" in problem["hint"], problem
+        # the hint's way works
+        found = await ok(c, "get_task", {"workspaceId": owner.workspace_id, "number": number})
+        assert found["task"]["id"] == task["id"]
+        # a missing number reads as a number, not as an id
+        missing = await err(c, "get_task", {"workspaceId": owner.workspace_id, "number": 99})
+        assert missing["code"] == "NOT_FOUND"
+        assert missing["message"].startswith(f"No task number 99 in workspace {owner.workspace_id}"), missing
+        assert "with id" not in missing["message"]
+        foreign = await err(c, "get_task", {"workspaceId": outsider.workspace_id, "number": 1})
+        assert foreign["message"].startswith(f"No task number 1 in workspace {outsider.workspace_id}"), foreign

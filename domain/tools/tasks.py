@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 from domain import clock, errors, ids
 from domain.access import Located, Ref, either, target
 from domain.context import CallContext
-from domain.errors import ErrorCode
+from domain.errors import ErrorCode, ToolError
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
@@ -194,17 +194,28 @@ class GetTaskOutput(ToolOutput):
     recentActivity: list[ActivityView] | None = Field(description="Newest first, up to 10; null in concise format.")
 
 
+# A human task key (ST-42): what people paste where an id belongs.
+_TASK_KEY = re.compile(r"\s*[A-Za-z][A-Za-z0-9]*-([1-9][0-9]{0,9})\s*")
+
+
 def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     from domain.access import locate
 
     if args.taskId is not None:
         if args.number is not None or args.workspaceId is not None:
             raise errors.invalid("taskId", "give taskId, or workspaceId + number, not both")
+        key = _TASK_KEY.fullmatch(args.taskId)
+        if key is not None:
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f"No task with id {args.taskId!r}: that is a task key, and taskId takes an id (tk_…).",
+                f'To look a task up by its key, pass workspaceId ("" for the bound workspace) and number {int(key.group(1))} instead of taskId.',
+            )
         return locate(ctx, "task", args.taskId)
     if args.number is None or args.workspaceId is None:
         raise errors.invalid("taskId", "is required unless workspaceId and number are both given")
     ws = ctx.workspace_argument(args.workspaceId)
-    return Located("task", f"number {args.number}", ws)
+    return Located("task", errors.TaskNumber(ws, args.number), ws)
 
 
 @tool(
