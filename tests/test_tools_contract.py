@@ -195,3 +195,57 @@ async def test_get_task_by_key_points_to_workspace_and_number(server_url, owner,
         assert "with id" not in missing["message"]
         foreign = await err(c, "get_task", {"workspaceId": outsider.workspace_id, "number": 1})
         assert foreign["message"].startswith(f"No task number 1 in workspace {outsider.workspace_id}"), foreign
+
+
+# -- 9: null where a description gives it a meaning ------------------------------------------------
+# (tool, field) -> what the description says null does; the test below derives the set of fields
+# that describe null from the registry and refuses any that is missing here.
+NULL_EFFECTS = {
+    ("update_task", "description"): "empties",
+    ("update_task", "dueDate"): "removes",
+    ("manage_columns", "wipLimit"): "removes",
+}
+
+
+def test_null_is_described_only_where_it_means_something():
+    described = {
+        (s.name, name)
+        for s in product_registry()
+        for name, sub in s.definition()["inputSchema"].get("properties", {}).items()
+        if "null" in sub.get("description", "").lower()
+    }
+    assert described == set(NULL_EFFECTS)
+    for tool, name in described:
+        spec = product_registry().get(tool)
+        assert name in spec.nullable, (tool, name)  # the server accepts what the description promises
+        assert NULL_EFFECTS[(tool, name)] in spec.definition()["inputSchema"]["properties"][name]["description"]
+
+
+async def test_null_has_the_described_effect_on_every_such_field(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        bid, cols = await _board(c, owner.workspace_id)
+        task = await new_task(c, cols[0], "Nulls", description="body", priority="HIGH", dueDate="2026-12-01")
+        column = (await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Limited", "wipLimit": 3}))["column"]
+        effects = {
+            ("update_task", "description"): (
+                lambda: ok(c, "update_task", {"taskId": task["id"], "description": None}),
+                lambda out: out["task"]["description"] == "" and out["changedFields"] == ["description"],
+            ),
+            ("update_task", "dueDate"): (
+                lambda: ok(c, "update_task", {"taskId": task["id"], "dueDate": None}),
+                lambda out: out["task"]["dueDate"] is None and out["changedFields"] == ["dueDate"],
+            ),
+            ("manage_columns", "wipLimit"): (
+                lambda: ok(c, "manage_columns", {"action": "rename", "columnId": column["id"], "name": "Limited", "wipLimit": None}),
+                lambda out: out["column"]["wipLimit"] is None,
+            ),
+        }
+        assert set(effects) == set(NULL_EFFECTS)
+        for key, (call, check) in effects.items():
+            out = await call()
+            assert check(out), (key, out)
+        # the fields the update rule names as "cannot be empty" ignore null
+        stored = (await ok(c, "get_task", {"taskId": task["id"]}))["task"]
+        assert (stored["title"], stored["priority"]) == ("Nulls", "HIGH")
+        out = await ok(c, "update_task", {"taskId": task["id"], "title": None, "priority": None, "dueDate": "2027-01-01"})
+        assert out["changedFields"] == ["dueDate"] and (out["task"]["title"], out["task"]["priority"]) == ("Nulls", "HIGH")
