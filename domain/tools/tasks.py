@@ -313,7 +313,10 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
         detail = task_store.copy(current)
         changes: dict[str, Any] = {}
         for name, value in asked.items():
-            if (getattr(detail, name) or _CLEARABLE.get(name)) != value:
+            stored = getattr(detail, name)
+            if name in _CLEARABLE and not stored:
+                stored = _CLEARABLE[name]  # an empty stored value equals the empty value asked for
+            if stored != value:
                 changes[name] = {"from": getattr(detail, name), "to": value}
                 setattr(detail, name, value)
         if not changes:
