@@ -56,8 +56,28 @@ class ToolError(Exception):
         return {"error": body}
 
 
+class TaskNumber(str):
+    """The ident of a task looked up by workspace + number (get_task), so that every NOT_FOUND
+    about it — missing number, invisible workspace — reads as a number, not as an id."""
+
+    workspace_id: str
+    number: int
+
+    def __new__(cls, workspace_id: str, number: int) -> TaskNumber:
+        made = super().__new__(cls, f"number {number} in workspace {workspace_id}")
+        made.workspace_id, made.number = workspace_id, number
+        return made
+
+
 def not_found(kind: str, ident: str) -> ToolError:
     """NOT_FOUND for a missing id *or* one the caller may not see: the two are indistinguishable."""
+    if isinstance(ident, TaskNumber):
+        return ToolError(
+            ErrorCode.NOT_FOUND,
+            f"No task number {ident.number} in workspace {ident.workspace_id} is visible to this credential.",
+            "Check the number (the digits after the dash of a key such as ST-42) and the workspace; get_board_snapshot "
+            "or list_tasks show the tasks and their numbers.",
+        )
     return ToolError(
         ErrorCode.NOT_FOUND,
         f"No {kind} with id {ident!r} is visible to this credential.",

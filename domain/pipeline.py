@@ -61,7 +61,9 @@ def _validation_error(exc: ValidationError) -> ToolError:
         hint = "Add it and call again."
     else:
         msg = str(first.get("msg", "is invalid")).removeprefix("Value error, ")
-        hint = f"Fix '{loc}' to match inputSchema and call again."
+        # A validator may word its own hint (PydanticCustomError with a ``hint`` in its context).
+        own = (first.get("ctx") or {}).get("hint")
+        hint = own if isinstance(own, str) and own else f"Fix '{loc}' to match inputSchema and call again."
     others = len(exc.errors()) - 1
     if others:
         hint += f" ({others} more problem{'s' if others > 1 else ''} after this one.)"
@@ -160,7 +162,10 @@ def store_error(exc: Exception, ctx: CallContext) -> ToolError:
             retry_after_seconds=1,
         )
     if isinstance(exc, InvalidCursor):
-        return errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.")
+        return errors.invalid(
+            "cursor", "is not a cursor this list returned",
+            "A cursor works only with the same subject and filters as the call that returned it; repeat those, or omit cursor to start from the first page.",
+        )
     if isinstance(exc, IdempotencyMismatch):
         return errors.conflict(
             f"This idempotencyKey already made an entity through {exc.args[0] if exc.args else ctx.tool} with different arguments.",

@@ -116,6 +116,11 @@ class ToolSpec:
         """The MCP ``Tool`` object served by ``tools/list`` (built once per spec; treat as read-only)."""
         return self._definition
 
+    @cached_property
+    def nullable(self) -> frozenset[str]:
+        """Top-level arguments that accept ``null`` although the inputSchema does not show it."""
+        return nullable_fields(self.input_model)
+
     def id_fields(self) -> list[tuple[str, str, str]]:
         """Every id-taking argument as ``(field, kind, declared error)`` — target first, then refs."""
         out: list[tuple[str, str, str]] = []
@@ -185,13 +190,60 @@ class Registry:
         return len(self._ordered)
 
 
+def nullable_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The arguments of ``model`` that accept ``null`` (its optional ``X | None`` fields).
+
+    Input schemas do not show it (see :func:`json_schema`); the server reads such a null as the
+    field's description says — as omitted unless the description gives null a meaning.
+    """
+    props = model.model_json_schema(mode="validation").get("properties", {})
+    return frozenset(name for name, sub in props.items() if any(b.get("type") == "null" for b in sub.get("anyOf", [])))
+
+
+def _portable(node: dict[str, Any]) -> dict[str, Any]:
+    """One input-schema node in the shape every major client accepts.
+
+    ``anyOf [X, {type: null}]`` becomes X (keeping the node's description and bounds) and its
+    ``default: null`` goes: optional means "not in ``required``". A type array loses ``null``
+    the same way, and ``const`` becomes a one-value ``enum``.
+    """
+    out = dict(node)
+    branches = out.get("anyOf")
+    if isinstance(branches, list):
+        kept = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        if len(kept) < len(branches) and len(kept) == 1 and isinstance(kept[0], dict):
+            del out["anyOf"]
+            out = {**kept[0], **out}
+            if "default" in out and out["default"] is None:
+                del out["default"]
+    kind = out.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        out["type"] = kinds[0] if len(kinds) == 1 else kinds
+        if "default" in out and out["default"] is None:
+            del out["default"]
+    if "const" in out:
+        value = out.pop("const")
+        out.setdefault("enum", [value])
+        if "type" not in out and isinstance(value, str):
+            out["type"] = "string"
+    return out
+
+
 def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:
-    """The model's JSON Schema with every ``$ref`` inlined and pydantic's titles dropped."""
+    """The model's JSON Schema with every ``$ref`` inlined and pydantic's titles dropped.
+
+    In validation mode (input schemas) every node is also made portable (:func:`_portable`):
+    one ``type`` string per property and no ``anyOf``/``null``/``const``, which Gemini and some
+    VS Code versions refuse. Output schemas stay as pydantic writes them (draft 2020-12).
+    """
     raw = model.model_json_schema(mode=mode)  # type: ignore[arg-type]
     defs = raw.pop("$defs", {})
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
+            if mode == "validation":
+                node = _portable(node)
             if "$ref" in node:
                 target = copy.deepcopy(defs[node["$ref"].split("/")[-1]])
                 extra = {k: v for k, v in node.items() if k != "$ref"}

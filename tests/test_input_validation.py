@@ -261,13 +261,19 @@ async def test_moving_a_task_into_a_foreign_column_is_refused_like_any_column_of
 
 
 async def test_foreign_workspace_number_lookup_is_not_found_like_a_missing_number(server_url, world):
+    nowhere_ws = ids.new_workspace_id()
     with nothing_written():
         async with mcp_client(server_url, world.me.token, "auto") as c:
             foreign = envelope(await c.call_tool("get_task", {"workspaceId": world.other.workspace_id, "number": world.other_number}))
             missing = envelope(await c.call_tool("get_task", {"workspaceId": world.me.workspace_id, "number": 999_999}))
-            nowhere = envelope(await c.call_tool("get_task", {"workspaceId": ids.new_workspace_id(), "number": world.other_number}))
+            nowhere = envelope(await c.call_tool("get_task", {"workspaceId": nowhere_ws, "number": world.other_number}))
     assert foreign["code"] == missing["code"] == nowhere["code"] == "NOT_FOUND"
-    assert _shape(foreign, str(world.other_number)) == _shape(missing, "999999") == _shape(nowhere, str(world.other_number))
+    # the message names the number and the workspace the caller passed, and nothing else differs
+    assert (
+        _shape(_shape(foreign, world.other.workspace_id), str(world.other_number))
+        == _shape(_shape(missing, world.me.workspace_id), "999999")
+        == _shape(_shape(nowhere, nowhere_ws), str(world.other_number))
+    )
 
 
 async def test_foreign_id_looks_like_an_id_in_a_workspace_that_does_not_exist(server_url, world):

@@ -267,3 +267,84 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
         minimal[prop] = sub["enum"][0] if "enum" in sub else ("x" if sub.get("type") == "string" else 1)
     assert not list(validator.iter_errors(minimal)), name
     assert list(validator.iter_errors({**minimal, "surprise": 1})), name
+
+
+# -- portable input schemas (docs/decisions.md, "After the second trial") ---------------------------
+PORTABLE_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
+NOT_PORTABLE = ("anyOf", "oneOf", "allOf", "not", "const", "if", "then", "else", "$ref", "$defs")
+
+
+def _portability_problems(schema: dict[str, Any]) -> list[str]:
+    """Every place in an inputSchema that some major client would refuse."""
+    problems: list[str] = []
+
+    def prop(node: Any, path: str) -> None:
+        if not isinstance(node, dict):
+            problems.append(f"{path}: not a schema object")
+            return
+        for keyword in NOT_PORTABLE:
+            if keyword in node:
+                problems.append(f"{path}: uses {keyword}")
+        kind = node.get("type")
+        if not isinstance(kind, str) or kind not in PORTABLE_TYPES:
+            problems.append(f"{path}: type must be one of {sorted(PORTABLE_TYPES)}, is {kind!r}")
+        if "default" in node and node["default"] is None:
+            problems.append(f"{path}: default null")
+        if None in node.get("enum", []):
+            problems.append(f"{path}: null in enum")
+        if kind == "array":
+            if not isinstance(node.get("items"), dict):
+                problems.append(f"{path}: array without items")
+            else:
+                prop(node["items"], f"{path}.items")
+        if kind == "object":
+            for name, sub in node.get("properties", {}).items():
+                prop(sub, f"{path}.properties.{name}")
+
+    for keyword in NOT_PORTABLE:
+        if keyword in schema:
+            problems.append(f"$: uses {keyword}")
+    for name, sub in schema.get("properties", {}).items():
+        prop(sub, f"$.properties.{name}")
+    return problems
+
+
+def test_every_input_schema_is_portable_to_every_major_client():
+    """One ``type`` string per property (arrays with ``items``), optional = not in ``required``:
+    no anyOf-with-null, type arrays, const or default null anywhere, for every tool served."""
+    problems = {s.name: _portability_problems(s.definition()["inputSchema"]) for s in product_registry()}
+    assert not {k: v for k, v in problems.items() if v}
+
+
+def test_the_portability_lint_bites_and_json_schema_collapses_nulls():
+    from typing import Literal
+
+    from pydantic import BaseModel, Field
+
+    from domain.registry import ToolInput, json_schema
+
+    class Item(BaseModel):
+        kind: Literal["one"] = Field(description="the only kind")
+        note: str | None = Field(default=None, max_length=5, description="a note")
+
+    class Sample(ToolInput):
+        name: str | None = Field(default=None, min_length=1, max_length=9, description="a name")
+        count: int | None = Field(default=None, ge=1, description="a count")
+        items: list[Item] | None = Field(default=None, description="some items")
+
+    raw = Sample.model_json_schema(mode="validation")
+    raw.pop("$defs", None)
+    assert _portability_problems(raw)  # pydantic's own output is refused by the lint
+    schema = json_schema(Sample, mode="validation")
+    assert _portability_problems(schema) == []
+    props = schema["properties"]
+    assert props["name"] == {"type": "string", "minLength": 1, "maxLength": 9, "description": "a name"}
+    assert props["count"] == {"type": "integer", "minimum": 1, "description": "a count"}
+    item = props["items"]["items"]["properties"]
+    assert item["kind"] == {"type": "string", "enum": ["one"], "description": "the only kind"}
+    assert item["note"] == {"type": "string", "maxLength": 5, "description": "a note"}
+    assert "required" not in schema
+    Draft202012Validator.check_schema(schema)
+    # output schemas keep pydantic's nullable shape, valid 2020-12
+    out = json_schema(Sample, mode="serialization")
+    assert "anyOf" in out["properties"]["name"]

@@ -10,6 +10,7 @@ DynamoDB validation error.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from typing import Any
 
@@ -20,6 +21,17 @@ from domain.store.models import Row
 
 class InvalidCursor(ValueError):
     """The cursor was not issued by this list (or was altered)."""
+
+
+def list_kind(name: str, **filters: Any) -> str:
+    """The kind of one list: its name plus a digest of everything that decides which rows it holds.
+
+    Give every filter and subject argument (``None`` for an absent one) in its canonical form, so
+    a cursor issued under one filter is refused under another, while arguments that only shape
+    a page (its size, concise or detailed rows) are left out and carry over.
+    """
+    digest = hashlib.sha256(json.dumps(filters, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:20]
+    return f"{name}:{digest}"
 
 
 def encode_cursor(kind: str, last_key: dict[str, Any] | None) -> str | None:

@@ -12,7 +12,7 @@ from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
 from domain.store.models import ActivityRow
-from domain.store.paging import decode_cursor, encode_cursor, take_page
+from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.tools.args import ActivityType, CursorArg, LimitArg
 from domain.tools.views import ActivityView, activity_view
 
@@ -68,7 +68,8 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
     where = ctx.target
     board_id = where.board_id
     since = clock.iso(clock.parse_iso(args.since)) if args.since is not None else None
-    kind = f"act:{args.taskId or args.boardId}"
+    # A cursor belongs to this subject and these filters; replayed with others it is INVALID_INPUT.
+    kind = list_kind("act", task=args.taskId, board=None if args.taskId else board_id, since=since, source=args.source, type=args.type)
     start = decode_cursor(kind, args.cursor, activity_store.log_key_shape(board_id=board_id, task_id=args.taskId))
     result = activity_store.query_log(
         board_id=board_id, task_id=args.taskId, since=since, source=args.source, type_=args.type, limit=args.limit + 1, start=start,

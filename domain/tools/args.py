@@ -1,10 +1,12 @@
-"""Argument types shared by the tool modules (field descriptions are part of every inputSchema)."""
+"""Argument types shared by the tool modules (field descriptions are part of every inputSchema),
+and the null rule every update_* tool applies (:func:`requested_changes`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
@@ -31,4 +33,42 @@ ExpectedUpdatedAtArg = Annotated[
     ),
 ]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size (1-200).")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page; omit for the first page.")]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page, sent with the same filters; omit for the first page.")]
+
+
+# -- the null rule of every update_* tool (docs/decisions.md, "After the second trial") --------------
+def null_rule(clearable: Iterable[str], kept: Iterable[str]) -> str:
+    """The sentence every update_* tool description carries, naming its fields.
+
+    ``clearable`` are the fields a null empties, ``kept`` those where null is ignored.
+    """
+    cleared, ignored = ", ".join(clearable), ", ".join(kept)
+    return (
+        f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}); null on a field "
+        f"that cannot be empty ({ignored}) is ignored. changedFields in the result names the fields the call changed."
+    )
+
+
+def requested_changes(args: BaseModel, *, clear_to: Mapping[str, Any], not_values: Iterable[str]) -> dict[str, Any]:
+    """The new values an update_* call asks for, under the one null rule.
+
+    * a field the caller left out is not in the result (it stays as it is);
+    * ``null`` on a field of ``clear_to`` asks for that field's empty value (``""``, ``None``);
+    * ``null`` on any other field is ignored, as if left out (it cannot be empty);
+    * ``not_values`` (ids, ``expectedUpdatedAt``) are never changes.
+
+    Keys come in the model's field order.
+    """
+    skip = set(not_values)
+    sent = args.model_fields_set
+    out: dict[str, Any] = {}
+    for name in type(args).model_fields:
+        if name in skip or name not in sent:
+            continue
+        value = getattr(args, name)
+        if value is None:
+            if name not in clear_to:
+                continue
+            value = clear_to[name]
+        out[name] = value
+    return out

@@ -116,7 +116,7 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
         )
     except Missing:
         raise errors.not_found("workspace", ws) from None
-    return BoardWithColumnsOutput(board=board_view(board), columns=[column_view(c, i) for i, c in enumerate(columns)])
+    return BoardWithColumnsOutput(board=board_view(board, columns), columns=[column_view(c, i) for i, c in enumerate(columns)])
 
 
 # -- rename_board ----------------------------------------------------------------------------
@@ -138,12 +138,12 @@ class BoardOutput(ToolOutput):
     idempotent=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.board_head(where.board_id),)),
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=RenameBoardInput,
     output_model=BoardOutput,
 )
 def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
-    board = ctx.item(keys.board_head(args.boardId))
+    board, columns = ctx.query("header")  # started with the membership read; it brings the columns the count needs
     if board is None:
         raise errors.not_found("board", args.boardId)
     name = args.name.strip()
@@ -155,7 +155,7 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
         return ctx.activity(ws, board.boardId, "board.renamed", f"Renamed board {old!r} to {name!r}", data={"from": old, "to": name}, at=stamp)
 
     renamed = board_store.rename(board, name, actor_id=ctx.user_id, activity_for=activity_for)
-    return BoardOutput(board=board_view(renamed))
+    return BoardOutput(board=board_view(renamed, columns))
 
 
 # -- get_board_snapshot ----------------------------------------------------------------------
@@ -212,7 +212,7 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
             "list_tasks(boardId or columnId, cursor)."
         )
     return SnapshotOutput(
-        board=board_view(board), columns=snap_cols,
+        board=board_view(board, columns), columns=snap_cols,
         tasks=[task_row_view(t, live[t.columnId][0].name) for t in tasks], totalCount=total, truncated=truncated, notice=notice,
     )
 

@@ -20,7 +20,7 @@ from domain.store import columns as column_store
 from domain.store.db import Missing
 from domain.store.models import BoardRow, ColumnRow
 from domain.text import has_visible
-from domain.tools.args import BoardIdArg
+from domain.tools.args import BoardIdArg, requested_changes
 from domain.tools.views import ColumnView, column_view
 
 # Bounds a board's width so that re-ranking all its columns, and the IN filter over active
@@ -66,13 +66,20 @@ class ManageColumnsInput(ToolInput):
     name: str | None = Field(default=None, min_length=1, max_length=80, description="Column name; required for create and rename.")
     beforeColumnId: str | None = Field(default=None, max_length=80, description="move/create: place the column just before this one.")
     afterColumnId: str | None = Field(default=None, max_length=80, description="move/create: place the column just after this one.")
-    wipLimit: int | None = Field(default=None, ge=1, le=1000, description="create/rename: optional work-in-progress limit shown with the column.")
+    wipLimit: int | None = Field(
+        default=None, ge=1, le=1000,
+        description=(
+            "create/rename: work-in-progress limit (1-1000). A column over it still takes tasks; create_task and move_task "
+            "then answer with a notice. rename: leave it out to keep the limit, null removes it."
+        ),
+    )
 
 
 class ManageColumnsOutput(ToolOutput):
     action: str
     column: ColumnView
     columns: list[ColumnView] = Field(description="The board's active columns after the change, in order.")
+    notice: str | None = Field(default=None, description="archive: how many tasks left the board view with the column, and how to bring them back.")
 
 
 def _locate_column_target(ctx: CallContext, args: ManageColumnsInput) -> Located:
@@ -168,14 +175,18 @@ def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     stamp = clock.next_stamp(column.updatedAt)
     name = (args.name or "").strip()
     actions: list[Any] = [ColumnRow.name.set(name)]
-    if args.wipLimit is not None:
-        actions.append(ColumnRow.wipLimit.set(args.wipLimit))
-    data = {"columnId": column.columnId, "from": column.name, "to": name}
+    # The null rule of update tools: left out keeps the limit, null removes it (it may be empty).
+    asked = requested_changes(args, clear_to={"wipLimit": None}, not_values=set(ManageColumnsInput.model_fields) - {"wipLimit"})
+    data: dict[str, Any] = {"columnId": column.columnId, "from": column.name, "to": name}
+    if "wipLimit" in asked:
+        limit = asked["wipLimit"]
+        actions.append(ColumnRow.wipLimit.set(limit) if limit is not None else ColumnRow.wipLimit.remove())
+        data["wipLimit"] = limit
     summary = f"Renamed column {column.name!r} to {name!r}"
     _update(ctx, board, column, stamp, actions, "column.renamed", summary, data)
     column.name = name
-    if args.wipLimit is not None:
-        column.wipLimit = args.wipLimit
+    if "wipLimit" in asked:
+        column.wipLimit = asked["wipLimit"]
     return column
 
 
@@ -199,6 +210,19 @@ def _archive(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Colum
     _update(ctx, board, column, stamp, [ColumnRow.archivedAt.set(stamp)], "column.archived", f"Archived column {column.name!r}", data, archiving=True)
     column.archivedAt = stamp
     return column
+
+
+def _archive_notice(column: ColumnRow) -> str | None:
+    """What an archive did to the board view: the tasks that went with the column, and the way back."""
+    count = int(column.taskCount or 0)
+    if not count:
+        return None
+    tasks = f"{count} task{'s' if count != 1 else ''}"
+    return (
+        f"{tasks} left the board view with column {column.name!r}; the board's taskCount and its snapshot no longer count "
+        f"them. list_tasks(columnId={column.columnId!r}) still lists them, and move_task with the columnId of an active "
+        "column brings one back."
+    )
 
 
 _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRow]] = {
@@ -236,7 +260,10 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
     column = _ACTIONS[args.action](ctx, args, board)
     ordered = column_store.ordered(board.columns)
     position = next((i for c, i in ordered if c.columnId == column.columnId), len(ordered))
-    return ManageColumnsOutput(action=args.action, column=column_view(column, position), columns=[column_view(c, i) for c, i in ordered])
+    notice = _archive_notice(column) if args.action == "archive" else None
+    return ManageColumnsOutput(
+        action=args.action, column=column_view(column, position), columns=[column_view(c, i) for c, i in ordered], notice=notice,
+    )
 
 
 TOOLS = (list_columns, manage_columns)

@@ -10,15 +10,18 @@ each request budget.
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
 from fractional_indexing import generate_key_between
 from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
 
 from domain import clock, errors, ids
 from domain.access import Located, Prefetch, Ref, either, target
 from domain.context import CallContext
-from domain.errors import ErrorCode
+from domain.errors import ErrorCode, ToolError
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
@@ -28,34 +31,66 @@ from domain.store import keys, parallel
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged
 from domain.store.db import Missing
-from domain.store.models import TaskDetailRow, TaskRow
-from domain.store.paging import decode_cursor, encode_cursor, take_page
+from domain.store.models import ColumnRow, TaskDetailRow, TaskRow
+from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.text import has_visible
-from domain.tools.args import ColumnIdArg, CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, Priority, ResponseFormat, TaskIdArg
-from domain.tools.views import ActivityView, TaskDetailView, TaskRowView, activity_view, task_detail_view, task_row_view
+from domain.tools.args import (
+    ColumnIdArg,
+    CursorArg,
+    ExpectedUpdatedAtArg,
+    IdempotencyKeyArg,
+    LimitArg,
+    Priority,
+    ResponseFormat,
+    TaskIdArg,
+    null_rule,
+    requested_changes,
+)
+from domain.tools.views import ActivityView, ChangedFields, TaskDetailView, TaskRowView, activity_view, task_detail_view, task_row_view
 
 TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title (1-500 characters).")]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description (up to 20,000 characters).")]
+_DUE_FORMS = "a date (YYYY-MM-DD) or a timestamp with a zone, which is stored in UTC (2026-08-01T17:00:00Z -> 2026-08-01T17:00:00.000Z)"
 DueDateArg = Annotated[
     str | None,
-    Field(default=None, max_length=40, description="Due date, ISO-8601 (YYYY-MM-DD or a full timestamp); null clears it on update."),
-    AfterValidator(lambda v: _check_due(v)),
+    Field(default=None, max_length=40, description=f"Due date: {_DUE_FORMS}."),
+    AfterValidator(lambda v: _normalise_due(v)),
 ]
 MAX_FILTERED_PAGES = 5
 DETAILED_PAGE_CAP = 10
 
+# Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
+# (2026-213) and timestamps without a zone, which would be stored as something else than asked.
+_DUE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DUE_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})")
+DUE_HINT = "Send a date such as 2026-08-01, or a timestamp with a zone such as 2026-08-01T17:00:00Z or 2026-08-01T19:00:00+02:00."
 
-def _check_due(value: str | None) -> str | None:
+
+def _normalise_due(value: str | None) -> str | None:
+    """A date stays ``YYYY-MM-DD``; a timestamp with a zone becomes UTC with milliseconds and ``Z``."""
     if value is None:
         return None
     try:
-        if len(value) == 10:
-            clock.parse_iso(value + "T00:00:00Z")
-        else:
-            clock.parse_iso(value)
-    except ValueError:
-        raise ValueError("must be an ISO-8601 date (YYYY-MM-DD) or timestamp with a zone") from None
-    return value
+        if _DUE_DATE.fullmatch(value):
+            date.fromisoformat(value)
+            return value
+        if _DUE_STAMP.fullmatch(value):
+            utc = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+            return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    except (ValueError, OverflowError):
+        pass
+    raise PydanticCustomError("due_date", "must be a date (YYYY-MM-DD) or a timestamp with a zone", {"hint": DUE_HINT})
+
+
+def _wip_notice(column: ColumnRow, count: int) -> str | None:
+    """The notice of a create or move that leaves ``column`` holding ``count`` tasks, over its WIP limit."""
+    limit = int(column.wipLimit) if column.wipLimit is not None else None
+    if limit is None or count <= limit:
+        return None
+    return (
+        f"Column {column.name!r} now holds {count} tasks, over its work-in-progress limit of {limit}. The task was placed "
+        "anyway; finish or move work out of the column to get back under the limit."
+    )
 
 
 def task_reads(where: Located, args: Any) -> Prefetch:
@@ -117,6 +152,7 @@ class CreateTaskInput(ToolInput):
 
 class TaskOutput(ToolOutput):
     task: TaskDetailView
+    notice: str | None = Field(default=None, description="create_task/move_task: set when the task's column is now over its work-in-progress limit.")
 
 
 @tool(
@@ -124,7 +160,8 @@ class TaskOutput(ToolOutput):
     title="Create task",
     description=(
         "Creates a task at the bottom of a column. Returns the task with its id, its number in the workspace and its "
-        "human key (prefix-number, e.g. ST-42); numbers have no gaps."
+        "human key (prefix-number, e.g. ST-42); numbers have no gaps. A column over its work-in-progress limit still "
+        "takes the task, and the result's notice says so."
     ),
     area="tasks",
     scope="write",
@@ -167,7 +204,9 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         if found is None:
             raise errors.not_found("task", earlier.task_id) from None
         return TaskOutput(task=task_detail_view(found, task_store.column_name(found.boardId, found.columnId)))
-    return TaskOutput(task=task_detail_view(detail, column.name if column else None))
+    if column is None:
+        return TaskOutput(task=task_detail_view(detail, None))
+    return TaskOutput(task=task_detail_view(detail, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1))
 
 
 # -- get_task --------------------------------------------------------------------------------
@@ -183,17 +222,28 @@ class GetTaskOutput(ToolOutput):
     recentActivity: list[ActivityView] | None = Field(description="Newest first, up to 10; null in concise format.")
 
 
+# A human task key (ST-42): what people paste where an id belongs.
+_TASK_KEY = re.compile(r"\s*[A-Za-z][A-Za-z0-9]*-([1-9][0-9]{0,9})\s*")
+
+
 def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     from domain.access import locate
 
     if args.taskId is not None:
         if args.number is not None or args.workspaceId is not None:
             raise errors.invalid("taskId", "give taskId, or workspaceId + number, not both")
+        key = _TASK_KEY.fullmatch(args.taskId)
+        if key is not None:
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f"No task with id {args.taskId!r}: that is a task key, and taskId takes an id (tk_…).",
+                f'To look a task up by its key, pass workspaceId ("" for the bound workspace) and number {int(key.group(1))} instead of taskId.',
+            )
         return locate(ctx, "task", args.taskId)
     if args.number is None or args.workspaceId is None:
         raise errors.invalid("taskId", "is required unless workspaceId and number are both given")
     ws = ctx.workspace_argument(args.workspaceId)
-    return Located("task", f"number {args.number}", ws)
+    return Located("task", errors.TaskNumber(ws, args.number), ws)
 
 
 @tool(
@@ -242,19 +292,32 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title; omit or null to keep it.")
-    description: str | None = Field(default=None, max_length=20000, description="New markdown description (\"\" empties it); omit or null to keep it.")
-    priority: Priority | None = Field(default=None, description="New priority; omit or null to keep it.")
-    dueDate: DueDateArg
+    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title (1-500 characters).")
+    description: str | None = Field(default=None, max_length=20000, description="New markdown description; \"\" or null empties it.")
+    priority: Priority | None = Field(default=None, description="New priority: NONE, LOW, MEDIUM, HIGH or URGENT.")
+    dueDate: Annotated[
+        str | None,
+        Field(default=None, max_length=40, description=f"New due date: {_DUE_FORMS}; null removes the due date."),
+        AfterValidator(lambda v: _normalise_due(v)),
+    ]
     expectedUpdatedAt: ExpectedUpdatedAtArg
+
+
+# update_task's null rule (domain.tools.args.requested_changes): the empty value a null asks for.
+_CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
+
+
+class UpdateTaskOutput(TaskOutput):
+    changedFields: ChangedFields
 
 
 @tool(
     "update_task",
     title="Update task",
     description=(
-        "Changes fields of a task; fields you leave out stay as they are. Pass expectedUpdatedAt from your last read to "
-        "refuse the write if someone else changed the task meanwhile (CONFLICT returns the current task)."
+        "Changes fields of a task. " + null_rule(["description", "dueDate"], ["title", "priority"]) + " Pass "
+        "expectedUpdatedAt from your last read to refuse the write if someone else changed the task meanwhile (CONFLICT "
+        "returns the current task)."
     ),
     area="tasks",
     scope="write",
@@ -263,16 +326,19 @@ class UpdateTaskInput(ToolInput):
     min_role="MEMBER",
     prefetch=task_reads,
     input_model=UpdateTaskInput,
-    output_model=TaskOutput,
+    output_model=UpdateTaskOutput,
 )
-def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
-    # Many clients send every field, with null for the ones they leave alone: null keeps the
-    # value, except for dueDate, where null is how a due date is cleared.
-    sent = {f for f in args.model_fields_set - {"taskId", "expectedUpdatedAt"} if f == "dueDate" or getattr(args, f) is not None}
-    if not sent:
-        raise errors.invalid("arguments", "nothing to change", "Give at least one of title, description, priority or dueDate.")
-    if "title" in sent and not has_visible(args.title):
-        raise errors.invalid("title", "must contain visible characters")
+def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
+    asked = requested_changes(args, clear_to=_CLEARABLE, not_values=("taskId", "expectedUpdatedAt"))
+    if not asked:
+        raise errors.invalid(
+            "arguments", "nothing to change",
+            "Give at least one of title, description, priority or dueDate (null on title or priority is ignored).",
+        )
+    if "title" in asked:
+        asked["title"] = asked["title"].strip()
+        if not has_visible(asked["title"]):
+            raise errors.invalid("title", "must contain visible characters")
     where = ctx.target
     expected = args.expectedUpdatedAt
     current_state = _load(ctx)
@@ -284,20 +350,20 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> TaskOutput:
             raise errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only; create a new task if the work continues.")
         detail = task_store.copy(current)
         changes: dict[str, Any] = {}
-        for name in sent:
-            value = getattr(args, name)
-            if name == "title":
-                value = value.strip()
-            if getattr(detail, name) != value:
+        for name, value in asked.items():
+            stored = getattr(detail, name)
+            if name in _CLEARABLE and not stored:
+                stored = _CLEARABLE[name]  # an empty stored value equals the empty value asked for
+            if stored != value:
                 changes[name] = {"from": getattr(detail, name), "to": value}
                 setattr(detail, name, value)
         if not changes:
-            return Unchanged(TaskOutput(task=task_detail_view(current, names.get(current.columnId))))
+            return Unchanged(UpdateTaskOutput(task=task_detail_view(current, names.get(current.columnId)), changedFields=[]))
         detail.updatedAt = clock.next_stamp(current.updatedAt)
         data = {k: v for k, v in changes.items() if k != "description"} | ({"description": "changed"} if "description" in changes else {})
         act = ctx.activity(where.workspace_id, where.board_id, "task.updated", f"Updated {detail.key}: {', '.join(sorted(changes))}", task_id=detail.taskId, data=data, at=detail.updatedAt)
         return task_store.write(detail, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                result=lambda: TaskOutput(task=task_detail_view(detail, names.get(detail.columnId))))
+                                result=lambda: UpdateTaskOutput(task=task_detail_view(detail, names.get(detail.columnId)), changedFields=list(changes)))
 
     try:
         return task_store.edit("update_task", current_state, plan)
@@ -398,7 +464,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         # us (another move or create won): plan again on the same task state.
         return task_store.write(
             moved, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-            result=lambda: TaskOutput(task=task_detail_view(moved, column.name)),
+            result=lambda: TaskOutput(task=task_detail_view(moved, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1) if moving_out else None),
             extra=task_store.move_extra(board_id=board_id, old_column=current.columnId, dest=column, rank=rank, spread=spread), replan_on=current,
         )
 
@@ -487,7 +553,9 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     title="List tasks",
     description=(
         "Lists the tasks of a board or of one column, with board and column names, the total count and a cursor for the "
-        "next page. Rows are concise unless response_format is 'detailed'. Needs boardId or columnId."
+        "next page. Rows are concise unless response_format is 'detailed'. Needs boardId or columnId; a cursor only "
+        "works with the boardId or columnId it came from. Pages are read one call at a time, so while tasks move a "
+        "moved task can show up twice or not at all across pages; get_board_snapshot is the one consistent read."
     ),
     area="tasks",
     scope="read",
@@ -506,7 +574,8 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         raise errors.not_found("board", board_id)
     names = {c.columnId: c.name for c in columns}
     live = {c.columnId for c, _ in column_store.ordered(columns)}
-    kind = f"tasks:{column_id or board_id}"
+    # A cursor belongs to its board or column; limit and response_format only shape the page.
+    kind = list_kind("tasks", board=board_id, column=column_id)
     # Detailed rows carry descriptions of up to 20,000 characters; a smaller page keeps one
     # answer well under Lambda's 6 MB response limit (the text block repeats the content).
     limit = min(args.limit, DETAILED_PAGE_CAP) if args.response_format == "detailed" else args.limit

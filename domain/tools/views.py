@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -31,7 +31,7 @@ class BoardView(ToolOutput):
     workspaceId: str
     name: str
     kind: str
-    taskCount: int = Field(description="Unarchived tasks on the board, including those sitting in archived columns.")
+    taskCount: int = Field(description="Tasks on the board's active columns (what get_board_snapshot's totalCount counts); tasks of archived columns are not included.")
     createdAt: str
     updatedAt: str
     archivedAt: str | None
@@ -91,9 +91,15 @@ def member_view(m: MemberRow) -> MemberView:
     return MemberView(userId=m.userId, email=m.email, displayName=m.displayName, role=m.role, joinedAt=m.joinedAt)
 
 
-def board_view(b: BoardRow) -> BoardView:
+def board_view(b: BoardRow, columns: list[ColumnRow]) -> BoardView:
+    """The board as callers see it; ``columns`` are the board's columns from the same header read.
+
+    ``taskCount`` is the sum of the active columns' counts, so it agrees with the snapshot's
+    ``totalCount`` after a column is archived (docs/data-model.md, "totalCount").
+    """
+    live = sum(int(c.taskCount or 0) for c in columns if not c.archivedAt)
     return BoardView(
-        id=b.boardId, workspaceId=b.workspaceId, name=b.name, kind=b.boardKind, taskCount=int(b.taskCount or 0),
+        id=b.boardId, workspaceId=b.workspaceId, name=b.name, kind=b.boardKind, taskCount=live,
         createdAt=b.createdAt, updatedAt=b.updatedAt, archivedAt=b.archivedAt,
     )
 
@@ -125,3 +131,9 @@ def activity_view(a: ActivityRow) -> ActivityView:
         id=a.activityId, type=a.type, source=a.source, actorId=a.actorId, at=a.at, summary=a.summary,
         boardId=a.boardId, taskId=a.taskId, data=a.data,
     )
+
+
+ChangedFields = Annotated[
+    list[str],
+    Field(description="The fields this call changed, in argument order; empty when nothing changed (nothing was written)."),
+]

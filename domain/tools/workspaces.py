@@ -118,7 +118,7 @@ class ListMembersOutput(ToolOutput):
 @tool(
     "list_members",
     title="List members",
-    description="Lists the members of a workspace with their roles; a member's userId is how other tools refer to that person.",
+    description="Lists the members of a workspace with their roles. A member's userId is the id that names that person in task results (createdBy) and activity entries (actorId).",
     area="members",
     scope="read",
     read_only=True,
