@@ -17,6 +17,8 @@ start), never per invocation.
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 from typing import Any
 
@@ -76,5 +78,19 @@ def route_path(event: dict[str, Any], base_path: str = BASE_PATH) -> dict[str, A
     return event
 
 
+def _ensure_event_loop() -> None:
+    """Mangum runs each invocation on the thread's current event loop and only creates one
+    when it is built. Something else in the process may have closed or unset it since (a test
+    runner does, after an async test), so make sure one is there before every invocation."""
+    try:
+        loop = asyncio.get_event_loop()
+        if not loop.is_closed():
+            return
+    except RuntimeError:
+        pass
+    asyncio.set_event_loop(asyncio.new_event_loop())
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    _ensure_event_loop()
     return _mangum(route_path(event), context)

@@ -372,3 +372,20 @@ def test_base_path_setting_is_read_from_the_environment(monkeypatch: pytest.Monk
     finally:
         monkeypatch.delenv("JENTRIX_BASE_PATH")
         assert importlib.reload(lambda_handler).BASE_PATH == ""
+
+
+@pytest.mark.parametrize("state", ["unset", "closed"])
+def test_handler_works_when_the_thread_has_no_usable_event_loop(state: str, owner: Actor) -> None:
+    """Regression: Mangum runs on the thread's current loop and creates one only when it is
+    built; after something unset or closed it (pytest-asyncio does, after an async test), every
+    invocation failed with "no current event loop"."""
+    import asyncio
+
+    if state == "unset":
+        asyncio.set_event_loop(None)
+    else:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        loop.close()
+    answer = invoke("rest-v1", "POST", _headers(owner.token), _body("tools/call", {"name": "list_workspaces", "arguments": {}}))
+    assert answer.status == 200
