@@ -24,16 +24,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
-
 from domain import errors
 from domain.settings import settings
 from domain.store import db
@@ -74,6 +64,10 @@ def _wrapper(tool: str) -> Callable[..., Any]:
     if fn is None:
         # One persistence layer per config: Powertools configures a layer once, so a layer
         # shared across tools would key every tool's records with the first tool's prefix.
+        # Imported on the first keyed call: Powertools' idempotency brings boto3 and jmespath
+        # (~100 ms at import), which a process serving only reads and edits never needs.
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+
         store = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=db.dynamodb_client())
         config = IdempotencyConfig(
             event_key_jmespath="scope",
@@ -97,6 +91,11 @@ def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[
         ToolError: CONFLICT when the key was used with other arguments, or when a concurrent
             call with the same key is still running after :data:`WAIT_SECONDS`.
     """
+    from aws_lambda_powertools.utilities.idempotency.exceptions import (
+        IdempotencyAlreadyInProgressError,
+        IdempotencyValidationError,
+    )
+
     fn = _wrapper(tool)
     token = _deadline.set(time.monotonic() + (budget_ms or settings.call_budget_ms) / 1000)
     try:

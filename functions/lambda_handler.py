@@ -22,6 +22,7 @@ import asyncio
 import os
 from typing import Any
 
+import anyio._backends._asyncio  # noqa: F401 - loaded by the first request otherwise (~35 ms); init is the place for it
 from mangum import Mangum
 
 from functions.http_app import app
