@@ -726,6 +726,19 @@ def test_a_transaction_that_gets_no_answer_raises_the_store_error_not_an_attribu
     assert rule.seen == _max_attempts()
 
 
+def test_throttled_token_check_on_stdio_answers_the_busy_envelope(stack, owner, inject):
+    from domain import auth
+    from functions.protocol import Session
+    from functions.stdio.backends import LocalBackend
+
+    principal = auth.authenticate(owner.token)
+    backend = LocalBackend(Session(principal=principal, transport="stdio"), token=owner.token)
+    inject.add("GetItem", throttling("ThrottlingException"), where=lambda b: b.get("Key", {}).get("PK", {}).get("S", "").startswith("TOKEN#"))
+    [reply] = backend.request({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}})
+    assert reply["id"] == 7 and reply["result"]["isError"] is True
+    assert _busy(json.loads(reply["result"]["content"][0]["text"])["error"]), reply
+
+
 # -- TransactionConflict: the store's own budget --------------------------------------------------
 def test_transient_transaction_conflict_is_retried_by_the_store_and_commits_once(server_url, owner, inject):
     board_id, columns, task = _task_fixture(server_url, owner)
