@@ -10,6 +10,13 @@ The botocore errors that mean "no answer from the endpoint" are connection refus
 failure (``EndpointConnectionError``), a connect or read timeout, and a connection dropped
 mid-response. PynamoDB wraps them in its own exceptions (``cause``), Powertools idempotency in
 its persistence-layer errors (``__cause__`` or an argument), so the whole chain is searched.
+
+Throttling is the other failure worth retrying as-is: DynamoDB answered, but refused the request
+for capacity (``ProvisionedThroughputExceededException``, ``ThrottlingException``,
+``RequestLimitExceeded``, or a transaction cancelled with ``ThrottlingError``) after botocore's
+own retries. :func:`throttled` recognises it and :func:`busy_error` words it: INTERNAL saying
+the store is busy, with ``retryAfterSeconds`` (the HTTP authentication step: 503 with
+``Retry-After``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from domain.errors import ErrorCode, ToolError
 
 UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
 RETRY_AFTER_SECONDS = 5
+THROTTLING_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "ThrottlingError"})
+BUSY_RETRY_AFTER_SECONDS = 2
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -70,16 +79,47 @@ def request_budget_seconds(connect_timeout: float, read_timeout: float, attempts
     return attempts * (connect_timeout + read_timeout) + backoff
 
 
+def _error_code(e: BaseException) -> str | None:
+    """The DynamoDB error code a botocore ``ClientError`` carries (``None`` for anything else).
+
+    PynamoDB's ``cause_response_code`` is not used: it raises ``AttributeError`` when the cause
+    is a timeout (botocore's ``HTTPClientError.response`` is ``None``); its ``cause`` is searched
+    by :func:`_chain` anyway."""
+    response = getattr(e, "response", None)
+    if isinstance(response, dict):
+        code = (response.get("Error") or {}).get("Code")
+        return code if isinstance(code, str) else None
+    return None
+
+
 def too_large(exc: BaseException) -> bool:
     """Whether DynamoDB refused a request as invalid for its limits (an item over 400 KB, a key
     over its size, a transaction over 4 MB): a ``ValidationException`` anywhere in the chain."""
+    return any(_error_code(e) == "ValidationException" for e in _chain(exc))
+
+
+def throttled(exc: BaseException) -> bool:
+    """Whether DynamoDB refused ``exc``'s request for capacity (after botocore's retries): a
+    throttling error code, or a transaction cancelled with ``ThrottlingError``, in the chain."""
     for e in _chain(exc):
-        response = getattr(e, "response", None)
-        if isinstance(response, dict) and (response.get("Error") or {}).get("Code") == "ValidationException":
+        if _error_code(e) in THROTTLING_CODES:
             return True
-        if getattr(e, "cause_response_code", None) == "ValidationException":
+        reasons = e.__dict__.get("cancellation_reasons")  # VerboseClientError's list (a property elsewhere)
+        if any(getattr(r, "code", None) in THROTTLING_CODES for r in reasons or ()):
             return True
     return False
+
+
+def busy_error(correlation_id: str) -> ToolError:
+    """The INTERNAL envelope of a tool call the store refused for capacity (throttling)."""
+    return ToolError(
+        ErrorCode.INTERNAL,
+        f"The storage service (DynamoDB) is busy: it throttled this call's requests (correlation id {correlation_id}). "
+        "The call did not complete.",
+        f"Retry in about {BUSY_RETRY_AFTER_SECONDS} seconds. A call that creates something is safe to retry with the same "
+        "idempotencyKey; if this keeps happening, report the correlation id.",
+        retry_after_seconds=BUSY_RETRY_AFTER_SECONDS,
+    )
 
 
 def too_large_error() -> ToolError:

@@ -128,6 +128,9 @@ def call_tool(
         if faults.storage_unavailable(exc):
             logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
             return CallOutcome(error=faults.unavailable_error(cid).envelope())
+        if faults.throttled(exc):
+            logger.warning("storage throttled", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+            return CallOutcome(error=faults.busy_error(cid).envelope())
         if faults.too_large(exc):
             logger.warning("write refused for its size", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
             return CallOutcome(error=faults.too_large_error().envelope())

@@ -67,7 +67,7 @@ def _unauthorized(description: str) -> Response:
 
 async def _auth_failed(request: Request, exc: Exception) -> Response:
     """The token could not be checked: a JSON-RPC error body (503 + Retry-After when the store is
-    unreachable, else 500), with the request's id when the body names one."""
+    unreachable or throttled, else 500), with the request's id when the body names one."""
     cid = uuid.uuid4().hex
     try:
         parsed = json.loads(await request.body())
@@ -78,6 +78,12 @@ async def _auth_failed(request: Request, exc: Exception) -> Response:
         log.warning("storage unavailable while checking a token (correlation id %s): %r", cid, exc)
         wait = faults.RETRY_AFTER_SECONDS
         message = f"The storage service is unavailable, so the token could not be checked (correlation id {cid}). Nothing was done."
+        data = {"correlationId": cid, "retryAfterSeconds": wait, "hint": f"Retry in about {wait} seconds."}
+        status, headers = 503, {"Retry-After": str(wait)}
+    elif faults.throttled(exc):
+        log.warning("storage throttled while checking a token (correlation id %s): %r", cid, exc)
+        wait = faults.BUSY_RETRY_AFTER_SECONDS
+        message = f"The storage service is busy (throttled), so the token could not be checked (correlation id {cid}). Nothing was done."
         data = {"correlationId": cid, "retryAfterSeconds": wait, "hint": f"Retry in about {wait} seconds."}
         status, headers = 503, {"Retry-After": str(wait)}
     else:

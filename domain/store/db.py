@@ -169,7 +169,11 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
                 keys = _action_keys(tx)
                 failed = {keys[i]: reasons[i].raw_item for i, c in enumerate(codes) if c == "ConditionalCheckFailed"}
                 raise ConditionFailed(failed) from exc
-            if any(c == "TransactionConflict" for c in codes) or exc.cause_response_code == "TransactionConflictException":
+            # Not exc.cause_response_code: it raises AttributeError when the cause is a timeout or a
+            # dropped connection (botocore's HTTPClientError carries response=None).
+            response = getattr(exc.cause, "response", None)
+            code = ((response or {}).get("Error") or {}).get("Code") if isinstance(response, dict) else None
+            if any(c == "TransactionConflict" for c in codes) or code == "TransactionConflictException":
                 backoff(attempt)
                 continue
             raise

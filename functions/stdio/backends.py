@@ -74,11 +74,14 @@ class LocalBackend:
             try:
                 principal = auth.authenticate(self.token)
             except Exception as exc:
-                if not faults.storage_unavailable(exc):
-                    raise
                 cid = uuid.uuid4().hex
-                log.warning("storage unavailable while checking the token (correlation id %s): %r", cid, exc)
-                return [refusal_reply(message, faults.unavailable_error(cid))]
+                if faults.storage_unavailable(exc):
+                    log.warning("storage unavailable while checking the token (correlation id %s): %r", cid, exc)
+                    return [refusal_reply(message, faults.unavailable_error(cid))]
+                if faults.throttled(exc):
+                    log.warning("storage throttled while checking the token (correlation id %s): %r", cid, exc)
+                    return [refusal_reply(message, faults.busy_error(cid))]
+                raise
             if principal is None:
                 log.warning("token %s no longer authenticates (revoked or expired); tools/call refused", self.session.principal.token_id)
                 return [token_refusal(message)]
