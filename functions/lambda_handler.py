@@ -27,7 +27,15 @@ from mangum import Mangum
 
 from functions.http_app import app
 
-_mangum = Mangum(app, lifespan="off", api_gateway_base_path="/")
+class _Mangum(Mangum):
+    """Mangum that makes sure the thread has a usable event loop before every invocation."""
+
+    def __call__(self, event: Any, context: Any) -> dict[str, Any]:
+        _ensure_event_loop()
+        return super().__call__(event, context)
+
+
+_mangum = _Mangum(app, lifespan="off", api_gateway_base_path="/")
 
 
 def normalize_base_path(raw: str | None) -> str:
@@ -93,5 +101,4 @@ def _ensure_event_loop() -> None:
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    _ensure_event_loop()
     return _mangum(route_path(event), context)

@@ -389,3 +389,6 @@ def test_handler_works_when_the_thread_has_no_usable_event_loop(state: str, owne
         loop.close()
     answer = invoke("rest-v1", "POST", _headers(owner.token), _body("tools/call", {"name": "list_workspaces", "arguments": {}}))
     assert answer.status == 200
+    asyncio.set_event_loop(None)  # the adapter itself, as the custom-domain tests call it
+    method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+    assert _invoke_event(custom_domain_event("rest-v1", body or b"", headers, stage="prod", path="/api/mcp"), "").status == 200
