@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task"]
+Kind = Literal["workspace", "board", "column", "task", "comment"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment"})
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Located:
     board_id: str | None = None
     column_id: str | None = None
     task: ids.TaskRef | None = None
+    comment: ids.CommentRef | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,11 @@ def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = N
         if t is None:
             raise errors.not_found("task", value)
         return Located("task", value, t.workspace_id, board_id=t.board_id, task=t)
+    if kind == "comment":
+        c = ids.parse_comment(value)
+        if c is None:
+            raise errors.not_found("comment", value)
+        return Located("comment", value, c.task.workspace_id, board_id=c.task.board_id, task=c.task, comment=c)
     raise ValueError(f"unknown target kind {kind!r}")
 
 
@@ -216,6 +222,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "task":
         t = ids.parse_task(value)
         return Located("task", value, t.workspace_id, board_id=t.board_id, task=t) if t else None
+    if kind == "comment":
+        c = ids.parse_comment(value)
+        return Located("comment", value, c.task.workspace_id, board_id=c.task.board_id, task=c.task, comment=c) if c else None
     raise ValueError(kind)
 
 

@@ -42,12 +42,12 @@ SEED: dict[str, SeedTool] = {
     "complete_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
     "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
     "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
-    "create_comment": SeedTool("write", False, False, False, True, "collaboration", "planned"),
+    "create_comment": SeedTool("write", False, False, False, True, "collaboration", "built"),
     "create_project": SeedTool("write", False, False, False, True, "projects", "planned"),
     "create_subtask": SeedTool("write", False, False, False, True, "collaboration", "planned"),
     "create_task": SeedTool("write", False, False, False, True, "tasks", "built"),
     "create_workspace": SeedTool("write", False, False, False, True, "workspaces", "built"),
-    "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "planned"),
+    "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "planned"),
     "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "planned"),
     "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "planned"),
@@ -62,7 +62,7 @@ SEED: dict[str, SeedTool] = {
     "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "planned"),
     "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
-    "list_comments": SeedTool("read", True, False, False, False, "collaboration", "planned"),
+    "list_comments": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_invitations": SeedTool("admin", True, False, False, False, "members", "planned"),
     "list_labels": SeedTool("read", True, False, False, False, "collaboration", "planned"),
     "list_members": SeedTool("read", True, False, False, False, "members", "built"),
@@ -87,7 +87,7 @@ SEED: dict[str, SeedTool] = {
     "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "planned"),
     "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "planned"),
     "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "planned"),
-    "update_comment": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "update_comment": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "update_project": SeedTool("write", False, False, True, False, "projects", "planned"),
     "update_task": SeedTool("write", False, False, True, False, "tasks", "built"),
     "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "planned"),
@@ -96,9 +96,9 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, boards, columns, tasks, workspaces
+    from domain.tools import activity, boards, columns, comments, tasks, workspaces
 
-    return (*workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS)
+    return (*workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS)
 
 
 @cache

@@ -106,3 +106,13 @@ def test_warm_token_cache_saves_the_lookup(server_url, owner, monkeypatch):
     call_tool(server_url, owner.token, "get_token_context", {})
     _, c = check(server_url, owner.token, "get_token_context", {}, RATE)
     assert "GetItem" not in c.ops
+
+
+def test_comment_tool_budgets(server_url, owner, board):
+    t = board["t1"]
+    res, c = check(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "counted"}, FIXED_WS + 1)
+    assert c.ops["TransactWriteItems"] == 1
+    comment = res["structuredContent"]["comment"]
+    check(server_url, owner.token, "list_comments", {"taskId": t["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "update_comment", {"commentId": comment["id"], "body": "recounted"}, FIXED_WS + 1)
+    check(server_url, owner.token, "delete_comment", {"commentId": comment["id"]}, FIXED_WS + 1)

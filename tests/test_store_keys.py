@@ -31,6 +31,8 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "rate window": (keys.rate_window("tok_f", 1_700_000_040_000), None),
     "creation marker": (keys.creation_marker("cd34"), None),
     "email claim": (keys.email_claim("Ada@Example.com"), None),
+    "comment": (keys.comment("tk_e", "01j0abc"), None),
+    "comment counter": (keys.comment_count("tk_e"), None),
 }
 
 

@@ -109,6 +109,23 @@ def activity_sort_key(at: str, ulid: str) -> str:
     return f"{at}#{ulid}"
 
 
+def comment_partition(task_id: str) -> str:
+    """``TCOM#<task>``: a task's comments, oldest first (outside the board partition, so comments
+    never enter a snapshot's pages)."""
+    return f"TCOM#{task_id}"
+
+
+def comment(task_id: str, ulid: str) -> Key:
+    return comment_partition(task_id), f"CM#{ulid}"
+
+
+def comment_count(task_id: str) -> Key:
+    return comment_partition(task_id), "#COUNT"
+
+
+COMMENTS_PREFIX = "CM#"
+
+
 def token(secret_digest: str) -> Key:
     return f"TOKEN#{secret_digest}", "TOKEN"
 

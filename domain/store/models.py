@@ -175,6 +175,27 @@ class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
     archivedAt = UnicodeAttribute(null=True)
 
 
+class CommentRow(Row, discriminator="Comment"):
+    """Comment (``keys.comment``): a task's markdown comment, with its author's name at writing."""
+
+    commentId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    authorId = UnicodeAttribute()
+    authorName = UnicodeAttribute()
+    body = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    editedAt = UnicodeAttribute(null=True)
+
+
+class CommentCountRow(Row, discriminator="CommentCount"):
+    """Comment counter (``keys.comment_count``): sorts before the comments, so one Query gives
+    list_comments its total and its first page."""
+
+    count = NumberAttribute(default=0)
+
+
 class TaskNumberRow(Row, discriminator="TaskNumber"):
     """Task-number pointer (``keys.task_number``): resolves ``workspaceId`` + ``number`` to the task id."""
 

@@ -14,6 +14,7 @@ ActivityType = Literal[
     "board.created", "board.renamed",
     "column.created", "column.renamed", "column.moved", "column.archived",
     "task.created", "task.updated", "task.moved", "task.archived",
+    "comment.created", "comment.updated", "comment.deleted",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]
@@ -42,7 +43,7 @@ def null_rule(clearable: Iterable[str], kept: Iterable[str]) -> str:
 
     ``clearable`` are the fields a null empties, ``kept`` those where null is ignored.
     """
-    cleared, ignored = ", ".join(clearable), ", ".join(kept)
+    cleared, ignored = ", ".join(clearable) or "none here", ", ".join(kept) or "none here"
     return (
         f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}); null on a field "
         f"that cannot be empty ({ignored}) is ignored. changedFields in the result names the fields the call changed."

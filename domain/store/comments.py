@@ -1,0 +1,126 @@
+"""Comment items: a task's comments in their own partition, with a counter item before them.
+
+Keys: :func:`domain.store.keys.comment` (sort key ``CM#<ulid>``: creation order) and
+:func:`domain.store.keys.comment_count`. Every write is one transaction with a ConditionCheck on
+the task's full item (it exists and is not archived: comments of an archived task are readable
+and closed to writes), the membership guard and the activity row. The task's own items are not
+touched, so comments never race with task edits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain import ids
+from domain.store import db, keys, members
+from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.models import ActivityRow, CommentCountRow, CommentRow, CreationMarkerRow, Row, TaskDetailRow
+
+
+class TaskClosed(Exception):
+    """The task is archived (or gone): its comments take no writes."""
+
+
+class Earlier(Exception):
+    def __init__(self, comment_id: str) -> None:
+        super().__init__(comment_id)
+        self.comment_id = comment_id
+
+
+def get(ref: ids.CommentRef) -> CommentRow | None:
+    try:
+        return CommentRow.get(*keys.comment(ref.task_id, ref.ulid), consistent_read=True)
+    except CommentRow.DoesNotExist:
+        return None
+
+
+def _task_open(tx: Any, task: ids.TaskRef) -> None:
+    tx.condition_check(TaskDetailRow, *keys.task_full(task.board_id, task.number), condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+
+
+def _failed(failure: db.ConditionFailed, task: ids.TaskRef, workspace_id: str, actor_id: str) -> Exception:
+    if members.guard_failed(failure, workspace_id, actor_id):
+        return db.Missing(workspace_id)
+    if failure.hit(*keys.task_full(task.board_id, task.number)):
+        return TaskClosed(task.board_id)
+    return db.Missing("comment")
+
+
+def create(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, marker: CreationMarkerRow | None) -> None:
+    """Put the comment and count it, in one transaction.
+
+    Raises:
+        TaskClosed: the task is archived or gone. Missing: the caller left the workspace.
+        Earlier: a keyed create with the same key committed before. IdempotencyMismatch.
+    """
+    if marker is not None:
+        marker.entityId = row.commentId
+
+    def build(tx: Any) -> None:
+        put_marker(tx, marker)
+        tx.save(row, condition=Row.PK.does_not_exist())
+        tx.update(CommentCountRow(*keys.comment_count(row.taskId)), actions=[CommentCountRow.count.add(1), CommentCountRow.kind.set(CommentCountRow)])
+        _task_open(tx, task)
+        members.guard(tx, row.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        earlier = earlier_entity(failure, marker)
+        if earlier:
+            raise Earlier(earlier) from None
+        raise _failed(failure, task, row.workspaceId, actor_id) from None
+
+
+def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow) -> None:
+    """Replace the comment under ``updatedAt = previous``.
+
+    Raises:
+        ConditionFailed (with the stored comment under ALL_OLD) when it changed or is gone;
+        TaskClosed; Missing.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(row, condition=(CommentRow.updatedAt == previous), return_values="ALL_OLD")
+        _task_open(tx, task)
+        members.guard(tx, row.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if failure.hit(row.PK, row.SK):
+            raise
+        raise _failed(failure, task, row.workspaceId, actor_id) from None
+
+
+def delete(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow) -> None:
+    """Delete the comment and uncount it (it must still exist).
+
+    Raises:
+        Missing: already deleted, or the caller left the workspace. TaskClosed.
+    """
+
+    def build(tx: Any) -> None:
+        tx.delete(CommentRow(row.PK, row.SK), condition=Row.PK.exists())
+        tx.update(CommentCountRow(*keys.comment_count(row.taskId)), actions=[CommentCountRow.count.add(-1)])
+        _task_open(tx, task)
+        members.guard(tx, row.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise _failed(failure, task, row.workspaceId, actor_id) from None
+
+
+def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
+    """A Query over the task's comments, oldest first."""
+    return Row.query(keys.comment_partition(task_id), Row.SK.startswith(keys.COMMENTS_PREFIX), limit=limit, last_evaluated_key=start, consistent_read=True)
+
+
+def page_shape(task_id: str) -> dict[str, str]:
+    return {"PK": keys.comment_partition(task_id), "SK": keys.COMMENTS_PREFIX}
+
+

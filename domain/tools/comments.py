@@ -1,0 +1,288 @@
+"""Comment tools: create_comment, list_comments, update_comment, delete_comment.
+
+Comments live in their task's own partition (docs/data-model.md, "comment"); only the author
+edits or deletes one; an archived task's comments stay readable and take no writes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from ulid import ULID
+
+from domain import clock, errors, ids
+from domain.access import Prefetch, target
+from domain.context import CallContext
+from domain.idempotency import creation_marker
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import comments as comment_store
+from domain.store import keys
+from domain.store.db import ConditionFailed, Missing
+from domain.store.models import CommentCountRow, CommentRow, TaskDetailRow
+from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
+from domain.text import has_visible
+from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, TaskIdArg, null_rule, requested_changes
+from domain.tools.views import ChangedFields
+
+BodyArg = Annotated[str, Field(min_length=1, max_length=20000, description="Markdown body (1-20,000 characters).")]
+CommentIdArg = Annotated[str, Field(min_length=1, max_length=120, description="Comment id (cm_…).")]
+
+
+class CommentView(ToolOutput):
+    id: str
+    taskId: str
+    authorId: str
+    authorName: str = Field(description="The author's display name when the comment was written.")
+    body: str
+    createdAt: str
+    updatedAt: str
+    editedAt: str | None = Field(description="When the body was last edited; null if never.")
+
+
+def comment_view(c: CommentRow) -> CommentView:
+    return CommentView(id=c.commentId, taskId=c.taskId, authorId=c.authorId, authorName=c.authorName, body=c.body,
+                       createdAt=c.createdAt, updatedAt=c.updatedAt, editedAt=c.editedAt)
+
+
+def _task_item(ctx: CallContext) -> TaskDetailRow:
+    where = ctx.target
+    task = ctx.item(keys.task_full(where.board_id, where.task.number))
+    if not isinstance(task, TaskDetailRow):
+        raise errors.not_found("task", ids.task_id(where.board_id, where.task.number))
+    return task
+
+
+def _closed(task_id: str) -> errors.ToolError:
+    return errors.invalid("taskId", "the task is archived: its comments can be read but not changed",
+                          "Archived tasks are read-only; comment on a live task instead.")
+
+
+def _own(ctx: CallContext, comment: CommentRow, verb: str) -> None:
+    if comment.authorId != ctx.user_id:
+        raise errors.forbidden(
+            f"Only the comment's author can {verb} it; {comment.commentId} was written by {comment.authorName}.",
+            "Add a new comment instead (create_comment).",
+        )
+
+
+def _task_prefetch(where: Any, args: Any) -> Prefetch:
+    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
+
+
+def _comment_prefetch(where: Any, args: Any) -> Prefetch:
+    ref = where.comment
+    return Prefetch(items=(keys.comment(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
+
+
+# -- create_comment --------------------------------------------------------------------------
+class CreateCommentInput(ToolInput):
+    taskId: TaskIdArg
+    body: BodyArg
+    idempotencyKey: IdempotencyKeyArg
+
+
+class CommentOutput(ToolOutput):
+    comment: CommentView
+
+
+@tool(
+    "create_comment",
+    title="Create comment",
+    description="Adds a markdown comment (up to 20,000 characters) to a task. Archived tasks take no new comments.",
+    area="collaboration",
+    scope="write",
+    keyed=True,
+    target=target("taskId", "task"),
+    min_role="MEMBER",
+    prefetch=_task_prefetch,
+    input_model=CreateCommentInput,
+    output_model=CommentOutput,
+)
+def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
+    if not has_visible(args.body):
+        raise errors.invalid("body", "must contain visible characters")
+    where = ctx.target
+    task = _task_item(ctx)
+    if task.archivedAt:
+        raise _closed(task.taskId)
+    now = clock.now_iso()
+    ulid = str(ULID()).lower()
+    comment_id = ids.new_comment_id(where.task, ulid)
+    member = ctx.member(where.workspace_id)
+    row = CommentRow(
+        *keys.comment(task.taskId, ulid), commentId=comment_id, taskId=task.taskId, workspaceId=where.workspace_id,
+        authorId=ctx.user_id, authorName=member.displayName, body=args.body, createdAt=now, updatedAt=now,
+    )
+    act = ctx.activity(where.workspace_id, where.board_id, "comment.created", f"Commented on {task.key}", task_id=task.taskId, data={"commentId": comment_id}, at=now)
+    try:
+        comment_store.create(row, where.task, actor_id=ctx.user_id, activity=act, marker=creation_marker(ctx, where.workspace_id, comment_id))
+    except comment_store.TaskClosed:
+        raise _closed(task.taskId) from None
+    except Missing:
+        raise errors.not_found("task", task.taskId) from None
+    except comment_store.Earlier as earlier:
+        ref = ids.parse_comment(earlier.comment_id)
+        found = comment_store.get(ref) if ref else None
+        if found is None:
+            raise errors.not_found("comment", earlier.comment_id) from None
+        return CommentOutput(comment=comment_view(found))
+    return CommentOutput(comment=comment_view(row))
+
+
+# -- list_comments ---------------------------------------------------------------------------
+class ListCommentsInput(ToolInput):
+    taskId: TaskIdArg
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListCommentsOutput(ToolOutput):
+    taskId: str
+    comments: list[CommentView] = Field(description="Oldest first.")
+    totalCount: int
+    nextCursor: str | None
+    notice: str | None
+
+
+@tool(
+    "list_comments",
+    title="List comments",
+    description="Lists a task's comments oldest first, each with its author's id and display name; paginated with totalCount.",
+    area="collaboration",
+    scope="read",
+    read_only=True,
+    target=target("taskId", "task"),
+    min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(items=(keys.task_full(where.board_id, where.task.number), keys.comment_count(ids.task_id(where.board_id, where.task.number)))),
+    input_model=ListCommentsInput,
+    output_model=ListCommentsOutput,
+)
+def list_comments(ctx: CallContext, args: ListCommentsInput) -> ListCommentsOutput:
+    task = _task_item(ctx)
+    counter = ctx.item(keys.comment_count(task.taskId))
+    total = int(counter.count or 0) if isinstance(counter, CommentCountRow) else 0
+    kind = list_kind("comments", task=task.taskId)
+    start = decode_cursor(kind, args.cursor, comment_store.page_shape(task.taskId))
+    page, last = take_page(comment_store.page(task.taskId, limit=args.limit + 1, start=start), args.limit)
+    rows = [r for r in page if isinstance(r, CommentRow)]
+    cursor = encode_cursor(kind, last)
+    notice = f"Showing {len(rows)} of {total} comments; pass nextCursor for the next page." if cursor else None
+    return ListCommentsOutput(taskId=task.taskId, comments=[comment_view(r) for r in rows], totalCount=total, nextCursor=cursor, notice=notice)
+
+
+# -- update_comment --------------------------------------------------------------------------
+class UpdateCommentInput(ToolInput):
+    commentId: CommentIdArg
+    body: str | None = Field(default=None, min_length=1, max_length=20000, description="New markdown body (1-20,000 characters).")
+    expectedUpdatedAt: ExpectedUpdatedAtArg
+
+
+class UpdateCommentOutput(ToolOutput):
+    comment: CommentView
+    changedFields: ChangedFields
+
+
+@tool(
+    "update_comment",
+    title="Update comment",
+    description=(
+        "Replaces the body of one of your own comments (others' comments are FORBIDDEN, whatever your role); createdAt "
+        "stays, updatedAt and editedAt are stamped. Pass expectedUpdatedAt to refuse the edit if the comment changed. "
+        + null_rule([], ["body"])
+    ),
+    area="collaboration",
+    scope="write",
+    idempotent=True,
+    target=target("commentId", "comment"),
+    min_role="MEMBER",
+    prefetch=_comment_prefetch,
+    input_model=UpdateCommentInput,
+    output_model=UpdateCommentOutput,
+)
+def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentOutput:
+    changes = requested_changes(args, clear_to={}, not_values=("commentId", "expectedUpdatedAt"))
+    if not changes:
+        raise errors.invalid("body", "is required (null is ignored: a comment cannot be empty)", "Send the new body.")
+    if not has_visible(changes["body"]):
+        raise errors.invalid("body", "must contain visible characters")
+    where = ctx.target
+    ref = where.comment
+    current = ctx.item(keys.comment(ref.task_id, ref.ulid))
+    if not isinstance(current, CommentRow):
+        raise errors.not_found("comment", args.commentId)
+    _own(ctx, current, "edit")
+    task = _task_item(ctx)
+    if task.archivedAt:
+        raise _closed(task.taskId)
+    for _ in range(3):
+        if args.expectedUpdatedAt is not None and current.updatedAt != args.expectedUpdatedAt:
+            raise errors.conflict(
+                f"The comment changed since you read it (your expectedUpdatedAt {args.expectedUpdatedAt}, now {current.updatedAt}).",
+                "Merge your edit into error.current and call again with its updatedAt.",
+                current=comment_view(current).model_dump(mode="json"),
+            )
+        if current.body == changes["body"]:
+            return UpdateCommentOutput(comment=comment_view(current), changedFields=[])
+        stamp = clock.next_stamp(current.updatedAt)
+        edited = CommentRow.from_raw_data(current.serialize())
+        edited.body, edited.updatedAt, edited.editedAt = changes["body"], stamp, stamp
+        act = ctx.activity(where.workspace_id, where.board_id, "comment.updated", f"Edited a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId}, at=stamp)
+        try:
+            comment_store.edit(edited, current.updatedAt, where.task, actor_id=ctx.user_id, activity=act)
+            return UpdateCommentOutput(comment=comment_view(edited), changedFields=["body"])
+        except ConditionFailed as failure:
+            stored = failure.item(current.PK, current.SK)
+            if not stored:
+                raise errors.not_found("comment", args.commentId) from None
+            current = CommentRow.from_raw_data(stored)
+        except comment_store.TaskClosed:
+            raise _closed(task.taskId) from None
+        except Missing:
+            raise errors.not_found("comment", args.commentId) from None
+    raise errors.conflict("The comment kept changing while editing it.", "Retry the call.", retry_after_seconds=1)
+
+
+# -- delete_comment --------------------------------------------------------------------------
+class DeleteCommentInput(ToolInput):
+    commentId: CommentIdArg
+
+
+class DeleteCommentOutput(ToolOutput):
+    deleted: CommentView = Field(description="The comment as it was before it was deleted.")
+
+
+@tool(
+    "delete_comment",
+    title="Delete comment",
+    description="Deletes one of your own comments for good (others' comments are FORBIDDEN, whatever your role). Deleting it again is NOT_FOUND.",
+    area="collaboration",
+    scope="write",
+    destructive=True,
+    target=target("commentId", "comment"),
+    min_role="MEMBER",
+    prefetch=_comment_prefetch,
+    input_model=DeleteCommentInput,
+    output_model=DeleteCommentOutput,
+)
+def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentOutput:
+    where = ctx.target
+    ref = where.comment
+    current = ctx.item(keys.comment(ref.task_id, ref.ulid))
+    if not isinstance(current, CommentRow):
+        raise errors.not_found("comment", args.commentId)
+    _own(ctx, current, "delete")
+    task = _task_item(ctx)
+    if task.archivedAt:
+        raise _closed(task.taskId)
+    act = ctx.activity(where.workspace_id, where.board_id, "comment.deleted", f"Deleted a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId})
+    try:
+        comment_store.delete(current, where.task, actor_id=ctx.user_id, activity=act)
+    except comment_store.TaskClosed:
+        raise _closed(task.taskId) from None
+    except Missing:
+        raise errors.not_found("comment", args.commentId) from None
+    return DeleteCommentOutput(deleted=comment_view(current))
+
+
+TOOLS = (create_comment, list_comments, update_comment, delete_comment)
