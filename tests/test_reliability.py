@@ -298,11 +298,23 @@ def _task_case(url: str) -> KeyedCase:
     )
 
 
+def _comment_case(url: str) -> KeyedCase:
+    actor = make_actor("Storm")
+    _, columns = _board(url, actor.token, actor.workspace_id, "Storm")
+    task = ok(call_tool(url, actor.token, "create_task", {"columnId": columns[0], "title": "talked about"}))["task"]
+    return KeyedCase(
+        actor.token, {"taskId": task["id"], "body": "storm"}, {"taskId": task["id"], "body": "another storm"},
+        lambda: {c["id"] for c in ok(call_tool(url, actor.token, "list_comments", {"taskId": task["id"], "limit": 200}))["comments"]},
+        lambda r: r["comment"]["id"],
+    )
+
+
 # Every keyed tool needs a builder here: the tests below fail for a keyed tool without one.
 KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_workspace": _workspace_case,
     "create_board": _board_case,
     "create_task": _task_case,
+    "create_comment": _comment_case,
 }
 KEYED_TOOLS = sorted(spec.name for spec in registry() if spec.keyed)
 
