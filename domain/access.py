@@ -141,27 +141,10 @@ def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = N
     if kind == "workspace":
         ws = ctx.workspace_argument(value, field_name or "workspaceId")
         return Located("workspace", ws, ws)
-    if kind == "board":
-        b = ids.parse_board(value)
-        if b is None:
-            raise errors.not_found("board", value)
-        return Located("board", value, b[0], board_id=b[1])
-    if kind == "column":
-        c = ids.parse_column(value)
-        if c is None:
-            raise errors.not_found("column", value)
-        return Located("column", value, c[0], board_id=c[1], column_id=c[2])
-    if kind == "task":
-        t = ids.parse_task(value)
-        if t is None:
-            raise errors.not_found("task", value)
-        return Located("task", value, t.workspace_id, board_id=t.board_id, task=t)
-    if kind == "comment":
-        c = ids.parse_comment(value)
-        if c is None:
-            raise errors.not_found("comment", value)
-        return Located("comment", value, c.task.workspace_id, board_id=c.task.board_id, task=c.task, comment=c)
-    raise ValueError(f"unknown target kind {kind!r}")
+    where = locate_plain(kind, value)
+    if where is None:
+        raise errors.not_found(kind, value)
+    return where
 
 
 def _admit(spec: "ToolSpec", ctx: "CallContext", where: Located) -> None:
@@ -198,10 +181,7 @@ def _check_ref(ref: Ref, where: Located, value: Any) -> None:
         if not isinstance(v, str):
             continue
         inner = locate_plain(ref.kind, v)
-        same = inner is not None and inner.workspace_id == where.workspace_id
-        if same and ref.within == "board":
-            same = inner is not None and inner.board_id == where.board_id
-        if same:
+        if inner is not None and inner.workspace_id == where.workspace_id and (ref.within != "board" or inner.board_id == where.board_id):
             continue
         if ref.error is ErrorCode.NOT_FOUND:
             raise errors.not_found(ref.kind, v)
@@ -209,7 +189,8 @@ def _check_ref(ref: Ref, where: Located, value: Any) -> None:
 
 
 def locate_plain(kind: str, value: str) -> Located | None:
-    """Like :func:`locate` without a call context (no ``""`` workspace); ``None`` if malformed."""
+    """Where ``value`` lives, from the id alone, without a call context (so ``""`` is no
+    workspace); ``None`` if malformed. :func:`locate` adds the context's workspace rules."""
     if kind == "workspace":
         ws = ids.parse_workspace(value)
         return Located("workspace", value, ws) if ws else None

@@ -9,10 +9,12 @@ touched, so comments never race with task edits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from domain import ids
 from domain.store import db, keys, members
+from domain.store.cas import Write
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import ActivityRow, CommentCountRow, CommentRow, CreationMarkerRow, Row, TaskDetailRow
 
@@ -73,12 +75,12 @@ def create(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
         raise _failed(failure, task, row.workspaceId, actor_id) from None
 
 
-def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow) -> None:
-    """Replace the comment under ``updatedAt = previous``.
+def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, result: Callable[[], Any]) -> Write[CommentRow, Any]:
+    """One conditional comment edit for :func:`domain.store.cas.compare_and_set`: the comment
+    replaced under ``updatedAt = previous``; a failed condition plans again on the stored comment
+    (``ALL_OLD``).
 
-    Raises:
-        ConditionFailed (with the stored comment under ALL_OLD) when it changed or is gone;
-        TaskClosed; Missing.
+    Raises (from the retry): Missing when the comment is gone or the caller left; TaskClosed.
     """
 
     def build(tx: Any) -> None:
@@ -87,12 +89,15 @@ def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, ac
         members.guard(tx, row.workspaceId, actor_id)
         tx.save(activity)
 
-    try:
-        db.transact(build)
-    except db.ConditionFailed as failure:
+    def retry(failure: db.ConditionFailed) -> CommentRow:
         if failure.hit(row.PK, row.SK):
-            raise
-        raise _failed(failure, task, row.workspaceId, actor_id) from None
+            stored = failure.item(row.PK, row.SK)
+            if not stored:
+                raise db.Missing(row.commentId)
+            return CommentRow.from_raw_data(stored)
+        raise _failed(failure, task, row.workspaceId, actor_id)
+
+    return Write(build=build, result=result, retry=retry)
 
 
 def delete(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow) -> None:

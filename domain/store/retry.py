@@ -26,6 +26,7 @@ ATTEMPTS: dict[str, int] = {
     "archive_task": 5,
     "move_task": 10,  # the destination column's lastRank is a small hot spot
     "create_task": 25,  # the per-workspace counter is the hottest item of the table
+    "update_comment": 5,
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

@@ -18,7 +18,8 @@ from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import comments as comment_store
 from domain.store import keys
-from domain.store.db import ConditionFailed, Missing
+from domain.store.cas import Unchanged, compare_and_set
+from domain.store.db import Missing
 from domain.store.models import CommentCountRow, CommentRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.text import has_visible
@@ -215,7 +216,8 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
     task = _task_item(ctx)
     if task.archivedAt:
         raise _closed(task.taskId)
-    for _ in range(3):
+
+    def plan(current: CommentRow) -> Any:
         if args.expectedUpdatedAt is not None and current.updatedAt != args.expectedUpdatedAt:
             raise errors.conflict(
                 f"The comment changed since you read it (your expectedUpdatedAt {args.expectedUpdatedAt}, now {current.updatedAt}).",
@@ -223,24 +225,20 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
                 current=comment_view(current).model_dump(mode="json"),
             )
         if current.body == changes["body"]:
-            return UpdateCommentOutput(comment=comment_view(current), changedFields=[])
+            return Unchanged(UpdateCommentOutput(comment=comment_view(current), changedFields=[]))
         stamp = clock.next_stamp(current.updatedAt)
         edited = CommentRow.from_raw_data(current.serialize())
         edited.body, edited.updatedAt, edited.editedAt = changes["body"], stamp, stamp
         act = ctx.activity(where.workspace_id, where.board_id, "comment.updated", f"Edited a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId}, at=stamp)
-        try:
-            comment_store.edit(edited, current.updatedAt, where.task, actor_id=ctx.user_id, activity=act)
-            return UpdateCommentOutput(comment=comment_view(edited), changedFields=["body"])
-        except ConditionFailed as failure:
-            stored = failure.item(current.PK, current.SK)
-            if not stored:
-                raise errors.not_found("comment", args.commentId) from None
-            current = CommentRow.from_raw_data(stored)
-        except comment_store.TaskClosed:
-            raise _closed(task.taskId) from None
-        except Missing:
-            raise errors.not_found("comment", args.commentId) from None
-    raise errors.conflict("The comment kept changing while editing it.", "Retry the call.", retry_after_seconds=1)
+        return comment_store.edit(edited, current.updatedAt, where.task, actor_id=ctx.user_id, activity=act,
+                                  result=lambda: UpdateCommentOutput(comment=comment_view(edited), changedFields=["body"]))
+
+    try:
+        return compare_and_set("update_comment", current, plan)
+    except comment_store.TaskClosed:
+        raise _closed(task.taskId) from None
+    except Missing:
+        raise errors.not_found("comment", args.commentId) from None
 
 
 # -- delete_comment --------------------------------------------------------------------------
