@@ -26,6 +26,18 @@ def get_head(board_id: str) -> BoardRow | None:
         return None
 
 
+def open_check(tx: Any, board_id: str) -> None:
+    """ConditionCheck in ``tx``: the board exists and is not archived (an archived board's tasks
+    are read-only). Use it in a task write that does not already update the board head (one
+    action per item per transaction); :func:`closed` tells whether a failure was this check."""
+    tx.condition_check(BoardRow, *keys.board_head(board_id), condition=Row.PK.exists() & BoardRow.archivedAt.does_not_exist())
+
+
+def closed(failure: db.ConditionFailed, board_id: str) -> bool:
+    """Whether ``failure`` was :func:`open_check` on ``board_id`` (archived or gone)."""
+    return failure.hit(*keys.board_head(board_id))
+
+
 def header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow]]:
     """Board head and every column in one Query."""
     board: BoardRow | None = None

@@ -122,10 +122,10 @@ def delete(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
 
 def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
     """A Query over the task's comments, oldest first."""
-    return Row.query(keys.comment_partition(task_id), Row.SK.startswith(keys.COMMENTS_PREFIX), limit=limit, last_evaluated_key=start, consistent_read=True)
+    return Row.query(keys.task_side_partition(task_id), Row.SK.startswith(keys.COMMENTS_PREFIX), limit=limit, last_evaluated_key=start, consistent_read=True)
 
 
 def page_shape(task_id: str) -> dict[str, str]:
-    return {"PK": keys.comment_partition(task_id), "SK": keys.COMMENTS_PREFIX}
+    return {"PK": keys.task_side_partition(task_id), "SK": keys.COMMENTS_PREFIX}
 
 

@@ -109,21 +109,24 @@ def activity_sort_key(at: str, ulid: str) -> str:
     return f"{at}#{ulid}"
 
 
-def comment_partition(task_id: str) -> str:
-    """``TCOM#<task>``: a task's comments, oldest first (outside the board partition, so comments
-    never enter a snapshot's pages)."""
+def task_side_partition(task_id: str) -> str:
+    """``TCOM#<task>``: a task's side items, outside the board partition (so they never enter a
+    snapshot's pages): the comment counter ``#COUNT``, comments ``CM#…`` (oldest first), link
+    edges ``LN#…`` and subtasks ``ST#…``. ``#`` < ``CM#`` < ``LN#`` < ``ST#``, so one Query over
+    :data:`SIDECAR_RANGE` returns a task's links and subtasks without its comments."""
     return f"TCOM#{task_id}"
 
 
 def comment(task_id: str, ulid: str) -> Key:
-    return comment_partition(task_id), f"CM#{ulid}"
+    return task_side_partition(task_id), f"CM#{ulid}"
 
 
 def comment_count(task_id: str) -> Key:
-    return comment_partition(task_id), "#COUNT"
+    return task_side_partition(task_id), "#COUNT"
 
 
 COMMENTS_PREFIX = "CM#"
+SIDECAR_RANGE = ("LN#", "ST#~")  # a task's link edges and subtasks (get_task detailed)
 
 
 def token(secret_digest: str) -> Key:
