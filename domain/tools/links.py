@@ -134,6 +134,14 @@ def _archived(name: str) -> errors.ToolError:
     output_model=AddTaskLinkOutput,
 )
 def add_task_link(ctx: CallContext, args: AddTaskLinkInput) -> AddTaskLinkOutput:
+    """Catalog: add_task_link. Returns ``{link: {fromTaskId, fromKey, kind, toTaskId, toKey, createdAt,
+    createdBy}, created}`` (``created`` false: the edge was stored already, nothing written).
+
+    Errors: NOT_FOUND for a task that is missing or in another workspace (from the id alone for
+    the latter); INVALID_INPUT on ``toTaskId`` for a self-link, a dependency cycle (named by task
+    keys) or a walk past 500 tasks, and on the field of an archived task, a task of an archived
+    board or a task holding 200 links; CONFLICT when 10 attempts lost the link graph version.
+    """
     if args.toTaskId == args.fromTaskId:
         raise errors.invalid("toTaskId", "a task cannot be linked to itself", "Pass two different tasks.")
     where = ctx.target
@@ -224,6 +232,12 @@ class RemoveTaskLinkOutput(ToolOutput):
     output_model=RemoveTaskLinkOutput,
 )
 def remove_task_link(ctx: CallContext, args: RemoveTaskLinkInput) -> RemoveTaskLinkOutput:
+    """Catalog: remove_task_link. Returns ``{removed, link}`` — the removed edge, or ``removed``
+    false and ``link`` null when no edge matched (nothing written).
+
+    Errors: NOT_FOUND for a missing or foreign task; INVALID_INPUT naming the task on an archived
+    board (archived tasks themselves may shed links: they still count in the cycle check).
+    """
     where = ctx.target
     src, dst = _tasks(ctx, args)
     stored = ctx.item(keys.link_out(src.taskId, args.kind, dst.taskId))
@@ -276,6 +290,10 @@ class ListTaskLinksOutput(TaskLinksView):
     output_model=ListTaskLinksOutput,
 )
 def list_task_links(ctx: CallContext, args: ListTaskLinksInput) -> ListTaskLinksOutput:
+    """Catalog: list_task_links. Returns ``{taskId, key, outgoing, incoming, totalCount}``; each
+    entry is the other end now (``kind, taskId, key, title, boardId, boardName, archived,
+    boardArchived, linkedAt, linkedBy``). Errors: NOT_FOUND for a missing or foreign task.
+    """
     where = ctx.target
     task = ctx.item(keys.task_full(where.board_id, where.task.number))
     if not isinstance(task, TaskDetailRow):
