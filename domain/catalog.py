@@ -30,7 +30,7 @@ class SeedTool:
 
 SEED: dict[str, SeedTool] = {
     "add_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
-    "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
     "archive_board": SeedTool("admin", False, True, False, False, "boards", "planned"),
     "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
@@ -67,7 +67,7 @@ SEED: dict[str, SeedTool] = {
     "list_labels": SeedTool("read", True, False, False, False, "collaboration", "planned"),
     "list_members": SeedTool("read", True, False, False, False, "members", "built"),
     "list_projects": SeedTool("read", True, False, False, False, "projects", "planned"),
-    "list_task_links": SeedTool("read", True, False, False, False, "collaboration", "planned"),
+    "list_task_links": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_tasks": SeedTool("read", True, False, False, False, "tasks", "built"),
     "list_workspaces": SeedTool("read", True, False, False, False, "workspaces", "built"),
     "manage_columns": SeedTool("write", False, True, False, False, "boards", "built"),
@@ -75,7 +75,7 @@ SEED: dict[str, SeedTool] = {
     "move_task": SeedTool("write", False, False, False, False, "tasks", "built"),
     "remove_member": SeedTool("admin", False, True, False, False, "members", "planned"),
     "remove_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
-    "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "rename_board": SeedTool("write", False, False, True, False, "boards", "built"),
     "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "planned"),
     "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
@@ -96,9 +96,9 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, boards, columns, comments, tasks, workspaces
+    from domain.tools import activity, boards, columns, comments, links, tasks, workspaces
 
-    return (*workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS)
+    return (*workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *links.TOOLS)
 
 
 @cache

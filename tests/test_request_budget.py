@@ -116,3 +116,56 @@ def test_comment_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "list_comments", {"taskId": t["id"]}, FIXED_WS + 1)
     check(server_url, owner.token, "update_comment", {"commentId": comment["id"], "body": "recounted"}, FIXED_WS + 1)
     check(server_url, owner.token, "delete_comment", {"commentId": comment["id"]}, FIXED_WS + 1)
+
+
+def _walk_trips(url, token, args):
+    """Requests of one add_task_link call, and the round trips of its cycle check's Queries."""
+    from benchmarks import _support as S
+
+    meter = S.DynamoDBMeter(capacity=False).install()
+    try:
+        with meter.measuring() as requests, httpx2.Client(timeout=60) as c:
+            ok(call_tool(url, token, "add_task_link", args, c))
+    finally:
+        meter.uninstall()
+    return len(requests), S.round_trips([r for r in requests if r.op == "Query"])
+
+
+def test_link_tool_budgets(server_url, owner, board):
+    t1, t2 = board["t1"], board["t2"]
+    link = {"fromTaskId": t1["id"], "kind": "RELATES_TO", "toTaskId": t2["id"]}
+    check(server_url, owner.token, "list_task_links", {"taskId": t1["id"]}, FIXED_WS + 1)  # the Query, with the access read
+    _, c = check(server_url, owner.token, "add_task_link", link, FIXED_WS + 1)  # both tasks, heads, edge, counters with the membership
+    assert c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "add_task_link", link, FIXED_WS + 0)  # stored already: the access read shows it
+    check(server_url, owner.token, "list_task_links", {"taskId": t1["id"]}, FIXED_WS + 2)  # + the other ends and their boards
+    check(server_url, owner.token, "remove_task_link", link, FIXED_WS + 1)
+    check(server_url, owner.token, "remove_task_link", link, FIXED_WS + 0)
+
+
+def test_cycle_check_budget_grows_with_the_reachable_chain(server_url, owner, board):
+    """A chain of 3 edges c1 BLOCKS c2 BLOCKS c3 BLOCKS c4: the walk queries each task it reaches
+    once, one level (one round trip) at a time."""
+    col = board["cols"][0]
+    chain = [ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": f"c{i}"}))["task"] for i in range(5)]
+    head, c1, c2, c3, c4 = chain
+    for a, b in ((c1, c2), (c2, c3), (c3, c4)):
+        ok(call_tool(server_url, owner.token, "add_task_link", {"fromTaskId": a["id"], "kind": "BLOCKS", "toTaskId": b["id"]}))
+    # head BLOCKS c1: the walk starts at c1 and reaches c2, c3, c4 (4 Queries in 4 levels), then the insert
+    _, c = check(server_url, owner.token, "add_task_link", {"fromTaskId": head["id"], "kind": "BLOCKS", "toTaskId": c1["id"]}, FIXED_WS + 4 + 1)
+    assert c.ops["Query"] == 4 and c.ops["TransactWriteItems"] == 1
+    # c4 BLOCKS head closes head -> c1 -> … -> c4 -> head: 4 Queries (head … c3), c4 is found as c3's successor, refused unwritten
+    _, c = check(server_url, owner.token, "add_task_link", {"fromTaskId": c4["id"], "kind": "BLOCKS", "toTaskId": head["id"]}, FIXED_WS + 4, error=True)
+    assert "TransactWriteItems" not in c.ops
+    # c4 DEPENDS_ON c3 restates c3 BLOCKS c4: the walk starts at c4, which must finish before nothing (1 Query)
+    check(server_url, owner.token, "add_task_link", {"fromTaskId": c4["id"], "kind": "DEPENDS_ON", "toTaskId": c3["id"]}, FIXED_WS + 1 + 1)
+    # c4 BLOCKS c1 closes the 3-edge chain into a cycle: 3 Queries (c1, c2, c3), refused unwritten
+    _, c = check(server_url, owner.token, "add_task_link", {"fromTaskId": c4["id"], "kind": "BLOCKS", "toTaskId": c1["id"]}, FIXED_WS + 3, error=True)
+    assert c.ops["Query"] == 3
+    # one round trip per level of the walk: a chain is one Query per level, a fan-out level goes out at once
+    fresh, x, a, b, d = (ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": f"f{i}"}))["task"] for i in range(5))
+    assert _walk_trips(server_url, owner.token, {"fromTaskId": fresh["id"], "kind": "BLOCKS", "toTaskId": c1["id"]}) == (FIXED_WS + 4 + 1, 4)
+    for leaf in (a, b, d):
+        ok(call_tool(server_url, owner.token, "add_task_link", {"fromTaskId": x["id"], "kind": "BLOCKS", "toTaskId": leaf["id"]}))
+    # fresh BLOCKS x: level 1 is x, level 2 is a, b, d in parallel: 4 Queries in 2 round trips
+    assert _walk_trips(server_url, owner.token, {"fromTaskId": fresh["id"], "kind": "BLOCKS", "toTaskId": x["id"]}) == (FIXED_WS + 4 + 1, 2)

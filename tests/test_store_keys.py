@@ -33,6 +33,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "email claim": (keys.email_claim("Ada@Example.com"), None),
     "comment": (keys.comment("tk_e", "01j0abc"), None),
     "comment counter": (keys.comment_count("tk_e"), None),
+    "task link, outgoing": (keys.link_out("tk_e", "BLOCKS", "tk_g"), None),
+    "task link, incoming": (keys.link_in("tk_g", "BLOCKS", "tk_e"), None),
+    "link counter": (keys.link_count("tk_e"), None),
+    "link graph version": (keys.link_graph("ws_b"), None),
 }
 
 
@@ -101,3 +105,15 @@ def test_snapshot_range_excludes_full_items():
 
 def test_email_claims_ignore_case_and_spaces():
     assert keys.email_claim(" Ada@Example.COM ") == keys.email_claim("ada@example.com")
+
+
+def test_dependency_range_holds_exactly_a_tasks_dependency_successors():
+    lo, hi = keys.DEPENDENCY_RANGE
+    inside = [keys.link_out("tk_a", "BLOCKS", "tk_b")[1], keys.link_in("tk_a", "DEPENDS_ON", "tk_b")[1]]
+    outside = [keys.link_in("tk_a", "BLOCKS", "tk_b")[1], keys.link_out("tk_a", "DEPENDS_ON", "tk_b")[1],
+               keys.link_out("tk_a", "RELATES_TO", "tk_b")[1], keys.link_in("tk_a", "DUPLICATES", "tk_b")[1],
+               keys.link_out("tk_a", "DUPLICATES", "tk_b")[1], keys.link_count("tk_a")[1], keys.comment("tk_a", "01j")[1]]
+    assert all(lo <= sk <= hi for sk in inside)
+    assert not any(lo <= sk <= hi for sk in outside)
+    slo, shi = keys.SIDECAR_RANGE
+    assert all(slo <= sk <= shi for sk in inside + outside[:5]) and not slo <= keys.link_count("tk_a")[1] <= shi

@@ -129,6 +129,32 @@ COMMENTS_PREFIX = "CM#"
 SIDECAR_RANGE = ("LN#", "ST#~")  # a task's link edges and subtasks (get_task detailed)
 
 
+def link_out(from_task_id: str, kind: str, to_task_id: str) -> Key:
+    """The outgoing half of an edge, on the source: ``TCOM#<from> / LN#<kind>#OUT#<to>``."""
+    return task_side_partition(from_task_id), f"{LINKS_PREFIX}{kind}#OUT#{to_task_id}"
+
+
+def link_in(to_task_id: str, kind: str, from_task_id: str) -> Key:
+    """The incoming half of an edge, on the target: ``TCOM#<to> / LN#<kind>#IN#<from>``."""
+    return task_side_partition(to_task_id), f"{LINKS_PREFIX}{kind}#IN#{from_task_id}"
+
+
+def link_count(task_id: str) -> Key:
+    """``TCOM#<task> / #LINKS``: how many edge halves the task holds (``#COUNT`` < ``#LINKS`` < ``CM#``)."""
+    return task_side_partition(task_id), "#LINKS"
+
+
+def link_graph(workspace_id: str) -> Key:
+    """``WS#<ws> / LINKGRAPH``: the version every BLOCKS/DEPENDS_ON insert of the workspace advances."""
+    return workspace_partition(workspace_id), "LINKGRAPH"
+
+
+LINKS_PREFIX = "LN#"
+# A task's dependency successors (the tasks it must finish before): its outgoing BLOCKS edges
+# and its incoming DEPENDS_ON edges, adjacent because the kind precedes the direction.
+DEPENDENCY_RANGE = (f"{LINKS_PREFIX}BLOCKS#OUT#", f"{LINKS_PREFIX}DEPENDS_ON#IN#~")
+
+
 def token(secret_digest: str) -> Key:
     return f"TOKEN#{secret_digest}", "TOKEN"
 

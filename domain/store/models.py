@@ -196,6 +196,37 @@ class CommentCountRow(Row, discriminator="CommentCount"):
     count = NumberAttribute(default=0)
 
 
+class LinkRow(Row, discriminator="Link"):
+    """One half of a task link (``keys.link_out`` on the source, ``keys.link_in`` on the target).
+
+    Both halves carry the same attributes; ``direction`` says which half this is. The ends' task
+    keys are stored because they never change; titles and board names are read when listing.
+    """
+
+    fromTaskId = UnicodeAttribute()
+    toTaskId = UnicodeAttribute()
+    linkKind = UnicodeAttribute()
+    direction = UnicodeAttribute()  # "OUT" on the source's side partition, "IN" on the target's
+    fromKey = UnicodeAttribute()
+    toKey = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    createdBy = UnicodeAttribute()
+
+
+class LinkCountRow(Row, discriminator="LinkCount"):
+    """Link counter (``keys.link_count``): the task's edge halves, bounded per task."""
+
+    count = NumberAttribute(default=0)
+
+
+class LinkGraphRow(Row, discriminator="LinkGraph"):
+    """Link graph version (``keys.link_graph``): advanced by every dependency insert of the
+    workspace, so racing inserts that together would close a cycle cannot both commit."""
+
+    version = NumberAttribute(default=0)
+
+
 class TaskNumberRow(Row, discriminator="TaskNumber"):
     """Task-number pointer (``keys.task_number``): resolves ``workspaceId`` + ``number`` to the task id."""
 

@@ -27,6 +27,7 @@ ATTEMPTS: dict[str, int] = {
     "move_task": 10,  # the destination column's lastRank is a small hot spot
     "create_task": 25,  # the per-workspace counter is the hottest item of the table
     "update_comment": 5,
+    "add_task_link": 10,  # a dependency insert that lost the workspace's link graph version walks again
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

@@ -15,6 +15,7 @@ ActivityType = Literal[
     "column.created", "column.renamed", "column.moved", "column.archived",
     "task.created", "task.updated", "task.moved", "task.archived",
     "comment.created", "comment.updated", "comment.deleted",
+    "task.link_added", "task.link_removed",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]
@@ -33,6 +34,7 @@ ExpectedUpdatedAtArg = Annotated[
         description="Optional concurrency guard: the updatedAt you last read. If the entity changed since, nothing is written and CONFLICT returns its current state.",
     ),
 ]
+LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size (1-200).")]
 CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page, sent with the same filters; omit for the first page.")]
 

@@ -137,3 +137,30 @@ ChangedFields = Annotated[
     list[str],
     Field(description="The fields this call changed, in argument order; empty when nothing changed (nothing was written)."),
 ]
+
+
+# -- task links (list_task_links; a detailed get_task can show the same view) ---------------------
+class LinkedTaskView(ToolOutput):
+    kind: str = Field(description="BLOCKS, DEPENDS_ON, RELATES_TO or DUPLICATES.")
+    taskId: str = Field(description="The task at the other end of the link.")
+    key: str = Field(description="Its key, e.g. ABC-7.")
+    title: str | None = Field(description="Its current title (null only if the task no longer exists).")
+    boardId: str
+    boardName: str | None = Field(description="The current name of its board (null only if the board no longer exists).")
+    archived: bool = Field(description="Whether the other task is archived.")
+    boardArchived: bool = Field(description="Whether the other task's board is archived (its tasks are read-only).")
+    linkedAt: str
+    linkedBy: str = Field(description="User id of whoever added the link.")
+
+
+class TaskLinksView(ToolOutput):
+    outgoing: list[LinkedTaskView] = Field(description="Links from this task: 'this task <kind> the other'. By kind, then task number.")
+    incoming: list[LinkedTaskView] = Field(description="Links to this task: 'the other <kind> this task'. By kind, then task number.")
+
+
+def task_links_view(ends: list[Any]) -> TaskLinksView:
+    """The view of :func:`domain.store.links.links_of`'s result (``LinkEnd`` items)."""
+    def one(e: Any) -> LinkedTaskView:
+        return LinkedTaskView(kind=e.kind, taskId=e.task_id, key=e.key, title=e.title, boardId=e.board_id, boardName=e.board_name,
+                              archived=e.archived_at is not None, boardArchived=e.board_archived_at is not None, linkedAt=e.linked_at, linkedBy=e.linked_by)
+    return TaskLinksView(outgoing=[one(e) for e in ends if e.direction == "outgoing"], incoming=[one(e) for e in ends if e.direction == "incoming"])
