@@ -15,6 +15,8 @@ ActivityType = Literal[
     "column.created", "column.renamed", "column.moved", "column.archived",
     "task.created", "task.updated", "task.moved", "task.archived",
     "comment.created", "comment.updated", "comment.deleted",
+    "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
+    "task.assignees_set",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]
