@@ -28,6 +28,7 @@ from domain.store import activity as activity_store
 from domain.store import boards as board_store
 from domain.store import columns as column_store
 from domain.store import keys, parallel
+from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged
 from domain.store.db import Missing
@@ -46,7 +47,6 @@ from domain.tools.args import (
     null_rule,
     requested_changes,
 )
-from domain.store import subtasks as subtask_store
 from domain.tools.views import (
     ActivityView,
     ChangedFields,
