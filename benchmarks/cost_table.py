@@ -111,6 +111,12 @@ def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspa
     measure("list_tasks (column, detailed)", "list_tasks", {"columnId": cols[0], "response_format": "detailed"})
     measure("list_activity (board)", "list_activity", {"boardId": board_id})
     measure("list_activity (task)", "list_activity", {"taskId": t1["id"]})
+    sub = ok(measure("create_subtask", "create_subtask", {"taskId": t2["id"], "title": "a step"}))["subtask"]
+    measure("toggle_subtask", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
+    measure("toggle_subtask (no change)", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
+    measure("delete_subtask", "delete_subtask", {"subtaskId": sub["id"]})
+    me = ok(call("get_token_context", {}))["userId"]
+    measure("set_task_assignees", "set_task_assignees", {"taskId": t2["id"], "userIds": [me]})
 
     measure("rename_board", "rename_board", {"boardId": board_id, "name": "Costed 2"})
     measure("manage_columns create", "manage_columns", {"action": "create", "boardId": board_id, "name": "QA"})

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class Located:
     column_id: str | None = None
     task: ids.TaskRef | None = None
     comment: ids.CommentRef | None = None
+    subtask: ids.SubtaskRef | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "comment":
         c = ids.parse_comment(value)
         return Located("comment", value, c.task.workspace_id, board_id=c.task.board_id, task=c.task, comment=c) if c else None
+    if kind == "subtask":
+        st = ids.parse_subtask(value)
+        return Located("subtask", value, st.task.workspace_id, board_id=st.task.board_id, task=st.task, subtask=st) if st else None
     raise ValueError(kind)
 
 

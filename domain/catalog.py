@@ -44,11 +44,11 @@ SEED: dict[str, SeedTool] = {
     "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
     "create_comment": SeedTool("write", False, False, False, True, "collaboration", "built"),
     "create_project": SeedTool("write", False, False, False, True, "projects", "planned"),
-    "create_subtask": SeedTool("write", False, False, False, True, "collaboration", "planned"),
+    "create_subtask": SeedTool("write", False, False, False, True, "collaboration", "built"),
     "create_task": SeedTool("write", False, False, False, True, "tasks", "built"),
     "create_workspace": SeedTool("write", False, False, False, True, "workspaces", "built"),
     "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "built"),
-    "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "planned"),
+    "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "planned"),
     "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "planned"),
     "get_board_snapshot": SeedTool("read", True, False, False, False, "boards", "built"),
@@ -83,9 +83,9 @@ SEED: dict[str, SeedTool] = {
     "search_artifacts": SeedTool("read", True, False, False, False, "search", "planned"),
     "search_tasks": SeedTool("read", True, False, False, False, "search", "planned"),
     "set_member_role": SeedTool("admin", False, False, True, False, "members", "planned"),
-    "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "planned"),
-    "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "planned"),
     "update_comment": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "update_project": SeedTool("write", False, False, True, False, "projects", "planned"),
@@ -96,9 +96,12 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, boards, columns, comments, links, tasks, workspaces
+    from domain.tools import activity, assignees, boards, columns, comments, links, subtasks, tasks, workspaces
 
-    return (*workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *links.TOOLS)
+    return (
+        *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS,
+        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS,
+    )
 
 
 @cache

@@ -44,7 +44,7 @@ class _RemainingTime:
         return max(0, int((deadline - time.monotonic()) * 1000))
 
 
-_wrapped: dict[str, Callable[..., Any]] = {}
+_wrapped: dict[str, tuple[Any, Callable[..., Any]]] = {}  # tool -> (the client its layer uses, wrapper)
 
 
 def reset() -> None:
@@ -60,7 +60,9 @@ def _run_handler(request: dict[str, Any], run: Callable[[], dict[str, Any]]) -> 
 
 
 def _wrapper(tool: str) -> Callable[..., Any]:
-    fn = _wrapped.get(tool)
+    client = db.dynamodb_client()
+    cached = _wrapped.get(tool)
+    fn = cached[1] if cached is not None and cached[0] is client else None
     if fn is None:
         # One persistence layer per config: Powertools configures a layer once, so a layer
         # shared across tools would key every tool's records with the first tool's prefix.
@@ -68,7 +70,9 @@ def _wrapper(tool: str) -> Callable[..., Any]:
         # (~100 ms at import), which a process serving only reads and edits never needs.
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 
-        store = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=db.dynamodb_client())
+        # Rebuilt when the store's client changed (db.configure without db.use, e.g. the HTTP app's
+        # import after in-process calls), so a layer never keeps talking through a replaced client.
+        store = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=client)
         config = IdempotencyConfig(
             event_key_jmespath="scope",
             payload_validation_jmespath="args",
@@ -80,7 +84,7 @@ def _wrapper(tool: str) -> Callable[..., Any]:
             _run_handler, data_keyword_argument="request", persistence_store=store, config=config,
             key_prefix=f"jentrix.{tool}",
         )
-        _wrapped[tool] = fn
+        _wrapped[tool] = (client, fn)
     return fn
 
 

@@ -5,6 +5,7 @@
 * column    ``cl_<w>_<b>_<c>``               — workspace and board readable
 * task      ``tk_<w>_<b>_<number>``          — workspace, board and the per-workspace number
 * comment   ``cm_<w>_<b>_<number>_<ulid>``   — its task, and its creation order (a lowercase ULID)
+* subtask   ``st_<w>_<b>_<number>_<ulid>``   — its task, and its place in the checklist (creation order)
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -25,6 +26,7 @@ BOARD_RE = re.compile(rf"^bd_({_PART}{{12}})_({_PART}{{8}})$")
 COLUMN_RE = re.compile(rf"^cl_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 TASK_RE = re.compile(rf"^tk_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})$")
 COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
 
 def _rand(n: int) -> str:
@@ -106,3 +108,26 @@ def parse_comment(value: str) -> CommentRef | None:
     if not m:
         return None
     return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
+
+
+@dataclass(frozen=True)
+class SubtaskRef:
+    """A subtask id names its task (workspace, board, number) and its ULID (checklist order)."""
+
+    task: TaskRef
+    ulid: str
+
+    @property
+    def task_id(self) -> str:
+        return task_id(self.task.board_id, self.task.number)
+
+
+def new_subtask_id(task: TaskRef, ulid: str) -> str:
+    return f"st_{task.board_id[3:]}_{task.number}_{ulid}"
+
+
+def parse_subtask(value: str) -> SubtaskRef | None:
+    m = SUBTASK_RE.fullmatch(value)
+    if not m:
+        return None
+    return SubtaskRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))

@@ -58,9 +58,10 @@ class Place:
     task: str
     other_task: str
     comment: str
+    subtask: str
 
     def of(self, kind: str) -> str:
-        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment}[kind]
+        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask}[kind]
 
 
 @dataclass
@@ -106,7 +107,8 @@ def _place(secret: str, workspace_id: str) -> Place:
     t1 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness one"})["task"]
     t2 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness two"})["task"]
     comment = _ok(secret, "create_comment", {"taskId": t1["id"], "body": "harness comment"})["comment"]
-    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"])
+    subtask = _ok(secret, "create_subtask", {"taskId": t1["id"], "title": "harness subtask"})["subtask"]
+    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"])
 
 
 def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +228,7 @@ def _isolation_cases() -> list[Any]:
 
 
 def _foreign_value(kind: str, theirs: Place) -> str | None:
-    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment}.get(kind)
+    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask}.get(kind)
 
 
 @pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
@@ -276,7 +278,7 @@ def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> s
             options.append(st.sampled_from(b["enum"]))
         elif b.get("type") == "string":
             lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
-            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, ""]
+            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, ""]
             options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
             if "pattern" in b:
                 options.append(st.from_regex(b["pattern"], fullmatch=True))

@@ -309,12 +309,25 @@ def _comment_case(url: str) -> KeyedCase:
     )
 
 
+def _subtask_case(url: str) -> KeyedCase:
+    actor = make_actor("Storm")
+    _, columns = _board(url, actor.token, actor.workspace_id, "Storm")
+    task = ok(call_tool(url, actor.token, "create_task", {"columnId": columns[0], "title": "checked off"}))["task"]
+    return KeyedCase(
+        actor.token, {"taskId": task["id"], "title": "storm"}, {"taskId": task["id"], "title": "another storm"},
+        lambda: {s["id"] for s in ok(call_tool(url, actor.token, "get_task", {"taskId": task["id"]}))["subtasks"]},
+        lambda r: r["subtask"]["id"],
+        counter=lambda: ok(call_tool(url, actor.token, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"]["subtaskCount"],
+    )
+
+
 # Every keyed tool needs a builder here: the tests below fail for a keyed tool without one.
 KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_workspace": _workspace_case,
     "create_board": _board_case,
     "create_task": _task_case,
     "create_comment": _comment_case,
+    "create_subtask": _subtask_case,
 }
 KEYED_TOOLS = sorted(spec.name for spec in registry() if spec.keyed)
 

@@ -60,8 +60,8 @@ def test_read_tool_budgets(server_url, owner, board):
     _, c = check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"]}, FIXED_WS + 1)
     assert c.ops["Query"] == 1
     check(server_url, owner.token, "get_task", {"taskId": t["id"], "response_format": "concise"}, FIXED_WS + 1)  # + header
-    check(server_url, owner.token, "get_task", {"taskId": t["id"]}, FIXED_WS + 2)  # + header, activity
-    check(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": t["number"]}, FIXED_WS + 3)  # pointer with the membership; + task, header, activity
+    check(server_url, owner.token, "get_task", {"taskId": t["id"]}, FIXED_WS + 3)  # + header, activity, side items (subtasks), parallel
+    check(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": t["number"]}, FIXED_WS + 4)  # pointer with the membership; + task, header, activity, side items
     check(server_url, owner.token, "list_tasks", {"boardId": board["id"]}, FIXED_WS + 2)
     check(server_url, owner.token, "list_tasks", {"columnId": board["cols"][0], "response_format": "detailed"}, FIXED_WS + 3)
     check(server_url, owner.token, "list_activity", {"boardId": board["id"]}, FIXED_WS + 1)
@@ -169,3 +169,26 @@ def test_cycle_check_budget_grows_with_the_reachable_chain(server_url, owner, bo
         ok(call_tool(server_url, owner.token, "add_task_link", {"fromTaskId": x["id"], "kind": "BLOCKS", "toTaskId": leaf["id"]}))
     # fresh BLOCKS x: level 1 is x, level 2 is a, b, d in parallel: 4 Queries in 2 round trips
     assert _walk_trips(server_url, owner.token, {"fromTaskId": fresh["id"], "kind": "BLOCKS", "toTaskId": x["id"]}) == (FIXED_WS + 4 + 1, 2)
+
+
+def test_subtask_tool_budgets(server_url, owner, board):
+    t = board["t1"]
+    res, c = check(server_url, owner.token, "create_subtask", {"taskId": t["id"], "title": "counted"}, FIXED_WS + 1)  # task with the membership; one transaction
+    assert c.ops["TransactWriteItems"] == 1
+    subtask = res["structuredContent"]["subtask"]
+    check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 1)  # subtask + task with the membership
+    _, c = check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 0)  # already done: no write
+    assert "TransactWriteItems" not in c.ops
+    check(server_url, owner.token, "delete_subtask", {"subtaskId": subtask["id"]}, FIXED_WS + 1)
+    args = {"taskId": t["id"], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
+    check(server_url, owner.token, "create_subtask", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "create_subtask", args, FIXED + POWERTOOLS_REPLAY)
+
+
+def test_set_task_assignees_budget(server_url, owner, board):
+    t = board["t2"]
+    args = {"taskId": t["id"], "userIds": [owner.user_id]}
+    _, c = check(server_url, owner.token, "set_task_assignees", args, FIXED_WS + 1)  # member items read with the membership; one transaction
+    assert c.ops["BatchGetItem"] == 1 and c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "set_task_assignees", args, FIXED_WS + 0)  # the same set: no write
+    check(server_url, owner.token, "set_task_assignees", {"taskId": t["id"], "userIds": ["usr_nobodyatall"]}, FIXED_WS + 0, error=True)

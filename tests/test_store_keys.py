@@ -37,6 +37,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "task link, incoming": (keys.link_in("tk_g", "BLOCKS", "tk_e"), None),
     "link counter": (keys.link_count("tk_e"), None),
     "link graph version": (keys.link_graph("ws_b"), None),
+    "subtask": (keys.subtask("tk_e", "01j0abc"), None),
 }
 
 

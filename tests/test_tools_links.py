@@ -49,6 +49,9 @@ async def test_links_cross_boards_and_list_from_both_ends_with_current_names(ser
         }
         [inc] = mine["incoming"]
         assert (inc["kind"], inc["taskId"], inc["title"]) == ("RELATES_TO", note["id"], "Background")
+        detailed = await ok(c, "get_task", {"taskId": bug["id"]})  # get_task shows the same links
+        assert detailed["links"] == {"outgoing": mine["outgoing"], "incoming": mine["incoming"]}
+        assert (await ok(c, "get_task", {"taskId": bug["id"], "response_format": "concise"}))["links"] is None
         theirs = await ok(c, "list_task_links", {"taskId": deal["id"]})
         assert theirs["outgoing"] == [] and [(x["kind"], x["key"]) for x in theirs["incoming"]] == [("BLOCKS", bug["key"])]
         alone = await ok(c, "list_task_links", {"taskId": (await _tasks(c, owner.workspace_id, "alone"))[0]["id"]})

@@ -125,7 +125,13 @@ def comment_count(task_id: str) -> Key:
     return task_side_partition(task_id), "#COUNT"
 
 
+def subtask(task_id: str, ulid: str) -> Key:
+    """``TCOM#<task> / ST#<ulid>``: one checklist item; ULID order is the checklist's order."""
+    return task_side_partition(task_id), f"ST#{ulid}"
+
+
 COMMENTS_PREFIX = "CM#"
+SUBTASKS_PREFIX = "ST#"
 SIDECAR_RANGE = ("LN#", "ST#~")  # a task's link edges and subtasks (get_task detailed)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pynamodb.attributes import (
+    BooleanAttribute,
     DiscriminatorAttribute,
     JSONAttribute,
     ListAttribute,
@@ -159,6 +160,10 @@ class _TaskFields(Row):
     dueDate = UnicodeAttribute(null=True)
     assigneeIds = ListAttribute(of=UnicodeAttribute, default=list)
     labelIds = ListAttribute(of=UnicodeAttribute, default=list)
+    # The task's checklist progress, kept by every subtask write in the task's own transaction
+    # (docs/data-model.md, "subtask"); items written before subtasks existed read as 0.
+    subtaskCount = NumberAttribute(default=0)
+    subtasksDone = NumberAttribute(default=0)
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
 
@@ -225,6 +230,24 @@ class LinkGraphRow(Row, discriminator="LinkGraph"):
     workspace, so racing inserts that together would close a cycle cannot both commit."""
 
     version = NumberAttribute(default=0)
+
+
+class SubtaskRow(Row, discriminator="Subtask"):
+    """Subtask (``keys.subtask``): one checklist item of a task, in the task's side partition.
+
+    Written only together with the task's two rows (their ``subtaskCount``/``subtasksDone``),
+    under the task's ``updatedAt`` condition, so the counts always equal the items.
+    """
+
+    subtaskId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    title = UnicodeAttribute()
+    completed = BooleanAttribute(default=False)
+    completedAt = UnicodeAttribute(null=True)
+    createdBy = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
 
 
 class TaskNumberRow(Row, discriminator="TaskNumber"):

@@ -28,6 +28,13 @@ ATTEMPTS: dict[str, int] = {
     "create_task": 25,  # the per-workspace counter is the hottest item of the table
     "update_comment": 5,
     "add_task_link": 10,  # a dependency insert that lost the workspace's link graph version walks again
+    # Subtask writes and set_task_assignees rewrite the task's rows under its updatedAt, so the
+    # writers of one task queue on that one item; creates can be many at once (an agent filling
+    # a checklist in parallel), hence the create_task-sized budget.
+    "create_subtask": 25,
+    "toggle_subtask": 10,
+    "delete_subtask": 10,
+    "set_task_assignees": 5,
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

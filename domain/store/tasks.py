@@ -31,7 +31,10 @@ from domain.store.models import (
     WorkspaceRow,
 )
 
-COMPACT_FIELDS = ("taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds", "createdAt", "updatedAt")
+COMPACT_FIELDS = (
+    "taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds",
+    "subtaskCount", "subtasksDone", "createdAt", "updatedAt",
+)
 
 
 class ColumnArchived(Exception):
@@ -353,3 +356,12 @@ def new_detail(*, workspace_prefix: str, board_id: str, column_id: str, number: 
         boardId=board_id, columnId=column_id, rank=rank, title=title, priority=priority, dueDate=due,
         assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description=description, createdBy=created_by,
     )
+
+
+def sidecar(task_id: str) -> list[Row]:
+    """A task's side items that a detailed get_task shows: one Query over
+    :data:`domain.store.keys.SIDECAR_RANGE` of the task's side partition (link edges ``LN#…``,
+    then subtasks ``ST#…`` in checklist order), never its comments. Callers pick the item
+    types they show by class."""
+    lo, hi = keys.SIDECAR_RANGE
+    return list(Row.query(keys.task_side_partition(task_id), Row.SK.between(lo, hi), consistent_read=True))

@@ -16,6 +16,8 @@ ActivityType = Literal[
     "task.created", "task.updated", "task.moved", "task.archived",
     "comment.created", "comment.updated", "comment.deleted",
     "task.link_added", "task.link_removed",
+    "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
+    "task.assignees_set",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]

@@ -28,6 +28,8 @@ from domain.store import activity as activity_store
 from domain.store import boards as board_store
 from domain.store import columns as column_store
 from domain.store import keys, parallel
+from domain.store import links as link_store
+from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged
 from domain.store.db import Missing
@@ -46,7 +48,19 @@ from domain.tools.args import (
     null_rule,
     requested_changes,
 )
-from domain.tools.views import ActivityView, ChangedFields, TaskDetailView, TaskRowView, activity_view, task_detail_view, task_row_view
+from domain.tools.views import (
+    ActivityView,
+    ChangedFields,
+    SubtaskView,
+    TaskDetailView,
+    TaskLinksView,
+    TaskRowView,
+    activity_view,
+    subtask_view,
+    task_detail_view,
+    task_links_view,
+    task_row_view,
+)
 
 TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title (1-500 characters).")]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description (up to 20,000 characters).")]
@@ -107,6 +121,7 @@ def task_reads(where: Located, args: Any) -> Prefetch:
     if getattr(args, "response_format", None) == "detailed":
         task_id = where.ident
         queries.append(("activity", lambda: activity_store.recent_for_task(task_id, 10)))
+        queries.append(("sidecar", lambda: task_store.sidecar(task_id)))  # subtasks (and link edges) of get_task
     return Prefetch(items=tuple(items), queries=tuple(queries))
 
 
@@ -214,11 +229,13 @@ class GetTaskInput(ToolInput):
     taskId: str | None = Field(default=None, max_length=80, description="Task id (tk_…). Give this, or workspaceId + number.")
     workspaceId: str | None = Field(default=None, max_length=64, description='With number: the workspace ("" = the bound one).')
     number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="With workspaceId: the number part of a key such as ST-42.")
-    response_format: ResponseFormat = Field(default="detailed", description="'concise' returns scalars and counts only; 'detailed' adds the description and recent activity.")
+    response_format: ResponseFormat = Field(default="detailed", description="'concise' returns scalars and counts only; 'detailed' adds the description, the subtasks, the links and recent activity.")
 
 
 class GetTaskOutput(ToolOutput):
     task: TaskDetailView | TaskRowView
+    subtasks: list[SubtaskView] | None = Field(description="The task's checklist in order (at most 100); null in concise format.")
+    links: TaskLinksView | None = Field(description="The task's links both ways, with the other tasks' keys, titles and boards; null in concise format.")
     recentActivity: list[ActivityView] | None = Field(description="Newest first, up to 10; null in concise format.")
 
 
@@ -251,7 +268,8 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     title="Get task",
     description=(
         "Fetches one task by taskId, or by workspaceId + number (the numeric part of a key like ST-42). The detailed "
-        "format (default) includes the description and the ten most recent activity entries; 'concise' returns scalars only."
+        "format (default) includes the description, the subtask checklist, the task's links (both ways) and the ten most recent activity entries; "
+        "'concise' returns scalars and counts only."
     ),
     area="tasks",
     scope="read",
@@ -272,21 +290,29 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
         # The board is known only now: its reads go out together, still one round trip.
         task_id = pointer.taskId
         header = parallel.submit(board_store.header, ref.board_id)
-        recent = parallel.submit(activity_store.recent_for_task, task_id, 10) if args.response_format == "detailed" else None
+        detailed = args.response_format == "detailed"
+        recent = parallel.submit(activity_store.recent_for_task, task_id, 10) if detailed else None
+        side = parallel.submit(task_store.sidecar, task_id) if detailed else None
         detail = task_store.get(ref)
         columns = header.result()[1]
         activity = recent.result() if recent is not None else None
+        sidecar = side.result() if side is not None else None
     else:
         task_id = where.ident
         detail = _load(ctx)
         columns = ctx.query("header")[1]
         activity = ctx.query("activity") if args.response_format == "detailed" else None
+        sidecar = ctx.query("sidecar") if args.response_format == "detailed" else None
     if detail is None:
         raise errors.not_found("task", task_id)
     column_name = next((c.name for c in columns if c.columnId == detail.columnId), None)
     if args.response_format == "concise":
-        return GetTaskOutput(task=task_row_view(detail, column_name), recentActivity=None)
-    return GetTaskOutput(task=task_detail_view(detail, column_name), recentActivity=[activity_view(a) for a in activity or []])
+        return GetTaskOutput(task=task_row_view(detail, column_name), subtasks=None, links=None, recentActivity=None)
+    # The sidecar rows hold the task's link edges (LN#) and subtasks (ST#); the links' other ends
+    # cost one BatchGetItem, only when the task has links.
+    subtasks = [subtask_view(s) for s in subtask_store.of(sidecar or [])]
+    links = task_links_view(link_store.links_of(sidecar or []))
+    return GetTaskOutput(task=task_detail_view(detail, column_name), subtasks=subtasks, links=links, recentActivity=[activity_view(a) for a in activity or []])
 
 
 # -- update_task -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain.registry import ToolOutput
-from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, TaskDetailRow, TaskRow, WorkspaceRow
+from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, SubtaskRow, TaskDetailRow, TaskRow, WorkspaceRow
 
 class WorkspaceView(ToolOutput):
     id: str
@@ -61,6 +61,8 @@ class TaskRowView(ToolOutput):
     dueDate: str | None
     assigneeIds: list[str]
     labelIds: list[str]
+    subtaskCount: int = Field(description="Subtasks (checklist items) on the task, 0-100.")
+    subtasksDone: int = Field(description="How many of them are completed.")
     createdAt: str
     updatedAt: str
     archivedAt: str | None = Field(description="When the task was archived; null for a task on the board.")
@@ -69,6 +71,17 @@ class TaskRowView(ToolOutput):
 class TaskDetailView(TaskRowView):
     description: str
     createdBy: str
+
+
+class SubtaskView(ToolOutput):
+    id: str
+    taskId: str
+    title: str
+    completed: bool
+    completedAt: str | None = Field(description="When it was last marked complete; null while it is open.")
+    createdBy: str
+    createdAt: str
+    updatedAt: str
 
 
 class ActivityView(ToolOutput):
@@ -116,14 +129,19 @@ def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) ->
     return TaskRowView(
         id=t.taskId, number=int(t.number), key=t.key, title=t.title, boardId=t.boardId, columnId=t.columnId,
         columnName=column_name, priority=t.priority, dueDate=t.dueDate, assigneeIds=list(t.assigneeIds or []),
-        labelIds=list(t.labelIds or []), createdAt=t.createdAt, updatedAt=t.updatedAt,
-        archivedAt=getattr(t, "archivedAt", None),
+        labelIds=list(t.labelIds or []), subtaskCount=int(t.subtaskCount or 0), subtasksDone=int(t.subtasksDone or 0),
+        createdAt=t.createdAt, updatedAt=t.updatedAt, archivedAt=getattr(t, "archivedAt", None),
     )
 
 
 def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
     base = task_row_view(t, column_name).model_dump()
     return TaskDetailView(**base, description=t.description or "", createdBy=t.createdBy)
+
+
+def subtask_view(s: SubtaskRow) -> SubtaskView:
+    return SubtaskView(id=s.subtaskId, taskId=s.taskId, title=s.title, completed=bool(s.completed), completedAt=s.completedAt,
+                       createdBy=s.createdBy, createdAt=s.createdAt, updatedAt=s.updatedAt)
 
 
 def activity_view(a: ActivityRow) -> ActivityView:

@@ -1,0 +1,254 @@
+"""Subtask tools: create_subtask, toggle_subtask, delete_subtask.
+
+A task's subtasks are an ordered checklist (creation order, at most 100) in the task's side
+partition (docs/data-model.md, "subtask"). Every subtask write also rewrites the task's two rows
+with their ``subtaskCount`` / ``subtasksDone`` in the same transaction, under the task's
+``updatedAt``: snapshots and lists show a task's progress with no extra read, the counts never
+drift from the items, and the writers of one task are serialised (the cap holds under races).
+A subtask write therefore stamps the task's ``updatedAt`` too. An archived task's subtasks are
+readable (get_task) and take no writes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+from ulid import ULID
+
+from domain import clock, errors, ids
+from domain.access import Prefetch, target
+from domain.context import CallContext
+from domain.idempotency import creation_marker
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import keys
+from domain.store import subtasks as subtask_store
+from domain.store import tasks as task_store
+from domain.store.cas import Unchanged, compare_and_set
+from domain.store.db import Missing
+from domain.store.models import SubtaskRow, TaskDetailRow
+from domain.text import has_visible
+from domain.tools.args import IdempotencyKeyArg, TaskIdArg
+from domain.tools.views import SubtaskView, subtask_view
+
+MAX = subtask_store.MAX_PER_TASK
+SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500, description="What to do (1-500 characters).")]
+SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="Subtask id (st_…), from get_task or create_subtask.")]
+
+
+class SubtaskProgress(ToolOutput):
+    taskId: str
+    subtaskCount: int = Field(description=f"Subtasks on the task after this call (at most {MAX}).")
+    subtasksDone: int = Field(description="How many of them are completed.")
+    taskUpdatedAt: str = Field(description="The task's updatedAt after this call: a subtask write stamps its task as well.")
+
+
+def _progress(task: TaskDetailRow) -> SubtaskProgress:
+    return SubtaskProgress(taskId=task.taskId, subtaskCount=int(task.subtaskCount or 0), subtasksDone=int(task.subtasksDone or 0), taskUpdatedAt=task.updatedAt)
+
+
+def _task_item(ctx: CallContext) -> TaskDetailRow:
+    where = ctx.target
+    task = ctx.item(keys.task_full(where.board_id, where.task.number))
+    if not isinstance(task, TaskDetailRow):
+        raise errors.not_found("task", ids.task_id(where.board_id, where.task.number))
+    return task
+
+
+def _closed(field: str) -> errors.ToolError:
+    return errors.invalid(field, "the task is archived: its subtasks can be read (get_task) but not changed",
+                          "Archived tasks are read-only; keep the checklist on a live task.")
+
+
+def _subtask_item(ctx: CallContext, subtask_id: str) -> SubtaskRow:
+    ref = ctx.target.subtask
+    row = ctx.item(keys.subtask(ref.task_id, ref.ulid))
+    if not isinstance(row, SubtaskRow):
+        raise errors.not_found("subtask", subtask_id)
+    return row
+
+
+def _task_prefetch(where: Any, args: Any) -> Prefetch:
+    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
+
+
+def _subtask_prefetch(where: Any, args: Any) -> Prefetch:
+    ref = where.subtask
+    return Prefetch(items=(keys.subtask(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
+
+
+# -- create_subtask --------------------------------------------------------------------------
+class CreateSubtaskInput(ToolInput):
+    taskId: TaskIdArg
+    title: SubtaskTitleArg
+    idempotencyKey: IdempotencyKeyArg
+
+
+class CreateSubtaskOutput(ToolOutput):
+    subtask: SubtaskView
+    progress: SubtaskProgress
+
+
+@tool(
+    "create_subtask",
+    title="Create subtask",
+    description=(
+        f"Appends an open checklist item to a task (at most {MAX} per task; the checklist keeps creation order). "
+        "The task's subtaskCount/subtasksDone, shown on its rows in snapshots and lists, move with it, and the task's "
+        "updatedAt is stamped. Archived tasks take no new subtasks."
+    ),
+    area="collaboration",
+    scope="write",
+    keyed=True,
+    target=target("taskId", "task"),
+    min_role="MEMBER",
+    prefetch=_task_prefetch,
+    input_model=CreateSubtaskInput,
+    output_model=CreateSubtaskOutput,
+)
+def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskOutput:
+    title = args.title.strip()
+    if not has_visible(title):
+        raise errors.invalid("title", "must contain visible characters")
+    where = ctx.target
+    task = _task_item(ctx)
+    marker = creation_marker(ctx, where.workspace_id)
+
+    def plan(current: TaskDetailRow) -> Any:
+        if current.archivedAt:
+            raise _closed("taskId")
+        count = int(current.subtaskCount or 0)
+        if count >= MAX:
+            raise errors.invalid("taskId", f"the task already has {count} subtasks, the most one task holds ({MAX})",
+                                 "Delete finished or obsolete subtasks (delete_subtask), or split the work into another task.")
+        stamp = clock.next_stamp(current.updatedAt)
+        ulid = str(ULID()).lower()  # drawn per attempt: a retried create still sorts by when it commits
+        subtask_id = ids.new_subtask_id(where.task, ulid)
+        row = SubtaskRow(
+            *keys.subtask(current.taskId, ulid), subtaskId=subtask_id, taskId=current.taskId, workspaceId=where.workspace_id,
+            title=title, completed=False, completedAt=None, createdBy=ctx.user_id, createdAt=stamp, updatedAt=stamp,
+        )
+        detail = task_store.copy(current)
+        detail.subtaskCount, detail.updatedAt = count + 1, stamp
+        act = ctx.activity(where.workspace_id, where.board_id, "subtask.created", f"Added subtask {title!r} to {current.key}",
+                           task_id=current.taskId, data={"subtaskId": subtask_id}, at=stamp)
+        return subtask_store.create(detail, current.updatedAt, row, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
+                                    marker=marker, result=lambda: CreateSubtaskOutput(subtask=subtask_view(row), progress=_progress(detail)))
+
+    try:
+        return compare_and_set("create_subtask", task, plan)
+    except Missing:
+        raise errors.not_found("task", task.taskId) from None
+    except subtask_store.Earlier as earlier:
+        ref = ids.parse_subtask(earlier.subtask_id)
+        found = subtask_store.get(ref) if ref else None
+        now = task_store.get(where.task)
+        if found is None or now is None:
+            raise errors.not_found("subtask", earlier.subtask_id) from None
+        return CreateSubtaskOutput(subtask=subtask_view(found), progress=_progress(now))
+
+
+# -- toggle_subtask --------------------------------------------------------------------------
+class ToggleSubtaskInput(ToolInput):
+    subtaskId: SubtaskIdArg
+    completed: bool = Field(description="true marks the subtask complete, false reopens it.")
+
+
+class ToggleSubtaskOutput(ToolOutput):
+    subtask: SubtaskView
+    changed: bool = Field(description="false when the subtask already had that state: nothing was written and no activity recorded.")
+    progress: SubtaskProgress
+
+
+@tool(
+    "toggle_subtask",
+    title="Toggle subtask",
+    description=(
+        "Sets a subtask's completed state to the value given (true = done, false = open). Asking for the state it "
+        "already has changes nothing and records no activity (changed: false). The task's subtasksDone follows."
+    ),
+    area="collaboration",
+    scope="write",
+    idempotent=True,
+    target=target("subtaskId", "subtask"),
+    min_role="MEMBER",
+    prefetch=_subtask_prefetch,
+    input_model=ToggleSubtaskInput,
+    output_model=ToggleSubtaskOutput,
+)
+def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskOutput:
+    where = ctx.target
+    first = subtask_store.State(_task_item(ctx), _subtask_item(ctx, args.subtaskId))
+
+    def plan(state: subtask_store.State) -> Any:
+        current, sub = state.task, state.subtask
+        if current.archivedAt:
+            raise _closed("subtaskId")
+        if bool(sub.completed) == args.completed:
+            return Unchanged(ToggleSubtaskOutput(subtask=subtask_view(sub), changed=False, progress=_progress(current)))
+        stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
+        edited = SubtaskRow.from_raw_data(sub.serialize())
+        edited.completed, edited.completedAt, edited.updatedAt = args.completed, stamp if args.completed else None, stamp
+        detail = task_store.copy(current)
+        detail.subtasksDone = int(current.subtasksDone or 0) + (1 if args.completed else -1)
+        detail.updatedAt = stamp
+        kind, verb = ("subtask.completed", "Completed") if args.completed else ("subtask.reopened", "Reopened")
+        act = ctx.activity(where.workspace_id, where.board_id, kind, f"{verb} subtask {sub.title!r} of {current.key}",
+                           task_id=current.taskId, data={"subtaskId": sub.subtaskId}, at=stamp)
+        return subtask_store.change(detail, current.updatedAt, state, edited, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
+                                    result=lambda: ToggleSubtaskOutput(subtask=subtask_view(edited), changed=True, progress=_progress(detail)))
+
+    try:
+        return compare_and_set("toggle_subtask", first, plan)
+    except Missing:
+        raise errors.not_found("subtask", args.subtaskId) from None
+
+
+# -- delete_subtask --------------------------------------------------------------------------
+class DeleteSubtaskInput(ToolInput):
+    subtaskId: SubtaskIdArg
+
+
+class DeleteSubtaskOutput(ToolOutput):
+    deleted: SubtaskView = Field(description="The subtask as it was before it was deleted.")
+    progress: SubtaskProgress
+
+
+@tool(
+    "delete_subtask",
+    title="Delete subtask",
+    description="Removes a subtask from its task's checklist for good; the task's counts follow. Deleting it again is NOT_FOUND.",
+    area="collaboration",
+    scope="write",
+    destructive=True,
+    target=target("subtaskId", "subtask"),
+    min_role="MEMBER",
+    prefetch=_subtask_prefetch,
+    input_model=DeleteSubtaskInput,
+    output_model=DeleteSubtaskOutput,
+)
+def delete_subtask(ctx: CallContext, args: DeleteSubtaskInput) -> DeleteSubtaskOutput:
+    where = ctx.target
+    first = subtask_store.State(_task_item(ctx), _subtask_item(ctx, args.subtaskId))
+
+    def plan(state: subtask_store.State) -> Any:
+        current, sub = state.task, state.subtask
+        if current.archivedAt:
+            raise _closed("subtaskId")
+        stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
+        detail = task_store.copy(current)
+        detail.subtaskCount = int(current.subtaskCount or 0) - 1
+        detail.subtasksDone = int(current.subtasksDone or 0) - (1 if sub.completed else 0)
+        detail.updatedAt = stamp
+        act = ctx.activity(where.workspace_id, where.board_id, "subtask.deleted", f"Deleted subtask {sub.title!r} of {current.key}",
+                           task_id=current.taskId, data={"subtaskId": sub.subtaskId}, at=stamp)
+        return subtask_store.change(detail, current.updatedAt, state, None, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
+                                    result=lambda: DeleteSubtaskOutput(deleted=subtask_view(sub), progress=_progress(detail)))
+
+    try:
+        return compare_and_set("delete_subtask", first, plan)
+    except Missing:
+        raise errors.not_found("subtask", args.subtaskId) from None
+
+
+TOOLS = (create_subtask, toggle_subtask, delete_subtask)
