@@ -94,12 +94,13 @@ def _wip_notice(column: ColumnRow, count: int) -> str | None:
 
 
 def task_reads(where: Located, args: Any) -> Prefetch:
-    """A task tool's first reads, sent with the membership check: the task's full item in the
-    same BatchGetItem, and the board header (column names) as a parallel Query."""
+    """A task tool's first reads, sent with the membership check: the task's full item and the
+    board's entry (archived or not) in the same BatchGetItem, and the board header (column
+    names) as a parallel Query."""
     if where.task is None:  # get_task by workspaceId + number: the pointer item
         return Prefetch(items=(keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),))
     board_id = where.board_id
-    items = [keys.task_full(board_id, where.task.number)]
+    items = [keys.task_full(board_id, where.task.number), board_store.entry_key(board_id)]
     anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
     if anchor is not None and anchor.board_id == board_id:
         items.append(keys.task_compact(board_id, anchor.number))
@@ -118,6 +119,13 @@ def _load(ctx: CallContext) -> TaskDetailRow:
     if not isinstance(detail, TaskDetailRow):
         raise errors.not_found("task", where.ident)
     return detail
+
+
+def _writable(ctx: CallContext) -> None:
+    """Refuse a write on a task of an archived board from the entry read with the membership (no
+    transaction spent); the write's own ConditionCheck covers an archive that lands meanwhile."""
+    if board_store.is_archived(ctx.item(board_store.entry_key(ctx.target.board_id))):
+        raise errors.board_archived("taskId")
 
 
 def _column_names(ctx: CallContext) -> dict[str, str]:
@@ -168,7 +176,7 @@ class TaskOutput(ToolOutput):
     keyed=True,
     target=target("columnId", "column"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id))),
+    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id), board_store.entry_key(where.board_id))),
     input_model=CreateTaskInput,
     output_model=TaskOutput,
 )
@@ -177,6 +185,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     title = args.title.strip()
     if not has_visible(title):
         raise errors.invalid("title", "must contain visible characters")
+    if board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
+        raise errors.board_archived("columnId")
 
     def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
         return task_store.new_detail(
@@ -196,6 +206,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         )
     except task_store.ColumnArchived:
         raise errors.invalid("columnId", "this column is archived", "Create the task in an active column (list_columns).") from None
+    except board_store.BoardArchived:
+        raise errors.board_archived("columnId") from None
     except Missing:
         raise errors.not_found("column", args.columnId) from None
     except task_store.Earlier as earlier:
@@ -342,6 +354,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     where = ctx.target
     expected = args.expectedUpdatedAt
     current_state = _load(ctx)
+    _writable(ctx)
     names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
@@ -414,6 +427,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     board_id = where.board_id
     anchor_ref = ids.parse_task(anchor_id) if anchor_id else None
     current_state = _load(ctx)
+    _writable(ctx)
     _, header_columns = ctx.query("header", lambda: board_store.header(board_id))
     names = {c.columnId: c.name for c in header_columns}
     first = [True]
@@ -495,6 +509,7 @@ class ArchiveTaskInput(ToolInput):
 def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     where = ctx.target
     current_state = _load(ctx)
+    _writable(ctx)
     names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
@@ -562,7 +577,7 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     read_only=True,
     target=either(("boardId", "board"), ("columnId", "column"), resolve=_locate_list),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
+    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=ListTasksInput,
     output_model=ListTasksOutput,
 )
@@ -603,6 +618,8 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     else:
         tasks = [task_row_view(r, names.get(r.columnId)) for r in rows]
     notices = []
+    if board_store.is_archived(ctx.item(board_store.entry_key(board_id))):
+        notices.append("This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards).")
     if column_id and column_id not in live:
         notices.append("This column is archived, so its tasks are hidden from the board; move_task can bring one back to an active column.")
     if next_cursor and not tasks:
