@@ -233,14 +233,11 @@ def _detach(tx: Any, task: TaskDetailRow, label_id: str) -> None:
         task_store.put_rows(tx, detail, previous=task.updatedAt)
 
 
-def delete(
-    label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: Callable[[list[str], int], ActivityRow],
-    first_carriers: list[TaskDetailRow] | None = None,
-) -> Deleted:
+def delete(label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: Callable[[list[str], int], ActivityRow]) -> Deleted:
     """Delete the label and take it off every task carrying it.
 
-    Each attempt: the label (the first attempt uses the one read with the membership), the
-    carrying tasks (:func:`carriers`), then transactions of :data:`DETACH_CHUNK` tasks. With at
+    Each attempt: the label (the first attempt uses the one read with the membership), then —
+    strictly after it, never in parallel — the carrying tasks (:func:`carriers`), then transactions of :data:`DETACH_CHUNK` tasks. With at
     most one chunk, one transaction detaches the tasks and deletes the label, its claim and the
     board's count, conditioned on the label's ``rev`` read before the Query (a task labelled
     meanwhile fails it, and the attempt starts again). With more, the first transaction also
@@ -253,15 +250,13 @@ def delete(
     """
     board_id = label.boardId
     state: LabelRow | None = label
-    found = first_carriers
     attempts = ATTEMPTS["delete_label"]
     for attempt in range(attempts):
         if state is None:
             state = get(board_id, label.labelId)
             if state is None:
                 raise db.Missing(label.labelId)
-        tasks = found if found is not None else carriers(board_id, label.labelId)
-        found = None
+        tasks = carriers(board_id, label.labelId)
         todo = tasks[:MAX_DETACH_PER_CALL]
         remaining = len(tasks) - len(todo)
         chunks = [todo[i : i + DETACH_CHUNK] for i in range(0, len(todo), DETACH_CHUNK)] or [[]]

@@ -87,9 +87,7 @@ def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
         items.append(keys.label(board_id, where.label_id))
         if args.action == "update" and args.name and has_visible(args.name):
             items.append(keys.label_name_claim(board_id, " ".join(args.name.split())))
-        if args.action == "delete":
-            label_id = where.label_id
-            queries.append(("carriers", lambda: label_store.carriers(board_id, label_id)))
+        # delete reads the label's tasks only after the label: its rev must be older than that Query.
     return Prefetch(items=tuple(items), queries=tuple(queries))
 
 
@@ -121,7 +119,8 @@ def manage_labels(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutp
     if where.kind != "label":
         raise errors.invalid("labelId", f"is required for action {args.action!r} (boardId is for create)")
     current = ctx.item(keys.label(where.board_id, where.label_id))
-    if not label_store.usable(current):
+    # A label being deleted is gone for every action but delete, which finishes the job.
+    if not isinstance(current, LabelRow) or (current.deletingAt and args.action != "delete"):
         raise errors.not_found("label", args.labelId or "")
     if args.action == "update":
         return _update(ctx, args, current)
@@ -216,8 +215,7 @@ def _delete(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
                             data={"labelId": current.labelId, "name": current.name, "taskIds": task_ids, "remaining": remaining})
 
     try:
-        done = label_store.delete(current, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity_for=activity_for,
-                                  first_carriers=ctx.query("carriers"))
+        done = label_store.delete(current, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity_for=activity_for)
     except board_store.BoardArchived:
         raise errors.board_archived("labelId") from None
     except Missing:
