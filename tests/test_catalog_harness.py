@@ -169,6 +169,9 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     (default: the target's first alternative)."""
     schema = spec.definition()["inputSchema"]
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
+    for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
+        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label"):
+            args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
     if spec.target is not None:
         alt = alternative or spec.target.fields[0]
         if spec.target.each is None:

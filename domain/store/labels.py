@@ -211,7 +211,7 @@ class Deleted:
 
 def carriers(board_id: str, label_id: str) -> list[TaskDetailRow]:
     """The board's tasks (archived ones included) whose labels hold ``label_id``: one Query over
-    the full items (``X#``), filtered server-side; 1 request per MB of the board's full items."""
+    the full items, filtered server-side; 1 request per MB of the board's full items."""
     return [
         r for r in TaskDetailRow.query(
             keys.board_partition(board_id), Row.SK.startswith(keys.TASK_ITEMS_PREFIX),

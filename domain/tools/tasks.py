@@ -94,13 +94,15 @@ def _wip_notice(column: ColumnRow, count: int) -> str | None:
 
 
 def task_reads(where: Located, args: Any) -> Prefetch:
-    """A task tool's first reads, sent with the membership check: the task's full item and the
-    board's entry (archived or not) in the same BatchGetItem, and the board header (column
-    names) as a parallel Query."""
+    """A task tool's first reads, sent with the membership check: the task's full item (and, for
+    the writes, the board's entry: archived or not) in the same BatchGetItem, and the board
+    header (column names) as a parallel Query."""
     if where.task is None:  # get_task by workspaceId + number: the pointer item
         return Prefetch(items=(keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),))
     board_id = where.board_id
-    items = [keys.task_full(board_id, where.task.number), board_store.entry_key(board_id)]
+    items = [keys.task_full(board_id, where.task.number)]
+    if not hasattr(args, "response_format"):  # a write (get_task reads no entry): refuse an archived board early
+        items.append(board_store.entry_key(board_id))
     anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
     if anchor is not None and anchor.board_id == board_id:
         items.append(keys.task_compact(board_id, anchor.number))
@@ -577,7 +579,7 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     read_only=True,
     target=either(("boardId", "board"), ("columnId", "column"), resolve=_locate_list),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("header", lambda: board_store.header(where.board_id)),)),
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=ListTasksInput,
     output_model=ListTasksOutput,
 )
@@ -618,8 +620,6 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     else:
         tasks = [task_row_view(r, names.get(r.columnId)) for r in rows]
     notices = []
-    if board_store.is_archived(ctx.item(board_store.entry_key(board_id))):
-        notices.append("This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards).")
     if column_id and column_id not in live:
         notices.append("This column is archived, so its tasks are hidden from the board; move_task can bring one back to an active column.")
     if next_cursor and not tasks:
