@@ -34,9 +34,11 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
+# Label ids carry their board too, but set_task_labels names every foreign label id in one
+# answer, so label refs are checked by the handler against the board's labels.
 TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask"})
 
 
@@ -50,6 +52,7 @@ class Located:
     workspace_id: str
     board_id: str | None = None
     column_id: str | None = None
+    label_id: str | None = None
     task: ids.TaskRef | None = None
     comment: ids.CommentRef | None = None
     subtask: ids.SubtaskRef | None = None
@@ -210,6 +213,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "subtask":
         st = ids.parse_subtask(value)
         return Located("subtask", value, st.task.workspace_id, board_id=st.task.board_id, task=st.task, subtask=st) if st else None
+    if kind == "label":
+        lb = ids.parse_label(value)
+        return Located("label", value, lb[0], board_id=lb[1], label_id=lb[2]) if lb else None
     raise ValueError(kind)
 
 

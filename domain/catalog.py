@@ -32,7 +32,7 @@ SEED: dict[str, SeedTool] = {
     "add_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
     "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
-    "archive_board": SeedTool("admin", False, True, False, False, "boards", "planned"),
+    "archive_board": SeedTool("admin", False, True, False, False, "boards", "built"),
     "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
     "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
     "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "planned"),
@@ -64,14 +64,14 @@ SEED: dict[str, SeedTool] = {
     "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_comments": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_invitations": SeedTool("admin", True, False, False, False, "members", "planned"),
-    "list_labels": SeedTool("read", True, False, False, False, "collaboration", "planned"),
+    "list_labels": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_members": SeedTool("read", True, False, False, False, "members", "built"),
     "list_projects": SeedTool("read", True, False, False, False, "projects", "planned"),
     "list_task_links": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_tasks": SeedTool("read", True, False, False, False, "tasks", "built"),
     "list_workspaces": SeedTool("read", True, False, False, False, "workspaces", "built"),
     "manage_columns": SeedTool("write", False, True, False, False, "boards", "built"),
-    "manage_labels": SeedTool("write", False, True, False, False, "collaboration", "planned"),
+    "manage_labels": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "move_task": SeedTool("write", False, False, False, False, "tasks", "built"),
     "remove_member": SeedTool("admin", False, True, False, False, "members", "planned"),
     "remove_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
@@ -84,9 +84,9 @@ SEED: dict[str, SeedTool] = {
     "search_tasks": SeedTool("read", True, False, False, False, "search", "planned"),
     "set_member_role": SeedTool("admin", False, False, True, False, "members", "planned"),
     "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "planned"),
+    "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "planned"),
+    "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "built"),
     "update_comment": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "update_project": SeedTool("write", False, False, True, False, "projects", "planned"),
     "update_task": SeedTool("write", False, False, True, False, "tasks", "built"),
@@ -96,10 +96,10 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, columns, comments, links, subtasks, tasks, workspaces
+    from domain.tools import activity, assignees, boards, columns, comments, labels, links, subtasks, tasks, workspaces
 
     return (
-        *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS,
+        *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
         *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS,
     )
 

@@ -92,6 +92,24 @@ def invalid(field: str, message: str, hint: str = "") -> ToolError:
     return ToolError(ErrorCode.INVALID_INPUT, f"{field}: {message}", hint or f"Fix the '{field}' argument and call again.")
 
 
+def board_archived(field: str = "taskId") -> ToolError:
+    """INVALID_INPUT for a write on an archived board's tasks (their comments, their labels),
+    which are read-only; ``field`` is the argument that named the board's entity."""
+    subject = {
+        "taskId": "the task's board is archived",
+        "fromTaskId": "the task's board is archived",
+        "toTaskId": "the task's board is archived",
+        "commentId": "the comment's task is on an archived board",
+        "subtaskId": "the subtask's task is on an archived board",
+        "columnId": "the column's board is archived",
+        "labelId": "the label's board is archived",
+    }.get(field, "this board is archived")
+    return invalid(
+        field, f"{subject}: its tasks and labels are read-only",
+        "Read it with get_task, list_tasks or get_board_snapshot; a workspace admin can restore the board with unarchive_boards.",
+    )
+
+
 def forbidden(message: str, hint: str) -> ToolError:
     return ToolError(ErrorCode.FORBIDDEN, message, hint)
 

@@ -6,6 +6,7 @@
 * task      ``tk_<w>_<b>_<number>``          — workspace, board and the per-workspace number
 * comment   ``cm_<w>_<b>_<number>_<ulid>``   — its task, and its creation order (a lowercase ULID)
 * subtask   ``st_<w>_<b>_<number>_<ulid>``   — its task, and its place in the checklist (creation order)
+* label     ``lb_<w>_<b>_<l>``               — workspace and board readable (like a column)
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -25,6 +26,7 @@ WORKSPACE_RE = re.compile(rf"^ws_({_PART}{{12}})$")
 BOARD_RE = re.compile(rf"^bd_({_PART}{{12}})_({_PART}{{8}})$")
 COLUMN_RE = re.compile(rf"^cl_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 TASK_RE = re.compile(rf"^tk_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})$")
+LABEL_RE = re.compile(rf"^lb_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
@@ -43,6 +45,10 @@ def new_board_id(workspace_id: str) -> str:
 
 def new_column_id(board_id: str) -> str:
     return f"cl_{board_id[3:]}_{_rand(6)}"
+
+
+def new_label_id(board_id: str) -> str:
+    return f"lb_{board_id[3:]}_{_rand(6)}"
 
 
 def task_id(board_id: str, number: int) -> str:
@@ -74,9 +80,20 @@ def parse_board(value: str) -> tuple[str, str] | None:
     return (f"ws_{m.group(1)}", value) if m else None
 
 
+def workspace_of_board(board_id: str) -> str:
+    """The workspace a (well-formed) board id names."""
+    return f"ws_{board_id[3:15]}"
+
+
 def parse_column(value: str) -> tuple[str, str, str] | None:
     """``(workspace_id, board_id, column_id)`` for a well-formed column id, else ``None``."""
     m = COLUMN_RE.fullmatch(value)
+    return (f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", value) if m else None
+
+
+def parse_label(value: str) -> tuple[str, str, str] | None:
+    """``(workspace_id, board_id, label_id)`` for a well-formed label id, else ``None``."""
+    m = LABEL_RE.fullmatch(value)
     return (f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", value) if m else None
 
 

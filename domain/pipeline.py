@@ -29,6 +29,7 @@ from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
 from domain.store import parallel
+from domain.store.boards import BoardArchived
 from domain.store.db import Missing
 from domain.store.idempotency_markers import IdempotencyMismatch
 from domain.store.paging import InvalidCursor
@@ -115,7 +116,7 @@ def call_tool(
         else:
             result = _invoke(spec, ctx, args)
         return CallOutcome(result=result)
-    except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing) as raised:
+    except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing, BoardArchived) as raised:
         exc = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
         try:
             ctx.settle_rate()  # a call over its limit answers RATE_LIMITED, whatever else failed
@@ -169,6 +170,10 @@ def store_error(exc: Exception, ctx: CallContext) -> ToolError:
             "cursor", "is not a cursor this list returned",
             "A cursor works only with the same subject and filters as the call that returned it; repeat those, or omit cursor to start from the first page.",
         )
+    if isinstance(exc, BoardArchived):
+        where = ctx.target
+        field = {"task": "taskId", "comment": "commentId", "subtask": "subtaskId", "column": "columnId", "label": "labelId"}.get(where.kind if where is not None else "", "boardId")
+        return errors.board_archived(field)
     if isinstance(exc, IdempotencyMismatch):
         return errors.conflict(
             f"This idempotencyKey already made an entity through {exc.args[0] if exc.args else ctx.tool} with different arguments.",

@@ -59,9 +59,10 @@ class Place:
     other_task: str
     comment: str
     subtask: str
+    label: str
 
     def of(self, kind: str) -> str:
-        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask}[kind]
+        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label}[kind]
 
 
 @dataclass
@@ -108,7 +109,8 @@ def _place(secret: str, workspace_id: str) -> Place:
     t2 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness two"})["task"]
     comment = _ok(secret, "create_comment", {"taskId": t1["id"], "body": "harness comment"})["comment"]
     subtask = _ok(secret, "create_subtask", {"taskId": t1["id"], "title": "harness subtask"})["subtask"]
-    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"])
+    label = _ok(secret, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"})["label"]
+    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"])
 
 
 def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -133,6 +135,15 @@ def world(stack) -> World:
         members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
         tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
     return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id)
+
+
+@pytest.fixture(autouse=True)
+def board_restored(world):
+    """archive_board runs on the world's board like every other tool; restore it after each test,
+    so the next tool's calls meet a board that takes writes (the restore of an active board writes nothing)."""
+    yield
+    for place, secret in ((world.mine, world.tokens["role:OWNER"]),):
+        _ok(secret, "unarchive_boards", {"workspaceId": place.workspace, "boardIds": [place.board]})
 
 
 # -- arguments from the schema and the declarations --------------------------------------------------
@@ -160,6 +171,9 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     (default: the target's first alternative)."""
     schema = spec.definition()["inputSchema"]
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
+    for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
+        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label"):
+            args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
     if spec.target is not None:
         alt = alternative or spec.target.fields[0]
         if spec.target.each is None:
@@ -228,7 +242,7 @@ def _isolation_cases() -> list[Any]:
 
 
 def _foreign_value(kind: str, theirs: Place) -> str | None:
-    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask}.get(kind)
+    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label}.get(kind)
 
 
 @pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
@@ -278,7 +292,7 @@ def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> s
             options.append(st.sampled_from(b["enum"]))
         elif b.get("type") == "string":
             lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
-            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, ""]
+            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, ""]
             options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
             if "pattern" in b:
                 options.append(st.from_regex(b["pattern"], fullmatch=True))

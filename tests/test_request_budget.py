@@ -192,3 +192,32 @@ def test_set_task_assignees_budget(server_url, owner, board):
     assert c.ops["BatchGetItem"] == 1 and c.ops["TransactWriteItems"] == 1
     check(server_url, owner.token, "set_task_assignees", args, FIXED_WS + 0)  # the same set: no write
     check(server_url, owner.token, "set_task_assignees", {"taskId": t["id"], "userIds": ["usr_nobodyatall"]}, FIXED_WS + 0, error=True)
+
+
+def test_label_tool_budgets(server_url, owner, board):
+    t = board["t1"]
+    res, c = check(server_url, owner.token, "manage_labels", {"action": "create", "boardId": board["id"], "name": "Bug", "color": "#d73a4a"}, FIXED_WS + 2)  # + labels Query (parallel) + transaction
+    assert c.ops["TransactWriteItems"] == 1 and c.ops["Query"] == 1
+    label = res["structuredContent"]["label"]
+    check(server_url, owner.token, "manage_labels", {"action": "create", "boardId": board["id"], "name": "bug", "color": "#d73a4a"}, FIXED_WS + 1)  # existing name: no write
+    check(server_url, owner.token, "manage_labels", {"action": "update", "labelId": label["id"], "name": "Defect"}, FIXED_WS + 1)  # label + new claim with the membership
+    check(server_url, owner.token, "list_labels", {"boardId": board["id"]}, FIXED_WS + 1)
+    _, c = check(server_url, owner.token, "set_task_labels", {"taskId": t["id"], "labelIds": [label["id"]]}, FIXED_WS + 2)  # + head/columns/labels Query (parallel) + transaction
+    assert c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "set_task_labels", {"taskId": t["id"], "labelIds": [label["id"]]}, FIXED_WS + 1)  # same set: no write
+    check(server_url, owner.token, "set_task_labels", {"taskId": t["id"], "labelIds": ["lb_aaaaaaaaaaaa_aaaaaaaa_aaaaaa"]}, FIXED_WS + 1, error=True)
+    _, c = check(server_url, owner.token, "manage_labels", {"action": "delete", "labelId": label["id"]}, FIXED_WS + 2)  # + carriers Query + one transaction (<= 45 tasks)
+    assert c.ops["Query"] == 1 and c.ops["TransactWriteItems"] == 1
+
+
+def test_board_archive_budgets(server_url, owner, board):
+    t = board["t1"]
+    check(server_url, owner.token, "archive_board", {"boardId": board["id"]}, FIXED_WS + 2)  # + header (parallel) + transaction
+    check(server_url, owner.token, "archive_board", {"boardId": board["id"]}, FIXED_WS + 1)  # already archived: no write
+    # A write on an archived board's task is refused from the entry read with the membership: no transaction.
+    _, c = check(server_url, owner.token, "update_task", {"taskId": t["id"], "title": "no"}, FIXED_WS + 1, error=True)
+    assert "TransactWriteItems" not in c.ops
+    _, c = check(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "no"}, FIXED_WS, error=True)
+    assert "TransactWriteItems" not in c.ops
+    check(server_url, owner.token, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [board["id"]]}, FIXED_WS + 1)  # entries with the membership + transaction
+    check(server_url, owner.token, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [board["id"]]}, FIXED_WS)  # active already: no write

@@ -38,6 +38,8 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "link counter": (keys.link_count("tk_e"), None),
     "link graph version": (keys.link_graph("ws_b"), None),
     "subtask": (keys.subtask("tk_e", "01j0abc"), None),
+    "label": (keys.label("bd_c", "lb_g"), None),
+    "label-name claim": (keys.label_name_claim("bd_c", "Needs Review"), None),
 }
 
 
@@ -97,7 +99,7 @@ def test_numbers_sort_as_strings():
 
 def test_snapshot_range_excludes_full_items():
     lo, hi = keys.SNAPSHOT_RANGE
-    inside = [keys.board_head("b")[1], keys.column("b", "cl_x")[1], keys.task_compact("b", 1)[1]]
+    inside = [keys.board_head("b")[1], keys.column("b", "cl_x")[1], keys.label("b", "lb_x")[1], keys.task_compact("b", 1)[1]]
     assert all(lo <= sk <= hi for sk in inside)
     assert not lo <= keys.task_full("b", 1)[1] <= hi
     hlo, hhi = keys.HEADER_RANGE

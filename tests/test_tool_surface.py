@@ -264,7 +264,7 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
     minimal: dict[str, Any] = {}
     for prop in schema.get("required", []):
         sub = schema["properties"][prop]
-        minimal[prop] = sub["enum"][0] if "enum" in sub else {"string": "x", "boolean": True, "array": []}.get(sub.get("type"), 1)
+        minimal[prop] = sub["enum"][0] if "enum" in sub else {"string": "x", "boolean": True, "array": ["x"]}.get(sub.get("type"), 1)
     assert not list(validator.iter_errors(minimal)), name
     assert list(validator.iter_errors({**minimal, "surprise": 1})), name
 

@@ -227,18 +227,14 @@ async def test_archived_tasks_take_no_new_links_but_keep_and_shed_theirs(server_
 
 
 async def test_tasks_of_an_archived_board_are_read_only(server_url, owner):
-    from domain.store import keys
-    from domain.store.models import BoardRow
-
     async with mcp_client(server_url, owner.token) as c:
         a, b, other = await _tasks(c, owner.workspace_id, "a", "b", "other", boards=2)  # a, other on board 0; b on board 1
         await ok(c, "add_task_link", _link(a, "BLOCKS", b))
-        head = BoardRow.get(*keys.board_head(b["boardId"]))
-        head.update(actions=[BoardRow.archivedAt.set("2026-01-01T00:00:00.000Z")])  # archive_board is another slice
+        await ok(c, "archive_board", {"boardId": b["boardId"]})
         before = stored_state()
         for tool, args in (("add_task_link", _link(other, "RELATES_TO", b)), ("remove_task_link", _link(a, "BLOCKS", b))):
             refused = await err(c, tool, args)
-            assert names_field(refused, "toTaskId") and "read-only" in refused["message"], (tool, refused)
+            assert names_field(refused, "toTaskId") and "read-only" in refused["message"] and "unarchive_boards" in refused["hint"], (tool, refused)
         assert stored_state() == before
         [out] = (await ok(c, "list_task_links", {"taskId": a["id"]}))["outgoing"]
         assert out["boardArchived"] is True

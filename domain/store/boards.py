@@ -2,7 +2,12 @@
 
 Keys: :func:`domain.store.keys.board_head`, :func:`domain.store.keys.column`,
 :func:`domain.store.keys.board_entry`. One Query over ``HEADER_RANGE`` returns the head and
-every column; one over ``SNAPSHOT_RANGE`` adds the compact task rows.
+every column; one over ``LABELED_HEADER_RANGE`` adds the labels, one over ``SNAPSHOT_RANGE``
+the compact task rows as well.
+
+Whether a board is archived is its entry's ``archivedAt`` (docs/data-model.md, "Archived
+boards"): archive_board and unarchive_boards write that one item per board, and every write on
+an archived board's tasks carries :func:`open_check` on it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,11 @@ from domain.store import columns as column_store
 from domain.store import db, keys, members
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
-from domain.store.models import ActivityRow, BoardEntryRow, BoardRow, ColumnRow, CreationMarkerRow, Row, TaskRow
+from domain.store.models import ActivityRow, BoardEntryRow, BoardRow, ColumnRow, CreationMarkerRow, LabelRow, Row, TaskRow
+
+
+class BoardArchived(Exception):
+    """The board is archived (its tasks are read-only), or its entry is gone."""
 
 
 def get_head(board_id: str) -> BoardRow | None:
@@ -26,16 +35,26 @@ def get_head(board_id: str) -> BoardRow | None:
         return None
 
 
+def entry_key(board_id: str) -> tuple[str, str]:
+    """The key of the board's entry (the board id names its workspace)."""
+    return keys.board_entry(ids.workspace_of_board(board_id), board_id)
+
+
 def open_check(tx: Any, board_id: str) -> None:
     """ConditionCheck in ``tx``: the board exists and is not archived (an archived board's tasks
-    are read-only). Use it in a task write that does not already update the board head (one
-    action per item per transaction); :func:`closed` tells whether a failure was this check."""
-    tx.condition_check(BoardRow, *keys.board_head(board_id), condition=Row.PK.exists() & BoardRow.archivedAt.does_not_exist())
+    are read-only). It checks the board's entry, which no task write touches, so it goes into
+    any task transaction (one action per item); :func:`closed` tells whether a failure was it."""
+    tx.condition_check(BoardEntryRow, *entry_key(board_id), condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist())
 
 
 def closed(failure: db.ConditionFailed, board_id: str) -> bool:
     """Whether ``failure`` was :func:`open_check` on ``board_id`` (archived or gone)."""
-    return failure.hit(*keys.board_head(board_id))
+    return failure.hit(*entry_key(board_id))
+
+
+def is_archived(entry: Any) -> bool:
+    """Whether a board entry read earlier (e.g. with the membership) says the board is archived."""
+    return isinstance(entry, BoardEntryRow) and bool(entry.archivedAt)
 
 
 def header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow]]:
@@ -51,20 +70,40 @@ def header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow]]:
     return board, columns
 
 
-SNAPSHOT_PAGE_SLACK = 64  # the head, up to 50 active columns and a few archived ones, and one task past the cap
+def labeled_header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow], list[LabelRow]]:
+    """Board head, every column and every label in one Query (``LABELED_HEADER_RANGE``)."""
+    board: BoardRow | None = None
+    columns: list[ColumnRow] = []
+    labels: list[LabelRow] = []
+    lo, hi = keys.LABELED_HEADER_RANGE
+    for row in Row.query(keys.board_partition(board_id), Row.SK.between(lo, hi), consistent_read=True):
+        if isinstance(row, BoardRow):
+            board = row
+        elif isinstance(row, ColumnRow):
+            columns.append(row)
+        elif isinstance(row, LabelRow):
+            labels.append(row)
+    return board, columns, labels
 
 
-def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow], list[TaskRow], bool]:
-    """Head, columns and up to ``cap`` compact rows of tasks in active columns, in one Query.
+MAX_LABELS = 100  # labels per board (domain.store.labels.MAX_PER_BOARD); they sort inside the snapshot range
+# the head, up to 50 active columns and a few archived ones, the labels, and one task past the cap
+SNAPSHOT_PAGE_SLACK = 64 + MAX_LABELS
+
+
+def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow], list[TaskRow], bool, list[LabelRow]]:
+    """Head, columns, labels and up to ``cap`` compact rows of tasks in active columns, in one Query.
 
     Columns sort before tasks, so the active set is known when the first task row arrives;
     rows of archived columns are skipped without using up the cap. Pages hold ``cap`` plus
     room for the head and the columns, so a board of any size is read only as far as the
     answer needs (one Query for up to ``cap`` tasks unless archived columns' tasks are in the
-    way; the next page is read only then). Returns ``(board, columns, tasks, truncated)``.
+    way; the next page is read only then). Labels sort between the columns and the tasks and
+    come with the same pages. Returns ``(board, columns, tasks, truncated, labels)``.
     """
     board: BoardRow | None = None
     columns: list[ColumnRow] = []
+    labels: list[LabelRow] = []
     tasks: list[TaskRow] = []
     live: set[str] | None = None
     truncated = False
@@ -75,6 +114,8 @@ def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow],
             board = row
         elif isinstance(row, ColumnRow):
             columns.append(row)
+        elif isinstance(row, LabelRow):
+            labels.append(row)
         elif isinstance(row, TaskRow):
             if live is None:
                 live = {c.columnId for c, _ in column_store.ordered(columns)}
@@ -84,7 +125,7 @@ def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow],
                 truncated = True
                 break
             tasks.append(row)
-    return board, columns, tasks, truncated
+    return board, columns, tasks, truncated, labels
 
 
 def entries(workspace_id: str) -> list[BoardEntryRow]:
@@ -178,3 +219,70 @@ def rename(board: BoardRow, name: str, *, actor_id: str, activity_for: Any) -> B
         return Write(build=build, result=done, retry=retry)
 
     return compare_and_set("rename_board", board, plan)
+
+
+# -- archive / unarchive -----------------------------------------------------------------------
+def get_entries(board_ids: list[str]) -> dict[str, BoardEntryRow]:
+    """Board entries by board id (one consistent BatchGetItem per 100)."""
+    if not board_ids:
+        return {}
+    found = BoardEntryRow.batch_get([entry_key(b) for b in board_ids], consistent_read=True)
+    return {r.boardId: r for r in found if isinstance(r, BoardEntryRow)}
+
+
+def archive(entry: BoardEntryRow, *, actor_id: str, activity: ActivityRow) -> tuple[BoardEntryRow, bool]:
+    """Archive the board: its entry gets ``archivedAt`` (condition: not archived yet), with the
+    membership guard and the activity row, in one transaction. Returns ``(entry, changed)``;
+    an entry already archived (also by a concurrent call) is returned unchanged.
+
+    Raises:
+        Missing: the board or the caller's membership is gone.
+    """
+    if entry.archivedAt:
+        return entry, False
+    ws = ids.workspace_of_board(entry.boardId)
+    stamp = activity.at
+
+    def build(tx: Any) -> None:
+        tx.update(entry, actions=[BoardEntryRow.archivedAt.set(stamp)], condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+        members.guard(tx, ws, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        stored = failure.item(entry.PK, entry.SK)
+        if stored and not members.guard_failed(failure, ws, actor_id):
+            return BoardEntryRow.from_raw_data(stored), False  # archived meanwhile: the no-op answer
+        raise db.Missing(entry.boardId) from None
+    entry.archivedAt = stamp
+    return entry, True
+
+
+class StillRestoring(Exception):
+    """A board entry changed between the read and the write (archived or restored meanwhile)."""
+
+
+def unarchive(entries: list[BoardEntryRow], *, workspace_id: str, actor_id: str, activity: ActivityRow | None) -> None:
+    """Restore ``entries`` (all archived when read) in one transaction: each entry loses
+    ``archivedAt`` under ``archivedAt = <value read>``, with the membership guard and one activity
+    row for the call — at most 50 + 2 actions.
+
+    Raises:
+        StillRestoring: an entry changed meanwhile (the caller re-reads and plans again).
+        Missing: the caller's membership is gone.
+    """
+
+    def build(tx: Any) -> None:
+        for e in entries:
+            tx.update(BoardEntryRow(e.PK, e.SK), actions=[BoardEntryRow.archivedAt.remove()], condition=BoardEntryRow.archivedAt == e.archivedAt)
+        members.guard(tx, workspace_id, actor_id)
+        if activity is not None:
+            tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if members.guard_failed(failure, workspace_id, actor_id):
+            raise db.Missing(workspace_id) from None
+        raise StillRestoring() from None

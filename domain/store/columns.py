@@ -93,8 +93,11 @@ def create(column: ColumnRow, moved: dict[str, str], *, workspace_id: str, actor
         tx.save(column, condition=Row.PK.does_not_exist())
         tx.update(
             BoardRow(*keys.board_head(board_id)), actions=[BoardRow.activeColumns.add(1)],
-            condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists() & (BoardRow.activeColumns < max_active),
+            condition=Row.PK.exists() & (BoardRow.activeColumns < max_active),
         )
+        from domain.store.boards import open_check  # boards imports this module
+
+        open_check(tx, board_id)  # the board is not archived (its entry says so)
         members.guard(tx, workspace_id, actor_id)
         tx.save(activity)
         _rerank(tx, board_id, moved)

@@ -3,7 +3,8 @@
 Keys: :func:`domain.store.keys.comment` (sort key ``CM#<ulid>``: creation order) and
 :func:`domain.store.keys.comment_count`. Every write is one transaction with a ConditionCheck on
 the task's full item (it exists and is not archived: comments of an archived task are readable
-and closed to writes), the membership guard and the activity row. The task's own items are not
+and closed to writes), :func:`domain.store.boards.open_check` (an archived board's tasks are
+read-only), the membership guard and the activity row. The task's own items are not
 touched, so comments never race with task edits.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain import ids
+from domain.store import boards as board_store
 from domain.store import db, keys, members
 from domain.store.cas import Write
 from domain.store.idempotency_markers import earlier_entity, put_marker
@@ -38,11 +40,14 @@ def get(ref: ids.CommentRef) -> CommentRow | None:
 
 def _task_open(tx: Any, task: ids.TaskRef) -> None:
     tx.condition_check(TaskDetailRow, *keys.task_full(task.board_id, task.number), condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+    board_store.open_check(tx, task.board_id)
 
 
 def _failed(failure: db.ConditionFailed, task: ids.TaskRef, workspace_id: str, actor_id: str) -> Exception:
     if members.guard_failed(failure, workspace_id, actor_id):
         return db.Missing(workspace_id)
+    if board_store.closed(failure, task.board_id):
+        return board_store.BoardArchived(task.board_id)
     if failure.hit(*keys.task_full(task.board_id, task.number)):
         return TaskClosed(task.board_id)
     return db.Missing("comment")
@@ -80,7 +85,8 @@ def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, ac
     replaced under ``updatedAt = previous``; a failed condition plans again on the stored comment
     (``ALL_OLD``).
 
-    Raises (from the retry): Missing when the comment is gone or the caller left; TaskClosed.
+    Raises (from the retry): Missing when the comment is gone or the caller left; TaskClosed;
+    BoardArchived.
     """
 
     def build(tx: Any) -> None:

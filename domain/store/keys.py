@@ -27,7 +27,7 @@ def workspace_partition(workspace_id: str) -> str:
 
 
 def board_partition(board_id: str) -> str:
-    """``BOARD#<board>``: the board head, its columns, compact task rows and full task items."""
+    """``BOARD#<board>``: the board head, its columns, labels, compact task rows and full task items."""
     return f"BOARD#{board_id}"
 
 
@@ -90,6 +90,23 @@ def board_head(board_id: str) -> Key:
 
 def column(board_id: str, column_id: str) -> Key:
     return board_partition(board_id), f"C#{column_id}"
+
+
+def label(board_id: str, label_id: str) -> Key:
+    """``BOARD#<board> / L#<label>``: a board label; sorts after the columns and before the tasks,
+    so the snapshot Query returns the board's labels too."""
+    return board_partition(board_id), f"L#{label_id}"
+
+
+def label_name_claim(board_id: str, name: str) -> Key:
+    """``LNAME#<board>#<lowercased name> / LNAME``: one label name (case-insensitively) per board.
+    Its own partition, like the slug and email claims, so claims never enter a board Query."""
+    return f"LNAME#{board_id}#{label_name_key(name)}", "LNAME"
+
+
+def label_name_key(name: str) -> str:
+    """The case-insensitive form two label names are compared in."""
+    return name.strip().casefold()
 
 
 def task_compact(board_id: str, number: int) -> Key:
@@ -202,9 +219,12 @@ BOARD_ENTRIES_PREFIX = "BOARD#"
 MEMBERSHIPS_PREFIX = "WS#"
 TOKENS_PREFIX = "TOKEN#"
 TASK_ROWS_PREFIX = "T#"
-# Sort-key order in a board partition: "#META" < "C#…" < "T#…" < "X#…".
+TASK_ITEMS_PREFIX = "X#"
+LABELS_PREFIX = "L#"
+# Sort-key order in a board partition: "#META" < "C#…" < "L#…" < "T#…" < "X#…".
 HEADER_RANGE = ("#", "C#~")  # the head and every column
-SNAPSHOT_RANGE = ("#", "T#~")  # the head, the columns and the compact task rows (no full items)
+LABELED_HEADER_RANGE = ("#", "L#~")  # the head, every column and every label
+SNAPSHOT_RANGE = ("#", "T#~")  # the head, the columns, the labels and the compact task rows (no full items)
 # An activity sort key strictly after every entry stamped at ``at``.
 def activity_after(at: str) -> str:
     return f"{at}#~"

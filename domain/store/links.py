@@ -23,7 +23,7 @@ from domain import ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members, parallel
 from domain.store.cas import Write, compare_and_set
-from domain.store.models import ActivityRow, BoardRow, LinkCountRow, LinkGraphRow, LinkRow, Row, TaskDetailRow
+from domain.store.models import ActivityRow, BoardEntryRow, LinkCountRow, LinkGraphRow, LinkRow, Row, TaskDetailRow
 
 KINDS = ("BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES")
 DEPENDENCY_KINDS = frozenset({"BLOCKS", "DEPENDS_ON"})
@@ -305,7 +305,7 @@ def _sort_key(end: LinkEnd) -> tuple[int, int, str]:
 def links_of(items: Iterable[Any]) -> list[LinkEnd]:
     """The links among ``items`` — the rows of a Query over a task's side partition
     (``SIDECAR_RANGE`` for a detailed get_task, or :func:`rows`) — with the other ends resolved
-    in one BatchGetItem of their full items and board heads (none when there are no links).
+    in one BatchGetItem of their full items and board entries (none when there are no links).
     Ordered by kind, then the other task's number."""
     edges = [r for r in items if isinstance(r, LinkRow)]
     if not edges:
@@ -315,15 +315,15 @@ def links_of(items: Iterable[Any]) -> list[LinkEnd]:
     for other, _ in others:
         wanted[keys.task_full(_board_of(other), _number_of(other))] = None
     for other, _ in others:
-        wanted[keys.board_head(_board_of(other))] = None
+        wanted[board_store.entry_key(_board_of(other))] = None  # name and archived state
     found = {(r.PK, r.SK): r for r in Row.batch_get(list(wanted), consistent_read=True)}
     ends = []
     for edge, (other, other_key) in zip(edges, others, strict=True):
         board_id = _board_of(other)
         task = found.get(keys.task_full(board_id, _number_of(other)))
-        board = found.get(keys.board_head(board_id))
+        board = found.get(board_store.entry_key(board_id))
         task = task if isinstance(task, TaskDetailRow) else None
-        board = board if isinstance(board, BoardRow) else None
+        board = board if isinstance(board, BoardEntryRow) else None
         ends.append(LinkEnd(
             kind=edge.linkKind, direction="outgoing" if edge.direction == "OUT" else "incoming", task_id=other, key=other_key,
             title=task.title if task else None, board_id=board_id, board_name=board.name if board else None,

@@ -122,7 +122,12 @@ class BoardEntryRow(Row, discriminator="BoardEntry"):
 
 
 class BoardRow(Row, discriminator="Board"):
-    """Board head (``keys.board_head``): the head of the board partition."""
+    """Board head (``keys.board_head``): the head of the board partition.
+
+    Whether the board is archived is kept on its entry (:class:`BoardEntryRow`), not here: the
+    entry is the one item archive_board and unarchive_boards write per board (docs/data-model.md,
+    "Archived boards"). ``archivedAt`` is never written on the head.
+    """
 
     boardId = UnicodeAttribute()
     workspaceId = UnicodeAttribute()
@@ -130,6 +135,7 @@ class BoardRow(Row, discriminator="Board"):
     boardKind = UnicodeAttribute()
     taskCount = NumberAttribute(default=0)
     activeColumns = NumberAttribute(default=0)
+    labelCount = NumberAttribute(null=True)  # labels on the board (create +1, delete -1; at most labels.MAX_PER_BOARD)
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
     archivedAt = UnicodeAttribute(null=True)
@@ -248,6 +254,36 @@ class SubtaskRow(Row, discriminator="Subtask"):
     createdBy = UnicodeAttribute()
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
+
+
+class LabelRow(Row, discriminator="Label"):
+    """Board label (``keys.label``): in the board partition, between the columns and the tasks.
+
+    ``taskCount`` counts the tasks (archived ones included) whose ``labelIds`` hold the label;
+    set_task_labels and the label delete keep it in step in their transactions. ``rev`` grows by
+    one with every set_task_labels that adds or removes the label; the delete conditions on the
+    value it read before looking for the label's tasks, so a task labelled meanwhile is never
+    missed. ``deletingAt`` marks a delete that had more tasks to detach than one call does (the
+    label is hidden and takes no new tasks until a later delete call finishes it).
+    """
+
+    labelId = UnicodeAttribute()
+    boardId = UnicodeAttribute()
+    name = UnicodeAttribute()
+    color = UnicodeAttribute()
+    taskCount = NumberAttribute(default=0)
+    rev = NumberAttribute(default=0)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    deletingAt = UnicodeAttribute(null=True)
+
+
+class LabelNameRow(Row, discriminator="LabelName"):
+    """Label-name claim (``keys.label_name_claim``): written with ``attribute_not_exists`` in the
+    label's create (or rename) transaction, so two labels of one board never share a name,
+    compared case-insensitively, even when creates race."""
+
+    labelId = UnicodeAttribute()
 
 
 class TaskNumberRow(Row, discriminator="TaskNumber"):

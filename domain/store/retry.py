@@ -35,6 +35,10 @@ ATTEMPTS: dict[str, int] = {
     "toggle_subtask": 10,
     "delete_subtask": 10,
     "set_task_assignees": 5,
+    "update_label": 5,  # manage_labels update, on the returned label image
+    "delete_label": 5,  # manage_labels delete: read the label and its tasks again after a task or the label changed
+    "set_task_labels": 5,
+    "unarchive_boards": 5,  # re-read the entries after one was archived or restored meanwhile
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

@@ -16,6 +16,7 @@ from typing import Any
 from fractional_indexing import generate_key_between, generate_n_keys_between
 
 from domain import clock, ids
+from domain.store import boards as board_store
 from domain.store import db, keys, members
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
@@ -100,20 +101,25 @@ def write(
 ) -> Write[TaskDetailRow, Any]:
     """One conditional task write for :func:`domain.store.cas.compare_and_set`.
 
-    The retry plans again on the stored item returned by a failed ``updatedAt`` condition. A
-    failure that returned no item means the task or the caller's membership is gone
-    (:class:`~domain.store.db.Missing`) — unless ``replan_on`` is given (a condition in
-    ``extra`` may have lost a race): then that state is planned again.
+    Every such write carries :func:`domain.store.boards.open_check`: a task of an archived board
+    is read-only (:class:`~domain.store.boards.BoardArchived`). The retry plans again on the
+    stored item returned by a failed ``updatedAt`` condition. A failure that returned no item
+    means the task or the caller's membership is gone (:class:`~domain.store.db.Missing`) —
+    unless ``replan_on`` is given (a condition in ``extra`` may have lost a race): then that
+    state is planned again.
     """
 
     def build(tx: Any) -> None:
         put_rows(tx, detail, previous=previous)
         members.guard(tx, workspace_id, actor_id)
+        board_store.open_check(tx, detail.boardId)
         tx.save(activity)
         if extra:
             extra(tx)
 
     def retry(failure: db.ConditionFailed) -> TaskDetailRow:
+        if board_store.closed(failure, detail.boardId):
+            raise board_store.BoardArchived(detail.boardId)
         stored = failure.item(detail.PK, detail.SK)
         if stored:
             return TaskDetailRow.from_raw_data(stored)
@@ -147,6 +153,7 @@ def create(
 
     Raises:
         Missing: the column, its board or the caller's membership is gone.
+        BoardArchived: the board is archived (its tasks are read-only).
         ColumnArchived: the column is archived.
         Earlier: a keyed create with the same key committed before (its task id).
         IdempotencyMismatch, Contended.
@@ -177,7 +184,8 @@ def create(
             tx.update(WorkspaceRow(*ws_key), actions=[WorkspaceRow.taskCounter.set(number)], condition=WorkspaceRow.taskCounter == counter)
             col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
             tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists())
-            tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(1)], condition=BoardRow.archivedAt.does_not_exist() & Row.PK.exists())
+            tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(1)], condition=Row.PK.exists())
+            board_store.open_check(tx, board_id)
             put_rows(tx, detail, previous=None)
             tx.save(pointer, condition=Row.PK.does_not_exist())
             members.guard(tx, workspace_id, actor_id)
@@ -187,6 +195,8 @@ def create(
             earlier = earlier_entity(failure, marker)
             if earlier:
                 raise Earlier(earlier)
+            if board_store.closed(failure, board_id):
+                raise board_store.BoardArchived(board_id)
             if failure.hit(*keys.board_head(board_id)) or members.guard_failed(failure, workspace_id, actor_id):
                 raise db.Missing(column_id)
             # The counter or the column's last rank moved (another create won), or the column

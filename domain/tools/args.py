@@ -11,13 +11,14 @@ from pydantic import BaseModel, Field
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
 ActivityType = Literal[
-    "board.created", "board.renamed",
+    "board.created", "board.renamed", "board.archived", "board.unarchived",
     "column.created", "column.renamed", "column.moved", "column.archived",
     "task.created", "task.updated", "task.moved", "task.archived",
     "comment.created", "comment.updated", "comment.deleted",
     "task.link_added", "task.link_removed",
     "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
     "task.assignees_set",
+    "label.created", "label.updated", "label.deleted", "task.labels_set",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]

@@ -1,26 +1,32 @@
-"""Board tools: list_boards, create_board, rename_board, get_board_snapshot.
+"""Board tools: list_boards, create_board, rename_board, get_board_snapshot, archive_board,
+unarchive_boards.
 
-Items, keys and request costs: docs/data-model.md (board head, board entry, columns).
+Items, keys and request costs: docs/data-model.md (board head, board entry, columns, "Archived
+boards"). A board is archived when its entry says so; its tasks then stay readable by id and
+take no writes.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from domain import errors, ids
-from domain.access import Prefetch, target
+from domain import clock, errors, ids
+from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import columns as column_store
 from domain.store import keys
+from domain.store import labels as label_store
 from domain.store.db import Missing
+from domain.store.models import BoardEntryRow
+from domain.store.retry import ATTEMPTS, Contended, backoff
 from domain.text import has_visible
 from domain.tools.args import BoardIdArg, IdempotencyKeyArg, WorkspaceIdArg
-from domain.tools.views import BoardView, ColumnView, TaskRowView, board_view, column_view, task_row_view
+from domain.tools.views import BoardView, ColumnView, LabelView, TaskRowView, board_view, column_view, label_view, task_row_view
 
 BoardKind = Literal["TASKS", "CRM", "SUPPORT", "BUGS", "ROADMAP"]
 DEFAULT_COLUMNS: dict[str, list[str]] = {
@@ -138,7 +144,7 @@ class BoardOutput(ToolOutput):
     idempotent=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
+    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=RenameBoardInput,
     output_model=BoardOutput,
 )
@@ -155,7 +161,7 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
         return ctx.activity(ws, board.boardId, "board.renamed", f"Renamed board {old!r} to {name!r}", data={"from": old, "to": name}, at=stamp)
 
     renamed = board_store.rename(board, name, actor_id=ctx.user_id, activity_for=activity_for)
-    return BoardOutput(board=board_view(renamed, columns))
+    return BoardOutput(board=board_view(renamed, columns, _archived_at(ctx, renamed.boardId)))
 
 
 # -- get_board_snapshot ----------------------------------------------------------------------
@@ -170,6 +176,7 @@ class SnapshotColumn(ColumnView):
 class SnapshotOutput(ToolOutput):
     board: BoardView
     columns: list[SnapshotColumn]
+    labels: list[LabelView] = Field(description="The board's labels by name; tasks name theirs in labelIds.")
     tasks: list[TaskRowView]
     totalCount: int = Field(description="Tasks on the board's active columns.")
     truncated: bool
@@ -189,12 +196,12 @@ class SnapshotOutput(ToolOutput):
     read_only=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)),
+    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)),
     input_model=SnapshotInput,
     output_model=SnapshotOutput,
 )
 def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
-    board, columns, tasks, truncated = ctx.query("snapshot")
+    board, columns, tasks, truncated, labels = ctx.query("snapshot")
     if board is None:
         raise errors.not_found("board", args.boardId)
     active = column_store.ordered(columns)
@@ -211,10 +218,142 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
             f"Showing {len(tasks)} of {total} tasks (the snapshot holds {SNAPSHOT_CAP}). Page through the rest with "
             "list_tasks(boardId or columnId, cursor)."
         )
+    if board_store.is_archived(ctx.item(board_store.entry_key(board.boardId))):
+        archived = "This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards)."
+        notice = f"{archived} {notice}" if notice else archived
     return SnapshotOutput(
-        board=board_view(board, columns), columns=snap_cols,
+        board=board_view(board, columns, _archived_at(ctx, board.boardId)), columns=snap_cols,
+        labels=[label_view(lb) for lb in label_store.ordered(labels)],
         tasks=[task_row_view(t, live[t.columnId][0].name) for t in tasks], totalCount=total, truncated=truncated, notice=notice,
     )
 
 
-TOOLS = (list_boards, create_board, rename_board, get_board_snapshot)
+def _archived_at(ctx: CallContext, board_id: str) -> str | None:
+    entry = ctx.item(board_store.entry_key(board_id))
+    return entry.archivedAt if isinstance(entry, BoardEntryRow) else None
+
+
+# -- archive_board ---------------------------------------------------------------------------
+class ArchiveBoardInput(ToolInput):
+    boardId: BoardIdArg
+
+
+class ArchiveBoardOutput(ToolOutput):
+    board: BoardView
+    notice: str | None = Field(description="Set when the board was archived already (nothing was written).")
+
+
+@tool(
+    "archive_board",
+    title="Archive board",
+    description=(
+        "Archives a board (needs the workspace ADMIN role): it drops out of list_boards (includeArchived shows it), and "
+        "its tasks stay readable by id — get_task, list_tasks, get_board_snapshot — but refuse every write until "
+        "unarchive_boards restores the board. Nothing is deleted. Archiving an archived board changes nothing."
+    ),
+    area="boards",
+    scope="admin",
+    destructive=True,
+    target=target("boardId", "board"),
+    min_role="ADMIN",
+    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("header", lambda: board_store.header(where.board_id)),)),
+    input_model=ArchiveBoardInput,
+    output_model=ArchiveBoardOutput,
+)
+def archive_board(ctx: CallContext, args: ArchiveBoardInput) -> ArchiveBoardOutput:
+    board, columns = ctx.query("header")
+    entry = ctx.item(board_store.entry_key(args.boardId))
+    if board is None or not isinstance(entry, BoardEntryRow):
+        raise errors.not_found("board", args.boardId)
+    ws = ctx.target.workspace_id
+    act = ctx.activity(ws, board.boardId, "board.archived", f"Archived board {board.name!r}", data={"name": board.name}, at=clock.now_iso())
+    try:
+        stored, changed = board_store.archive(entry, actor_id=ctx.user_id, activity=act)
+    except Missing:
+        raise errors.not_found("board", args.boardId) from None
+    notice = None if changed else f"The board was archived already (at {stored.archivedAt}); nothing changed."
+    return ArchiveBoardOutput(board=board_view(board, columns, stored.archivedAt), notice=notice)
+
+
+# -- unarchive_boards ------------------------------------------------------------------------
+MAX_UNARCHIVE = 50
+
+
+class UnarchiveBoardsInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    boardIds: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        min_length=1, max_length=MAX_UNARCHIVE, description="Ids (bd_…) of 1-50 boards of the workspace to restore; repeats are refused.",
+    )
+
+
+class UnarchivedBoard(ToolOutput):
+    id: str
+    name: str
+    restored: bool = Field(description="True when this call restored the board; false when it was active already (a no-op).")
+
+
+class UnarchiveBoardsOutput(ToolOutput):
+    boards: list[UnarchivedBoard] = Field(description="One entry per boardId, in the order given.")
+    restoredCount: int
+
+
+def _board_entries(where: Any, args: Any) -> Prefetch:
+    mine = [b for b in dict.fromkeys(args.boardIds) if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id]
+    return Prefetch(items=tuple(board_store.entry_key(b) for b in mine))
+
+
+@tool(
+    "unarchive_boards",
+    title="Unarchive boards",
+    description=(
+        "Restores 1-50 archived boards of a workspace in one atomic step (needs the workspace ADMIN role): they are back "
+        "in list_boards and their tasks take writes again. Boards that are active already are left as they are. One "
+        "unknown or foreign board id fails the whole call and restores nothing."
+    ),
+    area="boards",
+    scope="admin",
+    idempotent=True,
+    target=target("workspaceId", "workspace"),
+    min_role="ADMIN",
+    refs=(Ref("boardIds", "board", within="workspace", many=True),),
+    prefetch=_board_entries,
+    input_model=UnarchiveBoardsInput,
+    output_model=UnarchiveBoardsOutput,
+)
+def unarchive_boards(ctx: CallContext, args: UnarchiveBoardsInput) -> UnarchiveBoardsOutput:
+    repeated = sorted({b for b in args.boardIds if args.boardIds.count(b) > 1})
+    if repeated:
+        raise errors.invalid("boardIds", f"lists {', '.join(repeated)} more than once", "Name each board once.")
+    ws = ctx.target.workspace_id
+    entries: dict[str, Any] = {b: ctx.item(board_store.entry_key(b)) for b in args.boardIds}
+    attempts = ATTEMPTS["unarchive_boards"]
+    for attempt in range(attempts):
+        missing = [b for b, e in entries.items() if not isinstance(e, BoardEntryRow)]
+        if missing:
+            raise errors.not_found("board", missing[0])
+        todo = [e for e in entries.values() if e.archivedAt]
+        act = None
+        if todo:
+            names = ", ".join(repr(e.name) for e in todo[:5]) + (f" and {len(todo) - 5} more" if len(todo) > 5 else "")
+            # One activity row for the call, in the first restored board's log (the transaction
+            # has room for 50 entries, the membership guard and one row; docs/data-model.md).
+            act = ctx.activity(ws, todo[0].boardId, "board.unarchived", f"Restored {len(todo)} board{'s' if len(todo) != 1 else ''}: {names}",
+                               data={"boardIds": [e.boardId for e in todo]})
+        try:
+            if todo:
+                board_store.unarchive(todo, workspace_id=ws, actor_id=ctx.user_id, activity=act)
+        except board_store.StillRestoring:
+            entries = board_store.get_entries(list(args.boardIds))
+            entries = {b: entries.get(b) for b in args.boardIds}
+            if attempt + 1 < attempts:
+                backoff(attempt)
+            continue
+        except Missing:
+            raise errors.not_found("workspace", ws) from None
+        restored = {e.boardId for e in todo}
+        views = [UnarchivedBoard(id=b, name=e.name, restored=b in restored) for b, e in entries.items()]
+        return UnarchiveBoardsOutput(boards=views, restoredCount=len(restored))
+    raise Contended("unarchive_boards", attempts)
+
+
+TOOLS = (list_boards, create_board, rename_board, get_board_snapshot, archive_board, unarchive_boards)

@@ -16,6 +16,7 @@ from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import boards as board_store
 from domain.store import comments as comment_store
 from domain.store import keys
 from domain.store.cas import Unchanged, compare_and_set
@@ -54,6 +55,12 @@ def _task_item(ctx: CallContext) -> TaskDetailRow:
     return task
 
 
+def _board_open(ctx: CallContext, field: str) -> None:
+    """Refuse from the board entry read with the membership: an archived board's tasks are read-only."""
+    if board_store.is_archived(ctx.item(board_store.entry_key(ctx.target.board_id))):
+        raise errors.board_archived(field)
+
+
 def _closed(task_id: str) -> errors.ToolError:
     return errors.invalid("taskId", "the task is archived: its comments can be read but not changed",
                           "Archived tasks are read-only; comment on a live task instead.")
@@ -68,12 +75,12 @@ def _own(ctx: CallContext, comment: CommentRow, verb: str) -> None:
 
 
 def _task_prefetch(where: Any, args: Any) -> Prefetch:
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
+    return Prefetch(items=(keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)))
 
 
 def _comment_prefetch(where: Any, args: Any) -> Prefetch:
     ref = where.comment
-    return Prefetch(items=(keys.comment(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
+    return Prefetch(items=(keys.comment(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)))
 
 
 # -- create_comment --------------------------------------------------------------------------
@@ -105,6 +112,7 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
         raise errors.invalid("body", "must contain visible characters")
     where = ctx.target
     task = _task_item(ctx)
+    _board_open(ctx, "taskId")
     if task.archivedAt:
         raise _closed(task.taskId)
     now = clock.now_iso()
@@ -120,6 +128,8 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
         comment_store.create(row, where.task, actor_id=ctx.user_id, activity=act, marker=creation_marker(ctx, where.workspace_id, comment_id))
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
+    except board_store.BoardArchived:
+        raise errors.board_archived("taskId" if ctx.target.kind == "task" else "commentId") from None
     except Missing:
         raise errors.not_found("task", task.taskId) from None
     except comment_store.Earlier as earlier:
@@ -214,6 +224,7 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         raise errors.not_found("comment", args.commentId)
     _own(ctx, current, "edit")
     task = _task_item(ctx)
+    _board_open(ctx, "commentId")
     if task.archivedAt:
         raise _closed(task.taskId)
 
@@ -237,6 +248,8 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         return compare_and_set("update_comment", current, plan)
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
+    except board_store.BoardArchived:
+        raise errors.board_archived("taskId" if ctx.target.kind == "task" else "commentId") from None
     except Missing:
         raise errors.not_found("comment", args.commentId) from None
 
@@ -271,6 +284,7 @@ def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentO
         raise errors.not_found("comment", args.commentId)
     _own(ctx, current, "delete")
     task = _task_item(ctx)
+    _board_open(ctx, "commentId")
     if task.archivedAt:
         raise _closed(task.taskId)
     act = ctx.activity(where.workspace_id, where.board_id, "comment.deleted", f"Deleted a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId})
@@ -278,6 +292,8 @@ def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentO
         comment_store.delete(current, where.task, actor_id=ctx.user_id, activity=act)
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
+    except board_store.BoardArchived:
+        raise errors.board_archived("taskId" if ctx.target.kind == "task" else "commentId") from None
     except Missing:
         raise errors.not_found("comment", args.commentId) from None
     return DeleteCommentOutput(deleted=comment_view(current))

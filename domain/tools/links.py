@@ -16,10 +16,11 @@ from domain import clock, errors, ids
 from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import boards as board_store
 from domain.store import keys
 from domain.store import links as link_store
 from domain.store.db import Missing
-from domain.store.models import BoardRow, LinkCountRow, LinkGraphRow, LinkRow, TaskDetailRow
+from domain.store.models import BoardEntryRow, LinkCountRow, LinkGraphRow, LinkRow, TaskDetailRow
 from domain.tools.args import LinkKind, TaskIdArg
 from domain.tools.views import TaskLinksView, task_links_view
 
@@ -27,8 +28,6 @@ _KIND_DOC = (
     "BLOCKS (fromTask must be done before toTask), DEPENDS_ON (fromTask needs toTask done first), RELATES_TO, DUPLICATES "
     "(fromTask duplicates toTask)."
 )
-_BOARD_CLOSED = "the task's board is archived: its tasks are read-only"
-_BOARD_CLOSED_HINT = "Unarchive the board first, or link tasks of live boards."
 
 
 class LinkView(ToolOutput):
@@ -53,16 +52,16 @@ class EdgeInput(ToolInput):
 
 
 def _edge_keys(where: Any, args: Any, *, adding: bool) -> Prefetch:
-    """Both tasks, their boards' heads and the edge itself — for add also both link counters and
+    """Both tasks, their boards' entries (archived or not) and the edge itself — for add also both link counters and
     (dependency kinds) the link graph version — all in the access step's one BatchGetItem."""
     from_id = ids.task_id(where.board_id, where.task.number)
-    wanted = [keys.task_full(where.board_id, where.task.number), keys.board_head(where.board_id)]
+    wanted = [keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)]
     if adding:
         wanted.append(keys.link_count(from_id))
     to = ids.parse_task(args.toTaskId)
     if to is not None and to.workspace_id == where.workspace_id:  # a foreign one is refused by the ref check
         to_id = ids.task_id(to.board_id, to.number)
-        wanted += [keys.task_full(to.board_id, to.number), keys.board_head(to.board_id), keys.link_out(from_id, args.kind, to_id)]
+        wanted += [keys.task_full(to.board_id, to.number), board_store.entry_key(to.board_id), keys.link_out(from_id, args.kind, to_id)]
         if adding:
             wanted.append(keys.link_count(to_id))
     if adding and args.kind in link_store.DEPENDENCY_KINDS:
@@ -85,9 +84,9 @@ def _tasks(ctx: CallContext, args: EdgeInput) -> tuple[TaskDetailRow, TaskDetail
 
 def _open_boards(ctx: CallContext, *tasks: tuple[str, TaskDetailRow]) -> None:
     for name, task in tasks:
-        head = ctx.item(keys.board_head(task.boardId))
-        if not isinstance(head, BoardRow) or head.archivedAt:
-            raise errors.invalid(name, _BOARD_CLOSED, _BOARD_CLOSED_HINT)
+        entry = ctx.item(board_store.entry_key(task.boardId))
+        if not isinstance(entry, BoardEntryRow) or entry.archivedAt:
+            raise errors.board_archived(name)
 
 
 def _field_of(task_id: str, args: EdgeInput) -> str:
@@ -195,7 +194,7 @@ def add_task_link(ctx: CallContext, args: AddTaskLinkInput) -> AddTaskLinkOutput
     except link_store.TaskClosed as closed:
         raise _archived(_field_of(closed.task_id, args)) from None
     except link_store.BoardClosed as closed:
-        raise errors.invalid(_field_of(closed.task_id, args), _BOARD_CLOSED, _BOARD_CLOSED_HINT) from None
+        raise errors.board_archived(_field_of(closed.task_id, args)) from None
     except link_store.Full as full:
         raise _full(_field_of(full.task_id, args)) from None
     except Missing:
@@ -251,7 +250,7 @@ def remove_task_link(ctx: CallContext, args: RemoveTaskLinkInput) -> RemoveTaskL
     except link_store.Gone:
         return RemoveTaskLinkOutput(removed=False, link=None)
     except link_store.BoardClosed as closed:
-        raise errors.invalid(_field_of(closed.task_id, args), _BOARD_CLOSED, _BOARD_CLOSED_HINT) from None
+        raise errors.board_archived(_field_of(closed.task_id, args)) from None
     except Missing:
         raise errors.not_found("task", args.fromTaskId) from None
     return RemoveTaskLinkOutput(removed=True, link=link_view(stored))

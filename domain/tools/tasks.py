@@ -108,12 +108,15 @@ def _wip_notice(column: ColumnRow, count: int) -> str | None:
 
 
 def task_reads(where: Located, args: Any) -> Prefetch:
-    """A task tool's first reads, sent with the membership check: the task's full item in the
-    same BatchGetItem, and the board header (column names) as a parallel Query."""
+    """A task tool's first reads, sent with the membership check: the task's full item (and, for
+    the writes, the board's entry: archived or not) in the same BatchGetItem, and the board
+    header (column names) as a parallel Query."""
     if where.task is None:  # get_task by workspaceId + number: the pointer item
         return Prefetch(items=(keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),))
     board_id = where.board_id
     items = [keys.task_full(board_id, where.task.number)]
+    if not hasattr(args, "response_format"):  # a write (get_task reads no entry): refuse an archived board early
+        items.append(board_store.entry_key(board_id))
     anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
     if anchor is not None and anchor.board_id == board_id:
         items.append(keys.task_compact(board_id, anchor.number))
@@ -133,6 +136,13 @@ def _load(ctx: CallContext) -> TaskDetailRow:
     if not isinstance(detail, TaskDetailRow):
         raise errors.not_found("task", where.ident)
     return detail
+
+
+def _writable(ctx: CallContext) -> None:
+    """Refuse a write on a task of an archived board from the entry read with the membership (no
+    transaction spent); the write's own ConditionCheck covers an archive that lands meanwhile."""
+    if board_store.is_archived(ctx.item(board_store.entry_key(ctx.target.board_id))):
+        raise errors.board_archived("taskId")
 
 
 def _column_names(ctx: CallContext) -> dict[str, str]:
@@ -183,7 +193,7 @@ class TaskOutput(ToolOutput):
     keyed=True,
     target=target("columnId", "column"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id))),
+    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id), board_store.entry_key(where.board_id))),
     input_model=CreateTaskInput,
     output_model=TaskOutput,
 )
@@ -192,6 +202,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     title = args.title.strip()
     if not has_visible(title):
         raise errors.invalid("title", "must contain visible characters")
+    if board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
+        raise errors.board_archived("columnId")
 
     def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
         return task_store.new_detail(
@@ -211,6 +223,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         )
     except task_store.ColumnArchived:
         raise errors.invalid("columnId", "this column is archived", "Create the task in an active column (list_columns).") from None
+    except board_store.BoardArchived:
+        raise errors.board_archived("columnId") from None
     except Missing:
         raise errors.not_found("column", args.columnId) from None
     except task_store.Earlier as earlier:
@@ -368,6 +382,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     where = ctx.target
     expected = args.expectedUpdatedAt
     current_state = _load(ctx)
+    _writable(ctx)
     names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
@@ -440,6 +455,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     board_id = where.board_id
     anchor_ref = ids.parse_task(anchor_id) if anchor_id else None
     current_state = _load(ctx)
+    _writable(ctx)
     _, header_columns = ctx.query("header", lambda: board_store.header(board_id))
     names = {c.columnId: c.name for c in header_columns}
     first = [True]
@@ -521,6 +537,7 @@ class ArchiveTaskInput(ToolInput):
 def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     where = ctx.target
     current_state = _load(ctx)
+    _writable(ctx)
     names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:

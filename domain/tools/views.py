@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain.registry import ToolOutput
-from domain.store.models import ActivityRow, BoardRow, ColumnRow, MemberRow, SubtaskRow, TaskDetailRow, TaskRow, WorkspaceRow
+from domain.store.models import ActivityRow, BoardRow, ColumnRow, LabelRow, MemberRow, SubtaskRow, TaskDetailRow, TaskRow, WorkspaceRow
 
 class WorkspaceView(ToolOutput):
     id: str
@@ -34,7 +34,7 @@ class BoardView(ToolOutput):
     taskCount: int = Field(description="Tasks on the board's active columns (what get_board_snapshot's totalCount counts); tasks of archived columns are not included.")
     createdAt: str
     updatedAt: str
-    archivedAt: str | None
+    archivedAt: str | None = Field(description="When the board was archived (its tasks are then read-only); null for an active board.")
 
 
 class ColumnView(ToolOutput):
@@ -47,6 +47,16 @@ class ColumnView(ToolOutput):
     createdAt: str
     updatedAt: str
     archivedAt: str | None
+
+
+class LabelView(ToolOutput):
+    id: str
+    boardId: str
+    name: str
+    color: str = Field(description="#rrggbb, lowercase.")
+    taskCount: int = Field(description="Tasks carrying the label, archived tasks included.")
+    createdAt: str
+    updatedAt: str
 
 
 class TaskRowView(ToolOutput):
@@ -104,17 +114,23 @@ def member_view(m: MemberRow) -> MemberView:
     return MemberView(userId=m.userId, email=m.email, displayName=m.displayName, role=m.role, joinedAt=m.joinedAt)
 
 
-def board_view(b: BoardRow, columns: list[ColumnRow]) -> BoardView:
+def board_view(b: BoardRow, columns: list[ColumnRow], archived_at: str | None = None) -> BoardView:
     """The board as callers see it; ``columns`` are the board's columns from the same header read.
 
     ``taskCount`` is the sum of the active columns' counts, so it agrees with the snapshot's
-    ``totalCount`` after a column is archived (docs/data-model.md, "totalCount").
+    ``totalCount`` after a column is archived (docs/data-model.md, "totalCount"). Whether the
+    board is archived is its entry's ``archivedAt`` (``archived_at``), read with the membership.
     """
     live = sum(int(c.taskCount or 0) for c in columns if not c.archivedAt)
     return BoardView(
         id=b.boardId, workspaceId=b.workspaceId, name=b.name, kind=b.boardKind, taskCount=live,
-        createdAt=b.createdAt, updatedAt=b.updatedAt, archivedAt=b.archivedAt,
+        createdAt=b.createdAt, updatedAt=b.updatedAt, archivedAt=archived_at,
     )
+
+
+def label_view(lb: LabelRow) -> LabelView:
+    return LabelView(id=lb.labelId, boardId=lb.boardId, name=lb.name, color=lb.color, taskCount=max(0, int(lb.taskCount or 0)),
+                     createdAt=lb.createdAt, updatedAt=lb.updatedAt)
 
 
 def column_view(c: ColumnRow, position: int) -> ColumnView:
