@@ -27,6 +27,10 @@ ATTEMPTS: dict[str, int] = {
     "move_task": 10,  # the destination column's lastRank is a small hot spot
     "create_task": 25,  # the per-workspace counter is the hottest item of the table
     "update_comment": 5,
+    "bulk_create_tasks": 25,  # the same counter race as create_task
+    "bulk_update_tasks": 5,  # per chunk: re-planned on the returned images of the tasks that changed
+    "bulk_move_tasks": 10,  # per chunk: as move_task (destination columns' lastRank)
+    "bulk_create_second_step": 3,  # the full items and number pointers after the task set committed
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1
