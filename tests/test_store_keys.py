@@ -33,6 +33,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "email claim": (keys.email_claim("Ada@Example.com"), None),
     "comment": (keys.comment("tk_e", "01j0abc"), None),
     "comment counter": (keys.comment_count("tk_e"), None),
+    "bulk chunk marker": (keys.bulk_chunk_marker("cd34", 1), None),
 }
 
 
