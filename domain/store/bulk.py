@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from fractional_indexing import generate_n_keys_between
 
-from domain import faults, ids
+from domain import ids
 from domain.store import db, keys, members
 from domain.store import tasks as task_store
 from domain.store.cas import Write, compare_and_set
@@ -79,11 +79,16 @@ class Created:
     complete: bool
 
 
+Transient = Callable[[BaseException], bool]  # whether a store exception is a failure to reach the store (the tool layer's domain.faults)
+
+
 def create_many(
     *, workspace_id: str, board_id: str, column_id: str, actor_id: str, items: Sequence[NewTask], activity_for: Callable[[list[TaskDetailRow], ColumnRow], ActivityRow],
-    marker: CreationMarkerRow | None, first_read: dict[tuple[str, str], Any] | None = None,
+    marker: CreationMarkerRow | None, transient: Transient, first_read: dict[tuple[str, str], Any] | None = None,
 ) -> Created:
     """Create ``items`` at the bottom of a column, in order, with consecutive workspace numbers.
+
+    ``transient`` tells which exceptions of the second step are storage failures worth retrying.
 
     Raises:
         Missing: the column, its board or the caller's membership is gone.
@@ -143,8 +148,8 @@ def create_many(
         details, column = compare_and_set("bulk_create_tasks", None, plan)
     except task_store.Earlier as earlier:
         details, present = _recover(earlier.task_id, items, actor_id)
-        return Created(details, None, _second_step(details, workspace_id, known_missing=set(range(len(details))) - present))
-    return Created(details, column, _second_step(details, workspace_id, known_missing=set(range(len(details)))))
+        return Created(details, None, _second_step(details, workspace_id, known_missing=set(range(len(details))) - present, transient=transient))
+    return Created(details, column, _second_step(details, workspace_id, known_missing=set(range(len(details))), transient=transient))
 
 
 def _recover(first_task_id: str, items: Sequence[NewTask], actor_id: str) -> tuple[list[TaskDetailRow], set[int]]:
@@ -199,7 +204,7 @@ def _existing_full_items(details: list[TaskDetailRow]) -> set[int]:
     return {wanted[(r.PK, r.SK)] for r in got}
 
 
-def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missing: set[int]) -> bool:
+def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missing: set[int], transient: Transient) -> bool:
     """Write the full items and number pointers that do not exist yet; True when all exist.
 
     Each transaction puts a task's full item and pointer together under "must not exist", so
@@ -224,7 +229,7 @@ def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missi
         except db.ConditionFailed:
             missing = set(range(len(details))) - _existing_full_items(details)
         except Exception as exc:  # noqa: BLE001 - storage faults: retried, then reported unfinished
-            if not (faults.storage_unavailable(exc) or faults.throttled(exc) or isinstance(exc, Contended)):
+            if not (transient(exc) or isinstance(exc, Contended)):
                 raise
             if attempt + 1 == attempts:
                 return False
@@ -315,7 +320,7 @@ class Run:
     halted: BaseException | None = None
 
 
-def run_chunks(planner: Planner, markers: ChunkMarkers, *, operation: str, halt_error: Callable[[BaseException], Any], conflict_error: Any) -> Run:
+def run_chunks(planner: Planner, markers: ChunkMarkers, *, operation: str, transient: Transient, halt_error: Callable[[BaseException], Any], conflict_error: Any) -> Run:
     """Apply the planner's chunks one transaction at a time; see the module docstring.
 
     A failed condition re-plans the chunk (up to ``ATTEMPTS[operation]`` attempts, then its
@@ -366,7 +371,7 @@ def run_chunks(planner: Planner, markers: ChunkMarkers, *, operation: str, halt_
                 planner.give_up(chunk.indices, conflict_error)
                 break
             except Exception as exc:
-                if not (faults.storage_unavailable(exc) or faults.throttled(exc)) or run.transactions == 0:
+                if not transient(exc) or run.transactions == 0:
                     raise
                 run.halted = exc
                 planner.give_up(planner.pending(), halt_error(exc))

@@ -112,6 +112,10 @@ def _halt_error(ctx: CallContext) -> Any:
     return make
 
 
+def _transient(exc: BaseException) -> bool:
+    return faults.storage_unavailable(exc) or faults.throttled(exc)
+
+
 def _archived_board() -> ToolError:
     return errors.invalid("taskId", "the task's board is archived: its tasks are read-only", "Unarchive the board first, or leave the item out.")
 
@@ -289,7 +293,7 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
     try:
         made = bulk_store.create_many(
             workspace_id=where.workspace_id, board_id=where.board_id, column_id=where.column_id, actor_id=ctx.user_id, items=items,
-            activity_for=activity_for, marker=creation_marker(ctx, where.workspace_id), first_read=ctx.prefetched,
+            activity_for=activity_for, marker=creation_marker(ctx, where.workspace_id), transient=_transient, first_read=ctx.prefetched,
         )
     except task_store.ColumnArchived:
         raise errors.invalid("columnId", "this column is archived", "Create the tasks in an active column (list_columns).") from None
@@ -444,7 +448,7 @@ def bulk_update_tasks(ctx: CallContext, args: BulkUpdateInput) -> BulkEditOutput
     planner = _UpdatePlanner(ctx, args)
     planner.start(ctx, ids_)
     planner.prepare()
-    run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_update_tasks", halt_error=_halt_error(ctx), conflict_error=_conflict_error())
+    run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_update_tasks", transient=_transient, halt_error=_halt_error(ctx), conflict_error=_conflict_error())
     return answer(ctx, planner.output([]), finished=run.halted is None)
 
 
@@ -614,7 +618,7 @@ def bulk_move_tasks(ctx: CallContext, args: BulkMoveInput) -> BulkEditOutput:
     planner = _MovePlanner(ctx, args)
     planner.start(ctx, ids_)
     planner.prepare()
-    run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_move_tasks", halt_error=_halt_error(ctx), conflict_error=_conflict_error())
+    run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_move_tasks", transient=_transient, halt_error=_halt_error(ctx), conflict_error=_conflict_error())
     return answer(ctx, planner.output(planner.notices()), finished=run.halted is None)
 
 
