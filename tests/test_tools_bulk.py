@@ -376,3 +376,20 @@ def test_worst_case_descriptions_are_split_under_the_transaction_size_limit():
     assert all(sum(bulk.item_bytes(details[i]) for i in c) < bulk.MAX_TX_BYTES for c in chunks)
     plain = [TaskDetailRow(**{**d.attribute_values, "description": "d" * 2000}) for d in details]
     assert len(bulk._full_item_chunks(plain, "ws_x", list(range(50)))) == 1  # noqa: SLF001
+
+
+async def test_an_archived_board_refuses_bulk_writes_and_nothing_is_written(server_url, owner):
+    from domain.store import keys
+    from domain.store.models import BoardRow
+
+    async with mcp_client(server_url, owner.token) as c:
+        board_id, cols = await _column(c, owner.workspace_id, "Archived")
+        ts = [await new_task(c, cols[0], f"frozen {i}") for i in range(2)]
+        BoardRow(*keys.board_head(board_id)).update(actions=[BoardRow.archivedAt.set("2026-01-01T00:00:00.000Z")])  # what archive_board will set
+        before = stored_state()
+        refused = await err(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": "no"}]})
+        assert names_field(refused, "columnId") and "archived" in refused["message"], refused
+        for tool, items in (("bulk_update_tasks", [{"taskId": t["id"], "title": "no"} for t in ts]), ("bulk_move_tasks", [{"taskId": t["id"], "columnId": cols[1]} for t in ts])):
+            out = await ok(c, tool, {"items": items})
+            assert out["failed"] == 2 and all(r["error"]["code"] == "INVALID_INPUT" and "archived" in r["error"]["message"] for r in out["results"]), out
+        assert stored_state() == before

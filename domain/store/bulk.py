@@ -60,6 +60,10 @@ def item_bytes(row: Row) -> int:
 
 
 # -- bulk create ---------------------------------------------------------------------------------
+class BoardClosed(Exception):
+    """The column's board is archived (or gone): its tasks are read-only."""
+
+
 @dataclass(frozen=True)
 class NewTask:
     title: str
@@ -91,8 +95,9 @@ def create_many(
     ``transient`` tells which exceptions of the second step are storage failures worth retrying.
 
     Raises:
-        Missing: the column, its board or the caller's membership is gone.
+        Missing: the column or the caller's membership is gone.
         tasks.ColumnArchived: the column is archived.
+        BoardClosed: the board is archived.
         IdempotencyMismatch, Contended.
     """
     ws_key, col_key = keys.workspace_head(workspace_id), keys.column(board_id, column_id)
@@ -138,7 +143,9 @@ def create_many(
             earlier = earlier_entity(failure, marker)
             if earlier:
                 raise task_store.Earlier(earlier)
-            if failure.hit(*keys.board_head(board_id)) or members.guard_failed(failure, workspace_id, actor_id):
+            if failure.hit(*keys.board_head(board_id)):
+                raise BoardClosed(board_id)
+            if members.guard_failed(failure, workspace_id, actor_id):
                 raise db.Missing(column_id)
             # the counter or the column's last rank moved (another create won): read again
 

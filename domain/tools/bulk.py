@@ -18,7 +18,7 @@ from pydantic import Field
 from domain import clock, errors, faults, ids
 from domain.access import Located, Prefetch, each, target
 from domain.context import CallContext
-from domain.errors import ErrorCode, ToolError
+from domain.errors import ToolError
 from domain.idempotency import answer, creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
@@ -297,6 +297,8 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
         )
     except task_store.ColumnArchived:
         raise errors.invalid("columnId", "this column is archived", "Create the tasks in an active column (list_columns).") from None
+    except bulk_store.BoardClosed:
+        raise errors.invalid("columnId", "the column's board is archived: its tasks are read-only", "Unarchive the board first.") from None
     except Missing:
         raise errors.not_found("column", args.columnId) from None
     name = made.column.name if made.column is not None else task_store.column_name(where.board_id, where.column_id)
@@ -622,5 +624,4 @@ def bulk_move_tasks(ctx: CallContext, args: BulkMoveInput) -> BulkEditOutput:
     return answer(ctx, planner.output(planner.notices()), finished=run.halted is None)
 
 
-_ = ErrorCode  # re-exported for the error codes named in ItemError's description
 TOOLS = (bulk_create_tasks, bulk_update_tasks, bulk_move_tasks)

@@ -11,7 +11,7 @@ each request budget.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Any
 
 from fractional_indexing import generate_key_between
 from pydantic import Field
