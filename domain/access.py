@@ -257,6 +257,33 @@ def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, 
     ctx._members[where.workspace_id] = member  # noqa: SLF001
 
 
+def _read_many_with_memberships(spec: "ToolSpec", ctx: "CallContext", wheres: list[Located], args: Any) -> None:
+    """The list-target form of :func:`_read_with_membership`: ``spec.prefetch(wheres, args)``
+    names the items and queries of every located item; the caller's member item of each visible
+    workspace is read in the same BatchGetItem. A workspace without one is remembered as such,
+    so its items are NOT_FOUND with no second read."""
+    from domain.store import keys, parallel
+    from domain.store.models import MemberRow, Row
+
+    plan = spec.prefetch(wheres, args)
+    for name, fn in plan.queries:
+        ctx.start_query(name, parallel.submit(fn))
+    spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in ctx._members))  # noqa: SLF001
+    member_keys = [keys.member(ws, ctx.principal.user_id) for ws in spaces]
+    wanted = list(dict.fromkeys([*member_keys, *plan.items]))
+    if not wanted:
+        return
+    rows = {(r.PK, r.SK): r for r in Row.batch_get(wanted, consistent_read=True)}
+    for ws, key in zip(spaces, member_keys, strict=True):
+        member = rows.pop(key, None)
+        if isinstance(member, MemberRow):
+            ctx._members[ws] = member  # noqa: SLF001
+        else:
+            ctx.absent_members.add(ws)
+    ctx.prefetched.update(rows)
+    ctx.settle_rate()
+
+
 @dataclass
 class ItemAccess:
     """The outcome of one list-target item: ``where`` when admitted, else ``error``."""
@@ -286,12 +313,22 @@ def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
             entry = ItemAccess(i, value)
             try:
                 entry.where = locate(ctx, first.kind, value)
+            except ToolError as exc:
+                if t.all_or_nothing:
+                    raise
+                entry.error = exc
+            results.append(entry)
+        if spec.prefetch is not None:
+            _read_many_with_memberships(spec, ctx, [e.where for e in results if e.where is not None], args)
+        for entry in results:
+            if entry.where is None:
+                continue
+            try:
                 _admit(spec, ctx, entry.where)
             except ToolError as exc:
                 if t.all_or_nothing:
                     raise
                 entry.where, entry.error = None, exc
-            results.append(entry)
         ctx.targets = results
         return
     if t.resolve is not None:

@@ -36,9 +36,9 @@ SEED: dict[str, SeedTool] = {
     "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
     "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
     "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "planned"),
-    "bulk_create_tasks": SeedTool("write", False, False, False, True, "tasks", "planned"),
-    "bulk_move_tasks": SeedTool("write", False, False, False, True, "tasks", "planned"),
-    "bulk_update_tasks": SeedTool("write", False, False, True, True, "tasks", "planned"),
+    "bulk_create_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
+    "bulk_move_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
+    "bulk_update_tasks": SeedTool("write", False, False, True, True, "tasks", "built"),
     "complete_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
     "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
     "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
@@ -96,11 +96,11 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, columns, comments, labels, links, subtasks, tasks, workspaces
+    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
-        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS,
+        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS,
     )
 
 

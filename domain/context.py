@@ -52,6 +52,7 @@ class CallContext:
     rate: Future[Window] | None = None  # the rate-window update, running while the call validates and reads
     _queries: dict[str, Future[Any]] = field(default_factory=dict)
     _members: dict[str, MemberRow] = field(default_factory=dict)
+    absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
 
     def settle_rate(self) -> None:
         """Wait for the rate-window update started by the pipeline; RATE_LIMITED when over the limit.
@@ -133,6 +134,8 @@ class CallContext:
         if not self.visible(workspace_id):
             raise errors.not_found(kind, ident or workspace_id)
         row = self._members.get(workspace_id)
+        if row is None and workspace_id in self.absent_members:
+            raise errors.not_found(kind, ident or workspace_id)
         if row is None:
             row = member_store.get(workspace_id, self.principal.user_id)
             if row is None:

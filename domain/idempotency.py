@@ -44,6 +44,23 @@ class _RemainingTime:
         return max(0, int((deadline - time.monotonic()) * 1000))
 
 
+class Unfinished(Exception):  # noqa: N818 - a result, not an error
+    """A keyed call that answers ``result`` but left work a retry with the same key must finish
+    (a bulk whose later transaction failed after an earlier one committed). Raised through
+    Powertools, which then deletes its in-progress record instead of storing the answer."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("unfinished")
+        self.result = result
+
+
+def answer(ctx: Any, result: Any, *, finished: bool) -> Any:
+    """``result``; for a keyed call that is not ``finished``, raised as :class:`Unfinished`."""
+    if not finished and ctx.idempotency_key:
+        raise Unfinished(result)
+    return result
+
+
 _wrapped: dict[str, tuple[Any, Callable[..., Any]]] = {}  # tool -> (the client its layer uses, wrapper)
 
 
@@ -107,6 +124,8 @@ def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[
         while True:
             try:
                 return fn(request={"scope": scope, "args": args}, run=handler)
+            except Unfinished as partial:
+                return partial.result  # answered, but not stored: a retry with the key runs again
             except IdempotencyValidationError:
                 raise errors.conflict(
                     "This idempotencyKey was already used with different arguments.",

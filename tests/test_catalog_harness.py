@@ -160,9 +160,9 @@ def _sample(schema: dict[str, Any]) -> Any:
     if kind == "boolean":
         return False
     if kind == "array":
-        return []
+        return [_sample(branch.get("items", {})) for _ in range(branch.get("minItems", 0))]
     if kind == "object":
-        return {}
+        return {name: _sample(sub) for name, sub in branch.get("properties", {}).items() if name in branch.get("required", [])}
     return None
 
 
@@ -179,7 +179,21 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
         if spec.target.each is None:
             args[alt.field] = place.of(alt.kind)
             args.update(dict(alt.with_args))
+        else:  # a list target: one item naming place's entity (and a column of its board, if items take one)
+            item = _sample(schema["properties"][alt.field]["items"])
+            item[spec.target.each] = place.of(alt.kind)
+            if "columnId" in item:
+                item["columnId"] = place.other_column
+            args[alt.field] = [item]
     return args
+
+
+def _per_item_error(spec: ToolSpec, result: dict[str, Any]) -> dict[str, Any] | None:
+    """The error of a call, or for a tool with per-item results (a list target that is not
+    all-or-nothing) the error its single item's result carries."""
+    if spec.target is None or spec.target.each is None or spec.target.all_or_nothing or result["isError"]:
+        return _error(result)
+    return result["structuredContent"]["results"][0]["error"]
 
 
 def _scope_refused(error: dict[str, Any] | None) -> bool:
@@ -249,7 +263,10 @@ def _foreign_value(kind: str, theirs: Place) -> str | None:
 def test_foreign_ids_get_their_declared_error_and_write_nothing(world, spec, alt, ref):
     if alt is not None:
         args = valid_args(spec, world.mine, alt)
-        args[alt.field] = _foreign_value(alt.kind, world.theirs)
+        if spec.target.each is None:
+            args[alt.field] = _foreign_value(alt.kind, world.theirs)
+        else:
+            args[alt.field] = [{**args[alt.field][0], spec.target.each: _foreign_value(alt.kind, world.theirs)}]
         expected = "NOT_FOUND"
         field_name = alt.field
     else:
@@ -262,7 +279,7 @@ def test_foreign_ids_get_their_declared_error_and_write_nothing(world, spec, alt
         field_name = ref.field
     before = table_fingerprint()
     result = _call(world.tokens["role:OWNER"], spec.name, args)
-    error = _error(result)
+    error = _per_item_error(spec, result)
     assert error is not None, f"{spec.name} answered data for a foreign {field_name}"
     assert error["code"] == expected, (field_name, error)
     if expected == "INVALID_INPUT":

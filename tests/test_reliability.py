@@ -321,6 +321,35 @@ def _subtask_case(url: str) -> KeyedCase:
     )
 
 
+def _bulk_create_case(url: str) -> KeyedCase:
+    case = _task_case(url)
+    column = case.args["columnId"]
+    return KeyedCase(
+        case.token, {"columnId": column, "tasks": [{"title": "storm"}]}, {"columnId": column, "tasks": [{"title": "storm", "priority": "HIGH"}]},
+        case.entities, lambda r: r["tasks"][0]["id"], counter=case.counter,
+    )
+
+
+def _bulk_edit_case(url: str, tool: str) -> KeyedCase:
+    """A one-item bulk edit; its effect is the task's activity row of that edit, named by the
+    ``updatedAt`` the item result carries (the row's ``at``)."""
+    actor = make_actor("Storm")
+    board_id, columns = _board(url, actor.token, actor.workspace_id, "Storm")
+    task = ok(call_tool(url, actor.token, "create_task", {"columnId": columns[0], "title": "edited in bulk"}))["task"]
+    if tool == "bulk_update_tasks":
+        kind, args, other = "task.updated", {"title": "storm"}, {"title": "another storm"}
+    else:
+        kind, args, other = "task.moved", {"columnId": columns[1]}, {"columnId": columns[2]}
+
+    def entities() -> set[str]:
+        return {r["at"]["S"] for r in activity_rows(board_id) if r["type"]["S"] == kind and r.get("taskId", {}).get("S") == task["id"]}
+
+    return KeyedCase(
+        actor.token, {"items": [{"taskId": task["id"], **args}]}, {"items": [{"taskId": task["id"], **other}]},
+        entities, lambda r: r["results"][0]["task"]["updatedAt"],
+    )
+
+
 # Every keyed tool needs a builder here: the tests below fail for a keyed tool without one.
 KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_workspace": _workspace_case,
@@ -328,6 +357,9 @@ KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_task": _task_case,
     "create_comment": _comment_case,
     "create_subtask": _subtask_case,
+    "bulk_create_tasks": _bulk_create_case,
+    "bulk_update_tasks": lambda url: _bulk_edit_case(url, "bulk_update_tasks"),
+    "bulk_move_tasks": lambda url: _bulk_edit_case(url, "bulk_move_tasks"),
 }
 KEYED_TOOLS = sorted(spec.name for spec in registry() if spec.keyed)
 

@@ -221,3 +221,24 @@ def test_board_archive_budgets(server_url, owner, board):
     assert "TransactWriteItems" not in c.ops
     check(server_url, owner.token, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [board["id"]]}, FIXED_WS + 1)  # entries with the membership + transaction
     check(server_url, owner.token, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [board["id"]]}, FIXED_WS)  # active already: no write
+
+
+def test_bulk_tool_budgets(server_url, owner, board):
+    col = board["cols"][0]
+    # bulk_create_tasks: counter + column with the membership; the task set, then the full items + pointers.
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2)
+    assert c.ops["TransactWriteItems"] == 2 and c.ops["BatchGetItem"] == 1
+    made = [t["id"] for t in res["structuredContent"]["tasks"]]
+    # bulk edits: every task's full item with the membership (one BatchGetItem), the board header
+    # in parallel, then one transaction per chunk: 1 for up to ~30 tasks, 2 for 50.
+    check(server_url, owner.token, "bulk_update_tasks", {"items": [{"taskId": t, "priority": "LOW"} for t in made[:10]]}, FIXED_WS + 2)
+    _, c = check(server_url, owner.token, "bulk_update_tasks", {"items": [{"taskId": t, "priority": "HIGH"} for t in made]}, FIXED_WS + 3)
+    assert c.ops["TransactWriteItems"] == 2 and c.ops["Query"] == 1
+    check(server_url, owner.token, "bulk_move_tasks", {"items": [{"taskId": t, "columnId": board["cols"][1]} for t in made[:10]]}, FIXED_WS + 2)
+    check(server_url, owner.token, "bulk_move_tasks", {"items": [{"taskId": t, "columnId": board["cols"][2]} for t in made]}, FIXED_WS + 3)
+    # keyed: Powertools' two writes on top; a replay is the one conditional put.
+    args = {"items": [{"taskId": t, "priority": "URGENT"} for t in made[:5]], "idempotencyKey": f"k-{uuid.uuid4()}"}
+    check(server_url, owner.token, "bulk_update_tasks", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
+    keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
+    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)

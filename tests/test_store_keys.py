@@ -40,6 +40,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "subtask": (keys.subtask("tk_e", "01j0abc"), None),
     "label": (keys.label("bd_c", "lb_g"), None),
     "label-name claim": (keys.label_name_claim("bd_c", "Needs Review"), None),
+    "bulk chunk marker": (keys.bulk_chunk_marker("cd34", 1), None),
 }
 
 

@@ -261,10 +261,16 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
     locally: required fields, and no unknown fields."""
     schema = DEFS[name]["inputSchema"]
     validator = Draft202012Validator(schema)
-    minimal: dict[str, Any] = {}
-    for prop in schema.get("required", []):
-        sub = schema["properties"][prop]
-        minimal[prop] = sub["enum"][0] if "enum" in sub else {"string": "x", "boolean": True, "array": ["x"]}.get(sub.get("type"), 1)
+    def sample(sub: dict[str, Any]) -> Any:
+        if "enum" in sub:
+            return sub["enum"][0]
+        if sub.get("type") == "array":  # list arguments (bulk tools): the fewest items allowed
+            return [sample(sub.get("items", {})) for _ in range(sub.get("minItems", 0))]
+        if sub.get("type") == "object":
+            return {p: sample(s) for p, s in sub.get("properties", {}).items() if p in sub.get("required", [])}
+        return {"string": "x", "boolean": True}.get(sub.get("type"), 1)
+
+    minimal: dict[str, Any] = {prop: sample(schema["properties"][prop]) for prop in schema.get("required", [])}
     assert not list(validator.iter_errors(minimal)), name
     assert list(validator.iter_errors({**minimal, "surprise": 1})), name
 

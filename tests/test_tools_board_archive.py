@@ -189,7 +189,7 @@ def archive_after_the_read(monkeypatch):
         return real(build)
 
     monkeypatch.setattr(db, "transact", transact)
-    for module in ("domain.store.tasks", "domain.store.comments", "domain.store.labels", "domain.store.links", "domain.store.cas"):
+    for module in ("domain.store.tasks", "domain.store.comments", "domain.store.labels", "domain.store.links", "domain.store.bulk", "domain.store.cas"):
         import importlib
 
         mod = importlib.import_module(module)
@@ -221,3 +221,31 @@ async def test_an_archive_landing_after_the_read_still_refuses_the_write(server_
             entry = board_store.entry_key(bid)
             changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
             assert changed == {entry}, (tool, changed)  # only the archive itself was written
+
+
+async def test_bulk_writes_racing_an_archive_are_refused_by_the_transaction(server_url, owner, archive_after_the_read):
+    from domain.store import boards as board_store
+    from domain.store.models import BoardEntryRow
+
+    async with mcp_client(server_url, owner.token) as c:
+        board = await _board(c, owner.workspace_id)
+        bid, cols = board["board"]["id"], [x["id"] for x in board["columns"]]
+        ts = [await new_task(c, cols[0], f"racing {i}") for i in range(2)]
+        cases = (
+            ("bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": "late"}]}),
+            ("bulk_update_tasks", {"items": [{"taskId": t["id"], "title": "late"} for t in ts]}),
+            ("bulk_move_tasks", {"items": [{"taskId": t["id"], "columnId": cols[1]} for t in ts]}),
+        )
+        for tool, args in cases:
+            BoardEntryRow(*board_store.entry_key(bid)).update(actions=[BoardEntryRow.archivedAt.remove()])
+            before = stored_state()
+            archive_after_the_read["board"] = bid
+            if tool == "bulk_create_tasks":
+                refused = await err(c, tool, args)
+                assert names_field(refused, "columnId") and "archived" in refused["message"], refused
+            else:
+                out = await ok(c, tool, args)
+                assert out["applied"] == 0 and all("archived" in r["error"]["message"] for r in out["results"]), out
+            after = stored_state()
+            changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+            assert changed == {board_store.entry_key(bid)}, (tool, changed)  # only the archive itself was written

@@ -193,6 +193,12 @@ def creation_marker(marker_digest: str) -> Key:
     return f"IDEM#{marker_digest}", "IDEM"
 
 
+def bulk_chunk_marker(marker_digest: str, chunk: int) -> Key:
+    """``IDEM#<digest> / CHUNK#<chunk:03>``: one per committed transaction of a keyed
+    bulk_update_tasks/bulk_move_tasks call, beside the key's creation marker partition."""
+    return f"IDEM#{marker_digest}", f"CHUNK#{int(chunk):03d}"
+
+
 # -- GSI1 --------------------------------------------------------------------------------------
 def column_order(column_id: str, rank: str, number: int) -> Key:
     """GSI1 of a compact task row: ``COL#<column> / <rank>#<number:010>``."""

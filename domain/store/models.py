@@ -339,6 +339,17 @@ class CreationMarkerRow(Row, discriminator="CreationMarker"):
     tool = UnicodeAttribute()
 
 
+class BulkChunkRow(Row, discriminator="BulkChunk"):
+    """Chunk marker (``keys.bulk_chunk_marker``) of a keyed bulk edit: written with
+    ``attribute_not_exists`` in the chunk's own transaction, it records which items that
+    transaction applied (``applied``: input index, the task as answered, changed fields), so a
+    retry with the same key skips them and reports them as the first call did."""
+
+    argsHash = UnicodeAttribute()
+    tool = UnicodeAttribute()
+    applied = JSONAttribute()
+
+
 def plain(row: Model) -> dict[str, Any]:
     """The row's attributes as plain Python values (Decimal-free), keys and discriminator dropped."""
     data = row.to_simple_dict()

@@ -39,6 +39,10 @@ ATTEMPTS: dict[str, int] = {
     "delete_label": 5,  # manage_labels delete: read the label and its tasks again after a task or the label changed
     "set_task_labels": 5,
     "unarchive_boards": 5,  # re-read the entries after one was archived or restored meanwhile
+    "bulk_create_tasks": 25,  # the same counter race as create_task
+    "bulk_update_tasks": 5,  # per chunk: re-planned on the returned images of the tasks that changed
+    "bulk_move_tasks": 10,  # per chunk: as move_task (destination columns' lastRank)
+    "bulk_create_second_step": 3,  # the full items and number pointers after the task set committed
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from fractional_indexing import generate_key_between, generate_n_keys_between
 
@@ -69,6 +69,15 @@ def get(ref: ids.TaskRef) -> TaskDetailRow | None:
         return None
 
 
+def get_compact(ref: ids.TaskRef) -> TaskRow | None:
+    """The compact row (one consistent GetItem), or ``None``: what answers for a bulk-created task
+    whose full item is still being written."""
+    try:
+        return TaskRow.get(*keys.task_compact(ref.board_id, ref.number), consistent_read=True)
+    except TaskRow.DoesNotExist:
+        return None
+
+
 def id_for_number(workspace_id: str, number: int) -> str | None:
     """The task id behind ``workspaceId`` + number (the pointer item), or ``None``."""
     try:
@@ -77,18 +86,26 @@ def id_for_number(workspace_id: str, number: int) -> str | None:
         return None
 
 
-def put_rows(tx: Any, detail: TaskDetailRow, *, previous: str | None) -> None:
+def put_rows(tx: Any, detail: TaskDetailRow, *, previous: str | None, part: Literal["both", "compact", "full"] = "both") -> None:
     """Write a task's full item and compact row together.
 
     ``previous=None`` creates the task (the full item must not exist); otherwise the full item
     is replaced under ``updatedAt = previous`` and "not archived", returning the stored item on
     failure (``ALL_OLD``). An archived task's compact row is deleted: lists and snapshots only
     hold tasks on the board.
+
+    ``part`` splits a create in two (bulk_create_tasks only, docs/data-model.md "Bulk writes"):
+    ``"compact"`` puts the compact row alone, under "must not exist"; ``"full"`` the full item alone.
     """
+    if part == "compact":
+        tx.save(compact_of(detail), condition=Row.PK.does_not_exist())
+        return
     if previous is None:
         tx.save(detail, condition=Row.PK.does_not_exist())
     else:
         tx.save(detail, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+    if part == "full":
+        return
     if detail.archivedAt:
         tx.delete(TaskRow(*keys.task_compact(detail.boardId, int(detail.number))))
     else:

@@ -3,17 +3,20 @@ and the null rule every update_* tool applies (:func:`requested_changes`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+from pydantic_core import PydanticCustomError
 
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
 ActivityType = Literal[
     "board.created", "board.renamed", "board.archived", "board.unarchived",
     "column.created", "column.renamed", "column.moved", "column.archived",
-    "task.created", "task.updated", "task.moved", "task.archived",
+    "task.created", "task.updated", "task.moved", "task.archived", "task.bulk_created",
     "comment.created", "comment.updated", "comment.deleted",
     "task.link_added", "task.link_removed",
     "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
@@ -40,6 +43,45 @@ ExpectedUpdatedAtArg = Annotated[
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size (1-200).")]
 CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page, sent with the same filters; omit for the first page.")]
+
+
+# -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
+TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title (1-500 characters).")]
+DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description (up to 20,000 characters).")]
+DUE_FORMS = "a date (YYYY-MM-DD) or a timestamp with a zone, which is stored in UTC (2026-08-01T17:00:00Z -> 2026-08-01T17:00:00.000Z)"
+# Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
+# (2026-213) and timestamps without a zone, which would be stored as something else than asked.
+_DUE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DUE_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})")
+DUE_HINT = "Send a date such as 2026-08-01, or a timestamp with a zone such as 2026-08-01T17:00:00Z or 2026-08-01T19:00:00+02:00."
+
+
+def normalise_due(value: str | None) -> str | None:
+    """A date stays ``YYYY-MM-DD``; a timestamp with a zone becomes UTC with milliseconds and ``Z``."""
+    if value is None:
+        return None
+    try:
+        if _DUE_DATE.fullmatch(value):
+            date.fromisoformat(value)
+            return value
+        if _DUE_STAMP.fullmatch(value):
+            utc = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+            return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    except (ValueError, OverflowError):
+        pass
+    raise PydanticCustomError("due_date", "must be a date (YYYY-MM-DD) or a timestamp with a zone", {"hint": DUE_HINT})
+
+
+DueDateArg = Annotated[
+    str | None,
+    Field(default=None, max_length=40, description=f"Due date: {DUE_FORMS}."),
+    AfterValidator(lambda v: normalise_due(v)),
+]
+NewDueDateArg = Annotated[  # update_* tools: null removes the due date
+    str | None,
+    Field(default=None, max_length=40, description=f"New due date: {DUE_FORMS}; null removes the due date."),
+    AfterValidator(lambda v: normalise_due(v)),
+]
 
 
 # -- the null rule of every update_* tool (docs/decisions.md, "After the second trial") --------------
