@@ -53,6 +53,11 @@ class Principal:
     expires_at: str | None = None
     user_display_name: str | None = None
     scopes: tuple[str, ...] = field(default=())
+    holder: Literal["agent", "human"] = "agent"  # who holds the credential (governance: agents' membership changes wait for a human)
+
+    @property
+    def human(self) -> bool:
+        return self.holder == "human"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scopes", tuple(effective_scopes(list(self.stored_scopes))))
@@ -108,6 +113,7 @@ class PatVerifier:
             display_name=row.displayName,
             emoji=row.emoji,
             expires_at=row.expiresAt,
+            holder="human" if row.holder == "human" else "agent",
         )
         if ttl > 0:
             with self._lock:
@@ -144,8 +150,14 @@ def mint_pat(
     expires_at: str | None = None,
     display_name: str | None = None,
     emoji: str | None = None,
+    holder: Literal["agent", "human"] = "agent",
 ) -> tuple[str, TokenRow]:
-    """Create a PAT for ``user_id``; return ``(secret, row)``. The secret is shown once, never stored."""
+    """Create a PAT for ``user_id``; return ``(secret, row)``. The secret is shown once, never stored.
+
+    ``holder`` says who will hold it: an agent (the default) or a human (``jentrix token create
+    --human``); governed tools treat the two differently (docs/governance.md)."""
+    if holder not in ("agent", "human"):
+        raise ValueError(f"unknown holder {holder!r}; use agent or human")
     for s in scopes or []:
         if s not in SCOPES:
             raise ValueError(f"unknown scope {s!r}; use read, write or admin")
@@ -161,6 +173,7 @@ def mint_pat(
         displayName=display_name,
         emoji=emoji,
         expiresAt=expires_at,
+        holder=holder,
         createdAt=clock.now_iso(),
         GSI1PK=gsi1pk,
         GSI1SK=gsi1sk,

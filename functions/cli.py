@@ -375,6 +375,7 @@ def _token_view(row: Any) -> dict[str, Any]:
         "scopes": list(row.scopes or []),
         "effectiveScopes": effective_scopes(list(row.scopes or [])),
         "workspaceId": row.workspaceId,
+        "holder": row.holder or "agent",
         "createdAt": row.createdAt,
         "expiresAt": row.expiresAt,
         "revokedAt": row.revokedAt,
@@ -415,6 +416,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     expires_at = clock.iso(clock.now_ms() + int(args.expires_in_days * 86_400_000)) if args.expires_in_days else None
     secret, row = auth.mint_pat(
         user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,
+        holder="human" if args.human else "agent",
     )
     if args.json:
         print(json.dumps({"token": secret, **_token_view(row)}))
@@ -423,6 +425,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     print(f"  scopes:    {', '.join(scopes)}")
     print(f"  workspace: {args.workspace or 'any the user belongs to'}")
     print(f"  expires:   {expires_at or 'never'}")
+    print(f"  holder:    {'a human' if args.human else 'an agent'}")
     if args.name or args.emoji:
         print(f"  name:      {' '.join(x for x in (args.emoji, args.name) if x)}")
     print()
@@ -513,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--expires-in-days", type=float, metavar="N", help="expire after N days (default: never)")
     create.add_argument("--name", help="display name shown in token lists and activity")
     create.add_argument("--emoji", help="emoji shown beside the name")
+    create.add_argument("--human", action="store_true", help="the token is for a person, not an agent (needed to approve agents' membership changes)")
     create.add_argument("--create-user", action="store_true", help="create the user when the email is unknown")
     create.add_argument("--display-name", help="display name for a user created with --create-user")
     create.add_argument("--json", action="store_true", help="print one JSON object (includes the secret)")

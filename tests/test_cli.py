@@ -64,14 +64,14 @@ def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str],
     secret = created["token"]
     assert secret.startswith("tm_")
     assert created["scopes"] == ["read"] and created["status"] == "active"
-    assert created["name"] == "ci bot" and created["emoji"] == "🤖"
+    assert created["name"] == "ci bot" and created["emoji"] == "🤖" and created["holder"] == "agent"
     days = (clock.parse_iso(created["expiresAt"]) - clock.now_ms()) / 86_400_000
     assert 6.9 < days <= 7
 
     principal = auth.authenticate(secret)
     assert principal is not None
     assert principal.user_id == owner.user_id and principal.token_id == created["id"]
-    assert principal.scopes == ("read",)
+    assert principal.scopes == ("read",) and not principal.human
     # the CLI-minted token works over HTTP
     answer = _post_list_workspaces(server_url, secret)
     assert answer.status_code == 200
@@ -118,6 +118,14 @@ def test_token_pinned_to_a_workspace(capsys: pytest.CaptureFixture[str], owner: 
         capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--workspace", outsider.workspace_id,
     )
     assert code == 1 and "not a member" in err and "tm_" not in out
+
+
+def test_token_create_human_marks_the_holder(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
+    code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--human", "--json")
+    assert code == 0, err
+    human = json.loads(out)
+    principal = auth.authenticate(human["token"])
+    assert human["holder"] == "human" and principal is not None and principal.human
 
 
 def test_token_create_plain_output_shows_the_secret_once(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:

@@ -255,6 +255,18 @@ async def test_token_context_of_an_unscoped_token_is_full_access(server_url, own
     assert ctx["workspaceId"] is None and ctx["boundWorkspaceId"] is None
     assert ctx["displayName"] is None and ctx["emoji"] is None and ctx["expiresAt"] is None
     assert ctx["observe"] is False
+    assert ctx["holder"] == "agent"  # tokens are an agent's unless minted for a human
+
+
+async def test_token_context_says_a_human_token_is_held_by_a_human(server_url, owner):
+    from domain import auth
+
+    secret, _ = auth.mint_pat(owner.user_id, holder="human")
+    async with mcp_client(server_url, secret) as c:
+        ctx = await ok(c, "get_token_context")
+    assert ctx["holder"] == "human"
+    with pytest.raises(ValueError):
+        auth.mint_pat(owner.user_id, holder="robot")  # type: ignore[arg-type]
 
 
 async def test_token_context_of_a_read_token(server_url, owner):

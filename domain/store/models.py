@@ -317,6 +317,7 @@ class TokenRow(Row, discriminator="Token"):
     displayName = UnicodeAttribute(null=True)
     emoji = UnicodeAttribute(null=True)
     expiresAt = UnicodeAttribute(null=True)
+    holder = UnicodeAttribute(default="agent")  # "agent" or "human": who holds the credential
     createdAt = UnicodeAttribute()
     revokedAt = UnicodeAttribute(null=True)
 

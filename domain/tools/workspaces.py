@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -148,6 +148,7 @@ class RateWindowView(ToolOutput):
 class GetTokenContextOutput(ToolOutput):
     tokenId: str
     kind: str
+    holder: Literal["agent", "human"] = Field(description="Who holds this credential: an agent (the default) or a human (minted with jentrix token create --human).")
     userId: str
     scopes: list[str] = Field(description="Effective scopes (read < write < admin).")
     storedScopes: list[str] = Field(description="Scopes as stored on the token; empty means full access.")
@@ -165,7 +166,7 @@ class GetTokenContextOutput(ToolOutput):
     "get_token_context",
     title="Get token context",
     description=(
-        "Describes the credential making this call — effective and stored scopes, workspace pin, display name and emoji, "
+        "Describes the credential making this call — who holds it (agent or human), effective and stored scopes, workspace pin, display name and emoji, "
         "expiry, and the per-minute rate window — so an agent can check what it may do before trying. Never returns the secret."
     ),
     area="context",
@@ -180,7 +181,7 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
     window = ctx.window
     assert window is not None
     return GetTokenContextOutput(
-        tokenId=p.token_id, kind=p.kind, userId=p.user_id, scopes=list(p.scopes), storedScopes=list(p.stored_scopes),
+        tokenId=p.token_id, kind=p.kind, holder=p.holder, userId=p.user_id, scopes=list(p.scopes), storedScopes=list(p.stored_scopes),
         fullAccess="admin" in p.scopes, workspaceId=p.workspace_pin,
         boundWorkspaceId=ctx.binding.workspace_id if ctx.binding else None,
         observe=bool(ctx.binding and ctx.binding.observe), displayName=p.display_name, emoji=p.emoji,
