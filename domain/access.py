@@ -233,11 +233,42 @@ class Prefetch:
     queries: tuple[tuple[str, Callable[[], Any]], ...] = ()
 
 
+# The argument that names a located entity, for errors about it (a resolved target has no one field).
+_FIELD_OF_KIND = {"board": "boardId", "column": "columnId", "task": "taskId", "comment": "commentId", "subtask": "subtaskId", "label": "labelId"}
+
+
+def _with_entries(spec: "ToolSpec", plan: Prefetch, wheres: list[Located]) -> Prefetch:
+    """``plan`` plus the board entries an ``open_board`` spec checks (same BatchGetItem)."""
+    if not spec.open_board:
+        return plan
+    from domain.store import boards
+
+    entries = [boards.entry_key(w.board_id) for w in wheres if w.board_id]
+    return Prefetch(items=tuple(dict.fromkeys([*plan.items, *entries])), queries=plan.queries)
+
+
+def board_open_error(spec: "ToolSpec", ctx: "CallContext", where: Located, field: str | None = None) -> ToolError | None:
+    """For an ``open_board`` spec: INVALID_INPUT when ``where``'s board is archived (its entry,
+    read with the membership, carries ``archivedAt``) — an archived board's tasks, their side
+    items and its labels are read-only (docs/data-model.md, "Archived boards"). The write's own
+    ConditionCheck on the entry covers an archive landing after this read."""
+    if not spec.open_board or not where.board_id:
+        return None
+    from domain.store import boards
+
+    if not boards.is_archived(ctx.item(boards.entry_key(where.board_id))):
+        return None
+    t = spec.target
+    if field is None:
+        field = t.fields[0].field if t is not None and t.resolve is None and t.each is None else _FIELD_OF_KIND.get(where.kind, "boardId")
+    return errors.board_archived(field)
+
+
 def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, args: Any) -> None:
     from domain.store import keys, parallel
     from domain.store.models import MemberRow, Row
 
-    plan = spec.prefetch(where, args) if spec.prefetch is not None else Prefetch()
+    plan = _with_entries(spec, spec.prefetch(where, args) if spec.prefetch is not None else Prefetch(), [where])
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
     if where.workspace_id in ctx._members:  # noqa: SLF001 - read once per call
@@ -265,7 +296,7 @@ def _read_many_with_memberships(spec: "ToolSpec", ctx: "CallContext", wheres: li
     from domain.store import keys, parallel
     from domain.store.models import MemberRow, Row
 
-    plan = spec.prefetch(wheres, args)
+    plan = _with_entries(spec, spec.prefetch(wheres, args) if spec.prefetch is not None else Prefetch(), wheres)
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
     spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in ctx._members))  # noqa: SLF001
@@ -318,13 +349,16 @@ def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
                     raise
                 entry.error = exc
             results.append(entry)
-        if spec.prefetch is not None:
+        if spec.prefetch is not None or spec.open_board:
             _read_many_with_memberships(spec, ctx, [e.where for e in results if e.where is not None], args)
         for entry in results:
             if entry.where is None:
                 continue
             try:
                 _admit(spec, ctx, entry.where)
+                closed = board_open_error(spec, ctx, entry.where, t.each)
+                if closed is not None:
+                    raise closed
             except ToolError as exc:
                 if t.all_or_nothing:
                     raise
@@ -338,6 +372,9 @@ def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
         where = locate(ctx, first.kind, getattr(args, first.field), first.field)
     _read_with_membership(spec, ctx, where, args)
     _admit(spec, ctx, where)
+    closed = board_open_error(spec, ctx, where)
+    if closed is not None:
+        raise closed
     ctx.target = where
     for ref in spec.refs:
         if not ref.checked_by_pipeline:

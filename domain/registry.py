@@ -68,6 +68,9 @@ class ToolSpec:
     refused_when_bound: bool = False
     rebind: Callable[[dict[str, Any], Any], bool] | None = None
     prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.access.Prefetch
+    # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
+    # reads the board's entry with the membership and refuses while the board is archived.
+    open_board: bool = False
 
     def __post_init__(self) -> None:
         fields = self.input_model.model_fields
@@ -79,6 +82,8 @@ class ToolSpec:
             raise SpecError(f"{self.name}: min_role needs a target (which workspace would the role be checked in?)")
         if self.target is not None and self.min_role is None:
             raise SpecError(f"{self.name}: a target needs a min_role")
+        if self.open_board and (self.target is None or self.read_only):
+            raise SpecError(f"{self.name}: open_board needs a target and a writing tool")
         if self.read_only and self.destructive:
             raise SpecError(f"{self.name}: a read-only tool cannot be destructive")
         for tf in self.target.fields if self.target else ():
@@ -146,7 +151,7 @@ def tool(
     """Declare ``handler(ctx, args) -> output_model | dict`` as the tool ``name``; returns the spec.
 
     ``policy`` takes the remaining :class:`ToolSpec` fields (flags, ``keyed``, ``target``,
-    ``min_role``, ``refs``, ``refused_when_bound``, ``rebind``). Nothing is registered: list the
+    ``min_role``, ``refs``, ``refused_when_bound``, ``rebind``, ``prefetch``, ``open_board``). Nothing is registered: list the
     spec in the module's ``TOOLS``.
     """
 

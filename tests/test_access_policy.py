@@ -121,6 +121,10 @@ def test_registration_refuses_what_the_pipeline_cannot_enforce():
         _spec(_seen_target, _TaskIn, target=target("boardId", "board"), min_role="MEMBER")
     with pytest.raises(SpecError, match="idempotencyKey"):
         _spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER", keyed=True)
+    with pytest.raises(SpecError, match="open_board needs a target"):
+        _spec(_seen_target, _TaskIn, open_board=True)
+    with pytest.raises(SpecError, match="open_board needs a target"):
+        _spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER", open_board=True)  # _spec declares a read-only tool
     with pytest.raises(SpecError, match="declared twice"):
         Registry([_spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER")] * 2)
 

@@ -249,3 +249,17 @@ async def test_bulk_writes_racing_an_archive_are_refused_by_the_transaction(serv
             after = stored_state()
             changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
             assert changed == {board_store.entry_key(bid)}, (tool, changed)  # only the archive itself was written
+
+
+def test_every_tool_that_writes_a_boards_tasks_is_covered_here():
+    """The archive tests above exercise each spec declaring ``open_board`` (the bulk tools in their
+    own test); a new such tool must join ``_writes`` or the bulk test."""
+    from domain.catalog import registry
+
+    stub = {"id": "x", "authorId": "x"}
+    exercised = {tool for tool, _, _ in _writes("bd", ["c0", "c1"], stub, stub, stub, stub, stub)}
+    exercised |= {"bulk_create_tasks", "bulk_update_tasks", "bulk_move_tasks"}
+    declared = {spec.name for spec in registry() if spec.open_board}
+    assert declared <= exercised, declared - exercised
+    assert exercised - declared <= {"manage_columns"}  # its create is refused by its own handler (rename/move/archive stay open)
+

@@ -19,7 +19,6 @@ from domain.context import CallContext
 from domain.errors import ErrorCode
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import assignees as assignee_store
-from domain.store import boards as board_store
 from domain.store import keys
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged, compare_and_set
@@ -56,7 +55,7 @@ class SetTaskAssigneesOutput(ToolOutput):
 
 def _prefetch(where: Any, args: Any) -> Prefetch:
     wanted = dict.fromkeys(getattr(args, "userIds", None) or [])
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id), *(keys.member(where.workspace_id, u) for u in wanted)))
+    return Prefetch(items=(keys.task_full(where.board_id, where.task.number), *(keys.member(where.workspace_id, u) for u in wanted)))
 
 
 def _not_members(user_ids: list[str]) -> errors.ToolError:
@@ -76,6 +75,7 @@ def _not_members(user_ids: list[str]) -> errors.ToolError:
     idempotent=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     refs=(Ref("userIds", "user", error=ErrorCode.INVALID_INPUT, many=True, message="must be members of the task's workspace", hint=_MEMBERS_HINT),),
     prefetch=_prefetch,
     input_model=SetTaskAssigneesInput,
@@ -95,8 +95,6 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
     task = ctx.item(keys.task_full(where.board_id, where.task.number))
     if not isinstance(task, TaskDetailRow):
         raise errors.not_found("task", args.taskId)
-    if board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
-        raise errors.board_archived("taskId")
 
     def output(detail: TaskDetailRow, added: list[str], removed: list[str]) -> SetTaskAssigneesOutput:
         assignees = [AssigneeView(userId=u, displayName=found[u].displayName) for u in detail.assigneeIds or []]

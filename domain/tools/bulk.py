@@ -117,11 +117,11 @@ def _transient(exc: BaseException) -> bool:
 
 
 def _bulk_reads(wheres: list[Located], args: Any) -> Prefetch:
-    """Read with the memberships: every task's full item and every board's entry (one
-    BatchGetItem with them); each board's header (column names, lastRank) as a parallel Query."""
+    """Read with the memberships: every task's full item (one BatchGetItem with them, which also
+    holds each board's entry for the ``open_board`` check); each board's header (column names, lastRank) as a parallel Query."""
     boards = list(dict.fromkeys(w.board_id for w in wheres if w.board_id))
     tasks = [keys.task_full(w.board_id, w.task.number) for w in wheres if w.task is not None]
-    items = tuple(dict.fromkeys([*tasks, *(board_store.entry_key(b) for b in boards)]))  # entries: archived boards refused early
+    items = tuple(dict.fromkeys(tasks))
     return Prefetch(items=items, queries=tuple((f"header:{b}", (lambda b=b: board_store.header(b))) for b in boards))
 
 
@@ -212,8 +212,6 @@ class _Planner:
             detail = ctx.item(keys.task_full(where.board_id, where.task.number))
             if not isinstance(detail, TaskDetailRow):
                 self.fail(i, errors.not_found("task", ids_[i]))
-            elif board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
-                self.fail(i, errors.board_archived("taskId"))
             else:
                 self.states[i] = detail
         self.load(ctx, {w.board_id for w in self.where.values()})
@@ -269,14 +267,13 @@ class BulkCreateOutput(ToolOutput):
     keyed=True,
     target=target("columnId", "column"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id), board_store.entry_key(where.board_id))),
+    open_board=True,
+    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id))),
     input_model=BulkCreateInput,
     output_model=BulkCreateOutput,
 )
 def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutput:
     where = ctx.target
-    if board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
-        raise errors.board_archived("columnId")
     items = []
     for i, t in enumerate(args.tasks):
         title = t.title.strip()
@@ -441,6 +438,7 @@ class _UpdatePlanner(_Planner):
     keyed=True,
     target=each("items", "taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_bulk_reads,
     input_model=BulkUpdateInput,
     output_model=BulkEditOutput,
@@ -611,6 +609,7 @@ class _MovePlanner(_Planner):
     keyed=True,
     target=each("items", "taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_bulk_reads,
     input_model=BulkMoveInput,
     output_model=BulkEditOutput,

@@ -55,12 +55,6 @@ def _task_item(ctx: CallContext) -> TaskDetailRow:
     return task
 
 
-def _board_open(ctx: CallContext, field: str) -> None:
-    """Refuse from the board entry read with the membership: an archived board's tasks are read-only."""
-    if board_store.is_archived(ctx.item(board_store.entry_key(ctx.target.board_id))):
-        raise errors.board_archived(field)
-
-
 def _closed(task_id: str) -> errors.ToolError:
     return errors.invalid("taskId", "the task is archived: its comments can be read but not changed",
                           "Archived tasks are read-only; comment on a live task instead.")
@@ -75,12 +69,12 @@ def _own(ctx: CallContext, comment: CommentRow, verb: str) -> None:
 
 
 def _task_prefetch(where: Any, args: Any) -> Prefetch:
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)))
+    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
 
 
 def _comment_prefetch(where: Any, args: Any) -> Prefetch:
     ref = where.comment
-    return Prefetch(items=(keys.comment(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)))
+    return Prefetch(items=(keys.comment(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
 
 
 # -- create_comment --------------------------------------------------------------------------
@@ -103,6 +97,7 @@ class CommentOutput(ToolOutput):
     keyed=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_task_prefetch,
     input_model=CreateCommentInput,
     output_model=CommentOutput,
@@ -112,7 +107,6 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
         raise errors.invalid("body", "must contain visible characters")
     where = ctx.target
     task = _task_item(ctx)
-    _board_open(ctx, "taskId")
     if task.archivedAt:
         raise _closed(task.taskId)
     now = clock.now_iso()
@@ -207,6 +201,7 @@ class UpdateCommentOutput(ToolOutput):
     idempotent=True,
     target=target("commentId", "comment"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_comment_prefetch,
     input_model=UpdateCommentInput,
     output_model=UpdateCommentOutput,
@@ -224,7 +219,6 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         raise errors.not_found("comment", args.commentId)
     _own(ctx, current, "edit")
     task = _task_item(ctx)
-    _board_open(ctx, "commentId")
     if task.archivedAt:
         raise _closed(task.taskId)
 
@@ -272,6 +266,7 @@ class DeleteCommentOutput(ToolOutput):
     destructive=True,
     target=target("commentId", "comment"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_comment_prefetch,
     input_model=DeleteCommentInput,
     output_model=DeleteCommentOutput,
@@ -284,7 +279,6 @@ def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentO
         raise errors.not_found("comment", args.commentId)
     _own(ctx, current, "delete")
     task = _task_item(ctx)
-    _board_open(ctx, "commentId")
     if task.archivedAt:
         raise _closed(task.taskId)
     act = ctx.activity(where.workspace_id, where.board_id, "comment.deleted", f"Deleted a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId})

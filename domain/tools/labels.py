@@ -39,12 +39,11 @@ def _name(value: str, field: str = "name") -> str:
     return name
 
 
-def _board_open(ctx: CallContext, field: str) -> None:
-    entry = ctx.item(board_store.entry_key(ctx.target.board_id))
-    if not isinstance(entry, BoardEntryRow):
+def _board_exists(ctx: CallContext) -> None:
+    """NOT_FOUND for a board id of the right shape that names no board (its entry, read with the
+    membership, is absent). The archived case is refused by the access step (``open_board``)."""
+    if not isinstance(ctx.item(board_store.entry_key(ctx.target.board_id)), BoardEntryRow):
         raise errors.not_found(ctx.target.kind, ctx.target.ident)
-    if entry.archivedAt:
-        raise errors.board_archived(field)
 
 
 # -- manage_labels ---------------------------------------------------------------------------
@@ -106,6 +105,7 @@ def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
     destructive=True,
     target=either(("boardId", "board"), ("labelId", "label", {"action": "update"}), resolve=_locate_manage),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_manage_prefetch,
     input_model=ManageLabelsInput,
     output_model=ManageLabelsOutput,
@@ -136,7 +136,7 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
         raise errors.invalid("color", "is required for action 'create'", COLOR_HINT)
     name, color = _name(args.name), args.color.lower()
     where = ctx.target
-    _board_open(ctx, "boardId")
+    _board_exists(ctx)
     labels = ctx.query("labels", lambda: label_store.of_board(where.board_id))
     existing = label_store.existing_named(labels, name)
     if existing is not None and label_store.usable(existing):
@@ -182,7 +182,7 @@ def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
     name = _name(args.name) if args.name is not None else None
     color = args.color.lower() if args.color is not None else None
     where = ctx.target
-    _board_open(ctx, "labelId")
+    _board_exists(ctx)
     if name is not None:
         claim = ctx.item(keys.label_name_claim(where.board_id, name))
         if isinstance(claim, LabelNameRow) and claim.labelId != current.labelId:
@@ -205,7 +205,7 @@ def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
 
 def _delete(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> ManageLabelsOutput:
     where = ctx.target
-    _board_open(ctx, "labelId")
+    _board_exists(ctx)
 
     def activity_for(task_ids: list[str], remaining: int) -> Any:
         summary = f"Deleted label {current.name!r}" + (f", taken off {len(task_ids)} task{'s' if len(task_ids) != 1 else ''}" if task_ids else "")
@@ -297,9 +297,10 @@ class SetTaskLabelsOutput(ToolOutput):
     idempotent=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     refs=(Ref("labelIds", "label", within="board", error=ErrorCode.INVALID_INPUT, many=True, message="must be labels of the task's board"),),
     prefetch=lambda where, args: Prefetch(
-        items=(keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)),
+        items=(keys.task_full(where.board_id, where.task.number),),
         queries=(("labels", lambda: board_store.labeled_header(where.board_id)),),
     ),
     input_model=SetTaskLabelsInput,
@@ -317,8 +318,6 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
     task = ctx.item(keys.task_full(where.board_id, where.task.number))
     if not isinstance(task, TaskDetailRow):
         raise errors.not_found("task", args.taskId)
-    if board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
-        raise errors.board_archived("taskId")
     if task.archivedAt:
         raise _task_archived()
     names = {c.columnId: c.name for c in columns}

@@ -21,7 +21,6 @@ from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store import boards as board_store
 from domain.store import keys
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
@@ -61,13 +60,6 @@ def _closed(field: str) -> errors.ToolError:
                           "Archived tasks are read-only; keep the checklist on a live task.")
 
 
-def _writable(ctx: CallContext, field: str) -> None:
-    """Refuse a write on a task of an archived board from the entry read with the membership; the
-    transaction's own check (``tasks.write``) covers an archive that lands meanwhile."""
-    if board_store.is_archived(ctx.item(board_store.entry_key(ctx.target.board_id))):
-        raise errors.board_archived(field)
-
-
 def _subtask_item(ctx: CallContext, subtask_id: str) -> SubtaskRow:
     ref = ctx.target.subtask
     row = ctx.item(keys.subtask(ref.task_id, ref.ulid))
@@ -77,12 +69,12 @@ def _subtask_item(ctx: CallContext, subtask_id: str) -> SubtaskRow:
 
 
 def _task_prefetch(where: Any, args: Any) -> Prefetch:
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)))
+    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
 
 
 def _subtask_prefetch(where: Any, args: Any) -> Prefetch:
     ref = where.subtask
-    return Prefetch(items=(keys.subtask(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)))
+    return Prefetch(items=(keys.subtask(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
 
 
 # -- create_subtask --------------------------------------------------------------------------
@@ -110,6 +102,7 @@ class CreateSubtaskOutput(ToolOutput):
     keyed=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_task_prefetch,
     input_model=CreateSubtaskInput,
     output_model=CreateSubtaskOutput,
@@ -120,7 +113,6 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         raise errors.invalid("title", "must contain visible characters")
     where = ctx.target
     task = _task_item(ctx)
-    _writable(ctx, "taskId")
     marker = creation_marker(ctx, where.workspace_id)
 
     def plan(current: TaskDetailRow) -> Any:
@@ -181,6 +173,7 @@ class ToggleSubtaskOutput(ToolOutput):
     idempotent=True,
     target=target("subtaskId", "subtask"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_subtask_prefetch,
     input_model=ToggleSubtaskInput,
     output_model=ToggleSubtaskOutput,
@@ -188,7 +181,6 @@ class ToggleSubtaskOutput(ToolOutput):
 def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskOutput:
     where = ctx.target
     first = subtask_store.State(_task_item(ctx), _subtask_item(ctx, args.subtaskId))
-    _writable(ctx, "subtaskId")
 
     def plan(state: subtask_store.State) -> Any:
         current, sub = state.task, state.subtask
@@ -233,6 +225,7 @@ class DeleteSubtaskOutput(ToolOutput):
     destructive=True,
     target=target("subtaskId", "subtask"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=_subtask_prefetch,
     input_model=DeleteSubtaskInput,
     output_model=DeleteSubtaskOutput,
@@ -240,7 +233,6 @@ class DeleteSubtaskOutput(ToolOutput):
 def delete_subtask(ctx: CallContext, args: DeleteSubtaskInput) -> DeleteSubtaskOutput:
     where = ctx.target
     first = subtask_store.State(_task_item(ctx), _subtask_item(ctx, args.subtaskId))
-    _writable(ctx, "subtaskId")
 
     def plan(state: subtask_store.State) -> Any:
         current, sub = state.task, state.subtask

@@ -87,8 +87,6 @@ def task_reads(where: Located, args: Any) -> Prefetch:
         return Prefetch(items=(keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),))
     board_id = where.board_id
     items = [keys.task_full(board_id, where.task.number)]
-    if not hasattr(args, "response_format"):  # a write (get_task reads no entry): refuse an archived board early
-        items.append(board_store.entry_key(board_id))
     anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
     if anchor is not None and anchor.board_id == board_id:
         items.append(keys.task_compact(board_id, anchor.number))
@@ -108,13 +106,6 @@ def _load(ctx: CallContext) -> TaskDetailRow:
     if not isinstance(detail, TaskDetailRow):
         raise errors.not_found("task", where.ident)
     return detail
-
-
-def _writable(ctx: CallContext) -> None:
-    """Refuse a write on a task of an archived board from the entry read with the membership (no
-    transaction spent); the write's own ConditionCheck covers an archive that lands meanwhile."""
-    if board_store.is_archived(ctx.item(board_store.entry_key(ctx.target.board_id))):
-        raise errors.board_archived("taskId")
 
 
 def _column_names(ctx: CallContext) -> dict[str, str]:
@@ -165,7 +156,8 @@ class TaskOutput(ToolOutput):
     keyed=True,
     target=target("columnId", "column"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id), board_store.entry_key(where.board_id))),
+    open_board=True,
+    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id))),
     input_model=CreateTaskInput,
     output_model=TaskOutput,
 )
@@ -174,8 +166,6 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     title = args.title.strip()
     if not has_visible(title):
         raise errors.invalid("title", "must contain visible characters")
-    if board_store.is_archived(ctx.item(board_store.entry_key(where.board_id))):
-        raise errors.board_archived("columnId")
 
     def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
         return task_store.new_detail(
@@ -342,6 +332,7 @@ class UpdateTaskOutput(TaskOutput):
     idempotent=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=task_reads,
     input_model=UpdateTaskInput,
     output_model=UpdateTaskOutput,
@@ -360,7 +351,6 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     where = ctx.target
     expected = args.expectedUpdatedAt
     current_state = _load(ctx)
-    _writable(ctx)
     names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
@@ -413,6 +403,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
     scope="write",
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=task_reads,
     refs=(
         Ref("columnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="must be a column of the task's board", hint="get_board_snapshot lists the board's columns."),
@@ -433,7 +424,6 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     board_id = where.board_id
     anchor_ref = ids.parse_task(anchor_id) if anchor_id else None
     current_state = _load(ctx)
-    _writable(ctx)
     _, header_columns = ctx.query("header", lambda: board_store.header(board_id))
     names = {c.columnId: c.name for c in header_columns}
     first = [True]
@@ -508,6 +498,7 @@ class ArchiveTaskInput(ToolInput):
     destructive=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    open_board=True,
     prefetch=task_reads,
     input_model=ArchiveTaskInput,
     output_model=TaskOutput,
@@ -515,7 +506,6 @@ class ArchiveTaskInput(ToolInput):
 def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     where = ctx.target
     current_state = _load(ctx)
-    _writable(ctx)
     names = _column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
