@@ -90,7 +90,7 @@ SEED: dict[str, SeedTool] = {
     "update_comment": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "update_project": SeedTool("write", False, False, True, False, "projects", "planned"),
     "update_task": SeedTool("write", False, False, True, False, "tasks", "built"),
-    "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "planned"),
+    "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "built"),
 }
 
 

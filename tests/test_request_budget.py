@@ -242,3 +242,11 @@ def test_bulk_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
     keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
     check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+
+
+def test_update_workspace_budget(server_url, owner):
+    ws = owner.workspace_id
+    _, c = check(server_url, owner.token, "update_workspace", {"workspaceId": ws, "defaultRepo": "Budget/Repo"}, FIXED_WS + 1)  # head with the membership; one transaction
+    assert c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "update_workspace", {"workspaceId": ws, "defaultRepo": "budget/repo"}, FIXED_WS + 0)  # unchanged: no write
+    check(server_url, owner.token, "update_workspace", {"workspaceId": ws, "name": "X", "expectedName": "not it"}, FIXED_WS + 0, error=True)  # stale: the access read shows it
