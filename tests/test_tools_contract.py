@@ -204,6 +204,7 @@ NULL_EFFECTS = {
     ("update_task", "description"): "empties",
     ("update_task", "dueDate"): "removes",
     ("manage_columns", "wipLimit"): "removes",
+    ("update_workspace", "defaultRepo"): "removes",
 }
 
 
@@ -219,6 +220,12 @@ def test_null_is_described_only_where_it_means_something():
         spec = product_registry().get(tool)
         assert name in spec.nullable, (tool, name)  # the server accepts what the description promises
         assert NULL_EFFECTS[(tool, name)] in spec.definition()["inputSchema"]["properties"][name]["description"]
+
+
+async def _twice(c, tool, first, second):
+    """Set a value, then send the null whose effect is checked."""
+    await ok(c, tool, first)
+    return await ok(c, tool, second)
 
 
 async def test_null_has_the_described_effect_on_every_such_field(server_url, owner):
@@ -238,6 +245,10 @@ async def test_null_has_the_described_effect_on_every_such_field(server_url, own
             ("manage_columns", "wipLimit"): (
                 lambda: ok(c, "manage_columns", {"action": "rename", "columnId": column["id"], "name": "Limited", "wipLimit": None}),
                 lambda out: out["column"]["wipLimit"] is None,
+            ),
+            ("update_workspace", "defaultRepo"): (
+                lambda: _twice(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "null/effect"}, {"workspaceId": owner.workspace_id, "defaultRepo": None}),
+                lambda out: out["workspace"]["defaultRepo"] is None and out["changedFields"] == ["defaultRepo"],
             ),
         }
         assert set(effects) == set(NULL_EFFECTS)

@@ -18,7 +18,7 @@ from domain.store.db import Missing
 from domain.store.models import UserRow, WorkspaceRow
 from domain.store import keys
 from domain.text import has_visible
-from domain.tools.args import IdempotencyKeyArg, WorkspaceIdArg
+from domain.tools.args import IdempotencyKeyArg, WorkspaceIdArg, null_rule
 from domain.tools.views import MemberView, WorkspaceView, member_view, workspace_view
 
 
@@ -201,7 +201,7 @@ class UpdateWorkspaceInput(ToolInput):
     )
     defaultRepo: str | None = Field(
         default=None, max_length=300,
-        description=f"Default repository for connected sessions: {repos.FORMS}; stored as lowercase owner/name. null removes it. "
+        description=f"Default repository for connected sessions: {repos.FORMS}; stored as lowercase owner/name; null removes it. "
         "It applies only while no project of the workspace links a repository explicitly.",
     )
     slug: str | None = Field(default=None, max_length=100, description="Write-once: set at creation and never changed; sending it is INVALID_INPUT.")
@@ -229,7 +229,8 @@ def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
         "Renames a workspace and/or sets or clears its default repository (needs the ADMIN role). defaultRepo accepts owner/name or a "
         "GitHub https/ssh URL and is stored as lowercase owner/name; null removes it. Guard a rename with expectedName, the name you "
         "last read: a different stored name is CONFLICT with the workspace under error.current. expectedUpdatedAt is refused "
-        "(workspaces are guarded by value), and so are slug and taskPrefix, which are fixed when the workspace is created."
+        "(workspaces are guarded by value), and so are slug and taskPrefix, which are fixed when the workspace is created. "
+        + null_rule(["defaultRepo"], ["name"])
     ),
     area="workspaces",
     scope="admin",
