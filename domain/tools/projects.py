@@ -202,11 +202,14 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
     owner = args.ownerId or ctx.user_id
     if args.ownerId:
         _member_of(ctx, "ownerId", args.ownerId)
+    project_id = ids.new_project_id(ws)
+    marker = creation_marker(ctx, ws, project_id)
     claim = ctx.item(keys.project_slug_claim(ws, slug))
-    if isinstance(claim, ProjectSlugRow):
+    if isinstance(claim, ProjectSlugRow) and marker is None:
+        # A keyed call goes on to the transaction: if its key already made this project, the
+        # marker's condition answers with it (a retry after a lost answer); else the claim refuses.
         raise _slug_taken(slug, claim.projectId)
     now = clock.now_iso()
-    project_id = ids.new_project_id(ws)
     row = ProjectRow(
         *keys.project(ws, project_id), projectId=project_id, workspaceId=ws, name=name, slug=slug, status=args.status, ownerId=owner,
         parentId=args.parentId, goal=args.goal, constraints=_texts("constraints", args.constraints),
@@ -215,7 +218,7 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
         createdBy=ctx.user_id, createdAt=now, updatedAt=now,
     )
     try:
-        project_store.create(row, actor_id=ctx.user_id, marker=creation_marker(ctx, ws, project_id))
+        project_store.create(row, actor_id=ctx.user_id, marker=marker)
     except project_store.Earlier as earlier:
         found = project_store.get(ws, earlier.project_id)
         if found is None:
