@@ -30,8 +30,9 @@ def _pat(user_id: str, **kwargs) -> str:
 
 
 # -- update_workspace ----------------------------------------------------------------------------
-async def test_rename_with_the_name_read_and_a_stale_expected_name_is_conflict_with_current(server_url, owner):
-    async with mcp_client(server_url, owner.token) as c:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_rename_with_the_name_read_and_a_stale_expected_name_is_conflict_with_current(server_url, owner, mode):
+    async with mcp_client(server_url, owner.token, mode) as c:
         listed = (await ok(c, "list_workspaces"))["workspaces"]
         name = next(w["name"] for w in listed if w["id"] == owner.workspace_id)
         done = await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "name": "Renamed Space", "expectedName": name})
@@ -97,9 +98,10 @@ async def _project(c, ws, name, **extra):
     return (await ok(c, "create_project", {"workspaceId": ws, "name": name, **extra}))["project"]
 
 
-async def test_create_get_by_id_and_slug_and_list_with_filters_and_pages(server_url, owner):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_create_get_by_id_and_slug_and_list_with_filters_and_pages(server_url, owner, mode):
     ws = owner.workspace_id
-    async with mcp_client(server_url, owner.token) as c:
+    async with mcp_client(server_url, owner.token, mode) as c:
         top = await _project(c, ws, "Launch 2026", goal="Ship it", constraints=["No new hires"], budget="3 weeks",
                              milestones=[{"title": "Beta", "dueDate": "2026-12-20"}], risks=[{"title": "Late API", "severity": "HIGH"}],
                              successMetrics=["100 users"])
@@ -131,8 +133,9 @@ async def test_create_project_needs_the_admin_role(server_url, owner):
     assert e["code"] == "FORBIDDEN"
 
 
-async def test_update_project_only_provided_fields_null_clears_and_stale_stamp_conflicts(server_url, owner):
-    async with mcp_client(server_url, owner.token) as c:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_update_project_only_provided_fields_null_clears_and_stale_stamp_conflicts(server_url, owner, mode):
+    async with mcp_client(server_url, owner.token, mode) as c:
         p = await _project(c, owner.workspace_id, "Editable", goal="g", budget="b", constraints=["c"])
         done = await ok(c, "update_project", {"projectId": p["id"], "goal": None, "budget": "more", "name": None, "expectedUpdatedAt": p["updatedAt"]})
         assert set(done["changedFields"]) == {"goal", "budget"} and done["project"]["goal"] is None and done["project"]["name"] == "Editable"
@@ -178,9 +181,10 @@ async def test_racing_reparentings_into_a_cycle_do_not_both_commit(server_url, o
 
 
 # -- links -----------------------------------------------------------------------------------------
-async def test_links_add_remove_noops_and_repo_normalisation(server_url, owner):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_links_add_remove_noops_and_repo_normalisation(server_url, owner, mode):
     ws = owner.workspace_id
-    async with mcp_client(server_url, owner.token) as c:
+    async with mcp_client(server_url, owner.token, mode) as c:
         p = await _project(c, ws, "Linked")
         board_id, cols = await _board(c, ws, "Linked board")
         task = await new_task(c, cols[0], "Linked task")
@@ -220,11 +224,12 @@ async def test_a_link_to_a_board_of_another_workspace_is_not_found_and_writes_no
 
 
 # -- resolve_projects_for_repo -------------------------------------------------------------------------
-async def test_resolve_finds_linked_and_default_projects_across_workspaces(server_url, owner):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_resolve_finds_linked_and_default_projects_across_workspaces(server_url, owner, mode):
     human = _pat(owner.user_id, holder="human")
     repo = f"https://github.com/Owner/Resolve-{id(owner)}.git"
     norm = f"owner/resolve-{id(owner)}"
-    async with mcp_client(server_url, owner.token) as c:
+    async with mcp_client(server_url, owner.token, mode) as c:
         second = (await ok(c, "create_workspace", {"name": "Second Space"}))["workspace"]["id"]
         linked = await _project(c, owner.workspace_id, "Linked one")
         archived = await _project(c, owner.workspace_id, "Old one", status="ARCHIVED")
@@ -234,7 +239,7 @@ async def test_resolve_finds_linked_and_default_projects_across_workspaces(serve
         await _project(c, second, "Default gone", status="ARCHIVED")
         await ok(c, "update_workspace", {"workspaceId": second, "defaultRepo": repo})
         await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": repo})  # has a REPO link: no fallback
-    async with mcp_client(server_url, human) as c:
+    async with mcp_client(server_url, human, mode) as c:
         found = await ok(c, "resolve_projects_for_repo", {"repo": repo})
     assert found["repo"] == norm
     assert {(m["project"]["id"], m["matchedBy"]) for m in found["matches"]} == {(linked["id"], "link"), (d1["id"], "default")}
