@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
 # Label ids carry their board too, but set_task_labels names every foreign label id in one
 # answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ class Located:
     board_id: str | None = None
     column_id: str | None = None
     label_id: str | None = None
+    project_id: str | None = None
     task: ids.TaskRef | None = None
     comment: ids.CommentRef | None = None
     subtask: ids.SubtaskRef | None = None
@@ -216,6 +217,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "label":
         lb = ids.parse_label(value)
         return Located("label", value, lb[0], board_id=lb[1], label_id=lb[2]) if lb else None
+    if kind == "project":
+        pj = ids.parse_project(value)
+        return Located("project", value, pj[0], project_id=pj[1]) if pj else None
     raise ValueError(kind)
 
 

@@ -29,7 +29,7 @@ class SeedTool:
 
 
 SEED: dict[str, SeedTool] = {
-    "add_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
+    "add_project_link": SeedTool("write", False, False, True, False, "projects", "built"),
     "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
     "archive_board": SeedTool("admin", False, True, False, False, "boards", "built"),
@@ -43,7 +43,7 @@ SEED: dict[str, SeedTool] = {
     "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
     "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
     "create_comment": SeedTool("write", False, False, False, True, "collaboration", "built"),
-    "create_project": SeedTool("write", False, False, False, True, "projects", "planned"),
+    "create_project": SeedTool("write", False, False, False, True, "projects", "built"),
     "create_subtask": SeedTool("write", False, False, False, True, "collaboration", "built"),
     "create_task": SeedTool("write", False, False, False, True, "tasks", "built"),
     "create_workspace": SeedTool("write", False, False, False, True, "workspaces", "built"),
@@ -52,7 +52,7 @@ SEED: dict[str, SeedTool] = {
     "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "planned"),
     "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "planned"),
     "get_board_snapshot": SeedTool("read", True, False, False, False, "boards", "built"),
-    "get_project": SeedTool("read", True, False, False, False, "projects", "planned"),
+    "get_project": SeedTool("read", True, False, False, False, "projects", "built"),
     "get_task": SeedTool("read", True, False, False, False, "tasks", "built"),
     "get_token_context": SeedTool("read", True, False, False, False, "context", "built"),
     "invite_member": SeedTool("admin", False, False, False, False, "members", "planned"),
@@ -66,7 +66,7 @@ SEED: dict[str, SeedTool] = {
     "list_invitations": SeedTool("admin", True, False, False, False, "members", "planned"),
     "list_labels": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_members": SeedTool("read", True, False, False, False, "members", "built"),
-    "list_projects": SeedTool("read", True, False, False, False, "projects", "planned"),
+    "list_projects": SeedTool("read", True, False, False, False, "projects", "built"),
     "list_task_links": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_tasks": SeedTool("read", True, False, False, False, "tasks", "built"),
     "list_workspaces": SeedTool("read", True, False, False, False, "workspaces", "built"),
@@ -74,10 +74,10 @@ SEED: dict[str, SeedTool] = {
     "manage_labels": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "move_task": SeedTool("write", False, False, False, False, "tasks", "built"),
     "remove_member": SeedTool("admin", False, True, False, False, "members", "planned"),
-    "remove_project_link": SeedTool("write", False, False, True, False, "projects", "planned"),
+    "remove_project_link": SeedTool("write", False, False, True, False, "projects", "built"),
     "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "rename_board": SeedTool("write", False, False, True, False, "boards", "built"),
-    "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "planned"),
+    "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "built"),
     "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
     "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "planned"),
     "search_artifacts": SeedTool("read", True, False, False, False, "search", "planned"),
@@ -88,19 +88,19 @@ SEED: dict[str, SeedTool] = {
     "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "built"),
     "update_comment": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "update_project": SeedTool("write", False, False, True, False, "projects", "planned"),
+    "update_project": SeedTool("write", False, False, True, False, "projects", "built"),
     "update_task": SeedTool("write", False, False, True, False, "tasks", "built"),
-    "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "planned"),
+    "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "built"),
 }
 
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, subtasks, tasks, workspaces
+    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, projects, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
-        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS,
+        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *projects.TOOLS,
     )
 
 

@@ -82,7 +82,7 @@ def not_found(kind: str, ident: str) -> ToolError:
         ErrorCode.NOT_FOUND,
         f"No {kind} with id {ident!r} is visible to this credential.",
         f"Check the id; list_{kind}s or get_board_snapshot show the ids you can use."
-        if kind in {"board", "workspace"}
+        if kind in {"board", "workspace", "project"}
         else "Check the id; get_board_snapshot or list_tasks show the ids you can use.",
     )
 

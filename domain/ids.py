@@ -7,6 +7,7 @@
 * comment   ``cm_<w>_<b>_<number>_<ulid>``   — its task, and its creation order (a lowercase ULID)
 * subtask   ``st_<w>_<b>_<number>_<ulid>``   — its task, and its place in the checklist (creation order)
 * label     ``lb_<w>_<b>_<l>``               — workspace and board readable (like a column)
+* project   ``pj_<w>_<p>``                   — the workspace is readable from the id (like a board)
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -28,6 +29,7 @@ COLUMN_RE = re.compile(rf"^cl_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 TASK_RE = re.compile(rf"^tk_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})$")
 LABEL_RE = re.compile(rf"^lb_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+PROJECT_RE = re.compile(rf"^pj_({_PART}{{12}})_({_PART}{{8}})$")
 SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
 
@@ -45,6 +47,16 @@ def new_board_id(workspace_id: str) -> str:
 
 def new_column_id(board_id: str) -> str:
     return f"cl_{board_id[3:]}_{_rand(6)}"
+
+
+def new_project_id(workspace_id: str) -> str:
+    return f"pj_{workspace_id[3:]}_{_rand(8)}"
+
+
+def parse_project(value: str) -> tuple[str, str] | None:
+    """``(workspace_id, project_id)`` for a well-formed project id, else ``None``."""
+    m = PROJECT_RE.fullmatch(value)
+    return (f"ws_{m.group(1)}", value) if m else None
 
 
 def new_label_id(board_id: str) -> str:

@@ -235,7 +235,7 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
         principal, member_of = local_identity(token or "")
     choice = choose_workspace(args.workspace, principal.workspace_pin, member_of, ephemeral=ephemeral_ws)
     session = Session(principal=principal, transport="stdio")
-    state = BindingState(session, choice, new_lifetime_id(), checkout)
+    state = BindingState(session, choice, new_lifetime_id(), checkout, None if args.url else repo_resolver(principal.user_id))
     if args.url:
         backend.session = session
     else:
@@ -244,6 +244,20 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
              principal.token_id, principal.user_id, choice.workspace_id or "none", choice.source)
     server = StdioServer(backend, state, out=out, max_line_bytes=args.max_line_bytes, workers=args.workers, roots_timeout=args.roots_timeout)
     return server, ephemeral
+
+
+def repo_resolver(user_id: str) -> Any:
+    """The in-process repository lookup for rule 5 of the binding (functions.stdio.binding): the
+    workspaces whose projects link a repository, or whose defaultRepo it is — the same lookup as
+    resolve_projects_for_repo (domain.store.projects.lookup)."""
+
+    def resolve(repo: str) -> list[tuple[str, str]]:
+        from domain.store import projects
+
+        found, names = projects.lookup(user_id, repo)
+        return [(p.workspaceId, f"{names.get(p.workspaceId, p.workspaceId)}: {p.name}") for p, _ in found]
+
+    return resolve
 
 
 if __name__ == "__main__":

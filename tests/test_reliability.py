@@ -350,6 +350,17 @@ def _bulk_edit_case(url: str, tool: str) -> KeyedCase:
     )
 
 
+def _project_case(url: str) -> KeyedCase:
+    actor = make_actor("Storm")
+    ws = actor.workspace_id
+    tag = uuid.uuid4().hex[:8]
+    return KeyedCase(
+        actor.token, {"workspaceId": ws, "name": f"Storm {tag}"}, {"workspaceId": ws, "name": f"Storm {tag}", "status": "PLANNED"},
+        lambda: {p["id"] for p in ok(call_tool(url, actor.token, "list_projects", {"workspaceId": ws, "limit": 200}))["projects"]},
+        lambda r: r["project"]["id"],
+    )
+
+
 # Every keyed tool needs a builder here: the tests below fail for a keyed tool without one.
 KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_workspace": _workspace_case,
@@ -357,6 +368,7 @@ KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_task": _task_case,
     "create_comment": _comment_case,
     "create_subtask": _subtask_case,
+    "create_project": _project_case,
     "bulk_create_tasks": _bulk_create_case,
     "bulk_update_tasks": lambda url: _bulk_edit_case(url, "bulk_update_tasks"),
     "bulk_move_tasks": lambda url: _bulk_edit_case(url, "bulk_move_tasks"),

@@ -242,3 +242,46 @@ def test_bulk_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
     keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
     check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+
+
+def test_update_workspace_budget(server_url, owner):
+    ws = owner.workspace_id
+    _, c = check(server_url, owner.token, "update_workspace", {"workspaceId": ws, "defaultRepo": "Budget/Repo"}, FIXED_WS + 1)  # head with the membership; one transaction
+    assert c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "update_workspace", {"workspaceId": ws, "defaultRepo": "budget/repo"}, FIXED_WS + 0)  # unchanged: no write
+    check(server_url, owner.token, "update_workspace", {"workspaceId": ws, "name": "X", "expectedName": "not it"}, FIXED_WS + 0, error=True)  # stale: the access read shows it
+
+
+def test_project_tool_budgets(server_url, owner, board):
+    from domain import auth
+
+    ws = owner.workspace_id
+    res, c = check(server_url, owner.token, "create_project", {"workspaceId": ws, "name": "Counted"}, FIXED_WS + 1)  # slug claim with the membership; one transaction
+    assert c.ops["TransactWriteItems"] == 1
+    p = res["structuredContent"]["project"]
+    check(server_url, owner.token, "create_project", {"workspaceId": ws, "name": "Keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "get_project", {"projectId": p["id"]}, FIXED_WS + 1)  # + links Query, parallel
+    check(server_url, owner.token, "get_project", {"workspaceId": ws, "slug": "counted"}, FIXED_WS + 2)  # claim with the membership; head ‖ links
+    check(server_url, owner.token, "list_projects", {"workspaceId": ws}, FIXED_WS + 1)
+    check(server_url, owner.token, "update_project", {"projectId": p["id"], "goal": "counted"}, FIXED_WS + 1)
+    child = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": "Child"}))["project"]
+    check(server_url, owner.token, "update_project", {"projectId": child["id"], "parentId": p["id"]}, FIXED_WS + 1)  # a top-level parent: no ancestor to read
+    grand = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": "Grandchild"}))["project"]
+    check(server_url, owner.token, "update_project", {"projectId": grand["id"], "parentId": child["id"]}, FIXED_WS + 1 + 1)  # + 1 GetItem per ancestor above the parent
+    link = {"projectId": p["id"], "targetType": "BOARD", "targetId": board["id"]}
+    check(server_url, owner.token, "add_project_link", link, FIXED_WS + 1)  # project, link and board entry with the membership
+    check(server_url, owner.token, "add_project_link", link, FIXED_WS + 0)
+    check(server_url, owner.token, "remove_project_link", link, FIXED_WS + 1)
+    check(server_url, owner.token, "remove_project_link", link, FIXED_WS + 0)
+
+    human, _ = auth.mint_pat(owner.user_id, holder="human")
+    repo = f"budget/resolve-{uuid.uuid4().hex[:6]}"
+    # no match: memberships Query ‖ GSI2 Query
+    check(server_url, human, "resolve_projects_for_repo", {"repo": repo}, FIXED + 2)
+    ok(call_tool(server_url, owner.token, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": repo}))
+    _, c = check(server_url, human, "resolve_projects_for_repo", {"repo": repo}, FIXED + 3)  # + one BatchGetItem of the matched heads
+    assert c.ops["BatchGetItem"] == 1
+    other = ok(call_tool(server_url, owner.token, "create_workspace", {"name": "Budget Default"}))["workspace"]["id"]
+    ok(call_tool(server_url, owner.token, "update_workspace", {"workspaceId": other, "defaultRepo": repo}))
+    _, c = check(server_url, human, "resolve_projects_for_repo", {"repo": repo}, FIXED + 3 + 1)  # + one Query per workspace matched by its default
+    assert c.ops["Query"] == 3

@@ -41,6 +41,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "label": (keys.label("bd_c", "lb_g"), None),
     "label-name claim": (keys.label_name_claim("bd_c", "Needs Review"), None),
     "bulk chunk marker": (keys.bulk_chunk_marker("cd34", 1), None),
+    "workspace, default repository": (keys.workspace_head("ws_b"), keys.repo_default_index("owner/name", "ws_b")),
+    "project": (keys.project("ws_b", "pj_h"), None),
+    "project slug claim": (keys.project_slug_claim("ws_b", "launch"), None),
+    "project link": (keys.project_link("pj_h", "REPO", "owner/name"), keys.repo_link_index("owner/name", "ws_b", "pj_h")),
 }
 
 

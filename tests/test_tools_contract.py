@@ -6,6 +6,8 @@ against DynamoDB Local."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from domain.catalog import registry as product_registry
@@ -204,7 +206,20 @@ NULL_EFFECTS = {
     ("update_task", "description"): "empties",
     ("update_task", "dueDate"): "removes",
     ("manage_columns", "wipLimit"): "removes",
+    ("update_workspace", "defaultRepo"): "removes",
+    ("update_project", "ownerId"): "without one",
+    ("update_project", "parentId"): "top-level",
+    ("update_project", "goal"): "removes",
+    ("update_project", "constraints"): "empties",
+    ("update_project", "milestones"): "empties",
+    ("update_project", "risks"): "empties",
+    ("update_project", "budget"): "removes",
+    ("update_project", "successMetrics"): "empties",
 }
+PROJECT_FILLED = {
+    "goal": "g", "constraints": ["c"], "milestones": [{"title": "m"}], "risks": [{"title": "r"}], "budget": "b", "successMetrics": ["s"],
+}
+PROJECT_EMPTY = {"ownerId": None, "parentId": None, "goal": None, "constraints": [], "milestones": [], "risks": [], "budget": None, "successMetrics": []}
 
 
 def test_null_is_described_only_where_it_means_something():
@@ -219,6 +234,17 @@ def test_null_is_described_only_where_it_means_something():
         spec = product_registry().get(tool)
         assert name in spec.nullable, (tool, name)  # the server accepts what the description promises
         assert NULL_EFFECTS[(tool, name)] in spec.definition()["inputSchema"]["properties"][name]["description"]
+
+
+async def _nulled_project(c, ws, parent_id, field):
+    made = (await ok(c, "create_project", {"workspaceId": ws, "name": f"Nulls {uuid.uuid4().hex[:6]}", "parentId": parent_id, **PROJECT_FILLED}))["project"]
+    return await ok(c, "update_project", {"projectId": made["id"], field: None})
+
+
+async def _twice(c, tool, first, second):
+    """Set a value, then send the null whose effect is checked."""
+    await ok(c, tool, first)
+    return await ok(c, tool, second)
 
 
 async def test_null_has_the_described_effect_on_every_such_field(server_url, owner):
@@ -239,7 +265,17 @@ async def test_null_has_the_described_effect_on_every_such_field(server_url, own
                 lambda: ok(c, "manage_columns", {"action": "rename", "columnId": column["id"], "name": "Limited", "wipLimit": None}),
                 lambda out: out["column"]["wipLimit"] is None,
             ),
+            ("update_workspace", "defaultRepo"): (
+                lambda: _twice(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "null/effect"}, {"workspaceId": owner.workspace_id, "defaultRepo": None}),
+                lambda out: out["workspace"]["defaultRepo"] is None and out["changedFields"] == ["defaultRepo"],
+            ),
         }
+        parent = (await ok(c, "create_project", {"workspaceId": owner.workspace_id, "name": f"Null parent {uuid.uuid4().hex[:6]}"}))["project"]
+        for field in PROJECT_EMPTY:
+            effects[("update_project", field)] = (
+                lambda field=field: _nulled_project(c, owner.workspace_id, parent["id"], field),
+                lambda out, field=field: out["project"][field] == PROJECT_EMPTY[field] and out["changedFields"] == [field],
+            )
         assert set(effects) == set(NULL_EFFECTS)
         for key, (call, check) in effects.items():
             out = await call()

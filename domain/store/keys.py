@@ -199,6 +199,31 @@ def bulk_chunk_marker(marker_digest: str, chunk: int) -> Key:
     return f"IDEM#{marker_digest}", f"CHUNK#{int(chunk):03d}"
 
 
+def project(workspace_id: str, project_id: str) -> Key:
+    """``WS#<ws> / PROJECT#<project>``: a project head, in its workspace's partition (list_projects
+    is one Query ``begins_with PROJECT#``)."""
+    return workspace_partition(workspace_id), f"{PROJECTS_PREFIX}{project_id}"
+
+
+def project_slug_claim(workspace_id: str, slug: str) -> Key:
+    """``PSLUG#<ws>#<slug> / PSLUG``: one project slug per workspace (``attribute_not_exists``)."""
+    return f"PSLUG#{workspace_id}#{slug}", "PSLUG"
+
+
+def project_link_partition(project_id: str) -> str:
+    """``PROJ#<project>``: a project's link edges (get_project lists them with one Query)."""
+    return f"PROJ#{project_id}"
+
+
+def project_link(project_id: str, target_type: str, target_id: str) -> Key:
+    """``PROJ#<project> / PL#<type>#<target>``: one project link (a REPO target is ``owner/name``)."""
+    return project_link_partition(project_id), f"{PROJECT_LINKS_PREFIX}{target_type}#{target_id}"
+
+
+PROJECTS_PREFIX = "PROJECT#"
+PROJECT_LINKS_PREFIX = "PL#"
+
+
 # -- GSI1 --------------------------------------------------------------------------------------
 def column_order(column_id: str, rank: str, number: int) -> Key:
     """GSI1 of a compact task row: ``COL#<column> / <rank>#<number:010>``."""
@@ -217,6 +242,22 @@ def task_activity(task_id: str, at: str, ulid: str) -> Key:
 def user_token(user_id: str, token_id: str) -> Key:
     """GSI1 of a token: ``USER#<user> / TOKEN#<tokenId>``."""
     return user_partition(user_id), f"TOKEN#{token_id}"
+
+
+# -- GSI2 --------------------------------------------------------------------------------------
+def repo_partition(repo: str) -> str:
+    """GSI2 ``REPO#<owner/name>``: every REPO project link and every workspace ``defaultRepo`` of one repository."""
+    return f"REPO#{repo}"
+
+
+def repo_link_index(repo: str, workspace_id: str, project_id: str) -> Key:
+    """GSI2 of a REPO project link: ``REPO#<owner/name> / LINK#<ws>#<project>``."""
+    return repo_partition(repo), f"LINK#{workspace_id}#{project_id}"
+
+
+def repo_default_index(repo: str, workspace_id: str) -> Key:
+    """GSI2 of a workspace head with ``defaultRepo``: ``REPO#<owner/name> / DEFAULT#<ws>``."""
+    return repo_partition(repo), f"DEFAULT#{workspace_id}"
 
 
 # -- Query operands ----------------------------------------------------------------------------

@@ -33,7 +33,7 @@ class Gsi1(GlobalSecondaryIndex["Row"]):
 
 
 class Gsi2(GlobalSecondaryIndex["Row"]):
-    """GSI2: reserved for workspace-wide lookups of later issues (search, projects by repo)."""
+    """GSI2: lookups by repository (``REPO#<owner/name>``: REPO project links, workspace ``defaultRepo``); reserved for search."""
 
     class Meta:
         index_name = "GSI2"
@@ -86,6 +86,11 @@ class WorkspaceRow(Row, discriminator="Workspace"):
     taskCounter = NumberAttribute(default=0)
     createdAt = UnicodeAttribute()
     createdBy = UnicodeAttribute()
+    # update_workspace: the lowercase owner/name sessions fall back to (GSI2 ``keys.repo_default_index``)
+    defaultRepo = UnicodeAttribute(null=True)
+    # REPO links of the workspace's projects (add/remove_project_link ±1, same transaction):
+    # the default repository applies only while this is 0
+    repoLinkCount = NumberAttribute(null=True)
 
 
 class SlugRow(Row, discriminator="Slug"):
@@ -284,6 +289,49 @@ class LabelNameRow(Row, discriminator="LabelName"):
     compared case-insensitively, even when creates race."""
 
     labelId = UnicodeAttribute()
+
+
+class ProjectRow(Row, discriminator="Project"):
+    """Project head (``keys.project``): in its workspace's partition. Milestones and risks are
+    bounded lists on the head; ``childCount`` and the link counters are kept by the writes that
+    change them, in the same transaction."""
+
+    projectId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    name = UnicodeAttribute()
+    slug = UnicodeAttribute()
+    status = UnicodeAttribute()
+    ownerId = UnicodeAttribute(null=True)
+    parentId = UnicodeAttribute(null=True)
+    goal = UnicodeAttribute(null=True)
+    constraints = ListAttribute(of=UnicodeAttribute, default=list)
+    milestones = JSONAttribute(null=True)  # [{title, dueDate, done}]
+    risks = JSONAttribute(null=True)  # [{title, severity, mitigation}]
+    budget = UnicodeAttribute(null=True)
+    successMetrics = ListAttribute(of=UnicodeAttribute, default=list)
+    childCount = NumberAttribute(default=0)
+    linkCount = NumberAttribute(default=0)
+    decisionCount = NumberAttribute(default=0)  # DECISION links
+    createdBy = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
+class ProjectSlugRow(Row, discriminator="ProjectSlug"):
+    """Project slug claim (``keys.project_slug_claim``): one slug per workspace."""
+
+    projectId = UnicodeAttribute()
+
+
+class ProjectLinkRow(Row, discriminator="ProjectLink"):
+    """Project link (``keys.project_link``); a REPO link also carries GSI2 ``keys.repo_link_index``."""
+
+    projectId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    targetType = UnicodeAttribute()
+    targetId = UnicodeAttribute()
+    createdBy = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
 
 
 class TaskNumberRow(Row, discriminator="TaskNumber"):

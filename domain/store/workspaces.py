@@ -101,3 +101,42 @@ def create(user: UserRow, name: str, *, marker: CreationMarkerRow | None = None,
                 continue
             raise
     raise NoFreeSlug(name)
+
+
+def edit(current: WorkspaceRow, *, name: str | None, default_repo: str | None, set_repo: bool, actor_id: str, result: Any) -> Any:
+    """One value-CAS edit of the workspace head for :func:`domain.store.cas.compare_and_set`.
+
+    An UpdateItem (never a put: the task counter moves under create_task) conditioned on the
+    ``name`` and ``defaultRepo`` read; ``defaultRepo`` also sets (or removes) the head's GSI2 keys
+    (``keys.repo_default_index``), so resolve_projects_for_repo finds the workspace by repository.
+    A failed condition returns the stored head (``ALL_OLD``) as the next state; a gone caller is
+    :class:`db.Missing`.
+    """
+    from domain.store.cas import Write
+
+    actions: list[Any] = []
+    if name is not None:
+        actions.append(WorkspaceRow.name.set(name))
+    if set_repo:
+        if default_repo:
+            pk, sk = keys.repo_default_index(default_repo, current.workspaceId)
+            actions += [WorkspaceRow.defaultRepo.set(default_repo), Row.GSI2PK.set(pk), Row.GSI2SK.set(sk)]
+        else:
+            actions += [WorkspaceRow.defaultRepo.remove(), Row.GSI2PK.remove(), Row.GSI2SK.remove()]
+    same_repo = WorkspaceRow.defaultRepo == current.defaultRepo if current.defaultRepo else WorkspaceRow.defaultRepo.does_not_exist()
+    condition = Row.PK.exists() & (WorkspaceRow.name == current.name) & same_repo
+
+    def build(tx: Any) -> None:
+        tx.update(WorkspaceRow(*keys.workspace_head(current.workspaceId)), actions=actions, condition=condition, return_values="ALL_OLD")
+        members.guard(tx, current.workspaceId, actor_id)
+
+    def retry(failure: db.ConditionFailed) -> WorkspaceRow:
+        pk, sk = keys.workspace_head(current.workspaceId)
+        if failure.hit(pk, sk):
+            stored = failure.item(pk, sk)
+            if not stored:
+                raise db.Missing(current.workspaceId)
+            return WorkspaceRow.from_raw_data(stored)
+        raise db.Missing(current.workspaceId)
+
+    return Write(build=build, result=result, retry=retry)

@@ -1,4 +1,4 @@
-"""Workspace tools: list_workspaces, create_workspace, list_members, get_token_context."""
+"""Workspace tools: list_workspaces, create_workspace, list_members, get_token_context, update_workspace."""
 
 from __future__ import annotations
 
@@ -6,17 +6,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from domain import errors, ids
+from domain import errors, ids, repos
 from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import members as member_store
 from domain.store import workspaces as workspace_store
-from domain.store.models import UserRow
+from domain.store.cas import Unchanged, compare_and_set
+from domain.store.db import Missing
+from domain.store.models import UserRow, WorkspaceRow
 from domain.store import keys
 from domain.text import has_visible
-from domain.tools.args import IdempotencyKeyArg, WorkspaceIdArg
+from domain.tools.args import IdempotencyKeyArg, WorkspaceIdArg, null_rule
 from domain.tools.views import MemberView, WorkspaceView, member_view, workspace_view
 
 
@@ -189,4 +191,110 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
     )
 
 
-TOOLS = (list_workspaces, create_workspace, list_members, get_token_context)
+# -- update_workspace ------------------------------------------------------------------------
+class UpdateWorkspaceInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    name: str | None = Field(default=None, min_length=1, max_length=80, description="New display name (1-80 characters). The slug and task prefix stay as they are.")
+    expectedName: str | None = Field(
+        default=None, max_length=80,
+        description="Concurrency guard by value: the name you last read. If the stored name differs, nothing is written and CONFLICT returns the workspace under error.current.",
+    )
+    defaultRepo: str | None = Field(
+        default=None, max_length=300,
+        description=f"Default repository for connected sessions: {repos.FORMS}; stored as lowercase owner/name; null removes it. "
+        "It applies only while no project of the workspace links a repository explicitly.",
+    )
+    slug: str | None = Field(default=None, max_length=100, description="Write-once: set at creation and never changed; sending it is INVALID_INPUT.")
+    taskPrefix: str | None = Field(default=None, max_length=100, description="Write-once: set at creation and never changed; sending it is INVALID_INPUT.")
+    expectedUpdatedAt: str | None = Field(default=None, max_length=100, description="Not accepted here (a workspace has no updatedAt); send expectedName instead. Sending it is INVALID_INPUT.")
+
+
+class WorkspaceDetailView(WorkspaceView):
+    defaultRepo: str | None = Field(description="Lowercase owner/name sessions fall back to, or null.")
+
+
+class UpdateWorkspaceOutput(ToolOutput):
+    workspace: WorkspaceDetailView
+    changedFields: list[Literal["name", "defaultRepo"]] = Field(description="The fields this call changed; empty when everything already had the values sent.")
+
+
+def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
+    return WorkspaceDetailView(**workspace_view(ws, role).model_dump(), defaultRepo=ws.defaultRepo)
+
+
+@tool(
+    "update_workspace",
+    title="Update workspace",
+    description=(
+        "Renames a workspace and/or sets or clears its default repository (needs the ADMIN role). defaultRepo accepts owner/name or a "
+        "GitHub https/ssh URL and is stored as lowercase owner/name; null removes it. Guard a rename with expectedName, the name you "
+        "last read: a different stored name is CONFLICT with the workspace under error.current. expectedUpdatedAt is refused "
+        "(workspaces are guarded by value), and so are slug and taskPrefix, which are fixed when the workspace is created. "
+        + null_rule(["defaultRepo"], ["name"])
+    ),
+    area="workspaces",
+    scope="admin",
+    idempotent=True,
+    target=target("workspaceId", "workspace"),
+    min_role="ADMIN",
+    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id),)),
+    input_model=UpdateWorkspaceInput,
+    output_model=UpdateWorkspaceOutput,
+)
+def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWorkspaceOutput:
+    sent = args.model_fields_set
+    if "expectedUpdatedAt" in sent:
+        raise errors.invalid("expectedUpdatedAt", "is not accepted by update_workspace: a workspace is guarded by its name, not a timestamp",
+                             "Send expectedName with the name you last read (list_workspaces) instead.")
+    for field in ("slug", "taskPrefix"):
+        if field in sent:
+            raise errors.invalid(field, "is write-once: it was fixed when the workspace was created and cannot change",
+                                 "Leave it out; only name and defaultRepo can be updated.")
+    name = args.name.strip() if args.name is not None else None
+    if name is not None and not has_visible(name):
+        raise errors.invalid("name", "must contain visible characters")
+    set_repo = "defaultRepo" in sent
+    repo = None
+    if set_repo and args.defaultRepo is not None:
+        repo = repos.normalise_repo(args.defaultRepo)
+        if repo is None:
+            raise errors.invalid("defaultRepo", f"is not a GitHub repository: {args.defaultRepo!r}", f"Send {repos.FORMS}, or null to clear it.")
+    if name is None and not set_repo:
+        raise errors.invalid("name", "nothing to change: send name and/or defaultRepo", "Send a new name, a defaultRepo, or defaultRepo: null.")
+    where = ctx.target
+    role = ctx.member(where.workspace_id).role
+    current = ctx.item(keys.workspace_head(where.workspace_id))
+    if not isinstance(current, WorkspaceRow):
+        raise errors.not_found("workspace", where.workspace_id)
+
+    def plan(ws: WorkspaceRow) -> Any:
+        if args.expectedName is not None and ws.name != args.expectedName:
+            raise errors.conflict(
+                f"The workspace is now named {ws.name!r}, not {args.expectedName!r} as you expected; nothing was written.",
+                "Check error.current and call again with its name as expectedName.",
+                current=_detail(ws, role).model_dump(mode="json"),
+            )
+        changed: list[Any] = []
+        if name is not None and name != ws.name:
+            changed.append("name")
+        if set_repo and repo != ws.defaultRepo:
+            changed.append("defaultRepo")
+        if not changed:
+            return Unchanged(UpdateWorkspaceOutput(workspace=_detail(ws, role), changedFields=[]))
+        after = WorkspaceRow.from_raw_data(ws.serialize())
+        if "name" in changed:
+            after.name = name
+        if "defaultRepo" in changed:
+            after.defaultRepo = repo
+        return workspace_store.edit(
+            ws, name=name if "name" in changed else None, default_repo=repo, set_repo="defaultRepo" in changed, actor_id=ctx.user_id,
+            result=lambda: UpdateWorkspaceOutput(workspace=_detail(after, role), changedFields=changed),
+        )
+
+    try:
+        return compare_and_set("update_workspace", current, plan)
+    except Missing:
+        raise errors.not_found("workspace", where.workspace_id) from None
+
+
+TOOLS = (list_workspaces, create_workspace, list_members, get_token_context, update_workspace)

@@ -14,7 +14,13 @@ Rules (stdio contract "Session binding"; docs/stdio.md), in the order they apply
    session whose workspace was only inferred needs a checkout to enrol, which is the generic
    enrolment the contract describes; an explicit choice by the person running the adapter is
    never downgraded by what a client does or does not report.
-5. Invalid explicit data stops the adapter at start (:class:`StartupError`): a malformed or
+5. With no workspace chosen (the user belongs to several) and a verified checkout, the workspace
+   is resolved from the checkout's repository with the lookup of resolve_projects_for_repo
+   (:func:`domain.store.projects.lookup`, passed in as ``resolver``): the projects linking the
+   repository, or the projects of a workspace whose ``defaultRepo`` it is. Exactly one
+   workspace matching binds it, writable (the checkout is verified); none or several leave an
+   observe session whose reason names the candidates.
+6. Invalid explicit data stops the adapter at start (:class:`StartupError`): a malformed or
    unknown workspace, one the token cannot see, a pinned token asked to bind elsewhere, a
    checkout path that fails verification, a token that does not authenticate.
 
@@ -23,6 +29,7 @@ Rules (stdio contract "Session binding"; docs/stdio.md), in the order they apply
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +39,8 @@ from domain import ids
 from domain.context import Binding
 from functions.stdio.checkout import Checkout
 
+# repository (lowercase owner/name) -> [(workspace id, label of the match)], e.g. "Acme: Widgets project"
+Resolver = Callable[[str], list[tuple[str, str]]]
 PENDING_REASON = "the connection's binding is not settled yet"
 
 
@@ -80,14 +89,41 @@ def choose_workspace(flag: str | None, pin: str | None, member_of: list[str], *,
     return WorkspaceChoice(None, False, "none", "no workspace: the token's user is not a member of any workspace")
 
 
+def resolves_from_checkout(choice: WorkspaceChoice) -> bool:
+    """Rule 5 applies: no workspace was chosen, though the user has workspaces to choose from."""
+    return choice.workspace_id is None and choice.source == "several"
+
+
+def from_checkout(choice: WorkspaceChoice, checkout: Checkout | None, resolver: Resolver | None) -> WorkspaceChoice:
+    """Apply rule 5: the workspace the verified checkout's repository resolves to, if exactly one."""
+    if checkout is None or resolver is None or not resolves_from_checkout(choice):
+        return choice
+    repo = checkout.repository
+    try:
+        matches = resolver(repo)
+    except Exception as exc:  # noqa: BLE001 - a failed lookup leaves the session observing, with the reason
+        return WorkspaceChoice(None, False, "several", f"{choice.reason}; looking up {repo} failed: {exc}")
+    spaces: dict[str, list[str]] = {}
+    for ws, label in matches:
+        spaces.setdefault(ws, []).append(label)
+    if len(spaces) == 1:
+        return WorkspaceChoice(next(iter(spaces)), False, "checkout")
+    if not spaces:
+        return WorkspaceChoice(None, False, "several", f"{choice.reason}; the checkout's repository {repo} matches no project of your workspaces (no REPO link, no defaultRepo)")
+    shown = "; ".join(f"{ws} ({', '.join(sorted(labels)[:3])})" for ws, labels in sorted(spaces.items())[:5])
+    return WorkspaceChoice(None, False, "several", f"{choice.reason}; the checkout's repository {repo} matches {len(spaces)} workspaces: {shown}")
+
+
 def settle(
     choice: WorkspaceChoice,
     lifetime_id: str,
     checkout: Checkout | None,
     checkout_reason: str | None,
     client_info: dict[str, Any] | None,
+    resolver: Resolver | None = None,
 ) -> Binding:
-    """Apply rules 3-4: the connection's final binding."""
+    """Apply rules 3-5: the connection's final binding."""
+    choice = from_checkout(choice, checkout, resolver)
     observe, reason = False, ""
     if choice.workspace_id is None:
         observe, reason = True, choice.reason

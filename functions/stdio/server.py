@@ -60,8 +60,10 @@ def roots_outcome(roots: Any) -> tuple[Checkout | None, str | None]:
 class BindingState:
     """The connection's binding: settled once, from explicit data and (maybe) the client's roots."""
 
-    def __init__(self, session: Session, choice: binding_rules.WorkspaceChoice, lifetime_id: str, explicit_checkout: Checkout | None) -> None:
+    def __init__(self, session: Session, choice: binding_rules.WorkspaceChoice, lifetime_id: str, explicit_checkout: Checkout | None,
+                 resolver: binding_rules.Resolver | None = None) -> None:
         self.session = session
+        self.resolver = resolver  # repository -> matching workspaces (rule 5 of functions.stdio.binding)
         self.choice = choice
         self.lifetime_id = lifetime_id
         self.explicit_checkout = explicit_checkout
@@ -77,13 +79,16 @@ class BindingState:
 
     @property
     def wants_roots(self) -> bool:
-        """Roots are worth asking for: no explicit checkout and a workspace to bind to."""
-        return self.explicit_checkout is None and self.choice.workspace_id is not None
+        """Roots are worth asking for: no explicit checkout, and a workspace to bind to or one the
+        checkout's repository may resolve (rule 5)."""
+        if self.explicit_checkout is not None:
+            return False
+        return self.choice.workspace_id is not None or (self.resolver is not None and binding_rules.resolves_from_checkout(self.choice))
 
     def settle(self, checkout: Checkout | None = None, reason: str | None = None) -> Binding:
         with self.lock:
             if not self.settled.is_set():
-                final = binding_rules.settle(self.choice, self.lifetime_id, checkout or self.explicit_checkout, reason, self.client_info)
+                final = binding_rules.settle(self.choice, self.lifetime_id, checkout or self.explicit_checkout, reason, self.client_info, self.resolver)
                 self.session.binding = final
                 self.settled.set()
                 log.info("bound %s", json.dumps(binding_rules.describe(final), ensure_ascii=False))

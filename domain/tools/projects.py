@@ -1,0 +1,693 @@
+"""Project tools: create_project, get_project, list_projects, update_project,
+add_project_link, remove_project_link, resolve_projects_for_repo.
+
+A project is the container that ties boards, tasks, repositories, docs, decisions, metrics and
+agents together (catalog: "projects"). Its head lives in its workspace's partition, its links
+in its own partition; REPO links are indexed by repository (GSI2) so
+resolve_projects_for_repo is one Query whatever the size of the table (docs/data-model.md,
+"Workspace settings, projects and repositories").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from domain import clock, errors, ids, repos
+from domain.access import Located, Prefetch, Ref, either, locate, target
+from domain.context import CallContext
+from domain.idempotency import creation_marker
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import keys
+from domain.store import projects as project_store
+from domain.store.cas import Unchanged, compare_and_set
+from domain.store.db import Missing
+from domain.store.models import BoardEntryRow, MemberRow, ProjectLinkRow, ProjectRow, ProjectSlugRow, Row, TaskDetailRow
+from domain.store.paging import list_kind
+from domain.store.workspaces import slugify
+from domain.text import has_visible
+from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, WorkspaceIdArg, null_rule, requested_changes
+
+Status = Literal["PLANNED", "ACTIVE", "ON_HOLD", "COMPLETED", "ARCHIVED"]
+TargetType = Literal["BOARD", "TASK", "REPO", "DOC", "DECISION", "METRIC", "AGENT"]
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Project id (pj_…).")]
+NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Project name (1-120 characters).")]
+ShortText = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class Milestone(ToolInput):
+    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached (1-200 characters).")]
+    dueDate: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="Target date, YYYY-MM-DD.")
+    done: bool = Field(default=False, description="Whether the milestone is reached.")
+
+
+class Risk(ToolInput):
+    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk (1-300 characters).")]
+    severity: Literal["LOW", "MEDIUM", "HIGH"] = Field(default="MEDIUM", description="LOW, MEDIUM or HIGH.")
+    mitigation: str | None = Field(default=None, max_length=1000, description="How it is handled (up to 1,000 characters).")
+
+
+class MilestoneView(ToolOutput):
+    title: str
+    dueDate: str | None
+    done: bool
+
+
+class RiskView(ToolOutput):
+    title: str
+    severity: str
+    mitigation: str | None
+
+
+class ProjectCounts(ToolOutput):
+    children: int = Field(description="Projects whose parent is this one.")
+    links: int
+    milestones: int
+    risks: int
+    decisions: int = Field(description="DECISION links.")
+
+
+class ProjectView(ToolOutput):
+    id: str
+    workspaceId: str
+    name: str
+    slug: str
+    status: str
+    ownerId: str | None = Field(description="The accountable member's userId, or null.")
+    parentId: str | None
+    goal: str | None = Field(description="The goal statement, or null.")
+    constraints: list[str]
+    milestones: list[MilestoneView]
+    risks: list[RiskView]
+    budget: str | None
+    successMetrics: list[str]
+    counts: ProjectCounts
+    createdBy: str
+    createdAt: str
+    updatedAt: str
+
+
+class LinkView(ToolOutput):
+    targetType: str
+    targetId: str = Field(description="The linked entity's id; lowercase owner/name for a REPO.")
+    createdAt: str
+    createdBy: str
+
+
+def project_view(p: ProjectRow) -> ProjectView:
+    milestones = [MilestoneView(**m) for m in (p.milestones or [])]
+    risks = [RiskView(**r) for r in (p.risks or [])]
+    return ProjectView(
+        id=p.projectId, workspaceId=p.workspaceId, name=p.name, slug=p.slug, status=p.status, ownerId=p.ownerId, parentId=p.parentId,
+        goal=p.goal, constraints=list(p.constraints or []), milestones=milestones, risks=risks, budget=p.budget,
+        successMetrics=list(p.successMetrics or []),
+        counts=ProjectCounts(children=int(p.childCount or 0), links=int(p.linkCount or 0), milestones=len(milestones), risks=len(risks), decisions=int(p.decisionCount or 0)),
+        createdBy=p.createdBy, createdAt=p.createdAt, updatedAt=p.updatedAt,
+    )
+
+
+def link_view(link: ProjectLinkRow) -> LinkView:
+    return LinkView(targetType=link.targetType, targetId=link.targetId, createdAt=link.createdAt, createdBy=link.createdBy)
+
+
+def _head(ctx: CallContext) -> ProjectRow:
+    where = ctx.target
+    head = ctx.item(keys.project(where.workspace_id, where.project_id))
+    if not isinstance(head, ProjectRow):
+        raise errors.not_found("project", where.project_id)
+    return head
+
+
+def _member_of(ctx: CallContext, field: str, user_id: str) -> None:
+    if not isinstance(ctx.item(keys.member(ctx.target.workspace_id, user_id)), MemberRow):
+        raise errors.invalid(field, f"{user_id!r} is not a member of this workspace", "Pick a userId from list_members.")
+
+
+def _texts(field: str, values: list[str] | None) -> list[str]:
+    out = [v.strip() for v in values or []]
+    if any(not has_visible(v) for v in out):
+        raise errors.invalid(field, "every entry must contain visible characters")
+    return out
+
+
+TextList = Annotated[list[ShortText] | None, Field(default=None, max_length=20)]
+
+
+# -- create_project ----------------------------------------------------------------------------
+class CreateProjectInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    name: NameArg
+    slug: str | None = Field(default=None, min_length=1, max_length=60, description="Unique within the workspace: lowercase letters, digits and dashes. Derived from the name when left out.")
+    status: Status = Field(default="ACTIVE", description="PLANNED, ACTIVE (default), ON_HOLD, COMPLETED or ARCHIVED.")
+    ownerId: str | None = Field(default=None, max_length=64, description="The accountable member (userId); defaults to you.")
+    parentId: str | None = Field(default=None, max_length=64, description="Parent project id (pj_…) of the same workspace.")
+    goal: str | None = Field(default=None, max_length=4000, description="Goal statement (up to 4,000 characters).")
+    constraints: TextList = Field(default=None, max_length=20, description="Up to 20 constraints, 1-300 characters each.")
+    milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Up to 20 milestones.")
+    risks: list[Risk] | None = Field(default=None, max_length=20, description="Up to 20 risks.")
+    budget: str | None = Field(default=None, max_length=200, description="Budget in your own terms, e.g. '3 engineer-weeks' (up to 200 characters).")
+    successMetrics: TextList = Field(default=None, max_length=20, description="Up to 20 success metrics, 1-300 characters each.")
+    idempotencyKey: IdempotencyKeyArg
+
+
+class ProjectOutput(ToolOutput):
+    project: ProjectView
+
+
+def _create_prefetch(where: Located, args: CreateProjectInput) -> Prefetch:
+    ws = where.workspace_id
+    slug = args.slug or slugify(args.name)
+    items = [keys.project_slug_claim(ws, slug)]
+    parent = ids.parse_project(args.parentId) if args.parentId else None
+    if parent and parent[0] == ws:
+        items.append(keys.project(ws, parent[1]))
+    if args.ownerId:
+        items.append(keys.member(ws, args.ownerId))
+    return Prefetch(items=tuple(items))
+
+
+@tool(
+    "create_project",
+    title="Create project",
+    description=(
+        "Creates a project in a workspace (needs the ADMIN role): name, a slug unique in the workspace (derived from the name if "
+        "left out), status, owner, parent project, goal statement, constraints, milestones, risks, budget and success metrics, "
+        "all bounded in size. Link boards, tasks, repositories and more afterwards with add_project_link."
+    ),
+    area="projects",
+    scope="write",
+    keyed=True,
+    target=target("workspaceId", "workspace"),
+    min_role="ADMIN",
+    refs=(Ref("parentId", "project"),),
+    prefetch=_create_prefetch,
+    input_model=CreateProjectInput,
+    output_model=ProjectOutput,
+)
+def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
+    ws = ctx.target.workspace_id
+    name = args.name.strip()
+    if not has_visible(name):
+        raise errors.invalid("name", "must contain visible characters")
+    slug = args.slug if args.slug is not None else slugify(name)
+    if not _SLUG.fullmatch(slug):
+        raise errors.invalid("slug", "must be lowercase letters and digits separated by single dashes", "For example launch-2026.")
+    if args.parentId:
+        if not isinstance(ctx.item(keys.project(ws, ids.parse_project(args.parentId)[1])), ProjectRow):  # type: ignore[index]
+            raise errors.not_found("project", args.parentId)
+    owner = args.ownerId or ctx.user_id
+    if args.ownerId:
+        _member_of(ctx, "ownerId", args.ownerId)
+    project_id = ids.new_project_id(ws)
+    marker = creation_marker(ctx, ws, project_id)
+    claim = ctx.item(keys.project_slug_claim(ws, slug))
+    if isinstance(claim, ProjectSlugRow) and marker is None:
+        # A keyed call goes on to the transaction: if its key already made this project, the
+        # marker's condition answers with it (a retry after a lost answer); else the claim refuses.
+        raise _slug_taken(slug, claim.projectId)
+    now = clock.now_iso()
+    row = ProjectRow(
+        *keys.project(ws, project_id), projectId=project_id, workspaceId=ws, name=name, slug=slug, status=args.status, ownerId=owner,
+        parentId=args.parentId, goal=args.goal, constraints=_texts("constraints", args.constraints),
+        milestones=[m.model_dump() for m in args.milestones or []], risks=[r.model_dump() for r in args.risks or []], budget=args.budget,
+        successMetrics=_texts("successMetrics", args.successMetrics), childCount=0, linkCount=0, decisionCount=0,
+        createdBy=ctx.user_id, createdAt=now, updatedAt=now,
+    )
+    try:
+        project_store.create(row, actor_id=ctx.user_id, marker=marker)
+    except project_store.Earlier as earlier:
+        found = project_store.get(ws, earlier.project_id)
+        if found is None:
+            raise errors.not_found("project", earlier.project_id) from None
+        return ProjectOutput(project=project_view(found))
+    except project_store.SlugTaken as taken:
+        raise _slug_taken(slug, taken.project_id) from None
+    except project_store.OwnerGone:
+        raise errors.invalid("ownerId", f"{owner!r} is not a member of this workspace", "Pick a userId from list_members.") from None
+    except project_store.ParentGone:
+        raise errors.not_found("project", args.parentId or "") from None
+    except Missing:
+        raise errors.not_found("workspace", ws) from None
+    return ProjectOutput(project=project_view(row))
+
+
+def _slug_taken(slug: str, holder: str | None) -> errors.ToolError:
+    return errors.conflict(f"The slug {slug!r} is taken in this workspace (by {holder or 'another project'}); nothing was written.",
+                           "Pass another slug, or use get_project with this slug to see the existing project.")
+
+
+# -- get_project -------------------------------------------------------------------------------
+class GetProjectInput(ToolInput):
+    projectId: str | None = Field(default=None, max_length=64, description="Project id (pj_…); or give workspaceId + slug.")
+    workspaceId: str | None = Field(default=None, max_length=64, description='With slug: the project\'s workspace ("" for the bound one).')
+    slug: str | None = Field(default=None, min_length=1, max_length=60, description="With workspaceId: the project's slug.")
+
+
+class GetProjectOutput(ToolOutput):
+    project: ProjectView
+    links: list[LinkView] = Field(description="Every link, by target type then target id.")
+
+
+def _locate_project(ctx: CallContext, args: GetProjectInput) -> Located:
+    if args.projectId is not None:
+        if args.slug is not None or args.workspaceId is not None:
+            raise errors.invalid("projectId", "give projectId, or workspaceId + slug, not both")
+        return locate(ctx, "project", args.projectId)
+    if args.slug is None or args.workspaceId is None:
+        raise errors.invalid("projectId", "is required unless workspaceId and slug are both given")
+    ws = ctx.workspace_argument(args.workspaceId)
+    return Located("workspace", ws, ws)
+
+
+def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
+    if where.project_id:
+        return Prefetch(items=(keys.project(where.workspace_id, where.project_id),),
+                        queries=(("links", lambda: project_store.links(where.project_id or "")),))
+    return Prefetch(items=(keys.project_slug_claim(where.workspace_id, args.slug or ""),))
+
+
+@tool(
+    "get_project",
+    title="Get project",
+    description=(
+        "Reads one project — by projectId, or by workspaceId + slug — with its owner, milestones, risks, every link, and counts "
+        "of child projects, links, milestones, risks and decisions."
+    ),
+    area="projects",
+    scope="read",
+    read_only=True,
+    target=either(("projectId", "project"), ("workspaceId", "workspace", {"slug": "some-project"}), resolve=_locate_project),
+    min_role="MEMBER",
+    prefetch=_get_prefetch,
+    input_model=GetProjectInput,
+    output_model=GetProjectOutput,
+)
+def get_project(ctx: CallContext, args: GetProjectInput) -> GetProjectOutput:
+    where = ctx.target
+    if where.project_id:
+        head = _head(ctx)
+        links = ctx.query("links")
+    else:
+        claim = ctx.item(keys.project_slug_claim(where.workspace_id, args.slug or ""))
+        if not isinstance(claim, ProjectSlugRow):
+            raise errors.not_found("project", f"slug {args.slug} in workspace {where.workspace_id}")
+        from domain.store import parallel
+
+        pending = parallel.submit(project_store.links, claim.projectId)
+        found = project_store.get(where.workspace_id, claim.projectId)
+        links = pending.result()
+        if found is None:
+            raise errors.not_found("project", claim.projectId)
+        head = found
+    ordered = sorted(links, key=lambda link: (link.targetType, link.targetId))
+    return GetProjectOutput(project=project_view(head), links=[link_view(link) for link in ordered])
+
+
+# -- list_projects -----------------------------------------------------------------------------
+class ListProjectsInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    status: Status | None = Field(default=None, description="Only projects with this status.")
+    ownerId: str | None = Field(default=None, max_length=64, description="Only projects this member owns.")
+    parentId: str | None = Field(default=None, max_length=64, description="Only the direct children of this project.")
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListProjectsOutput(ToolOutput):
+    projects: list[ProjectView] = Field(description="In id order.")
+    totalCount: int = Field(description="Projects matching the filters, over all pages.")
+    nextCursor: str | None
+    notice: str | None
+
+
+@tool(
+    "list_projects",
+    title="List projects",
+    description=(
+        "Lists a workspace's projects with owner, status and counts of children, links, milestones, risks and decisions; filter by "
+        "status, owner or parent project. Paginated: totalCount counts every match, nextCursor continues with the same filters."
+    ),
+    area="projects",
+    scope="read",
+    read_only=True,
+    target=target("workspaceId", "workspace"),
+    min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(queries=(("projects", lambda: project_store.in_workspace(where.workspace_id)),)),
+    input_model=ListProjectsInput,
+    output_model=ListProjectsOutput,
+)
+def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutput:
+    import base64
+    import json
+
+    kind = list_kind("projects", workspace=ctx.target.workspace_id, status=args.status, owner=args.ownerId, parent=args.parentId)
+    after = ""
+    if args.cursor:
+        try:
+            raw = json.loads(base64.urlsafe_b64decode(args.cursor.encode()))
+            assert raw["k"] == kind and isinstance(raw["a"], str)
+            after = raw["a"]
+        except Exception:
+            raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.") from None
+    rows = [p for p in ctx.query("projects")
+            if (args.status is None or p.status == args.status) and (args.ownerId is None or p.ownerId == args.ownerId)
+            and (args.parentId is None or p.parentId == args.parentId)]
+    rows.sort(key=lambda p: p.projectId)
+    rest = [p for p in rows if p.projectId > after]
+    page = rest[: args.limit]
+    cursor = None
+    if len(rest) > args.limit:
+        cursor = base64.urlsafe_b64encode(json.dumps({"k": kind, "a": page[-1].projectId}).encode()).decode()
+    notice = f"Showing {len(page)} of {len(rows)} projects; pass nextCursor for the next page." if cursor else None
+    return ListProjectsOutput(projects=[project_view(p) for p in page], totalCount=len(rows), nextCursor=cursor, notice=notice)
+
+
+# -- update_project ----------------------------------------------------------------------------
+class UpdateProjectInput(ToolInput):
+    projectId: ProjectIdArg
+    name: str | None = Field(default=None, min_length=1, max_length=120, description="New name (1-120 characters).")
+    status: Status | None = Field(default=None, description="New status.")
+    ownerId: str | None = Field(default=None, max_length=64, description="New owner (a member's userId); null leaves the project without one.")
+    parentId: str | None = Field(default=None, max_length=64, description="New parent project of the same workspace; null makes it top-level. A parent that would form a cycle is refused.")
+    goal: str | None = Field(default=None, max_length=4000, description="New goal statement; null removes it.")
+    constraints: TextList = Field(default=None, max_length=20, description="Replaces the constraints; null empties them.")
+    milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Replaces the milestones; null empties them.")
+    risks: list[Risk] | None = Field(default=None, max_length=20, description="Replaces the risks; null empties them.")
+    budget: str | None = Field(default=None, max_length=200, description="New budget; null removes it.")
+    successMetrics: TextList = Field(default=None, max_length=20, description="Replaces the success metrics; null empties them.")
+    expectedUpdatedAt: ExpectedUpdatedAtArg
+
+
+class UpdateProjectOutput(ToolOutput):
+    project: ProjectView
+    changedFields: list[str]
+
+
+_CLEAR = {"ownerId": None, "parentId": None, "goal": None, "constraints": [], "milestones": [], "risks": [], "budget": None, "successMetrics": []}
+
+
+def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
+    ws = where.workspace_id
+    items = [keys.project(ws, where.project_id or "")]
+    parent = ids.parse_project(args.parentId) if args.parentId else None
+    if parent and parent[0] == ws:
+        items.append(keys.project(ws, parent[1]))
+    if args.ownerId:
+        items.append(keys.member(ws, args.ownerId))
+    return Prefetch(items=tuple(dict.fromkeys(items)))
+
+
+@tool(
+    "update_project",
+    title="Update project",
+    description=(
+        "Changes fields of a project (needs the ADMIN role): name, status, owner, parent, goal, constraints, milestones, risks, "
+        "budget, success metrics. List fields are replaced whole. Pass expectedUpdatedAt to refuse the edit if the project changed "
+        "(CONFLICT with error.current). A parent that would put the project under itself is refused. "
+        + null_rule(list(_CLEAR), ["name", "status"])
+    ),
+    area="projects",
+    scope="write",
+    idempotent=True,
+    target=target("projectId", "project"),
+    min_role="ADMIN",
+    refs=(Ref("parentId", "project"),),
+    prefetch=_update_prefetch,
+    input_model=UpdateProjectInput,
+    output_model=UpdateProjectOutput,
+)
+def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectOutput:
+    changes = requested_changes(args, clear_to=_CLEAR, not_values=("projectId", "expectedUpdatedAt"))
+    if not changes:
+        raise errors.invalid("projectId", "nothing to change: send at least one field", "Send the fields to change; null clears a field that may be empty.")
+    where = ctx.target
+    ws = where.workspace_id
+    if "name" in changes:
+        changes["name"] = changes["name"].strip()
+        if not has_visible(changes["name"]):
+            raise errors.invalid("name", "must contain visible characters")
+    for field in ("constraints", "successMetrics"):
+        if field in changes:
+            changes[field] = _texts(field, changes[field])
+    for field in ("milestones", "risks"):
+        if field in changes:
+            changes[field] = [m.model_dump() for m in changes[field]]
+    if changes.get("ownerId"):
+        _member_of(ctx, "ownerId", changes["ownerId"])
+    current = _head(ctx)
+    chain: list[ProjectRow] = []
+    if changes.get("parentId") and changes["parentId"] != current.parentId:
+        parent_id = changes["parentId"]
+        if parent_id == current.projectId:
+            raise errors.invalid("parentId", "a project cannot be its own parent")
+        parent = ctx.item(keys.project(ws, ids.parse_project(parent_id)[1]))  # type: ignore[index]
+        if not isinstance(parent, ProjectRow):
+            raise errors.not_found("project", parent_id)
+        above, complete = project_store.ancestors(ws, parent.parentId) if parent.parentId else ([], True)
+        chain = [parent, *above]
+        if not complete or len(chain) > project_store.MAX_DEPTH:
+            raise errors.invalid("parentId", f"the parent chain would be deeper than {project_store.MAX_DEPTH} levels")
+        if any(a.projectId == current.projectId for a in chain):
+            names = [a.name for a in chain[: next(i for i, a in enumerate(chain) if a.projectId == current.projectId)]]
+            raise errors.invalid("parentId", f"would make a cycle: {current.name} would sit under {' -> '.join(names)}, which already sits under {current.name}",
+                                 "Pick a parent that is not one of this project's descendants.")
+
+    def plan(head: ProjectRow) -> Any:
+        if args.expectedUpdatedAt is not None and head.updatedAt != args.expectedUpdatedAt:
+            raise errors.conflict(
+                f"The project changed since you read it (your expectedUpdatedAt {args.expectedUpdatedAt}, now {head.updatedAt}).",
+                "Merge your edit into error.current and call again with its updatedAt.",
+                current=project_view(head).model_dump(mode="json"),
+            )
+        changed = [f for f, v in changes.items() if _stored(head, f) != v]
+        if not changed:
+            return Unchanged(UpdateProjectOutput(project=project_view(head), changedFields=[]))
+        edited = ProjectRow.from_raw_data(head.serialize())
+        for f in changed:
+            setattr(edited, f, changes[f])
+        edited.updatedAt = clock.next_stamp(head.updatedAt)
+        return project_store.edit(edited, head, ancestors=chain, actor_id=ctx.user_id,
+                                  result=lambda: UpdateProjectOutput(project=project_view(edited), changedFields=changed))
+
+    try:
+        return compare_and_set("update_project", current, plan)
+    except project_store.OwnerGone:
+        raise errors.invalid("ownerId", f"{changes.get('ownerId')!r} is not a member of this workspace", "Pick a userId from list_members.") from None
+    except project_store.ParentGone:
+        raise errors.conflict("The new parent or one of its ancestors changed meanwhile; nothing was written.", "Call again: the cycle check runs on the new tree.") from None
+    except Missing:
+        raise errors.not_found("project", args.projectId) from None
+
+
+def _stored(head: ProjectRow, field: str) -> Any:
+    value = getattr(head, field)
+    if field in ("constraints", "successMetrics"):
+        return list(value or [])
+    if field in ("milestones", "risks"):
+        return list(value or [])
+    return value
+
+
+# -- add_project_link / remove_project_link ------------------------------------------------------
+class ProjectLinkInput(ToolInput):
+    projectId: ProjectIdArg
+    targetType: TargetType = Field(description="BOARD, TASK, REPO, DOC, DECISION, METRIC or AGENT.")
+    targetId: str = Field(
+        min_length=1, max_length=300,
+        description=f"The target: a board id (bd_…) or task id (tk_…) of the project's workspace; for REPO {repos.FORMS}; "
+        "for the other types an identifier of your choice (1-300 characters).",
+    )
+
+
+class ProjectLinkOutput(ToolOutput):
+    projectId: str
+    link: LinkView
+    added: bool | None = Field(default=None, description="add_project_link: false when the link already existed (nothing written).")
+    removed: bool | None = Field(default=None, description="remove_project_link: false when there was no such link (nothing written).")
+
+
+def _target_id(args: ProjectLinkInput, workspace_id: str) -> str:
+    if args.targetType == "REPO":
+        repo = repos.normalise_repo(args.targetId)
+        if repo is None:
+            raise errors.invalid("targetId", f"is not a GitHub repository: {args.targetId!r}", f"Send {repos.FORMS}.")
+        return repo
+    value = args.targetId.strip()
+    if args.targetType == "BOARD":
+        board = ids.parse_board(value)
+        if board is None or board[0] != workspace_id:
+            raise errors.not_found("board", value)
+    elif args.targetType == "TASK":
+        task = ids.parse_task(value)
+        if task is None or task.workspace_id != workspace_id:
+            raise errors.not_found("task", value)
+    elif not has_visible(value) or "#" in value:
+        raise errors.invalid("targetId", "must contain visible characters and no '#'")
+    return value
+
+
+def _target_key(target_type: str, target_id: str) -> tuple[str, str] | None:
+    if target_type == "BOARD":
+        return keys.board_entry(ids.workspace_of_board(target_id), target_id)
+    if target_type == "TASK":
+        task = ids.parse_task(target_id)
+        return keys.task_full(task.board_id, task.number) if task else None
+    return None
+
+
+def _link_prefetch(where: Located, args: ProjectLinkInput) -> Prefetch:
+    ws = where.workspace_id
+    items = [keys.project(ws, where.project_id or "")]
+    try:
+        target_id = _target_id(args, ws)
+    except errors.ToolError:
+        return Prefetch(items=tuple(items))
+    items.append(keys.project_link(where.project_id or "", args.targetType, target_id))
+    key = _target_key(args.targetType, target_id)
+    if key:
+        items.append(key)
+    return Prefetch(items=tuple(items))
+
+
+def _link_row(ctx: CallContext, args: ProjectLinkInput, target_id: str) -> ProjectLinkRow:
+    where = ctx.target
+    row = ProjectLinkRow(*keys.project_link(where.project_id, args.targetType, target_id), projectId=where.project_id, workspaceId=where.workspace_id,
+                         targetType=args.targetType, targetId=target_id, createdBy=ctx.user_id, createdAt=clock.now_iso())
+    if args.targetType == "REPO":
+        row.GSI2PK, row.GSI2SK = keys.repo_link_index(target_id, where.workspace_id, where.project_id)
+    return row
+
+
+@tool(
+    "add_project_link",
+    title="Add project link",
+    description=(
+        "Links a project to a board, task, repository, doc, decision, metric or agent (needs the ADMIN role). Boards and tasks must be "
+        "in the project's workspace; a repository is stored as lowercase owner/name (GitHub URLs are accepted). Adding a link that "
+        "exists already writes nothing (added: false)."
+    ),
+    area="projects",
+    scope="write",
+    idempotent=True,
+    target=target("projectId", "project"),
+    min_role="ADMIN",
+    prefetch=_link_prefetch,
+    input_model=ProjectLinkInput,
+    output_model=ProjectLinkOutput,
+)
+def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOutput:
+    where = ctx.target
+    target_id = _target_id(args, where.workspace_id)
+    _head(ctx)
+    existing = ctx.item(keys.project_link(where.project_id, args.targetType, target_id))
+    if isinstance(existing, ProjectLinkRow):
+        return ProjectLinkOutput(projectId=where.project_id, link=link_view(existing), added=False)
+    key = _target_key(args.targetType, target_id)
+    check = None
+    if key is not None:
+        found = ctx.item(key)
+        if args.targetType == "BOARD" and not isinstance(found, BoardEntryRow):
+            raise errors.not_found("board", target_id)
+        if args.targetType == "TASK" and not isinstance(found, TaskDetailRow):
+            raise errors.not_found("task", target_id)
+        model = BoardEntryRow if args.targetType == "BOARD" else TaskDetailRow
+
+        def check(tx: Any, key: tuple[str, str] = key, model: Any = model) -> None:
+            tx.condition_check(model, *key, condition=Row.PK.exists())
+
+    row = _link_row(ctx, args, target_id)
+    try:
+        added = project_store.add_link(row, actor_id=ctx.user_id, target_check=check)
+    except project_store.TooManyLinks:
+        raise errors.invalid("projectId", f"the project holds {project_store.MAX_LINKS} links, the most it can", "Remove a link first.") from None
+    except Missing:
+        raise errors.not_found(args.targetType.lower() if key else "project", target_id if key else where.project_id) from None
+    if not added:
+        stored = ProjectLinkRow.get(row.PK, row.SK, consistent_read=True)
+        return ProjectLinkOutput(projectId=where.project_id, link=link_view(stored), added=False)
+    return ProjectLinkOutput(projectId=where.project_id, link=link_view(row), added=True)
+
+
+@tool(
+    "remove_project_link",
+    title="Remove project link",
+    description=(
+        "Removes the link between a project and one target, matched exactly by targetType and targetId (a repository in any accepted "
+        "spelling). Needs the ADMIN role. Removing a link that does not exist writes nothing (removed: false)."
+    ),
+    area="projects",
+    scope="write",
+    idempotent=True,
+    target=target("projectId", "project"),
+    min_role="ADMIN",
+    prefetch=_link_prefetch,
+    input_model=ProjectLinkInput,
+    output_model=ProjectLinkOutput,
+)
+def remove_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOutput:
+    where = ctx.target
+    target_id = _target_id(args, where.workspace_id)
+    _head(ctx)
+    existing = ctx.item(keys.project_link(where.project_id, args.targetType, target_id))
+    if not isinstance(existing, ProjectLinkRow):
+        ghost = LinkView(targetType=args.targetType, targetId=target_id, createdAt="", createdBy="")
+        return ProjectLinkOutput(projectId=where.project_id, link=ghost, removed=False)
+    try:
+        removed = project_store.remove_link(existing, actor_id=ctx.user_id, stamp=clock.now_iso())
+    except Missing:
+        raise errors.not_found("project", where.project_id) from None
+    return ProjectLinkOutput(projectId=where.project_id, link=link_view(existing), removed=removed)
+
+
+# -- resolve_projects_for_repo ---------------------------------------------------------------------
+class ResolveProjectsInput(ToolInput):
+    repo: str = Field(min_length=1, max_length=300, description=f"The repository: {repos.FORMS}.")
+
+
+class RepoMatch(ToolOutput):
+    project: ProjectView
+    workspaceName: str
+    matchedBy: Literal["link", "default"] = Field(description="link: the project links the repository; default: its workspace's defaultRepo is the repository and no project there links one.")
+
+
+class ResolveProjectsOutput(ToolOutput):
+    repo: str = Field(description="The repository as normalised (lowercase owner/name).")
+    matches: list[RepoMatch] = Field(description="Live (not ARCHIVED) projects, by workspace then project id.")
+
+
+@tool(
+    "resolve_projects_for_repo",
+    title="Resolve projects for a repository",
+    description=(
+        "Finds the live projects, across every workspace you belong to, that link a repository (owner/name or a GitHub URL). When a "
+        "workspace's defaultRepo is that repository and none of its projects links a repository, its live projects are returned "
+        "too, marked matchedBy: default. Needs an unpinned human credential; pinned and agent tokens are FORBIDDEN."
+    ),
+    area="projects",
+    scope="read",
+    read_only=True,
+    input_model=ResolveProjectsInput,
+    output_model=ResolveProjectsOutput,
+)
+def resolve_projects_for_repo(ctx: CallContext, args: ResolveProjectsInput) -> ResolveProjectsOutput:
+    p = ctx.principal
+    if not p.human or p.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
+        raise errors.forbidden(
+            "resolve_projects_for_repo needs an unpinned human credential; this one is "
+            + ("pinned to one workspace." if p.workspace_pin or (ctx.binding and ctx.binding.workspace_id) else "an agent's."),
+            "Run it with a human token made without --workspace (jentrix token create --human).",
+        )
+    repo = repos.normalise_repo(args.repo)
+    if repo is None:
+        raise errors.invalid("repo", f"is not a GitHub repository: {args.repo!r}", f"Send {repos.FORMS}.")
+    found, names = project_store.lookup(ctx.user_id, repo)
+    matches = [RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)  # type: ignore[arg-type]
+               for pj, how in sorted(found, key=lambda m: (m[0].workspaceId, m[0].projectId))]
+    return ResolveProjectsOutput(repo=repo, matches=matches)
+
+
+TOOLS = (create_project, get_project, list_projects, update_project, add_project_link, remove_project_link, resolve_projects_for_repo)
