@@ -68,6 +68,9 @@ class ToolSpec:
     refused_when_bound: bool = False
     rebind: Callable[[dict[str, Any], Any], bool] | None = None
     prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.access.Prefetch
+    # The governance pack the tool belongs to (docs/governance.md): an agent's call is let through,
+    # parked as an approval request or refused by the workspace's policy for that pack (domain.governance).
+    governed: str | None = None
 
     def __post_init__(self) -> None:
         fields = self.input_model.model_fields
@@ -91,6 +94,12 @@ class ToolSpec:
             raise SpecError(f"{self.name}: refs are checked against a target")
         if self.prefetch is not None and self.target is None:
             raise SpecError(f"{self.name}: prefetch reads with the target's membership")
+        if self.governed is not None:
+            if self.target is None or self.target.each is not None or self.keyed:
+                raise SpecError(f"{self.name}: a governed tool needs one workspace target and no idempotencyKey")
+            out = self.output_model.model_fields
+            if "status" not in out or "approval" not in out:
+                raise SpecError(f"{self.name}: a governed tool's output needs 'status' and 'approval' (the parked answer)")
 
     def annotations(self) -> dict[str, Any]:
         return {

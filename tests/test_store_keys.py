@@ -41,6 +41,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "label": (keys.label("bd_c", "lb_g"), None),
     "label-name claim": (keys.label_name_claim("bd_c", "Needs Review"), None),
     "bulk chunk marker": (keys.bulk_chunk_marker("cd34", 1), None),
+    "invitation": (keys.invitation("ws_b", "01j0abc"), None),
+    "governance policy": (keys.governance_policy("ws_b"), None),
+    "approval request": (keys.approval("ws_b", "0123456789abcdef", "01j0abc"), None),
+    "workspace log entry": (keys.workspace_log("ws_b", "2026-12-01T10:00:00.000Z", "01j0abc"), None),
 }
 
 
