@@ -240,3 +240,21 @@ async def test_writes_with_a_human_credential_are_source_ui(server_url, human):
     key = next(k for k in ui if isinstance(ui[k], list))
     assert ui[key] and all(e["source"] == "ui" for e in ui[key]) and {e["type"] for e in ui[key]} == {"board.created"}
     assert mcp[key] and {e["type"] for e in mcp[key]} == {"task.created"}
+
+
+async def test_two_racing_replays_of_one_approval_apply_once(server_url, human):
+    from domain import auth, ids
+    from domain.store import governance
+
+    ws = human.workspace_id
+    agent_token, _ = auth.mint_pat(human.user_id)
+    args = {"workspaceId": ws, "email": f"race-{uuid.uuid4().hex[:6]}@example.com"}
+    async with mcp_client(server_url, agent_token) as c1, mcp_client(server_url, agent_token) as c2:
+        parked = await ok(c1, "invite_member", args)
+        row = governance.get_approval(ids.parse_approval(parked["approval"]["id"]))
+        governance.decide(row, "APPROVED", actor_id=human.user_id, actor_roles=("ADMIN", "OWNER"))
+        results = await asyncio.gather(*(c.call_tool("invite_member", args) for c in (c1, c2, c1, c2)))
+    applied = [r for r in results if not r.is_error and r.structured_content["status"] == "APPLIED"]
+    assert len(applied) == 1, [r.content[0].text for r in results]
+    pending = [r for r in governance.pending_invitations(ws) if r.email == args["email"]]
+    assert len(pending) == 1
