@@ -192,7 +192,11 @@ def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     access.authorize(spec, ctx, args)  # settles the rate window once its reads are under way
     ctx.settle_rate()
-    parked = governance.gate(spec, ctx, args) if spec.governed is not None else None
+    parked = None
+    if spec.governed is not None:
+        if spec.precheck is not None:
+            spec.precheck(ctx, args)
+        parked = governance.gate(spec, ctx, args)
     out = parked if parked is not None else spec.handler(ctx, args)
     if isinstance(out, BaseModel):
         return out.model_dump(mode="json", by_alias=True)

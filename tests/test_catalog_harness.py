@@ -72,6 +72,7 @@ class World:
     theirs: Place
     tokens: dict[str, str]  # "scope:read" / "role:MEMBER" ... -> secret
     user_id: str
+    member_ids: dict[str, str]  # role -> userId of the world's other members
 
 
 def _call(secret: str, name: str, arguments: Any) -> dict[str, Any]:
@@ -139,11 +140,13 @@ def world(stack) -> World:
         governance.set_policy(actor.workspace_id, "membership", "ALLOW", actor_id=actor.user_id, source="ui")
     tokens = {f"scope:{s}": auth.mint_pat(me.user_id, scopes=[s])[0] for s in SCOPES}
     tokens["role:OWNER"] = me.token
+    member_ids = {}
     for role in ("MEMBER", "ADMIN"):
         user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:6]}@example.com", f"{role.title()} User")
         members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
         tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
-    return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id)
+        member_ids[role] = user.userId
+    return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id, member_ids)
 
 
 @pytest.fixture(autouse=True)
@@ -317,6 +320,11 @@ def test_governed_tools_park_or_refuse_agents(world, spec):
 
     ws = world.mine.workspace
     args = valid_args(spec, world.mine)
+    # arguments the tool's precheck accepts (a real member, a real address), so the gate is reached
+    if "userId" in args:
+        args["userId"] = world.member_ids["MEMBER"]
+    if "email" in args:
+        args["email"] = f"gated-{uuid.uuid4().hex[:6]}@example.com"
     try:
         governance.set_policy(ws, spec.governed, "REQUIRE_APPROVAL", actor_id=world.user_id, source="ui")
         before = stored_state()

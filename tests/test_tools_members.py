@@ -175,7 +175,7 @@ async def test_agent_membership_change_is_parked_approved_once_then_parked_again
     ws = human.workspace_id
     bea, _ = _join(ws, "MEMBER")
     agent_token, _ = auth.mint_pat(human.user_id)  # the same user, an agent's credential
-    args = {"workspaceId": ws, "userId": bea, "role": "ADMIN", "expectedRole": "MEMBER"}
+    args = {"workspaceId": ws, "userId": bea, "role": "ADMIN"}
     async with mcp_client(server_url, agent_token) as c:
         before = stored_state()
         parked = await ok(c, "set_member_role", args)
@@ -201,7 +201,7 @@ async def test_agent_membership_change_is_parked_approved_once_then_parked_again
     row = governance.get_approval(ids.parse_approval(replay["approval"]["id"]))
     governance.decide(row, "APPROVED", actor_id=human.user_id, actor_roles=("OWNER",))
     async with mcp_client(server_url, second_agent) as c:  # another caller does not ride on it
-        elsewhere = await ok(c, "set_member_role", {**args, "expectedRole": "ADMIN", "role": "ADMIN"})
+        elsewhere = await ok(c, "set_member_role", {**args, "expectedRole": "ADMIN"})
         assert elsewhere["status"] == "PENDING_APPROVAL"
         assert (await ok(c, "set_member_role", args))["status"] == "PENDING_APPROVAL"
     log = governance.history(ws)
@@ -258,3 +258,19 @@ async def test_two_racing_replays_of_one_approval_apply_once(server_url, human):
     assert len(applied) == 1, [r.content[0].text for r in results]
     pending = [r for r in governance.pending_invitations(ws) if r.email == args["email"]]
     assert len(pending) == 1
+
+
+async def test_an_agent_call_that_would_fail_is_refused_before_any_request_is_filed(server_url, human):
+    from domain import auth
+
+    ws = human.workspace_id
+    bea, _ = _join(ws, "MEMBER")
+    agent_token, _ = auth.mint_pat(human.user_id)
+    async with mcp_client(server_url, agent_token) as c:
+        before = stored_state()
+        assert (await err(c, "remove_member", {"workspaceId": ws, "userId": "usr_nobodyhere00"}))["code"] == "NOT_FOUND"
+        assert (await err(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "ADMIN", "expectedRole": "ADMIN"}))["code"] == "CONFLICT"
+        assert names_field(await err(c, "set_member_role", {"workspaceId": ws, "userId": human.user_id, "role": "MEMBER"}), "userId")
+        assert names_field(await err(c, "invite_member", {"workspaceId": ws, "email": "not-an-address"}), "email")
+        assert names_field(await err(c, "remove_member", {"workspaceId": ws, "userId": human.user_id}), "userId")
+        assert stored_state() == before

@@ -130,6 +130,16 @@ class SetMemberRoleOutput(ToolOutput):
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
+def _check_role_change(ctx: CallContext, args: Any) -> None:
+    """What set_member_role can refuse from the access read alone (also run before parking)."""
+    ws = ctx.target.workspace_id
+    current = _target_member(ctx, ws, args.userId)
+    if args.expectedRole is not None and current.role != args.expectedRole:
+        raise _stale(current, args.userId)
+    if current.role == "OWNER" and args.role != "OWNER" and _owners(ctx, ws) <= 1:
+        raise _last_owner(args.userId)
+
+
 @tool(
     "set_member_role",
     title="Set member role",
@@ -149,6 +159,7 @@ class SetMemberRoleOutput(ToolOutput):
     refs=(Ref("userId", "user"),),
     prefetch=_workspace_member_prefetch,
     governed="membership",
+    precheck=_check_role_change,
     input_model=SetMemberRoleInput,
     output_model=SetMemberRoleOutput,
 )
@@ -198,6 +209,21 @@ class RemoveMemberOutput(ToolOutput):
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
+def _check_removal(ctx: CallContext, args: Any) -> None:
+    """What remove_member can refuse from the access read alone (also run before parking)."""
+    ws = ctx.target.workspace_id
+    if args.userId == ctx.user_id:
+        raise errors.invalid("userId", "is you; a member cannot remove themselves", "Ask another ADMIN or OWNER of the workspace to remove you.")
+    current = _target_member(ctx, ws, args.userId)
+    if args.expectedRole is not None and current.role != args.expectedRole:
+        raise _stale(current, args.userId)
+    if current.role == "OWNER":
+        if ROLE_RANK[ctx.member(ws).role] < ROLE_RANK["OWNER"]:
+            raise errors.forbidden("Removing an OWNER needs the OWNER role; you are ADMIN.", "Ask an OWNER of the workspace to remove this member.")
+        if _owners(ctx, ws) <= 1:
+            raise _last_owner(args.userId)
+
+
 @tool(
     "remove_member",
     title="Remove member",
@@ -216,13 +242,12 @@ class RemoveMemberOutput(ToolOutput):
     refs=(Ref("userId", "user"),),
     prefetch=_workspace_member_prefetch,
     governed="membership",
+    precheck=_check_removal,
     input_model=RemoveMemberInput,
     output_model=RemoveMemberOutput,
 )
 def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutput:
     ws = ctx.target.workspace_id
-    if args.userId == ctx.user_id:
-        raise errors.invalid("userId", "is you; a member cannot remove themselves", "Ask another ADMIN or OWNER of the workspace to remove you.")
     current = _target_member(ctx, ws, args.userId)
     extra, approval_key = ctx.approval_write()
     me = ctx.member(ws)
@@ -282,6 +307,17 @@ class InviteMemberOutput(ToolOutput):
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
+def _check_invite(ctx: CallContext, args: Any) -> str:
+    """What invite_member can refuse without a write (also run before parking); the normalised e-mail."""
+    email = args.email.strip().lower()
+    if not EMAIL.fullmatch(email):
+        raise errors.invalid("email", "is not an e-mail address", "Pass an address like name@example.com.")
+    me = ctx.member(ctx.target.workspace_id)
+    if args.role == "OWNER" and me.role != "OWNER":
+        raise errors.forbidden(f"Inviting an OWNER needs the OWNER role; you are {me.role}.", "Invite with role ADMIN or MEMBER, or ask an OWNER to invite.")
+    return email
+
+
 @tool(
     "invite_member",
     title="Invite member",
@@ -296,19 +332,14 @@ class InviteMemberOutput(ToolOutput):
     scope="admin",
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
-    prefetch=lambda where, args: Prefetch(),
     governed="membership",
+    precheck=_check_invite,
     input_model=InviteMemberInput,
     output_model=InviteMemberOutput,
 )
 def invite_member(ctx: CallContext, args: InviteMemberInput) -> InviteMemberOutput:
     ws = ctx.target.workspace_id
-    email = args.email.strip().lower()
-    if not EMAIL.fullmatch(email):
-        raise errors.invalid("email", "is not an e-mail address", "Pass an address like name@example.com.")
-    me = ctx.member(ws)
-    if args.role == "OWNER" and me.role != "OWNER":
-        raise errors.forbidden(f"Inviting an OWNER needs the OWNER role; you are {me.role}.", "Invite with role ADMIN or MEMBER, or ask an OWNER to invite.")
+    email = _check_invite(ctx, args)
     row = gov.new_invitation(ws, email, args.role, ctx.user_id)
     extra, approval_key = ctx.approval_write()
     log = gov.log_row(ws, "invitation.created", f"{email} invited as {args.role}", actor_id=ctx.user_id, source=ctx.source,
