@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
 # Label ids carry their board too, but set_task_labels names every foreign label id in one
 # answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class Located:
     task: ids.TaskRef | None = None
     comment: ids.CommentRef | None = None
     subtask: ids.SubtaskRef | None = None
+    invitation: ids.InvitationRef | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "project":
         pj = ids.parse_project(value)
         return Located("project", value, pj[0], project_id=pj[1]) if pj else None
+    if kind == "invitation":
+        inv = ids.parse_invitation(value)
+        return Located("invitation", value, inv.workspace_id, invitation=inv) if inv else None
     raise ValueError(kind)
 
 
@@ -273,6 +277,10 @@ def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, 
     from domain.store.models import MemberRow, Row
 
     plan = _with_entries(spec, spec.prefetch(where, args) if spec.prefetch is not None else Prefetch(), [where])
+    if spec.governed is not None:  # the policy with the membership; an agent's earlier requests in parallel
+        from domain import governance
+
+        plan = governance.with_gate_reads(plan, spec, ctx, where, args)
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
     if where.workspace_id in ctx._members:  # noqa: SLF001 - read once per call

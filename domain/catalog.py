@@ -55,7 +55,7 @@ SEED: dict[str, SeedTool] = {
     "get_project": SeedTool("read", True, False, False, False, "projects", "built"),
     "get_task": SeedTool("read", True, False, False, False, "tasks", "built"),
     "get_token_context": SeedTool("read", True, False, False, False, "context", "built"),
-    "invite_member": SeedTool("admin", False, False, False, False, "members", "planned"),
+    "invite_member": SeedTool("admin", False, False, False, False, "members", "built"),
     "list_activity": SeedTool("read", True, False, False, False, "tasks", "built"),
     "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "planned"),
     "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "planned"),
@@ -63,7 +63,7 @@ SEED: dict[str, SeedTool] = {
     "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_comments": SeedTool("read", True, False, False, False, "collaboration", "built"),
-    "list_invitations": SeedTool("admin", True, False, False, False, "members", "planned"),
+    "list_invitations": SeedTool("admin", True, False, False, False, "members", "built"),
     "list_labels": SeedTool("read", True, False, False, False, "collaboration", "built"),
     "list_members": SeedTool("read", True, False, False, False, "members", "built"),
     "list_projects": SeedTool("read", True, False, False, False, "projects", "built"),
@@ -73,16 +73,16 @@ SEED: dict[str, SeedTool] = {
     "manage_columns": SeedTool("write", False, True, False, False, "boards", "built"),
     "manage_labels": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "move_task": SeedTool("write", False, False, False, False, "tasks", "built"),
-    "remove_member": SeedTool("admin", False, True, False, False, "members", "planned"),
+    "remove_member": SeedTool("admin", False, True, False, False, "members", "built"),
     "remove_project_link": SeedTool("write", False, False, True, False, "projects", "built"),
     "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "rename_board": SeedTool("write", False, False, True, False, "boards", "built"),
     "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "built"),
     "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
-    "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "planned"),
+    "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "built"),
     "search_artifacts": SeedTool("read", True, False, False, False, "search", "planned"),
     "search_tasks": SeedTool("read", True, False, False, False, "search", "planned"),
-    "set_member_role": SeedTool("admin", False, False, True, False, "members", "planned"),
+    "set_member_role": SeedTool("admin", False, False, True, False, "members", "built"),
     "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "built"),
@@ -96,11 +96,11 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, projects, subtasks, tasks, workspaces
+    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, members, projects, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
-        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *projects.TOOLS,
+        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS,
     )
 
 

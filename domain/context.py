@@ -53,6 +53,21 @@ class CallContext:
     _queries: dict[str, Future[Any]] = field(default_factory=dict)
     _members: dict[str, MemberRow] = field(default_factory=dict)
     absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
+    governance_request: Any = None  # domain.store.governance.Request of a governed call (set by the access step)
+    approval: Any = None  # the APPROVED ApprovalRow letting this agent call through once (domain.governance.gate)
+
+    def __post_init__(self) -> None:
+        # A write made with a human's credential is recorded as from the UI, an agent's as from MCP.
+        self.source = "ui" if self.principal.human else "mcp"
+
+    def approval_write(self) -> tuple[Any, tuple[str, str] | None]:
+        """``(extra, key)`` for a governed change's transaction: the action consuming the approval
+        that let this call through (or ``None``), and that approval's key."""
+        if self.approval is None:
+            return None, None
+        from domain.store import governance as governance_store
+
+        return governance_store.consume(self.approval), (self.approval.PK, self.approval.SK)
 
     def settle_rate(self) -> None:
         """Wait for the rate-window update started by the pipeline; RATE_LIMITED when over the limit.

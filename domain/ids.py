@@ -8,6 +8,8 @@
 * subtask   ``st_<w>_<b>_<number>_<ulid>``   — its task, and its place in the checklist (creation order)
 * label     ``lb_<w>_<b>_<l>``               — workspace and board readable (like a column)
 * project   ``pj_<w>_<p>``                   — the workspace is readable from the id (like a board)
+* invitation ``inv_<w>_<ulid>``              — its workspace, and its creation order
+* approval  ``ap_<w>_<request>_<ulid>``      — its workspace and the request digest (16 hex) it answers
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -30,6 +32,8 @@ TASK_RE = re.compile(rf"^tk_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})$"
 LABEL_RE = re.compile(rf"^lb_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 PROJECT_RE = re.compile(rf"^pj_({_PART}{{12}})_({_PART}{{8}})$")
+INVITATION_RE = re.compile(rf"^inv_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+APPROVAL_RE = re.compile(rf"^ap_({_PART}{{12}})_([0-9a-f]{{16}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
 
@@ -160,3 +164,34 @@ def parse_subtask(value: str) -> SubtaskRef | None:
     if not m:
         return None
     return SubtaskRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
+
+
+@dataclass(frozen=True)
+class InvitationRef:
+    workspace_id: str
+    ulid: str
+
+
+def new_invitation_id(workspace_id: str, ulid: str) -> str:
+    return f"inv_{workspace_id[3:]}_{ulid}"
+
+
+def parse_invitation(value: str) -> InvitationRef | None:
+    m = INVITATION_RE.fullmatch(value)
+    return InvitationRef(f"ws_{m.group(1)}", m.group(2)) if m else None
+
+
+@dataclass(frozen=True)
+class ApprovalRef:
+    workspace_id: str
+    request: str
+    ulid: str
+
+
+def new_approval_id(workspace_id: str, request: str, ulid: str) -> str:
+    return f"ap_{workspace_id[3:]}_{request}_{ulid}"
+
+
+def parse_approval(value: str) -> ApprovalRef | None:
+    m = APPROVAL_RE.fullmatch(value)
+    return ApprovalRef(f"ws_{m.group(1)}", m.group(2), m.group(3)) if m else None

@@ -22,7 +22,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, idempotency, ratelimit
+from domain import access, errors, governance, idempotency, ratelimit
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
@@ -192,7 +192,12 @@ def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     access.authorize(spec, ctx, args)  # settles the rate window once its reads are under way
     ctx.settle_rate()
-    out = spec.handler(ctx, args)
+    parked = None
+    if spec.governed is not None:
+        if spec.precheck is not None:
+            spec.precheck(ctx, args)
+        parked = governance.gate(spec, ctx, args)
+    out = parked if parked is not None else spec.handler(ctx, args)
     if isinstance(out, BaseModel):
         return out.model_dump(mode="json", by_alias=True)
     return spec.output_model.model_validate(out).model_dump(mode="json", by_alias=True)

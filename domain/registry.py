@@ -71,6 +71,13 @@ class ToolSpec:
     # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
     # reads the board's entry with the membership and refuses while the board is archived.
     open_board: bool = False
+    # The governance pack the tool belongs to (docs/governance.md): an agent's call is let through,
+    # parked as an approval request or refused by the workspace's policy for that pack (domain.governance).
+    governed: str | None = None
+    # Checks of a governed call that need no write (the target exists, value guards hold, the
+    # caller may ask for this at all): run before the gate, so no approval is filed for a call
+    # that would fail anyway. (ctx, args) -> None, raising ToolError.
+    precheck: Callable[[Any, Any], None] | None = None
 
     def __post_init__(self) -> None:
         fields = self.input_model.model_fields
@@ -96,6 +103,14 @@ class ToolSpec:
             raise SpecError(f"{self.name}: refs are checked against a target")
         if self.prefetch is not None and self.target is None:
             raise SpecError(f"{self.name}: prefetch reads with the target's membership")
+        if self.precheck is not None and self.governed is None:
+            raise SpecError(f"{self.name}: precheck runs before the governance gate; the handler checks ungoverned calls")
+        if self.governed is not None:
+            if self.target is None or self.target.each is not None or self.keyed:
+                raise SpecError(f"{self.name}: a governed tool needs one workspace target and no idempotencyKey")
+            out = self.output_model.model_fields
+            if "status" not in out or "approval" not in out:
+                raise SpecError(f"{self.name}: a governed tool's output needs 'status' and 'approval' (the parked answer)")
 
     def annotations(self) -> dict[str, Any]:
         return {

@@ -4,6 +4,8 @@
     jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
     jentrix token list   --user-email E
     jentrix token revoke --user-email E TOKEN_ID
+    jentrix invite link|accept, jentrix approvals list|approve|reject, jentrix governance set
+                         (functions.cli_governance: human tokens only, docs/governance.md)
     jentrix mcp …        (the stdio adapter, functions.stdio_adapter)
 
 Token commands work against DynamoDB Local: ``--endpoint URL``, else ``JENTRIX_DYNAMODB_ENDPOINT``,
@@ -534,6 +536,10 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("token_id", metavar="TOKEN_ID")
     _add_target_flags(revoke)
     revoke.set_defaults(func=cmd_token_revoke)
+
+    from functions import cli_governance
+
+    cli_governance.add_parsers(sub)  # invite, approvals, governance
 
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser

@@ -61,9 +61,10 @@ class Place:
     subtask: str
     label: str
     project: str
+    invitation: str
 
     def of(self, kind: str) -> str:
-        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project}[kind]
+        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project, "invitation": self.invitation}[kind]
 
 
 @dataclass
@@ -72,6 +73,7 @@ class World:
     theirs: Place
     tokens: dict[str, str]  # "scope:read" / "role:MEMBER" ... -> secret
     user_id: str
+    member_ids: dict[str, str]  # role -> userId of the world's other members
 
 
 def _call(secret: str, name: str, arguments: Any) -> dict[str, Any]:
@@ -112,7 +114,8 @@ def _place(secret: str, workspace_id: str) -> Place:
     subtask = _ok(secret, "create_subtask", {"taskId": t1["id"], "title": "harness subtask"})["subtask"]
     label = _ok(secret, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"})["label"]
     project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:6]}"})["project"]
-    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"])
+    invitation = _ok(secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:6]}@example.com"})["invitation"]
+    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"], invitation["id"])
 
 
 def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -130,13 +133,22 @@ def world(stack) -> World:
     tag = uuid.uuid4().hex[:6]
     me = make_actor("Harness", f"Harness {tag}")
     other = make_actor("Stranger", f"Stranger {tag}")
+    # The world's workspaces let agents' membership changes through (policy ALLOW), so every
+    # matrix below reaches the governed tools' handlers; test_governed_tools_park_or_refuse_agents
+    # covers the parked and refused answers of the other policies, tool by tool.
+    from domain.store import governance
+
+    for actor in (me, other):
+        governance.set_policy(actor.workspace_id, "membership", "ALLOW", actor_id=actor.user_id, source="ui")
     tokens = {f"scope:{s}": auth.mint_pat(me.user_id, scopes=[s])[0] for s in SCOPES}
     tokens["role:OWNER"] = me.token
+    member_ids = {}
     for role in ("MEMBER", "ADMIN"):
         user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:6]}@example.com", f"{role.title()} User")
         members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
         tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
-    return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id)
+        member_ids[role] = user.userId
+    return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id, member_ids)
 
 
 @pytest.fixture(autouse=True)
@@ -174,7 +186,7 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     schema = spec.definition()["inputSchema"]
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
     for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
-        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project"):
+        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation"):
             args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
     if spec.target is not None:
         alt = alternative or spec.target.fields[0]
@@ -258,7 +270,7 @@ def _isolation_cases() -> list[Any]:
 
 
 def _foreign_value(kind: str, theirs: Place) -> str | None:
-    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project}.get(kind)
+    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project, "invitation": theirs.invitation}.get(kind)
 
 
 @pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
@@ -296,6 +308,45 @@ def test_isolation_cases_cover_every_id_argument():
     assert probed == declared
 
 
+# -- governance -------------------------------------------------------------------------------------
+GOVERNED = [s for s in SPECS if s.governed is not None]
+
+
+@pytest.mark.parametrize("spec", GOVERNED, ids=lambda s: s.name)
+def test_governed_tools_park_or_refuse_agents(world, spec):
+    """Under REQUIRE_APPROVAL an agent's call of a governed tool writes one approval request and
+    answers PENDING_APPROVAL (a result, valid against the outputSchema); repeating it answers the
+    same request; under DENY it is FORBIDDEN and writes nothing."""
+    from tests.tools_support import stored_state
+    from domain.store import governance
+
+    ws = world.mine.workspace
+    args = valid_args(spec, world.mine)
+    # arguments the tool's precheck accepts (a real member, a real address), so the gate is reached
+    if "userId" in args:
+        args["userId"] = world.member_ids["MEMBER"]
+    if "email" in args:
+        args["email"] = f"gated-{uuid.uuid4().hex[:6]}@example.com"
+    try:
+        governance.set_policy(ws, spec.governed, "REQUIRE_APPROVAL", actor_id=world.user_id, source="ui")
+        before = stored_state()
+        first = _call(world.tokens["role:OWNER"], spec.name, args)
+        assert not first["isError"], first
+        out = first["structuredContent"]
+        assert out["status"] == "PENDING_APPROVAL" and out["approval"]["tool"] == spec.name and out["approval"]["newRequest"]
+        added = set(stored_state()) - set(before)
+        assert len(added) == 1, added
+        again = _call(world.tokens["role:OWNER"], spec.name, args)["structuredContent"]
+        assert again["approval"]["id"] == out["approval"]["id"] and not again["approval"]["newRequest"]
+        governance.set_policy(ws, spec.governed, "DENY", actor_id=world.user_id, source="ui")
+        before = table_fingerprint()
+        error = _error(_call(world.tokens["role:OWNER"], spec.name, args))
+        assert error is not None and error["code"] == "FORBIDDEN", error
+        assert table_fingerprint() == before
+    finally:
+        governance.set_policy(ws, spec.governed, "ALLOW", actor_id=world.user_id, source="ui")
+
+
 # -- schema fuzz -------------------------------------------------------------------------------------
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(["", " ", "\ud800", "a\udfffb", "👩‍💻", "ws_", "'; DROP TABLE", "\u200b", "%00"])
 WRONG = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False), TEXT, st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
@@ -311,7 +362,7 @@ def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> s
             options.append(st.sampled_from(b["enum"]))
         elif b.get("type") == "string":
             lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
-            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, ""]
+            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, place.invitation, ""]
             options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
             if "pattern" in b:
                 options.append(st.from_regex(b["pattern"], fullmatch=True))

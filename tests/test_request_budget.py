@@ -285,3 +285,33 @@ def test_project_tool_budgets(server_url, owner, board):
     ok(call_tool(server_url, owner.token, "update_workspace", {"workspaceId": other, "defaultRepo": repo}))
     _, c = check(server_url, human, "resolve_projects_for_repo", {"repo": repo}, FIXED + 3 + 1)  # + one Query per workspace matched by its default
     assert c.ops["Query"] == 3
+
+
+def test_member_and_governance_budgets(server_url, stack):
+    """Membership tools: the target member, the workspace head (ownerCount) and the governance
+    policy are read with the caller's membership (one BatchGetItem); a change is one transaction.
+    An agent's governed call adds its earlier approval requests (one Query, parallel with the
+    access read); parking writes one PutItem; an approved retry is the change's transaction."""
+    from domain import auth, ids
+    from domain.store import governance, keys, members
+    from domain.store.models import UserRow
+    from tests.conftest import make_actor
+
+    human = make_actor("Hal", "Budget Gov", holder="human")
+    ws = human.workspace_id
+    bea = auth.create_user(f"bea-{uuid.uuid4().hex[:6]}@example.com", "Bea")
+    members.add(ws, UserRow.get(*keys.user_profile(bea.userId)), "MEMBER")
+    check(server_url, human.token, "set_member_role", {"workspaceId": ws, "userId": bea.userId, "role": "ADMIN", "expectedRole": "MEMBER"}, FIXED_WS + 1)
+    check(server_url, human.token, "set_member_role", {"workspaceId": ws, "userId": bea.userId, "role": "MEMBER", "expectedRole": "MEMBER"}, FIXED_WS, error=True)  # CONFLICT from the access read
+    res, _ = check(server_url, human.token, "invite_member", {"workspaceId": ws, "email": "budget@example.com"}, FIXED_WS + 1)
+    check(server_url, human.token, "list_invitations", {"workspaceId": ws}, FIXED_WS + 1)
+    check(server_url, human.token, "revoke_invitation", {"invitationId": res["structuredContent"]["invitation"]["id"]}, FIXED_WS + 1)
+    check(server_url, human.token, "remove_member", {"workspaceId": ws, "userId": bea.userId, "expectedRole": "ADMIN"}, FIXED_WS + 1)
+    agent, _ = auth.mint_pat(human.user_id)
+    args = {"workspaceId": ws, "email": "agent-budget@example.com"}
+    res, _ = check(server_url, agent, "invite_member", args, FIXED_WS + 2)  # + approvals Query (parallel) + the request's PutItem
+    check(server_url, agent, "invite_member", args, FIXED_WS + 1)  # still pending: the Query alone
+    row = governance.get_approval(ids.parse_approval(res["structuredContent"]["approval"]["id"]))
+    governance.decide(row, "APPROVED", actor_id=human.user_id, actor_roles=("ADMIN", "OWNER"))
+    res, _ = check(server_url, agent, "invite_member", args, FIXED_WS + 2)  # Query + the invitation's transaction (consuming the approval)
+    assert res["structuredContent"]["status"] == "APPLIED"

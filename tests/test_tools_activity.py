@@ -13,17 +13,16 @@ from tests.tools_support import STAMP, activity_rows, err, names_field, new_boar
 
 
 def _as_human(token: str, tool: str, arguments: dict) -> dict:
-    """Run a tool handler the way the web UI would (source 'ui'), to have people's entries in the log."""
-    from domain import access, auth
+    """Run a tool with a human's credential of the same user (a token minted with holder
+    "human"), through the whole pipeline: its writes are recorded with source 'ui'."""
+    from domain import auth, pipeline
     from domain.catalog import registry as product_registry
-    from domain.context import CallContext
 
-    spec = product_registry().get(tool)
-    principal = auth.authenticate(token)
-    ctx = CallContext(principal=principal, correlation_id="ui-test", tool=tool, source="ui")
-    args = spec.input_model.model_validate(arguments)
-    access.authorize(spec, ctx, args)  # the pipeline's access step, as every caller of a handler runs it
-    return spec.handler(ctx, args).model_dump(mode="json")
+    user_id = auth.authenticate(token).user_id
+    human = auth.authenticate(auth.mint_pat(user_id, holder="human")[0])
+    outcome = pipeline.call_tool(product_registry().get(tool), arguments, human)
+    assert outcome.error is None, outcome.error
+    return outcome.result
 
 
 async def _walk(c, args: dict, limit: int) -> tuple[list[dict], list[int]]:

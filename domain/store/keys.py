@@ -178,6 +178,42 @@ LINKS_PREFIX = "LN#"
 DEPENDENCY_RANGE = (f"{LINKS_PREFIX}BLOCKS#OUT#", f"{LINKS_PREFIX}DEPENDS_ON#IN#~")
 
 
+def invitation(workspace_id: str, ulid: str) -> Key:
+    """``WS#<ws> / INVITE#<ulid>``: one invitation (pending, accepted, revoked); oldest first."""
+    return workspace_partition(workspace_id), f"{INVITATIONS_PREFIX}{ulid}"
+
+
+INVITATIONS_PREFIX = "INVITE#"
+
+
+def governance_policy(workspace_id: str) -> Key:
+    """``WS#<ws> / GOVERNANCE``: the workspace's governance policy per governed pack (absent = defaults)."""
+    return workspace_partition(workspace_id), "GOVERNANCE"
+
+
+def approval(workspace_id: str, request: str, ulid: str) -> Key:
+    """``WS#<ws> / APPROVAL#<request>#<ulid>``: one approval request; ``request`` is the first 16
+    hex digits of the digest of (tool, arguments, caller), so one Query over
+    :func:`approvals_of_request` finds every round of the same call."""
+    return workspace_partition(workspace_id), f"{APPROVALS_PREFIX}{request}#{ulid}"
+
+
+def approvals_of_request(request: str) -> str:
+    return f"{APPROVALS_PREFIX}{request}#"
+
+
+APPROVALS_PREFIX = "APPROVAL#"
+
+
+def workspace_log_partition(workspace_id: str) -> str:
+    """``WSLOG#<ws>``: the workspace-level log (membership changes, invitations, approvals)."""
+    return f"WSLOG#{workspace_id}"
+
+
+def workspace_log(workspace_id: str, at: str, ulid: str) -> Key:
+    return workspace_log_partition(workspace_id), activity_sort_key(at, ulid)
+
+
 def token(secret_digest: str) -> Key:
     return f"TOKEN#{secret_digest}", "TOKEN"
 

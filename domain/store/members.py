@@ -63,10 +63,23 @@ def add(workspace_id: str, user: UserRow, role: str) -> MemberRow:
 
     member, mirror = rows_for(user, workspace_id, role, clock.now_iso())
 
-    def build(tx: Any) -> None:
-        tx.condition_check(WorkspaceRow, *keys.workspace_head(workspace_id), condition=Row.PK.exists())
+    def build(tx: Any, counted: bool) -> None:
+        head = keys.workspace_head(workspace_id)
+        if counted:  # an OWNER is counted on the head (WorkspaceRow.ownerCount)
+            tx.update(WorkspaceRow(*head), actions=[WorkspaceRow.ownerCount.add(1)], condition=WorkspaceRow.ownerCount.exists())
+        else:
+            tx.condition_check(WorkspaceRow, *head, condition=Row.PK.exists())
         tx.save(member, condition=Row.PK.does_not_exist())
         tx.save(mirror)
 
-    db.transact(build)
+    if role != "OWNER":
+        db.transact(lambda tx: build(tx, False))
+        return member
+    try:
+        db.transact(lambda tx: build(tx, True))
+    except db.ConditionFailed as failure:
+        if failure.hit(member.PK, member.SK) or not failure.hit(*keys.workspace_head(workspace_id)):
+            raise
+        # a head written before ownerCount existed: governance.owner_count counts it when needed
+        db.transact(lambda tx: build(tx, False))
     return member

@@ -91,6 +91,10 @@ class WorkspaceRow(Row, discriminator="Workspace"):
     # REPO links of the workspace's projects (add/remove_project_link ±1, same transaction):
     # the default repository applies only while this is 0
     repoLinkCount = NumberAttribute(null=True)
+    # OWNER members: every write that makes or unmakes an OWNER changes it in its transaction, and
+    # demoting or removing an OWNER conditions on ownerCount > 1 (heads written before it existed
+    # are counted once from the members, domain.store.governance.owner_count).
+    ownerCount = NumberAttribute(null=True)
 
 
 class SlugRow(Row, discriminator="Slug"):
@@ -114,6 +118,68 @@ class MembershipMirrorRow(Row, discriminator="Membership"):
 
     workspaceId = UnicodeAttribute()
     role = UnicodeAttribute()
+
+
+class InvitationRow(Row, discriminator="Invitation"):
+    """Invitation (``keys.invitation``): an e-mail invited with a role. ``secretDigest`` is the
+    SHA-256 of the link secret printed by ``jentrix invite link`` (absent until then; a new link
+    replaces it). ``state`` is PENDING, ACCEPTED or REVOKED."""
+
+    invitationId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    email = UnicodeAttribute()
+    role = UnicodeAttribute()
+    invitedBy = UnicodeAttribute()
+    state = UnicodeAttribute(default="PENDING")
+    secretDigest = UnicodeAttribute(null=True)
+    createdAt = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+    decidedAt = UnicodeAttribute(null=True)
+    acceptedBy = UnicodeAttribute(null=True)
+
+
+class GovernancePolicyRow(Row, discriminator="GovernancePolicy"):
+    """Governance policy (``keys.governance_policy``): pack -> ALLOW | REQUIRE_APPROVAL | DENY."""
+
+    policies = JSONAttribute(default=dict)
+    updatedAt = UnicodeAttribute()
+    updatedBy = UnicodeAttribute()
+
+
+class ApprovalRow(Row, discriminator="Approval"):
+    """Approval request (``keys.approval``): an agent's governed call parked for a human.
+
+    Binds the exact call: ``tool``, ``argsHash`` (SHA-256 of the canonical arguments), the caller
+    (``callerId`` + ``tokenId``). ``state``: PENDING -> APPROVED | REJECTED, APPROVED -> CONSUMED
+    (in the transaction of the change it lets through, conditioned on APPROVED)."""
+
+    approvalId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    tool = UnicodeAttribute()
+    argsHash = UnicodeAttribute()
+    arguments = JSONAttribute()
+    summary = UnicodeAttribute()
+    callerId = UnicodeAttribute()
+    tokenId = UnicodeAttribute()
+    state = UnicodeAttribute(default="PENDING")
+    createdAt = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+    decidedBy = UnicodeAttribute(null=True)
+    decidedAt = UnicodeAttribute(null=True)
+    consumedAt = UnicodeAttribute(null=True)
+
+
+class WorkspaceLogRow(Row, discriminator="WorkspaceLog"):
+    """Workspace log entry (``keys.workspace_log``): membership, invitation and approval events."""
+
+    entryId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    type = UnicodeAttribute()
+    source = UnicodeAttribute()
+    actorId = UnicodeAttribute()
+    at = UnicodeAttribute()
+    summary = UnicodeAttribute()
+    data = JSONAttribute(null=True)
 
 
 class BoardEntryRow(Row, discriminator="BoardEntry"):

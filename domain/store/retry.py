@@ -42,9 +42,12 @@ ATTEMPTS: dict[str, int] = {
     "bulk_create_tasks": 25,  # the same counter race as create_task
     "bulk_update_tasks": 5,  # per chunk: re-planned on the returned images of the tasks that changed
     "bulk_move_tasks": 10,  # per chunk: as move_task (destination columns' lastRank)
-    "bulk_create_second_step": 3,
+    "bulk_create_second_step": 3,  # the full items and number pointers after the task set committed
     "update_workspace": 5,  # the edit, on the returned head (a concurrent rename or defaultRepo change; with expectedName: CONFLICT)
-    "update_project": 5,  # the edit, on the returned project head (with expectedUpdatedAt: CONFLICT at once)  # the full items and number pointers after the task set committed
+    "update_project": 5,  # the edit, on the returned project head (with expectedUpdatedAt: CONFLICT at once)
+    # A role change or removal planned again on the member image a failed role condition returned.
+    "set_member_role": 5,
+    "remove_member": 5,
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

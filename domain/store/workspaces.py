@@ -76,7 +76,7 @@ def create(user: UserRow, name: str, *, marker: CreationMarkerRow | None = None,
         slug = base if attempt == 1 else f"{base}-{attempt}" if attempt <= 5 else f"{base}-{secrets.token_hex(3)}"
         ws = WorkspaceRow(
             *keys.workspace_head(ws_id), workspaceId=ws_id, name=name, slug=slug, taskPrefix=task_prefix(name),
-            taskCounter=0, createdAt=now, createdBy=user.userId,
+            taskCounter=0, createdAt=now, createdBy=user.userId, ownerCount=1,
         )
         member, mirror = members.rows_for(user, ws_id, "OWNER", now)
         claim = SlugRow(*keys.slug_claim(slug), workspaceId=ws_id)

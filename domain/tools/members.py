@@ -1,0 +1,425 @@
+"""Member and invitation tools: set_member_role, remove_member, invite_member, list_invitations, revoke_invitation.
+
+Catalog: "Catalog" rows of the five tools (admin scope class). The three membership changes are
+``governed="membership"``: an agent's call goes through the workspace's governance policy first
+(:mod:`domain.governance`, docs/governance.md) and may be answered ``status: PENDING_APPROVAL``
+with the approval request instead of being applied. Role changes and removals are value-CAS on
+the member's role (``expectedRole``); ``expectedUpdatedAt`` is refused. The last OWNER can be
+neither demoted nor removed, even by racing calls (the head's ``ownerCount``,
+:mod:`domain.store.governance`). Every change writes a workspace-log entry in its transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from domain import errors
+from domain.access import Prefetch, Ref, target
+from domain.auth import ROLE_RANK
+from domain.context import CallContext
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import db, keys
+from domain.store import governance as gov
+from domain.store.retry import ATTEMPTS
+from domain.store.models import InvitationRow, MemberRow, WorkspaceRow
+from domain.tools.args import WorkspaceIdArg
+from domain.tools.views import MemberView, member_view
+
+RoleArg = Literal["OWNER", "ADMIN", "MEMBER"]
+UserIdArg = Annotated[str, Field(min_length=1, max_length=64, description="The member's userId (usr_…, from list_members).")]
+ExpectedRoleArg = Annotated[
+    RoleArg | None,
+    Field(default=None, description="Optional value guard: the role you last read for this member. If it differs now, nothing is written and CONFLICT returns the member as stored."),
+]
+RefusedStampArg = Annotated[
+    str | None,
+    Field(default=None, max_length=40, description="Not accepted here: a member's role is guarded by value. Pass expectedRole instead."),
+]
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _refuse_stamp(value: str | None) -> str | None:
+    if value is not None:
+        from pydantic_core import PydanticCustomError
+
+        raise PydanticCustomError(
+            "value_cas", "is not accepted here; pass expectedRole (member changes are guarded by the role, by value)", {"hint": "Drop expectedUpdatedAt and pass expectedRole (the role you last read from list_members)."},
+        )
+    return value
+
+
+class ApprovalView(ToolOutput):
+    """An approval request an agent's governed call was parked as (never an error)."""
+
+    id: str = Field(description="Approval id (ap_…); a human approves it with jentrix approvals approve.")
+    tool: str
+    wouldDo: str = Field(description="The call the approval would let through, arguments included.")
+    state: str = Field(description="PENDING, APPROVED, REJECTED or CONSUMED.")
+    createdAt: str
+    expiresAt: str = Field(description="After this instant the request can be neither approved nor used.")
+    newRequest: bool = Field(description="True when this call wrote the request; false when it was already waiting.")
+    howToApprove: str
+
+
+Status = Annotated[
+    Literal["APPLIED", "PENDING_APPROVAL"],
+    Field(description="APPLIED: the change was made. PENDING_APPROVAL: nothing changed; `approval` names the request a human must approve, after which the same call (same arguments, same token) goes through once."),
+]
+
+
+def _workspace_member_prefetch(where: Any, args: Any) -> Prefetch:
+    return Prefetch(items=(keys.member(where.workspace_id, args.userId), keys.workspace_head(where.workspace_id)))
+
+
+def _target_member(ctx: CallContext, ws: str, user_id: str) -> MemberRow:
+    row = ctx.member(ws) if user_id == ctx.user_id else ctx.item(keys.member(ws, user_id))
+    if not isinstance(row, MemberRow):
+        raise errors.not_found("member", user_id)
+    return row
+
+
+def _stale(member: MemberRow | None, user_id: str) -> errors.ToolError:
+    if member is None:
+        return errors.not_found("member", user_id)
+    return errors.conflict(
+        f"Member {user_id} is {member.role} now, not the role you expected; nothing was written.",
+        "Re-read the member (list_members) and decide again with expectedRole set to the current role.",
+        current=member_view(member).model_dump(mode="json"),
+    )
+
+
+def _last_owner(user_id: str) -> errors.ToolError:
+    return errors.invalid("userId", f"{user_id} is the last OWNER of this workspace", "Make another member OWNER first (set_member_role), then call again.")
+
+
+def _spent() -> errors.ToolError:
+    return errors.forbidden(
+        "The approval that let this call through was used, rejected or expired meanwhile; nothing was written.",
+        "Call again to file a new approval request, and ask a human to approve it.",
+    )
+
+
+def _owners(ctx: CallContext, ws: str) -> int:
+    head = ctx.item(keys.workspace_head(ws))
+    if not isinstance(head, WorkspaceRow):
+        raise errors.not_found("workspace", ws)
+    return gov.owner_count(head)
+
+
+def _lost_role(ctx: CallContext) -> errors.ToolError:
+    return errors.forbidden(f"Your role in this workspace changed while {ctx.tool} ran; nothing was written.", "Check your role with list_members and call again if you still may.")
+
+
+# -- set_member_role -------------------------------------------------------------------------
+class SetMemberRoleInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    userId: UserIdArg
+    role: Annotated[RoleArg, Field(description="The new role: OWNER, ADMIN or MEMBER.")]
+    expectedRole: ExpectedRoleArg
+    expectedUpdatedAt: RefusedStampArg
+
+    _no_stamp = field_validator("expectedUpdatedAt")(_refuse_stamp)
+
+
+class SetMemberRoleOutput(ToolOutput):
+    status: Status
+    member: MemberView | None = Field(default=None, description="The member as stored after the change (null when parked).")
+    approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
+
+
+def _check_role_change(ctx: CallContext, args: Any) -> None:
+    """What set_member_role can refuse from the access read alone (also run before parking)."""
+    ws = ctx.target.workspace_id
+    current = _target_member(ctx, ws, args.userId)
+    if args.expectedRole is not None and current.role != args.expectedRole:
+        raise _stale(current, args.userId)
+    if current.role == "OWNER" and args.role != "OWNER" and _owners(ctx, ws) <= 1:
+        raise _last_owner(args.userId)
+
+
+@tool(
+    "set_member_role",
+    title="Set member role",
+    description=(
+        "Changes a member's role (OWNER, ADMIN or MEMBER); you need the OWNER role. The workspace always keeps at least one OWNER, "
+        "so demoting the last one is refused, even when two owners demote each other at the same moment. Guard the change with "
+        "expectedRole (the role you last read): a different stored role is CONFLICT with the member under error.current; "
+        "expectedUpdatedAt is refused. Setting the role a member already has changes nothing. A membership change made with an "
+        "agent's token follows the workspace's governance policy: by default it is parked as an approval request "
+        "(status PENDING_APPROVAL) until a human approves it. Errors: NOT_FOUND (workspace or member), FORBIDDEN, CONFLICT, INVALID_INPUT."
+    ),
+    area="members",
+    scope="admin",
+    idempotent=True,
+    target=target("workspaceId", "workspace"),
+    min_role="OWNER",
+    refs=(Ref("userId", "user"),),
+    prefetch=_workspace_member_prefetch,
+    governed="membership",
+    precheck=_check_role_change,
+    input_model=SetMemberRoleInput,
+    output_model=SetMemberRoleOutput,
+)
+def set_member_role(ctx: CallContext, args: SetMemberRoleInput) -> SetMemberRoleOutput:
+    ws = ctx.target.workspace_id
+    current = _target_member(ctx, ws, args.userId)
+    extra, approval_key = ctx.approval_write()
+    for _ in range(ATTEMPTS["set_member_role"]):
+        if args.expectedRole is not None and current.role != args.expectedRole:
+            raise _stale(current, args.userId)
+        if current.role == args.role and extra is None:
+            return SetMemberRoleOutput(status="APPLIED", member=member_view(current))
+        if current.role == "OWNER" and args.role != "OWNER" and _owners(ctx, ws) <= 1:
+            raise _last_owner(args.userId)
+        log = gov.log_row(ws, "member.role_changed", f"{current.email}: {current.role} -> {args.role}", actor_id=ctx.user_id, source=ctx.source,
+                          data={"userId": args.userId, "from": current.role, "to": args.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
+        try:
+            written = gov.set_role(current, args.role, actor_id=ctx.user_id, actor_roles=("OWNER",), log=log, extra=extra, approval_key=approval_key)
+        except gov.StaleRole as exc:
+            if exc.member is None:
+                raise errors.not_found("member", args.userId) from None
+            current = exc.member
+            continue
+        except gov.LastOwner:
+            raise _last_owner(args.userId) from None
+        except gov.ApprovalSpent:
+            raise _spent() from None
+        except db.Missing:
+            raise _lost_role(ctx) from None
+        return SetMemberRoleOutput(status="APPLIED", member=member_view(written))
+    raise errors.conflict("The member kept changing while this call ran; nothing was written.", "Retry the call.", retry_after_seconds=1)
+
+
+# -- remove_member ---------------------------------------------------------------------------
+class RemoveMemberInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    userId: UserIdArg
+    expectedRole: ExpectedRoleArg
+    expectedUpdatedAt: RefusedStampArg
+
+    _no_stamp = field_validator("expectedUpdatedAt")(_refuse_stamp)
+
+
+class RemoveMemberOutput(ToolOutput):
+    status: Status
+    removed: MemberView | None = Field(default=None, description="The member as it was before removal (null when parked).")
+    approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
+
+
+def _check_removal(ctx: CallContext, args: Any) -> None:
+    """What remove_member can refuse from the access read alone (also run before parking)."""
+    ws = ctx.target.workspace_id
+    if args.userId == ctx.user_id:
+        raise errors.invalid("userId", "is you; a member cannot remove themselves", "Ask another ADMIN or OWNER of the workspace to remove you.")
+    current = _target_member(ctx, ws, args.userId)
+    if args.expectedRole is not None and current.role != args.expectedRole:
+        raise _stale(current, args.userId)
+    if current.role == "OWNER":
+        if ROLE_RANK[ctx.member(ws).role] < ROLE_RANK["OWNER"]:
+            raise errors.forbidden("Removing an OWNER needs the OWNER role; you are ADMIN.", "Ask an OWNER of the workspace to remove this member.")
+        if _owners(ctx, ws) <= 1:
+            raise _last_owner(args.userId)
+
+
+@tool(
+    "remove_member",
+    title="Remove member",
+    description=(
+        "Removes a member from a workspace; you need the ADMIN role (the OWNER role to remove an OWNER). You cannot remove yourself, "
+        "and the last OWNER is never removed, even under racing calls. The member's access ends with the same write: their later "
+        "writes in this workspace are refused. Guard with expectedRole (CONFLICT with the member under error.current when it differs); "
+        "expectedUpdatedAt is refused. With an agent's token the removal follows the workspace's governance policy (by default parked "
+        "as an approval request, status PENDING_APPROVAL). Errors: NOT_FOUND, FORBIDDEN, CONFLICT, INVALID_INPUT."
+    ),
+    area="members",
+    scope="admin",
+    destructive=True,
+    target=target("workspaceId", "workspace"),
+    min_role="ADMIN",
+    refs=(Ref("userId", "user"),),
+    prefetch=_workspace_member_prefetch,
+    governed="membership",
+    precheck=_check_removal,
+    input_model=RemoveMemberInput,
+    output_model=RemoveMemberOutput,
+)
+def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutput:
+    ws = ctx.target.workspace_id
+    current = _target_member(ctx, ws, args.userId)
+    extra, approval_key = ctx.approval_write()
+    me = ctx.member(ws)
+    for _ in range(ATTEMPTS["remove_member"]):
+        if args.expectedRole is not None and current.role != args.expectedRole:
+            raise _stale(current, args.userId)
+        if current.role == "OWNER":
+            if ROLE_RANK[me.role] < ROLE_RANK["OWNER"]:
+                raise errors.forbidden("Removing an OWNER needs the OWNER role; you are ADMIN.", "Ask an OWNER of the workspace to remove this member.")
+            if _owners(ctx, ws) <= 1:
+                raise _last_owner(args.userId)
+        roles = ("OWNER",) if current.role == "OWNER" else ("ADMIN", "OWNER")
+        log = gov.log_row(ws, "member.removed", f"{current.email} ({current.role}) removed", actor_id=ctx.user_id, source=ctx.source,
+                          data={"userId": args.userId, "role": current.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
+        try:
+            gov.remove(current, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key)
+        except gov.StaleRole as exc:
+            if exc.member is None:
+                raise errors.not_found("member", args.userId) from None
+            current = exc.member
+            continue
+        except gov.LastOwner:
+            raise _last_owner(args.userId) from None
+        except gov.ApprovalSpent:
+            raise _spent() from None
+        except db.Missing:
+            raise _lost_role(ctx) from None
+        return RemoveMemberOutput(status="APPLIED", removed=member_view(current))
+    raise errors.conflict("The member kept changing while this call ran; nothing was written.", "Retry the call.", retry_after_seconds=1)
+
+
+# -- invitations -----------------------------------------------------------------------------
+class InvitationView(ToolOutput):
+    id: str = Field(description="Invitation id (inv_…).")
+    workspaceId: str
+    email: str
+    role: str
+    invitedBy: str = Field(description="userId of the member who invited.")
+    createdAt: str
+    expiresAt: str
+
+
+def invitation_view(row: InvitationRow) -> InvitationView:
+    return InvitationView(id=row.invitationId, workspaceId=row.workspaceId, email=row.email, role=row.role, invitedBy=row.invitedBy, createdAt=row.createdAt, expiresAt=row.expiresAt)
+
+
+class InviteMemberInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    email: Annotated[str, Field(min_length=1, max_length=254, description="The invitee's e-mail address.")]
+    role: Annotated[RoleArg, Field(default="MEMBER", description="The role they get on accepting (default MEMBER); OWNER needs you to be an OWNER.")]
+
+
+
+class InviteMemberOutput(ToolOutput):
+    status: Status
+    invitation: InvitationView | None = Field(default=None, description="The pending invitation (null when parked). It carries no secret.")
+    approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
+
+
+def _check_invite(ctx: CallContext, args: Any) -> str:
+    """What invite_member can refuse without a write (also run before parking); the normalised e-mail."""
+    email = args.email.strip().lower()
+    if not EMAIL.fullmatch(email):
+        raise errors.invalid("email", "is not an e-mail address", "Pass an address like name@example.com.")
+    me = ctx.member(ctx.target.workspace_id)
+    if args.role == "OWNER" and me.role != "OWNER":
+        raise errors.forbidden(f"Inviting an OWNER needs the OWNER role; you are {me.role}.", "Invite with role ADMIN or MEMBER, or ask an OWNER to invite.")
+    return email
+
+
+@tool(
+    "invite_member",
+    title="Invite member",
+    description=(
+        f"Invites an e-mail address to the workspace with a role; you need the ADMIN role, and the OWNER role to invite an OWNER. "
+        f"The invitation is pending for {gov.INVITATION_DAYS} days. No tool returns its secret: a human ADMIN prints the link once "
+        "with `jentrix invite link INVITATION_ID` and hands it over, and the invitee joins with `jentrix invite accept`. With an "
+        "agent's token the invitation follows the workspace's governance policy (by default parked as an approval request, "
+        "status PENDING_APPROVAL). Errors: NOT_FOUND, FORBIDDEN, INVALID_INPUT."
+    ),
+    area="members",
+    scope="admin",
+    target=target("workspaceId", "workspace"),
+    min_role="ADMIN",
+    governed="membership",
+    precheck=_check_invite,
+    input_model=InviteMemberInput,
+    output_model=InviteMemberOutput,
+)
+def invite_member(ctx: CallContext, args: InviteMemberInput) -> InviteMemberOutput:
+    ws = ctx.target.workspace_id
+    email = _check_invite(ctx, args)
+    row = gov.new_invitation(ws, email, args.role, ctx.user_id)
+    extra, approval_key = ctx.approval_write()
+    log = gov.log_row(ws, "invitation.created", f"{email} invited as {args.role}", actor_id=ctx.user_id, source=ctx.source,
+                      data={"invitationId": row.invitationId, "role": args.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
+    roles = ("OWNER",) if args.role == "OWNER" else ("ADMIN", "OWNER")
+    try:
+        gov.put_invitation(row, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key)
+    except gov.ApprovalSpent:
+        raise _spent() from None
+    except db.Missing:
+        raise _lost_role(ctx) from None
+    return InviteMemberOutput(status="APPLIED", invitation=invitation_view(row))
+
+
+class ListInvitationsInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+
+
+class ListInvitationsOutput(ToolOutput):
+    invitations: list[InvitationView]
+
+
+@tool(
+    "list_invitations",
+    title="List invitations",
+    description=(
+        "Lists a workspace's pending invitations, oldest first: id, e-mail, role, who invited and when, and when each expires. "
+        "Accepted, revoked and expired ones are left out, and no invitation secret is ever shown. Needs the ADMIN role. "
+        "Pass an id to revoke_invitation to withdraw it. Errors: NOT_FOUND, FORBIDDEN."
+    ),
+    area="members",
+    scope="admin",
+    read_only=True,
+    target=target("workspaceId", "workspace"),
+    min_role="ADMIN",
+    prefetch=lambda where, args: Prefetch(queries=(("invitations", lambda: gov.pending_invitations(where.workspace_id)),)),
+    input_model=ListInvitationsInput,
+    output_model=ListInvitationsOutput,
+)
+def list_invitations(ctx: CallContext, args: ListInvitationsInput) -> ListInvitationsOutput:
+    return ListInvitationsOutput(invitations=[invitation_view(r) for r in ctx.query("invitations")])
+
+
+class RevokeInvitationInput(ToolInput):
+    invitationId: Annotated[str, Field(min_length=1, max_length=80, description="Invitation id (inv_…, from list_invitations).")]
+
+
+class RevokeInvitationOutput(ToolOutput):
+    revoked: InvitationView
+
+
+@tool(
+    "revoke_invitation",
+    title="Revoke invitation",
+    description=(
+        "Withdraws a pending invitation so its link can no longer be accepted; needs the ADMIN role. An invitation that was already "
+        "accepted, revoked or has expired is NOT_FOUND, as is an unknown id. Errors: NOT_FOUND, FORBIDDEN."
+    ),
+    area="members",
+    scope="admin",
+    destructive=True,
+    target=target("invitationId", "invitation"),
+    min_role="ADMIN",
+    prefetch=lambda where, args: Prefetch(items=(keys.invitation(where.workspace_id, where.invitation.ulid),)),
+    input_model=RevokeInvitationInput,
+    output_model=RevokeInvitationOutput,
+)
+def revoke_invitation(ctx: CallContext, args: RevokeInvitationInput) -> RevokeInvitationOutput:
+    where = ctx.target
+    row = ctx.item(keys.invitation(where.workspace_id, where.invitation.ulid))
+    if not isinstance(row, InvitationRow) or row.state != "PENDING" or not gov.live(row):  # type: ignore[arg-type]
+        raise errors.not_found("invitation", args.invitationId)
+    log = gov.log_row(where.workspace_id, "invitation.revoked", f"Invitation of {row.email} revoked", actor_id=ctx.user_id, source=ctx.source, data={"invitationId": row.invitationId})
+    try:
+        gov.revoke_invitation(row, actor_id=ctx.user_id, log=log)
+    except gov.InvitationClosed:
+        raise errors.not_found("invitation", args.invitationId) from None
+    except db.Missing:
+        raise _lost_role(ctx) from None
+    return RevokeInvitationOutput(revoked=invitation_view(row))
+
+
+TOOLS = (set_member_role, remove_member, invite_member, list_invitations, revoke_invitation)
