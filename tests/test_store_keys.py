@@ -41,6 +41,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "label": (keys.label("bd_c", "lb_g"), None),
     "label-name claim": (keys.label_name_claim("bd_c", "Needs Review"), None),
     "bulk chunk marker": (keys.bulk_chunk_marker("cd34", 1), None),
+    "search word posting": (keys.search_term_posting("ws_b", "pars", keys.search_doc_task("tk_e")), None),
+    "search trigram posting": (keys.search_gram_posting("ws_b", "par", keys.search_doc_task("tk_e")), None),
+    "search pending marker": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
+    "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
 }
 
 
