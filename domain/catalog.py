@@ -15,6 +15,7 @@ from functools import cache
 from typing import Literal
 
 from domain.registry import Registry, ToolSpec
+from domain.search import writes as _search_writes  # noqa: F401 - registers the search index commit hook
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ SEED: dict[str, SeedTool] = {
     "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
     "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "built"),
     "search_artifacts": SeedTool("read", True, False, False, False, "search", "planned"),
-    "search_tasks": SeedTool("read", True, False, False, False, "search", "planned"),
+    "search_tasks": SeedTool("read", True, False, False, False, "search", "built"),
     "set_member_role": SeedTool("admin", False, False, True, False, "members", "built"),
     "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "built"),
@@ -96,11 +97,11 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, members, projects, subtasks, tasks, workspaces
+    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
-        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS,
+        *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS, *search.TOOLS,
     )
 
 

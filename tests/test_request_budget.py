@@ -22,6 +22,11 @@ FIXED_WS = TOKEN + RATE + MEMBER
 FIXED = TOKEN + RATE
 POWERTOOLS_FIRST_RUN = 2
 POWERTOOLS_REPLAY = 1
+# The search index follows a text write (docs/search.md): a new doc's postings, state and marker
+# deletion in one BatchWriteItem (short texts, <= 25 items); an edited or removed doc first reads
+# its doc state (BatchGetItem). Writes that leave the text alone (moves, priorities) add nothing.
+INDEX_NEW = 1
+INDEX_EDIT = 2
 
 
 @pytest.fixture
@@ -74,18 +79,18 @@ def test_write_tool_budgets(server_url, owner, board):
     assert c.ops["TransactWriteItems"] == 1
     check(server_url, owner.token, "rename_board", {"boardId": board["id"], "name": "Budget 2"}, FIXED_WS + 2)  # + header (head and columns, for taskCount), parallel
     check(server_url, owner.token, "manage_columns", {"action": "create", "boardId": board["id"], "name": "QA"}, FIXED_WS + 2)
-    check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 1)  # counter + column read with the membership
-    res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2)  # header + transaction
+    check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 1 + INDEX_NEW)  # counter + column read with the membership
+    res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2 + INDEX_EDIT)  # header + transaction
     # CONFLICT costs no extra read: the read that every edit makes already shows the stale stamp.
     check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 1, error=True)
     check(server_url, owner.token, "move_task", {"taskId": t2["id"], "columnId": board["cols"][2]}, FIXED_WS + 2)  # header + transaction
     check(server_url, owner.token, "move_task", {"taskId": t1["id"], "columnId": board["cols"][2], "beforeTaskId": t2["id"]}, FIXED_WS + 3)  # + neighbour
-    check(server_url, owner.token, "archive_task", {"taskId": t2["id"]}, FIXED_WS + 2)  # header + transaction
+    check(server_url, owner.token, "archive_task", {"taskId": t2["id"]}, FIXED_WS + 2 + INDEX_EDIT)  # header + transaction
 
 
 def test_keyed_create_budget_and_replay(server_url, owner, board):
     args = {"columnId": board["cols"][0], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "create_task", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "create_task", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
     _, c = check(server_url, owner.token, "create_task", args, FIXED + POWERTOOLS_REPLAY)
     assert "TransactWriteItems" not in c.ops
 
@@ -110,12 +115,12 @@ def test_warm_token_cache_saves_the_lookup(server_url, owner, monkeypatch):
 
 def test_comment_tool_budgets(server_url, owner, board):
     t = board["t1"]
-    res, c = check(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "counted"}, FIXED_WS + 1)
+    res, c = check(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "counted"}, FIXED_WS + 1 + INDEX_NEW)
     assert c.ops["TransactWriteItems"] == 1
     comment = res["structuredContent"]["comment"]
     check(server_url, owner.token, "list_comments", {"taskId": t["id"]}, FIXED_WS + 1)
-    check(server_url, owner.token, "update_comment", {"commentId": comment["id"], "body": "recounted"}, FIXED_WS + 1)
-    check(server_url, owner.token, "delete_comment", {"commentId": comment["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "update_comment", {"commentId": comment["id"], "body": "recounted"}, FIXED_WS + 1 + INDEX_EDIT)
+    check(server_url, owner.token, "delete_comment", {"commentId": comment["id"]}, FIXED_WS + 1 + INDEX_EDIT)
 
 
 def _walk_trips(url, token, args):
@@ -226,7 +231,9 @@ def test_board_archive_budgets(server_url, owner, board):
 def test_bulk_tool_budgets(server_url, owner, board):
     col = board["cols"][0]
     # bulk_create_tasks: counter + column with the membership; the task set, then the full items + pointers.
-    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2)
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2 + 12)
+    # + the search postings of 50 new docs in shared batches: 288 items (per title "b<i>": its word,
+    # 3-4 trigrams and the doc state) / 25 = 12 BatchWriteItem
     assert c.ops["TransactWriteItems"] == 2 and c.ops["BatchGetItem"] == 1
     made = [t["id"] for t in res["structuredContent"]["tasks"]]
     # bulk edits: every task's full item with the membership (one BatchGetItem), the board header
@@ -241,7 +248,7 @@ def test_bulk_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
     keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
 
 
 def test_update_workspace_budget(server_url, owner):
@@ -315,3 +322,18 @@ def test_member_and_governance_budgets(server_url, stack):
     governance.decide(row, "APPROVED", actor_id=human.user_id, actor_roles=("ADMIN", "OWNER"))
     res, _ = check(server_url, agent, "invite_member", args, FIXED_WS + 2)  # Query + the invitation's transaction (consuming the approval)
     assert res["structuredContent"]["status"] == "APPLIED"
+
+
+def test_search_tasks_budget(server_url, owner, board):
+    # The access BatchGetItem carries the membership, the workspace head (the key prefix) and, for a
+    # key-shaped query, its number pointer. In parallel: the board entries and the pending markers
+    # (2 Queries), one first-page Query per positive word and per trigram of the substring (the
+    # whole text, >= 3 characters), all at once; then the candidates' full items (1 BatchGetItem)
+    # and the page's columns (1 BatchGetItem); a word whose list is complete needs no lookups.
+    ws = owner.workspace_id
+    side, rows = 2, 2
+    check(server_url, owner.token, "search_tasks", {"workspaceId": ws, "query": "one"}, FIXED_WS + side + 1 + 1 + rows)
+    check(server_url, owner.token, "search_tasks", {"workspaceId": ws, "query": "one or two"}, FIXED_WS + side + 2 + 2 + rows)  # words one, two; trigrams one, two ("or" is too short)
+    # nothing matched: no row reads at all
+    _, c = check(server_url, owner.token, "search_tasks", {"workspaceId": ws, "query": "zzz-404"}, FIXED_WS + side + 2 + 2)
+    assert "Scan" not in c.ops

@@ -32,9 +32,10 @@ def _by_type(template: dict[str, Any], type_: str) -> dict[str, dict[str, Any]]:
 
 
 def _function(template: dict[str, Any]) -> dict[str, Any]:
+    """The MCP function (the other one is the search stream consumer, checked on its own)."""
     functions = _by_type(template, "AWS::Serverless::Function")
-    assert len(functions) == 1, functions.keys()
-    return next(iter(functions.values()))["Properties"]
+    assert set(functions) == {"McpFunction", "SearchStreamFunction"}, functions.keys()
+    return functions["McpFunction"]["Properties"]
 
 
 def _tables(template: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -115,8 +116,24 @@ def test_policies_are_least_privilege(template: dict[str, Any]) -> None:
     assert statements and all(isinstance(p, dict) and "Statement" in p for p in fn["Policies"]), "only inline statements, no broad managed policies"
     actions = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
     assert all(a.startswith("dynamodb:") and "*" not in a for a in actions), actions
-    for forbidden in ("dynamodb:Scan", "dynamodb:CreateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTable", "dynamodb:BatchWriteItem"):
+    for forbidden in ("dynamodb:Scan", "dynamodb:CreateTable", "dynamodb:DeleteTable", "dynamodb:UpdateTable"):
         assert forbidden not in actions
+    # BatchWriteItem only for the search postings, on the table itself (not its indexes)
+    batch = [s for s in statements if "dynamodb:BatchWriteItem" in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
+    assert len(batch) == 1 and batch[0]["Sid"] == "SearchPostings"
     for s in statements:
         resources = s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]]
         assert all(r != "*" for r in resources), s
+
+
+def test_search_stream_consumer_is_wired(template: dict[str, Any]) -> None:
+    resources = template["Resources"]
+    table = resources["AppTable"]["Properties"]
+    assert table["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
+    fn = resources["SearchStreamFunction"]["Properties"]
+    module, _, attr = fn["Handler"].rpartition(".")
+    assert callable(getattr(importlib.import_module(module), attr))
+    (event,) = fn["Events"].values()
+    assert event["Type"] == "DynamoDB" and "SearchPending" in event["Properties"]["FilterCriteria"]["Filters"][0]["Pattern"]
+    actions = {a for p in fn["Policies"] for s in p["Statement"] for a in s["Action"]}
+    assert "dynamodb:Scan" not in actions and all("*" not in a for a in actions)

@@ -15,7 +15,7 @@ from typing import Any
 
 from domain import ids
 from domain.store import boards as board_store
-from domain.store import db, keys, members
+from domain.store import db, keys, members, search_marks
 from domain.store.cas import Write
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import ActivityRow, CommentCountRow, CommentRow, CreationMarkerRow, Row, TaskDetailRow
@@ -66,6 +66,7 @@ def create(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
     def build(tx: Any) -> None:
         put_marker(tx, marker)
         tx.save(row, condition=Row.PK.does_not_exist())
+        search_marks.mark_comment(tx, row, fresh=True)
         tx.update(CommentCountRow(*keys.comment_count(row.taskId)), actions=[CommentCountRow.count.add(1), CommentCountRow.kind.set(CommentCountRow)])
         _task_open(tx, task)
         members.guard(tx, row.workspaceId, actor_id)
@@ -91,6 +92,7 @@ def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, ac
 
     def build(tx: Any) -> None:
         tx.save(row, condition=(CommentRow.updatedAt == previous), return_values="ALL_OLD")
+        search_marks.mark_comment(tx, row)
         _task_open(tx, task)
         members.guard(tx, row.workspaceId, actor_id)
         tx.save(activity)
@@ -115,6 +117,7 @@ def delete(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
 
     def build(tx: Any) -> None:
         tx.delete(CommentRow(row.PK, row.SK), condition=Row.PK.exists())
+        search_marks.mark_comment(tx, row, gone=True)
         tx.update(CommentCountRow(*keys.comment_count(row.taskId)), actions=[CommentCountRow.count.add(-1)])
         _task_open(tx, task)
         members.guard(tx, row.workspaceId, actor_id)

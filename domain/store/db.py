@@ -148,6 +148,15 @@ def _action_keys(tx: TransactWrite) -> list[tuple[str, str]]:
     return keys
 
 
+_commit_hooks: list[Callable[[TransactWrite], None]] = []
+
+
+def on_commit(callback: Callable[[TransactWrite], None]) -> None:
+    """Run ``callback(tx)`` after every committed transaction (the search index follows the
+    pending markers a transaction carried; it must not raise)."""
+    _commit_hooks.append(callback)
+
+
 def transact(build: Callable[[TransactWrite], None]) -> None:
     """Run one ``TransactWriteItems`` built by ``build``; retry contention; map condition failures.
 
@@ -161,6 +170,8 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
         build(tx)
         try:
             tx._commit()  # noqa: SLF001 - the context manager form would hide the retry loop
+            for hook in _commit_hooks:
+                hook(tx)
             return
         except TransactWriteError as exc:
             reasons = list(exc.cancellation_reasons or [])

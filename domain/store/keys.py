@@ -316,3 +316,50 @@ def activity_after(at: str) -> str:
 def task_number_of_sort_key(sort_key: str) -> int:
     """The number inside a ``T#``/``X#``/``TASKNO#`` sort key."""
     return int(sort_key.rsplit("#", 1)[1])
+
+
+# -- search index (domain/search, docs/search.md) ------------------------------------------------
+def search_doc_task(task_id: str) -> str:
+    """Search doc id of a task's title and description."""
+    return f"D#{task_id}"
+
+
+def search_doc_comment(task_id: str, comment_id: str) -> str:
+    """Search doc id of one comment (its own postings: an edit re-indexes only this comment)."""
+    return f"C#{task_id}#{comment_id}"
+
+
+def search_term_posting(workspace_id: str, term: str, doc: str) -> Key:
+    """``W#<ws>#T#<term> / <doc>``: one word posting (tf, weighted tf, positions, version)."""
+    return f"W#{workspace_id}#T#{term}", doc
+
+
+def search_gram_posting(workspace_id: str, gram: str, doc: str) -> Key:
+    """``W#<ws>#G#<trigram> / <doc>``: one trigram posting of a task's title and description."""
+    return f"W#{workspace_id}#G#{gram}", doc
+
+
+def search_pending(workspace_id: str, doc: str) -> Key:
+    """``W#<ws>#IXQ / <doc>``: a pending-index marker carrying the doc's text and version,
+    written in the entity's transaction; deleted once the postings are written."""
+    return f"W#{workspace_id}#IXQ", doc
+
+
+def search_pending_partition(workspace_id: str) -> str:
+    return search_pending(workspace_id, "")[0]
+
+
+def search_doc_state(workspace_id: str, doc: str) -> Key:
+    """``IXD#<ws>#<doc> / IXD``: what the index holds for one doc (term digests, trigrams,
+    version), so a re-index writes only the postings that changed."""
+    return f"IXD#{workspace_id}#{doc}", "IXD"
+
+
+def search_doc_is_comment(doc: str) -> bool:
+    """Whether a search doc id names a comment (else a task's title and description)."""
+    return doc.startswith("C#")
+
+
+def search_pending_workspace(pk: str) -> str:
+    """The workspace of a pending-marker partition (inverse of :func:`search_pending_partition`)."""
+    return pk[len("W#") : -len("#IXQ")]

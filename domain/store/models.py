@@ -255,6 +255,9 @@ class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
     description = UnicodeAttribute(default="")
     createdBy = UnicodeAttribute()
     archivedAt = UnicodeAttribute(null=True)
+    # The text version (title + description digest) last handed to the search index: a write
+    # that leaves the text alone puts no pending-index marker (docs/search.md).
+    searchVersion = UnicodeAttribute(null=True)
 
 
 class CommentRow(Row, discriminator="Comment"):
@@ -471,3 +474,17 @@ def plain(row: Model) -> dict[str, Any]:
     for k in ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "kind", "ttl"):
         data.pop(k, None)
     return data
+
+
+class SearchPendingRow(Row, discriminator="SearchPending"):
+    """Pending-index marker (``keys.search_pending``): written in the entity's own transaction
+    with the text to index and its version; ``gone`` when the doc left the index (archive,
+    delete). Queries evaluate it in memory until the postings land (docs/search.md)."""
+
+    doc = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    version = UnicodeAttribute()
+    title = UnicodeAttribute(null=True)
+    description = UnicodeAttribute(null=True)
+    comment = UnicodeAttribute(null=True)
+    gone = BooleanAttribute(default=False)

@@ -17,7 +17,7 @@ from fractional_indexing import generate_key_between, generate_n_keys_between
 
 from domain import clock, ids
 from domain.store import boards as board_store
-from domain.store import db, keys, members
+from domain.store import db, keys, members, search_marks
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import (
@@ -86,7 +86,9 @@ def id_for_number(workspace_id: str, number: int) -> str | None:
         return None
 
 
-def put_rows(tx: Any, detail: TaskDetailRow, *, previous: str | None, part: Literal["both", "compact", "full"] = "both") -> None:
+def put_rows(
+    tx: Any, detail: TaskDetailRow, *, previous: str | None, part: Literal["both", "compact", "full"] = "both", search_marker: bool = True,
+) -> None:
     """Write a task's full item and compact row together.
 
     ``previous=None`` creates the task (the full item must not exist); otherwise the full item
@@ -94,12 +96,18 @@ def put_rows(tx: Any, detail: TaskDetailRow, *, previous: str | None, part: Lite
     failure (``ALL_OLD``). An archived task's compact row is deleted: lists and snapshots only
     hold tasks on the board.
 
+    A changed title or description (or an archive) also puts the search index's pending marker
+    (:func:`domain.store.search_marks.mark_task`); the postings follow the commit. Bulk writes
+    (``part="full"``, ``search_marker=False``: 50 tasks already fill a transaction) note the doc
+    without a marker: the postings still follow the commit, and a crash is repaired by the stream.
+
     ``part`` splits a create in two (bulk_create_tasks only, docs/data-model.md "Bulk writes"):
     ``"compact"`` puts the compact row alone, under "must not exist"; ``"full"`` the full item alone.
     """
     if part == "compact":
         tx.save(compact_of(detail), condition=Row.PK.does_not_exist())
         return
+    search_marks.mark_task(tx, detail, fresh=previous is None, marker=search_marker and part == "both")
     if previous is None:
         tx.save(detail, condition=Row.PK.does_not_exist())
     else:

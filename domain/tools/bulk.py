@@ -407,7 +407,7 @@ class _UpdatePlanner(_Planner):
 
         def build(tx: Any) -> None:
             for _, state, detail, act, _ in edits:
-                task_store.put_rows(tx, detail, previous=state.updatedAt)
+                task_store.put_rows(tx, detail, previous=state.updatedAt, search_marker=False)
                 tx.save(act)
             bulk_store.guards(tx, user_id=self.ctx.user_id, workspaces=spaces, boards=boards)
 
@@ -554,7 +554,7 @@ class _MovePlanner(_Planner):
 
         def build(tx: Any) -> None:
             for _, state, moved, act in edits:
-                task_store.put_rows(tx, moved, previous=state.updatedAt)
+                task_store.put_rows(tx, moved, previous=state.updatedAt, search_marker=False)
                 tx.save(act)
             for b, c, n, last_read, new_last in column_writes:
                 actions_: list[Any] = []

@@ -1,0 +1,1 @@
+"""The search component: text processing, the query language, the index backends."""

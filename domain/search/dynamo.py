@@ -1,0 +1,451 @@
+"""The embedded search backend: an inverted index as items of the single table.
+
+Items (keys in :mod:`domain.store.keys`, rows in docs/data-model.md, design in docs/search.md):
+
+- word posting (``keys.search_term_posting``): ``tk`` task id, ``f`` field bits, ``w`` weighted
+  term frequency, ``p`` positions (space-separated), ``dl`` doc length, ``v`` doc version;
+- trigram posting (``keys.search_gram_posting``, task docs only): ``tk``;
+- doc state (``keys.search_doc_state``): ``v`` (text version), ``t`` (terms), ``g``
+  (trigrams): an unchanged text writes nothing; a changed one rewrites that doc's word
+  postings (they carry the version), deletes the words it lost and diffs the trigrams;
+- pending marker (``keys.search_pending``, :class:`domain.store.models.SearchPendingRow`).
+
+Query plan (cost grows with the smallest match set): per AND group, the first page (``Limit``
+:data:`PAGE`) of every positive word's list in parallel; the shortest list drives (paged to the
+candidate cap when no list ends in its first page); every other word, phrase and negation is
+checked on the candidates only (a list already read in full, else BatchGetItem of the
+``(word, doc)`` posting keys). Pending markers are read with the probes (one Query) and
+evaluated in memory, so a write is found before its postings land.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from domain.search import text
+from domain.search.backend import COMMENT, DESCRIPTION, TITLE, WEIGHTS, Answer, Doc, Hit
+from domain.search.query import And, Node, Not, Or, Phrase, Term
+from domain.store import db, keys, parallel
+from domain.store.models import Row
+
+PAGE = 200  # postings per first-page probe
+CAP = 1000  # candidate cap per AND group
+_DESC_BASE = 100_000  # description positions start here: phrases never span title and body
+BATCH_WRITE = 25
+BATCH_GET = 100
+WRITE_ATTEMPTS = 8
+K1, B, AVGDL = 1.2, 0.75, 60.0
+
+
+def _table() -> str:
+    return Row.Meta.table_name
+
+
+def _client() -> Any:
+    return db.dynamodb_client()
+
+
+# -- building postings ---------------------------------------------------------------------------
+def _fields(doc: Doc) -> list[tuple[int, str, int]]:
+    if doc.comment or keys.search_doc_is_comment(doc.doc_id):
+        return [(COMMENT, doc.comment, 0)]
+    return [(TITLE, doc.title, 0), (DESCRIPTION, doc.description, _DESC_BASE)]
+
+
+def postings_of(doc: Doc) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """``term -> posting attributes`` and the trigram set of ``doc``."""
+    acc: dict[str, dict[str, Any]] = {}
+    length = 0
+    for bit, body, base in _fields(doc):
+        for pos, lex in enumerate(text.lexemes(body), start=base + 1):
+            if lex is None:
+                continue
+            length += 1
+            p = acc.setdefault(lex, {"f": 0, "w": 0.0, "p": []})
+            p["f"] |= bit
+            p["w"] += WEIGHTS[bit]
+            p["p"].append(pos)
+    for p in acc.values():
+        p["dl"] = length
+    grams = text.trigrams(f"{doc.title}\n{doc.description}") if not keys.search_doc_is_comment(doc.doc_id) else set()
+    return acc, grams
+
+
+def _state_of(item: dict[str, Any]) -> dict[str, Any]:
+    return {"v": item["v"]["S"], "t": set(item.get("t", {}).get("SS", [])), "g": set(item.get("g", {}).get("SS", []))}
+
+
+def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    item = {"PK": {"S": pk}, "SK": {"S": sk}}
+    for name, value in attrs.items():
+        if isinstance(value, bool):
+            item[name] = {"BOOL": value}
+        elif isinstance(value, (int, float)):
+            item[name] = {"N": repr(round(value, 4)) if isinstance(value, float) else str(value)}
+        else:
+            item[name] = {"S": value}
+    return {"PutRequest": {"Item": item}}
+
+
+def _delete(pk: str, sk: str) -> dict[str, Any]:
+    return {"DeleteRequest": {"Key": {"PK": {"S": pk}, "SK": {"S": sk}}}}
+
+
+def _batch_write(requests: list[dict[str, Any]]) -> int:
+    """BatchWriteItem in 25s, in parallel, retrying ``UnprocessedItems``; returns the request count."""
+    return _send_chunks([requests[i : i + BATCH_WRITE] for i in range(0, len(requests), BATCH_WRITE)])
+
+
+def _batch_write_then(requests: list[dict[str, Any]], last: list[dict[str, Any]]) -> int:
+    """``requests`` (in parallel), then ``last`` (the doc state and the marker deletion), so a
+    marker never goes before its postings; one request when everything fits in one batch."""
+    if len(requests) + len(last) <= BATCH_WRITE:
+        return _batch_write(requests + last)
+    return _batch_write(requests) + _batch_write(last)
+
+
+def _send_chunks(chunks: list[list[dict[str, Any]]]) -> int:
+    def send(chunk: list[dict[str, Any]]) -> int:
+        sent = 0
+        pending = {_table(): chunk}
+        for attempt in range(WRITE_ATTEMPTS):
+            out = _client().batch_write_item(RequestItems=pending)
+            sent += 1
+            pending = out.get("UnprocessedItems") or {}
+            if not pending:
+                return sent
+            time.sleep(min(0.05 * 2**attempt, 1.0))
+        raise RuntimeError("search postings: unprocessed items after retries")
+
+    futures = [parallel.submit(send, c) for c in chunks]
+    return sum(f.result() for f in futures)
+
+
+def _batch_get(keys_: list[tuple[str, str]], projection: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+    """BatchGetItem in 100s, in parallel, retrying ``UnprocessedKeys`` (eventually consistent)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    unique = list(dict.fromkeys(keys_))
+    chunks = [unique[i : i + BATCH_GET] for i in range(0, len(unique), BATCH_GET)]
+
+    def fetch(chunk: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        request: dict[str, Any] = {"Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in chunk]}
+        if projection:
+            request["ProjectionExpression"] = projection
+        items: list[dict[str, Any]] = []
+        pending = {_table(): request}
+        for attempt in range(WRITE_ATTEMPTS):
+            res = _client().batch_get_item(RequestItems=pending)
+            items += res["Responses"].get(_table(), [])
+            pending = res.get("UnprocessedKeys") or {}
+            if not pending:
+                break
+            time.sleep(min(0.05 * 2**attempt, 1.0))
+        return items
+
+    for future in [parallel.submit(fetch, c) for c in chunks]:
+        for item in future.result():
+            out[(item["PK"]["S"], item["SK"]["S"])] = item
+    return out
+
+
+# -- the backend ------------------------------------------------------------------------------------
+class DynamoIndex:
+    """:class:`domain.search.backend.SearchBackend` on the single table."""
+
+    # -- writes
+    def index(self, workspace_id: str, doc: Doc, *, fresh: bool = False,
+              also_delete: list[tuple[str, str]] = ()) -> None:
+        """``fresh``: the doc was just created (no state to read); ``also_delete``: keys removed
+        after the postings (the doc's pending marker)."""
+        self.apply_many([(workspace_id, doc, False, fresh, list(also_delete))])
+
+    def remove(self, workspace_id: str, doc_id: str, *, also_delete: list[tuple[str, str]] = ()) -> None:
+        self.apply_many([(workspace_id, Doc(doc_id, ""), True, False, list(also_delete))])
+
+    def apply_many(self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]]]]) -> None:
+        """Index (or, when ``gone``, remove) several docs together: one BatchGetItem of the doc
+        states that are not fresh, then every posting change in shared batches of 25 (in
+        parallel), then the doc states and the marker deletions."""
+        state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _ in work if not fresh]
+        states = {k: _state_of(item) for k, item in _batch_get(state_keys).items()} if state_keys else {}
+        requests: list[dict[str, Any]] = []
+        last: list[dict[str, Any]] = []
+        for ws, doc, gone, _fresh, also in work:
+            state_key = keys.search_doc_state(ws, doc.doc_id)
+            old = states.get(state_key, {})
+            if gone:
+                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id)) for t in old.get("t", {})]
+                requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id)) for g in old.get("g", set())]
+                if old:
+                    last.append(_delete(*state_key))
+            elif old.get("v") != doc.version:
+                terms, grams = postings_of(doc)
+                for term, p in terms.items():
+                    pk, sk = keys.search_term_posting(ws, term, doc.doc_id)
+                    requests.append(_put(pk, sk, {"kind": "Posting", "tk": doc.task_id, "f": p["f"], "w": p["w"],
+                                                  "p": " ".join(map(str, p["p"])), "dl": p["dl"], "v": doc.version}))
+                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id)) for t in set(old.get("t", {})) - set(terms)]
+                for gram in grams - old.get("g", set()):  # no version: substring hits are rechecked on the row
+                    pk, sk = keys.search_gram_posting(ws, gram, doc.doc_id)
+                    requests.append(_put(pk, sk, {"kind": "Gram", "tk": doc.task_id}))
+                requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id)) for g in old.get("g", set()) - grams]
+                state = {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
+                         "v": {"S": doc.version}, "t": {"SS": sorted(terms)} if terms else {"NULL": True}}
+                if grams:
+                    state["g"] = {"SS": sorted(grams)}
+                last.append({"PutRequest": {"Item": state}})
+            last += [_delete(*k) for k in also]
+        if requests or last:
+            _batch_write_then(requests, last)
+
+    # -- reads
+    def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int = CAP,
+              pending: Iterable[Doc] = (), gone: Iterable[str] = ()) -> Answer:
+        plan = _Plan(workspace_id, cap)
+        plan.skip = {d.doc_id for d in pending} | set(gone)
+        answer = Answer(hits=[])
+        groups = _groups(tree)
+        results: dict[str, Hit] = {}
+        futures = [parallel.submit(plan.run_group, g) for g in groups]
+        gram_future = None
+        grams = text.pattern_trigrams(substring) if substring else set()
+        if grams:
+            gram_future = parallel.submit(plan.run_grams, sorted(grams))
+        for g, future in zip(groups, futures):
+            hits, unmatched, truncated = future.result()
+            answer.unmatched += [u for u in unmatched if u not in answer.unmatched]
+            answer.truncated |= truncated
+            for doc_id, (task_id, score, fields, version) in hits.items():
+                _merge(results, task_id, score, fields, doc_id, version)
+        # pending docs: evaluated in memory (read-your-write)
+        for doc in pending:
+            terms, _ = postings_of(doc)
+            for g in groups:
+                if _eval(g, terms):
+                    _merge(results, doc.task_id, _score(g, terms, {}, plan), _fields_of(g, terms), doc.doc_id, doc.version)
+            if substring and not keys.search_doc_is_comment(doc.doc_id) and _contains(doc, substring):
+                hit = _merge(results, doc.task_id, 0.0, 0, doc.doc_id, doc.version)
+                hit.substring = True
+        if gram_future is not None:
+            for doc_id, (task_id, version) in gram_future.result().items():
+                hit = _merge(results, task_id, 0.0, 0, doc_id, version)
+                hit.substring = True  # the caller rechecks on the fetched row
+        answer.hits = sorted(results.values(), key=lambda h: -h.score)
+        answer.requests = plan.requests
+        return answer
+
+
+def _merge(results: dict[str, Hit], task_id: str, score: float, fields: int, doc_id: str, version: str) -> Hit:
+    hit = results.setdefault(task_id, Hit(task_id))
+    old = hit.docs.get(doc_id)
+    if old is None:
+        hit.docs[doc_id] = (score, fields, version)
+    else:
+        hit.docs[doc_id] = (old[0] + score, old[1] | fields, version or old[2])
+    return hit
+
+
+def _contains(doc: Doc, pattern: str) -> bool:
+    needle = text.fold(pattern)
+    return needle in text.fold(doc.title) or needle in text.fold(doc.description)
+
+
+def _simplify(node: Any) -> Any:
+    if isinstance(node, Not) and isinstance(node.item, Not):
+        return _simplify(node.item.item)
+    if isinstance(node, Not):
+        return Not(_simplify(node.item))
+    if isinstance(node, And):
+        return And(tuple(_simplify(i) for i in node.items))
+    return node
+
+
+def _groups(tree: Node | None) -> list[And]:
+    """The top-level OR branches as AND groups (the parser's tree is ``Or[And[...]]``)."""
+    if tree is None:
+        return []
+    branches = tree.items if isinstance(tree, Or) else (tree,)
+    out = []
+    for b in branches:
+        b = _simplify(b)
+        out.append(b if isinstance(b, And) else And((b,)))
+    return out
+
+
+def _required(group: And) -> list[str]:
+    """Words every match of ``group`` holds (positive terms and positive phrases' words)."""
+    words: list[str] = []
+    for item in group.items:
+        if isinstance(item, Term):
+            words.append(item.lexeme)
+        elif isinstance(item, Phrase):
+            words.extend(item.lexemes)
+    return list(dict.fromkeys(words))
+
+
+def _all_words(node: Any) -> list[str]:
+    if isinstance(node, Term):
+        return [node.lexeme]
+    if isinstance(node, Phrase):
+        return list(node.lexemes)
+    if isinstance(node, Not):
+        return _all_words(node.item)
+    return [w for i in node.items for w in _all_words(i)]
+
+
+def _positions(p: dict[str, Any]) -> set[int]:
+    raw = p.get("p")
+    if isinstance(raw, list):
+        return set(raw)
+    return {int(x) for x in (raw or "").split()}
+
+
+def _eval(node: Any, postings: dict[str, dict[str, Any]]) -> bool:
+    if isinstance(node, Term):
+        return node.lexeme in postings
+    if isinstance(node, Phrase):
+        if any(w not in postings for w in node.lexemes):
+            return False
+        sets = [_positions(postings[w]) for w in node.lexemes]
+        return any(all(start + off in s for off, s in zip(node.offsets, sets)) for start in sets[0])
+    if isinstance(node, Not):
+        return not _eval(node.item, postings)
+    if isinstance(node, And):
+        return all(_eval(i, postings) for i in node.items)
+    return any(_eval(i, postings) for i in node.items)
+
+
+def _positive_words(group: And) -> list[str]:
+    return _required(group)
+
+
+def _fields_of(group: And, postings: dict[str, dict[str, Any]]) -> int:
+    bits = 0
+    for w in _positive_words(group):
+        if w in postings:
+            bits |= int(postings[w]["f"])
+    return bits
+
+
+def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], plan: "_Plan") -> float:
+    """BM25 over the weighted term frequency (title x3, description x1, comment x0.5)."""
+    n = max(1000, 2 * max(df.values(), default=1))
+    total = 0.0
+    for w in _positive_words(group):
+        p = postings.get(w)
+        if not p:
+            continue
+        d = df.get(w, 1)
+        idf = math.log(1 + (n - d + 0.5) / (d + 0.5))
+        tf = float(p["w"])
+        dl = float(p.get("dl", AVGDL))
+        total += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / AVGDL))
+    return round(total, 4)
+
+
+def _attrs(item: dict[str, Any]) -> dict[str, Any]:
+    return {"tk": item["tk"]["S"], "v": item.get("v", {"S": ""})["S"], "f": int(item.get("f", {"N": "0"})["N"]),
+            "w": float(item.get("w", {"N": "0"})["N"]), "p": item.get("p", {"S": ""})["S"],
+            "dl": float(item.get("dl", {"N": str(AVGDL)})["N"])}
+
+
+class _Plan:
+    def __init__(self, workspace_id: str, cap: int) -> None:
+        self.ws = workspace_id
+        self.cap = cap
+        self.requests = 0
+        self.skip: set[str] = set()
+
+    def _page(self, pk: str, start: dict[str, Any] | None, limit: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        kwargs: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "PK = :pk",
+                                  "ExpressionAttributeValues": {":pk": {"S": pk}}, "Limit": limit}
+        if start:
+            kwargs["ExclusiveStartKey"] = start
+        self.requests += 1
+        out = _client().query(**kwargs)
+        return out.get("Items", []), out.get("LastEvaluatedKey")
+
+    def _list(self, pk: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
+        items, last = self._page(pk, None, PAGE)
+        return {i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip}, last
+
+    def _complete(self, pk: str, have: dict[str, dict[str, Any]], last: dict[str, Any] | None) -> tuple[dict[str, dict[str, Any]], bool]:
+        """Page the driver on to the cap; ``True`` when the cap cut it short."""
+        while last is not None and len(have) < self.cap:
+            items, last = self._page(pk, last, PAGE)
+            have.update({i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip})
+        return have, last is not None
+
+    def run_group(self, group: And):
+        required = _required(group)
+        if not required:
+            return {}, [], False
+        pk = {w: keys.search_term_posting(self.ws, w, "")[0] for w in _all_words(group)}
+        probes = {w: parallel.submit(self._list, pk[w]) for w in required}
+        lists = {w: f.result() for w, f in probes.items()}
+        unmatched = [w for w, (docs, last) in lists.items() if not docs and last is None]
+        if unmatched:
+            return {}, unmatched, False
+        done = {w: docs for w, (docs, last) in lists.items() if last is None}
+        df = {w: len(docs) for w, (docs, _) in lists.items()}
+        if done:
+            driver = min(done, key=lambda w: len(done[w]))
+            candidates, truncated = done[driver], False
+        else:
+            driver = required[0]
+            candidates, truncated = self._complete(pk[driver], *lists[driver])
+            done[driver] = candidates
+            df[driver] = len(candidates)
+        docs: dict[str, dict[str, dict[str, Any]]] = {d: {driver: p} for d, p in candidates.items()}
+        # the other words: from lists read in full, else point lookups on the candidates only
+        lookups: list[tuple[str, str]] = []
+        for w in dict.fromkeys(_all_words(group)):
+            if w == driver:
+                continue
+            if w in done:
+                for d in docs:
+                    if d in done[w]:
+                        docs[d][w] = done[w][d]
+            else:
+                lookups += [(pk[w], d) for d in docs]
+        if lookups:
+            self.requests += (len(lookups) + BATCH_GET - 1) // BATCH_GET
+            found = _batch_get(lookups)
+            prefix = {v: w for w, v in pk.items()}
+            for (p, d), item in found.items():
+                docs[d][prefix[p]] = _attrs(item)
+        hits = {}
+        for d, postings in docs.items():
+            versions = {p["v"] for p in postings.values()}
+            if len(versions) != 1:
+                continue  # postings of two versions of one doc: being rewritten, the marker decides
+            if _eval(group, postings):
+                first = next(iter(postings.values()))
+                hits[d] = (first["tk"], _score(group, postings, df, self), _fields_of(group, postings), first["v"])
+        return hits, [], truncated
+
+    def run_grams(self, grams: list[str]) -> dict[str, tuple[str, str]]:
+        pks = [keys.search_gram_posting(self.ws, g, "")[0] for g in grams]
+        probes = [parallel.submit(self._list, pk) for pk in pks]
+        lists = [f.result() for f in probes]
+        if any(not docs and last is None for docs, last in lists):
+            return {}
+        done = [docs for docs, last in lists if last is None]
+        if done:
+            base = min(done, key=len)
+        else:
+            base, _ = self._complete(pks[0], *lists[0])
+        cand = dict(base)
+        for docs, last in lists:
+            if last is None:
+                cand = {d: p for d, p in cand.items() if d in docs}
+        rest = [pk for pk, (docs, last) in zip(pks, lists) if last is not None]
+        if rest and cand:
+            lookups = [(pk, d) for pk in rest for d in cand]
+            self.requests += (len(lookups) + BATCH_GET - 1) // BATCH_GET
+            found = _batch_get(lookups, "PK, SK, tk")
+            cand = {d: p for d, p in cand.items() if all((pk, d) in found for pk in rest)}
+        return {d: (p["tk"], "") for d, p in cand.items()}

@@ -1,0 +1,115 @@
+"""Text processing shared by the index and the query parser: tokenise, fold, stem.
+
+The tokeniser copies the word rules of PostgreSQL's default text-search parser for the cases
+that matter here (runs of letters and digits are words; ``_`` and other punctuation separate
+words; a hyphenated compound such as ``test-case`` yields the compound and then its parts, as
+consecutive positions), so a quoted phrase in a query lines up with the positions the index
+stored. Folding is stdlib :mod:`unicodedata` (NFKC, casefold, NFKD, combining marks dropped:
+``Naïve Café Straße`` -> ``naive cafe strasse``). Stemming is Snowball English through
+PyStemmer, else the pure-Python ``snowballstemmer`` (cached), else none (logged once).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+
+log = logging.getLogger(__name__)
+
+#: one word part: letters and digits of any script (``\w`` without ``_``)
+_PART = r"[^\W_]+"
+_WORD = re.compile(rf"{_PART}(?:-{_PART})*")
+
+#: a small English stopword list: never indexed (hot partitions), positions still counted
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were "
+    "will with".split()
+)
+
+
+def _load_stemmer() -> Callable[[str], str]:
+    try:
+        import Stemmer  # PyStemmer (C Snowball)
+
+        stem = Stemmer.Stemmer("english")
+        stem.maxCacheSize = 10000
+        return stem.stemWord
+    except ImportError:  # pragma: no cover - depends on the environment
+        pass
+    try:  # pragma: no cover
+        import snowballstemmer
+
+        return functools.lru_cache(maxsize=20000)(snowballstemmer.stemmer("english").stemWord)
+    except ImportError:  # pragma: no cover
+        log.warning("neither PyStemmer nor snowballstemmer is installed: search does not stem")
+        return lambda word: word
+
+
+stem: Callable[[str], str] = _load_stemmer()
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form: NFKC, casefold, NFKD, combining marks dropped."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def raw_words(text: str) -> Iterator[str]:
+    """The word tokens of ``text`` in order, as PostgreSQL's default parser splits them (not yet
+    normalised): ``test-case`` gives ``test-case``, ``test``, ``case``; ``a_b`` gives ``a``, ``b``."""
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if "-" in word:
+            parts = word.split("-")
+            # PostgreSQL keeps a compound only when every part after the first starts with a
+            # letter (``beta-1`` is the word ``beta`` and the number ``-1``)
+            if all(not p[0].isdigit() for p in parts[1:]):
+                yield word
+            yield from parts
+        else:
+            yield word
+
+
+def simple(word: str) -> str:
+    """The ``'simple'`` configuration: lower case only (what the Postgres oracle compares)."""
+    return word.lower()
+
+
+def lexeme(word: str) -> str | None:
+    """The indexed form of one word: folded and stemmed; ``None`` for a stopword."""
+    folded = fold(word)
+    if folded in STOPWORDS:
+        return None
+    if "-" in folded:
+        return "-".join(stem(p) for p in folded.split("-"))
+    return stem(folded)
+
+
+def lexemes(text: str, normalise: Callable[[str], str | None] = lexeme) -> list[str | None]:
+    """Normalised tokens by position (index 0 = position 1); ``None`` marks a dropped stopword."""
+    return [normalise(word) for word in raw_words(text)]
+
+
+def trigrams(text: str) -> set[str]:
+    """Trigrams of the folded text for the substring index (``pg_trgm``-like: each word padded
+    with two spaces in front and one behind), over letters and digits only."""
+    out: set[str] = set()
+    for word in re.findall(_PART, fold(text)):
+        padded = f"  {word} "
+        out.update(padded[i : i + 3] for i in range(len(padded) - 2))
+    return out
+
+
+def pattern_trigrams(pattern: str) -> set[str]:
+    """Trigrams every text containing ``pattern`` (case-insensitively) must hold: only the
+    windows inside the pattern's own characters (no padding, since the pattern may sit inside a
+    longer word); empty for patterns under 3 characters."""
+    folded = fold(pattern)
+    out: set[str] = set()
+    for chunk in re.findall(_PART, folded):
+        out.update(chunk[i : i + 3] for i in range(len(chunk) - 2))
+    return out

@@ -1,0 +1,169 @@
+"""The search index component against DynamoDB Local: postings, the query plan, staleness,
+read-your-write through pending docs, tenant isolation, substring via trigrams."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from domain.search import query as q
+from domain.search.backend import Doc
+from domain.search.dynamo import DynamoIndex
+from domain.store import db, keys
+
+
+@pytest.fixture
+def ws(stack):
+    return f"ws_{uuid.uuid4().hex[:12]}"
+
+
+IX = DynamoIndex()
+
+
+def task(n: int, title: str, description: str = "") -> Doc:
+    tid = f"tk_t{n}"
+    return Doc(keys.search_doc_task(tid), tid, title=title, description=description)
+
+
+def comment(n: int, c: str, body: str) -> Doc:
+    tid = f"tk_t{n}"
+    return Doc(keys.search_doc_comment(tid, c), tid, comment=body)
+
+
+def ids(answer):
+    return [h.task_id for h in answer.hits]
+
+
+def search(ws, text, substring=None, **kw):
+    return IX.query(ws, q.parse(text), substring=substring, **kw)
+
+
+def _count(pk_prefix_ws: str) -> int:
+    # test helper only: counts this workspace's postings (a Scan, never used by the product)
+    client = db.dynamodb_client()
+    from domain.store.models import Row
+
+    items = client.scan(TableName=Row.Meta.table_name, FilterExpression="begins_with(PK, :p)",
+                        ExpressionAttributeValues={":p": {"S": pk_prefix_ws}})["Items"]
+    return len(items)
+
+
+def test_words_phrases_negation_or(ws):
+    IX.index(ws, task(1, "Fix the login redirect", "Users are sent to a blank page after signing in"))
+    IX.index(ws, task(2, "Login page redesign", "New colours for the sign-in screen"))
+    IX.index(ws, task(3, "Billing export", "CSV export of invoices"))
+    assert sorted(ids(search(ws, "login"))) == ["tk_t1", "tk_t2"]
+    assert ids(search(ws, "login -redesign")) == ["tk_t1"]
+    assert ids(search(ws, '"blank page"')) == ["tk_t1"]
+    assert ids(search(ws, '"page blank"')) == []
+    assert sorted(ids(search(ws, "invoices or redirect"))) == ["tk_t1", "tk_t3"]
+    assert sorted(ids(search(ws, "Signing"))) == ["tk_t1", "tk_t2"]  # stemmed: signing, sign-in -> sign
+    assert ids(search(ws, "colour")) == ["tk_t2"]
+
+
+def test_title_outranks_description_and_comments(ws):
+    IX.index(ws, task(1, "Unrelated", "mentions the parser once"))
+    IX.index(ws, task(2, "Parser rewrite", "the new grammar"))
+    IX.index(ws, task(3, "Other"))
+    IX.index(ws, comment(3, "c1", "the parser is slow"))
+    answer = search(ws, "parser")
+    assert ids(answer) == ["tk_t2", "tk_t1", "tk_t3"]
+    fields = {h.task_id: h.field_names() for h in answer.hits}
+    assert fields == {"tk_t2": ["title"], "tk_t1": ["description"], "tk_t3": ["comment"]}
+
+
+def test_accent_and_case_folding(ws):
+    IX.index(ws, task(1, "Café NAÏVE Straße"))
+    assert ids(search(ws, "cafe naive strasse")) == ["tk_t1"]
+    assert ids(search(ws, "CAFÉ")) == ["tk_t1"]
+
+
+def test_reindex_rewrites_only_that_doc_and_drops_lost_words(ws):
+    IX.index(ws, task(1, "alpha beta"))
+    IX.index(ws, comment(1, "c1", "gamma"))
+    IX.index(ws, task(1, "alpha delta"))
+    assert ids(search(ws, "beta")) == []
+    assert ids(search(ws, "delta gamma")) == []  # different docs of one task: AND is per doc
+    assert ids(search(ws, "gamma")) == ["tk_t1"]
+    before = _count(f"W#{ws}#")
+    IX.index(ws, task(1, "alpha delta"))  # unchanged text: nothing written
+    assert _count(f"W#{ws}#") == before
+    IX.remove(ws, keys.search_doc_task("tk_t1"))
+    IX.remove(ws, keys.search_doc_comment("tk_t1", "c1"))
+    assert _count(f"W#{ws}#") == 0
+    assert ids(search(ws, "alpha")) == []
+
+
+def test_tenant_isolation(ws):
+    other = f"ws_{uuid.uuid4().hex[:12]}"
+    IX.index(other, task(9, "secret zebra"))
+    assert ids(search(ws, "zebra")) == []
+    assert ids(search(other, "zebra")) == ["tk_t9"]
+
+
+def test_pending_docs_answer_before_postings(ws):
+    IX.index(ws, task(1, "old words here"))
+    pending = [task(1, "fresh words here"), task(2, "brand fresh")]
+    answer = search(ws, "fresh", pending=pending)
+    assert sorted(ids(answer)) == ["tk_t1", "tk_t2"]
+    assert ids(search(ws, "old", pending=pending)) == []  # the pending text replaces the stale one
+    assert ids(search(ws, "old", gone=[keys.search_doc_task("tk_t1")])) == []
+
+
+def test_versions_travel_with_hits(ws):
+    doc = task(1, "versioned thing")
+    IX.index(ws, doc)
+    (hit,) = search(ws, "versioned").hits
+    assert hit.versions == {doc.doc_id: doc.version}
+
+
+def test_unmatched_words_are_reported(ws):
+    IX.index(ws, task(1, "apple banana"))
+    answer = search(ws, "apple kiwi")
+    assert ids(answer) == [] and answer.unmatched == ["kiwi"]
+
+
+def test_substring_candidates_by_trigrams(ws):
+    IX.index(ws, task(1, "Refactor the DataLoader", "uses xyzcache internally"))
+    IX.index(ws, task(2, "Loader docs"))
+    answer = IX.query(ws, None, substring="ataload")
+    assert ids(answer) == ["tk_t1"] and answer.hits[0].substring
+    assert ids(IX.query(ws, None, substring="zcach")) == ["tk_t1"]
+    assert ids(IX.query(ws, None, substring="nothing-here")) == []
+
+
+def test_cost_follows_the_smallest_list(ws):
+    for n in range(1, 61):
+        IX.index(ws, task(n, f"common filler {n}", "common words everywhere"))
+    IX.index(ws, task(99, "rare common"))
+    answer = search(ws, "common rare")
+    assert ids(answer) == ["tk_t99"]
+    # two first-page probes in parallel, the rest checked against the short list: no lookups
+    assert answer.requests == 2
+
+
+def test_task_and_comment_writes_feed_the_index(server_url, owner):
+    from tests.rpc import call_tool, ok
+
+    b = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Idx"}))
+    col = b["columns"][0]["id"]
+    t = ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": "Quokka migration", "description": "move the wombat"}))["task"]
+    ws = owner.workspace_id
+    assert ids(search(ws, "quokka wombat")) == [t["id"]]
+    t = ok(call_tool(server_url, owner.token, "update_task", {"taskId": t["id"], "title": "Platypus migration"}))["task"]
+    assert ids(search(ws, "quokka")) == [] and ids(search(ws, "platypus")) == [t["id"]]
+    # a move leaves the text alone: the postings stay as they are
+    before = _count(f"W#{ws}#")
+    ok(call_tool(server_url, owner.token, "move_task", {"taskId": t["id"], "columnId": b["columns"][1]["id"]}))
+    assert _count(f"W#{ws}#") == before
+    c = ok(call_tool(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "the echidna agrees"}))["comment"]
+    (hit,) = search(ws, "echidna").hits
+    assert hit.task_id == t["id"] and hit.field_names() == ["comment"]
+    ok(call_tool(server_url, owner.token, "update_comment", {"commentId": c["id"], "body": "the numbat agrees"}))
+    assert ids(search(ws, "echidna")) == [] and ids(search(ws, "numbat")) == [t["id"]]
+    ok(call_tool(server_url, owner.token, "delete_comment", {"commentId": c["id"]}))
+    assert ids(search(ws, "numbat")) == []
+    ok(call_tool(server_url, owner.token, "archive_task", {"taskId": t["id"]}))
+    assert ids(search(ws, "platypus")) == []
+    assert _count(f"W#{ws}#") == 0  # postings and markers all gone

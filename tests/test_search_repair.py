@@ -1,0 +1,75 @@
+"""Search repair: a marker left by a crash is applied by the sweep and by the stream consumer."""
+
+from __future__ import annotations
+
+import uuid
+
+from domain.search import query as q
+from domain.search import repair
+from domain.search.writes import INDEX
+from domain.store import db, keys
+from domain.store.models import SearchPendingRow
+from domain.store.search_marks import text_version
+from functions import search_stream
+
+
+def _marker(ws: str, n: int, title: str) -> SearchPendingRow:
+    tid = f"tk_r{n}"
+    doc = keys.search_doc_task(tid)
+    return SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId=tid, version=text_version(title, ""), title=title)
+
+
+def test_sweep_applies_left_markers(stack):
+    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    _marker(ws, 1, "orphaned kangaroo").save()  # as if the request died after its commit
+    assert [h.task_id for h in INDEX.query(ws, q.parse("kangaroo"), substring=None).hits] == []
+    assert repair.sweep(ws) == 1
+    assert [h.task_id for h in INDEX.query(ws, q.parse("kangaroo"), substring=None).hits] == ["tk_r1"]
+    assert list(SearchPendingRow.query(keys.search_pending_partition(ws))) == []
+    assert repair.sweep(ws) == 0
+
+
+def test_stream_consumer_applies_marker_images(stack):
+    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    marker = _marker(ws, 2, "stranded wallaby")
+    marker.save()
+    image = db.dynamodb_client().get_item(TableName=SearchPendingRow.Meta.table_name,
+                                          Key={"PK": {"S": marker.PK}, "SK": {"S": marker.SK}})["Item"]
+    event = {"Records": [
+        {"eventName": "INSERT", "dynamodb": {"NewImage": image}},
+        {"eventName": "REMOVE", "dynamodb": {"OldImage": image}},
+        {"eventName": "INSERT", "dynamodb": {"NewImage": {"PK": {"S": "X"}, "SK": {"S": "Y"}, "kind": {"S": "Task"}}}},
+    ]}
+    assert search_stream.handler(event) == {"applied": 1}
+    assert [h.task_id for h in INDEX.query(ws, q.parse("wallaby"), substring=None).hits] == ["tk_r2"]
+
+
+def test_stream_consumer_on_dynamodb_local_streams(stack, dynamodb_endpoint):
+    """Real stream records: a table with a NEW_AND_OLD_IMAGES stream on DynamoDB Local, a marker
+    written to it, its records read through GetRecords and handed to the consumer."""
+    import boto3
+
+    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    name = f"stream-{uuid.uuid4().hex[:8]}"
+    kw = {"endpoint_url": dynamodb_endpoint, "region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "x"}
+    ddb, streams = boto3.client("dynamodb", **kw), boto3.client("dynamodbstreams", **kw)
+    desc = ddb.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )["TableDescription"]
+    try:
+        marker = _marker(ws, 3, "streamed quokka")
+        item = marker.serialize()
+        ddb.put_item(TableName=name, Item={"PK": {"S": marker.PK}, "SK": {"S": marker.SK}, **item})
+        arn = desc["LatestStreamArn"]
+        records = []
+        for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+            it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+            records += streams.get_records(ShardIterator=it)["Records"]
+        assert any(r["eventName"] == "INSERT" for r in records)
+        assert search_stream.handler({"Records": records}) == {"applied": 1}
+        assert [h.task_id for h in INDEX.query(ws, q.parse("quokka"), substring=None).hits] == ["tk_r3"]
+    finally:
+        ddb.delete_table(TableName=name)

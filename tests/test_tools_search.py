@@ -1,0 +1,87 @@
+"""search_tasks through the official MCP SDK client against DynamoDB Local."""
+
+from __future__ import annotations
+
+from tests.conftest import make_actor, mcp_client
+from tests.tools_support import err, ok
+
+
+async def _world(server_url, actor):
+    async with mcp_client(server_url, actor.token) as c:
+        b = await ok(c, "create_board", {"workspaceId": actor.workspace_id, "name": "Search board"})
+        col = b["columns"][0]["id"]
+        made = {}
+        for title, desc in [
+            ("Fix login redirect", "Users land on a blank page after signing in"),
+            ("Login page redesign", "New colours for the sign-in screen"),
+            ("Billing export", "CSV export of invoices, see DataLoader"),
+            ("Archived login thing", "gone"),
+        ]:
+            made[title] = (await ok(c, "create_task", {"columnId": col, "title": title, "description": desc}))["task"]
+        await ok(c, "archive_task", {"taskId": made["Archived login thing"]["id"]})
+        return b, made
+
+
+async def test_search_end_to_end(server_url, owner):
+    if True:
+        b, made = await _world(server_url, owner)
+        ws = owner.workspace_id
+        async with mcp_client(server_url, owner.token) as c:
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login"})
+            ids = [x["id"] for x in r["results"]]
+            assert set(ids) == {made["Fix login redirect"]["id"], made["Login page redesign"]["id"]}  # archived excluded
+            assert r["totalCount"] == 2 and r["results"][0]["boardName"] == "Search board" and r["results"][0]["columnName"]
+            assert all("title" in x["matchedFields"] for x in r["results"])
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": 'login -redesign "blank page"'})
+            assert [x["id"] for x in r["results"]] == [made["Fix login redirect"]["id"]]
+            # exact key first, any case
+            key = made["Billing export"]["key"]
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": key.lower()})
+            assert r["results"][0]["id"] == made["Billing export"]["id"] and "key" in r["results"][0]["matchedFields"]
+            # substring, case-insensitive, rechecked on the row
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "ataLOAD"})
+            assert [x["id"] for x in r["results"]] == [made["Billing export"]["id"]]
+            assert r["results"][0]["matchedFields"] == ["description"]
+            # zero results carry a hint naming the word
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login zzyzx"})
+            assert r["results"] == [] and "zzyzx" in r["hint"]
+            # pagination with a cursor bound to the query
+            p1 = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login", "limit": 1})
+            assert len(p1["results"]) == 1 and p1["nextCursor"]
+            p2 = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login", "limit": 1, "cursor": p1["nextCursor"]})
+            assert p2["results"][0]["id"] != p1["results"][0]["id"] and p2["nextCursor"] is None
+            e = await err(c, "search_tasks", {"workspaceId": ws, "query": "billing", "cursor": p1["nextCursor"]})
+            assert e["code"] == "INVALID_INPUT"
+            # filters
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login", "priority": "URGENT"})
+            assert r["results"] == [] and r["hint"]
+            # read-your-write on a comment
+            t = made["Billing export"]
+            await ok(c, "create_comment", {"taskId": t["id"], "body": "the axolotl approves"})
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "axolotl"})
+            assert [x["id"] for x in r["results"]] == [t["id"]] and r["results"][0]["matchedFields"] == ["comment"]
+
+
+
+async def test_bad_input(server_url, owner):
+    if True:
+        async with mcp_client(server_url, owner.token) as c:
+            for query in ("", "   ", "-foo", '""', "-foo or -bar", "(((", "the of a"):
+                e = await err(c, "search_tasks", {"workspaceId": owner.workspace_id, "query": query})
+                assert e["code"] == "INVALID_INPUT" and e["hint"], query
+            e = await err(c, "search_tasks", {"workspaceId": owner.workspace_id, "query": "x" * 1001})
+            assert e["code"] == "INVALID_INPUT" and "1000" in e["message"].replace(",", "")
+            # noise never errors
+            for query in ['"unclosed', "@@@ foo", "🚀 launch", "SELECT * FROM tasks; --", "fix or", "or fix", "x" * 1000]:
+                await ok(c, "search_tasks", {"workspaceId": owner.workspace_id, "query": query})
+
+
+
+async def test_tenant_isolation(server_url, owner):
+    if True:
+        await _world(server_url, owner)
+        stranger = make_actor("Stranger", "Other Space")
+        async with mcp_client(server_url, stranger.token) as c:
+            r = await ok(c, "search_tasks", {"workspaceId": stranger.workspace_id, "query": "login"})
+            assert r["results"] == [] and r["totalCount"] == 0
+
