@@ -284,7 +284,12 @@ def cmd_dev(args: argparse.Namespace) -> int:
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
         print(dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file), flush=True)
 
+        from domain.search.repair import RepairLoop
         from functions.http_app import create_app
+
+        # The local stack has no Streams consumer: sweep the dev user's workspaces for search
+        # markers a crash left (at start, then every 30 s) while the server runs.
+        repair = RepairLoop(lambda: [seed.user.userId]).start()
 
         config = uvicorn.Config(
             create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
@@ -294,6 +299,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         watcher.start()
         server.run()
         watcher.stop()
+        repair.stop()
         if watcher.exit_code is not None:
             lost = True
             raise CliError(_lost_message(watcher.pid, watcher.exit_code, endpoint))

@@ -152,16 +152,24 @@ def main(argv: list[str]) -> int:
     out = protect_stdout()
     signal.signal(signal.SIGTERM, _stop)
     ephemeral = None
+    repair = None
     try:
         try:
             server, ephemeral = _prepare(args, out)
         except StartupError as exc:
             print(f"jentrix mcp: error: {exc}", file=sys.stderr, flush=True)
             return EXIT_STARTUP
+        if not args.url:  # in process: no Streams consumer here, so the search repair sweep runs locally
+            from domain.search.repair import RepairLoop
+
+            user_id = server.state.session.principal.user_id
+            repair = RepairLoop(lambda: [user_id]).start()
         return server.serve()
     except KeyboardInterrupt:
         return 0
     finally:
+        if repair is not None:
+            repair.stop()
         if ephemeral is not None:
             ephemeral.close()
 

@@ -73,3 +73,40 @@ def test_stream_consumer_on_dynamodb_local_streams(stack, dynamodb_endpoint):
         assert [h.task_id for h in INDEX.query(ws, q.parse("quokka"), substring=None).hits] == ["tk_r3"]
     finally:
         ddb.delete_table(TableName=name)
+
+
+def test_repair_loop_sweeps_the_users_workspaces_at_start_and_stops(stack, owner):
+    """What ``jentrix dev`` and the in-process stdio adapter run: a marker left in one of the
+    user's workspaces is applied by the loop's first sweep; stop() ends the thread."""
+    import time
+
+    _marker(owner.workspace_id, 3, "forgotten platypus").save()
+    loop = repair.RepairLoop(lambda: [owner.user_id], interval=0.05).start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and list(SearchPendingRow.query(keys.search_pending_partition(owner.workspace_id))):
+            time.sleep(0.05)
+        assert [h.task_id for h in INDEX.query(owner.workspace_id, q.parse("platypus"), substring=None).hits] == ["tk_r3"]
+        assert loop.applied >= 1
+    finally:
+        loop.stop()
+    assert not loop._thread.is_alive()  # noqa: SLF001
+
+
+def test_repair_loop_survives_a_failing_sweep(stack):
+    calls = []
+
+    def users():
+        calls.append(1)
+        raise RuntimeError("storage away")
+
+    loop = repair.RepairLoop(users, interval=0.01).start()
+    try:
+        import time
+
+        deadline = time.monotonic() + 5
+        while len(calls) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(calls) >= 3  # kept ticking after failures
+    finally:
+        loop.stop()

@@ -7,15 +7,19 @@ Two paths, both idempotent (:func:`domain.search.writes.apply_all` re-applies a 
   A marker the request already applied is deleted by then (a REMOVE record, ignored), so the
   consumer only does work for markers that outlived their request.
 - :func:`sweep`: the markers of one workspace (one Query of ``keys.search_pending_partition``)
-  are applied; ``jentrix dev`` / the stdio adapter can run it on a timer (not wired yet).
+  are applied; :class:`RepairLoop` runs it on a timer over a user's workspaces for the local
+  stack (``jentrix dev``) and the in-process stdio adapter, which have no Streams consumer.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from domain.search.writes import apply_all
-from domain.store import keys
+from domain.store import keys, members
 from domain.store.models import SearchPendingRow
 
 
@@ -48,3 +52,47 @@ def sweep(workspace_id: str) -> int:
     if markers:
         apply_all(markers)
     return len(markers)
+
+
+def sweep_for_user(user_id: str) -> int:
+    """:func:`sweep` over every workspace ``user_id`` belongs to (one Query for the memberships,
+    one per workspace); returns the markers applied."""
+    return sum(sweep(m.workspaceId) for m in members.memberships(user_id))
+
+
+log = logging.getLogger("jentrix.search")
+
+
+class RepairLoop:
+    """Sweeps the workspaces of ``users()`` at start and then every ``interval`` seconds, on a
+    daemon thread, until :meth:`stop`. A sweep that fails (storage away for a moment) is logged
+    and tried again at the next tick; the loop never takes its host down.
+
+    The local stand-in for the Streams consumer: a marker outlives its request only if the
+    process died between the entity's commit and its postings, and the next start repairs it.
+    """
+
+    def __init__(self, users: Callable[[], list[str]], interval: float = 30.0) -> None:
+        self.users, self.interval = users, interval
+        self.applied = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="search-repair", daemon=True)
+
+    def start(self) -> RepairLoop:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            try:
+                for user_id in self.users():
+                    self.applied += sweep_for_user(user_id)
+            except Exception:  # noqa: BLE001 - a background repair must outlive a storage hiccup
+                log.warning("search repair sweep failed; retrying in %.0f s", self.interval, exc_info=True)
+            if self._stop.wait(self.interval):
+                return
