@@ -26,6 +26,7 @@ from ulid import ULID
 
 from domain import clock, ids
 from domain.store import db, keys, members
+from domain.store.cas import Write
 from domain.store.models import (
     ApprovalRow, GovernancePolicyRow, InvitationRow, MemberRow, MembershipMirrorRow, Row, UserRow, WorkspaceLogRow, WorkspaceRow,
 )
@@ -164,12 +165,28 @@ def _member_failed(failure: db.ConditionFailed, workspace_id: str, user_id: str,
     return db.Missing(workspace_id)
 
 
-def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None, approval_key: tuple[str, str] | None = None) -> MemberRow:
-    """Change ``current``'s role (planned on the role read); returns the member as written.
+def _replan(ws: str, uid: str, actor_id: str, approval_key: tuple[str, str] | None) -> Callable[[db.ConditionFailed], MemberRow]:
+    """The retry of a member change: a role that moved plans again on the stored member
+    (``ALL_OLD``); every other failure (member gone, last OWNER, approval spent, caller left)
+    is raised as the store error :func:`_member_failed` names."""
 
-    Raises:
-        StaleRole: the role changed (or the member left) since it was read — ``.member`` is the stored one.
-        LastOwner: the member is the last OWNER. ApprovalSpent. Missing: the caller left.
+    def retry(failure: db.ConditionFailed) -> MemberRow:
+        exc = _member_failed(failure, ws, uid, actor_id, approval_key)
+        if isinstance(exc, StaleRole) and exc.member is not None:
+            return exc.member
+        raise exc
+
+    return retry
+
+
+def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None,
+             approval_key: tuple[str, str] | None = None) -> Write[MemberRow, MemberRow]:
+    """The role change of ``current`` (planned on the role read) for
+    :func:`domain.store.cas.compare_and_set`; its result is the member as written.
+
+    Raises (from the retry):
+        StaleRole: the member left (``.member`` is None). LastOwner: the member is the last
+        OWNER. ApprovalSpent. Missing: the caller left.
     """
     ws, uid = current.workspaceId, current.userId
     stamp = clock.next_stamp(current.updatedAt)
@@ -186,16 +203,17 @@ def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple
         if extra:
             extra(tx)
 
-    try:
-        db.transact(build)
-    except db.ConditionFailed as failure:
-        raise _member_failed(failure, ws, uid, actor_id, approval_key) from None
-    current.role, current.updatedAt = role, stamp
-    return current
+    def written() -> MemberRow:
+        current.role, current.updatedAt = role, stamp
+        return current
+
+    return Write(build=build, result=written, retry=_replan(ws, uid, actor_id, approval_key))
 
 
-def remove(current: MemberRow, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None, approval_key: tuple[str, str] | None = None) -> None:
-    """Delete the member item and the user's membership mirror in one transaction.
+def remove(current: MemberRow, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None,
+           approval_key: tuple[str, str] | None = None) -> Write[MemberRow, MemberRow]:
+    """Deleting the member item and the user's membership mirror in one transaction, for
+    :func:`domain.store.cas.compare_and_set`; its result is the member as it was.
 
     Raises: as :func:`set_role`.
     """
@@ -211,10 +229,7 @@ def remove(current: MemberRow, *, actor_id: str, actor_roles: tuple[str, ...], l
         if extra:
             extra(tx)
 
-    try:
-        db.transact(build)
-    except db.ConditionFailed as failure:
-        raise _member_failed(failure, ws, uid, actor_id, approval_key) from None
+    return Write(build=build, result=lambda: current, retry=_replan(ws, uid, actor_id, approval_key))
 
 
 # -- invitations ---------------------------------------------------------------------------------

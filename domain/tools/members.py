@@ -23,7 +23,7 @@ from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db, keys
 from domain.store import governance as gov
-from domain.store.retry import ATTEMPTS
+from domain.store.cas import Unchanged, compare_and_set
 from domain.store.models import InvitationRow, MemberRow, WorkspaceRow
 from domain.tools.args import WorkspaceIdArg
 from domain.tools.views import MemberView, member_view
@@ -140,6 +140,21 @@ def _check_role_change(ctx: CallContext, args: Any) -> None:
         raise _last_owner(args.userId)
 
 
+def _member_change(ctx: CallContext, operation: str, current: MemberRow, plan: Any, user_id: str) -> MemberRow:
+    """Run a member change through :func:`domain.store.cas.compare_and_set` (a moved role plans
+    again on the stored member, ``ATTEMPTS[operation]`` times), mapping the store's refusals."""
+    try:
+        return compare_and_set(operation, current, plan)
+    except gov.StaleRole:  # the member left meanwhile
+        raise errors.not_found("member", user_id) from None
+    except gov.LastOwner:
+        raise _last_owner(user_id) from None
+    except gov.ApprovalSpent:
+        raise _spent() from None
+    except db.Missing:
+        raise _lost_role(ctx) from None
+
+
 @tool(
     "set_member_role",
     title="Set member role",
@@ -167,30 +182,19 @@ def set_member_role(ctx: CallContext, args: SetMemberRoleInput) -> SetMemberRole
     ws = ctx.target.workspace_id
     current = _target_member(ctx, ws, args.userId)
     extra, approval_key = ctx.approval_write()
-    for _ in range(ATTEMPTS["set_member_role"]):
+
+    def plan(current: MemberRow) -> Any:
         if args.expectedRole is not None and current.role != args.expectedRole:
             raise _stale(current, args.userId)
         if current.role == args.role and extra is None:
-            return SetMemberRoleOutput(status="APPLIED", member=member_view(current))
+            return Unchanged(current)
         if current.role == "OWNER" and args.role != "OWNER" and _owners(ctx, ws) <= 1:
             raise _last_owner(args.userId)
         log = gov.log_row(ws, "member.role_changed", f"{current.email}: {current.role} -> {args.role}", actor_id=ctx.user_id, source=ctx.source,
                           data={"userId": args.userId, "from": current.role, "to": args.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
-        try:
-            written = gov.set_role(current, args.role, actor_id=ctx.user_id, actor_roles=("OWNER",), log=log, extra=extra, approval_key=approval_key)
-        except gov.StaleRole as exc:
-            if exc.member is None:
-                raise errors.not_found("member", args.userId) from None
-            current = exc.member
-            continue
-        except gov.LastOwner:
-            raise _last_owner(args.userId) from None
-        except gov.ApprovalSpent:
-            raise _spent() from None
-        except db.Missing:
-            raise _lost_role(ctx) from None
-        return SetMemberRoleOutput(status="APPLIED", member=member_view(written))
-    raise errors.conflict("The member kept changing while this call ran; nothing was written.", "Retry the call.", retry_after_seconds=1)
+        return gov.set_role(current, args.role, actor_id=ctx.user_id, actor_roles=("OWNER",), log=log, extra=extra, approval_key=approval_key)
+
+    return SetMemberRoleOutput(status="APPLIED", member=member_view(_member_change(ctx, "set_member_role", current, plan, args.userId)))
 
 
 # -- remove_member ---------------------------------------------------------------------------
@@ -251,7 +255,8 @@ def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutp
     current = _target_member(ctx, ws, args.userId)
     extra, approval_key = ctx.approval_write()
     me = ctx.member(ws)
-    for _ in range(ATTEMPTS["remove_member"]):
+
+    def plan(current: MemberRow) -> Any:
         if args.expectedRole is not None and current.role != args.expectedRole:
             raise _stale(current, args.userId)
         if current.role == "OWNER":
@@ -262,21 +267,9 @@ def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutp
         roles = ("OWNER",) if current.role == "OWNER" else ("ADMIN", "OWNER")
         log = gov.log_row(ws, "member.removed", f"{current.email} ({current.role}) removed", actor_id=ctx.user_id, source=ctx.source,
                           data={"userId": args.userId, "role": current.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
-        try:
-            gov.remove(current, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key)
-        except gov.StaleRole as exc:
-            if exc.member is None:
-                raise errors.not_found("member", args.userId) from None
-            current = exc.member
-            continue
-        except gov.LastOwner:
-            raise _last_owner(args.userId) from None
-        except gov.ApprovalSpent:
-            raise _spent() from None
-        except db.Missing:
-            raise _lost_role(ctx) from None
-        return RemoveMemberOutput(status="APPLIED", removed=member_view(current))
-    raise errors.conflict("The member kept changing while this call ran; nothing was written.", "Retry the call.", retry_after_seconds=1)
+        return gov.remove(current, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key)
+
+    return RemoveMemberOutput(status="APPLIED", removed=member_view(_member_change(ctx, "remove_member", current, plan, args.userId)))
 
 
 # -- invitations -----------------------------------------------------------------------------
