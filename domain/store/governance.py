@@ -160,9 +160,7 @@ def _member_failed(failure: db.ConditionFailed, workspace_id: str, user_id: str,
         return StaleRole(MemberRow.from_raw_data(stored) if stored else None)
     if failure.hit(*keys.workspace_head(workspace_id)):
         return LastOwner()
-    if failure.hit(*keys.member(workspace_id, actor_id)):
-        return db.Missing(workspace_id)
-    return db.Missing(workspace_id)
+    return db.Missing(workspace_id)  # the caller's role guard (or anything else): the caller lost the role
 
 
 def _replan(ws: str, uid: str, actor_id: str, approval_key: tuple[str, str] | None) -> Callable[[db.ConditionFailed], MemberRow]:
