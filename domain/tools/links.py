@@ -83,6 +83,8 @@ def _tasks(ctx: CallContext, args: EdgeInput) -> tuple[TaskDetailRow, TaskDetail
 
 
 def _open_boards(ctx: CallContext, *tasks: tuple[str, TaskDetailRow]) -> None:
+    """Refuse when the board of a task other than the target is archived (its entry was read with
+    the membership); the target's own board is checked by the access step (``open_board``)."""
     for name, task in tasks:
         entry = ctx.item(board_store.entry_key(task.boardId))
         if not isinstance(entry, BoardEntryRow) or entry.archivedAt:
@@ -152,7 +154,7 @@ def add_task_link(ctx: CallContext, args: AddTaskLinkInput) -> AddTaskLinkOutput
     for name, task in (("fromTaskId", src), ("toTaskId", dst)):
         if task.archivedAt:
             raise _archived(name)
-    _open_boards(ctx, ("fromTaskId", src), ("toTaskId", dst))
+    _open_boards(ctx, ("toTaskId", dst))  # the source's board: the access step (open_board)
     for name, task in (("fromTaskId", src), ("toTaskId", dst)):
         counter = ctx.item(keys.link_count(task.taskId))
         if isinstance(counter, LinkCountRow) and int(counter.count or 0) >= link_store.MAX_LINKS_PER_TASK:
@@ -244,7 +246,7 @@ def remove_task_link(ctx: CallContext, args: RemoveTaskLinkInput) -> RemoveTaskL
     stored = ctx.item(keys.link_out(src.taskId, args.kind, dst.taskId))
     if not isinstance(stored, LinkRow):
         return RemoveTaskLinkOutput(removed=False, link=None)
-    _open_boards(ctx, ("fromTaskId", src), ("toTaskId", dst))
+    _open_boards(ctx, ("toTaskId", dst))  # the source's board: the access step (open_board)
     act = ctx.activity(where.workspace_id, src.boardId, "task.link_removed", f"Unlinked {src.key} {args.kind} {dst.key}", task_id=src.taskId,
                        data={"fromTaskId": src.taskId, "toTaskId": dst.taskId, "kind": args.kind})
     try:
