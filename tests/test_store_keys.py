@@ -54,6 +54,9 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "search pending marker": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
     "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
     "upload grant": (keys.upload_grant("ug_b_01j0abc"), None),
+    "artifact": (keys.artifact("ws_b", "01j0abc"), None),
+    "artifact body": (keys.artifact_body("ws_b", "01j0abc"), None),
+    "artifact link copy": (keys.artifact_link("ws_b", "task", "tk_e", "01j0abc"), None),
 }
 
 
