@@ -189,3 +189,30 @@ async def test_list_filters_pagination_and_isolation(server_url, owner, outsider
     async with mcp_client(server_url, outsider.token) as theirs:
         assert (await err(theirs, "get_artifact", {"artifactId": made[0]["id"]}))["code"] == "NOT_FOUND"
         assert (await err(theirs, "list_artifacts", {"workspaceId": ws}))["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_resource_template_and_read_in_both_eras(server_url, owner, outsider, mode):
+    import json
+
+    ws = owner.workspace_id
+    async with mcp_client(server_url, owner.token, mode=mode) as client:
+        templates = await client.list_resource_templates()
+        assert [t.uri_template for t in templates.resource_templates] == ["stacks://artifact/{id}"]
+        project = (await ok(client, "create_project", {"workspaceId": ws, "name": f"Res {mode}"}))["project"]
+        made = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "PR", "url": "https://example.com/pr/9", "projectId": project["id"]}))["artifact"]
+        uri = f"stacks://artifact/{made['id']}"
+        read = await client.read_resource(uri, cache_mode="bypass")
+        content = read.contents[0]
+        assert content.uri == uri and content.mime_type == "application/json"
+        data = json.loads(content.text)
+        assert data == await ok(client, "get_artifact", {"artifactId": made["id"]})
+        from mcp.shared.exceptions import MCPError
+
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("stacks://artifact/ar_" + ws[3:] + "_" + "0" * 26, cache_mode="bypass")
+        assert missing.value.code == -32602
+    async with mcp_client(server_url, outsider.token, mode=mode) as theirs:
+        with pytest.raises(MCPError) as foreign:
+            await theirs.read_resource(uri, cache_mode="bypass")
+        assert foreign.value.code == -32602 and "artifact" in str(foreign.value)
