@@ -166,7 +166,7 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 50) -> None:
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 100) -> None:
         if registry is None:
             from domain.catalog import registry as product_registry
 
