@@ -53,6 +53,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "search trigram posting": (keys.search_gram_posting("ws_b", "par", keys.search_doc_task("tk_e")), None),
     "search pending marker": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
     "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
+    "upload grant": (keys.upload_grant("ug_b_01j0abc"), None),
 }
 
 
