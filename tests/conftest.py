@@ -23,23 +23,6 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
-# TEMPORARY (artifacts branch, until the redact branch's domain/redaction.py is merged): an
-# identity stand-in with the same interface, so artifact tests run before the merge.
-try:
-    import domain.redaction  # noqa: F401
-except ImportError:
-    import sys
-    import types
-
-    _stub = types.ModuleType("domain.redaction")
-
-    class _Redacted:
-        def __init__(self, text: str) -> None:
-            self.text, self.findings, self.rule_ids = text, (), ()
-
-    _stub.redact = lambda text: _Redacted(text)  # type: ignore[attr-defined]
-    sys.modules["domain.redaction"] = _stub
-
 
 @pytest.fixture(scope="session")
 def dynamodb_endpoint() -> Iterator[str]:

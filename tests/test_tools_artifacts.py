@@ -216,3 +216,50 @@ async def test_resource_template_and_read_in_both_eras(server_url, owner, outsid
         with pytest.raises(MCPError) as foreign:
             await theirs.read_resource(uri, cache_mode="bypass")
         assert foreign.value.code == -32602 and "artifact" in str(foreign.value)
+
+
+async def test_secret_in_a_findings_body_never_reaches_storage_or_logs(server_url, owner, caplog, capfd):
+    import logging
+    import secrets
+    import string
+
+    ws = owner.workspace_id
+    token = "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
+    body = f"Findings: the deploy job leaked a token.\n\nexport GITHUB_TOKEN={token}\n\nRotate it today."
+    caplog.set_level(logging.DEBUG)
+    async with mcp_client(server_url, owner.token) as client:
+        project = (await ok(client, "create_project", {"workspaceId": ws, "name": "Leaky"}))["project"]
+        made = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "FINDINGS", "title": "Leak", "body": body, "projectId": project["id"]}))["artifact"]
+        assert made["redactions"] and made["searchable"] and made["bodyChars"] < len(body) + 40
+        got = await ok(client, "get_artifact", {"artifactId": made["id"]})
+        assert token not in got["body"] and "[REDACTED:" in got["body"] and "Rotate it today." in got["body"]
+        listed = await ok(client, "list_artifacts", {"workspaceId": ws, "projectId": project["id"]})
+        assert token not in str(listed)
+        # a refused call carrying the secret logs nothing of it either
+        await err(client, "attach_artifact", {"workspaceId": ws, "type": "FINDINGS", "title": "x", "body": body, "url": "ftp://nope"})
+    assert token not in str(stored_state())
+    from domain.store import artifacts as artifact_store
+
+    assert token not in (artifact_store.body(ws, made["id"]) or "")
+    out, errout = capfd.readouterr()
+    assert token not in out + errout
+    # every server-side record (ours, botocore's DynamoDB/S3 request dumps at DEBUG, uvicorn); the
+    # test's own MCP client logs the request it sends, which is the caller's copy, not the server's
+    client_side = ("mcp", "httpcore2", "httpx2", "anyio")
+    server_lines = [r.getMessage() for r in caplog.records if r.name.split(".")[0] not in client_side]
+    assert server_lines and not any(token in line for line in server_lines)
+
+
+async def test_text_kinds_and_trace_parts(server_url, owner):
+    ws = owner.workspace_id
+    async with mcp_client(server_url, owner.token) as client:
+        project = (await ok(client, "create_project", {"workspaceId": ws, "name": "Kinds"}))["project"]
+        plan = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PLAN", "title": "Plan", "body": "1. do it", "projectId": project["id"], "sessionId": "se_demo"}))["artifact"]
+        assert plan["storage"] == "INLINE" and plan["searchable"] and plan["hasBody"] and not plan["redactions"]
+        trace = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": "part 1", "body": "turn 1", "tracePart": "part-0001", "sessionId": "se_demo"}))["artifact"]
+        assert not trace["searchable"] and trace["tracePart"] == "part-0001"
+        from domain.store import artifacts as artifact_store
+
+        assert [r.artifactId for r in artifact_store.for_session(ws, "se_demo")] == [plan["id"], trace["id"]]
+        by_session = await ok(client, "list_artifacts", {"workspaceId": ws, "sessionId": "se_demo", "type": "TRACE"})
+        assert [a["id"] for a in by_session["artifacts"]] == [trace["id"]]
