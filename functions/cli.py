@@ -576,6 +576,9 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_governance
 
     cli_governance.add_parsers(sub)  # invite, approvals, governance
+    from functions import cli_artifacts
+
+    cli_artifacts.add_parsers(sub)  # artifact upload, artifact withdraw
 
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser
