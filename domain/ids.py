@@ -10,6 +10,7 @@
 * project   ``pj_<w>_<p>``                   — the workspace is readable from the id (like a board)
 * invitation ``inv_<w>_<ulid>``              — its workspace, and its creation order
 * approval  ``ap_<w>_<request>_<ulid>``      — its workspace and the request digest (16 hex) it answers
+* session   ``ses_<w>_<ulid>``               — an agent session: its workspace, and its creation order
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -34,6 +35,7 @@ COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}}
 PROJECT_RE = re.compile(rf"^pj_({_PART}{{12}})_({_PART}{{8}})$")
 INVITATION_RE = re.compile(rf"^inv_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 APPROVAL_RE = re.compile(rf"^ap_({_PART}{{12}})_([0-9a-f]{{16}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+SESSION_RE = re.compile(rf"^ses_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
 
@@ -195,3 +197,29 @@ def new_approval_id(workspace_id: str, request: str, ulid: str) -> str:
 def parse_approval(value: str) -> ApprovalRef | None:
     m = APPROVAL_RE.fullmatch(value)
     return ApprovalRef(f"ws_{m.group(1)}", m.group(2), m.group(3)) if m else None
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """An agent session id names its workspace and its ULID (creation order)."""
+
+    workspace_id: str
+    ulid: str
+
+    @property
+    def session_id(self) -> str:
+        return f"ses_{self.workspace_id[3:]}_{self.ulid}"
+
+
+def new_session_id(workspace_id: str, ulid: str | None = None) -> str:
+    """A new session id in ``workspace_id`` (a fresh lowercase ULID unless one is given)."""
+    if ulid is None:
+        from ulid import ULID
+
+        ulid = str(ULID()).lower()
+    return f"ses_{workspace_id[3:]}_{ulid}"
+
+
+def parse_session(value: str) -> SessionRef | None:
+    m = SESSION_RE.fullmatch(value)
+    return SessionRef(f"ws_{m.group(1)}", m.group(2)) if m else None

@@ -53,6 +53,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "search trigram posting": (keys.search_gram_posting("ws_b", "par", keys.search_doc_task("tk_e")), None),
     "search pending marker": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
     "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
+    "agent session": (keys.session("ws_b", "01j0abc"), None),
+    "session alignment interval": (keys.session_alignment("ses_b_01j0abc", 1), None),
+    "session binding claim": (keys.session_binding_claim("claude-code", "3f2a-thread"), None),
+    "session artifact": (keys.session_artifact("ses_b_01j0abc", "TRACE", "part-1"), None),
 }
 
 
