@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation", "session"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation", "session", "artifact"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
 # Label ids carry their board too, but set_task_labels names every foreign label id in one
 # answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session", "artifact"})
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,7 @@ class Located:
     subtask: ids.SubtaskRef | None = None
     invitation: ids.InvitationRef | None = None
     session: ids.SessionRef | None = None
+    artifact: ids.ArtifactRef | None = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "session":
         ses = ids.parse_session(value)
         return Located("session", value, ses.workspace_id, session=ses) if ses else None
+    if kind == "artifact":
+        ar = ids.parse_artifact(value)
+        return Located("artifact", value, ar.workspace_id, artifact=ar) if ar else None
     raise ValueError(kind)
 
 

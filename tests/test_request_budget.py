@@ -343,8 +343,6 @@ def test_session_tool_budgets(server_url, owner, board):
     """docs/data-model.md, "Agent sessions": every session write is one transaction after the
     access read; the gates (project, REPO link or workspace default, provider claim) ride in that
     BatchGetItem; create and attach always carry their required idempotencyKey (Powertools 2)."""
-    from domain.store import session_capture
-
     ws, repo = owner.workspace_id, f"budget/repo-{uuid.uuid4().hex[:6]}"
     project = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"Sessions {uuid.uuid4().hex[:4]}"}))["project"]
     ok(call_tool(server_url, owner.token, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": repo}))
@@ -370,7 +368,7 @@ def test_session_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "align_agent_session", {"sessionId": s["id"], "expectedUpdatedAt": "2020-01-01T00:00:00.000Z"}, FIXED_WS + 0, error=True)  # stale: CONFLICT from the read
     check(server_url, owner.token, "get_agent_session", {"sessionId": s["id"]}, FIXED_WS + 2)  # alignments ‖ artifacts Queries, parallel
     check(server_url, owner.token, "list_agent_sessions", {"workspaceId": ws}, FIXED_WS + 1)
-    session_capture.put_part(ws, s["id"], "part-1", actor_id=owner.user_id)
+    ok(call_tool(server_url, owner.token, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": "part 1", "url": "https://traces.example.com/1", "sessionId": s["id"], "tracePart": "part-1"}))
     done = {"sessionId": s["id"], "outcome": "INTERRUPTED", "expectedUpdatedAt": s["updatedAt"], "traceParts": ["part-1", "part-2"]}
     res, c = check(server_url, owner.token, "complete_agent_session", done, FIXED_WS + 2)  # + artifacts Query, parallel; one transaction (head, summary)
     assert c.ops["TransactWriteItems"] == 1
@@ -378,3 +376,41 @@ def test_session_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "complete_agent_session", done, FIXED_WS + 1)  # the exact repeat: nothing written
     resume = {"sessionId": s["id"], "projectId": project["id"], "repo": repo, "expectedUpdatedAt": s["updatedAt"]}
     check(server_url, owner.token, "resume_agent_session", resume, FIXED_WS + 1)  # gate items with the membership (projectId and repo given)
+def test_artifact_tool_budgets(server_url, owner, board):
+    # attach: the linked task with the membership, then one transaction (head, body, link copy,
+    # guard, activity row). S3_OBJECT adds the grant GetItem and S3's HeadObject, CopyObject and
+    # DeleteObject (+ GetObject on the local emulator, which keeps no checksums). get_artifact
+    # reads head and body with the membership: nothing more. list: one Query, parallel.
+    import hashlib
+
+    from domain import objects
+    from tests.test_uploads import ask, put, request_body
+
+    ws, task = owner.workspace_id, board["t1"]
+    s3_ops: list[str] = []
+    record = lambda model=None, **_: s3_ops.append(model.name)  # noqa: E731
+    objects.client().meta.events.register("before-call.s3", record)
+    try:
+        res, c = check(server_url, owner.token, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "PR", "url": "https://example.com/pr/1", "taskId": task["id"]}, FIXED_WS + 1)
+        assert c.ops["TransactWriteItems"] == 1 and not s3_ops
+        made = res["structuredContent"]["artifact"]
+        check(server_url, owner.token, "get_artifact", {"artifactId": made["id"]}, FIXED_WS + 0)
+        check(server_url, owner.token, "list_artifacts", {"workspaceId": ws}, FIXED_WS + 1)
+        check(server_url, owner.token, "list_artifacts", {"workspaceId": ws, "taskId": task["id"], "type": "PR"}, FIXED_WS + 1)
+        data = b"log line\n" * 20
+        grant = ask(server_url, owner.token, request_body(ws, data, contentType="text/plain", fileName="build.log")).json()
+        put(grant, data)
+        args = {"workspaceId": ws, "type": "LOG", "title": "build", "uploadGrantId": grant["uploadGrantId"], "taskId": task["id"]}
+        s3_ops.clear()
+        res, c = check(server_url, owner.token, "attach_artifact", args, FIXED_WS + 2)  # + grant GetItem; one transaction
+        assert s3_ops == ["HeadObject", "GetObject", "CopyObject", "DeleteObject"], s3_ops
+        s3_ops.clear()
+        check(server_url, owner.token, "attach_artifact", args, FIXED_WS + 2)  # the same call again: grant + head GetItem, no write
+        assert s3_ops == []
+        stored = res["structuredContent"]["artifact"]
+        assert stored["sha256"] == hashlib.sha256(data).hexdigest()
+        s3_ops.clear()
+        check(server_url, owner.token, "get_artifact", {"artifactId": stored["id"]}, FIXED_WS + 0)
+        assert s3_ops == []  # the download URL is presigned locally
+    finally:
+        objects.client().meta.events.unregister("before-call.s3", record)

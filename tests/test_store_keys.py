@@ -56,7 +56,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "agent session": (keys.session("ws_b", "01j0abc"), None),
     "session alignment interval": (keys.session_alignment("ses_b_01j0abc", 1), None),
     "session binding claim": (keys.session_binding_claim("claude-code", "3f2a-thread"), None),
-    "session artifact": (keys.session_artifact("ses_b_01j0abc", "TRACE", "part-1"), None),
+    "upload grant": (keys.upload_grant("ug_b_01j0abc"), None),
+    "artifact": (keys.artifact("ws_b", "01j0abc"), None),
+    "artifact body": (keys.artifact_body("ws_b", "01j0abc"), None),
+    "artifact link copy": (keys.artifact_link("ws_b", "task", "tk_e", "01j0abc"), None),
 }
 
 

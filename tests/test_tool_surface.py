@@ -98,9 +98,8 @@ def test_snapshots_are_what_tools_list_serves():
     """The snapshots are the wire form: the protocol layer's tools/list returns exactly them, by name."""
     snapshots = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in GEN.SNAPSHOT_DIR.glob("*.json")}
     session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
-    tools: list[dict[str, Any]] = []
-    params: dict[str, Any] = {}
-    while True:  # tools/list pages (50 tools a page): follow nextCursor to the end
+    tools, params = [], {}
+    while True:  # every page (the catalog has more tools than one page holds)
         reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, headers=None, session=session)
         tools += reply.message["result"]["tools"]
         if "nextCursor" not in reply.message["result"]:

@@ -4,6 +4,7 @@ concurrent HTTP calls (threads released together by a barrier)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +43,12 @@ async def _project(c: Any, ws: str, name: str = "Widgets", repo: str | None = RE
 
 async def _session(c: Any, project_id: str, **extra: Any) -> dict[str, Any]:
     return (await ok(c, "create_agent_session", {"projectId": project_id, "repo": REPO, "idempotencyKey": _key(), **extra}))["session"]
+
+
+async def _trace(c: Any, ws: str, session_id: str, part: str) -> dict[str, Any]:
+    """One TRACE part of the session, stored through attach_artifact (the way a capture uploader stores it)."""
+    return (await ok(c, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": f"trace {part}", "url": f"https://traces.example.com/{part}",
+                                            "sessionId": session_id, "tracePart": part}))["artifact"]
 
 
 # -- create_agent_session ------------------------------------------------------------------------
@@ -243,12 +250,11 @@ async def test_align_refuses_a_foreign_owner_and_a_closed_session(server_url, ow
 
 # -- complete_agent_session ----------------------------------------------------------------------
 async def test_completing_with_a_manifest_part_missing_stores_the_summary_but_not_capture_complete(server_url, owner):
-    from domain.store import session_capture
-
     async with mcp_client(server_url, owner.token) as c:
-        project = await _project(c, owner.workspace_id)
+        ws = owner.workspace_id
+        project = await _project(c, ws)
         made = await _session(c, project["id"])
-        session_capture.put_part(owner.workspace_id, made["id"], "transcript-0001", actor_id=owner.user_id, size=10)
+        await _trace(c, ws, made["id"], "transcript-0001")
         args = {"sessionId": made["id"], "outcome": "COMPLETED", "expectedUpdatedAt": made["updatedAt"],
                 "traceParts": ["transcript-0001", "transcript-0002"], "usage": {"inputTokens": 1200, "outputTokens": 340}}
         before = stored_state()
@@ -256,14 +262,18 @@ async def test_completing_with_a_manifest_part_missing_stores_the_summary_but_no
         assert done["status"] == "COMPLETED" and done["outcome"] == "COMPLETED" and done["captureComplete"] is False
         assert done["capture"]["missingParts"] == ["transcript-0002"] and done["capture"]["storedParts"] == 1 and done["capture"]["expectedParts"] == 2
         assert done["usage"] == {"inputTokens": 1200, "outputTokens": 340, "cacheReadTokens": None, "cacheWriteTokens": None}
-        written = set(stored_state()) - set(before)
-        assert any(k[0].startswith("SART#") and "RUN_SUMMARY" in k[1] for k in written)
+        summary_id = done["capture"]["summaryArtifactId"]
+        assert any(k[1].endswith(summary_id.rsplit("_", 1)[1]) for k in set(stored_state()) - set(before))  # stored in the completion's write
         repeat = (await ok(c, "complete_agent_session", args))["session"]  # the exact retry: nothing changes
         assert repeat == done
         got = await ok(c, "get_agent_session", {"sessionId": made["id"]})
-        assert got["artifacts"]["summary"]["type"] == "RUN_SUMMARY" and [t["name"] for t in got["artifacts"]["transcripts"]] == ["transcript-0001"]
+        assert got["artifacts"]["summary"]["artifactId"] == summary_id and [t["name"] for t in got["artifacts"]["transcripts"]] == ["transcript-0001"]
+        summary = await ok(c, "get_artifact", {"artifactId": summary_id})
+        body = json.loads(summary["body"])
+        assert body["traceParts"] == {"expected": ["transcript-0001", "transcript-0002"], "stored": ["transcript-0001"], "missing": ["transcript-0002"]}
+        assert body["outcome"] == "COMPLETED" and body["usage"]["inputTokens"] == 1200
         # the late part arrives: the same completion checked again now finds every part
-        session_capture.put_part(owner.workspace_id, made["id"], "transcript-0002", actor_id=owner.user_id)
+        await _trace(c, ws, made["id"], "transcript-0002")
         healed = (await ok(c, "complete_agent_session", {**args, "expectedUpdatedAt": done["updatedAt"]}))["session"]
         assert healed["captureComplete"] is True and healed["status"] == "COMPLETED"
         other = await err(c, "complete_agent_session", {**args, "outcome": "INTERRUPTED", "expectedUpdatedAt": healed["updatedAt"]})
@@ -271,8 +281,10 @@ async def test_completing_with_a_manifest_part_missing_stores_the_summary_but_no
 
 
 async def test_the_run_summary_is_deterministic_and_a_completed_session_frees_its_thread(server_url, owner):
+    from domain import ids
     from domain.store import session_capture
-    from domain.store.models import SessionArtifactRow
+    from domain.store.models import SessionRow
+    from domain.tools.sessions import run_summary
 
     async with mcp_client(server_url, owner.token) as c:
         project = await _project(c, owner.workspace_id)
@@ -280,15 +292,11 @@ async def test_the_run_summary_is_deterministic_and_a_completed_session_frees_it
         made = (await ok(c, "attach_agent_session", {"projectId": project["id"], "repo": REPO, "provider": "claude-code", "threadId": thread, "idempotencyKey": _key()}))["session"]
         done = (await ok(c, "complete_agent_session", {"sessionId": made["id"], "outcome": "COMPLETED", "expectedUpdatedAt": made["updatedAt"]}))["session"]
         assert done["captureComplete"] is True  # an empty manifest: only the summary is expected
-        row = SessionArtifactRow.get(f"SART#{made['id']}", "A#RUN_SUMMARY#run-summary")
-        from domain.store.models import SessionRow
-        from domain import ids
-
         ref = ids.parse_session(made["id"])
         stored = SessionRow.get(f"SESS#{ref.workspace_id}", f"S#{ref.ulid}")
-        from domain.tools.sessions import run_summary
-
-        assert row.body == session_capture.summary_body(run_summary(stored, [], [], []))
+        summary = await ok(c, "get_artifact", {"artifactId": done["capture"]["summaryArtifactId"]})
+        assert summary["body"] == session_capture.summary_body(run_summary(stored, [], [], []))
+        assert summary["artifact"]["type"] == "RUN_SUMMARY" and summary["artifact"]["sessionId"] == made["id"]
         fresh = await ok(c, "attach_agent_session", {"projectId": project["id"], "repo": REPO, "provider": "claude-code", "threadId": thread, "idempotencyKey": _key()})
         assert fresh["attached"] == "created" and fresh["session"]["id"] != made["id"]
 

@@ -23,6 +23,7 @@ ActivityType = Literal[
     "task.assignees_set",
     "label.created", "label.updated", "label.deleted", "task.labels_set",
     "session.aligned",
+    "artifact.attached",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]

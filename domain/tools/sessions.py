@@ -22,6 +22,7 @@ from domain.access import Located, Prefetch, Ref, either, locate, target
 from domain.auth import ROLE_RANK
 from domain.context import CallContext
 from domain.idempotency import creation_marker
+from domain.redaction import redact
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import governance as governance_store
 from domain.store import keys, session_capture
@@ -675,7 +676,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
     usage = args.usage.model_dump(exclude_none=True) if args.usage else None
     repo_end = args.repoState.model_dump(exclude_none=True) if args.repoState else None
 
-    def closed_state(state: SessionRow, stamp: str) -> SessionRow:
+    def closed_state(state: SessionRow, stamp: str, summary_id: str | None) -> SessionRow:
         edited = _copy(state)
         if state.status in session_store.OPEN:
             edited.status, edited.outcome, edited.endedAt = args.outcome, args.outcome, stamp
@@ -684,7 +685,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
         if repo_end is not None:
             edited.repoEnd = repo_end
         edited.capture = {"complete": not missing, "expectedParts": len(parts), "storedParts": len(stored), "missingParts": missing[:50],
-                          "summaryArtifactId": session_capture.summary_id(state.sessionId)}
+                          "summaryArtifactId": summary_id}
         edited.captureComplete = not missing
         edited.updatedAt = stamp
         return edited
@@ -692,7 +693,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
     def plan(state: SessionRow) -> Any:
         again = state.status == args.outcome and state.status not in session_store.OPEN
         if again:
-            probe = closed_state(state, state.updatedAt)
+            probe = closed_state(state, state.updatedAt, (state.capture or {}).get("summaryArtifactId"))
             if probe.serialize() == state.serialize():  # an exact repeat: nothing would change
                 return Unchanged(SessionOutput(session=session_view(state)))
         if state.updatedAt != args.expectedUpdatedAt:
@@ -701,11 +702,14 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
             raise errors.conflict(f"The session is already {state.status}; it cannot end again as {args.outcome}.",
                                   "Resume an INTERRUPTED session first (resume_agent_session), or start a new one.", current=_current(state))
         stamp = clock.next_stamp(state.updatedAt)
-        edited = closed_state(state, stamp)
+        summary_id = session_capture.new_summary_id(state.workspaceId)  # a re-check after late parts stores a new summary; the head names the latest
+        edited = closed_state(state, stamp, summary_id)
         summary = run_summary(edited, parts, stored, missing)
+        body = redact(session_capture.summary_body(summary)).text  # a branch name or the like may carry a secret: redacted like every body
+        actor_name = ctx.member(edited.workspaceId).displayName
 
         def extra(tx: Any) -> None:
-            session_capture.summary_action(tx, edited.workspaceId, edited.sessionId, summary, actor_id=ctx.user_id, at=stamp)
+            session_capture.summary_action(tx, summary, body=body, artifact_id=summary_id, actor_id=ctx.user_id, actor_name=actor_name, at=stamp)
             if edited.status in session_store.CLOSED and state.status in session_store.OPEN:
                 session_store.release_claim(tx, edited)
 
@@ -809,7 +813,7 @@ class ArtifactRef(ToolOutput):
 
 
 class SessionArtifacts(ToolOutput):
-    summary: ArtifactRef | None = Field(description="The RUN_SUMMARY, once the session completed.")
+    summary: ArtifactRef | None = Field(description="The RUN_SUMMARY of the last completion (get_artifact reads its body).")
     transcripts: list[ArtifactRef] = Field(description="The session's stored TRACE parts, by name.")
 
 
@@ -850,7 +854,9 @@ def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutp
     row = _session(ctx)
     intervals = sorted(ctx.query("alignments", lambda: session_store.alignments(row.sessionId)), key=lambda a: int(a.ordinal))
     found = ctx.query("artifacts", lambda: session_capture.for_session(row.workspaceId, row.sessionId))
-    summary = next((a for a in found if a.type == "RUN_SUMMARY"), None)
+    named = (row.capture or {}).get("summaryArtifactId")
+    summaries = [a for a in found if a.type == "RUN_SUMMARY"]
+    summary = next((a for a in summaries if a.artifactId == named), summaries[-1] if summaries else None)
     traces = sorted((a for a in found if a.type == "TRACE"), key=lambda a: a.name)
     return GetSessionOutput(
         session=session_view(row),
