@@ -118,3 +118,18 @@ async def test_a_failed_put_is_retried_once(tmp_path, monkeypatch):
     with pytest.raises(cli.CliError):
         cli_artifacts.put_file("http://s3/x", {}, path, 3)
     assert len(calls) == 2
+
+
+async def test_dev_banner_prints_the_local_s3_and_the_server_starts_on_loopback(stack):
+    from types import SimpleNamespace
+
+    from infra.s3_local import S3Local
+
+    seed = SimpleNamespace(user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"),
+                           workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"), token_reused=False)
+    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token="tm_x", endpoint="http://127.0.0.1:8000", data_dir=None, seed=seed,
+                            token_file=None, s3_endpoint="http://127.0.0.1:45678")
+    assert any(line.strip().startswith("Local S3:        http://127.0.0.1:45678") for line in banner.splitlines())
+    with S3Local() as s3:
+        assert s3.endpoint.startswith("http://127.0.0.1:") and httpx2.get(s3.endpoint + "/moto-api/", timeout=10).status_code == 200
+    assert s3.process is None
