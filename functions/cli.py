@@ -6,6 +6,7 @@
     jentrix token revoke --user-email E TOKEN_ID
     jentrix invite link|accept, jentrix approvals list|approve|reject, jentrix governance set
                          (functions.cli_governance: human tokens only, docs/governance.md)
+    jentrix attachment upload FILE --task tk_…   (functions.cli_attachments: grant -> PUT -> attach)
     jentrix mcp …        (the stdio adapter, functions.stdio_adapter)
 
 Token commands work against DynamoDB Local: ``--endpoint URL``, else ``JENTRIX_DYNAMODB_ENDPOINT``,
@@ -576,6 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_governance
 
     cli_governance.add_parsers(sub)  # invite, approvals, governance
+    from functions import cli_attachments
+
+    cli_attachments.add_parsers(sub)  # attachment upload
 
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser

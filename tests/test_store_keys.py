@@ -54,6 +54,8 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "search pending marker": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
     "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
     "upload grant": (keys.upload_grant("ug_b_01j0abc"), None),
+    "task attachment": (keys.attachment("tk_e", "01j0abc"), None),
+    "task attachment counter": (keys.attachment_count("tk_e"), None),
 }
 
 

@@ -97,8 +97,14 @@ def test_snapshots_are_what_tools_list_serves():
     """The snapshots are the wire form: the protocol layer's tools/list returns exactly them, by name."""
     snapshots = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in GEN.SNAPSHOT_DIR.glob("*.json")}
     session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
-    reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=session)
-    tools = reply.message["result"]["tools"]
+    tools: list[dict] = []
+    params: dict = {}
+    while True:  # tools/list pages (50 a page): follow nextCursor to the end
+        reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, headers=None, session=session)
+        tools += reply.message["result"]["tools"]
+        if not reply.message["result"].get("nextCursor"):
+            break
+        params = {"cursor": reply.message["result"]["nextCursor"]}
     assert [t["name"] for t in tools] == sorted(snapshots)
     assert tools == [snapshots[t["name"]] for t in tools]
 
