@@ -60,7 +60,7 @@ SEED: dict[str, SeedTool] = {
     "list_activity": SeedTool("read", True, False, False, False, "tasks", "built"),
     "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "built"),
     "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "built"),
-    "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "planned"),
+    "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "built"),
     "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_comments": SeedTool("read", True, False, False, False, "collaboration", "built"),
@@ -102,12 +102,12 @@ KEY_REQUIRED: frozenset[str] = frozenset({"create_agent_session", "attach_agent_
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, artifacts, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, sessions, subtasks, tasks, workspaces
+    from domain.tools import activity, artifacts, assignees, attachments, boards, bulk, columns, comments, labels, links, members, projects, search, sessions, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
         *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS, *search.TOOLS,
-        *artifacts.TOOLS, *sessions.TOOLS,
+        *artifacts.TOOLS, *sessions.TOOLS, *attachments.TOOLS,
     )
 
 

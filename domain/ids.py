@@ -5,6 +5,7 @@
 * column    ``cl_<w>_<b>_<c>``               — workspace and board readable
 * task      ``tk_<w>_<b>_<number>``          — workspace, board and the per-workspace number
 * comment   ``cm_<w>_<b>_<number>_<ulid>``   — its task, and its creation order (a lowercase ULID)
+* attachment ``at_<w>_<b>_<number>_<ulid>``  — its task, and its upload order
 * subtask   ``st_<w>_<b>_<number>_<ulid>``   — its task, and its place in the checklist (creation order)
 * label     ``lb_<w>_<b>_<l>``               — workspace and board readable (like a column)
 * project   ``pj_<w>_<p>``                   — the workspace is readable from the id (like a board)
@@ -33,6 +34,7 @@ BOARD_RE = re.compile(rf"^bd_({_PART}{{12}})_({_PART}{{8}})$")
 COLUMN_RE = re.compile(rf"^cl_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
 TASK_RE = re.compile(rf"^tk_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})$")
 LABEL_RE = re.compile(rf"^lb_({_PART}{{12}})_({_PART}{{8}})_({_PART}{{6}})$")
+ATTACHMENT_RE = re.compile(rf"^at_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 PROJECT_RE = re.compile(rf"^pj_({_PART}{{12}})_({_PART}{{8}})$")
 INVITATION_RE = re.compile(rf"^inv_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
@@ -140,6 +142,18 @@ class CommentRef:
 
 def new_comment_id(task: TaskRef, ulid: str) -> str:
     return f"cm_{task.board_id[3:]}_{task.number}_{ulid}"
+
+
+def new_attachment_id(task: TaskRef, ulid: str) -> str:
+    return f"at_{task.board_id[3:]}_{task.number}_{ulid}"
+
+
+def parse_attachment(value: str) -> CommentRef | None:
+    """An attachment id has a comment id's shape (task + ULID); the ref reuses :class:`CommentRef`."""
+    m = ATTACHMENT_RE.fullmatch(value)
+    if not m:
+        return None
+    return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
 
 
 def parse_comment(value: str) -> CommentRef | None:

@@ -353,8 +353,11 @@ GENERIC = frozenset({"password-assignment", "bearer-token", "auth-header", "url-
 
 
 def _name(a: Finding, b: Finding) -> str:
-    """The id a merged span keeps: a provider's rule over a generic one (an ``api_key = sk_live_…``
-    is a Stripe key), else the wider span's."""
+    """The id a merged span keeps: ``scan-timeout`` over everything (the span was not fully
+    scanned), a provider's rule over a generic one (an ``api_key = sk_live_…`` is a Stripe key),
+    else the wider span's."""
+    if TIMEOUT_RULE in (a.rule_id, b.rule_id):
+        return TIMEOUT_RULE
     if (a.rule_id in GENERIC) != (b.rule_id in GENERIC):
         return b.rule_id if a.rule_id in GENERIC else a.rule_id
     return b.rule_id if (b.end - b.start) > (a.end - a.start) else a.rule_id
@@ -372,23 +375,24 @@ def _merge(found: list[Finding]) -> list[Finding]:
 
 
 def _inside(markers: list[tuple[int, int]], start: int, end: int) -> bool:
-    i = bisect.bisect_right(markers, (start, len_max)) - 1
+    i = bisect.bisect_right(markers, (start, _FAR)) - 1
     return i >= 0 and markers[i][0] <= start and end <= markers[i][1]
 
 
-len_max = 1 << 62
+_FAR = 1 << 62
 
 
 def redact(text: str, *, timeout: float | None = None) -> Redacted:
     """Replace the secrets in ``text``; see the module docstring. Never raises on content."""
     if not text:
         return Redacted(text, ())
+    ruleset = rules()  # built (once) before the clock starts: compiling is not scanning
     clock = _Clock(DEFAULT_TIMEOUT if timeout is None else timeout)
     low = text.lower()
     markers = [m.span() for m in MARKER.finditer(text)]
     found: list[Finding] = []
     failed: list[tuple[int, int]] = []
-    for rule in rules():
+    for rule in ruleset:
         if clock.left() <= 0:  # out of time: what this rule would have scanned is unscanned
             failed.append((0, len(text)))
             continue
@@ -440,13 +444,14 @@ class RedactingFilter(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - the logging API's name
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken format string: keep what there is, redacted
-            message = f"{record.msg!r} {record.args!r}"
-        record.msg, record.args = redact(message).text if isinstance(message, str) else message, ()
-        if isinstance(record.msg, dict):  # Powertools accepts dict messages
+        if isinstance(record.msg, dict) and not record.args:  # Powertools logs dict messages as JSON
             record.msg = _scrub(record.msg)
+        else:
+            try:
+                message = record.getMessage()
+            except Exception:  # a broken format string: keep what there is, redacted
+                message = f"{record.msg!r} {record.args!r}"
+            record.msg, record.args = redact(message).text, ()
         for name, value in list(record.__dict__.items()):
             if name not in _STANDARD and not name.startswith("_"):
                 record.__dict__[name] = _scrub(value)

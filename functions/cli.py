@@ -8,6 +8,7 @@
                          (functions.cli_governance: human tokens only, docs/governance.md)
     jentrix agent launch --project PJ -- COMMAND, jentrix session attach --provider P --hook-input
                          (functions.cli_sessions: connected agent sessions, docs/sessions.md)
+    jentrix attachment upload FILE --task tk_…   (functions.cli_attachments: grant -> PUT -> attach)
     jentrix mcp …        (the stdio adapter, functions.stdio_adapter)
 
 Token commands work against DynamoDB Local: ``--endpoint URL``, else ``JENTRIX_DYNAMODB_ENDPOINT``,
@@ -585,6 +586,9 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_sessions
 
     cli_sessions.add_parsers(sub)  # agent launch, session attach
+    from functions import cli_attachments
+
+    cli_attachments.add_parsers(sub)  # attachment upload
 
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser

@@ -1,7 +1,7 @@
 """The FastAPI app serving MCP at ``POST /api/mcp`` — the same app under uvicorn and Lambda.
 
-It also serves ``POST /api/artifacts/upload-grant`` (:func:`upload_grant_reply`): the same
-bearer token, JSON in and out, failures as the tools' error envelope ``{error:{code,message,hint}}``
+It also serves ``POST /api/artifacts/upload-grant`` (:func:`upload_grant_reply`) and
+``POST /api/tasks/{taskId}/attachments`` (:func:`attachment_reply`): the same bearer token, JSON in and out, failures as the tools' error envelope ``{error:{code,message,hint}}``
 with a matching HTTP status (docs/artifacts.md).
 
 HTTP-only concerns live here and nowhere else: method (405 with ``Allow: POST``), ``Origin``
@@ -32,6 +32,7 @@ from functions.protocol import McpProtocol, Session
 
 MCP_PATH = "/api/mcp"
 UPLOAD_GRANT_PATH = "/api/artifacts/upload-grant"
+ATTACHMENTS_PATH = "/api/tasks/{taskId}/attachments"
 log = logging.getLogger("jentrix.http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
@@ -145,6 +146,25 @@ def upload_grant_reply(principal: Principal, body: Any) -> tuple[int, dict[str, 
         return 500, internal_error(cid).envelope()
 
 
+def attachment_reply(principal: Principal, task_id: str, body: Any) -> tuple[int, dict[str, Any]]:
+    """Serve one attach request (``{uploadGrantId}``) for a verified principal: ``(status, JSON body)``.
+
+    The operation is :func:`domain.attachments.attach` (the call pipeline: scope, rate window,
+    access, the envelope); the answer is ``{attachment: {...}}``."""
+    from domain import attachments, errors
+
+    if not isinstance(body, dict):
+        return 400, errors.invalid("body", "must be a JSON object", "Send {uploadGrantId}.").envelope()
+    unknown = sorted(set(body) - {"uploadGrantId"})
+    if unknown:
+        return 400, errors.invalid(unknown[0], "is not a field of an attach request", "Send {uploadGrantId}; the task is in the path.").envelope()
+    outcome = attachments.attach(principal, task_id=task_id, upload_grant_id=body.get("uploadGrantId"))
+    if outcome.error is not None:
+        code = str(outcome.error.get("error", {}).get("code", "INTERNAL"))
+        return _ENVELOPE_STATUS.get(code, 500), outcome.error
+    return 200, outcome.result or {}
+
+
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
@@ -215,6 +235,40 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             except (UnicodeDecodeError, ValueError, RecursionError):
                 body = None
             return upload_grant_reply(caller, body)
+
+        try:
+            out = await run_in_threadpool(serve)
+        except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
+            from domain.pipeline import internal_error
+
+            cid = uuid.uuid4().hex
+            err = faults.unavailable_error(cid) if faults.storage_unavailable(exc) else internal_error(cid)
+            return JSONResponse(err.envelope(), status_code=503 if faults.storage_unavailable(exc) else 500)
+        if out is None:
+            return _unauthorized("The token is unknown, revoked or expired.")
+        status, payload = out
+        headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
+        return JSONResponse(payload, status_code=status, headers=headers)
+
+    @app.post(ATTACHMENTS_PATH)
+    async def task_attachments(taskId: str, request: Request) -> Response:  # noqa: N803 - the path's name
+        if not origin_allowed(request.headers.get("origin")):
+            return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
+        principal = principal_from_authorizer(request.scope)
+        secret = bearer(request.headers) if principal is None else None
+        if principal is None and secret is None:
+            return _unauthorized("Send Authorization: Bearer <token>.")
+        raw = await request.body()
+
+        def serve() -> tuple[int, dict[str, Any]] | None:
+            caller = principal or auth.authenticate(secret)
+            if caller is None:
+                return None
+            try:
+                body = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                body = None
+            return attachment_reply(caller, taskId, body)
 
         try:
             out = await run_in_threadpool(serve)

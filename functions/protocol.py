@@ -166,6 +166,9 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
+    # One page holds the whole 62-tool catalog: several MCP clients read only the first page of
+    # tools/list, so a catalog that outgrows a page would lose tools there. Pagination stays
+    # (a test registry pages with a small size).
     def __init__(self, *, registry: Registry | None = None, page_size: int = 100) -> None:
         if registry is None:
             from domain.catalog import registry as product_registry

@@ -324,13 +324,15 @@ def test_logging_filter_redacts_message_args_extra_and_exception() -> None:
     redaction.install(logger)
     try:
         logger.warning("token %s was sent", token, extra={"body": f"Authorization: Bearer {token}", "n": 3})
+        logger.warning({"event": "sent", "header": f"Bearer {token}"})
         try:
             raise ValueError(f"bad header {token}")
         except ValueError:
             logger.exception("failed")
     finally:
         logger.removeHandler(handler)
-    first, second = records
+    first, as_dict, second = records
+    assert as_dict.msg == {"event": "sent", "header": "Bearer [REDACTED:jentrix-token]"}
     assert token not in first.getMessage() and "[REDACTED:jentrix-token]" in first.getMessage()
     assert token not in first.body and first.n == 3  # type: ignore[attr-defined]
     formatted = logging.Formatter().format(second)
@@ -396,3 +398,22 @@ if given is not None:
                 assert secret not in once.text
         for f in once.findings:
             assert 0 <= f.start < f.end <= len(text)
+
+
+def test_powertools_json_line_carries_no_secret() -> None:
+    """The pipeline logs through Powertools (JSON lines): message, extra fields and the exception."""
+    import io
+
+    from aws_lambda_powertools import Logger
+
+    buf = io.StringIO()
+    logger = Logger(service=f"jentrix-probe-{RNG.randint(0, 10**6)}", stream=buf)
+    redaction.install(logging.getLogger(logger.name))
+    token = tokens.mint("tm_")
+    try:
+        raise RuntimeError(f"boom {token}")
+    except RuntimeError:
+        logger.exception("failed with %s", token, extra={"body": f"password=hunter2222 {token}"})
+    line = json.loads(buf.getvalue().splitlines()[0])
+    assert token not in buf.getvalue() and "hunter2222" not in buf.getvalue()
+    assert line["message"] == "failed with [REDACTED:jentrix-token]" and "[REDACTED:jentrix-token]" in line["exception"]

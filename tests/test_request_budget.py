@@ -376,6 +376,8 @@ def test_session_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "complete_agent_session", done, FIXED_WS + 1)  # the exact repeat: nothing written
     resume = {"sessionId": s["id"], "projectId": project["id"], "repo": repo, "expectedUpdatedAt": s["updatedAt"]}
     check(server_url, owner.token, "resume_agent_session", resume, FIXED_WS + 1)  # gate items with the membership (projectId and repo given)
+
+
 def test_artifact_tool_budgets(server_url, owner, board):
     # attach: the linked task with the membership, then one transaction (head, body, link copy,
     # guard, activity row). S3_OBJECT adds the grant GetItem and S3's HeadObject, CopyObject and
@@ -414,3 +416,41 @@ def test_artifact_tool_budgets(server_url, owner, board):
         assert s3_ops == []  # the download URL is presigned locally
     finally:
         objects.client().meta.events.unregister("before-call.s3", record)
+
+
+def test_attachment_budgets(server_url, owner, board):
+    """list_attachments: the Query only (task item and counter ride with the membership).
+    ``POST /api/tasks/{taskId}/attachments``: grant GetItem + the one TransactWriteItems besides
+    the fixed cost; S3 HeadObject, CopyObject, DeleteObject (+GetObject: the local emulator keeps
+    no checksum, so the bytes are hashed)."""
+    import hashlib
+    from collections import Counter
+
+    from domain import objects
+
+    t = board["t1"]
+    data = b"budgeted bytes\n"
+    base = server_url.removesuffix("/api/mcp")
+    headers = {"Authorization": f"Bearer {owner.token}"}
+    grant = httpx2.post(f"{base}/api/artifacts/upload-grant", headers=headers, timeout=30, json={
+        "workspaceId": owner.workspace_id, "fileName": "b.txt", "contentType": "text/plain", "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(), "purpose": "attachment"}).json()
+    assert httpx2.put(grant["uploadUrl"], content=data, headers=grant["headers"], timeout=30).status_code == 200
+    s3_ops: Counter[str] = Counter()
+    s3 = objects.client()
+
+    def on_s3(model=None, **_):
+        s3_ops[model.name] += 1
+
+    counter = RequestCounter()
+    s3.meta.events.register("before-call.s3", on_s3)
+    try:
+        with counter.watching():
+            r = httpx2.post(f"{base}/api/tasks/{t['id']}/attachments", headers=headers, json={"uploadGrantId": grant["uploadGrantId"]}, timeout=30)
+    finally:
+        s3.meta.events.unregister("before-call.s3", on_s3)
+    assert r.status_code == 200, r.text
+    assert counter.total == FIXED_WS + 2 and counter.ops["TransactWriteItems"] == 1 and counter.ops["GetItem"] == 2, dict(counter.ops)
+    assert s3_ops == Counter({"HeadObject": 1, "GetObject": 1, "CopyObject": 1, "DeleteObject": 1}), dict(s3_ops)
+    _, c = check(server_url, owner.token, "list_attachments", {"taskId": t["id"]}, FIXED_WS + 1)
+    assert c.ops["Query"] == 1

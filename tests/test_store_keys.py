@@ -60,6 +60,8 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "artifact": (keys.artifact("ws_b", "01j0abc"), None),
     "artifact body": (keys.artifact_body("ws_b", "01j0abc"), None),
     "artifact link copy": (keys.artifact_link("ws_b", "task", "tk_e", "01j0abc"), None),
+    "task attachment": (keys.attachment("tk_e", "01j0abc"), None),
+    "task attachment counter": (keys.attachment_count("tk_e"), None),
 }
 
 

@@ -147,6 +147,18 @@ def subtask(task_id: str, ulid: str) -> Key:
     return task_side_partition(task_id), f"ST#{ulid}"
 
 
+def attachment(task_id: str, ulid: str) -> Key:
+    """``TCOM#<task> / AT#<ulid>``: one file attached to the task; ULID order is upload order.
+    ``#`` < ``AT#`` < ``CM#``, and ``AT#`` lies outside :data:`SIDECAR_RANGE`."""
+    return task_side_partition(task_id), f"{ATTACHMENTS_PREFIX}{ulid}"
+
+
+def attachment_count(task_id: str) -> Key:
+    """``TCOM#<task> / #ATTACH``: how many files the task has (list_attachments' totalCount)."""
+    return task_side_partition(task_id), "#ATTACH"
+
+
+ATTACHMENTS_PREFIX = "AT#"
 COMMENTS_PREFIX = "CM#"
 SUBTASKS_PREFIX = "ST#"
 SIDECAR_RANGE = ("LN#", "ST#~")  # a task's link edges and subtasks (get_task detailed)

@@ -274,6 +274,30 @@ class CommentRow(Row, discriminator="Comment"):
     editedAt = UnicodeAttribute(null=True)
 
 
+class AttachmentRow(Row, discriminator="Attachment"):
+    """Task attachment (``keys.attachment``): a file stored at ``objectKey`` (objects/<ws>/attachment/<id>),
+    recorded with what its upload grant declared and who uploaded it."""
+
+    attachmentId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    fileName = UnicodeAttribute()
+    contentType = UnicodeAttribute()
+    size = NumberAttribute()
+    sha256 = UnicodeAttribute()
+    objectKey = UnicodeAttribute()
+    grantId = UnicodeAttribute()
+    uploadedBy = UnicodeAttribute()
+    uploadedByName = UnicodeAttribute()
+    uploadedAt = UnicodeAttribute()
+
+
+class AttachmentCountRow(Row, discriminator="AttachmentCount"):
+    """Attachment counter (``keys.attachment_count``), +1 in each attach transaction."""
+
+    count = NumberAttribute(default=0)
+
+
 class CommentCountRow(Row, discriminator="CommentCount"):
     """Comment counter (``keys.comment_count``): sorts before the comments, so one Query gives
     list_comments its total and its first page."""

@@ -24,6 +24,7 @@ ActivityType = Literal[
     "label.created", "label.updated", "label.deleted", "task.labels_set",
     "session.aligned",
     "artifact.attached",
+    "attachment.added",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]

@@ -1,0 +1,75 @@
+"""Attachment tool: list_attachments (catalog: "Artifacts", list_attachments).
+
+Files are attached over HTTP (``POST /api/tasks/{taskId}/attachments``) or with
+``jentrix attachment upload`` (domain/attachments.py); this tool reads them back, each with a
+presigned download URL valid about five minutes (``JENTRIX_DOWNLOAD_URL_SECONDS``). An archived
+task's attachments stay readable.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from domain import clock, errors, ids
+from domain.access import Prefetch, target
+from domain.attachments import AttachmentView, attachment_view
+from domain.context import CallContext
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import attachments as attachment_store
+from domain.store import keys
+from domain.store.models import AttachmentCountRow, AttachmentRow, TaskDetailRow
+from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
+from domain.tools.args import CursorArg, LimitArg, TaskIdArg
+
+
+class ListAttachmentsInput(ToolInput):
+    taskId: TaskIdArg
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListAttachmentsOutput(ToolOutput):
+    taskId: str
+    attachments: list[AttachmentView] = Field(description="Oldest first.")
+    totalCount: int
+    nextCursor: str | None
+    notice: str | None
+
+
+@tool(
+    "list_attachments",
+    title="List attachments",
+    description=(
+        "Lists the files attached to a task, oldest first: name, type, size in bytes, SHA-256, uploader and time, with a "
+        "signed download URL that expires after about 5 minutes (downloadUrlExpiresAt). Paginated with totalCount. "
+        "Files are attached through the HTTP API or the CLI, not through MCP."
+    ),
+    area="artifacts",
+    scope="read",
+    read_only=True,
+    target=target("taskId", "task"),
+    min_role="MEMBER",
+    prefetch=lambda where, args: Prefetch(items=(keys.task_full(where.board_id, where.task.number), keys.attachment_count(ids.task_id(where.board_id, where.task.number)))),
+    input_model=ListAttachmentsInput,
+    output_model=ListAttachmentsOutput,
+)
+def list_attachments(ctx: CallContext, args: ListAttachmentsInput) -> ListAttachmentsOutput:
+    where = ctx.target
+    task = ctx.item(keys.task_full(where.board_id, where.task.number))
+    if not isinstance(task, TaskDetailRow):
+        raise errors.not_found("task", args.taskId)
+    counter = ctx.item(keys.attachment_count(task.taskId))
+    total = int(counter.count or 0) if isinstance(counter, AttachmentCountRow) else 0
+    kind = list_kind("attachments", task=task.taskId)
+    start = decode_cursor(kind, args.cursor, attachment_store.page_shape(task.taskId))
+    page, last = take_page(attachment_store.page(task.taskId, limit=args.limit + 1, start=start), args.limit)
+    rows = [r for r in page if isinstance(r, AttachmentRow)]
+    cursor = encode_cursor(kind, last)
+    notice = f"Showing {len(rows)} of {total} attachments; pass nextCursor for the next page." if cursor else None
+    now = clock.now_ms()
+    return ListAttachmentsOutput(
+        taskId=task.taskId, attachments=[attachment_view(r, now_ms=now) for r in rows], totalCount=total, nextCursor=cursor, notice=notice,
+    )
+
+
+TOOLS = (list_attachments,)
