@@ -200,6 +200,7 @@ def mint_pat(
     emoji: str | None = None,
     holder: Literal["agent", "human"] = "agent",
     usage_key: tuple[str, str, str] | None = None,
+    token_id: str | None = None,
 ) -> tuple[str, TokenRow]:
     """Create a PAT for ``user_id``; return ``(secret, row)``. The secret is shown once, never stored.
 
@@ -213,7 +214,7 @@ def mint_pat(
         if s not in SCOPES:
             raise ValueError(f"unknown scope {s!r}; use read, write or admin")
     secret = "tm_" + secrets.token_urlsafe(32)
-    token_id = ids.new_token_id()
+    token_id = token_id or ids.new_token_id()
     gsi1pk, gsi1sk = keys.user_token(user_id, token_id)
     row = TokenRow(
         *keys.token(digest(secret)),
