@@ -590,6 +590,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_governance.add_parsers(sub)  # invite, approvals, governance
 
+    pkg = sub.add_parser("package", help="build the Lambda artifact (build/lambda + build/lambda.zip) from runtime dependencies only")
+    from infra import package as _package
+
+    _package.add_arguments(pkg)
+    pkg.set_defaults(func=_package.run)
+
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser
 
