@@ -5,7 +5,8 @@ token item by the digest of the secret) and answers API Gateway with
 
 * ``Unauthorized`` (raised, the only way to get a 401 rather than a Deny's 403) for a missing,
   malformed, unknown, revoked or expired token, and for a token that has no usage-plan key
-  (minted without ``--aws``: the usage plan could not meter it);
+  (minted without ``--aws``: the usage plan could not meter it; ``JENTRIX_REQUIRE_USAGE_KEY=false``,
+  set by the template only for ``sam local``, lets those through);
 * otherwise an ``Allow`` policy for every method of this API stage (API Gateway caches the
   answer per Authorization header for ``AuthorizerCacheSeconds`` and reuses it on every route,
   so a policy naming only the first method would deny the others), the principal as context
@@ -19,6 +20,7 @@ never logged; the token id is.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from domain import auth, observability
@@ -66,16 +68,24 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if principal is None:
         log.info("denied", extra={"reason": "unknown, revoked or expired token"})
         raise Unauthorized()
-    if not principal.usage_key:
+    if not principal.usage_key and _require_usage_key():
         log.info("denied", extra={"reason": "token has no usage-plan key", "principal": principal.user_id, "token_id": principal.token_id})
         raise Unauthorized()
     log.info("allowed", extra={"principal": principal.user_id, "token_id": principal.token_id})
-    return {
+    answer: dict[str, Any] = {
         "principalId": principal.user_id,
         "policyDocument": {
             "Version": "2012-10-17",
             "Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": stage_resource(event.get("methodArn", ""))}],
         },
         "context": auth.authorizer_context(principal),
-        "usageIdentifierKey": principal.usage_key,
     }
+    if principal.usage_key:
+        answer["usageIdentifierKey"] = principal.usage_key
+    return answer
+
+
+def _require_usage_key() -> bool:
+    """Off only for ``sam local`` against the dev stack (its tokens have no usage-plan key and
+    sam local emulates no usage plan); the template sets it from the DynamoDbEndpoint parameter."""
+    return os.environ.get("JENTRIX_REQUIRE_USAGE_KEY", "true").lower() not in ("false", "0", "no")

@@ -117,3 +117,10 @@ def test_a_lambda_event_without_authorizer_context_checks_the_token(aws_actor):
     event = rest_event("POST", "/api/mcp", mcp_headers("tm_" + "z" * 43), tools_call("get_token_context", {}))
     status, _, _ = answer(handler(event, LambdaContext()))
     assert status == 401
+
+
+def test_sam_local_lets_dev_tokens_through_without_a_usage_key(stack, monkeypatch):
+    """The template sets JENTRIX_REQUIRE_USAGE_KEY=false only with a local DynamoDB endpoint."""
+    monkeypatch.setenv("JENTRIX_REQUIRE_USAGE_KEY", "false")
+    out = _authorize(make_actor("Local").token)
+    assert "usageIdentifierKey" not in out and out["policyDocument"]["Statement"][0]["Effect"] == "Allow"

@@ -206,7 +206,9 @@ def test_functions_runtime_tracing_timeout_and_powertools(out):
     assert mcp["JENTRIX_DYNAMODB_ENDPOINT"] == {"Ref": "DynamoDbEndpoint"} and mcp["JENTRIX_S3_ENDPOINT"] == {"Ref": "S3Endpoint"}
     assert mcp["JENTRIX_TABLE"] == {"Fn::If": ["UseLocalDynamoDb", "jentrix", {"Ref": "AppTable"}]}
     assert functions["AuthorizerFunction"]["Properties"]["Handler"] == "functions.authorizer.handler"
-    assert functions["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]["JENTRIX_TOKEN_CACHE_SECONDS"] == "0"
+    auth_env = functions["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
+    assert auth_env["JENTRIX_TOKEN_CACHE_SECONDS"] == "0"
+    assert auth_env["JENTRIX_REQUIRE_USAGE_KEY"] == {"Fn::If": ["UseLocalDynamoDb", "false", "true"]}
 
 
 def test_table_keys_gsis_and_stream_equal_the_models(out):
