@@ -13,6 +13,9 @@
 | ``JENTRIX_DYNAMODB_CONNECT_TIMEOUT`` | ``2`` | seconds to open a connection to DynamoDB |
 | ``JENTRIX_DYNAMODB_READ_TIMEOUT`` | ``5`` | seconds to wait for DynamoDB's answer |
 | ``JENTRIX_DYNAMODB_MAX_ATTEMPTS`` | ``3`` | attempts per DynamoDB request, the first included |
+| ``JENTRIX_BASE_PATH`` | empty | a custom domain mapping's base path (template ``BasePath``; functions/lambda_handler.py) |
+| ``JENTRIX_REQUIRE_USAGE_KEY`` | ``true`` | the authorizer refuses tokens without a usage-plan key (``false`` only under ``sam local``) |
+| ``JENTRIX_METRICS`` | unset | emit EMF metrics off Lambda too (domain/observability.py) |
 
 The three DynamoDB numbers apply to both clients (PynamoDB's and boto3's). With the defaults
 one request gives up after at most 3 x (2 + 5) s plus 3 s of retry back-off = 24 s, under the
