@@ -101,6 +101,9 @@ def _ensure_event_loop() -> None:
     asyncio.set_event_loop(asyncio.new_event_loop())
 
 
+# On Lambda, build the tracer (and import the X-Ray SDK) during init rather than in the first
+# invocation; elsewhere this is a no-op (domain/observability.py).
+observability.TRACING.tracer()
 _cold = True
 
 

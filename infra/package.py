@@ -50,7 +50,9 @@ LAMBDA_PLATFORM = ("manylinux2014_aarch64", "3.12")
 SDK = ("boto3", "botocore", "s3transfer")  # what the Lambda Python runtime provides itself
 NEVER = ("setuptools", "pkg_resources", "_distutils_hack")  # see the module docstring
 SKIP_FUNCTIONS = ("cli.py", "cli_governance.py", "stdio_adapter.py", "stdio")
-SDK_SERVICES = ("dynamodb", "dynamodbstreams", "s3", "sts")  # the clients the functions create
+# The clients the functions create, plus X-Ray's (its SDK makes one for central sampling when
+# it does not detect Lambda; tiny).
+SDK_SERVICES = ("dynamodb", "dynamodbstreams", "s3", "sts", "xray")
 
 
 def _slim_botocore(target: Path) -> None:
