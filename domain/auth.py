@@ -55,6 +55,7 @@ class Principal:
     user_display_name: str | None = None
     scopes: tuple[str, ...] = field(default=())
     holder: Literal["agent", "human"] = "agent"  # who holds the credential (governance: agents' membership changes wait for a human)
+    usage_key: str | None = None  # the API Gateway key of the token's usage plan (AWS only; not a secret of the caller)
 
     @property
     def human(self) -> bool:
@@ -115,6 +116,7 @@ class PatVerifier:
             emoji=row.emoji,
             expires_at=row.expiresAt,
             holder="human" if row.holder == "human" else "agent",
+            usage_key=row.usageKeyValue,
         )
         if ttl > 0:
             with self._lock:
@@ -143,6 +145,52 @@ def authenticate(secret: str | None) -> Principal | None:
     return None
 
 
+# -- the principal as a Lambda authorizer's context ----------------------------------------
+# API Gateway passes the authorizer's context to the function as flat string values; these two
+# functions are the only place that encoding is spelled (functions/authorizer.py writes it,
+# functions/http_app.py reads it). The function trusts it because only API Gateway can put it in
+# the Lambda event; nothing a client sends over HTTP reaches it.
+_CTX = "jentrix"
+
+
+def authorizer_context(principal: Principal) -> dict[str, str]:
+    """The principal as API Gateway authorizer context (string values only; never the secret)."""
+    return {
+        f"{_CTX}UserId": principal.user_id,
+        f"{_CTX}TokenId": principal.token_id,
+        f"{_CTX}Scopes": ",".join(principal.stored_scopes),
+        f"{_CTX}WorkspaceId": principal.workspace_pin or "",
+        f"{_CTX}Holder": principal.holder,
+        f"{_CTX}ExpiresAt": principal.expires_at or "",
+        f"{_CTX}Name": principal.display_name or "",
+        f"{_CTX}Emoji": principal.emoji or "",
+    }
+
+
+def principal_from_context(ctx: dict[str, Any]) -> Principal | None:
+    """The principal an authorizer context describes, or ``None`` when it describes none.
+
+    A context whose token has expired since the gateway cached the answer also gives ``None``
+    (the caller answers 401): the cache may outlive the expiry, never the other way round."""
+    user_id = ctx.get(f"{_CTX}UserId")
+    if not user_id:
+        return None
+    expires_at = str(ctx.get(f"{_CTX}ExpiresAt") or "") or None
+    if _expired(expires_at):
+        return None
+    return Principal(
+        user_id=str(user_id),
+        token_id=str(ctx.get(f"{_CTX}TokenId") or ""),
+        kind="pat",
+        stored_scopes=tuple(s for s in str(ctx.get(f"{_CTX}Scopes") or "").split(",") if s),
+        workspace_pin=str(ctx.get(f"{_CTX}WorkspaceId") or "") or None,
+        display_name=str(ctx.get(f"{_CTX}Name") or "") or None,
+        emoji=str(ctx.get(f"{_CTX}Emoji") or "") or None,
+        expires_at=expires_at,
+        holder="human" if ctx.get(f"{_CTX}Holder") == "human" else "agent",
+    )
+
+
 def mint_pat(
     user_id: str,
     *,
@@ -152,18 +200,22 @@ def mint_pat(
     display_name: str | None = None,
     emoji: str | None = None,
     holder: Literal["agent", "human"] = "agent",
+    usage_key: tuple[str, str, str] | None = None,
+    token_id: str | None = None,
 ) -> tuple[str, TokenRow]:
     """Create a PAT for ``user_id``; return ``(secret, row)``. The secret is shown once, never stored.
 
     ``holder`` says who will hold it: an agent (the default) or a human (``jentrix token create
-    --human``); governed tools treat the two differently (docs/governance.md)."""
+    --human``); governed tools treat the two differently (docs/governance.md). ``usage_key`` is
+    ``(api_key_id, api_key_value, usage_plan_id)`` when the token is for the AWS stack
+    (``jentrix token create --aws``): the authorizer returns the value as ``usageIdentifierKey``."""
     if holder not in ("agent", "human"):
         raise ValueError(f"unknown holder {holder!r}; use agent or human")
     for s in scopes or []:
         if s not in SCOPES:
             raise ValueError(f"unknown scope {s!r}; use read, write or admin")
     secret = tokens.mint("tm_")
-    token_id = ids.new_token_id()
+    token_id = token_id or ids.new_token_id()
     gsi1pk, gsi1sk = keys.user_token(user_id, token_id)
     row = TokenRow(
         *keys.token(digest(secret)),
@@ -175,6 +227,9 @@ def mint_pat(
         emoji=emoji,
         expiresAt=expires_at,
         holder=holder,
+        usageKeyId=usage_key[0] if usage_key else None,
+        usageKeyValue=usage_key[1] if usage_key else None,
+        usagePlanId=usage_key[2] if usage_key else None,
         createdAt=clock.now_iso(),
         GSI1PK=gsi1pk,
         GSI1SK=gsi1sk,

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, governance, idempotency, ratelimit, redaction
+from domain import access, errors, governance, idempotency, observability, ratelimit, redaction
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
@@ -37,8 +36,7 @@ from domain.store.retry import Contended
 from domain import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
-logger = Logger(service="jentrix-mcp", stream=sys.stderr)
-redaction.install()  # our loggers (this one included) redact secrets before a line is written
+from domain import access, errors, governance, idempotency, observability, ratelimit, redaction
 
 
 @dataclass(frozen=True)
@@ -80,8 +78,29 @@ def call_tool(
     binding: Binding | None = None,
     correlation_id: str | None = None,
 ) -> CallOutcome:
-    """Run one tool call through the whole pipeline; see the module docstring."""
-    cid = correlation_id or uuid.uuid4().hex
+    """Run one tool call through the whole pipeline; see the module docstring.
+
+    The call is observed (domain/observability.py): one X-Ray subsegment, one ``tool call`` log
+    line (tool, principal, token, outcome, latency; never arguments) and its metrics. The
+    correlation id is the API Gateway request id when the transport bound one."""
+    cid = correlation_id or observability.request_id() or uuid.uuid4().hex
+    started = time.perf_counter()
+    with observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub:
+        outcome = _run(spec, arguments, principal, binding=binding, cid=cid)
+        code = outcome.error["error"]["code"] if outcome.error else "OK"
+        if sub is not None:
+            sub.put_annotation(key="outcome", value=code)
+    latency_ms = (time.perf_counter() - started) * 1000
+    logger.info(
+        "tool call",
+        extra={"tool": spec.name, "principal": principal.user_id, "token_id": principal.token_id, "outcome": code,
+               "latency_ms": round(latency_ms, 1), "correlation_id": cid},
+    )
+    observability.record_call(spec.name, code, latency_ms)
+    return outcome
+
+
+def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Binding | None, cid: str) -> CallOutcome:
     ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding)
     try:
         if not principal.allows(spec.scope):

@@ -20,6 +20,9 @@
 | ``JENTRIX_UPLOAD_GRANT_SECONDS`` | ``900`` | lifetime of a grant and of its presigned PUT (capped at 900 s) |
 | ``JENTRIX_DOWNLOAD_URL_SECONDS`` | ``300`` | lifetime of a presigned download URL |
 | ``JENTRIX_S3_VERIFY_BODY`` | ``auto`` | ``auto``: hash the stored bytes when HeadObject returns no SHA-256 (emulators); ``never`` |
+| ``JENTRIX_BASE_PATH`` | empty | a custom domain mapping's base path (template ``BasePath``; functions/lambda_handler.py) |
+| ``JENTRIX_REQUIRE_USAGE_KEY`` | ``true`` | the authorizer refuses tokens without a usage-plan key (``false`` only under ``sam local``) |
+| ``JENTRIX_METRICS`` | unset | emit EMF metrics off Lambda too (domain/observability.py) |
 
 The three DynamoDB numbers apply to both clients (PynamoDB's and boto3's). With the defaults
 one request gives up after at most 3 x (2 + 5) s plus 3 s of retry back-off = 24 s, under the

@@ -2,6 +2,7 @@
 
     jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--s3-port PORT] [--data-dir DIR] [--in-memory]
     jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
+                         [--aws --region R --table T --usage-plan ID]
     jentrix token list   --user-email E
     jentrix token revoke --user-email E TOKEN_ID
     jentrix invite link|accept, jentrix approvals list|approve|reject, jentrix governance set
@@ -419,6 +420,7 @@ def _token_view(row: Any) -> dict[str, Any]:
         "createdAt": row.createdAt,
         "expiresAt": row.expiresAt,
         "revokedAt": row.revokedAt,
+        "usageKeyId": row.usageKeyId,  # AWS stack: its API key in the usage plan (never the value)
         "status": _token_status(row),
     }
 
@@ -446,6 +448,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     scopes = _scopes(args.scopes)
     if args.expires_in_days is not None and args.expires_in_days <= 0:
         raise CliError("--expires-in-days must be a positive number of days.", code=2)
+    _check_usage_flags(args)
     _connect(args)
     user = _user(args.user_email, create=args.create_user, display_name=args.display_name, can_create=True)
     if args.workspace:
@@ -454,10 +457,17 @@ def cmd_token_create(args: argparse.Namespace) -> int:
         if members.get(args.workspace, user.userId) is None:
             raise CliError(f"{user.email} is not a member of workspace {args.workspace}.")
     expires_at = clock.iso(clock.now_ms() + int(args.expires_in_days * 86_400_000)) if args.expires_in_days else None
-    secret, row = auth.mint_pat(
-        user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,
-        holder="human" if args.human else "agent",
-    )
+    token_id = ids.new_token_id()
+    usage_key = _create_usage_key(args, token_id, user.email)
+    try:
+        secret, row = auth.mint_pat(
+            user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,
+            holder="human" if args.human else "agent", usage_key=usage_key.as_tuple() if usage_key else None, token_id=token_id,
+        )
+    except BaseException:
+        if usage_key:
+            _delete_usage_key(args, usage_key.key_id, usage_key.usage_plan_id)
+        raise
     if args.json:
         print(json.dumps({"token": secret, **_token_view(row)}))
         return 0
@@ -466,12 +476,39 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     print(f"  workspace: {args.workspace or 'any the user belongs to'}")
     print(f"  expires:   {expires_at or 'never'}")
     print(f"  holder:    {'a human' if args.human else 'an agent'}")
+    if usage_key:
+        print(f"  usage key: {usage_key.key_id} in usage plan {usage_key.usage_plan_id}")
     if args.name or args.emoji:
         print(f"  name:      {' '.join(x for x in (args.emoji, args.name) if x)}")
     print()
     print("The secret below is shown only now; only its SHA-256 digest is stored:")
     print(secret)
     return 0
+
+
+def _check_usage_flags(args: argparse.Namespace) -> None:
+    if args.usage_plan and not args.aws:
+        raise CliError("--usage-plan goes with --aws (usage plans exist only on the AWS stack).", code=2)
+    if args.aws and not args.usage_plan:
+        raise CliError("--aws needs --usage-plan ID (the stack's UsagePlanId output): the authorizer refuses tokens without a usage-plan key.", code=2)
+
+
+def _create_usage_key(args: argparse.Namespace, token_id: str, email: str) -> Any:
+    """With --aws: the token's API key in the stack's usage plan (infra/aws_keys.py)."""
+    if not args.aws:
+        return None
+    from infra import aws_keys
+
+    try:
+        return aws_keys.create(token_id, args.usage_plan, region=args.region or os.environ.get("AWS_REGION"), user_email=email)
+    except aws_keys.UsageKeyError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _delete_usage_key(args: argparse.Namespace, key_id: str, usage_plan_id: str | None) -> None:
+    from infra import aws_keys
+
+    aws_keys.delete(key_id, usage_plan_id, region=args.region or os.environ.get("AWS_REGION"))
 
 
 def cmd_token_list(args: argparse.Namespace) -> int:
@@ -504,8 +541,13 @@ def cmd_token_revoke(args: argparse.Namespace) -> int:
 
     _connect(args)
     user = _user(args.user_email)
-    if not auth.revoke_token(user.userId, args.token_id):
+    row = next((r for r in auth.list_tokens(user.userId) if r.tokenId == args.token_id), None)
+    if row is None or not auth.revoke_token(user.userId, args.token_id):
         raise CliError(f"{user.email} has no token {args.token_id} (see `jentrix token list`).")
+    if row.usageKeyId:
+        # The token item now says revoked, which is what stops access; the key only meters it.
+        _delete_usage_key(args, row.usageKeyId, row.usagePlanId)
+        print(f"Deleted its usage-plan key {row.usageKeyId}.")
     # Servers cache a successful token check for JENTRIX_TOKEN_CACHE_SECONDS (their setting, not
     # this process's), so say what is true for any of them.
     print(
@@ -561,6 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--create-user", action="store_true", help="create the user when the email is unknown")
     create.add_argument("--display-name", help="display name for a user created with --create-user")
     create.add_argument("--json", action="store_true", help="print one JSON object (includes the secret)")
+    create.add_argument("--usage-plan", metavar="ID", help="with --aws: the stack's UsagePlanId output; the token gets its own API key in it")
     _add_target_flags(create)
     create.set_defaults(func=cmd_token_create)
 
@@ -589,6 +632,12 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_attachments
 
     cli_attachments.add_parsers(sub)  # attachment upload
+
+    pkg = sub.add_parser("package", help="build the Lambda artifact (build/lambda + build/lambda.zip) from runtime dependencies only")
+    from infra import package as _package
+
+    _package.add_arguments(pkg)
+    pkg.set_defaults(func=_package.run)
 
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser

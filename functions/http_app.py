@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from domain import auth
 from domain.auth import Principal
 from domain.settings import settings
-from domain import faults
+from domain import faults, observability
 from domain.store import db
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
@@ -52,17 +52,24 @@ def bearer(headers: Any) -> str | None:
     return secret.strip() if scheme.lower() == "bearer" and secret.strip() else None
 
 
+def lambda_event(scope: dict[str, Any]) -> dict[str, Any] | None:
+    """The API Gateway event this request came from: only Mangum puts ``aws.event`` in the ASGI
+    scope, so a request that reached uvicorn directly has none, whatever its headers say."""
+    event = scope.get("aws.event")
+    return event if isinstance(event, dict) else None
+
+
+def authorizer_context(scope: dict[str, Any]) -> dict[str, Any] | None:
+    """``requestContext.authorizer`` of the Lambda event (API Gateway REST with our authorizer)."""
+    event = lambda_event(scope) or {}
+    ctx = (event.get("requestContext") or {}).get("authorizer")
+    return ctx if isinstance(ctx, dict) and ctx.get("jentrixUserId") else None
+
+
 def principal_from_authorizer(scope: dict[str, Any]) -> Principal | None:
-    """The principal a Lambda authorizer already verified (API Gateway REST), if any."""
-    event = scope.get("aws.event") or {}
-    ctx = (event.get("requestContext") or {}).get("authorizer") or {}
-    if not ctx.get("jentrixUserId"):
-        return None
-    scopes = tuple(s for s in str(ctx.get("jentrixScopes", "")).split(",") if s)
-    return Principal(
-        user_id=ctx["jentrixUserId"], token_id=ctx.get("jentrixTokenId", ""), kind="pat", stored_scopes=scopes,
-        workspace_pin=ctx.get("jentrixWorkspaceId") or None,
-    )
+    """The principal the Lambda authorizer already verified (0 token reads), if any."""
+    ctx = authorizer_context(scope)
+    return auth.principal_from_context(ctx) if ctx else None
 
 
 def _unauthorized(description: str) -> Response:
@@ -178,7 +185,12 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             headers[k.lower()] = f"{headers[k.lower()]}, {v}" if k.lower() in headers else v
         if not origin_allowed(headers.get("origin")):
             return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
+        event = lambda_event(request.scope)
+        request_id = ((event or {}).get("requestContext") or {}).get("requestId") if event else None
         principal = principal_from_authorizer(request.scope)
+        if principal is None and authorizer_context(request.scope) is not None:
+            # The gateway's cached answer outlived the token's expiry.
+            return _unauthorized("The token is unknown, revoked or expired.")
         secret = None
         if principal is None:
             secret = bearer(headers)
@@ -188,6 +200,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
 
         def serve() -> Any:
             """The token check and the call in one worker-thread hop (both block on DynamoDB)."""
+            observability.bind_request(request_id)  # this thread's context: the calls' correlation id
             caller = principal
             if caller is None:
                 try:

@@ -25,6 +25,7 @@ from typing import Any
 import anyio._backends._asyncio  # noqa: F401 - loaded by the first request otherwise (~35 ms); init is the place for it
 from mangum import Mangum
 
+from domain import observability
 from functions.http_app import app
 
 class _Mangum(Mangum):
@@ -100,5 +101,15 @@ def _ensure_event_loop() -> None:
     asyncio.set_event_loop(asyncio.new_event_loop())
 
 
+# On Lambda, build the tracer (and import the X-Ray SDK) during init rather than in the first
+# invocation; elsewhere this is a no-op (domain/observability.py).
+observability.TRACING.tracer()
+_cold = True
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    global _cold
+    if _cold:
+        _cold = False
+        observability.record_cold_start(str(getattr(context, "function_name", "") or "jentrix-mcp"))
     return _mangum(route_path(event), context)

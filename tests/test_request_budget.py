@@ -454,3 +454,23 @@ def test_attachment_budgets(server_url, owner, board):
     assert s3_ops == Counter({"HeadObject": 1, "GetObject": 1, "CopyObject": 1, "DeleteObject": 1}), dict(s3_ops)
     _, c = check(server_url, owner.token, "list_attachments", {"taskId": t["id"]}, FIXED_WS + 1)
     assert c.ops["Query"] == 1
+
+
+def test_behind_the_lambda_authorizer_the_token_is_not_read(stack):
+    """API Gateway REST with our authorizer: the principal arrives in requestContext.authorizer,
+    so a call costs the rate window and the tool's own work, with 0 token reads."""
+    from domain import auth
+    from functions.lambda_handler import handler
+    from tests.aws_events import LambdaContext, answer, mcp_headers, rest_event, tools_call
+    from tests.conftest import make_actor
+
+    actor = make_actor("Gated", usage_key=("k", "usage-key-value-0123456789abcdef", "plan"))
+    ctx = auth.authorizer_context(auth.authenticate(actor.token))
+    for name, args, expected in (("get_token_context", {}, RATE), ("list_boards", {"workspaceId": actor.workspace_id}, RATE + MEMBER + 1)):
+        event = rest_event("POST", "/api/mcp", mcp_headers(actor.token), tools_call(name, args), authorizer=ctx)
+        counter = RequestCounter()
+        with counter.watching():
+            status, _, body = answer(handler(event, LambdaContext()))
+        assert status == 200 and not body["result"]["isError"], body
+        assert counter.total == expected, f"{name}: {dict(counter.ops)}"
+        assert "GetItem" not in counter.ops, f"{name}: {dict(counter.ops)}"

@@ -157,6 +157,16 @@ def on_commit(callback: Callable[[TransactWrite], None]) -> None:
     _commit_hooks.append(callback)
 
 
+_commit_span: Callable[[int], Any] | None = None
+
+
+def trace_commits(span: Callable[[int], Any] | None) -> None:
+    """Wrap every ``TransactWriteItems`` in ``span(attempt)`` (a context manager; the tracer's
+    subsegment, installed by :mod:`domain.observability`)."""
+    global _commit_span
+    _commit_span = span
+
+
 def transact(build: Callable[[TransactWrite], None]) -> None:
     """Run one ``TransactWriteItems`` built by ``build``; retry contention; map condition failures.
 
@@ -169,7 +179,11 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
         tx = TransactWrite(connection=connection())
         build(tx)
         try:
-            tx._commit()  # noqa: SLF001 - the context manager form would hide the retry loop
+            if _commit_span is None:
+                tx._commit()  # noqa: SLF001 - the context manager form would hide the retry loop
+            else:
+                with _commit_span(attempt):
+                    tx._commit()  # noqa: SLF001
             for hook in _commit_hooks:
                 hook(tx)
             return

@@ -461,6 +461,10 @@ class TokenRow(Row, discriminator="Token"):
     holder = UnicodeAttribute(default="agent")  # "agent" or "human": who holds the credential
     createdAt = UnicodeAttribute()
     revokedAt = UnicodeAttribute(null=True)
+    # AWS stack only (`jentrix token create --aws`): the token's API Gateway key in the usage plan.
+    usageKeyId = UnicodeAttribute(null=True)
+    usageKeyValue = UnicodeAttribute(null=True)
+    usagePlanId = UnicodeAttribute(null=True)
 
 
 class RateWindowRow(Row, discriminator="RateWindow"):

@@ -1,0 +1,209 @@
+"""Build the Lambda deployment artifact (``jentrix package``; ``python -m infra.package``).
+
+The artifact is ``build/lambda/`` (the template's ``CodeUri``) plus ``build/lambda.zip`` and
+``build/lambda/manifest.json`` (platform, sizes, packages). It holds
+
+* the project's **runtime** dependencies only (``[project].dependencies`` of pyproject.toml),
+  installed by pip from wheels for the target platform: ``--platform manylinux2014_aarch64
+  --python-version 3.12 --implementation cp --only-binary=:all:`` for Lambda (arm64), or the
+  running interpreter's own platform with ``--platform host`` (what tests import locally);
+* the code the functions import: ``domain/`` and ``functions/`` minus the entry points that
+  never run on Lambda (the CLI, the stdio adapter and bridge).
+
+Nothing of the dev stack goes in: uvicorn, httpx2, click, the MCP SDK, pytest are extras
+(``.[local]``, ``.[test]``). setuptools arrives only as a stale declared dependency of
+``fractional-indexing``, which never imports it; it is removed (with ``pkg_resources`` and
+``_distutils_hack``), as are ``bin/`` scripts and bytecode caches.
+
+boto3/botocore are bundled by default (``--no-sdk`` leaves them to the runtime): see
+docs/deploy.md, "boto3: bundled". Bundled botocore keeps only the service models the functions
+create clients for (:data:`SDK_SERVICES`; 4 of ~450 directories, ~23 MB less); a client for
+any other service fails with ``UnknownServiceError``, which tests/test_package.py would show.
+
+Bytecode is compiled ahead (``--invalidation-mode unchecked-hash``: the zip's timestamps
+cannot invalidate it) with a Python of the target's version when one is found (``python3.12``
+on PATH or under pyenv), because ``/var/task`` is read-only and every cold start would
+otherwise compile each imported module again; without one the artifact ships sources only and
+says so in its manifest.
+
+A wheel missing for the target platform makes pip fail (``--only-binary=:all:`` never builds
+from source for a foreign platform); the error names the package. PyStemmer is the one C
+extension with a pure-Python fallback (snowballstemmer), so ``--skip-missing PyStemmer``
+builds without it when a mirror lacks its arm64 wheel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LAMBDA_PLATFORM = ("manylinux2014_aarch64", "3.12")
+SDK = ("boto3", "botocore", "s3transfer")  # what the Lambda Python runtime provides itself
+NEVER = ("setuptools", "pkg_resources", "_distutils_hack")  # see the module docstring
+SKIP_FUNCTIONS = ("cli.py", "cli_governance.py", "stdio_adapter.py", "stdio")
+# The clients the functions create, plus X-Ray's (its SDK makes one for central sampling when
+# it does not detect Lambda; tiny).
+SDK_SERVICES = ("dynamodb", "dynamodbstreams", "s3", "sts", "xray")
+
+
+def _slim_botocore(target: Path) -> None:
+    data = target / "botocore" / "data"
+    if not data.is_dir():
+        return
+    for entry in data.iterdir():
+        if entry.is_dir() and entry.name not in SDK_SERVICES:
+            shutil.rmtree(entry)
+
+
+def _interpreter_for(version: str) -> str | None:
+    """A Python ``version`` (e.g. "3.12") to compile bytecode with, if this machine has one."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    pyenv = Path.home() / ".pyenv" / "versions"
+    candidates = [shutil.which(f"python{version}")]
+    candidates += [str(c) for c in sorted(pyenv.glob(f"{version}.*/bin/python{version}"), reverse=True)] if pyenv.is_dir() else []
+    for candidate in filter(None, candidates):
+        try:  # a pyenv shim exists on PATH even when that version is not selected
+            if subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=30).returncode == 0:
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
+def _compile(target: Path, python: str) -> None:
+    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(target)], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def runtime_requirements(*, sdk: bool = True, skip: tuple[str, ...] = ()) -> list[str]:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    out = []
+    for dep in deps:
+        name = re.split(r"[<>=!~\[ ;]", dep, maxsplit=1)[0].lower()
+        if (not sdk and name in SDK) or name in {s.lower() for s in skip}:
+            continue
+        out.append(dep)
+    return out
+
+
+def _pip(target: Path, requirements: list[str], platform: str) -> None:
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--no-warn-conflicts", "--disable-pip-version-check",
+           "--target", str(target)]
+    if platform == "arm64":
+        plat, pyver = LAMBDA_PLATFORM
+        cmd += ["--platform", plat, "--python-version", pyver, "--implementation", "cp", "--only-binary=:all:"]
+    else:
+        cmd += ["--only-binary=:all:"]
+    subprocess.run([*cmd, *requirements], check=True)
+
+
+def _prune(target: Path, *, sdk: bool) -> None:
+    doomed = list(NEVER) + ([] if sdk else list(SDK))
+    for entry in list(target.iterdir()):
+        base = re.split(r"-\d", entry.name, maxsplit=1)[0].replace("-", "_").lower()
+        if entry.name == "bin" or base in doomed or entry.name.lower().startswith(tuple(f"{d}-" for d in doomed)):
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        elif entry.name.endswith(".pth") and "distutils" in entry.name:
+            entry.unlink()
+    for cache in list(target.rglob("__pycache__")):
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _copy_code(target: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "domain", target / "domain", ignore=ignore)
+    shutil.copytree(ROOT / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *SKIP_FUNCTIONS))
+
+
+def _tree_size(target: Path) -> int:
+    return sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+
+
+def _zip(target: Path, archive: Path) -> None:
+    archive.unlink(missing_ok=True)
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for path in sorted(p for p in target.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(str(path.relative_to(target)), date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, path.read_bytes(), compresslevel=9)
+
+
+def distributions(target: Path) -> dict[str, list[str]]:
+    """``{distribution name: [wheel tags]}`` from the installed ``*.dist-info/WHEEL`` files."""
+    found: dict[str, list[str]] = {}
+    for wheel in sorted(target.glob("*.dist-info/WHEEL")):
+        name = wheel.parent.name.split("-", 1)[0]  # <name>-<version>.dist-info
+        found[name] = [line.split(":", 1)[1].strip() for line in wheel.read_text().splitlines() if line.startswith("Tag:")]
+    return found
+
+
+def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = (), archive: Path | None = None) -> dict:
+    """Build the artifact in ``out`` (replaced) and its zip; return the manifest."""
+    if platform not in ("arm64", "host"):
+        raise ValueError("platform is arm64 (Lambda) or host")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    requirements = runtime_requirements(sdk=sdk, skip=skip)
+    _pip(out, requirements, platform)
+    _prune(out, sdk=sdk)
+    _slim_botocore(out)
+    _copy_code(out)
+    version = LAMBDA_PLATFORM[1] if platform == "arm64" else f"{sys.version_info.major}.{sys.version_info.minor}"
+    compiler = _interpreter_for(version)
+    if compiler:
+        _compile(out, compiler)
+    archive = archive or out.with_suffix(".zip")
+    manifest = {
+        "platform": "manylinux2014_aarch64 / cp312" if platform == "arm64" else f"host / cp{sys.version_info.major}{sys.version_info.minor}",
+        "sdkBundled": sdk,
+        "sdkServices": list(SDK_SERVICES) if sdk else None,
+        "bytecode": f"cpython {version} (unchecked-hash)" if compiler else "none: no Python " + version + " on this machine",
+        "skipped": list(skip),
+        "requirements": requirements,
+        "distributions": distributions(out),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    manifest["unzippedBytes"] = _tree_size(out)
+    _zip(out, archive)
+    manifest["zippedBytes"] = archive.stat().st_size
+    manifest["zip"] = str(archive)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--platform", choices=["arm64", "host"], default="arm64", help="arm64: Lambda's manylinux2014_aarch64 + Python 3.12 (default); host: this interpreter")
+    p.add_argument("--out", default=str(ROOT / "build" / "lambda"), help="output directory (default build/lambda, the template's CodeUri)")
+    p.add_argument("--no-sdk", action="store_true", help="leave boto3/botocore/s3transfer to the Lambda runtime")
+    p.add_argument("--skip-missing", action="append", default=[], metavar="DIST", help="leave out a dependency with a fallback (PyStemmer)")
+
+
+def run(args: argparse.Namespace) -> int:
+    manifest = build(Path(args.out), platform=args.platform, sdk=not args.no_sdk, skip=tuple(args.skip_missing))
+    mb = lambda n: f"{n / 1_000_000:.1f} MB"  # noqa: E731
+    print(f"{args.out}: {manifest['platform']}, {len(manifest['distributions'])} distributions, "
+          f"{mb(manifest['unzippedBytes'])} unzipped, {mb(manifest['zippedBytes'])} zipped ({manifest['zip']})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m infra.package", description="Build the Lambda artifact from runtime dependencies only.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""The Lambda artifact (`jentrix package`, infra/package.py).
+
+* arm64 (what deploys): every wheel is for manylinux aarch64 + CPython 3.12 or pure Python, every
+  shared object is an aarch64 ELF, no dev-only package is inside, the size stays bounded.
+* host: the same recipe for this machine, imported by a clean interpreter (``-I -S``: no
+  site-packages, no PYTHONPATH, only the artifact on ``sys.path``) that plays Lambda: the
+  authorizer checks a token, the MCP function serves canned API Gateway events carrying the
+  authorizer context, with tracing and metrics on as they are on Lambda.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infra import package
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV_ONLY = {"uvicorn", "httpx2", "httpx", "h11", "click", "mcp", "pytest", "setuptools", "moto", "cfn_lint", "hypothesis", "pip", "wheel"}
+ELF_AARCH64 = 0xB7
+
+
+@pytest.fixture(scope="module")
+def arm64(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("pkg") / "lambda"
+    return out, package.build(out, platform="arm64")
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("pkg") / "lambda-host"
+    return out, package.build(out, platform="host")
+
+
+def _top_level_names(root: Path) -> set[str]:
+    return {p.name.split("-")[0].split(".")[0].lower() for p in root.iterdir()}
+
+
+def test_arm64_artifact_has_lambda_wheels_only(arm64):
+    out, manifest = arm64
+    dists = manifest["distributions"]
+    assert {"pydantic_core", "pynamodb", "fastapi", "mangum", "aws_lambda_powertools", "aws_xray_sdk", "boto3", "botocore"} <= {
+        d.lower() for d in dists}
+    for name, tags in dists.items():
+        assert tags, name
+        for tag in tags:
+            py, abi, plat = tag.split("-")
+            if plat == "any":
+                continue
+            assert "aarch64" in plat and plat.startswith("manylinux"), (name, tag)
+            assert py == "cp312" or abi == "abi3", (name, tag)
+    for so in out.rglob("*.so"):
+        head = so.read_bytes()[:20]
+        assert head[:4] == b"\x7fELF" and head[18] == ELF_AARCH64, so
+    assert not list(out.rglob("*x86_64*.so"))
+
+
+def test_arm64_artifact_leaves_the_dev_stack_out(arm64):
+    out, manifest = arm64
+    names = _top_level_names(out) | {d.lower() for d in manifest["distributions"]}
+    assert not names & DEV_ONLY, names & DEV_ONLY
+    assert not (out / "bin").exists()
+    functions = {p.name for p in (out / "functions").iterdir()}
+    assert {"lambda_handler.py", "http_app.py", "authorizer.py", "search_stream.py"} <= functions
+    assert not {"cli.py", "stdio_adapter.py", "stdio"} & functions
+    # botocore keeps only the models of the clients the functions create
+    assert {p.name for p in (out / "botocore" / "data").iterdir() if p.is_dir()} == set(package.SDK_SERVICES)
+    if manifest["bytecode"].startswith("cpython 3.12"):
+        assert list((out / "functions" / "__pycache__").glob("lambda_handler.cpython-312.pyc"))
+
+
+def test_arm64_artifact_size(arm64):
+    _, manifest = arm64
+    print(f"\narm64 artifact: {manifest['unzippedBytes'] / 1e6:.1f} MB unzipped, {manifest['zippedBytes'] / 1e6:.1f} MB zipped")
+    assert manifest["unzippedBytes"] < 50_000_000  # the old recipe shipped 75 MB; Lambda's limit is 250 MB
+    assert manifest["zippedBytes"] < 20_000_000  # Lambda's direct-upload limit is 50 MB
+
+
+DRIVER = r"""
+import json, os, sys
+sys.path.insert(0, os.environ["ARTIFACT"])
+for dev in ("uvicorn", "httpx2", "mcp", "pytest", "moto"):
+    try:
+        __import__(dev)
+    except ImportError:
+        pass
+    else:
+        raise SystemExit(f"{dev} is importable in the clean interpreter")
+events = json.loads(sys.stdin.read())
+from functions import authorizer, lambda_handler, search_stream  # noqa: F401 - the three handlers
+
+class Ctx:
+    function_name = "jentrix-mcp"; function_version = "$LATEST"; memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:jentrix-mcp"; aws_request_id = "req"
+    log_group_name = "/aws/lambda/jentrix-mcp"; log_stream_name = "s"
+    def get_remaining_time_in_millis(self): return 25000
+
+allowed = authorizer.handler(events["authorizer"], Ctx())
+answers = []
+for event in events["calls"]:
+    event["requestContext"]["authorizer"] = {**allowed["context"], "principalId": allowed["principalId"]}
+    out = lambda_handler.handler(event, Ctx())
+    answers.append({"status": out["statusCode"], "body": json.loads(out["body"])})
+loaded = sorted(m for m in ("aws_xray_sdk", "uvicorn", "httpx2", "mcp") if m in sys.modules)
+print("RESULT " + json.dumps({"usageKey": allowed["usageIdentifierKey"], "answers": answers, "loaded": loaded, "path": [p for p in sys.path if "site-packages" in p]}))
+"""
+
+
+def test_host_artifact_serves_canned_api_gateway_events_in_a_clean_interpreter(host, stack, tmp_path):
+    from tests.aws_events import authorizer_event, mcp_headers, rest_event, tools_call
+    from tests.conftest import make_actor
+
+    out, _ = host
+    actor = make_actor("Packed", usage_key=("k", "usage-key-value-0123456789abcdef", "plan"))
+    events = {
+        "authorizer": authorizer_event(actor.token),
+        "calls": [
+            rest_event("POST", "/api/mcp", mcp_headers(actor.token), tools_call("get_token_context", {})),
+            rest_event("POST", "/api/mcp", mcp_headers(actor.token), tools_call("create_board", {"workspaceId": actor.workspace_id, "name": "Packed"})),
+        ],
+    }
+    env = {
+        "ARTIFACT": str(out), "PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path),
+        "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+        **{k: stack[k] for k in ("JENTRIX_DYNAMODB_ENDPOINT", "JENTRIX_TABLE", "JENTRIX_IDEMPOTENCY_TABLE")},
+        # as on Lambda: tracing and metrics on (the X-Ray daemon address is a UDP port nobody reads)
+        "LAMBDA_TASK_ROOT": str(out), "AWS_LAMBDA_FUNCTION_NAME": "jentrix-mcp", "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+        "AWS_XRAY_DAEMON_ADDRESS": "127.0.0.1:2000", "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
+        "POWERTOOLS_SERVICE_NAME": "jentrix-mcp", "POWERTOOLS_METRICS_NAMESPACE": "jentrix",
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false", "JENTRIX_TOKEN_CACHE_SECONDS": "0",
+    }
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", DRIVER], input=json.dumps(events), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (line,) = [l for l in done.stdout.splitlines() if l.startswith("RESULT ")]
+    result = json.loads(line.removeprefix("RESULT "))
+    assert result["usageKey"] == "usage-key-value-0123456789abcdef"
+    assert result["path"] == []  # nothing but the artifact and the standard library
+    statuses = [a["status"] for a in result["answers"]]
+    assert statuses == [200, 200], result
+    context, board = (a["body"]["result"] for a in result["answers"])
+    assert not context["isError"] and not board["isError"], result
+    assert board["structuredContent"]["board"]["name"] == "Packed"
+    assert result["loaded"] == ["aws_xray_sdk"]  # the tracer, on "Lambda"; no dev module
+    emf = [json.loads(l) for l in done.stdout.splitlines() if l.startswith("{") and "_aws" in l]
+    assert {m["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Name"] for m in emf} >= {"ColdStart", "ToolCalls", "ToolLatency"}
