@@ -36,7 +36,8 @@ from domain.store.retry import Contended
 from domain import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
-from domain import access, errors, governance, idempotency, observability, ratelimit, redaction
+logger = observability.logger("jentrix-mcp")
+redaction.install()  # our loggers (this one included) redact secrets before a line is written
 
 
 @dataclass(frozen=True)
