@@ -22,7 +22,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, governance, idempotency, ratelimit
+from domain import access, errors, governance, idempotency, projection, ratelimit
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
@@ -78,10 +78,15 @@ def call_tool(
     *,
     binding: Binding | None = None,
     correlation_id: str | None = None,
+    selection: tuple[tuple[str, ...], bool] | None = None,
 ) -> CallOutcome:
-    """Run one tool call through the whole pipeline; see the module docstring."""
+    """Run one tool call through the whole pipeline; see the module docstring.
+
+    ``selection`` is the connection's effective (toolsets, read-only) when it chose any
+    (:func:`domain.toolsets.effective`); get_token_context reports it.
+    """
     cid = correlation_id or uuid.uuid4().hex
-    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding)
+    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, selection=selection)
     try:
         if not principal.allows(spec.scope):
             raise errors.forbidden(
@@ -99,6 +104,8 @@ def call_tool(
             args = spec.input_model.model_validate(arguments)
         except ValidationError as exc:
             raise _validation_error(exc) from None
+        if spec.fields_of is not None:
+            projection.check(spec, args.fields)
         access.check_binding(spec, ctx)
         key = getattr(args, "idempotencyKey", None) if spec.keyed else None
         if key:
@@ -199,5 +206,9 @@ def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
         parked = governance.gate(spec, ctx, args)
     out = parked if parked is not None else spec.handler(ctx, args)
     if isinstance(out, BaseModel):
-        return out.model_dump(mode="json", by_alias=True)
-    return spec.output_model.model_validate(out).model_dump(mode="json", by_alias=True)
+        result = out.model_dump(mode="json", by_alias=True)
+    else:
+        result = spec.output_model.model_validate(out).model_dump(mode="json", by_alias=True)
+    if spec.fields_of is not None:
+        projection.project(spec, args, result)
+    return result

@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from domain import auth
+from domain import auth, toolsets
 from domain.auth import Principal
 from domain.settings import settings
 from domain import faults
@@ -27,6 +27,8 @@ from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
 MCP_PATH = "/api/mcp"
+# Selection URLs (domain.toolsets): the same endpoint serving fewer tools.
+SELECTION_PATHS = (f"{MCP_PATH}/readonly", MCP_PATH + "/x/{toolsets}", MCP_PATH + "/x/{toolsets}/readonly")
 log = logging.getLogger("jentrix.http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
@@ -99,8 +101,11 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
 
-    @app.post(MCP_PATH)
     async def mcp_post(request: Request) -> Response:
+        try:
+            path_layer = toolsets.from_path(proto.registry, request.url.path[request.url.path.index(MCP_PATH):])
+        except toolsets.SelectionError as exc:
+            return JSONResponse({"error": "not_found", "error_description": str(exc)}, status_code=404)
         headers: dict[str, str] = {}
         for k, v in request.headers.items():
             # A repeated header folds into one comma-joined value (RFC 9110 §5.3), so a duplicated
@@ -126,7 +131,8 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
                     return exc
                 if caller is None:
                     return None
-            return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http"))
+            layers = (path_layer,) if path_layer is not None else ()
+            return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
         reply = await run_in_threadpool(serve)
         if reply is None:
@@ -138,13 +144,16 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         body = encode(reply.message)
         return Response(body, status_code=reply.status, media_type="application/json", headers=reply.headers)
 
-    @app.api_route(MCP_PATH, methods=["GET", "DELETE", "PUT", "PATCH"])
     async def mcp_other(request: Request) -> Response:
         return JSONResponse(
             {"error": "method_not_allowed", "error_description": "This MCP endpoint is stateless and accepts POST only."},
             status_code=405,
             headers={"Allow": "POST"},
         )
+
+    for path in (MCP_PATH, *SELECTION_PATHS):
+        app.add_api_route(path, mcp_post, methods=["POST"])
+        app.add_api_route(path, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain import toolsets
 from domain.auth import Principal
 from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
@@ -67,6 +68,7 @@ INSTRUCTIONS = (
     "connection is bound to; get_token_context tells what this token may do."
 )
 
+_ENV = object()  # McpProtocol(server_layer=...) default: read JENTRIX_MCP_* from the environment
 _MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
 _B64 = re.compile(r"^=\?base64\?(.*)\?=$")
 
@@ -96,6 +98,9 @@ class Session:
     client_info: dict[str, Any] | None = None
     client_capabilities: dict[str, Any] | None = None
     negotiated_version: str | None = None
+    # toolset / tool / read-only choices of this connection (URL, stdio flags; domain.toolsets);
+    # the request headers' layer and the server-wide one are added per request.
+    layers: tuple[toolsets.Layer, ...] = ()
 
 
 class RpcError(Exception):
@@ -149,13 +154,19 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 50) -> None:
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 50, server_layer: Any = None) -> None:
+        if server_layer is None:
+            server_layer = _ENV
         if registry is None:
             from domain.catalog import registry as product_registry
 
             registry = product_registry()
         self.registry = registry
         self.page_size = page_size
+        try:
+            self.server_layer = toolsets.server_layer(registry) if server_layer is _ENV else server_layer
+        except toolsets.SelectionError as exc:
+            raise ValueError(f"invalid server-wide tool selection: {exc}") from None
 
     # -- entry points ---------------------------------------------------------------------
     def handle_raw(self, raw: bytes, *, headers: Mapping[str, str] | None, session: Session) -> Reply:
@@ -196,7 +207,7 @@ class McpProtocol:
         try:
             if modern:
                 return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._modern(method, params, meta, headers, session)})
-            return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session)})
+            return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session, headers)})
         except RpcError as exc:
             if modern:
                 status = _MODERN_STATUS.get(exc.code, 200)
@@ -240,12 +251,15 @@ class McpProtocol:
         # ping is a handshake-era utility; the stateless era removed it (conformance check
         # sep-2575-http-server-method-not-found-404-ping), so it falls through to -32601.
         if method == "tools/list":
-            return {**self._list_tools(params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+            # a filtered listing depends on the connection's choices and token: not a public cache entry
+            layers = self._layers(session, headers)
+            scope = "public" if not layers and len(session.principal.scopes) == 3 else "private"
+            return {**self._list_tools(params, session, headers), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": scope}
         if method == "tools/call":
-            return {**self._call_tool(params, session), "resultType": "complete"}
+            return {**self._call_tool(params, session, headers), "resultType": "complete"}
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
-    def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session) -> dict[str, Any]:
+    def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         if method == "initialize":
             requested = params.get("protocolVersion")
             if not isinstance(requested, str):
@@ -267,14 +281,28 @@ class McpProtocol:
         if method == "ping":
             return {}
         if method == "tools/list":
-            return self._list_tools(params)
+            return self._list_tools(params, session, headers)
         if method == "tools/call":
-            return self._call_tool(params, session)
+            return self._call_tool(params, session, headers)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     # -- methods --------------------------------------------------------------------------
-    def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
-        specs = self.registry.ordered()
+    def _layers(self, session: Session, headers: Mapping[str, str] | None) -> tuple[toolsets.Layer, ...]:
+        """Every selection in force for this request: server-wide first, then the connection's, then the headers'."""
+        try:
+            from_headers = toolsets.from_headers(self.registry, headers)
+        except toolsets.SelectionError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        found = (self.server_layer, *session.layers, from_headers)
+        return tuple(layer for layer in found if layer is not None and not layer.empty)
+
+    def _list_tools(self, params: dict[str, Any], session: Session | None = None, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        layers = self._layers(session, headers) if session is not None else ()
+        scopes = tuple(session.principal.scopes) if session is not None else ("read", "write", "admin")
+        if not layers and len(scopes) == 3:
+            specs = self.registry.ordered()
+        else:
+            specs = list(toolsets.served(self.registry, layers, scopes))
         cursor = params.get("cursor")
         start = 0
         if cursor is not None:
@@ -290,13 +318,18 @@ class McpProtocol:
             result["nextCursor"] = base64.urlsafe_b64encode(f"tools:{start + self.page_size}".encode()).decode()
         return result
 
-    def _call_tool(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    def _call_tool(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string).")
         spec = self.registry.get(name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers.")
+        layers = self._layers(session, headers)
+        if layers:
+            reason = toolsets.hidden_by(spec, layers)
+            if reason is not None:
+                raise RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here.")
         binding = session.binding
-        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding)
+        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding, selection=toolsets.effective(self.registry, layers) if layers else None)
         return tool_result(outcome)

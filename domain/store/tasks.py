@@ -356,6 +356,19 @@ def board_rows(board_id: str, *, live_columns: set[str] | None, limit: int, star
     )
 
 
+def filtered_rows(board_id: str, column_id: str | None, condition: Any, *, live_columns: set[str] | None) -> list[TaskRow]:
+    """Every compact row of a board (by number) or a column (board order) matching ``condition``,
+    read to the end so the count is exact: one Query request per 1 MB read (about 3,000 compact
+    rows), filtered server-side."""
+    if column_id is not None:
+        result = TaskRow.gsi1.query(keys.column_order_partition(column_id), filter_condition=condition)
+    else:
+        if live_columns is not None:
+            condition = condition & TaskRow.columnId.is_in(*live_columns)
+        result = TaskRow.query(keys.board_partition(board_id), Row.SK.startswith(keys.TASK_ROWS_PREFIX), filter_condition=condition, consistent_read=True)
+    return [r for r in result if isinstance(r, TaskRow)]
+
+
 def board_rows_shape(board_id: str) -> dict[str, str]:
     return {"PK": keys.board_partition(board_id), "SK": keys.TASK_ROWS_PREFIX}
 

@@ -255,13 +255,7 @@ class BulkCreateOutput(ToolOutput):
 @tool(
     "bulk_create_tasks",
     title="Create tasks in bulk",
-    description=(
-        f"Creates 1-{MAX_ITEMS} tasks at the bottom of one column, in the order given. All or nothing: either every task "
-        "is created, with consecutive numbers, or none is. Returns the tasks in input order with their ids, numbers and keys. "
-        "The task set (numbers, titles, places) commits in one transaction; because a task is two stored items, the "
-        "descriptions follow in a second transaction right after, and get_task shows a task without its description for "
-        "that moment. A column over its work-in-progress limit still takes the tasks (see notice)."
-    ),
+    description="Creates 1-50 tasks at the bottom of one column, all or nothing, with consecutive numbers, returned in input order. Descriptions commit just after the task set, so get_task may briefly show one without it.",
     area="tasks",
     scope="write",
     keyed=True,
@@ -322,7 +316,7 @@ class UpdateItem(ToolInput):
     taskId: TaskIdArg
     title: str | None = Field(default=None, min_length=1, max_length=500, description="New title (1-500 characters).")
     description: str | None = Field(default=None, max_length=20000, description="New markdown description; \"\" or null empties it.")
-    priority: Priority | None = Field(default=None, description="New priority: NONE, LOW, MEDIUM, HIGH or URGENT.")
+    priority: Priority | None = Field(default=None, description="New priority.")
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -426,12 +420,7 @@ class _UpdatePlanner(_Planner):
 @tool(
     "bulk_update_tasks",
     title="Update tasks in bulk",
-    description=(
-        f"Changes fields of 1-{MAX_ITEMS} tasks, one item per task. Access is checked for each task, and the valid items are "
-        "applied; the result has one entry per item, in order, and a failed item carries its error so you can retry just "
-        "those. Per item: " + null_rule(["description", "dueDate"], ["title", "priority"]) + " An item's expectedUpdatedAt "
-        "refuses that item (CONFLICT with the task's current state) if the task changed meanwhile. " + _CHUNKING
-    ),
+    description="Changes fields of 1-50 tasks, one item each, with update_task's rules per item. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored on others (title, priority). Results per item, in order; repeat with the same idempotencyKey to finish a partial run.",
     area="tasks",
     scope="write",
     idempotent=True,
@@ -599,11 +588,7 @@ class _MovePlanner(_Planner):
 @tool(
     "bulk_move_tasks",
     title="Move tasks in bulk",
-    description=(
-        f"Moves 1-{MAX_ITEMS} tasks, each to a column of its own board, appending them to the bottom of their destinations "
-        "in the order given. Access is checked for each task and the valid moves are applied; the result has one entry per "
-        "item, in order, and a failed item carries its error so you can retry just those. " + _CHUNKING
-    ),
+    description="Moves 1-50 tasks, each to a column of its own board (appended in order). Each item is checked and applied on its own; results are per item, in order, failed ones with their error. Repeating with the same idempotencyKey applies only what is missing.",
     area="tasks",
     scope="write",
     keyed=True,

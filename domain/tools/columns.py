@@ -41,10 +41,11 @@ class ListColumnsOutput(ToolOutput):
 @tool(
     "list_columns",
     title="List columns",
-    description="Lists a board's columns in their left-to-right order. Each column is a status on the kanban board.",
+    description="Lists a board's columns left to right (each is a status).",
     area="boards",
     scope="read",
     read_only=True,
+    fields_of="columns",
     target=target("boardId", "board"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
@@ -62,15 +63,14 @@ def list_columns(ctx: CallContext, args: ListColumnsInput) -> ListColumnsOutput:
 class ManageColumnsInput(ToolInput):
     action: Literal["create", "rename", "move", "archive"] = Field(description="What to do: create, rename, move or archive.")
     boardId: str | None = Field(default=None, max_length=64, description="Board id; required for create.")
-    columnId: str | None = Field(default=None, max_length=80, description="Column id; required for rename, move and archive.")
+    columnId: str | None = Field(default=None, max_length=80, description="Column id (all actions but create).")
     name: str | None = Field(default=None, min_length=1, max_length=80, description="Column name; required for create and rename.")
-    beforeColumnId: str | None = Field(default=None, max_length=80, description="move/create: place the column just before this one.")
-    afterColumnId: str | None = Field(default=None, max_length=80, description="move/create: place the column just after this one.")
+    beforeColumnId: str | None = Field(default=None, max_length=80, description="move/create: place before this column.")
+    afterColumnId: str | None = Field(default=None, max_length=80, description="move/create: place after this column.")
     wipLimit: int | None = Field(
         default=None, ge=1, le=1000,
         description=(
-            "create/rename: work-in-progress limit (1-1000). A column over it still takes tasks; create_task and move_task "
-            "then answer with a notice. rename: leave it out to keep the limit, null removes it."
+            "create/rename: WIP limit (over it, writes add a notice); on rename null removes it."
         ),
     )
 
@@ -233,11 +233,7 @@ _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRo
 @tool(
     "manage_columns",
     title="Manage columns",
-    description=(
-        "Changes a board's columns. action 'create' needs boardId and name (appended unless before/afterColumnId is given); "
-        "'rename' needs columnId and name; 'move' needs columnId and beforeColumnId or afterColumnId; 'archive' needs "
-        "columnId — the column and the tasks in it leave the board view. A board keeps at least one active column."
-    ),
+    description="Changes a board's columns by action: create (boardId, name, optional before/after), rename, move (before/afterColumnId) or archive (its tasks leave the board view). One active column must stay.",
     area="boards",
     scope="write",
     destructive=True,
