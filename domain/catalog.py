@@ -97,17 +97,18 @@ SEED: dict[str, SeedTool] = {
 
 # Tools beyond the product catalog's 62 (issue 14): same table shape, never compared with the seed.
 EXTRA: dict[str, SeedTool] = {
-    "list_my_work": SeedTool("read", True, False, False, False, "tasks", "planned"),
+    "list_my_work": SeedTool("read", True, False, False, False, "tasks", "built"),
 }
 
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, subtasks, tasks, workspaces
+    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, members, mywork, projects, search, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
         *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS, *search.TOOLS,
+        *mywork.TOOLS,
     )
 
 

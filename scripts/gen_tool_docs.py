@@ -182,7 +182,7 @@ def _overview(specs: list[Any]) -> list[str]:
 
 
 def render_markdown() -> str:
-    from domain.catalog import SEED
+    from domain.catalog import EXTRA, SEED
     from domain.registry import AREAS
 
     specs = _specs()
@@ -218,6 +218,8 @@ def render_markdown() -> str:
         for s in group:
             definition = s.definition()
             lines += [f"### {s.name}", "", f"**{s.title}** — {s.description}", ""]
+            if s.name in EXTRA:
+                lines += ["*Extra: beyond the product catalog's 62 tools (issue 14); not in the seed table.*", ""]
             lines += _arguments_table(definition["inputSchema"])
             result_fields = ", ".join(f"`{k}`" for k in definition["outputSchema"].get("properties", {}))
             if result_fields:

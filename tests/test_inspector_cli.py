@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from domain.catalog import EXTRA
 from domain.catalog import SEED as CATALOG
 from domain.catalog import registry as product_registry
 from tests.conftest import Actor, make_actor
@@ -187,7 +188,7 @@ def test_tools_list_shows_every_tool(inspector, recorded, me, era):
     assert rc == EXIT_OK, err
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in product_registry().ordered()]
-    assert len(names) == sum(row.status == "built" for row in CATALOG.values())
+    assert len(names) == sum(row.status == "built" for row in CATALOG.values()) + sum(row.status == "built" for row in EXTRA.values())
     _assert_era(rec, era)
 
 

@@ -17,7 +17,7 @@ from fractional_indexing import generate_key_between, generate_n_keys_between
 
 from domain import clock, ids
 from domain.store import boards as board_store
-from domain.store import db, keys, members, search_marks
+from domain.store import db, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import (
@@ -108,6 +108,7 @@ def put_rows(
         tx.save(compact_of(detail), condition=Row.PK.does_not_exist())
         return
     search_marks.mark_task(tx, detail, fresh=previous is None, marker=search_marker and part == "both")
+    work.sync(tx, detail)  # the assignees' work-index entries, in this transaction (domain.store.work)
     if previous is None:
         tx.save(detail, condition=Row.PK.does_not_exist())
     else:

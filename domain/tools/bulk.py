@@ -22,6 +22,7 @@ from domain.errors import ToolError
 from domain.idempotency import answer, creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
+from domain.store import work as work_store
 from domain.store import bulk as bulk_store
 from domain.store import keys
 from domain.store import tasks as task_store
@@ -387,7 +388,7 @@ class _UpdatePlanner(_Planner):
                 continue
             detail, act, changes = planned
             w = self.where[i]
-            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards)
+            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + work_store.actions(detail)
             weight = 2 * bulk_store.item_bytes(detail) + bulk_store.item_bytes(act)
             if edits and (actions + cost > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
@@ -512,7 +513,7 @@ class _MovePlanner(_Planner):
             w = self.where[i]
             src_key, dest_key = (state.boardId, state.columnId), (state.boardId, moved.columnId)
             touched = {src_key, dest_key} - set(delta) - grown
-            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + len(touched)
+            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + len(touched) + work_store.actions(moved)
             weight = 2 * bulk_store.item_bytes(moved) + bulk_store.item_bytes(act)
             if edits and (actions + cost > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
