@@ -27,8 +27,9 @@ from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
 MCP_PATH = "/api/mcp"
-# Selection URLs (domain.toolsets): the same endpoint serving fewer tools.
-SELECTION_PATHS = (f"{MCP_PATH}/readonly", MCP_PATH + "/x/{toolsets}", MCP_PATH + "/x/{toolsets}/readonly")
+# One route serves the endpoint and its selection URLs (domain.toolsets.from_path: /readonly,
+# /x/<toolsets>[/readonly]; anything else under it is 404) — one route, as cheap to build as before.
+MCP_ROUTE = MCP_PATH + "{rest:path}"
 log = logging.getLogger("jentrix.http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
@@ -151,9 +152,8 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             headers={"Allow": "POST"},
         )
 
-    for path in (MCP_PATH, *SELECTION_PATHS):
-        app.add_api_route(path, mcp_post, methods=["POST"])
-        app.add_api_route(path, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
+    app.add_api_route(MCP_ROUTE, mcp_post, methods=["POST"])
+    app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -206,3 +206,27 @@ async def test_list_tasks_filters_combine_and_count_exactly(server_url, owner):
         assert (await ok(c, "list_tasks", {"boardId": board_id, "updatedSince": "2999-01-01T00:00:00Z"}))["totalCount"] == 0
         missing = await err(c, "list_tasks", {"assigneeId": "me"})
         assert missing["code"] == "INVALID_INPUT"  # boardId or columnId is still required
+
+
+# -- over stdio, through the SDK client (the adapter as a subprocess) ---------------------------------
+async def test_stdio_flags_in_process_and_over_the_bridge(stack, server_url, owner, tmp_path):
+    from mcp.shared.exceptions import MCPError
+
+    from tests.stdio_support import adapter_env
+    from tests.test_stdio_sdk import sdk_client
+
+    flags = ["--workspace", owner.workspace_id, "--toolsets", "tasks,context", "--read-only"]
+    expected = sorted(s.name for s in REG if s.read_only and s.area in ("tasks", "context"))
+    runs = (
+        (flags, adapter_env(stack, owner.token)),  # in process
+        (["--url", server_url, *flags], adapter_env(None, owner.token)),  # bridge: the flags travel as X-MCP-* headers
+    )
+    for args, env in runs:
+        async with sdk_client(args, env, "legacy", tmp_path / "stderr.log") as c:
+            assert sorted(t.name for t in (await c.list_tools()).tools) == expected
+            context = await ok(c, "get_token_context")
+            assert context["toolsets"] == ["tasks", "context"] and context["readOnly"] is True
+            with pytest.raises(MCPError) as caught:
+                await c.call_tool("create_task", {"columnId": "cl_x", "title": "t"})
+            assert caught.value.error.code == -32602
+            assert "--read-only" in caught.value.error.message or "X-MCP-Readonly" in caught.value.error.message

@@ -30,25 +30,25 @@ ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Col
 TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Task id (tk_…).")]
 IdempotencyKeyArg = Annotated[
     str | None,
-    Field(default=None, min_length=1, max_length=128, description="Retry key: the same key and arguments return the first result."),
+    Field(default=None, min_length=1, max_length=128, description="Retry key: same key and arguments, same first result."),
 ]
 ExpectedUpdatedAtArg = Annotated[
     str | None,
     Field(
         default=None,
         pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
-        description="The updatedAt you last read; a later change makes this CONFLICT.",
+        description="The updatedAt you read; a later change is CONFLICT.",
     ),
 ]
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size.")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor of the previous page (same filters).")]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor of the last page (same filters).")]
 
 
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
 TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title.")]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description.")]
-DUE_FORMS = "YYYY-MM-DD, or a timestamp with a zone (stored in UTC)"
+DUE_FORMS = "YYYY-MM-DD or a zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
 # (2026-213) and timestamps without a zone, which would be stored as something else than asked.
 _DUE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -79,7 +79,7 @@ DueDateArg = Annotated[
 ]
 NewDueDateArg = Annotated[  # update_* tools: null removes the due date
     str | None,
-    Field(default=None, max_length=40, description=f"New due date: {DUE_FORMS}; null removes the due date."),
+    Field(default=None, max_length=40, description=f"New due date, {DUE_FORMS}; null removes it."),
     AfterValidator(lambda v: normalise_due(v)),
 ]
 
