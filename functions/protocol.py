@@ -154,7 +154,8 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 50, server_layer: Any = None) -> None:
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 100, server_layer: Any = None) -> None:
+        # page_size: the whole catalog (62 tools and the extras beyond it) fits one default page
         if server_layer is None:
             server_layer = _ENV
         if registry is None:
