@@ -98,16 +98,20 @@ SEED: dict[str, SeedTool] = {
 # Keyed tools whose catalog entry *requires* the idempotencyKey (the caller's launch nonce) instead
 # of taking it as an option: a session must be created or attached at most once per launch.
 KEY_REQUIRED: frozenset[str] = frozenset({"create_agent_session", "attach_agent_session"})
+# Tools beyond the product catalog's 62 (issue 14): same table shape, never compared with the seed.
+EXTRA: dict[str, SeedTool] = {
+    "list_my_work": SeedTool("read", True, False, False, False, "tasks", "built"),
+}
 
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, artifacts, assignees, attachments, boards, bulk, columns, comments, labels, links, members, projects, search, sessions, subtasks, tasks, workspaces
+    from domain.tools import activity, artifacts, assignees, attachments, boards, bulk, columns, comments, labels, links, members, mywork, projects, search, sessions, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
         *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS, *search.TOOLS,
-        *artifacts.TOOLS, *sessions.TOOLS, *attachments.TOOLS,
+        *artifacts.TOOLS, *sessions.TOOLS, *attachments.TOOLS, *mywork.TOOLS,
     )
 
 

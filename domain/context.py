@@ -43,6 +43,7 @@ class CallContext:
     tool: str
     binding: Binding | None = None
     source: str = "mcp"
+    selection: tuple[tuple[str, ...], bool] | None = None  # the connection's (toolsets, read-only), domain.toolsets
     window: Window | None = None
     idempotency_key: str | None = None
     args_hash: str | None = None

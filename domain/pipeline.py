@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, governance, idempotency, observability, ratelimit, redaction
+from domain import access, errors, governance, idempotency, observability, projection, ratelimit, redaction
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
@@ -78,8 +78,12 @@ def call_tool(
     *,
     binding: Binding | None = None,
     correlation_id: str | None = None,
+    selection: tuple[tuple[str, ...], bool] | None = None,
 ) -> CallOutcome:
     """Run one tool call through the whole pipeline; see the module docstring.
+
+    ``selection`` is the connection's effective (toolsets, read-only) when it chose any
+    (:func:`domain.toolsets.effective`); get_token_context reports it.
 
     The call is observed (domain/observability.py): one X-Ray subsegment, one ``tool call`` log
     line (tool, principal, token, outcome, latency; never arguments) and its metrics. The
@@ -87,7 +91,7 @@ def call_tool(
     cid = correlation_id or observability.request_id() or uuid.uuid4().hex
     started = time.perf_counter()
     with observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub:
-        outcome = _run(spec, arguments, principal, binding=binding, cid=cid)
+        outcome = _run(spec, arguments, principal, binding=binding, cid=cid, selection=selection)
         code = outcome.error["error"]["code"] if outcome.error else "OK"
         if sub is not None:
             sub.put_annotation(key="outcome", value=code)
@@ -101,8 +105,9 @@ def call_tool(
     return outcome
 
 
-def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Binding | None, cid: str) -> CallOutcome:
-    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding)
+def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Binding | None, cid: str,
+         selection: tuple[tuple[str, ...], bool] | None = None) -> CallOutcome:
+    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, selection=selection)
     try:
         if not principal.allows(spec.scope):
             raise errors.forbidden(
@@ -120,6 +125,8 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             args = spec.input_model.model_validate(arguments)
         except ValidationError as exc:
             raise _validation_error(exc) from None
+        if spec.fields_of is not None:
+            projection.check(spec, args.fields)
         access.check_binding(spec, ctx)
         key = getattr(args, "idempotencyKey", None) if spec.keyed else None
         if key:
@@ -220,5 +227,9 @@ def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
         parked = governance.gate(spec, ctx, args)
     out = parked if parked is not None else spec.handler(ctx, args)
     if isinstance(out, BaseModel):
-        return out.model_dump(mode="json", by_alias=True)
-    return spec.output_model.model_validate(out).model_dump(mode="json", by_alias=True)
+        result = out.model_dump(mode="json", by_alias=True)
+    else:
+        result = spec.output_model.model_validate(out).model_dump(mode="json", by_alias=True)
+    if spec.fields_of is not None:
+        projection.project(spec, args, result)
+    return result

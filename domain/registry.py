@@ -78,6 +78,12 @@ class ToolSpec:
     # caller may ask for this at all): run before the gate, so no approval is filed for a call
     # that would fail anyway. (ctx, args) -> None, raising ToolError.
     precheck: Callable[[Any, Any], None] | None = None
+    # Sparse results (domain.projection): the result field holding the rows (a list) or the entity
+    # that the caller's ``fields`` argument projects. ``@tool`` adds the ``fields`` argument; the
+    # allowed names come from the output model; ids are always kept. ``concise`` rows (no
+    # response_format, or 'concise') also drop empty values (null, [], "") the caller did not name.
+    fields_of: str | None = None
+    concise: bool = False
 
     def __post_init__(self) -> None:
         fields = self.input_model.model_fields
@@ -105,6 +111,13 @@ class ToolSpec:
             raise SpecError(f"{self.name}: prefetch reads with the target's membership")
         if self.precheck is not None and self.governed is None:
             raise SpecError(f"{self.name}: precheck runs before the governance gate; the handler checks ungoverned calls")
+        if self.fields_of is not None:
+            if not self.read_only or "fields" not in fields or self.fields_of not in self.output_model.model_fields:
+                raise SpecError(f"{self.name}: fields_of names a result field of a read-only tool (and @tool adds the fields argument)")
+            if not self.allowed_fields:
+                raise SpecError(f"{self.name}: the result field {self.fields_of!r} holds no model rows")
+        if self.concise and self.fields_of is None:
+            raise SpecError(f"{self.name}: concise rows need fields_of")
         if self.governed is not None:
             if self.target is None or self.target.each is not None or self.keyed:
                 raise SpecError(f"{self.name}: a governed tool needs one workspace target and no idempotencyKey")
@@ -122,13 +135,27 @@ class ToolSpec:
         }
 
     @cached_property
+    def allowed_fields(self) -> frozenset[str]:
+        """The names ``fields`` accepts: the top-level fields of the projected rows' model(s)."""
+        from domain.projection import row_models
+
+        if self.fields_of is None:
+            return frozenset()
+        return frozenset(n for m in row_models(self.output_model, self.fields_of) for n in m.model_fields)
+
+    @cached_property
     def _definition(self) -> dict[str, Any]:
+        output = json_schema(self.output_model, mode="serialization")
+        if self.fields_of is not None:
+            from domain.projection import relax_rows
+
+            relax_rows(output, self.fields_of)
         return {
             "name": self.name,
             "title": self.title,
             "description": self.description,
-            "inputSchema": json_schema(self.input_model, mode="validation"),
-            "outputSchema": json_schema(self.output_model, mode="serialization"),
+            "inputSchema": lean(json_schema(self.input_model, mode="validation")),
+            "outputSchema": output,
             "annotations": self.annotations(),
         }
 
@@ -169,6 +196,11 @@ def tool(
     ``min_role``, ``refs``, ``refused_when_bound``, ``rebind``, ``prefetch``, ``open_board``). Nothing is registered: list the
     spec in the module's ``TOOLS``.
     """
+
+    if policy.get("fields_of") is not None:
+        from domain.projection import with_fields_argument
+
+        input_model = with_fields_argument(input_model)
 
     def declare(handler: Callable[..., Any]) -> ToolSpec:
         return ToolSpec(
@@ -248,6 +280,44 @@ def _portable(node: dict[str, Any]) -> dict[str, Any]:
         if "type" not in out and isinstance(value, str):
             out["type"] = "string"
     return out
+
+
+LEAN_MAX_LENGTH = 2049  # string bounds up to 2048 are sanity caps (ids, names, titles, cursors): enforced, not published
+LEAN_MAX_PATTERN = 16  # longer patterns (dates, timestamps) are described in words instead
+
+
+def lean(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema with what costs a model tokens but tells it nothing (docs/decisions.md, "Lean definitions").
+
+    The server still validates every bound with the pydantic model and names it in the error; the
+    published schema drops ``minLength: 1``, ``maxLength`` below :data:`LEAN_MAX_LENGTH` and
+    patterns longer than :data:`LEAN_MAX_PATTERN`. Types, enums, ``required``, numeric ranges,
+    item counts and long text limits stay.
+    """
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            if k == "properties" and isinstance(v, dict):
+                out[k] = {pk: walk(pv) for pk, pv in v.items()}
+                continue
+            if k == "default" and v is None:
+                continue
+            if node.get("type") == "string" and not isinstance(v, dict):
+                if k == "minLength" and v == 1:
+                    continue
+                if k == "maxLength" and isinstance(v, int) and v < LEAN_MAX_LENGTH:
+                    continue
+                if k == "pattern" and isinstance(v, str) and len(v) > LEAN_MAX_PATTERN:
+                    continue
+            out[k] = walk(v)
+        return out
+
+    return walk(schema)
 
 
 def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:

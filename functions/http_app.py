@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from domain import auth
+from domain import auth, toolsets
 from domain.auth import Principal
 from domain.settings import settings
 from domain import faults, observability
@@ -33,6 +33,9 @@ from functions.protocol import McpProtocol, Session
 MCP_PATH = "/api/mcp"
 UPLOAD_GRANT_PATH = "/api/artifacts/upload-grant"
 ATTACHMENTS_PATH = "/api/tasks/{taskId}/attachments"
+# One route serves the endpoint and its selection URLs (domain.toolsets.from_path: /readonly,
+# /x/<toolsets>[/readonly]; anything else under it is 404) — one route, as cheap to build as before.
+MCP_ROUTE = MCP_PATH + "{rest:path}"
 log = logging.getLogger("jentrix.http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
@@ -176,8 +179,11 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
 
-    @app.post(MCP_PATH)
     async def mcp_post(request: Request) -> Response:
+        try:
+            path_layer = toolsets.from_path(proto.registry, request.url.path[request.url.path.index(MCP_PATH):])
+        except toolsets.SelectionError as exc:
+            return JSONResponse({"error": "not_found", "error_description": str(exc)}, status_code=404)
         headers: dict[str, str] = {}
         for k, v in request.headers.items():
             # A repeated header folds into one comma-joined value (RFC 9110 §5.3), so a duplicated
@@ -209,7 +215,8 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
                     return exc
                 if caller is None:
                     return None
-            return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http"))
+            layers = (path_layer,) if path_layer is not None else ()
+            return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
         reply = await run_in_threadpool(serve)
         if reply is None:
@@ -221,7 +228,6 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         body = encode(reply.message)
         return Response(body, status_code=reply.status, media_type="application/json", headers=reply.headers)
 
-    @app.api_route(MCP_PATH, methods=["GET", "DELETE", "PUT", "PATCH"])
     async def mcp_other(request: Request) -> Response:
         return JSONResponse(
             {"error": "method_not_allowed", "error_description": "This MCP endpoint is stateless and accepts POST only."},
@@ -296,6 +302,8 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         status, payload = out
         headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
         return JSONResponse(payload, status_code=status, headers=headers)
+    app.add_api_route(MCP_ROUTE, mcp_post, methods=["POST"])
+    app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

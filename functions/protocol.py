@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from domain import toolsets
 from domain.auth import Principal
 from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
@@ -84,6 +85,7 @@ ARTIFACT_TEMPLATE = {
 }
 CAPABILITIES = {"tools": {"listChanged": False}, "resources": {"listChanged": False}}
 
+_ENV = object()  # McpProtocol(server_layer=...) default: read JENTRIX_MCP_* from the environment
 _MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
 _B64 = re.compile(r"^=\?base64\?(.*)\?=$")
 
@@ -113,6 +115,9 @@ class Session:
     client_info: dict[str, Any] | None = None
     client_capabilities: dict[str, Any] | None = None
     negotiated_version: str | None = None
+    # toolset / tool / read-only choices of this connection (URL, stdio flags; domain.toolsets);
+    # the request headers' layer and the server-wide one are added per request.
+    layers: tuple[toolsets.Layer, ...] = ()
 
 
 class RpcError(Exception):
@@ -166,10 +171,10 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    # One page holds the whole 62-tool catalog: several MCP clients read only the first page of
-    # tools/list, so a catalog that outgrows a page would lose tools there. Pagination stays
-    # (a test registry pages with a small size).
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 100) -> None:
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 100, server_layer: Any = None) -> None:
+        # page_size: the whole catalog (62 tools and the extras beyond it) fits one default page
+        if server_layer is None:
+            server_layer = _ENV
         if registry is None:
             from domain.catalog import registry as product_registry
 
@@ -180,6 +185,10 @@ class McpProtocol:
         # without it (the conformance fixtures, test registries) offers tools only.
         self.serves_resources = registry.get(ARTIFACT_TOOL) is not None
         self.capabilities = CAPABILITIES if self.serves_resources else {"tools": {"listChanged": False}}
+        try:
+            self.server_layer = toolsets.server_layer(registry) if server_layer is _ENV else server_layer
+        except toolsets.SelectionError as exc:
+            raise ValueError(f"invalid server-wide tool selection: {exc}") from None
 
     # -- entry points ---------------------------------------------------------------------
     def handle_raw(self, raw: bytes, *, headers: Mapping[str, str] | None, session: Session) -> Reply:
@@ -220,7 +229,7 @@ class McpProtocol:
         try:
             if modern:
                 return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._modern(method, params, meta, headers, session)})
-            return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session)})
+            return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session, headers)})
         except RpcError as exc:
             if modern:
                 status = _MODERN_STATUS.get(exc.code, 200)
@@ -264,9 +273,12 @@ class McpProtocol:
         # ping is a handshake-era utility; the stateless era removed it (conformance check
         # sep-2575-http-server-method-not-found-404-ping), so it falls through to -32601.
         if method == "tools/list":
-            return {**self._list_tools(params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+            # a filtered listing depends on the connection's choices and token: not a public cache entry
+            layers = self._layers(session, headers)
+            scope = "public" if not layers and len(session.principal.scopes) == 3 else "private"
+            return {**self._list_tools(params, session, headers), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": scope}
         if method == "tools/call":
-            return {**self._call_tool(params, session), "resultType": "complete"}
+            return {**self._call_tool(params, session, headers), "resultType": "complete"}
         if method in ("resources/list", "resources/templates/list") and self.serves_resources:
             return {**self._list_resources(method, params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         if method == "resources/read" and self.serves_resources:
@@ -274,7 +286,7 @@ class McpProtocol:
             return {**self._read_resource(params, session), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
-    def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session) -> dict[str, Any]:
+    def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         if method == "initialize":
             requested = params.get("protocolVersion")
             if not isinstance(requested, str):
@@ -296,9 +308,9 @@ class McpProtocol:
         if method == "ping":
             return {}
         if method == "tools/list":
-            return self._list_tools(params)
+            return self._list_tools(params, session, headers)
         if method == "tools/call":
-            return self._call_tool(params, session)
+            return self._call_tool(params, session, headers)
         if method in ("resources/list", "resources/templates/list") and self.serves_resources:
             return self._list_resources(method, params)
         if method == "resources/read" and self.serves_resources:
@@ -306,8 +318,22 @@ class McpProtocol:
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     # -- methods --------------------------------------------------------------------------
-    def _list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
-        specs = self.registry.ordered()
+    def _layers(self, session: Session, headers: Mapping[str, str] | None) -> tuple[toolsets.Layer, ...]:
+        """Every selection in force for this request: server-wide first, then the connection's, then the headers'."""
+        try:
+            from_headers = toolsets.from_headers(self.registry, headers)
+        except toolsets.SelectionError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        found = (self.server_layer, *session.layers, from_headers)
+        return tuple(layer for layer in found if layer is not None and not layer.empty)
+
+    def _list_tools(self, params: dict[str, Any], session: Session | None = None, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        layers = self._layers(session, headers) if session is not None else ()
+        scopes = tuple(session.principal.scopes) if session is not None else ("read", "write", "admin")
+        if not layers and len(scopes) == 3:
+            specs = self.registry.ordered()
+        else:
+            specs = list(toolsets.served(self.registry, layers, scopes))
         cursor = params.get("cursor")
         start = 0
         if cursor is not None:
@@ -350,13 +376,18 @@ class McpProtocol:
         text = json.dumps(outcome.result, separators=(",", ":"), ensure_ascii=False)
         return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
-    def _call_tool(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    def _call_tool(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string).")
         spec = self.registry.get(name)
         if spec is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers.")
+        layers = self._layers(session, headers)
+        if layers:
+            reason = toolsets.hidden_by(spec, layers)
+            if reason is not None:
+                raise RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here.")
         binding = session.binding
-        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding)
+        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding, selection=toolsets.effective(self.registry, layers) if layers else None)
         return tool_result(outcome)

@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     bind.add_argument("--token-file", help="file holding the personal access token (default: $JENTRIX_TOKEN)")
     bind.add_argument("--workspace", help="bind the connection to this workspace id (ws_…)")
     bind.add_argument("--checkout", help="bind the connection to this git checkout instead of asking the client for its roots")
+    pick = p.add_argument_group("which tools are served (docs/tools.md, \"Toolsets\"; a -name entry excludes)")
+    pick.add_argument("--toolsets", help="comma list of toolsets to serve, e.g. tasks,search (default: all)")
+    pick.add_argument("--tools", help="comma list of tool names to serve, e.g. get_task,update_task")
+    pick.add_argument("--read-only", action="store_true", help="serve only the read-only tools (wins over --tools)")
     tune = p.add_argument_group("tuning")
     tune.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES, help=f"longest accepted line in bytes (default {DEFAULT_MAX_LINE_BYTES}, 16 MiB)")
     tune.add_argument("--roots-timeout", type=float, default=10.0, help="seconds to wait for the client's roots/list answer (default 10)")
@@ -215,6 +219,7 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
     from functions.stdio.binding import choose_workspace, new_lifetime_id
     from functions.stdio.checkout import CheckoutError, verify_checkout
     from functions.stdio.server import BindingState, StdioServer
+    from domain.toolsets import as_headers
     from infra.ddb_local import SetupError
 
     token = None if args.ephemeral else read_token(args)
@@ -242,16 +247,29 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
             configure_store(args)
         principal, member_of = local_identity(token or "")
     choice = choose_workspace(args.workspace, principal.workspace_pin, member_of, ephemeral=ephemeral_ws)
-    session = Session(principal=principal, transport="stdio")
+    picked = selection_layer(args)
+    session = Session(principal=principal, transport="stdio", layers=(picked,) if picked is not None else ())
     state = BindingState(session, choice, new_lifetime_id(), checkout, None if args.url else repo_resolver(principal.user_id))
     if args.url:
         backend.session = session
+        backend.selection_headers = as_headers(picked)  # the remote server applies the flags as X-MCP-* headers
     else:
         backend = LocalBackend(session, token=token)
     log.info("serving MCP on stdio (%s); token %s of user %s; workspace %s (%s)", "bridge to " + args.url if args.url else "in-process",
              principal.token_id, principal.user_id, choice.workspace_id or "none", choice.source)
     server = StdioServer(backend, state, out=out, max_line_bytes=args.max_line_bytes, workers=args.workers, roots_timeout=args.roots_timeout)
     return server, ephemeral
+
+
+def selection_layer(args: argparse.Namespace) -> Any:
+    """The --toolsets / --tools / --read-only layer (domain.toolsets), or None; a bad name is a StartupError."""
+    from domain import toolsets
+    from domain.catalog import registry
+
+    try:
+        return toolsets.from_flags(registry(), toolsets=args.toolsets, tools=args.tools, read_only=bool(args.read_only))
+    except toolsets.SelectionError as exc:
+        raise StartupError(str(exc)) from None
 
 
 def repo_resolver(user_id: str) -> Any:

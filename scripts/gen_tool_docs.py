@@ -47,6 +47,62 @@ def render_snapshots(directory: Path = SNAPSHOT_DIR) -> dict[Path, str]:
     return {directory / f"{spec.name}.json": render_snapshot(spec.definition()) for spec in _specs()}
 
 
+# -- what a model reads (issue 14, "Lean definitions") -------------------------------------------------
+EVERYDAY = ("boards", "tasks", "collaboration", "search", "context")
+PLANNED_DESCRIPTION_CHARS = 450  # the cap plan12 sets for each tool still to come
+
+
+def model_text(definition: dict[str, Any]) -> str:
+    """What a model reads of one tool: name, title, description and inputSchema, as compact JSON."""
+    return json.dumps({k: definition[k] for k in ("name", "title", "description", "inputSchema")}, separators=(",", ":"), ensure_ascii=False)
+
+
+def estimate_tokens(definition: dict[str, Any]) -> int:
+    """Compact-JSON bytes / 4, rounded up: the deterministic count docs/tools.md shows (the budget
+    test also counts with the o200k_base tokenizer when bpe-openai is installed)."""
+    return -(-len(model_text(definition).encode("utf-8")) // 4)
+
+
+def planned_estimate(specs: list[Any]) -> int:
+    """Estimated tokens of one planned tool: the median size of the built tools' non-description
+    part plus a description at the 450-character cap."""
+    rest = sorted(len(model_text(s.definition()).encode("utf-8")) - len(s.description.encode("utf-8")) for s in specs)
+    median = rest[len(rest) // 2] if rest else 0
+    return -(-(median + PLANNED_DESCRIPTION_CHARS) // 4)
+
+
+def _budget(specs: list[Any]) -> list[str]:
+    from domain.catalog import SEED
+    from domain.registry import AREAS
+
+    total = sum(estimate_tokens(s.definition()) for s in specs) or 1
+    lines = [
+        "## Context budget",
+        "",
+        "What a model reads of each tool (name, title, description, inputSchema) in tokens, estimated as compact-JSON "
+        "bytes / 4 (tests/test_token_budget.py also counts with the o200k_base tokenizer of the `bpe-openai` package, which "
+        "needs no download). A connection can serve fewer toolsets (see docs/stdio.md and README, \"Toolsets\").",
+        "",
+        "| Toolset | Tools | ≈Tokens | Share |",
+        "|---|---|---|---|",
+    ]
+    for area in AREAS:
+        group = [s for s in specs if s.area == area]
+        if group:
+            n = sum(estimate_tokens(s.definition()) for s in group)
+            lines.append(f"| {area}{' (everyday)' if area in EVERYDAY else ''} | {len(group)} | {n} | {100 * n / total:.1f}% |")
+    everyday = sum(estimate_tokens(s.definition()) for s in specs if s.area in EVERYDAY)
+    planned = sorted(n for n, r in SEED.items() if r.status == "planned")
+    lines += [
+        f"| **all built** | {len(specs)} | {total} | 100% |",
+        "",
+        f"Everyday set ({', '.join(EVERYDAY)}): ≈{everyday} tokens. "
+        f"{len(planned)} planned catalog tools at ≈{planned_estimate(specs)} tokens each would add ≈{len(planned) * planned_estimate(specs)}.",
+        "",
+    ]
+    return lines
+
+
 # -- the markdown -----------------------------------------------------------------------------------
 def _cell(text: Any) -> str:
     """One markdown table cell: single line, pipes escaped."""
@@ -113,20 +169,20 @@ def _arguments_table(schema: dict[str, Any]) -> list[str]:
 
 def _overview(specs: list[Any]) -> list[str]:
     lines = [
-        "| Tool | Scope | Read-only | Destructive | Idempotent | Keyed | Min role | Description |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Tool | Scope | Read-only | Destructive | Idempotent | Keyed | Min role | ≈Tokens | Description |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in specs:
         lines.append(
             f"| [`{s.name}`](#{s.name}) | {s.scope} | {_yes(s.read_only)} | {_yes(s.destructive)} | {_yes(s.idempotent)} | "
-            f"{_yes(s.keyed)} | {s.min_role or '-'} | {_cell(s.description)} |"
+            f"{_yes(s.keyed)} | {s.min_role or '-'} | {estimate_tokens(s.definition())} | {_cell(s.description)} |"
         )
     lines.append("")
     return lines
 
 
 def render_markdown() -> str:
-    from domain.catalog import SEED
+    from domain.catalog import EXTRA, SEED
     from domain.registry import AREAS
 
     specs = _specs()
@@ -146,8 +202,13 @@ def render_markdown() -> str:
         "result, the same key with different arguments is a CONFLICT.",
         "- **Min role**: the lowest workspace role allowed to call it, checked by the pipeline in the workspace of the "
         "entity the tool acts on; `-` means no workspace membership is checked.",
+        "- **≈Tokens**: the tool's share of a model's context (see \"Context budget\").",
+        "- **Toolsets**: each area below is a toolset a connection can choose (`X-MCP-Toolsets`, `/api/mcp/x/<toolset>`, "
+        "`--toolsets`); `X-MCP-Readonly`, `/api/mcp/readonly` and `--read-only` serve only the read-only tools. "
+        "Read tools marked with `fields` return only the named row fields (ids always kept).",
         "",
     ]
+    lines += _budget(specs)
     for area in AREAS:
         group = [s for s in specs if s.area == area]
         if not group:
@@ -157,6 +218,8 @@ def render_markdown() -> str:
         for s in group:
             definition = s.definition()
             lines += [f"### {s.name}", "", f"**{s.title}** — {s.description}", ""]
+            if s.name in EXTRA:
+                lines += ["*Extra: beyond the product catalog's 62 tools (issue 14); not in the seed table.*", ""]
             lines += _arguments_table(definition["inputSchema"])
             result_fields = ", ".join(f"`{k}`" for k in definition["outputSchema"].get("properties", {}))
             if result_fields:

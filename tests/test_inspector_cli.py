@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from domain.catalog import EXTRA
 from domain.catalog import SEED as CATALOG
 from domain.catalog import registry as product_registry
 from tests.conftest import Actor, make_actor
@@ -187,7 +188,7 @@ def test_tools_list_shows_every_tool(inspector, recorded, me, era):
     assert rc == EXIT_OK, err
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in product_registry().ordered()]
-    assert len(names) == sum(row.status == "built" for row in CATALOG.values())
+    assert len(names) == sum(row.status == "built" for row in CATALOG.values()) + sum(row.status == "built" for row in EXTRA.values())
     _assert_era(rec, era)
 
 
@@ -290,3 +291,30 @@ def test_bad_token_is_reported_as_an_auth_failure(inspector, recorded):
     rc, out, err = inspector(url, "tm_not-a-token", "--method", "tools/list", "--stored-auth-only", era="modern")
     assert rc == EXIT_AUTH_REQUIRED and out is None, (rc, out, err)
     assert "auth_required" in err and "401" in err
+
+
+# -- toolsets and read-only mode (issue 14) ----------------------------------------------------------
+@pytest.mark.parametrize("era", ERAS)
+def test_read_only_url_is_strict_clean_and_hides_writes(inspector, recorded, me, era):
+    _, url = recorded
+    rc, out, err = inspector(url + "/readonly", me.token, "--method", "tools/list", "--strict", era=era)
+    assert rc == EXIT_OK, err
+    assert "schemaFindings" not in out
+    names = [t["name"] for t in out["result"]["tools"]]
+    assert names == [s.name for s in product_registry().ordered() if s.read_only]
+    rc, out, err = inspector(url + "/readonly", me.token, "--method", "tools/call", "--tool-name", "create_board",
+                             "--tool-arg", f"workspaceId={me.workspace_id}", "--tool-arg", "name=Nope", era=era)
+    # resolved against the filtered tools/list: the CLI finds no such tool on this connection
+    assert rc == EXIT_TOOL_ERROR and "tool_not_found" in err, (rc, out, err)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_toolset_header_connection_is_strict_clean(inspector, recorded, me, era):
+    _, url = recorded
+    rc, out, err = inspector(url, me.token, "--header", "X-MCP-Toolsets: tasks,search", "--method", "tools/list", "--strict", era=era)
+    assert rc == EXIT_OK, err
+    assert "schemaFindings" not in out
+    names = [t["name"] for t in out["result"]["tools"]]
+    assert names == [s.name for s in product_registry().ordered() if s.area in ("tasks", "search")]
+    rc, out, err = inspector(url + "/x/tasks", me.token, "--method", "tools/call", "--tool-name", "get_token_context", era=era)
+    assert rc == EXIT_TOOL_ERROR and "tool_not_found" in err, (rc, out, err)

@@ -474,3 +474,18 @@ def test_behind_the_lambda_authorizer_the_token_is_not_read(stack):
         assert status == 200 and not body["result"]["isError"], body
         assert counter.total == expected, f"{name}: {dict(counter.ops)}"
         assert "GetItem" not in counter.ops, f"{name}: {dict(counter.ops)}"
+
+
+def test_economy_read_budgets(server_url, owner, board):
+    """Issue 14: filtered list_tasks and list_my_work (docs/data-model.md, "Work index")."""
+    t1, t2 = board["t1"], board["t2"]
+    ws = owner.workspace_id
+    check(server_url, owner.token, "list_my_work", {"workspaceId": ws}, FIXED_WS + 1)  # nothing assigned: the GSI3 Query alone
+    for t in (t1, t2):
+        ok(call_tool(server_url, owner.token, "set_task_assignees", {"taskId": t["id"], "userIds": [owner.user_id]}))
+    _, c = check(server_url, owner.token, "list_my_work", {"workspaceId": ws}, FIXED_WS + 2)  # Query + one BatchGetItem (rows, columns, boards)
+    assert c.ops["Query"] == 1
+    check(server_url, owner.token, "list_my_work", {"workspaceId": ws, "labelName": "none", "priority": "HIGH"}, FIXED_WS + 2)  # label claims ride along
+    check(server_url, owner.token, "list_tasks", {"boardId": board["id"], "assigneeId": "me"}, FIXED_WS + 2)  # header + the filtered Query to the end
+    check(server_url, owner.token, "list_tasks", {"boardId": board["id"], "labelName": "none"}, FIXED_WS + 3)  # + the label-name claim
+    check(server_url, owner.token, "set_task_assignees", {"taskId": t1["id"], "userIds": []}, FIXED_WS + 1)  # the entries ride in the one transaction

@@ -45,6 +45,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "project": (keys.project("ws_b", "pj_h"), None),
     "project slug claim": (keys.project_slug_claim("ws_b", "launch"), None),
     "project link": (keys.project_link("pj_h", "REPO", "owner/name"), keys.repo_link_index("owner/name", "ws_b", "pj_h")),
+    "work item": (keys.work_item("tk_d", "usr_a"), keys.work_index("ws_b", "usr_a", "2026-08-01", "HIGH", "tk_d")),
     "invitation": (keys.invitation("ws_b", "01j0abc"), None),
     "governance policy": (keys.governance_policy("ws_b"), None),
     "approval request": (keys.approval("ws_b", "0123456789abcdef", "01j0abc"), None),

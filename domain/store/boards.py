@@ -154,9 +154,13 @@ def create(
     )
     entry = BoardEntryRow(*keys.board_entry(workspace_id, board_id), boardId=board_id, name=name, boardKind=kind, createdAt=now)
     cols = []
-    for col_name, pos in zip(column_names, generate_n_keys_between(None, None, len(column_names)), strict=True):
+    for n, (col_name, pos) in enumerate(zip(column_names, generate_n_keys_between(None, None, len(column_names)), strict=True)):
         cid = ids.new_column_id(board_id)
-        cols.append(ColumnRow(*keys.column(board_id, cid), columnId=cid, boardId=board_id, name=col_name, position=pos, taskCount=0, createdAt=now, updatedAt=now))
+        # the final default column is the done column: its tasks are finished work (list_my_work)
+        cols.append(ColumnRow(
+            *keys.column(board_id, cid), columnId=cid, boardId=board_id, name=col_name, position=pos, taskCount=0, createdAt=now, updatedAt=now,
+            done=n == len(column_names) - 1,
+        ))
     if marker is not None:
         marker.entityId = board_id
 

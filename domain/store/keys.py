@@ -359,6 +359,34 @@ def user_token(user_id: str, token_id: str) -> Key:
     return user_partition(user_id), f"TOKEN#{token_id}"
 
 
+WORK_ITEM_PREFIXES = ("TWORK#", "USER#")  # a work item's PK and SK prefixes (cursor shapes)
+
+
+def work_item(task_id: str, user_id: str) -> Key:
+    """``TWORK#<task> / USER#<user>``: one assignment's work-index entry (its own partition per task)."""
+    return f"TWORK#{task_id}", f"USER#{user_id}"
+
+
+# -- GSI3 --------------------------------------------------------------------------------------
+PRIORITY_RANK = {"URGENT": "0", "HIGH": "1", "MEDIUM": "2", "LOW": "3", "NONE": "4"}
+NO_DUE = "~"  # sorts after every date
+
+
+def work_partition(workspace_id: str, user_id: str) -> str:
+    """GSI3 ``MYWORK#<ws>#<user>``: a member's assignments in one workspace."""
+    return f"MYWORK#{workspace_id}#{user_id}"
+
+
+def work_sort_key(due: str | None, priority: str, task_id: str) -> str:
+    """GSI3 sort key ``<due or ~>#<priority rank>#<task>``: due date first, then priority (URGENT first)."""
+    return f"{due or NO_DUE}#{PRIORITY_RANK.get(priority, '4')}#{task_id}"
+
+
+def work_index(workspace_id: str, user_id: str, due: str | None, priority: str, task_id: str) -> Key:
+    """GSI3 of a work item."""
+    return work_partition(workspace_id, user_id), work_sort_key(due, priority, task_id)
+
+
 # -- GSI2 --------------------------------------------------------------------------------------
 def repo_partition(repo: str) -> str:
     """GSI2 ``REPO#<owner/name>``: every REPO project link and every workspace ``defaultRepo`` of one repository."""

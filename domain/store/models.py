@@ -43,6 +43,17 @@ class Gsi2(GlobalSecondaryIndex["Row"]):
     GSI2SK = UnicodeAttribute(range_key=True)
 
 
+class Gsi3(GlobalSecondaryIndex["Row"]):
+    """GSI3: a member's open work across a workspace's boards (``MYWORK#<ws>#<user>``, by due date then priority; list_my_work)."""
+
+    class Meta:
+        index_name = "GSI3"
+        projection = AllProjection()
+
+    GSI3PK = UnicodeAttribute(hash_key=True)
+    GSI3SK = UnicodeAttribute(range_key=True)
+
+
 class Row(Model):
     class Meta:
         table_name = "jentrix"
@@ -57,8 +68,11 @@ class Row(Model):
     GSI2PK = UnicodeAttribute(null=True)
     GSI2SK = UnicodeAttribute(null=True)
     ttl = NumberAttribute(null=True)
+    GSI3PK = UnicodeAttribute(null=True)
+    GSI3SK = UnicodeAttribute(null=True)
     gsi1 = Gsi1()
     gsi2 = Gsi2()
+    gsi3 = Gsi3()
 
 
 class UserRow(Row, discriminator="User"):
@@ -223,6 +237,9 @@ class ColumnRow(Row, discriminator="Column"):
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
     archivedAt = UnicodeAttribute(null=True)
+    # A done column holds finished work: list_my_work leaves its tasks out (manage_columns; each
+    # board kind's default final column is created done).
+    done = BooleanAttribute(default=False)
 
 
 class _TaskFields(Row):
@@ -258,6 +275,21 @@ class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
     # The text version (title + description digest) last handed to the search index: a write
     # that leaves the text alone puts no pending-index marker (docs/search.md).
     searchVersion = UnicodeAttribute(null=True)
+    # The work-index entries (domain.store.work) this item's last write left: the users indexed and
+    # the GSI3 sort key they carry. Kept in the same transaction as the entries, so they never drift.
+    workIndexed = ListAttribute(of=UnicodeAttribute, default=list)
+    workSort = UnicodeAttribute(null=True)
+
+
+class WorkItemRow(Row, discriminator="WorkItem"):
+    """One assignment (``keys.work_item``) in GSI3 ``keys.work_index``: list_my_work's entry for a
+    task of one assignee, written by :func:`domain.store.work.sync` inside every task write."""
+
+    taskId = UnicodeAttribute()
+    boardId = UnicodeAttribute()
+    columnId = UnicodeAttribute()
+    number = NumberAttribute()
+    userId = UnicodeAttribute()
 
 
 class CommentRow(Row, discriminator="Comment"):

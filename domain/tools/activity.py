@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from domain import clock, errors
 from domain.access import Located, either, locate
@@ -22,9 +22,11 @@ MAX_PAGES = 5  # Query requests per call when filters drop rows (docs/data-model
 class ListActivityInput(ToolInput):
     taskId: str | None = Field(default=None, max_length=80, description="A task's log. Give taskId or boardId.")
     boardId: str | None = Field(default=None, max_length=64, description="A whole board's log.")
-    since: str | None = Field(default=None, max_length=40, description="Only entries after this ISO-8601 timestamp (e.g. your last run).")
-    source: Literal["ui", "mcp"] | None = Field(default=None, description="'ui' for what people did, 'mcp' for what agents did.")
-    type: ActivityType | None = Field(default=None, description="Only entries of this type.")
+    since: str | None = Field(default=None, max_length=40, description="Only entries after this ISO-8601 time.")
+    source: Literal["ui", "mcp"] | None = Field(default=None, description="'ui' people, 'mcp' agents.")
+    # Published as a plain string (the list grows with every slice; ~150 tokens as an enum):
+    # the server still checks it against ActivityType and INVALID_INPUT lists the values.
+    type: Annotated[ActivityType | None, WithJsonSchema({"type": "string", "description": "Only this type, e.g. task.moved or comment.created."})] = None
     limit: LimitArg
     cursor: CursorArg
 
@@ -51,14 +53,11 @@ def _locate_log(ctx: CallContext, args: ListActivityInput) -> Located:
 @tool(
     "list_activity",
     title="List activity",
-    description=(
-        "Returns the history of one task or of a whole board, most recent entry first. Narrow it with since (an ISO "
-        "timestamp), source ('ui' for people, 'mcp' for agents) or an activity type — handy for catching up on what "
-        "people changed after an agent's previous run."
-    ),
+    description="History of one task or a whole board, newest first; narrow by since, source ('ui' people, 'mcp' agents) or type to catch up on changes.",
     area="tasks",
     scope="read",
     read_only=True,
+    fields_of="activity",
     target=either(("taskId", "task"), ("boardId", "board"), resolve=_locate_log),
     min_role="MEMBER",
     input_model=ListActivityInput,

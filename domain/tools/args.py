@@ -27,31 +27,31 @@ ActivityType = Literal[
     "attachment.added",
 ]
 
-WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]
+WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" = the bound one.')]
 BoardIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Board id (bd_…).")]
 ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Column id (cl_…).")]
 TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Task id (tk_…).")]
 IdempotencyKeyArg = Annotated[
     str | None,
-    Field(default=None, min_length=1, max_length=128, description="Optional retry key. Repeating the call with this key and identical arguments returns the original result rather than creating a second one."),
+    Field(default=None, min_length=1, max_length=128, description="Retry key: same key and arguments, same first result."),
 ]
 ExpectedUpdatedAtArg = Annotated[
     str | None,
     Field(
         default=None,
         pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
-        description="Optional concurrency guard: the updatedAt you last read. If the entity changed since, nothing is written and CONFLICT returns its current state.",
+        description="The updatedAt you read; a later change is CONFLICT.",
     ),
 ]
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
-LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size (1-200).")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor from the previous page, sent with the same filters; omit for the first page.")]
+LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size.")]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor of the last page (same filters).")]
 
 
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
-TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title (1-500 characters).")]
-DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description (up to 20,000 characters).")]
-DUE_FORMS = "a date (YYYY-MM-DD) or a timestamp with a zone, which is stored in UTC (2026-08-01T17:00:00Z -> 2026-08-01T17:00:00.000Z)"
+TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title.")]
+DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description.")]
+DUE_FORMS = "YYYY-MM-DD or a zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
 # (2026-213) and timestamps without a zone, which would be stored as something else than asked.
 _DUE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -82,7 +82,7 @@ DueDateArg = Annotated[
 ]
 NewDueDateArg = Annotated[  # update_* tools: null removes the due date
     str | None,
-    Field(default=None, max_length=40, description=f"New due date: {DUE_FORMS}; null removes the due date."),
+    Field(default=None, max_length=40, description=f"New due date, {DUE_FORMS}; null removes it."),
     AfterValidator(lambda v: normalise_due(v)),
 ]
 
@@ -94,10 +94,7 @@ def null_rule(clearable: Iterable[str], kept: Iterable[str]) -> str:
     ``clearable`` are the fields a null empties, ``kept`` those where null is ignored.
     """
     cleared, ignored = ", ".join(clearable) or "none here", ", ".join(kept) or "none here"
-    return (
-        f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}); null on a field "
-        f"that cannot be empty ({ignored}) is ignored. changedFields in the result names the fields the call changed."
-    )
+    return f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}) and is ignored on the others ({ignored})."
 
 
 def requested_changes(args: BaseModel, *, clear_to: Mapping[str, Any], not_values: Iterable[str]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ class SetTaskAssigneesInput(ToolInput):
     taskId: TaskIdArg
     userIds: list[UserIdArg] = Field(
         max_length=MAX,
-        description=f"The complete new set of assignees (0-{MAX} user ids; [] unassigns everyone). A repeated id counts once.",
+        description=f"The complete new set of user ids (0-{MAX}; [] unassigns all).",
     )
 
 
@@ -65,11 +65,7 @@ def _not_members(user_ids: list[str]) -> errors.ToolError:
 @tool(
     "set_task_assignees",
     title="Set task assignees",
-    description=(
-        f"Replaces a task's assignees with exactly the users given (up to {MAX}; [] clears them). Every user must be a "
-        "member of the task's workspace, otherwise INVALID_INPUT lists the ones who are not and nothing changes. The "
-        "result lists the stored assignees with display names; sending the set the task already has writes nothing."
-    ),
+    description="Replaces a task's assignees with exactly these users (up to 20; [] clears). Non-members are INVALID_INPUT and nothing changes.",
     area="collaboration",
     scope="write",
     idempotent=True,

@@ -61,10 +61,11 @@ class ListBoardsOutput(ToolOutput):
 @tool(
     "list_boards",
     title="List boards",
-    description="Lists the boards of a workspace (active ones unless includeArchived is true).",
+    description="Lists a workspace's boards (active ones unless includeArchived).",
     area="boards",
     scope="read",
     read_only=True,
+    fields_of="boards",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("entries", lambda: board_store.entries(where.workspace_id)),)),
@@ -97,10 +98,7 @@ class BoardWithColumnsOutput(ToolOutput):
 @tool(
     "create_board",
     title="Create board",
-    description=(
-        "Adds a board to a workspace, pre-filled with the standard columns for its kind: TASKS gets Backlog, To Do, "
-        "In Progress and Done, while CRM, SUPPORT, BUGS and ROADMAP each get their own set. Returns the board and its columns."
-    ),
+    description="Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done; CRM, SUPPORT, BUGS, ROADMAP have their own). Returns the board and columns.",
     area="boards",
     scope="write",
     keyed=True,
@@ -138,7 +136,7 @@ class BoardOutput(ToolOutput):
 @tool(
     "rename_board",
     title="Rename board",
-    description="Gives a board a new name. Renaming to the current name changes nothing.",
+    description="Renames a board; the same name changes nothing.",
     area="boards",
     scope="write",
     idempotent=True,
@@ -186,14 +184,11 @@ class SnapshotOutput(ToolOutput):
 @tool(
     "get_board_snapshot",
     title="Board snapshot",
-    description=(
-        "The call to orient yourself on a board: the board, its columns in order and every task as a concise row, in one "
-        "call — use it instead of list_boards + list_columns + list_tasks. Holds at most 500 tasks; when a board has more, "
-        "the notice says how to page through the rest with list_tasks."
-    ),
+    description="Orient on a board in one consistent call: the board, its columns in order and up to 500 tasks as concise rows. Use it instead of list_boards + list_columns + list_tasks.",
     area="boards",
     scope="read",
     read_only=True,
+    fields_of="tasks",
     target=target("boardId", "board"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)),
@@ -246,11 +241,7 @@ class ArchiveBoardOutput(ToolOutput):
 @tool(
     "archive_board",
     title="Archive board",
-    description=(
-        "Archives a board (needs the workspace ADMIN role): it drops out of list_boards (includeArchived shows it), and "
-        "its tasks stay readable by id — get_task, list_tasks, get_board_snapshot — but refuse every write until "
-        "unarchive_boards restores the board. Nothing is deleted. Archiving an archived board changes nothing."
-    ),
+    description="Archives a board (ADMIN): it leaves list_boards and its tasks stay readable but refuse writes until unarchive_boards. Nothing is deleted; repeating changes nothing.",
     area="boards",
     scope="admin",
     destructive=True,
@@ -282,7 +273,7 @@ MAX_UNARCHIVE = 50
 class UnarchiveBoardsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     boardIds: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
-        min_length=1, max_length=MAX_UNARCHIVE, description="Ids (bd_…) of 1-50 boards of the workspace to restore; repeats are refused.",
+        min_length=1, max_length=MAX_UNARCHIVE, description="1-50 board ids of the workspace.",
     )
 
 
@@ -305,11 +296,7 @@ def _board_entries(where: Any, args: Any) -> Prefetch:
 @tool(
     "unarchive_boards",
     title="Unarchive boards",
-    description=(
-        "Restores 1-50 archived boards of a workspace in one atomic step (needs the workspace ADMIN role): they are back "
-        "in list_boards and their tasks take writes again. Boards that are active already are left as they are. One "
-        "unknown or foreign board id fails the whole call and restores nothing."
-    ),
+    description="Restores 1-50 archived boards at once (ADMIN), all or nothing; active ones are left as they are.",
     area="boards",
     scope="admin",
     idempotent=True,

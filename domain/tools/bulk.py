@@ -22,6 +22,7 @@ from domain.errors import ToolError
 from domain.idempotency import answer, creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
+from domain.store import work as work_store
 from domain.store import bulk as bulk_store
 from domain.store import keys
 from domain.store import tasks as task_store
@@ -255,13 +256,7 @@ class BulkCreateOutput(ToolOutput):
 @tool(
     "bulk_create_tasks",
     title="Create tasks in bulk",
-    description=(
-        f"Creates 1-{MAX_ITEMS} tasks at the bottom of one column, in the order given. All or nothing: either every task "
-        "is created, with consecutive numbers, or none is. Returns the tasks in input order with their ids, numbers and keys. "
-        "The task set (numbers, titles, places) commits in one transaction; because a task is two stored items, the "
-        "descriptions follow in a second transaction right after, and get_task shows a task without its description for "
-        "that moment. A column over its work-in-progress limit still takes the tasks (see notice)."
-    ),
+    description="Creates 1-50 tasks at the bottom of one column, all or nothing, with consecutive numbers, returned in input order. Descriptions commit just after the task set, so get_task may briefly show one without it.",
     area="tasks",
     scope="write",
     keyed=True,
@@ -322,7 +317,7 @@ class UpdateItem(ToolInput):
     taskId: TaskIdArg
     title: str | None = Field(default=None, min_length=1, max_length=500, description="New title (1-500 characters).")
     description: str | None = Field(default=None, max_length=20000, description="New markdown description; \"\" or null empties it.")
-    priority: Priority | None = Field(default=None, description="New priority: NONE, LOW, MEDIUM, HIGH or URGENT.")
+    priority: Priority | None = Field(default=None, description="New priority.")
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -393,7 +388,7 @@ class _UpdatePlanner(_Planner):
                 continue
             detail, act, changes = planned
             w = self.where[i]
-            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards)
+            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + work_store.actions(detail)
             weight = 2 * bulk_store.item_bytes(detail) + bulk_store.item_bytes(act)
             if edits and (actions + cost > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
@@ -426,12 +421,7 @@ class _UpdatePlanner(_Planner):
 @tool(
     "bulk_update_tasks",
     title="Update tasks in bulk",
-    description=(
-        f"Changes fields of 1-{MAX_ITEMS} tasks, one item per task. Access is checked for each task, and the valid items are "
-        "applied; the result has one entry per item, in order, and a failed item carries its error so you can retry just "
-        "those. Per item: " + null_rule(["description", "dueDate"], ["title", "priority"]) + " An item's expectedUpdatedAt "
-        "refuses that item (CONFLICT with the task's current state) if the task changed meanwhile. " + _CHUNKING
-    ),
+    description="Changes fields of 1-50 tasks, one item each, with update_task's rules per item. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored on others (title, priority). Results per item, in order; repeat with the same idempotencyKey to finish a partial run.",
     area="tasks",
     scope="write",
     idempotent=True,
@@ -523,7 +513,7 @@ class _MovePlanner(_Planner):
             w = self.where[i]
             src_key, dest_key = (state.boardId, state.columnId), (state.boardId, moved.columnId)
             touched = {src_key, dest_key} - set(delta) - grown
-            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + len(touched)
+            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + len(touched) + work_store.actions(moved)
             weight = 2 * bulk_store.item_bytes(moved) + bulk_store.item_bytes(act)
             if edits and (actions + cost > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
@@ -599,11 +589,7 @@ class _MovePlanner(_Planner):
 @tool(
     "bulk_move_tasks",
     title="Move tasks in bulk",
-    description=(
-        f"Moves 1-{MAX_ITEMS} tasks, each to a column of its own board, appending them to the bottom of their destinations "
-        "in the order given. Access is checked for each task and the valid moves are applied; the result has one entry per "
-        "item, in order, and a failed item carries its error so you can retry just those. " + _CHUNKING
-    ),
+    description="Moves 1-50 tasks, each to a column of its own board (appended in order). Each item is checked and applied on its own; results are per item, in order, failed ones with their error. Repeating with the same idempotencyKey applies only what is missing.",
     area="tasks",
     scope="write",
     keyed=True,

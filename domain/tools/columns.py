@@ -41,10 +41,11 @@ class ListColumnsOutput(ToolOutput):
 @tool(
     "list_columns",
     title="List columns",
-    description="Lists a board's columns in their left-to-right order. Each column is a status on the kanban board.",
+    description="Lists a board's columns left to right (each is a status).",
     area="boards",
     scope="read",
     read_only=True,
+    fields_of="columns",
     target=target("boardId", "board"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
@@ -62,17 +63,17 @@ def list_columns(ctx: CallContext, args: ListColumnsInput) -> ListColumnsOutput:
 class ManageColumnsInput(ToolInput):
     action: Literal["create", "rename", "move", "archive"] = Field(description="What to do: create, rename, move or archive.")
     boardId: str | None = Field(default=None, max_length=64, description="Board id; required for create.")
-    columnId: str | None = Field(default=None, max_length=80, description="Column id; required for rename, move and archive.")
+    columnId: str | None = Field(default=None, max_length=80, description="Column id (all actions but create).")
     name: str | None = Field(default=None, min_length=1, max_length=80, description="Column name; required for create and rename.")
-    beforeColumnId: str | None = Field(default=None, max_length=80, description="move/create: place the column just before this one.")
-    afterColumnId: str | None = Field(default=None, max_length=80, description="move/create: place the column just after this one.")
+    beforeColumnId: str | None = Field(default=None, max_length=80, description="move/create: place before this column.")
+    afterColumnId: str | None = Field(default=None, max_length=80, description="move/create: place after this column.")
     wipLimit: int | None = Field(
         default=None, ge=1, le=1000,
         description=(
-            "create/rename: work-in-progress limit (1-1000). A column over it still takes tasks; create_task and move_task "
-            "then answer with a notice. rename: leave it out to keep the limit, null removes it."
+            "create/rename: WIP limit (over it, writes add a notice); on rename null removes it."
         ),
     )
+    done: bool | None = Field(default=None, description="create/rename: true marks a done column (its tasks are finished work).")
 
 
 class ManageColumnsOutput(ToolOutput):
@@ -100,7 +101,7 @@ def _locate_column_target(ctx: CallContext, args: ManageColumnsInput) -> Located
         raise errors.not_found("column", args.columnId)
     if args.boardId and args.boardId != c[1]:
         raise errors.invalid("boardId", "does not match the board of columnId")
-    if args.action == "rename" and not has_visible(args.name):
+    if args.action == "rename" and not has_visible(args.name) and args.done is None:
         raise errors.invalid("name", "is required for action 'rename'")
     if args.action == "move" and not (args.beforeColumnId or args.afterColumnId):
         raise errors.invalid("beforeColumnId", "move needs beforeColumnId or afterColumnId")
@@ -145,6 +146,7 @@ def _create(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     now = clock.now_iso()
     cid = ids.new_column_id(board.board_id)
     column = column_store.new_row(board.board_id, cid, name, position, args.wipLimit, now)
+    column.done = bool(args.done)
     act = ctx.activity(board.ws, board.board_id, "column.created", f"Added column {name!r}", data={"columnId": cid, "name": name}, at=now)
     try:
         column_store.create(column, moved, workspace_id=board.ws, actor_id=ctx.user_id, activity=act, max_active=MAX_ACTIVE_COLUMNS)
@@ -173,11 +175,15 @@ def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     column = board.column
     assert column is not None
     stamp = clock.next_stamp(column.updatedAt)
-    name = (args.name or "").strip()
+    name = (args.name or "").strip() or column.name
     actions: list[Any] = [ColumnRow.name.set(name)]
+    if args.done is not None:
+        actions.append(ColumnRow.done.set(args.done))
     # The null rule of update tools: left out keeps the limit, null removes it (it may be empty).
     asked = requested_changes(args, clear_to={"wipLimit": None}, not_values=set(ManageColumnsInput.model_fields) - {"wipLimit"})
     data: dict[str, Any] = {"columnId": column.columnId, "from": column.name, "to": name}
+    if args.done is not None:
+        data["done"] = args.done
     if "wipLimit" in asked:
         limit = asked["wipLimit"]
         actions.append(ColumnRow.wipLimit.set(limit) if limit is not None else ColumnRow.wipLimit.remove())
@@ -187,6 +193,8 @@ def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     column.name = name
     if "wipLimit" in asked:
         column.wipLimit = asked["wipLimit"]
+    if args.done is not None:
+        column.done = args.done
     return column
 
 
@@ -233,11 +241,7 @@ _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRo
 @tool(
     "manage_columns",
     title="Manage columns",
-    description=(
-        "Changes a board's columns. action 'create' needs boardId and name (appended unless before/afterColumnId is given); "
-        "'rename' needs columnId and name; 'move' needs columnId and beforeColumnId or afterColumnId; 'archive' needs "
-        "columnId — the column and the tasks in it leave the board view. A board keeps at least one active column."
-    ),
+    description="Changes a board's columns by action: create (boardId, name, optional before/after), rename (name and/or done), move (before/afterColumnId) or archive (its tasks leave the board view). One active column must stay.",
     area="boards",
     scope="write",
     destructive=True,

@@ -91,7 +91,7 @@ class CommentOutput(ToolOutput):
 @tool(
     "create_comment",
     title="Create comment",
-    description="Adds a markdown comment (up to 20,000 characters) to a task. Archived tasks take no new comments.",
+    description="Adds a markdown comment (up to 20,000 characters) to a task that is not archived.",
     area="collaboration",
     scope="write",
     keyed=True,
@@ -153,10 +153,11 @@ class ListCommentsOutput(ToolOutput):
 @tool(
     "list_comments",
     title="List comments",
-    description="Lists a task's comments oldest first, each with its author's id and display name; paginated with totalCount.",
+    description="Lists a task's comments oldest first, with author names; paged, with totalCount.",
     area="collaboration",
     scope="read",
     read_only=True,
+    fields_of="comments",
     target=target("taskId", "task"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(items=(keys.task_full(where.board_id, where.task.number), keys.comment_count(ids.task_id(where.board_id, where.task.number)))),
@@ -191,11 +192,7 @@ class UpdateCommentOutput(ToolOutput):
 @tool(
     "update_comment",
     title="Update comment",
-    description=(
-        "Replaces the body of one of your own comments (others' comments are FORBIDDEN, whatever your role); createdAt "
-        "stays, updatedAt and editedAt are stamped. Pass expectedUpdatedAt to refuse the edit if the comment changed. "
-        + null_rule([], ["body"])
-    ),
+    description="Replaces the body of one of your own comments (others' are FORBIDDEN); editedAt is stamped. Fields you leave out stay as they are; null empties a field that may be empty (none here) and is ignored on body.",
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -260,7 +257,7 @@ class DeleteCommentOutput(ToolOutput):
 @tool(
     "delete_comment",
     title="Delete comment",
-    description="Deletes one of your own comments for good (others' comments are FORBIDDEN, whatever your role). Deleting it again is NOT_FOUND.",
+    description="Deletes one of your own comments for good (others' are FORBIDDEN). Deleting again is NOT_FOUND.",
     area="collaboration",
     scope="write",
     destructive=True,

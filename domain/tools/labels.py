@@ -48,11 +48,11 @@ def _board_exists(ctx: CallContext) -> None:
 
 # -- manage_labels ---------------------------------------------------------------------------
 class ManageLabelsInput(ToolInput):
-    action: Literal["create", "update", "delete"] = Field(description="create (boardId, name, color), update (labelId and name and/or color) or delete (labelId).")
-    boardId: str | None = Field(default=None, min_length=1, max_length=64, description="create: the board (bd_…) the label belongs to.")
+    action: Literal["create", "update", "delete"] = Field(description="create (boardId, name, color), update (labelId + name/color), delete (labelId).")
+    boardId: str | None = Field(default=None, min_length=1, max_length=64, description="create: the board.")
     labelId: str | None = Field(default=None, min_length=1, max_length=80, description="update, delete: the label (lb_…).")
     name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX, description=f"create, update: label name (1-{NAME_MAX} characters), unique on its board ignoring case.")
-    color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="create, update: colour as #rrggbb (stored lowercase).")
+    color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="create, update: #rrggbb.")
 
 
 class ManageLabelsOutput(ToolOutput):
@@ -93,13 +93,7 @@ def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
 @tool(
     "manage_labels",
     title="Manage labels",
-    description=(
-        "Creates, updates or deletes one label of a board (action). create takes boardId, name and color and answers "
-        "with the existing label when the board already has that name in any letter case; update takes labelId with a "
-        "new name and/or color; delete takes labelId and takes the label off every task carrying it, archived tasks "
-        f"included ({label_store.MAX_DETACH_PER_CALL} tasks per call: with more, remainingTasks says to call again). "
-        f"Colours are #rrggbb; a board holds up to {label_store.MAX_PER_BOARD} labels. Apply labels with set_task_labels."
-    ),
+    description="Creates, updates or deletes a board label (action). create returns an existing same-name label; delete removes it from tasks, 225 a call (remainingTasks says to repeat). Apply labels with set_task_labels.",
     area="collaboration",
     scope="write",
     destructive=True,
@@ -242,10 +236,11 @@ class ListLabelsOutput(ToolOutput):
 @tool(
     "list_labels",
     title="List labels",
-    description=f"Lists a board's labels by name, each with its colour and how many tasks carry it (a board holds at most {label_store.MAX_PER_BOARD}, so there is no paging).",
+    description="Lists a board's labels (at most 100, no paging) with colour and task count.",
     area="collaboration",
     scope="read",
     read_only=True,
+    fields_of="labels",
     target=target("boardId", "board"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("labels", lambda: board_store.labeled_header(where.board_id)),)),
@@ -265,7 +260,7 @@ class SetTaskLabelsInput(ToolInput):
     taskId: TaskIdArg
     labelIds: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(
         max_length=label_store.MAX_PER_TASK,
-        description=f"The task's complete new set of label ids (lb_…, labels of the task's board; at most {label_store.MAX_PER_TASK}); [] removes every label.",
+        description=f"The complete new set of label ids (0-{label_store.MAX_PER_TASK}; [] removes all).",
     )
 
 
@@ -286,12 +281,7 @@ class SetTaskLabelsOutput(ToolOutput):
 @tool(
     "set_task_labels",
     title="Set task labels",
-    description=(
-        "Replaces the whole set of labels on a task with labelIds: labels left out are removed. To add one, send the "
-        "current ids plus the new one; to remove one, send the current ids without it. Every id must be a label of the "
-        "task's board, else INVALID_INPUT names the ones that are not and nothing changes. The result shows the new "
-        "set and the previous one; the same set again changes nothing."
-    ),
+    description="Replaces the whole label set of a task (send current ids plus or minus one to add or remove). Labels must be of the task's board, else INVALID_INPUT.",
     area="collaboration",
     scope="write",
     idempotent=True,

@@ -25,8 +25,7 @@ from domain.tools.args import LinkKind, TaskIdArg
 from domain.tools.views import TaskLinksView, task_links_view
 
 _KIND_DOC = (
-    "BLOCKS (fromTask must be done before toTask), DEPENDS_ON (fromTask needs toTask done first), RELATES_TO, DUPLICATES "
-    "(fromTask duplicates toTask)."
+    "BLOCKS (from first), DEPENDS_ON (from needs to), RELATES_TO or DUPLICATES."
 )
 
 
@@ -46,8 +45,8 @@ def link_view(row: LinkRow) -> LinkView:
 
 
 class EdgeInput(ToolInput):
-    fromTaskId: TaskIdArg = Field(description="The source task (tk_…): the link reads 'fromTask <kind> toTask'.")
-    toTaskId: TaskIdArg = Field(description="The target task (tk_…), on any board of the same workspace.")
+    fromTaskId: TaskIdArg = Field(description="Source task: 'fromTask <kind> toTask'.")
+    toTaskId: TaskIdArg = Field(description="Target task, any board of the workspace.")
     kind: LinkKind = Field(description=_KIND_DOC)
 
 
@@ -117,13 +116,7 @@ def _archived(name: str) -> errors.ToolError:
 @tool(
     "add_task_link",
     title="Add task link",
-    description=(
-        "Links two tasks of one workspace, on the same or different boards of any kind, as 'fromTask <kind> toTask'. "
-        + _KIND_DOC + " A BLOCKS or DEPENDS_ON link that would make the dependencies circular is refused (INVALID_INPUT "
-        "naming the cycle by task keys); 'A BLOCKS B' and 'B DEPENDS_ON A' count as the same dependency. Linking a task "
-        f"to itself, or an archived task, is refused; a task holds at most {link_store.MAX_LINKS_PER_TASK} links. Adding "
-        "a link that is already stored changes nothing (created: false)."
-    ),
+    description="Links two tasks of one workspace as 'fromTask <kind> toTask': BLOCKS (from first), DEPENDS_ON (from needs to), RELATES_TO, DUPLICATES. A dependency cycle, a self-link or an archived task is INVALID_INPUT; at most 200 links a task; an existing link is created: false.",
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -218,11 +211,7 @@ class RemoveTaskLinkOutput(ToolOutput):
 @tool(
     "remove_task_link",
     title="Remove task link",
-    description=(
-        "Removes the link 'fromTask <kind> toTask' (all three must match exactly; 'B DEPENDS_ON A' is a different link "
-        "from 'A BLOCKS B'). Removing a link that is not stored changes nothing (removed: false). Links of archived tasks "
-        "can be removed; links of tasks on an archived board cannot."
-    ),
+    description="Removes the link 'fromTask <kind> toTask' exactly as stored ('B DEPENDS_ON A' is not 'A BLOCKS B'); a missing link is removed: false.",
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -274,12 +263,7 @@ class ListTaskLinksOutput(TaskLinksView):
 @tool(
     "list_task_links",
     title="List task links",
-    description=(
-        "Lists a task's links both ways: outgoing ('this task <kind> the other') and incoming ('the other <kind> this task'), "
-        "each with the other task's key, current title, board id and name, and whether that task or its board is archived. "
-        f"A task holds at most {link_store.MAX_LINKS_PER_TASK} links, so the list comes in one piece. Archived tasks' links "
-        "are listed too."
-    ),
+    description="Lists a task's links both ways with the other task's key, title, board and archived state (at most 200, one page).",
     area="collaboration",
     scope="read",
     read_only=True,

@@ -158,14 +158,7 @@ def _member_change(ctx: CallContext, operation: str, current: MemberRow, plan: A
 @tool(
     "set_member_role",
     title="Set member role",
-    description=(
-        "Changes a member's role (OWNER, ADMIN or MEMBER); you need the OWNER role. The workspace always keeps at least one OWNER, "
-        "so demoting the last one is refused, even when two owners demote each other at the same moment. Guard the change with "
-        "expectedRole (the role you last read): a different stored role is CONFLICT with the member under error.current; "
-        "expectedUpdatedAt is refused. Setting the role a member already has changes nothing. A membership change made with an "
-        "agent's token follows the workspace's governance policy: by default it is parked as an approval request "
-        "(status PENDING_APPROVAL) until a human approves it. Errors: NOT_FOUND (workspace or member), FORBIDDEN, CONFLICT, INVALID_INPUT."
-    ),
+    description="Changes a member's role (OWNER only). The last OWNER cannot be demoted, even when two owners race. Guard with expectedRole (CONFLICT with error.current); the same role changes nothing. An agent's change follows the governance policy (by default PENDING_APPROVAL until a human approves).",
     area="members",
     scope="admin",
     idempotent=True,
@@ -231,13 +224,7 @@ def _check_removal(ctx: CallContext, args: Any) -> None:
 @tool(
     "remove_member",
     title="Remove member",
-    description=(
-        "Removes a member from a workspace; you need the ADMIN role (the OWNER role to remove an OWNER). You cannot remove yourself, "
-        "and the last OWNER is never removed, even under racing calls. The member's access ends with the same write: their later "
-        "writes in this workspace are refused. Guard with expectedRole (CONFLICT with the member under error.current when it differs); "
-        "expectedUpdatedAt is refused. With an agent's token the removal follows the workspace's governance policy (by default parked "
-        "as an approval request, status PENDING_APPROVAL). Errors: NOT_FOUND, FORBIDDEN, CONFLICT, INVALID_INPUT."
-    ),
+    description="Removes a member (ADMIN; OWNER to remove an OWNER); their access ends with the write. Never yourself, never the last OWNER, even under races. Guard with expectedRole (CONFLICT with error.current). An agent's removal follows the governance policy (by default PENDING_APPROVAL).",
     area="members",
     scope="admin",
     destructive=True,
@@ -314,13 +301,7 @@ def _check_invite(ctx: CallContext, args: Any) -> str:
 @tool(
     "invite_member",
     title="Invite member",
-    description=(
-        f"Invites an e-mail address to the workspace with a role; you need the ADMIN role, and the OWNER role to invite an OWNER. "
-        f"The invitation is pending for {gov.INVITATION_DAYS} days. No tool returns its secret: a human ADMIN prints the link once "
-        "with `jentrix invite link INVITATION_ID` and hands it over, and the invitee joins with `jentrix invite accept`. With an "
-        "agent's token the invitation follows the workspace's governance policy (by default parked as an approval request, "
-        "status PENDING_APPROVAL). Errors: NOT_FOUND, FORBIDDEN, INVALID_INPUT."
-    ),
+    description="Invites an e-mail address with a role (ADMIN; OWNER to invite an OWNER), pending 7 days. No tool returns its secret: a human ADMIN prints the link with `jentrix invite link ID`; the invitee runs `jentrix invite accept`. An agent's invitation follows the governance policy (by default PENDING_APPROVAL).",
     area="members",
     scope="admin",
     target=target("workspaceId", "workspace"),
@@ -366,6 +347,7 @@ class ListInvitationsOutput(ToolOutput):
     area="members",
     scope="admin",
     read_only=True,
+    fields_of="invitations",
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
     prefetch=lambda where, args: Prefetch(queries=(("invitations", lambda: gov.pending_invitations(where.workspace_id)),)),

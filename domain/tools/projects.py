@@ -280,6 +280,7 @@ def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
     area="projects",
     scope="read",
     read_only=True,
+    fields_of="project",
     target=either(("projectId", "project"), ("workspaceId", "workspace", {"slug": "some-project"}), resolve=_locate_project),
     min_role="MEMBER",
     prefetch=_get_prefetch,
@@ -334,6 +335,7 @@ class ListProjectsOutput(ToolOutput):
     area="projects",
     scope="read",
     read_only=True,
+    fields_of="projects",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("projects", lambda: project_store.in_workspace(where.workspace_id)),)),
@@ -405,9 +407,7 @@ def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
     "update_project",
     title="Update project",
     description=(
-        "Changes fields of a project (needs the ADMIN role): name, status, owner, parent, goal, constraints, milestones, risks, "
-        "budget, success metrics. List fields are replaced whole. Pass expectedUpdatedAt to refuse the edit if the project changed "
-        "(CONFLICT with error.current). A parent that would put the project under itself is refused. "
+        "Changes a project's fields (ADMIN); lists are replaced whole, a parent cycle is refused, expectedUpdatedAt turns a concurrent change into CONFLICT. "
         + null_rule(list(_CLEAR), ["name", "status"])
     ),
     area="projects",

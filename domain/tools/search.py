@@ -31,10 +31,7 @@ _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
 
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-    "Search text (at most 1,000 characters): a task key (ABC-42), words (all must match; stemmed, "
-    'case- and accent-insensitive), "quoted phrases", -excluded words, `or` between alternatives; '
-    "the whole text also matches as a case-insensitive substring of titles and descriptions "
-    "(3 characters or more)."))]
+'A task key, or words (all must match, stemmed), "phrases", -word, `or`; 3+ characters also match as a substring.'))]
 SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50, description="Page size (1-50).")]
 DateArg = Annotated[str | None, Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
 
@@ -45,7 +42,7 @@ class SearchTasksInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=120, description="Only tasks of this board.")
     columnId: str | None = Field(default=None, max_length=120, description="Only tasks in this column.")
     assigneeId: str | None = Field(default=None, max_length=120, description="Only tasks assigned to this user.")
-    label: str | None = Field(default=None, max_length=120, description="Only tasks carrying a label of this name (case-insensitive).")
+    label: str | None = Field(default=None, max_length=120, description="Label name (any case).")
     priority: Priority | None = Field(default=None, description="Only tasks of this priority.")
     dueBefore: DateArg = None
     dueAfter: DateArg = None
@@ -95,16 +92,11 @@ def _prefetch(where, args) -> Prefetch:
 @tool(
     "search_tasks",
     title="Search tasks",
-    description=(
-        "Finds tasks across every board of a workspace: an exact task key ranks first, then full-text "
-        "matches over title, description and comments (web-search syntax: words, \"phrases\", -word, or), "
-        "plus case-insensitive substring matches on title and description. Archived tasks never appear. "
-        "Filters: board, column, assignee, label name, priority, due dates. Rows are concise, with board "
-        "and column names, a score and the matched fields; paginated with totalCount and nextCursor."
-    ),
+    description="Finds tasks across a workspace's boards by text: exact key first, then full-text (words, \"phrases\", -word, or) over title, description and comments, plus substrings. Filters by board, column, assignee, label, priority, due.",
     area="search",
     scope="read",
     read_only=True,
+    fields_of="results",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     prefetch=_prefetch,

@@ -33,7 +33,7 @@ from domain.tools.views import SubtaskView, subtask_view
 
 MAX = subtask_store.MAX_PER_TASK
 SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500, description="What to do (1-500 characters).")]
-SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="Subtask id (st_…), from get_task or create_subtask.")]
+SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="Subtask id (st_…).")]
 
 
 class SubtaskProgress(ToolOutput):
@@ -92,11 +92,7 @@ class CreateSubtaskOutput(ToolOutput):
 @tool(
     "create_subtask",
     title="Create subtask",
-    description=(
-        f"Appends an open checklist item to a task (at most {MAX} per task; the checklist keeps creation order). "
-        "The task's subtaskCount/subtasksDone, shown on its rows in snapshots and lists, move with it, and the task's "
-        "updatedAt is stamped. Archived tasks take no new subtasks."
-    ),
+    description="Appends an open checklist item to a task (at most 100); the task's subtask counts and updatedAt follow.",
     area="collaboration",
     scope="write",
     keyed=True,
@@ -152,7 +148,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
 # -- toggle_subtask --------------------------------------------------------------------------
 class ToggleSubtaskInput(ToolInput):
     subtaskId: SubtaskIdArg
-    completed: bool = Field(description="true marks the subtask complete, false reopens it.")
+    completed: bool = Field(description="true done, false open.")
 
 
 class ToggleSubtaskOutput(ToolOutput):
@@ -164,10 +160,7 @@ class ToggleSubtaskOutput(ToolOutput):
 @tool(
     "toggle_subtask",
     title="Toggle subtask",
-    description=(
-        "Sets a subtask's completed state to the value given (true = done, false = open). Asking for the state it "
-        "already has changes nothing and records no activity (changed: false). The task's subtasksDone follows."
-    ),
+    description="Sets a subtask's completed state (true done, false open); the same state changes nothing (changed: false).",
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -219,7 +212,7 @@ class DeleteSubtaskOutput(ToolOutput):
 @tool(
     "delete_subtask",
     title="Delete subtask",
-    description="Removes a subtask from its task's checklist for good; the task's counts follow. Deleting it again is NOT_FOUND.",
+    description="Deletes a subtask for good; the task's counts follow. Deleting again is NOT_FOUND.",
     area="collaboration",
     scope="write",
     destructive=True,

@@ -146,11 +146,7 @@ class TaskOutput(ToolOutput):
 @tool(
     "create_task",
     title="Create task",
-    description=(
-        "Creates a task at the bottom of a column. Returns the task with its id, its number in the workspace and its "
-        "human key (prefix-number, e.g. ST-42); numbers have no gaps. A column over its work-in-progress limit still "
-        "takes the task, and the result's notice says so."
-    ),
+    description="Creates a task at the bottom of a column; returns it with its id and key (prefix-number, e.g. ST-42). A column over its WIP limit still takes it (see notice).",
     area="tasks",
     scope="write",
     keyed=True,
@@ -202,10 +198,10 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
 
 # -- get_task --------------------------------------------------------------------------------
 class GetTaskInput(ToolInput):
-    taskId: str | None = Field(default=None, max_length=80, description="Task id (tk_…). Give this, or workspaceId + number.")
-    workspaceId: str | None = Field(default=None, max_length=64, description='With number: the workspace ("" = the bound one).')
-    number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="With workspaceId: the number part of a key such as ST-42.")
-    response_format: ResponseFormat = Field(default="detailed", description="'concise' returns scalars and counts only; 'detailed' adds the description, the subtasks, the links and recent activity.")
+    taskId: str | None = Field(default=None, max_length=80, description="Task id (tk_…), or give workspaceId + number.")
+    workspaceId: str | None = Field(default=None, max_length=64, description='With number: its workspace.')
+    number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="With workspaceId: the number of a key (ST-42 -> 42).")
+    response_format: ResponseFormat = Field(default="detailed", description="'concise': scalars and counts only.")
 
 
 class GetTaskOutput(ToolOutput):
@@ -242,14 +238,11 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
 @tool(
     "get_task",
     title="Get task",
-    description=(
-        "Fetches one task by taskId, or by workspaceId + number (the numeric part of a key like ST-42). The detailed "
-        "format (default) includes the description, the subtask checklist, the task's links (both ways) and the ten most recent activity entries; "
-        "'concise' returns scalars and counts only."
-    ),
+    description="Fetches one task by taskId, or workspaceId + number (ST-42 -> 42). 'detailed' (default) adds description, subtasks, links and the last 10 activity entries.",
     area="tasks",
     scope="read",
     read_only=True,
+    fields_of="task",
     target=either(("taskId", "task"), ("workspaceId", "workspace", {"number": 1}), resolve=_locate_task),
     min_role="MEMBER",
     prefetch=task_reads,
@@ -306,7 +299,7 @@ class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
     title: str | None = Field(default=None, min_length=1, max_length=500, description="New title (1-500 characters).")
     description: str | None = Field(default=None, max_length=20000, description="New markdown description; \"\" or null empties it.")
-    priority: Priority | None = Field(default=None, description="New priority: NONE, LOW, MEDIUM, HIGH or URGENT.")
+    priority: Priority | None = Field(default=None, description="New priority.")
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -322,11 +315,7 @@ class UpdateTaskOutput(TaskOutput):
 @tool(
     "update_task",
     title="Update task",
-    description=(
-        "Changes fields of a task. " + null_rule(["description", "dueDate"], ["title", "priority"]) + " Pass "
-        "expectedUpdatedAt from your last read to refuse the write if someone else changed the task meanwhile (CONFLICT "
-        "returns the current task)."
-    ),
+    description="Changes a task's fields. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored on title and priority. expectedUpdatedAt turns a concurrent change into CONFLICT.",
     area="tasks",
     scope="write",
     idempotent=True,
@@ -383,9 +372,9 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
 # -- move_task -------------------------------------------------------------------------------
 class MoveTaskInput(ToolInput):
     taskId: TaskIdArg
-    columnId: str | None = Field(default=None, max_length=80, description="Destination column (same board); omit to reorder within the current column.")
-    beforeTaskId: str | None = Field(default=None, max_length=80, description="Place the task just above this task of the destination column.")
-    afterTaskId: str | None = Field(default=None, max_length=80, description="Place the task just below this task of the destination column.")
+    columnId: str | None = Field(default=None, max_length=80, description="Destination column (same board); omit to reorder.")
+    beforeTaskId: str | None = Field(default=None, max_length=80, description="Place just above this task.")
+    afterTaskId: str | None = Field(default=None, max_length=80, description="Place just below this task.")
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 
@@ -395,10 +384,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
 @tool(
     "move_task",
     title="Move task",
-    description=(
-        "Moves a task to another column of its board (its status on the kanban board) and/or reorders it. beforeTaskId or "
-        "afterTaskId sets the place in the destination column; with neither, the task goes to the bottom."
-    ),
+    description="Moves a task to another column of its board and/or reorders it: beforeTaskId or afterTaskId sets the place, else it goes to the bottom.",
     area="tasks",
     scope="write",
     target=target("taskId", "task"),
@@ -492,7 +478,7 @@ class ArchiveTaskInput(ToolInput):
 @tool(
     "archive_task",
     title="Archive task",
-    description="Archives a task: it leaves the board and its lists but keeps its history, key and data, and get_task still finds it.",
+    description="Archives a task: it leaves the board and lists but keeps its key, data and history; get_task still finds it.",
     area="tasks",
     scope="write",
     destructive=True,
@@ -527,10 +513,20 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
 
 
 # -- list_tasks ------------------------------------------------------------------------------
+_DAY = r"^\d{4}-\d{2}-\d{2}$"
+
+
 class ListTasksInput(ToolInput):
-    boardId: str | None = Field(default=None, max_length=64, description="List the board's tasks (ordered by number). Give boardId or columnId.")
-    columnId: str | None = Field(default=None, max_length=80, description="List one column's tasks in board order.")
-    response_format: ResponseFormat = Field(default="concise", description="'concise' rows, or 'detailed' rows with description and creator (at most 10 per page).")
+    boardId: str | None = Field(default=None, max_length=64, description="A board's tasks, by number.")
+    columnId: str | None = Field(default=None, max_length=80, description="One column's tasks in board order.")
+    assigneeId: str | None = Field(default=None, max_length=64, description='Assigned to this user ("me" = you).')
+    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Carrying the board's label of this name (any case).")
+    priority: Priority | None = Field(default=None, description="Of this priority.")
+    dueBefore: str | None = Field(default=None, pattern=_DAY, description="Due before this day (YYYY-MM-DD).")
+    dueAfter: str | None = Field(default=None, pattern=_DAY, description="Due on or after this day.")
+    overdue: bool | None = Field(default=None, description="true: due before now.")
+    updatedSince: str | None = Field(default=None, max_length=40, description="Updated at or after this ISO-8601 time.")
+    response_format: ResponseFormat = Field(default="concise", description="'detailed' adds description and creator (10 a page).")
     limit: LimitArg
     cursor: CursorArg
 
@@ -562,15 +558,11 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
 @tool(
     "list_tasks",
     title="List tasks",
-    description=(
-        "Lists the tasks of a board or of one column, with board and column names, the total count and a cursor for the "
-        "next page. Rows are concise unless response_format is 'detailed'. Needs boardId or columnId; a cursor only "
-        "works with the boardId or columnId it came from. Pages are read one call at a time, so while tasks move a "
-        "moved task can show up twice or not at all across pages; get_board_snapshot is the one consistent read."
-    ),
+    description="Lists one board's or column's tasks (boardId or columnId required), filtered by assignee, label, priority or dates; totalCount counts the filtered set. Across boards or by text use search_tasks.",
     area="tasks",
     scope="read",
     read_only=True,
+    fields_of="tasks", concise=True,
     target=either(("boardId", "board"), ("columnId", "column"), resolve=_locate_list),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
@@ -585,6 +577,9 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         raise errors.not_found("board", board_id)
     names = {c.columnId: c.name for c in columns}
     live = {c.columnId for c, _ in column_store.ordered(columns)}
+    condition = _filter_condition(ctx, args, board_id)
+    if condition is not None:
+        return _filtered_list(ctx, args, board, names, live, condition)
     # A cursor belongs to its board or column; limit and response_format only shape the page.
     kind = list_kind("tasks", board=board_id, column=column_id)
     # Detailed rows carry descriptions of up to 20,000 characters; a smaller page keeps one
@@ -623,6 +618,75 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     if limit < args.limit:
         notices.append(f"Detailed pages hold at most {DETAILED_PAGE_CAP} tasks.")
     notice = " ".join(notices) or None
+    return ListTasksOutput(
+        boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,
+        tasks=tasks, totalCount=total, nextCursor=next_cursor, notice=notice,
+    )
+
+
+FILTERS = ("assigneeId", "labelName", "priority", "dueBefore", "dueAfter", "overdue", "updatedSince")
+
+
+class _NoMatch(Exception):
+    """A filter no task can match (an unknown label name): the list is empty without a read."""
+
+
+def _filter_condition(ctx: CallContext, args: ListTasksInput, board_id: str) -> Any:
+    """The server-side filter of list_tasks' structured filters (all combined with AND), or None."""
+    from domain.store import labels as label_store
+
+    if all(getattr(args, f) is None for f in FILTERS):
+        return None
+    parts: list[Any] = []
+    if args.assigneeId is not None:
+        parts.append(TaskRow.assigneeIds.contains(ctx.user_id if args.assigneeId == "me" else args.assigneeId))
+    if args.labelName is not None:
+        label_id = label_store._claimed(board_id, args.labelName)  # one GetItem on the name claim
+        parts.append(TaskRow.labelIds.contains(label_id or "lb_none"))
+    if args.priority is not None:
+        parts.append(TaskRow.priority == args.priority)
+    if args.dueBefore is not None:
+        parts.append(TaskRow.dueDate < args.dueBefore)
+    if args.dueAfter is not None:
+        parts.append(TaskRow.dueDate >= args.dueAfter)
+    if args.overdue is not None:
+        now = clock.now_iso()
+        today = now[:10]
+        # a date-only due date is overdue once its day is over; a timestamp once it has passed
+        late = (TaskRow.dueDate < today) | ((TaskRow.dueDate > today) & (TaskRow.dueDate < now))
+        parts.append(late if args.overdue else (TaskRow.dueDate.does_not_exist() | ~late))
+    if args.updatedSince is not None:
+        parts.append(TaskRow.updatedAt >= args.updatedSince)
+    condition = parts[0]
+    for part in parts[1:]:
+        condition = condition & part
+    return condition
+
+
+def _filtered_list(ctx: CallContext, args: ListTasksInput, board: Any, names: dict[str, str], live: set[str], condition: Any) -> ListTasksOutput:
+    """Filtered list_tasks: the matching rows read to the end (exact totalCount), paged by offset."""
+    where = ctx.target
+    column_id, board_id = where.column_id, where.board_id
+    filters = {f: getattr(args, f) for f in FILTERS}
+    if filters["assigneeId"] == "me":
+        filters["assigneeId"] = ctx.user_id
+    kind = list_kind("tasks", board=board_id, column=column_id, **filters)
+    start = decode_cursor(kind, args.cursor)
+    offset = start.get("offset") if start else 0
+    if not isinstance(offset, int) or offset < 0:
+        raise errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.")
+    hidden = len(live) < len(names)
+    rows = task_store.filtered_rows(board_id, column_id, condition, live_columns=live if (hidden and not column_id) else None)
+    total = len(rows)
+    limit = min(args.limit, DETAILED_PAGE_CAP) if args.response_format == "detailed" else args.limit
+    page = rows[offset : offset + limit]
+    next_cursor = encode_cursor(kind, {"offset": offset + limit}) if offset + limit < total else None
+    if args.response_format == "detailed" and page:
+        details = task_store.details_of(page)
+        tasks: list[Any] = [task_detail_view(details[r.taskId], names.get(r.columnId)) for r in page if r.taskId in details]
+    else:
+        tasks = [task_row_view(r, names.get(r.columnId)) for r in page]
+    notice = f"Showing {len(tasks)} of {total} matching task{'s' if total != 1 else ''}; pass nextCursor for the next page." if next_cursor else None
     return ListTasksOutput(
         boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,
         tasks=tasks, totalCount=total, nextCursor=next_cursor, notice=notice,

@@ -44,6 +44,7 @@ class ColumnView(ToolOutput):
     position: int = Field(description="0-based order of the column on its board.")
     taskCount: int
     wipLimit: int | None
+    done: bool = Field(description="A done column: its tasks count as finished (list_my_work leaves them out).")
     createdAt: str
     updatedAt: str
     archivedAt: str | None
@@ -136,7 +137,7 @@ def label_view(lb: LabelRow) -> LabelView:
 def column_view(c: ColumnRow, position: int) -> ColumnView:
     return ColumnView(
         id=c.columnId, boardId=c.boardId, name=c.name, position=position, taskCount=int(c.taskCount or 0),
-        wipLimit=int(c.wipLimit) if c.wipLimit is not None else None, createdAt=c.createdAt, updatedAt=c.updatedAt,
+        wipLimit=int(c.wipLimit) if c.wipLimit is not None else None, done=bool(c.done), createdAt=c.createdAt, updatedAt=c.updatedAt,
         archivedAt=c.archivedAt,
     )
 

@@ -10,7 +10,7 @@ from domain import errors, ids, repos
 from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
-from domain.registry import ToolInput, ToolOutput, tool
+from domain.registry import AREAS, ToolInput, ToolOutput, tool
 from domain.store import members as member_store
 from domain.store import workspaces as workspace_store
 from domain.store.cas import Unchanged, compare_and_set
@@ -55,6 +55,7 @@ class ListWorkspacesOutput(ToolOutput):
     area="workspaces",
     scope="read",
     read_only=True,
+    fields_of="workspaces",
     input_model=ListWorkspacesInput,
     output_model=ListWorkspacesOutput,
     rebind=only_bound_workspace,
@@ -124,6 +125,7 @@ class ListMembersOutput(ToolOutput):
     area="members",
     scope="read",
     read_only=True,
+    fields_of="members",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("members", lambda: member_store.list_members(where.workspace_id)),)),
@@ -162,15 +164,14 @@ class GetTokenContextOutput(ToolOutput):
     emoji: str | None
     expiresAt: str | None
     rateLimit: RateWindowView
+    toolsets: list[str] = Field(description="Toolsets this connection serves (all unless narrowed by URL, X-MCP-* headers, stdio flags or the server).")
+    readOnly: bool = Field(description="True when this connection serves read-only tools only.")
 
 
 @tool(
     "get_token_context",
     title="Get token context",
-    description=(
-        "Describes the credential making this call — who holds it (agent or human), effective and stored scopes, workspace pin, display name and emoji, "
-        "expiry, and the per-minute rate window — so an agent can check what it may do before trying. Never returns the secret."
-    ),
+    description="What this credential and connection may do: holder, scopes, workspace pin, expiry, rate window, served toolsets and read-only mode. Never returns the secret.",
     area="context",
     scope="read",
     read_only=True,
@@ -188,6 +189,7 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
         boundWorkspaceId=ctx.binding.workspace_id if ctx.binding else None,
         observe=bool(ctx.binding and ctx.binding.observe), displayName=p.display_name, emoji=p.emoji,
         expiresAt=p.expires_at, rateLimit=RateWindowView(**window.as_dict()),  # type: ignore[arg-type]
+        toolsets=list(ctx.selection[0]) if ctx.selection else list(AREAS), readOnly=bool(ctx.selection and ctx.selection[1]),
     )
 
 
@@ -226,10 +228,7 @@ def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
     "update_workspace",
     title="Update workspace",
     description=(
-        "Renames a workspace and/or sets or clears its default repository (needs the ADMIN role). defaultRepo accepts owner/name or a "
-        "GitHub https/ssh URL and is stored as lowercase owner/name; null removes it. Guard a rename with expectedName, the name you "
-        "last read: a different stored name is CONFLICT with the workspace under error.current. expectedUpdatedAt is refused "
-        "(workspaces are guarded by value), and so are slug and taskPrefix, which are fixed when the workspace is created. "
+        "Renames a workspace and/or sets its defaultRepo (ADMIN; owner/name or a GitHub URL, stored lowercase). Guard with expectedName; slug, taskPrefix and expectedUpdatedAt are refused. "
         + null_rule(["defaultRepo"], ["name"])
     ),
     area="workspaces",

@@ -242,6 +242,7 @@ class RemoteBackend:
         self.url = check_remote_url(url)
         self.session = session
         self.negotiated: str | None = None
+        self.selection_headers: dict[str, str] = {}  # --toolsets/--tools/--read-only as X-MCP-* headers
         self.client = httpx2.Client(
             timeout=timeout,
             headers={
@@ -257,7 +258,7 @@ class RemoteBackend:
         method = message.get("method")
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         meta = params.get("_meta")
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = dict(self.selection_headers)
         if isinstance(meta, dict) and isinstance(meta.get(META_VERSION), str):
             headers["MCP-Protocol-Version"] = meta[META_VERSION]
             if isinstance(method, str):

@@ -1,0 +1,81 @@
+"""The work index: one item per (task, assignee), indexed by GSI3 for list_my_work.
+
+Items: :func:`domain.store.keys.work_item` (one per task and user), GSI3
+:func:`domain.store.keys.work_index` (per workspace and user, by due date, then priority rank, then task).
+
+:func:`sync` is called by :func:`domain.store.tasks.put_rows` — the one function writing a task's
+rows — so every write that changes assignees, the due date, the priority or the column (a move), or
+archives the task, updates the entries in the same transaction. The full item records what it indexed
+(``workIndexed``, ``workSort``) under its own ``updatedAt`` condition, so the entries never drift:
+a put for each assignee whose entry is new or whose sort key or column changed, a delete for each
+user no longer assigned (all of them when the task is archived). Whether the column is done or
+archived, and whether the board is archived, is read at list time (a column or board change would
+otherwise rewrite thousands of entries; docs/data-model.md, "list_my_work").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from domain import ids
+from domain.store import keys
+from domain.store.models import Row, TaskDetailRow, WorkItemRow
+
+
+def actions(detail: TaskDetailRow) -> int:
+    """How many transaction actions :func:`sync` adds for ``detail`` (bulk writes size chunks by it)."""
+    puts, deletes, _ = _plan(detail)
+    return len(puts) + len(deletes)
+
+
+def _plan(detail: TaskDetailRow) -> tuple[list[str], list[str], str]:
+    wanted = [] if detail.archivedAt else list(dict.fromkeys(detail.assigneeIds or []))
+    before = list(detail.workIndexed or [])
+    sort = keys.work_sort_key(detail.dueDate, detail.priority or "NONE", detail.taskId)
+    signature = f"{sort}|{detail.columnId}"  # what an entry carries: its sort key and the task's column
+    puts = [u for u in wanted if u not in before or detail.workSort != signature]
+    deletes = [u for u in before if u not in wanted]
+    return puts, deletes, signature
+
+
+def sync(tx: Any, detail: TaskDetailRow) -> None:
+    """Add the entry writes ``detail`` needs to ``tx`` and record them on ``detail`` (saved next)."""
+    puts, deletes, signature = _plan(detail)
+    workspace_id = ids.workspace_of_board(detail.boardId)
+    sort = signature.rsplit("|", 1)[0]
+    for user_id in puts:
+        item = WorkItemRow(
+            *keys.work_item(detail.taskId, user_id), taskId=detail.taskId, boardId=detail.boardId, columnId=detail.columnId,
+            number=int(detail.number), userId=user_id,
+        )
+        item.GSI3PK, item.GSI3SK = keys.work_partition(workspace_id, user_id), sort
+        tx.save(item)
+    for user_id in deletes:
+        tx.delete(WorkItemRow(*keys.work_item(detail.taskId, user_id)))
+    wanted = [] if detail.archivedAt else list(dict.fromkeys(detail.assigneeIds or []))
+    detail.workIndexed = wanted
+    detail.workSort = signature if wanted else None
+
+
+def page(workspace_id: str, user_id: str, *, low: str | None, high: str | None, limit: int, start: dict[str, Any] | None) -> Any:
+    """One GSI3 Query page of a member's entries, due-date order, within [low, high) of the sort key."""
+    partition = keys.work_partition(workspace_id, user_id)
+    if low is not None and high is not None:
+        condition = Row.GSI3SK.between(low, high)
+    elif low is not None:
+        condition = Row.GSI3SK >= low
+    elif high is not None:
+        condition = Row.GSI3SK < high
+    else:
+        condition = None
+    return WorkItemRow.gsi3.query(partition, condition, limit=limit, last_evaluated_key=start)
+
+
+def page_shape(workspace_id: str, user_id: str) -> dict[str, str]:
+    pk, sk = keys.WORK_ITEM_PREFIXES
+    return {"GSI3PK": keys.work_partition(workspace_id, user_id), "GSI3SK": "", "PK": pk, "SK": sk}
+
+
+def entries(items: Iterable[Any]) -> list[WorkItemRow]:
+    return [i for i in items if isinstance(i, WorkItemRow)]

@@ -1,0 +1,183 @@
+"""list_my_work: a member's open tasks across every board of a workspace (issue 14; beyond the catalog).
+
+Reads the work index (GSI3, :mod:`domain.store.work`): one entry per (task, assignee), sorted by due
+date then priority. Per page: one GSI3 Query, then one BatchGetItem of the entries' compact task
+rows together with their columns, board entries and — with labelName — the boards' label-name
+claims. "Open" means the compact row exists (not archived), its column is neither done nor
+archived and its board is not archived. Requests grow with the member's entries read, never with
+the workspace (docs/data-model.md, "list_my_work").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from domain import clock
+from domain.access import target
+from domain.context import CallContext
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import keys
+from domain.store import work as work_store
+from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskRow, WorkItemRow
+from domain.store.paging import decode_cursor, encode_cursor, list_kind
+from domain.tools.args import CursorArg, Priority, WorkspaceIdArg
+from domain.tools.views import TaskRowView, task_row_view
+
+MAX_PAGES = 4  # index pages one call reads before it answers with a cursor (filtered-out entries)
+_DAY = r"^\d{4}-\d{2}-\d{2}$"
+
+
+class ListMyWorkInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    assigneeId: str = Field(default="me", max_length=64, description='Whose work: "me" (default) or a member\'s userId.')
+    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Carrying a label of this name (any case, any board).")
+    priority: Priority | None = Field(default=None, description="Of this priority.")
+    dueBefore: str | None = Field(default=None, pattern=_DAY, description="Due before this day (YYYY-MM-DD).")
+    dueAfter: str | None = Field(default=None, pattern=_DAY, description="Due on or after this day.")
+    overdue: bool | None = Field(default=None, description="true: due before now.")
+    updatedSince: str | None = Field(default=None, max_length=40, description="Updated at or after this ISO-8601 time.")
+    limit: int = Field(default=50, ge=1, le=100, description="Page size.")
+    cursor: CursorArg
+
+
+class WorkRowView(TaskRowView):
+    boardName: str = Field(description="The task's board.")
+
+
+class ListMyWorkOutput(ToolOutput):
+    assigneeId: str
+    tasks: list[WorkRowView] = Field(description="Open tasks, soonest due first (no due date last), then by priority.")
+    nextCursor: str | None
+    notice: str | None
+
+
+def _late(due: str | None, now: str) -> bool:
+    if not due:
+        return False
+    return due < now[:10] if len(due) == 10 else due < now
+
+
+@tool(
+    "list_my_work",
+    title="List my work",
+    description=(
+        "Your (or a member's) open tasks across every board of a workspace, soonest due first, then by priority; open means "
+        "not archived and not in a done or archived column or an archived board. Filters as list_tasks. One board only? Use list_tasks."
+    ),
+    area="tasks",
+    scope="read",
+    read_only=True,
+    fields_of="tasks",
+    concise=True,
+    target=target("workspaceId", "workspace"),
+    min_role="MEMBER",
+    input_model=ListMyWorkInput,
+    output_model=ListMyWorkOutput,
+)
+def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
+    ws = ctx.target.workspace_id
+    user = ctx.user_id if args.assigneeId == "me" else args.assigneeId
+    now = clock.now_iso()
+    low = args.dueAfter
+    high = args.dueBefore
+    if args.overdue:
+        high = min(high, now) if high else now
+    if low is not None and high is None:
+        high = keys.NO_DUE  # "due on or after" leaves out tasks without a due date
+    filters = {
+        "ws": ws, "user": user, "label": keys.label_name_key(args.labelName) if args.labelName else None, "priority": args.priority,
+        "dueBefore": args.dueBefore, "dueAfter": args.dueAfter, "overdue": args.overdue, "updatedSince": args.updatedSince,
+    }
+    kind = list_kind("my_work", **filters)
+    start = decode_cursor(kind, args.cursor, work_store.page_shape(ws, user))
+    out: list[WorkRowView] = []
+    boards: dict[str, BoardEntryRow | None] = {}
+    labels: dict[str, str | None] = {}
+    columns: dict[tuple[str, str], ColumnRow | None] = {}
+    last: dict[str, Any] | None = None
+    pages = 0
+    while len(out) < args.limit and pages < MAX_PAGES:
+        result = work_store.page(ws, user, low=low, high=high, limit=args.limit, start=start)
+        entries = work_store.entries(result)
+        pages += 1
+        start = result.last_evaluated_key
+        rows = _read(entries, ws, args, boards, labels, columns)
+        for entry in entries:
+            last = _entry_key(entry)
+            row = rows.get(entry.taskId)
+            board = boards.get(entry.boardId)
+            column = columns.get((entry.boardId, entry.columnId))
+            if row is None or board is None or board.archivedAt or column is None or column.archivedAt or column.done:
+                continue
+            if not _matches(row, args, labels.get(entry.boardId), now):
+                continue
+            out.append(WorkRowView(**task_row_view(row, column.name).model_dump(), boardName=board.name))
+            if len(out) == args.limit:
+                break
+        if len(out) == args.limit:
+            more = entries and last != _entry_key(entries[-1]) or start is not None
+            next_cursor = encode_cursor(kind, last) if more else None
+            return ListMyWorkOutput(assigneeId=user, tasks=out, nextCursor=next_cursor, notice=_notice(next_cursor, len(out)))
+        if start is None:
+            return ListMyWorkOutput(assigneeId=user, tasks=out, nextCursor=None, notice=None)
+    next_cursor = encode_cursor(kind, start)
+    return ListMyWorkOutput(assigneeId=user, tasks=out, nextCursor=next_cursor, notice=_notice(next_cursor, len(out)))
+
+
+def _notice(cursor: str | None, shown: int) -> str | None:
+    if cursor is None:
+        return None
+    return f"Showing {shown} open task{'s' if shown != 1 else ''}; pass nextCursor for more (done and archived ones are skipped)."
+
+
+def _entry_key(entry: WorkItemRow) -> dict[str, Any]:
+    return {"GSI3PK": {"S": entry.GSI3PK}, "GSI3SK": {"S": entry.GSI3SK}, "PK": {"S": entry.PK}, "SK": {"S": entry.SK}}
+
+
+def _read(
+    entries: list[WorkItemRow], ws: str, args: ListMyWorkInput, boards: dict[str, Any], labels: dict[str, Any], columns: dict[tuple[str, str], Any],
+) -> dict[str, TaskRow]:
+    """One BatchGetItem (per 100 keys) of the entries' compact rows plus the columns, board entries
+    and label-name claims not read yet."""
+    wanted: list[tuple[str, str]] = [keys.task_compact(e.boardId, int(e.number)) for e in entries]
+    for e in entries:
+        if (e.boardId, e.columnId) not in columns:
+            columns[(e.boardId, e.columnId)] = None
+            wanted.append(keys.column(e.boardId, e.columnId))
+        if e.boardId not in boards:
+            boards[e.boardId] = None
+            wanted.append(keys.board_entry(ws, e.boardId))
+            if args.labelName:
+                labels[e.boardId] = None
+                wanted.append(keys.label_name_claim(e.boardId, args.labelName))
+    if not entries:
+        return {}
+    rows: dict[str, TaskRow] = {}
+    for item in Row.batch_get(list(dict.fromkeys(wanted)), consistent_read=True):
+        if isinstance(item, TaskRow):
+            rows[item.taskId] = item
+        elif isinstance(item, ColumnRow):
+            columns[(item.boardId, item.columnId)] = item
+        elif isinstance(item, BoardEntryRow):
+            boards[item.boardId] = item
+        elif isinstance(item, LabelNameRow):
+            board_id = item.PK.split("#", 2)[1]
+            labels[board_id] = item.labelId
+    return rows
+
+
+def _matches(row: TaskRow, args: ListMyWorkInput, label_id: str | None, now: str) -> bool:
+    if args.priority is not None and row.priority != args.priority:
+        return False
+    if args.labelName and (label_id is None or label_id not in (row.labelIds or [])):
+        return False
+    if args.overdue is not None and _late(row.dueDate, now) != args.overdue:
+        return False
+    if args.updatedSince is not None and row.updatedAt < args.updatedSince:
+        return False
+    return True
+
+
+TOOLS = (list_my_work,)
