@@ -285,16 +285,29 @@ def claim_failed(failure: db.ConditionFailed, grant: Grant, *, call_hash: str) -
     raise _grant_error("this grant expired before it was used", f"Ask for a new grant with POST {GRANT_PATH} and upload again.")
 
 
-def finalize(grant: Grant, final_key: str) -> None:
+def finalize(grant: Grant, final_key: str, *, call_hash: str | None = None) -> str | None:
     """Server-side copy of the pending object to ``final_key`` (idempotent: when the pending
-    object is already gone but the final one exists, there is nothing to do)."""
+    object is already gone but the final one exists, there is nothing to do).
+
+    When the pending object is gone because a racing call consumed the grant meanwhile (and
+    deleted it after its commit), returns that call's entity id if it was this same call
+    (``call_hash``), else raises CONFLICT; ``None`` when the copy is in place.
+    """
     from botocore.exceptions import ClientError
 
     try:
         objects.copy(grant.object_key, final_key)
     except ClientError:
-        if objects.head(final_key) is None:
-            raise
+        if objects.head(final_key) is not None:
+            return None
+        row = get(grant.grant_id)
+        if row is not None and row.state == "USED":
+            if call_hash is not None and row.usedBy == call_hash and row.entityId:
+                return row.entityId
+            raise _grant_error("this grant was used by another call while this one ran (grants are single-use)",
+                               f"Ask for a new grant with POST {GRANT_PATH} and upload again.", ErrorCode.CONFLICT) from None
+        raise
+    return None
 
 
 def release_pending(grant: Grant) -> None:

@@ -578,6 +578,9 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_governance
 
     cli_governance.add_parsers(sub)  # invite, approvals, governance
+    from functions import cli_artifacts
+
+    cli_artifacts.add_parsers(sub)  # artifact upload, artifact withdraw
 
     from functions import cli_sessions
 

@@ -131,3 +131,19 @@ def test_claim_is_single_use_and_same_call_replays(server_url, owner):
         uploads.claim_failed(failed.value, grant, call_hash="second")
     assert info.value.code.value == "CONFLICT"
     assert uploads.claim_failed(failed.value, grant, call_hash="first") == "ar_made"
+
+
+def test_finalize_after_a_racing_consumer_deleted_the_pending_object(server_url, owner):
+    grant_json = ask(server_url, owner.token, request_body(owner.workspace_id)).json()
+    put(grant_json)
+    grant = uploads.check_upload(grant_json["uploadGrantId"], user_id=owner.user_id, purpose="artifact")
+    # the winner: copies, commits its claim, deletes the pending object
+    uploads.finalize(grant, f"objects/{owner.workspace_id}/artifact/winner")
+    db.transact(lambda tx: uploads.claim(tx, grant, call_hash="winner", entity_id="ar_winner"))
+    uploads.release_pending(grant)
+    assert uploads.finalize(grant, f"objects/{owner.workspace_id}/artifact/same", call_hash="winner") == "ar_winner"
+    with pytest.raises(ToolError) as info:
+        uploads.finalize(grant, f"objects/{owner.workspace_id}/artifact/loser", call_hash="loser")
+    assert info.value.code.value == "CONFLICT"
+    # idempotent: the copy already in place is fine
+    assert uploads.finalize(grant, f"objects/{owner.workspace_id}/artifact/winner") is None

@@ -228,7 +228,9 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
         final = objects.final_key(ws, "artifact", artifact_id)
         record.object_key, record.file_name, record.content_type = final, grant.file_name, grant.content_type
         record.size, record.sha256, record.grant_id = grant.size, grant.sha256, grant.grant_id
-        uploads.finalize(grant, final)
+        earlier = uploads.finalize(grant, final, call_hash=digest)
+        if earlier:
+            return _stored(ctx, earlier)
     activity = None
     if args.taskId is not None:
         task = ids.parse_task(args.taskId)
