@@ -372,3 +372,23 @@ async def test_another_workspace_sees_no_session(server_url, owner, outsider):
     async with mcp_client(server_url, outsider.token) as c:
         e = await err(c, "get_agent_session", {"sessionId": made["id"]})
         assert e["code"] == "NOT_FOUND"
+
+
+def test_a_checkout_bound_connection_supplies_the_repository_and_cannot_name_another(server_url, stack):
+    """The stdio adapter binds a connection to its verified checkout (docs/stdio.md): repo defaults
+    to that checkout's repository, and another one is FORBIDDEN like another workspace."""
+    from domain import auth, pipeline
+    from domain.catalog import registry
+    from domain.context import Binding
+
+    actor = make_actor("Bound")
+    ws = actor.workspace_id
+    project = rpc.ok(rpc.call_tool(server_url, actor.token, "create_project", {"workspaceId": ws, "name": "Bound"}))["project"]
+    rpc.ok(rpc.call_tool(server_url, actor.token, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": REPO}))
+    principal = auth.authenticate(actor.token)
+    binding = Binding(workspace_id=ws, lifetime_id="lt_test", checkout="/tmp/widgets", repository=REPO)
+    spec = registry().get("create_agent_session")
+    made = pipeline.call_tool(spec, {"projectId": project["id"], "idempotencyKey": _key()}, principal, binding=binding)
+    assert made.error is None and made.result["session"]["repository"] == REPO
+    other = pipeline.call_tool(spec, {"projectId": project["id"], "repo": "acme/other", "idempotencyKey": _key()}, principal, binding=binding)
+    assert other.error is not None and other.error["error"]["code"] == "FORBIDDEN"
