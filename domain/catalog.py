@@ -15,7 +15,6 @@ from functools import cache
 from typing import Literal
 
 from domain.registry import Registry, ToolSpec
-from domain.search import writes as _search_writes  # noqa: F401 - registers the search index commit hook
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from domain import auth
 from domain.auth import Principal
 from domain.settings import settings
 from domain import faults
+from domain.search.writes import install_index_hook
 from domain.store import db
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
@@ -96,6 +97,7 @@ async def _auth_failed(request: Request, exc: Exception) -> Response:
 
 
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
+    install_index_hook()  # the search postings follow each write in this process (idempotent)
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
 

@@ -44,7 +44,10 @@ def dynamodb_endpoint() -> Iterator[str]:
 def stack(dynamodb_endpoint: str) -> Iterator[dict[str, str]]:
     """Point the app at DynamoDB Local with fresh tables for this test session."""
     from domain import idempotency  # noqa: F401 - registers its reset with the store
+    from domain.search.writes import install_index_hook
     from domain.store import db
+
+    install_index_hook()  # as every entry point does (tests call the store and tools in process)
 
     suffix = uuid.uuid4().hex[:8]
     env = {

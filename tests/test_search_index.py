@@ -167,3 +167,36 @@ def test_task_and_comment_writes_feed_the_index(server_url, owner):
     ok(call_tool(server_url, owner.token, "archive_task", {"taskId": t["id"]}))
     assert ids(search(ws, "platypus")) == []
     assert _count(f"W#{ws}#") == 0  # postings and markers all gone
+
+
+def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, owner, monkeypatch):
+    """Nothing registers on import: a process that never calls install_index_hook leaves the
+    pending marker (queries read it; repair applies it); with the hook, the commit indexes."""
+    from domain.search import writes
+    from domain.store import members, search_marks
+    from domain.store.models import SearchPendingRow
+
+    ws = owner.workspace_id
+
+    def write(doc: Doc) -> None:
+        def build(tx):
+            members.guard(tx, ws, owner.user_id)
+            marker = SearchPendingRow(*keys.search_pending(ws, doc.doc_id), doc=doc.doc_id, taskId=doc.task_id,
+                                      version=doc.version, title=doc.title, description=doc.description)
+            search_marks._note(tx, marker, True)  # what put_rows does for a task write
+
+        db.transact(build)
+
+    def marker_left(doc: Doc) -> bool:
+        return any(m.doc == doc.doc_id for m in SearchPendingRow.query(keys.search_pending_partition(ws), consistent_read=True))
+
+    monkeypatch.setattr(db, "_commit_hooks", [])  # a process that has not installed the hook
+    first = Doc(keys.search_doc_task("tk_hook1"), "tk_hook1", title="Axolotl census")
+    write(first)
+    assert marker_left(first) and ids(search(ws, "axolotl")) == []
+    writes.install_index_hook()
+    writes.install_index_hook()  # idempotent
+    assert db._commit_hooks == [writes._after_commit]
+    second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
+    write(second)
+    assert not marker_left(second) and ids(search(ws, "habitat")) == ["tk_hook2"]
