@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from domain.search import query as q
+from domain.search import text
 from domain.search.backend import Doc
 from domain.search.dynamo import DynamoIndex
 from domain.store import db, keys
@@ -47,6 +48,11 @@ def _count(pk_prefix_ws: str) -> int:
     items = client.scan(TableName=Row.Meta.table_name, FilterExpression="begins_with(PK, :p)",
                         ExpressionAttributeValues={":p": {"S": pk_prefix_ws}})["Items"]
     return len(items)
+
+
+def _postings(ws: str) -> int:
+    """Word postings and pending markers of ``ws`` (the substring vocabulary only grows)."""
+    return _count(f"W#{ws}#T#") + _count(f"W#{ws}#IXQ")
 
 
 def test_words_phrases_negation_or(ws):
@@ -91,8 +97,8 @@ def test_reindex_rewrites_only_that_doc_and_drops_lost_words(ws):
     assert _count(f"W#{ws}#") == before
     IX.remove(ws, keys.search_doc_task("tk_t1"))
     IX.remove(ws, keys.search_doc_comment("tk_t1", "c1"))
-    assert _count(f"W#{ws}#") == 0
-    assert ids(search(ws, "alpha")) == []
+    assert _postings(ws) == 0
+    assert ids(search(ws, "alpha")) == [] and ids(IX.query(ws, None, substring="alph")) == []
 
 
 def test_tenant_isolation(ws):
@@ -133,6 +139,21 @@ def test_substring_candidates_by_trigrams(ws):
     assert ids(IX.query(ws, None, substring="nothing-here")) == []
 
 
+def test_substring_vocabulary_is_posted_once_per_word(ws):
+    IX.index(ws, task(1, "Refactor the DataLoader"))
+    grams = _count(f"W#{ws}#G#")
+    assert grams == sum(len(text.word_trigrams(w)) for w in ("refactor", "the", "dataloader"))
+    IX.index(ws, task(2, "dataloader refactor", "The refactor"))  # every word known: no trigram written
+    assert _count(f"W#{ws}#G#") == grams
+    assert sorted(ids(IX.query(ws, None, substring="ataload"))) == ["tk_t1", "tk_t2"]
+    IX.index(ws, task(3, "Preloader"))  # one new word: only its trigrams
+    assert _count(f"W#{ws}#G#") == grams + len(text.word_trigrams("preloader"))
+    assert sorted(ids(IX.query(ws, None, substring="loader"))) == ["tk_t1", "tk_t2", "tk_t3"]
+    # a chunk inside a word of a comment only: the candidates are task docs, none here
+    IX.index(ws, comment(4, "c1", "zebrafish"))
+    assert ids(IX.query(ws, None, substring="ebrafi")) == []
+
+
 def test_cost_follows_the_smallest_list(ws):
     for n in range(1, 61):
         IX.index(ws, task(n, f"common filler {n}", "common words everywhere"))
@@ -166,7 +187,7 @@ def test_task_and_comment_writes_feed_the_index(server_url, owner):
     assert ids(search(ws, "numbat")) == []
     ok(call_tool(server_url, owner.token, "archive_task", {"taskId": t["id"]}))
     assert ids(search(ws, "platypus")) == []
-    assert _count(f"W#{ws}#") == 0  # postings and markers all gone
+    assert _postings(ws) == 0  # postings and markers all gone
 
 
 def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, owner, monkeypatch):

@@ -335,7 +335,8 @@ def search_term_posting(workspace_id: str, term: str, doc: str) -> Key:
 
 
 def search_gram_posting(workspace_id: str, gram: str, doc: str) -> Key:
-    """``W#<ws>#G#<trigram> / <doc>``: one trigram posting of a task's title and description."""
+    """``W#<ws>#G#<trigram> / <word>``: the workspace's substring vocabulary (a word holding the
+    trigram; no attributes). The earlier layout kept ``<doc>`` here; the indexer deletes those."""
     return f"W#{workspace_id}#G#{gram}", doc
 
 
@@ -353,6 +354,11 @@ def search_doc_state(workspace_id: str, doc: str) -> Key:
     """``IXD#<ws>#<doc> / IXD``: what the index holds for one doc (term digests, trigrams,
     version), so a re-index writes only the postings that changed."""
     return f"IXD#{workspace_id}#{doc}", "IXD"
+
+
+def search_doc_task_id(doc: str) -> str:
+    """The task a task doc (``D#<taskId>``) or comment doc (``C#<taskId>#<commentId>``) belongs to."""
+    return doc.split("#")[1]
 
 
 def search_doc_is_comment(doc: str) -> bool:
