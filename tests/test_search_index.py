@@ -221,3 +221,54 @@ def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, o
     second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
     write(second)
     assert not marker_left(second) and ids(search(ws, "habitat")) == ["tk_hook2"]
+
+
+def artifact(n: int, title: str, body: str) -> Doc:
+    aid = f"ar_a{n}"
+    return Doc(keys.search_doc_artifact(aid), aid, title=title, body=body)
+
+
+def test_artifact_corpus_is_apart_from_tasks(ws):
+    """An artifact's title + body is a doc of its own corpus: its postings live under other
+    partitions, so a task query never sees them and an artifact query never sees tasks."""
+    IX.index(ws, task(1, "Quokka sighting", "near the dataloader"), fresh=True)
+    IX.index(ws, artifact(1, "Findings", "The quokka colony grew; the dataloader cache was cold."), fresh=True)
+    A = keys.SEARCH_ARTIFACTS
+    assert ids(search(ws, "quokka")) == ["tk_t1"]
+    assert ids(search(ws, "quokka", corpus=A)) == ["ar_a1"]
+    assert ids(search(ws, "colony")) == [] and ids(search(ws, "colony", corpus=A)) == ["ar_a1"]
+    (hit,) = search(ws, "colony cache", corpus=A).hits
+    assert hit.field_names() == ["body"] and hit.versions == {"A#ar_a1": artifact(1, "Findings", "The quokka colony grew; the dataloader cache was cold.").version}
+    assert ids(search(ws, '"colony grew"', corpus=A)) == ["ar_a1"] and ids(search(ws, '"grew colony"', corpus=A)) == []
+    # the substring vocabulary is per corpus too
+    assert ids(IX.query(ws, None, substring="olon", corpus=A)) == ["ar_a1"]
+    assert ids(IX.query(ws, None, substring="olon")) == []
+    assert sorted(ids(IX.query(ws, None, substring="ataload", corpus=A))) == ["ar_a1"]
+    assert _count(f"W#{ws}#AT#") > 0 and _count(f"W#{ws}#AG#") > 0
+    # withdrawal removes the artifact's postings (its vocabulary words stay, like tasks')
+    IX.remove(ws, keys.search_doc_artifact("ar_a1"))
+    assert ids(search(ws, "colony", corpus=A)) == [] and _count(f"W#{ws}#AT#") == 0
+    assert ids(search(ws, "quokka")) == ["tk_t1"]
+
+
+def test_artifact_pending_markers_live_in_their_own_partition(ws):
+    from domain.store import search_marks
+    from domain.store.models import SearchPendingRow
+
+    class Tx:  # collects what mark_artifact adds to a transaction
+        saved: list = []
+
+        def save(self, item):
+            self.saved.append(item)
+
+    tx = Tx()
+    search_marks.mark_artifact(tx, ws, "ar_p1", title="Plan", body="migrate the numbat")
+    (marker,) = tx.saved
+    assert isinstance(marker, SearchPendingRow) and (marker.PK, marker.SK) == (f"W#{ws}#AIXQ", "A#ar_p1")
+    (noted, fresh, saved), = search_marks.noted(tx)
+    assert fresh and saved and keys.search_pending_workspace(noted.PK) == ws
+    from domain.search.writes import doc_of
+
+    doc = doc_of(noted)
+    assert doc.body == "migrate the numbat" and doc.corpus == keys.SEARCH_ARTIFACTS
+    assert ids(search(ws, "numbat", corpus=keys.SEARCH_ARTIFACTS, pending=[doc])) == ["ar_p1"]

@@ -36,7 +36,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from domain.search import text
-from domain.search.backend import COMMENT, DESCRIPTION, TITLE, WEIGHTS, Answer, Doc, Hit
+from domain.search.backend import BODY, COMMENT, DESCRIPTION, TITLE, WEIGHTS, Answer, Doc, Hit
 from domain.search.query import And, Node, Not, Or, Phrase, Term
 from domain.store import db, keys, parallel
 from domain.store.models import Row
@@ -60,16 +60,20 @@ def _client() -> Any:
 
 # -- building postings ---------------------------------------------------------------------------
 def _fields(doc: Doc) -> list[tuple[int, str, int]]:
+    if doc.corpus == keys.SEARCH_ARTIFACTS:
+        return [(TITLE, doc.title, 0), (BODY, doc.body, _DESC_BASE)]
     if doc.comment or keys.search_doc_is_comment(doc.doc_id):
         return [(COMMENT, doc.comment, 0)]
     return [(TITLE, doc.title, 0), (DESCRIPTION, doc.description, _DESC_BASE)]
 
 
 def vocabulary_of(doc: Doc) -> set[str]:
-    """The words of ``doc`` the substring vocabulary must hold (title and description of a task
-    doc; comments are not substring-searchable)."""
+    """The words of ``doc`` its corpus's substring vocabulary must hold (a task's title and
+    description, an artifact's title and body; comments are not substring-searchable)."""
     if keys.search_doc_is_comment(doc.doc_id):
         return set()
+    if doc.corpus == keys.SEARCH_ARTIFACTS:
+        return text.vocabulary(f"{doc.title}\n{doc.body}")
     return text.vocabulary(f"{doc.title}\n{doc.description}")
 
 
@@ -107,9 +111,9 @@ def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
     return {"PutRequest": {"Item": item}}
 
 
-def _sentinel(workspace_id: str, word: str) -> tuple[str, str]:
+def _sentinel(workspace_id: str, word: str, corpus: str) -> tuple[str, str]:
     """The vocabulary posting that says ``word`` is fully posted (its first trigram)."""
-    return keys.search_gram_posting(workspace_id, text.word_trigrams(word)[0], word)
+    return keys.search_gram_posting(workspace_id, text.word_trigrams(word)[0], word, corpus)
 
 
 def _delete(pk: str, sk: str) -> dict[str, Any]:
@@ -194,7 +198,7 @@ class DynamoIndex:
         the doc states and the marker deletions."""
         state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _ in work if not fresh]
         words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, _, _ in work]
-        sentinels = sorted({_sentinel(ws, w) for (ws, *_), words in zip(work, words_of) for w in words})
+        sentinels = sorted({_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of) for w in words})
         found = _batch_get(state_keys + sentinels) if state_keys or sentinels else {}
         states = {k: _state_of(found[k]) for k in state_keys if k in found}
         known = {k for k in sentinels if k in found}
@@ -203,27 +207,28 @@ class DynamoIndex:
         for (ws, doc, gone, _fresh, also), words in zip(work, words_of):
             state_key = keys.search_doc_state(ws, doc.doc_id)
             old = states.get(state_key, {})
+            c = doc.corpus
             # per-doc trigram postings of the earlier layout, if this doc still has any
-            requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id)) for g in old.get("g", set())]
+            requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id, c)) for g in old.get("g", set())]
             if gone:
-                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id)) for t in old.get("t", {})]
+                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in old.get("t", {})]
                 if old:
                     last.append(_delete(*state_key))
             elif old.get("v") != doc.version:
                 terms = postings_of(doc)
                 for term, p in terms.items():
-                    pk, sk = keys.search_term_posting(ws, term, doc.doc_id)
+                    pk, sk = keys.search_term_posting(ws, term, doc.doc_id, c)
                     requests.append(_put(pk, sk, {"kind": "Posting", "tk": doc.task_id, "f": p["f"], "w": p["w"],
                                                   "p": " ".join(map(str, p["p"])), "dl": p["dl"], "v": doc.version}))
-                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id)) for t in set(old.get("t", {})) - set(terms)]
+                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in set(old.get("t", {})) - set(terms)]
                 # the workspace's substring vocabulary: only words it does not hold yet (no payload;
                 # the sentinel, the word's first trigram, goes last and says the word is complete)
                 for word in sorted(words):
-                    sentinel = _sentinel(ws, word)
+                    sentinel = _sentinel(ws, word, c)
                     if sentinel in known:
                         continue
                     known.add(sentinel)
-                    requests += [_put(*keys.search_gram_posting(ws, g, word), {}) for g in text.word_trigrams(word)[1:]]
+                    requests += [_put(*keys.search_gram_posting(ws, g, word, c), {}) for g in text.word_trigrams(word)[1:]]
                     last.append(_put(*sentinel, {}))
                 state = {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
                          "v": {"S": doc.version}, "t": {"SS": sorted(terms)} if terms else {"NULL": True}}
@@ -234,8 +239,10 @@ class DynamoIndex:
 
     # -- reads
     def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int = CAP,
-              pending: Iterable[Doc] = (), gone: Iterable[str] = ()) -> Answer:
-        plan = _Plan(workspace_id, cap)
+              pending: Iterable[Doc] = (), gone: Iterable[str] = (), corpus: str = keys.SEARCH_TASKS) -> Answer:
+        """``pending`` docs (markers read by the caller) are evaluated in memory instead of their
+        postings; ``gone`` docs are left out."""
+        plan = _Plan(workspace_id, cap, corpus)
         plan.skip = {d.doc_id for d in pending} | set(gone)
         answer = Answer(hits=[])
         groups = _groups(tree)
@@ -288,7 +295,7 @@ def _merge(results: dict[str, Hit], task_id: str, score: float, fields: int, doc
 
 def _contains(doc: Doc, pattern: str) -> bool:
     needle = text.fold(pattern)
-    return needle in text.fold(doc.title) or needle in text.fold(doc.description)
+    return any(needle in text.fold(f) for f in (doc.title, doc.description, doc.body) if f)
 
 
 def _simplify(node: Any) -> Any:
@@ -397,19 +404,20 @@ class _Plan:
     substring step needs and a word probe already asked for is read once, and every probe is
     submitted to the I/O pool from the calling thread (pool tasks never wait on pool tasks)."""
 
-    def __init__(self, workspace_id: str, cap: int) -> None:
+    def __init__(self, workspace_id: str, cap: int, corpus: str = keys.SEARCH_TASKS) -> None:
         self.ws = workspace_id
         self.cap = cap
+        self.corpus = corpus
         self.requests = 0
         self.skip: set[str] = set()
         self._firsts: dict[str, Future] = {}
         self._lock = threading.Lock()
 
     def term_pk(self, word: str) -> str:
-        return keys.search_term_posting(self.ws, word, "")[0]
+        return keys.search_term_posting(self.ws, word, "", self.corpus)[0]
 
     def gram_pk(self, gram: str) -> str:
-        return keys.search_gram_posting(self.ws, gram, "")[0]
+        return keys.search_gram_posting(self.ws, gram, "", self.corpus)[0]
 
     def _page(self, pk: str, start: dict[str, Any] | None, limit: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         kwargs: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "PK = :pk",

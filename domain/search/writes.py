@@ -27,7 +27,8 @@ INDEX = DynamoIndex()
 
 
 def doc_of(marker: SearchPendingRow) -> Doc:
-    return Doc(marker.doc, marker.taskId, title=marker.title or "", description=marker.description or "", comment=marker.comment or "")
+    return Doc(marker.doc, marker.taskId, title=marker.title or "", description=marker.description or "", comment=marker.comment or "",
+               body=marker.body or "")
 
 
 def apply(marker: SearchPendingRow, *, fresh: bool = False) -> None:
