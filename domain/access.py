@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation", "artifact"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
 # Label ids carry their board too, but set_task_labels names every foreign label id in one
 # answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "artifact"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Located:
     comment: ids.CommentRef | None = None
     subtask: ids.SubtaskRef | None = None
     invitation: ids.InvitationRef | None = None
+    artifact: ids.ArtifactRef | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "invitation":
         inv = ids.parse_invitation(value)
         return Located("invitation", value, inv.workspace_id, invitation=inv) if inv else None
+    if kind == "artifact":
+        ar = ids.parse_artifact(value)
+        return Located("artifact", value, ar.workspace_id, artifact=ar) if ar else None
     raise ValueError(kind)
 
 

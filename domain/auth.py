@@ -1,7 +1,9 @@
 """Credentials, scopes and workspace roles (catalog: shared contract, "Bearer auth + scopes").
 
-A personal access token (PAT) is ``tm_<43 url-safe chars>``; only its SHA-256 digest is
-stored (:func:`domain.store.keys.token`). Verification is pluggable: :data:`VERIFIERS` maps a token prefix
+A personal access token (PAT) is ``tm_`` + 36 random base62 characters + a 6-character CRC32
+checksum (:mod:`domain.tokens`); PATs minted before the checksum (``tm_<43 url-safe chars>``) are
+still accepted. Only a token's SHA-256 digest is stored (:func:`domain.store.keys.token`); a
+token whose shape or checksum is wrong is refused before any read. Verification is pluggable: :data:`VERIFIERS` maps a token prefix
 to a verifier, so the OAuth verifier (``tmo_``) slots in beside :class:`PatVerifier`.
 
 Scopes form a ladder, ``read`` < ``write`` < ``admin``: a tool's scope class is satisfied by
@@ -12,7 +14,6 @@ tokens were minted that way; rotating them is how their access narrows).
 from __future__ import annotations
 
 import hashlib
-import secrets
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pynamodb.exceptions import DoesNotExist
 
-from domain import clock, ids
+from domain import clock, ids, tokens
 from domain.settings import settings
 from domain.store import db, keys
 from domain.store.models import EmailRow, TokenRow, UserRow
@@ -134,7 +135,7 @@ VERIFIERS: list[TokenVerifier] = [PAT_VERIFIER]
 
 def authenticate(secret: str | None) -> Principal | None:
     """Resolve a bearer secret to a principal, or ``None`` (missing, unknown, revoked, expired)."""
-    if not secret:
+    if not secret or tokens.shape(secret) == "malformed":  # a typo or a foreign string: no read
         return None
     for verifier in VERIFIERS:
         if secret.startswith(verifier.prefix):
@@ -161,7 +162,7 @@ def mint_pat(
     for s in scopes or []:
         if s not in SCOPES:
             raise ValueError(f"unknown scope {s!r}; use read, write or admin")
-    secret = "tm_" + secrets.token_urlsafe(32)
+    secret = tokens.mint("tm_")
     token_id = ids.new_token_id()
     gsi1pk, gsi1sk = keys.user_token(user_id, token_id)
     row = TokenRow(

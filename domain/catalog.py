@@ -35,7 +35,7 @@ SEED: dict[str, SeedTool] = {
     "archive_board": SeedTool("admin", False, True, False, False, "boards", "built"),
     "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
     "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
-    "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "planned"),
+    "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "built"),
     "bulk_create_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
     "bulk_move_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
     "bulk_update_tasks": SeedTool("write", False, False, True, True, "tasks", "built"),
@@ -50,7 +50,7 @@ SEED: dict[str, SeedTool] = {
     "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "planned"),
-    "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "planned"),
+    "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "built"),
     "get_board_snapshot": SeedTool("read", True, False, False, False, "boards", "built"),
     "get_project": SeedTool("read", True, False, False, False, "projects", "built"),
     "get_task": SeedTool("read", True, False, False, False, "tasks", "built"),
@@ -58,7 +58,7 @@ SEED: dict[str, SeedTool] = {
     "invite_member": SeedTool("admin", False, False, False, False, "members", "built"),
     "list_activity": SeedTool("read", True, False, False, False, "tasks", "built"),
     "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "planned"),
-    "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "planned"),
+    "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "built"),
     "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "planned"),
     "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
     "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
@@ -96,11 +96,12 @@ SEED: dict[str, SeedTool] = {
 
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, subtasks, tasks, workspaces
+    from domain.tools import activity, artifacts, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
         *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS, *search.TOOLS,
+        *artifacts.TOOLS,
     )
 
 

@@ -10,6 +10,8 @@
 * project   ``pj_<w>_<p>``                   — the workspace is readable from the id (like a board)
 * invitation ``inv_<w>_<ulid>``              — its workspace, and its creation order
 * approval  ``ap_<w>_<request>_<ulid>``      — its workspace and the request digest (16 hex) it answers
+* upload grant ``ug_<w>_<ulid>``             — its workspace, and its creation order
+* artifact  ``ar_<w>_<ulid>``                — its workspace, and its creation order (list order)
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -34,6 +36,8 @@ COMMENT_RE = re.compile(rf"^cm_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}}
 PROJECT_RE = re.compile(rf"^pj_({_PART}{{12}})_({_PART}{{8}})$")
 INVITATION_RE = re.compile(rf"^inv_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 APPROVAL_RE = re.compile(rf"^ap_({_PART}{{12}})_([0-9a-f]{{16}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+UPLOAD_GRANT_RE = re.compile(rf"^ug_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+ARTIFACT_RE = re.compile(rf"^ar_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
 
@@ -195,3 +199,43 @@ def new_approval_id(workspace_id: str, request: str, ulid: str) -> str:
 def parse_approval(value: str) -> ApprovalRef | None:
     m = APPROVAL_RE.fullmatch(value)
     return ApprovalRef(f"ws_{m.group(1)}", m.group(2), m.group(3)) if m else None
+
+
+@dataclass(frozen=True)
+class GrantRef:
+    workspace_id: str
+    ulid: str
+
+
+def new_upload_grant_id(workspace_id: str) -> str:
+    from ulid import ULID
+
+    return f"ug_{workspace_id[3:]}_{str(ULID()).lower()}"
+
+
+def parse_upload_grant(value: str) -> GrantRef | None:
+    m = UPLOAD_GRANT_RE.fullmatch(value)
+    return GrantRef(f"ws_{m.group(1)}", m.group(2)) if m else None
+
+
+@dataclass(frozen=True)
+class ArtifactRef:
+    """An artifact id names its workspace and its ULID (creation order)."""
+
+    workspace_id: str
+    ulid: str
+
+    @property
+    def artifact_id(self) -> str:
+        return f"ar_{self.workspace_id[3:]}_{self.ulid}"
+
+
+def new_artifact_id(workspace_id: str) -> str:
+    from ulid import ULID
+
+    return f"ar_{workspace_id[3:]}_{str(ULID()).lower()}"
+
+
+def parse_artifact(value: str) -> ArtifactRef | None:
+    m = ARTIFACT_RE.fullmatch(value)
+    return ArtifactRef(f"ws_{m.group(1)}", m.group(2)) if m else None

@@ -22,7 +22,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, governance, idempotency, ratelimit
+from domain import access, errors, governance, idempotency, ratelimit, redaction
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
@@ -38,6 +38,7 @@ from domain import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = Logger(service="jentrix-mcp", stream=sys.stderr)
+redaction.install()  # our loggers (this one included) redact secrets before a line is written
 
 
 @dataclass(frozen=True)

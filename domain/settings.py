@@ -13,6 +13,13 @@
 | ``JENTRIX_DYNAMODB_CONNECT_TIMEOUT`` | ``2`` | seconds to open a connection to DynamoDB |
 | ``JENTRIX_DYNAMODB_READ_TIMEOUT`` | ``5`` | seconds to wait for DynamoDB's answer |
 | ``JENTRIX_DYNAMODB_MAX_ATTEMPTS`` | ``3`` | attempts per DynamoDB request, the first included |
+| ``JENTRIX_ARTIFACT_BUCKET`` | ``jentrix-artifacts`` | the S3 bucket of uploads (``pending/``) and stored objects (``objects/``) |
+| ``JENTRIX_S3_ENDPOINT`` | unset (AWS) | e.g. ``http://127.0.0.1:9000`` for the local moto server |
+| ``JENTRIX_UPLOAD_MAX_BYTES`` | ``26214400`` (25 MiB) | the largest size an upload grant accepts |
+| ``JENTRIX_UPLOAD_TYPES`` | see ``DEFAULT_UPLOAD_TYPES`` | comma list of content types an upload grant accepts |
+| ``JENTRIX_UPLOAD_GRANT_SECONDS`` | ``900`` | lifetime of a grant and of its presigned PUT (capped at 900 s) |
+| ``JENTRIX_DOWNLOAD_URL_SECONDS`` | ``300`` | lifetime of a presigned download URL |
+| ``JENTRIX_S3_VERIFY_BODY`` | ``auto`` | ``auto``: hash the stored bytes when HeadObject returns no SHA-256 (emulators); ``never`` |
 
 The three DynamoDB numbers apply to both clients (PynamoDB's and boto3's). With the defaults
 one request gives up after at most 3 x (2 + 5) s plus 3 s of retry back-off = 24 s, under the
@@ -28,6 +35,21 @@ from dataclasses import dataclass, field
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)
     return int(raw) if raw not in (None, "") else default
+
+
+# Content types an upload grant accepts unless JENTRIX_UPLOAD_TYPES says otherwise.
+DEFAULT_UPLOAD_TYPES: tuple[str, ...] = (
+    "text/plain", "text/markdown", "text/csv", "text/x-diff", "text/x-patch", "application/json", "application/x-ndjson",
+    "application/pdf", "application/zip", "application/gzip", "image/png", "image/jpeg", "image/gif", "image/webp",
+)
+MAX_GRANT_SECONDS = 900  # a presigned PUT lives at most 15 minutes
+
+
+def _types(name: str) -> tuple[str, ...]:
+    raw = os.environ.get(name)
+    if not raw:
+        return DEFAULT_UPLOAD_TYPES
+    return tuple(t.strip().lower() for t in raw.split(",") if t.strip())
 
 
 def _float(name: str, default: float) -> float:
@@ -50,6 +72,13 @@ class Settings:
     allowed_origins: tuple[str, ...] = field(
         default_factory=lambda: tuple(o.strip() for o in os.environ.get("JENTRIX_ALLOWED_ORIGINS", "").split(",") if o.strip())
     )
+    artifact_bucket: str = field(default_factory=lambda: os.environ.get("JENTRIX_ARTIFACT_BUCKET") or "jentrix-artifacts")
+    s3_endpoint: str | None = field(default_factory=lambda: os.environ.get("JENTRIX_S3_ENDPOINT") or None)
+    upload_max_bytes: int = field(default_factory=lambda: _int("JENTRIX_UPLOAD_MAX_BYTES", 25 * 1024 * 1024))
+    upload_types: tuple[str, ...] = field(default_factory=lambda: _types("JENTRIX_UPLOAD_TYPES"))
+    upload_grant_seconds: int = field(default_factory=lambda: max(1, min(MAX_GRANT_SECONDS, _int("JENTRIX_UPLOAD_GRANT_SECONDS", MAX_GRANT_SECONDS))))
+    download_url_seconds: int = field(default_factory=lambda: max(1, min(3600, _int("JENTRIX_DOWNLOAD_URL_SECONDS", 300))))
+    s3_verify_body: str = field(default_factory=lambda: os.environ.get("JENTRIX_S3_VERIFY_BODY") or "auto")
 
 
 settings = Settings()

@@ -1,6 +1,6 @@
 """The ``jentrix`` command: the local dev stack, personal access tokens, and the stdio adapter.
 
-    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--data-dir DIR] [--in-memory]
+    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--s3-port PORT] [--data-dir DIR] [--in-memory]
     jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
     jentrix token list   --user-email E
     jentrix token revoke --user-email E TOKEN_ID
@@ -149,7 +149,7 @@ def inspector_command(url: str, auth_header: str) -> str:
     return f"npx {INSPECTOR_PACKAGE} {flags}"
 
 
-def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None) -> str:
+def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None) -> str:
     auth_header = f"Authorization: Bearer {token}"
     jentrix = jentrix_command()
     workspace_id = seed.workspace.workspaceId
@@ -173,6 +173,7 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         f"  DynamoDB Local:  {endpoint}",
         f"                   ({ddb_exposure()})",
         f"  Data:            {storage}",
+        *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects in memory)"] if s3_endpoint else []),
         "",
         "Claude Code:",
         f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
@@ -207,6 +208,30 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         "",
     ]
     return "\n".join(lines)
+
+
+def _bucket() -> str:
+    from domain.settings import settings
+
+    return settings.artifact_bucket
+
+
+def start_local_s3(port: int | None) -> Any:
+    """Start the local S3 (moto server on loopback), point the settings at it and create the
+    bucket; returns the running :class:`infra.s3_local.S3Local`."""
+    from domain import objects, settings as settings_module
+    from infra.s3_local import S3Local
+
+    s3 = S3Local(port=port or None)
+    try:
+        endpoint = s3.start()
+    except Exception as exc:  # noqa: BLE001 - SetupError, PortBusy: say what to do
+        raise CliError(f"could not start the local S3: {exc}") from None
+    os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
+    settings_module.reload()
+    objects.reset()
+    objects.ensure_bucket()
+    return s3
 
 
 def ddb_exposure() -> str:
@@ -265,6 +290,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, on_term)
     lost = False
     ddb = ddb_local.DynamoDBLocal(port=args.dynamodb_port, in_memory=args.in_memory, db_path=data_dir)
+    s3 = None
     try:
         try:
             endpoint = ddb.start()
@@ -280,9 +306,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
         from domain.store import db
 
         db.create_tables()
+        s3 = start_local_s3(args.s3_port)
         seed = seed_dev(token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
-        print(dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file), flush=True)
+        print(dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint), flush=True)
 
         from domain.search.repair import RepairLoop
         from functions.http_app import create_app
@@ -310,6 +337,8 @@ def cmd_dev(args: argparse.Namespace) -> int:
         return 0
     finally:
         started = ddb.process is not None
+        if s3 is not None:
+            s3.stop()
         ddb.stop()  # also releases the data dir lock
         signal.signal(signal.SIGTERM, previous)
         if started and not lost:
@@ -509,6 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--dynamodb-port", type=int, default=DEFAULT_DYNAMODB_PORT, metavar="PORT",
         help=f"port of DynamoDB Local, fixed so JENTRIX_DYNAMODB_ENDPOINT in client configs survives restarts (default {DEFAULT_DYNAMODB_PORT})",
     )
+    dev.add_argument("--s3-port", type=int, default=0, metavar="PORT", help="port of the local S3 (moto server, loopback only; default: a free one)")
     dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
     dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
     dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")

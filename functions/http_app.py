@@ -1,5 +1,9 @@
 """The FastAPI app serving MCP at ``POST /api/mcp`` — the same app under uvicorn and Lambda.
 
+It also serves ``POST /api/artifacts/upload-grant`` (:func:`upload_grant_reply`): the same
+bearer token, JSON in and out, failures as the tools' error envelope ``{error:{code,message,hint}}``
+with a matching HTTP status (docs/artifacts.md).
+
 HTTP-only concerns live here and nowhere else: method (405 with ``Allow: POST``), ``Origin``
 (403 unless allowed), bearer authentication (401 with a ``WWW-Authenticate: Bearer``
 challenge), and rendering :class:`~functions.protocol.Reply` as ``application/json``.
@@ -28,6 +32,7 @@ from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
 MCP_PATH = "/api/mcp"
+UPLOAD_GRANT_PATH = "/api/artifacts/upload-grant"
 log = logging.getLogger("jentrix.http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
@@ -96,6 +101,51 @@ async def _auth_failed(request: Request, exc: Exception) -> Response:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+_ENVELOPE_STATUS = {"INVALID_INPUT": 400, "FORBIDDEN": 403, "NOT_FOUND": 404, "CONFLICT": 409, "RATE_LIMITED": 429, "INTERNAL": 500}
+
+
+def upload_grant_reply(principal: Principal, body: Any) -> tuple[int, dict[str, Any]]:
+    """Serve one upload-grant request for a verified principal: ``(status, JSON body)``.
+
+    The body is ``{workspaceId, fileName, contentType, size, sha256[, purpose]}`` (purpose
+    ``artifact`` by default; ``workspaceId`` ``""`` = the token's pinned workspace). The call
+    counts against the token's minute window like a tool call.
+    """
+    from domain import clock, errors, ratelimit, uploads
+    from domain.errors import ErrorCode, ToolError
+
+    cid = uuid.uuid4().hex
+    try:
+        if not isinstance(body, dict):
+            raise errors.invalid("body", "must be a JSON object", "Send {workspaceId, fileName, contentType, size, sha256}.")
+        unknown = sorted(set(body) - {"workspaceId", "fileName", "contentType", "size", "sha256", "purpose"})
+        if unknown:
+            raise errors.invalid(unknown[0], "is not a field of an upload-grant request", "Send workspaceId, fileName, contentType, size, sha256 and optionally purpose.")
+        window = ratelimit.hit(principal.token_id, settings.rate_limit_per_minute)
+        if window.used > window.limit:
+            raise ToolError(ErrorCode.RATE_LIMITED, f"This token made more than {window.limit} calls in the current minute.",
+                            "Wait for the window to reset, then retry.", retry_after_seconds=window.retry_after_seconds(clock.now_ms()))
+        ws = body.get("workspaceId")
+        if ws == "" and principal.workspace_pin:
+            ws = principal.workspace_pin
+        grant = uploads.issue_grant(
+            principal, workspace_id=ws, purpose=body.get("purpose", "artifact"), file_name=body.get("fileName"),
+            content_type=body.get("contentType"), size=body.get("size"), sha256=body.get("sha256"),
+        )
+        return 200, grant
+    except ToolError as exc:
+        return _ENVELOPE_STATUS.get(exc.code.value, 400), exc.envelope()
+    except Exception as exc:  # noqa: BLE001 - the boundary: an envelope, never a traceback
+        if faults.storage_unavailable(exc):
+            return 503, faults.unavailable_error(cid).envelope()
+        if faults.throttled(exc):
+            return 503, faults.busy_error(cid).envelope()
+        log.exception("upload grant failed (correlation id %s)", cid)
+        from domain.pipeline import internal_error
+
+        return 500, internal_error(cid).envelope()
+
+
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     install_index_hook()  # the search postings follow each write in this process (idempotent)
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
@@ -147,6 +197,40 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             status_code=405,
             headers={"Allow": "POST"},
         )
+
+    @app.post(UPLOAD_GRANT_PATH)
+    async def upload_grant(request: Request) -> Response:
+        if not origin_allowed(request.headers.get("origin")):
+            return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
+        principal = principal_from_authorizer(request.scope)
+        secret = bearer(request.headers) if principal is None else None
+        if principal is None and secret is None:
+            return _unauthorized("Send Authorization: Bearer <token>.")
+        raw = await request.body()
+
+        def serve() -> tuple[int, dict[str, Any]] | None:
+            caller = principal or auth.authenticate(secret)
+            if caller is None:
+                return None
+            try:
+                body = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                body = None
+            return upload_grant_reply(caller, body)
+
+        try:
+            out = await run_in_threadpool(serve)
+        except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
+            from domain.pipeline import internal_error
+
+            cid = uuid.uuid4().hex
+            err = faults.unavailable_error(cid) if faults.storage_unavailable(exc) else internal_error(cid)
+            return JSONResponse(err.envelope(), status_code=503 if faults.storage_unavailable(exc) else 500)
+        if out is None:
+            return _unauthorized("The token is unknown, revoked or expired.")
+        status, payload = out
+        headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
+        return JSONResponse(payload, status_code=status, headers=headers)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

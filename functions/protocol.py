@@ -5,6 +5,10 @@ HTTP headers when there are any (``None`` on stdio, where header rules do not ap
 :class:`Session`, and returns a :class:`Reply` — an HTTP status the HTTP adapter uses and the
 stdio adapter ignores, plus the JSON-RPC message to write (``None`` for notifications).
 
+Resources: the ``resources`` capability with one template, ``stacks://artifact/{id}``
+(``resources/templates/list``; ``resources/list`` is empty; ``resources/read`` runs get_artifact
+through the same pipeline, so scope, membership and tombstones are the tool's).
+
 Eras (MCP 2026-07-28 "Base protocol" and 2025-11-25 "Lifecycle"; docs/decisions.md), told apart per request:
 
 * **2026-07-28** — the request's ``params._meta`` carries
@@ -66,6 +70,19 @@ INSTRUCTIONS = (
     "retrying with the same key never creates twice. workspaceId \"\" stands for the workspace your token or "
     "connection is bound to; get_token_context tells what this token may do."
 )
+
+# A missing resource is Invalid params carrying data.uri (SEP-2164; -32002 is retired).
+RESOURCE_NOT_FOUND = INVALID_PARAMS
+ARTIFACT_TOOL = "get_artifact"
+ARTIFACT_URI_PREFIX = "stacks://artifact/"
+ARTIFACT_TEMPLATE = {
+    "uriTemplate": "stacks://artifact/{id}",
+    "name": "artifact",
+    "title": "Artifact",
+    "description": "One artifact by id (ar_…): the get_artifact answer as JSON (record, redacted body, short-lived download URL; a tombstone once withdrawn).",
+    "mimeType": "application/json",
+}
+CAPABILITIES = {"tools": {"listChanged": False}, "resources": {"listChanged": False}}
 
 _MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
 _B64 = re.compile(r"^=\?base64\?(.*)\?=$")
@@ -149,7 +166,7 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 50) -> None:
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 100) -> None:
         if registry is None:
             from domain.catalog import registry as product_registry
 
@@ -230,7 +247,7 @@ class McpProtocol:
         if method == "server/discover":
             return {
                 "supportedVersions": [*HANDSHAKE_VERSIONS, *MODERN_VERSIONS],
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": CAPABILITIES,
                 "instructions": INSTRUCTIONS,
                 "resultType": "complete",
                 "ttlMs": LIST_TTL_MS,
@@ -243,6 +260,11 @@ class McpProtocol:
             return {**self._list_tools(params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         if method == "tools/call":
             return {**self._call_tool(params, session), "resultType": "complete"}
+        if method in ("resources/list", "resources/templates/list"):
+            return {**self._list_resources(method, params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+        if method == "resources/read":
+            # the record and its download URL are the caller's and short-lived: never cached
+            return {**self._read_resource(params, session), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session) -> dict[str, Any]:
@@ -258,7 +280,7 @@ class McpProtocol:
                 session.client_capabilities = params["capabilities"]
             return {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": CAPABILITIES,
                 "serverInfo": SERVER_INFO,
                 "instructions": INSTRUCTIONS,
             }
@@ -270,6 +292,10 @@ class McpProtocol:
             return self._list_tools(params)
         if method == "tools/call":
             return self._call_tool(params, session)
+        if method in ("resources/list", "resources/templates/list"):
+            return self._list_resources(method, params)
+        if method == "resources/read":
+            return self._read_resource(params, session)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     # -- methods --------------------------------------------------------------------------
@@ -289,6 +315,32 @@ class McpProtocol:
         if start + self.page_size < len(specs):
             result["nextCursor"] = base64.urlsafe_b64encode(f"tools:{start + self.page_size}".encode()).decode()
         return result
+
+    def _list_resources(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """No concrete resources are listed (there would be one per artifact); one template."""
+        if params.get("cursor") is not None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor; start again without one.")
+        if method == "resources/list":
+            return {"resources": []}
+        return {"resourceTemplates": [dict(ARTIFACT_TEMPLATE)] if self.registry.get(ARTIFACT_TOOL) is not None else []}
+
+    def _read_resource(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+        """``stacks://artifact/{id}``: get_artifact through the same pipeline (scope, rate window,
+        membership, tombstones), its result as one JSON text content. A missing or invisible
+        artifact is -32602 with ``data.uri`` (SEP-2164); other refusals carry the tool's envelope in ``data``."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: params.uri must be a string.")
+        spec = self.registry.get(ARTIFACT_TOOL)
+        if spec is None or not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX):]:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).", {"uri": uri})
+        outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=session.binding)
+        if outcome.error is not None:
+            error = outcome.error["error"]
+            code = INVALID_PARAMS if error["code"] in ("NOT_FOUND", "INVALID_INPUT", "FORBIDDEN") else INTERNAL_ERROR
+            raise RpcError(code, error["message"], {"uri": uri, **outcome.error})
+        text = json.dumps(outcome.result, separators=(",", ":"), ensure_ascii=False)
+        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
     def _call_tool(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
         name = params.get("name")

@@ -41,8 +41,34 @@ def dynamodb_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def stack(dynamodb_endpoint: str) -> Iterator[dict[str, str]]:
-    """Point the app at DynamoDB Local with fresh tables for this test session."""
+def s3_endpoint() -> Iterator[str]:
+    """The local S3 (moto server on a free loopback port) for the whole session, its bucket
+    created; ``JENTRIX_TEST_S3_ENDPOINT`` points at a running one instead."""
+    from infra.s3_local import S3Local
+
+    external = os.environ.get("JENTRIX_TEST_S3_ENDPOINT")
+    server = None
+    if not external:
+        server = S3Local()
+        server.start()
+    endpoint = external or server.endpoint  # type: ignore[union-attr]
+    os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
+    os.environ.setdefault("JENTRIX_ARTIFACT_BUCKET", f"jentrix-test-{uuid.uuid4().hex[:8]}")
+    from domain import objects, settings
+
+    settings.reload()
+    objects.reset()
+    objects.ensure_bucket()
+    try:
+        yield endpoint
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(dynamodb_endpoint: str, s3_endpoint: str) -> Iterator[dict[str, str]]:
+    """Point the app at DynamoDB Local (fresh tables) and the local S3 for this test session."""
     from domain import idempotency  # noqa: F401 - registers its reset with the store
     from domain.search.writes import install_index_hook
     from domain.store import db

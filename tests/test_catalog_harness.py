@@ -62,9 +62,10 @@ class Place:
     label: str
     project: str
     invitation: str
+    artifact: str
 
     def of(self, kind: str) -> str:
-        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project, "invitation": self.invitation}[kind]
+        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project, "invitation": self.invitation, "artifact": self.artifact}[kind]
 
 
 @dataclass
@@ -115,7 +116,8 @@ def _place(secret: str, workspace_id: str) -> Place:
     label = _ok(secret, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"})["label"]
     project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:6]}"})["project"]
     invitation = _ok(secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:6]}@example.com"})["invitation"]
-    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"], invitation["id"])
+    artifact = _ok(secret, "attach_artifact", {"workspaceId": workspace_id, "type": "PR", "title": "harness", "url": "https://example.com/pr", "projectId": project["id"]})["artifact"]
+    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"], invitation["id"], artifact["id"])
 
 
 def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +188,7 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     schema = spec.definition()["inputSchema"]
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
     for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
-        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation"):
+        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation", "artifact"):
             args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
     if spec.target is not None:
         alt = alternative or spec.target.fields[0]
@@ -270,7 +272,7 @@ def _isolation_cases() -> list[Any]:
 
 
 def _foreign_value(kind: str, theirs: Place) -> str | None:
-    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project, "invitation": theirs.invitation}.get(kind)
+    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project, "invitation": theirs.invitation, "artifact": theirs.artifact}.get(kind)
 
 
 @pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
@@ -362,7 +364,7 @@ def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> s
             options.append(st.sampled_from(b["enum"]))
         elif b.get("type") == "string":
             lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
-            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, place.invitation, ""]
+            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, place.invitation, place.artifact, ""]
             options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
             if "pattern" in b:
                 options.append(st.from_regex(b["pattern"], fullmatch=True))

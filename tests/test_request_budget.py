@@ -340,3 +340,43 @@ def test_search_tasks_budget(server_url, owner, board):
     # nothing matched: no row reads at all
     _, c = check(server_url, owner.token, "search_tasks", {"workspaceId": ws, "query": "zzz-404"}, FIXED_WS + side + 2 + 2)
     assert "Scan" not in c.ops
+
+
+def test_artifact_tool_budgets(server_url, owner, board):
+    # attach: the linked task with the membership, then one transaction (head, body, link copy,
+    # guard, activity row). S3_OBJECT adds the grant GetItem and S3's HeadObject, CopyObject and
+    # DeleteObject (+ GetObject on the local emulator, which keeps no checksums). get_artifact
+    # reads head and body with the membership: nothing more. list: one Query, parallel.
+    import hashlib
+
+    from domain import objects
+    from tests.test_uploads import ask, put, request_body
+
+    ws, task = owner.workspace_id, board["t1"]
+    s3_ops: list[str] = []
+    record = lambda model=None, **_: s3_ops.append(model.name)  # noqa: E731
+    objects.client().meta.events.register("before-call.s3", record)
+    try:
+        res, c = check(server_url, owner.token, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "PR", "url": "https://example.com/pr/1", "taskId": task["id"]}, FIXED_WS + 1)
+        assert c.ops["TransactWriteItems"] == 1 and not s3_ops
+        made = res["structuredContent"]["artifact"]
+        check(server_url, owner.token, "get_artifact", {"artifactId": made["id"]}, FIXED_WS + 0)
+        check(server_url, owner.token, "list_artifacts", {"workspaceId": ws}, FIXED_WS + 1)
+        check(server_url, owner.token, "list_artifacts", {"workspaceId": ws, "taskId": task["id"], "type": "PR"}, FIXED_WS + 1)
+        data = b"log line\n" * 20
+        grant = ask(server_url, owner.token, request_body(ws, data, contentType="text/plain", fileName="build.log")).json()
+        put(grant, data)
+        args = {"workspaceId": ws, "type": "LOG", "title": "build", "uploadGrantId": grant["uploadGrantId"], "taskId": task["id"]}
+        s3_ops.clear()
+        res, c = check(server_url, owner.token, "attach_artifact", args, FIXED_WS + 2)  # + grant GetItem; one transaction
+        assert s3_ops == ["HeadObject", "GetObject", "CopyObject", "DeleteObject"], s3_ops
+        s3_ops.clear()
+        check(server_url, owner.token, "attach_artifact", args, FIXED_WS + 2)  # the same call again: grant + head GetItem, no write
+        assert s3_ops == []
+        stored = res["structuredContent"]["artifact"]
+        assert stored["sha256"] == hashlib.sha256(data).hexdigest()
+        s3_ops.clear()
+        check(server_url, owner.token, "get_artifact", {"artifactId": stored["id"]}, FIXED_WS + 0)
+        assert s3_ops == []  # the download URL is presigned locally
+    finally:
+        objects.client().meta.events.unregister("before-call.s3", record)

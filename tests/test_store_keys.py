@@ -56,6 +56,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "search artifact word posting": (keys.search_term_posting("ws_b", "pars", keys.search_doc_artifact("ar_e"), keys.SEARCH_ARTIFACTS), None),
     "search artifact vocabulary trigram": (keys.search_gram_posting("ws_b", "par", "parser", keys.SEARCH_ARTIFACTS), None),
     "search artifact pending marker": (keys.search_pending("ws_b", keys.search_doc_artifact("ar_e")), None),
+    "upload grant": (keys.upload_grant("ug_b_01j0abc"), None),
+    "artifact": (keys.artifact("ws_b", "01j0abc"), None),
+    "artifact body": (keys.artifact_body("ws_b", "01j0abc"), None),
+    "artifact link copy": (keys.artifact_link("ws_b", "task", "tk_e", "01j0abc"), None),
 }
 
 

@@ -97,8 +97,13 @@ def test_snapshots_are_what_tools_list_serves():
     """The snapshots are the wire form: the protocol layer's tools/list returns exactly them, by name."""
     snapshots = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in GEN.SNAPSHOT_DIR.glob("*.json")}
     session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
-    reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=session)
-    tools = reply.message["result"]["tools"]
+    tools, params = [], {}
+    while True:  # every page (the catalog has more tools than one page holds)
+        reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, headers=None, session=session)
+        tools += reply.message["result"]["tools"]
+        if "nextCursor" not in reply.message["result"]:
+            break
+        params = {"cursor": reply.message["result"]["nextCursor"]}
     assert [t["name"] for t in tools] == sorted(snapshots)
     assert tools == [snapshots[t["name"]] for t in tools]
 

@@ -260,6 +260,42 @@ PROJECTS_PREFIX = "PROJECT#"
 PROJECT_LINKS_PREFIX = "PL#"
 
 
+# -- uploads and artifacts (docs/data-model.md, "Uploads and artifacts") -------------------------
+def upload_grant(grant_id: str) -> Key:
+    """``UPLOAD#<grant> / GRANT``: one single-use, expiring upload grant (its own partition)."""
+    return f"UPLOAD#{grant_id}", "GRANT"
+
+
+def artifact_partition(workspace_id: str) -> str:
+    """``ART#<ws>``: the workspace's artifact heads ``A#<ulid>`` (creation order) and text bodies ``B#<ulid>``."""
+    return f"ART#{workspace_id}"
+
+
+def artifact(workspace_id: str, ulid: str) -> Key:
+    """``ART#<ws> / A#<ulid>``: an artifact's head (everything but the text body)."""
+    return artifact_partition(workspace_id), f"{ARTIFACTS_PREFIX}{ulid}"
+
+
+def artifact_body(workspace_id: str, ulid: str) -> Key:
+    """``ART#<ws> / B#<ulid>``: an artifact's redacted text body (absent for object/URL artifacts)."""
+    return artifact_partition(workspace_id), f"{ARTIFACT_BODIES_PREFIX}{ulid}"
+
+
+def artifact_link_partition(workspace_id: str, link: str, linked_id: str) -> str:
+    """``ARTL#<ws>#<link>#<linked id>``: copies of the heads of the artifacts linked to one task,
+    project, session, run, decision or work order (list_artifacts by link, for_session: one
+    Query). The workspace is in the key because run/decision/work-order ids are the caller's."""
+    return f"ARTL#{workspace_id}#{link}#{linked_id}"
+
+
+def artifact_link(workspace_id: str, link: str, linked_id: str, ulid: str) -> Key:
+    return artifact_link_partition(workspace_id, link, linked_id), f"{ARTIFACTS_PREFIX}{ulid}"
+
+
+ARTIFACTS_PREFIX = "A#"
+ARTIFACT_BODIES_PREFIX = "B#"
+
+
 # -- GSI1 --------------------------------------------------------------------------------------
 def column_order(column_id: str, rank: str, number: int) -> Key:
     """GSI1 of a compact task row: ``COL#<column> / <rank>#<number:010>``."""

@@ -489,3 +489,79 @@ class SearchPendingRow(Row, discriminator="SearchPending"):
     comment = UnicodeAttribute(null=True)
     body = UnicodeAttribute(null=True)  # an artifact's redacted text (artifacts corpus)
     gone = BooleanAttribute(default=False)
+
+
+class UploadGrantRow(Row, discriminator="UploadGrant"):
+    """Upload grant (``keys.upload_grant``): what one presigned PUT may store, for whom, until when.
+
+    ``state`` ISSUED -> USED exactly once, in the transaction of the call that consumes it
+    (condition ``state = ISSUED and expiresAtMs > now``); ``usedBy`` is that call's digest (user +
+    arguments), so the same call retried after a lost answer is recognised; ``entityId`` is what
+    it made. ``ttl`` lets DynamoDB drop it a day after it expired."""
+
+    grantId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    userId = UnicodeAttribute()
+    purpose = UnicodeAttribute()  # artifact | attachment
+    fileName = UnicodeAttribute()
+    contentType = UnicodeAttribute()
+    size = NumberAttribute()
+    sha256 = UnicodeAttribute()  # 64 lowercase hex digits
+    objectKey = UnicodeAttribute()  # pending/<ws>/<grantId>
+    createdAt = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+    expiresAtMs = NumberAttribute()
+    state = UnicodeAttribute(default="ISSUED")
+    usedBy = UnicodeAttribute(null=True)
+    usedAt = UnicodeAttribute(null=True)
+    entityId = UnicodeAttribute(null=True)
+
+
+class _ArtifactFields(Row):
+    """What an artifact's head and each of its link copies carry (no text body)."""
+
+    artifactId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    type = UnicodeAttribute()
+    title = UnicodeAttribute()
+    storage = UnicodeAttribute()  # INLINE | EXTERNAL_URL | S3_OBJECT
+    url = UnicodeAttribute(null=True)  # EXTERNAL_URL
+    objectKey = UnicodeAttribute(null=True)  # S3_OBJECT: objects/<ws>/artifact/<id>
+    fileName = UnicodeAttribute(null=True)
+    contentType = UnicodeAttribute(null=True)
+    size = NumberAttribute(null=True)
+    sha256 = UnicodeAttribute(null=True)
+    bodyChars = NumberAttribute(null=True)  # length of the stored (redacted) body; null = no body
+    redactions = ListAttribute(of=UnicodeAttribute, default=list)  # rule ids of the secrets replaced
+    taskId = UnicodeAttribute(null=True)
+    projectId = UnicodeAttribute(null=True)
+    sessionId = UnicodeAttribute(null=True)
+    runId = UnicodeAttribute(null=True)
+    decisionId = UnicodeAttribute(null=True)
+    workOrderId = UnicodeAttribute(null=True)
+    tracePart = UnicodeAttribute(null=True)  # TRACE: the manifest part this object is
+    grantId = UnicodeAttribute(null=True)
+    createdBy = UnicodeAttribute()
+    createdByName = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    withdrawnAt = UnicodeAttribute(null=True)
+    withdrawnBy = UnicodeAttribute(null=True)
+
+
+class ArtifactRow(_ArtifactFields, discriminator="Artifact"):
+    """Artifact head (``keys.artifact``): the record get_artifact and list_artifacts answer with."""
+
+
+class ArtifactLinkRow(_ArtifactFields, discriminator="ArtifactLink"):
+    """A copy of an artifact's head under one of its links (``keys.artifact_link``), written and
+    withdrawn in the head's transaction."""
+
+    link = UnicodeAttribute()  # task | project | session | run | decision | workOrder
+
+
+class ArtifactBodyRow(Row, discriminator="ArtifactBody"):
+    """An artifact's text body after redaction (``keys.artifact_body``); deleted on withdrawal."""
+
+    artifactId = UnicodeAttribute()
+    body = UnicodeAttribute()

@@ -22,6 +22,7 @@ ActivityType = Literal[
     "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
     "task.assignees_set",
     "label.created", "label.updated", "label.deleted", "task.labels_set",
+    "artifact.attached",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" selects the workspace this token or connection is bound to.')]

@@ -1,0 +1,166 @@
+"""Object storage: the S3 client, presigned URLs, HeadObject and server-side copies.
+
+Bytes never pass through the server on the request path: clients PUT to a presigned URL
+(:func:`presign_put`) and GET from one (:func:`presign_get`). The PUT signs ``Content-Type``,
+``Content-Length`` and ``x-amz-checksum-sha256`` (``X-Amz-SignedHeaders`` lists them), so real
+S3 refuses an upload whose type, length or bytes differ from the grant. The client is SigV4
+(``signature_version="s3v4"``), path-style (the local moto server has no virtual hosts), built
+on first use and then reused by the process (:func:`client`; :func:`reset` after the settings
+change).
+
+Keys: uploads land under ``pending/<ws>/<grantId>`` (:func:`pending_key`), stored objects live
+under ``objects/<ws>/<kind>/<id>`` (:func:`final_key`); the lifecycle rule of the bucket removes
+``pending/`` objects never attached (template.yaml).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from domain.settings import settings
+
+_client: Any = None
+_lock = threading.Lock()
+
+PENDING_PREFIX = "pending/"
+OBJECTS_PREFIX = "objects/"
+
+
+def _build() -> Any:
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3",
+        endpoint_url=settings.s3_endpoint,
+        region_name=settings.region,
+        config=Config(
+            signature_version="s3v4",
+            s3={"addressing_style": "path"},
+            # only the checksum we sign: no SDK-added CRC parameters in presigned URLs
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+            connect_timeout=settings.dynamodb_connect_timeout,
+            read_timeout=settings.dynamodb_read_timeout,
+            retries={"total_max_attempts": settings.dynamodb_max_attempts, "mode": "standard"},
+        ),
+    )
+
+
+def client() -> Any:
+    """The process's S3 client (built once, on first use)."""
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                _client = _build()
+    return _client
+
+
+def reset() -> None:
+    """Forget the client (the next call builds one from the current settings)."""
+    global _client
+    with _lock:
+        _client = None
+
+
+def ensure_bucket() -> None:
+    """Create the bucket if it is absent (the local stack and the tests; AWS has the template's)."""
+    s3 = client()
+    try:
+        s3.head_bucket(Bucket=settings.artifact_bucket)
+    except Exception:  # noqa: BLE001 - absent (404) or unknown: try to create it
+        s3.create_bucket(Bucket=settings.artifact_bucket)
+
+
+def pending_key(workspace_id: str, grant_id: str) -> str:
+    return f"{PENDING_PREFIX}{workspace_id}/{grant_id}"
+
+
+def final_key(workspace_id: str, kind: str, entity_id: str) -> str:
+    return f"{OBJECTS_PREFIX}{workspace_id}/{kind}/{entity_id}"
+
+
+def sha256_b64(hex_digest: str) -> str:
+    """The base64 form S3 uses for a SHA-256 given as 64 hex digits."""
+    return base64.b64encode(bytes.fromhex(hex_digest)).decode("ascii")
+
+
+def presign_put(key: str, *, content_type: str, size: int, sha256_hex: str, expires_in: int) -> tuple[str, dict[str, str]]:
+    """A presigned PUT for exactly these bytes: ``(url, headers the client must send)``."""
+    checksum = sha256_b64(sha256_hex)
+    url = client().generate_presigned_url(
+        "put_object",
+        Params={"Bucket": settings.artifact_bucket, "Key": key, "ContentType": content_type, "ContentLength": size, "ChecksumSHA256": checksum},
+        ExpiresIn=expires_in,
+        HttpMethod="PUT",
+    )
+    headers = {"Content-Type": content_type, "Content-Length": str(size), "x-amz-checksum-sha256": checksum}
+    return url, headers
+
+
+def presign_get(key: str, *, file_name: str | None = None, expires_in: int | None = None) -> str:
+    """A presigned GET (default lifetime ``settings.download_url_seconds``, about 5 minutes)."""
+    params: dict[str, Any] = {"Bucket": settings.artifact_bucket, "Key": key}
+    if file_name:
+        safe = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in file_name)
+        params["ResponseContentDisposition"] = f'attachment; filename="{safe}"'
+    return client().generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in or settings.download_url_seconds)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What HeadObject says about an object (``sha256_b64`` is None when the store keeps none)."""
+
+    size: int
+    content_type: str
+    sha256_b64: str | None
+
+
+def head(key: str) -> Stored | None:
+    """HeadObject with ``ChecksumMode=ENABLED``; ``None`` when there is no such object."""
+    from botocore.exceptions import ClientError
+
+    try:
+        out = client().head_object(Bucket=settings.artifact_bucket, Key=key, ChecksumMode="ENABLED")
+    except ClientError as exc:
+        if str(exc.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise
+    return Stored(size=int(out["ContentLength"]), content_type=str(out.get("ContentType") or ""), sha256_b64=out.get("ChecksumSHA256"))
+
+
+def digest(key: str, limit: int) -> str | None:
+    """SHA-256 (hex) of the object's bytes, read in chunks, at most ``limit`` bytes (else None).
+
+    Only for stores whose HeadObject carries no checksum (the local emulator): real S3 verified
+    the signed checksum at PUT time and returns it.
+    """
+    from botocore.exceptions import ClientError
+
+    try:
+        body = client().get_object(Bucket=settings.artifact_bucket, Key=key)["Body"]
+    except ClientError:
+        return None
+    h, seen = hashlib.sha256(), 0
+    for chunk in body.iter_chunks(1 << 16):
+        seen += len(chunk)
+        if seen > limit:
+            return None
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def copy(source_key: str, dest_key: str) -> None:
+    """Server-side copy within the bucket (metadata and content type kept)."""
+    bucket = settings.artifact_bucket
+    client().copy_object(Bucket=bucket, Key=dest_key, CopySource={"Bucket": bucket, "Key": source_key}, MetadataDirective="COPY")
+
+
+def delete(key: str) -> None:
+    """Delete an object (deleting an absent one succeeds, as S3 does)."""
+    client().delete_object(Bucket=settings.artifact_bucket, Key=key)

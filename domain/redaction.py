@@ -1,0 +1,486 @@
+"""Secret redaction at ingest: text bodies and log lines lose their secrets before storage.
+
+:func:`redact` returns a :class:`Redacted`: the text with every secret replaced by
+``[REDACTED:<rule-id>]``, and the findings (rule id and offsets in the ORIGINAL text, never the
+value). Two sources of rules run over the text:
+
+* **Provider detectors** from ``bc-detect-secrets`` (the maintained fork of Yelp's
+  detect-secrets, a runtime dependency): the regex plugins for AWS key ids, GitHub, Slack,
+  Stripe, JWT, private keys, Twilio, SendGrid, Discord, npm, Mailchimp, Square, Artifactory and
+  the IBM/Cloudant/SoftLayer assignments. The entropy plugins are left out (they flag ordinary
+  prose), and so is the keyword plugin (our house rules cover assignments with fewer false hits).
+  Each plugin's own patterns are compiled with the ``regex`` module so that they run under a
+  time bound and give offsets; the plugin's ``analyze_string`` then confirms each match (so
+  its validity checks, e.g. that a JWT's parts decode, still apply) and names the value.
+  detect-secrets reports values, sometimes only a piece of the secret (a GitHub token comes
+  back as ``ghp``, a JWT without its signature, a PEM block as its header), so each value is
+  located inside its match and widened to the whole token it sits in; a private key widens to
+  its whole ``BEGIN … END`` block.
+* **House rules** (ours): Jentrix tokens (``tm_``/``tmo_`` with a valid checksum, and legacy
+  PATs by shape), ``Authorization: Bearer|Basic|token …``, passwords in URL userinfo, AWS
+  secret access keys next to their name, generic ``password=``/``secret:`` assignments, and a
+  few provider shapes detect-secrets lacks (GitHub fine-grained PATs, GitLab PATs, OpenAI and
+  Anthropic keys, PyPI tokens).
+
+Every pattern runs under one deadline per call (``timeout``, seconds). When a pattern runs out
+of time over the whole text, the rest of the text is scanned line by line; a line that cannot be
+scanned in time is replaced whole (rule ``scan-timeout``): the redactor fails closed.
+
+Spans are merged and replaced right to left. Redacting twice gives the same text as once:
+markers are never matched again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from domain import tokens
+
+DEFAULT_TIMEOUT = 2.0  # seconds for one redact() call, all rules together
+MAX_WIDEN = 4096  # characters a value may grow by on each side
+TIMEOUT_RULE = "scan-timeout"
+MARKER = regex.compile(r"\[REDACTED:[a-z0-9-]+\]")
+_FLAGS = regex.IGNORECASE | regex.MULTILINE | regex.DOTALL | regex.VERBOSE
+
+# Characters a token may be made of, per family, for widening a reported value.
+B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+TOKEN = B64URL | frozenset("+/=.")
+JWT_CHARS = B64URL | frozenset(".=")
+ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One redacted span: which rule, and where it was in the original text (never the value)."""
+
+    rule_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Redacted:
+    text: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return tuple(sorted({f.rule_id for f in self.findings}))
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.findings)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A compiled pattern. ``group`` names the secret inside a house rule's match (0 = all);
+    ``plugin`` (detector rules) confirms a match and names its values; ``charset`` is what a value
+    widens over; ``keywords`` (lowercase) skip the rule when none occurs in the text; ``accept``
+    vets the final value."""
+
+    id: str
+    rx: Any
+    keywords: tuple[str, ...] = ()
+    group: int = 0
+    plugin: Any = None  # a detect_secrets RegexBasedDetector
+    charset: frozenset[str] = TOKEN
+    accept: Callable[[str], bool] | None = None
+    pem: bool = False
+
+
+def _not_hex(value: str) -> bool:
+    """An AWS secret is 40 base64 characters; 40 hex characters is a git SHA, not a key."""
+    return not regex.fullmatch(r"[0-9a-f]{40}|[0-9A-F]{40}", value)
+
+
+def _mixed(value: str) -> bool:
+    """Random 43-char url-safe bodies virtually always hold both cases; identifiers rarely do."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _plugin_rules() -> list[Rule]:
+    # Imported here: detect-secrets (and the requests it pulls in) costs ~0.2 s, paid on the
+    # first redaction rather than on every cold start that never redacts.
+    from detect_secrets.plugins.artifactory import ArtifactoryDetector
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.cloudant import CloudantDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.npm import NpmDetector
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.softlayer import SoftlayerDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    table: list[tuple[str, Any, tuple[str, ...], frozenset[str], Callable[[str], bool] | None]] = [
+        ("aws-access-key", AWSKeyDetector, ("akia", "asia", "abia", "acca", "a3t", "aws"), TOKEN - {".", "-", "_", "="}, _not_hex),
+        ("github-token", GitHubTokenDetector, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ALNUM | {"_"}, None),
+        ("slack-token", SlackDetector, ("xox", "hooks.slack.com"), ALNUM | {"-"}, None),
+        ("stripe-key", StripeDetector, ("k_live_",), ALNUM | {"_"}, None),
+        ("jwt", JwtTokenDetector, ("eyj",), JWT_CHARS, None),
+        ("private-key", PrivateKeyDetector, ("private key", "putty-user-key"), TOKEN, None),
+        ("twilio-key", TwilioKeyDetector, ("ac", "sk"), ALNUM, None),
+        ("sendgrid-key", SendGridDetector, ("sg.",), B64URL | {"."}, None),
+        ("discord-bot-token", DiscordBotTokenDetector, (), B64URL | {"."}, None),
+        ("npm-token", NpmDetector, ("npm",), B64URL, None),
+        ("mailchimp-key", MailchimpDetector, ("-us",), ALNUM | {"-"}, None),
+        ("square-oauth", SquareOAuthDetector, ("sq0csp-",), B64URL, None),
+        ("artifactory-token", ArtifactoryDetector, ("akc", "ap"), ALNUM, None),
+        ("ibm-cos-hmac", IbmCosHmacDetector, ("secret",), ALNUM, None),
+        ("cloudant", CloudantDetector, ("cl",), ALNUM, None),
+        ("softlayer", SoftlayerDetector, ("sl", "softlayer"), ALNUM, None),
+    ]
+    rules = []
+    for rule_id, cls, keywords, charset, accept in table:
+        plugin = cls()
+        for pattern in cls.denylist:  # type: ignore[attr-defined]
+            rx = regex.compile(pattern.pattern, (pattern.flags & _FLAGS) | regex.V0)
+            rules.append(Rule(rule_id, rx, keywords, plugin=plugin, charset=charset, accept=accept, pem=rule_id == "private-key"))
+    return rules
+
+
+_NAME = r"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|passphrase|secret|client_secret|api_?key|access_?token|auth_?token)[\"']?"
+_VALUE = r"([^\s\"'`,;]{6,256})"
+_WORDS = ("pass", "pwd", "secret", "key", "token")
+
+
+def _literal(value: str) -> bool:
+    return not _looks_like_code(value)
+
+
+def _house_rules() -> list[Rule]:
+    not_marker = r"(?!\[REDACTED:)"
+    house = [
+        # Ours first: a checksummed tm_/tmo_ token (verified below), then legacy PATs by shape.
+        Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tmo?_[A-Za-z0-9]{42}(?![A-Za-z0-9_-])"), ("tm",), accept=tokens.checksum_ok),
+        Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tm_([A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"), ("tm_",), group=0, accept=lambda v: _mixed(v[3:])),
+        Rule("auth-header", regex.compile(r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+" + not_marker + r"([^\s\"'<>,;]{8,})"), ("authorization",), group=1),
+        Rule("bearer-token", regex.compile(r"(?i)\bbearer\s+" + not_marker + r"([A-Za-z0-9._~+/-]{16,}=*)"), ("bearer",), group=1),
+        Rule("url-password", regex.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@\[\]\"'<>]{0,256}:" + not_marker + r"([^\s/@\"'<>]{1,256})@"), ("://",), group=1, charset=frozenset()),
+        Rule(
+            "aws-secret-key",
+            regex.compile(r"(?i)(?:aws_?)?secret_?(?:access_?)?key[\"']?\s*(?::=|=>|[:=])\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+            ("secret",),
+            group=1,
+            accept=_not_hex,
+        ),
+        Rule("password-assignment", regex.compile(_NAME + r"\s*(?::=|=>|=)\s*(?:\"|'|)" + not_marker + _VALUE), _WORDS, group=1, charset=frozenset(), accept=_literal),
+        # With a colon (YAML, JSON, prose): quoted, or holding a digit or symbol, so "Password: see the vault" stays.
+        Rule("password-assignment", regex.compile(_NAME + r"\s*:\s*[\"']" + not_marker + _VALUE), _WORDS, group=1, charset=frozenset(), accept=_literal),
+        Rule(
+            "password-assignment",
+            regex.compile(_NAME + r"\s*:[ \t]*" + not_marker + r"(?=[^\s]*[0-9!#$%&*+?@^~])" + _VALUE),
+            _WORDS,
+            group=1,
+            charset=frozenset(),
+            accept=_literal,
+        ),
+        Rule("github-fine-grained-pat", regex.compile(r"github_pat_[A-Za-z0-9_]{22,255}"), ("github_pat_",), charset=ALNUM | {"_"}),
+        Rule("gitlab-token", regex.compile(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",), charset=B64URL),
+        Rule("openai-key", regex.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin|ant-api\d\d|ant-admin\d\d)-[A-Za-z0-9_-]{20,}"), ("sk-",), charset=B64URL),
+        Rule("pypi-token", regex.compile(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",), charset=B64URL),
+    ]
+    return house
+
+
+_CODE_VALUE = regex.compile(r"(?:[A-Za-z_][A-Za-z0-9_.]*\(.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\[.*)?|[A-Za-z_][A-Za-z0-9_]*\[.*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%[sd]|None|null|true|false|undefined|\*+|x{6,}|\.{3,}|<redacted>|redacted|changeme)")
+
+
+def _looks_like_code(value: str) -> bool:
+    """A value that reads as a reference, not a literal: ``get_password()``, ``os.environ``,
+    ``${DB_PASSWORD}``, ``<password>``, ``None``, ``******`` ..."""
+    try:
+        return bool(_CODE_VALUE.fullmatch(value, timeout=0.05))
+    except TimeoutError:
+        return False
+
+
+@functools.cache
+def rules() -> tuple[Rule, ...]:
+    """Every rule, house rules first (built once, on first use)."""
+    return tuple(_house_rules() + _plugin_rules())
+
+
+class _Clock:
+    def __init__(self, timeout: float) -> None:
+        self.deadline = time.monotonic() + timeout
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+def _line_start(text: str, at: int) -> int:
+    return text.rfind("\n", 0, at) + 1
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
+
+
+def _matches(rule: Rule, text: str, clock: _Clock, failed: list[tuple[int, int]]) -> Iterator[tuple[int, Any]]:
+    """Matches of one rule as (offset, match). On a timeout, fall back to lines; once time is
+    up, the text this rule has not scanned is appended to ``failed`` as one range (its lines
+    are replaced whole later), so the work after the deadline stays linear."""
+    resume = 0
+    try:
+        if clock.left() <= 0:
+            raise TimeoutError
+        for m in rule.rx.finditer(text, timeout=clock.left()):
+            resume = m.end()
+            yield 0, m
+            if clock.left() <= 0:  # handling the matches used the time up
+                failed.append((resume, len(text)))
+                return
+        return
+    except TimeoutError:
+        pass
+    begin = _line_start(text, resume)
+    while begin < len(text):
+        end = _line_end(text, begin)
+        if clock.left() <= 0:
+            failed.append((begin, len(text)))
+            return
+        try:
+            found = list(rule.rx.finditer(text[begin:end], timeout=clock.left()))
+        except TimeoutError:
+            failed.append((begin, end))
+            found = []
+        for m in found:
+            if m.start() + begin >= resume:
+                yield begin, m
+        begin = end + 1
+
+
+def _failed_lines(text: str, failed: list[tuple[int, int]]) -> list[Finding]:
+    """The whole lines the unscanned ranges touch, one finding per run of adjacent lines."""
+    out: list[Finding] = []
+    for start, end in sorted(failed):
+        begin = _line_start(text, start)
+        stop = _line_end(text, max(start, end - 1))
+        if out and begin <= out[-1].end + 1:
+            if stop > out[-1].end:
+                out[-1] = Finding(TIMEOUT_RULE, out[-1].start, stop)
+            continue
+        if stop > begin:
+            out.append(Finding(TIMEOUT_RULE, begin, stop))
+    return out
+
+
+def _widen(text: str, start: int, end: int, charset: frozenset[str]) -> tuple[int, int]:
+    if charset:
+        floor = max(0, start - MAX_WIDEN)
+        while start > floor and text[start - 1] in charset and text[start - 1] != "=":  # '=' pads a token's end; on its left it assigns
+            start -= 1
+        ceiling = min(len(text), end + MAX_WIDEN)
+        while end < ceiling and text[end] in charset:
+            end += 1
+    while end > start and text[end - 1] == ".":  # a sentence's full stop is not part of a token
+        end -= 1
+    return start, end
+
+
+_PEM_BEGIN = regex.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY-----|PuTTY-User-Key-File-\d:")
+_PEM_END = regex.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY-----|Private-MAC:[ \t]*[0-9a-fA-F]+")
+
+
+def _pem_block(text: str, start: int, end: int) -> tuple[int, int]:
+    """A private key redacts as its whole block: from its BEGIN line to the matching END line,
+    or, when the END is missing, to the end of the key's base64 lines."""
+    head = text.rfind("-----BEGIN", max(0, start - 64), start + 16)
+    if head < 0:
+        head = text.rfind("PuTTY-User-Key-File", max(0, start - 64), start + 32)
+    if head >= 0:
+        start = min(start, head)
+    try:
+        tail = _PEM_END.search(text, end, min(len(text), end + 64 * 1024), timeout=0.2)
+    except TimeoutError:
+        tail = None
+    if tail is not None and not _PEM_BEGIN.search(text, end, tail.start()):
+        return start, tail.end()
+    charset = TOKEN | {"\n", "\r", "\\", ":", " "}
+    ceiling = min(len(text), end + 64 * 1024)
+    while end < ceiling and text[end] in charset:
+        end += 1
+    while end > start and text[end - 1] in " \n\r":
+        end -= 1
+    return start, end
+
+
+def _spans(rule: Rule, base: int, m: Any, text: str) -> Iterable[tuple[int, int]]:
+    if rule.plugin is None:
+        s, e = m.span(rule.group)
+        if s < 0:
+            return
+        s, e = s + base, e + base
+        if rule.accept and not rule.accept(text[s:e]):
+            return
+        yield _widen(text, s, e, rule.charset)
+        return
+    ms, me = m.start() + base, m.end() + base
+    chunk = text[ms:me]
+    values = list(rule.plugin.analyze_string(chunk))  # the detector's own verdict
+    if not values:
+        return
+    if not any(values):  # it matched, but reported an empty group: the match is the secret
+        values = [chunk]
+    for value in filter(None, values):
+        if rule.accept and not rule.accept(value):
+            continue
+        at = chunk.find(value)
+        while at >= 0:
+            s, e = ms + at, ms + at + len(value)
+            yield _pem_block(text, s, e) if rule.pem else _widen(text, s, e, rule.charset)
+            at = chunk.find(value, at + len(value))
+
+
+GENERIC = frozenset({"password-assignment", "bearer-token", "auth-header", "url-password", TIMEOUT_RULE})
+
+
+def _name(a: Finding, b: Finding) -> str:
+    """The id a merged span keeps: a provider's rule over a generic one (an ``api_key = sk_live_…``
+    is a Stripe key), else the wider span's."""
+    if (a.rule_id in GENERIC) != (b.rule_id in GENERIC):
+        return b.rule_id if a.rule_id in GENERIC else a.rule_id
+    return b.rule_id if (b.end - b.start) > (a.end - a.start) else a.rule_id
+
+
+def _merge(found: list[Finding]) -> list[Finding]:
+    merged: list[Finding] = []
+    for f in sorted(found, key=lambda f: (f.start, -f.end)):
+        if merged and f.start <= merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Finding(_name(last, f), last.start, max(last.end, f.end))
+            continue
+        merged.append(f)
+    return merged
+
+
+def _inside(markers: list[tuple[int, int]], start: int, end: int) -> bool:
+    i = bisect.bisect_right(markers, (start, len_max)) - 1
+    return i >= 0 and markers[i][0] <= start and end <= markers[i][1]
+
+
+len_max = 1 << 62
+
+
+def redact(text: str, *, timeout: float | None = None) -> Redacted:
+    """Replace the secrets in ``text``; see the module docstring. Never raises on content."""
+    if not text:
+        return Redacted(text, ())
+    clock = _Clock(DEFAULT_TIMEOUT if timeout is None else timeout)
+    low = text.lower()
+    markers = [m.span() for m in MARKER.finditer(text)]
+    found: list[Finding] = []
+    failed: list[tuple[int, int]] = []
+    for rule in rules():
+        if clock.left() <= 0:  # out of time: what this rule would have scanned is unscanned
+            failed.append((0, len(text)))
+            continue
+        if rule.keywords and not any(k in low for k in rule.keywords):
+            continue
+        for base, m in _matches(rule, text, clock, failed):
+            for s, e in _spans(rule, base, m, text):
+                if e <= s or _inside(markers, s, e):
+                    continue  # empty, or inside a marker an earlier pass wrote
+                found.append(Finding(rule.id, s, e))
+    found.extend(_failed_lines(text, failed))
+    findings = _merge(found)
+    parts: list[str] = []
+    tail = len(text)
+    for f in reversed(findings):  # right to left: earlier offsets stay valid
+        parts.append(text[f.end : tail])
+        parts.append(f"[REDACTED:{f.rule_id}]")
+        tail = f.start
+    parts.append(text[:tail])
+    return Redacted("".join(reversed(parts)), tuple(findings))
+
+
+def redact_text(text: str) -> str:
+    return redact(text).text
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scrub(v) for v in value)
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    return redact(repr(value) if isinstance(value, BaseException) else str(value)).text
+
+
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+
+
+class RedactingFilter(logging.Filter):
+    """A :class:`logging.Filter` that redacts a record before any handler formats it.
+
+    It renders the message with its arguments and redacts the result, redacts the string values
+    of ``extra`` fields (Powertools puts them in the JSON line), and replaces an exception's
+    message with a redacted copy (a traceback's frames hold code, its message may hold input).
+    It never drops a record.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - the logging API's name
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: keep what there is, redacted
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg, record.args = redact(message).text if isinstance(message, str) else message, ()
+        if isinstance(record.msg, dict):  # Powertools accepts dict messages
+            record.msg = _scrub(record.msg)
+        for name, value in list(record.__dict__.items()):
+            if name not in _STANDARD and not name.startswith("_"):
+                record.__dict__[name] = _scrub(value)
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            cleaned = redact(str(exc))
+            if cleaned.changed:
+                record.exc_info = (record.exc_info[0], _RedactedError(f"{type(exc).__name__}: {cleaned.text}"), record.exc_info[2])
+                record.exc_text = None
+        return True
+
+
+class _RedactedError(Exception):
+    """Stands in for an exception whose message held a secret."""
+
+
+_FILTER = RedactingFilter()
+# Every logger we write through: the pipeline's Powertools logger (its service name), the
+# transports', the search component's.
+LOGGERS = ("jentrix-mcp", "jentrix.http", "jentrix.stdio", "jentrix.search", "domain.search.text", "domain.search.writes", "jentrix.cli")
+
+
+def install(*loggers: logging.Logger | str) -> RedactingFilter:
+    """Attach the shared filter to ``loggers`` (default: ours) and to their handlers.
+
+    A filter on a logger sees only records logged through that very logger, not its children's,
+    so each logger we write through is named; handlers also get it, which covers children that
+    propagate into them. Idempotent."""
+    targets = loggers or LOGGERS
+    for item in targets:
+        logger = logging.getLogger(item) if isinstance(item, str) else item
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+        for handler in logger.handlers:
+            if _FILTER not in handler.filters:
+                handler.addFilter(_FILTER)
+    return _FILTER

@@ -1,0 +1,391 @@
+"""Artifact tools: attach_artifact, get_artifact, list_artifacts (seed 002: "artifacts").
+
+An artifact is a typed record of work (a PR, a diff, a log, a plan, findings, a trace part …)
+linked to a task, project, session, run, decision or work order of one workspace. Its content is
+one of: an inline text body (text kinds always carry one, bounded; redacted before storage),
+an external http(s) URL, or an object uploaded through an upload grant (domain/uploads.py;
+``R2_OBJECT`` is accepted as the catalog's older name of ``S3_OBJECT``). A withdrawn artifact
+(``jentrix artifact withdraw``) stays as a tombstone: its record without body, URL or object.
+Storage: domain/store/artifacts.py; docs/artifacts.md; docs/data-model.md "Uploads and artifacts".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from domain import clock, errors, ids, objects, uploads
+from domain.access import Prefetch, Ref, target
+from domain.context import CallContext
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import artifacts as artifact_store
+from domain.store import db, keys
+from domain.store.models import ArtifactBodyRow, ArtifactRow, ProjectRow, TaskDetailRow
+from domain.store.paging import decode_cursor, encode_cursor, list_kind
+from domain.text import has_visible
+from domain.tools.args import CursorArg, LimitArg, WorkspaceIdArg
+
+ArtifactType = Literal[
+    "PR", "DIFF", "LOG", "SCREENSHOT", "EVAL_REPORT", "RUN_SUMMARY", "TRACE",
+    "PLAN", "DECISION", "FINDINGS", "REPORT", "DELIVERABLE", "LEARNING", "PROMPT", "GOAL", "PRD",
+]
+Storage = Literal["INLINE", "EXTERNAL_URL", "S3_OBJECT", "R2_OBJECT"]
+BODY_MAX = 100_000
+ArtifactIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Artifact id (ar_…).")]
+_OPAQUE = r"^[A-Za-z0-9_.:\-]+$"
+RunIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Linked run (your id).")]
+DecisionIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Linked decision (your id).")]
+WorkOrderIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Linked work order (your id).")]
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,120}$")
+URI_PREFIX = "stacks://artifact/"
+
+
+class ArtifactView(ToolOutput):
+    id: str
+    workspaceId: str
+    type: str
+    title: str
+    storage: str = Field(description="INLINE, EXTERNAL_URL or S3_OBJECT.")
+    url: str | None = Field(description="EXTERNAL_URL only; null once withdrawn.")
+    hasObject: bool = Field(description="Whether stored bytes can be downloaded (get_artifact gives the URL).")
+    hasBody: bool
+    fileName: str | None
+    contentType: str | None
+    size: int | None = Field(description="Bytes of the stored object.")
+    sha256: str | None
+    bodyChars: int | None = Field(description="Length of the stored (redacted) body.")
+    redactions: list[str] = Field(description="Rule ids of the secrets replaced before storage.")
+    searchable: bool = Field(description="Whether search_artifacts indexes its body.")
+    taskId: str | None
+    projectId: str | None
+    sessionId: str | None
+    runId: str | None
+    decisionId: str | None
+    workOrderId: str | None
+    tracePart: str | None
+    createdBy: str
+    createdByName: str
+    createdAt: str
+    withdrawn: bool = Field(description="A tombstone: the record stays, body, URL and object are gone.")
+    withdrawnAt: str | None
+
+
+def artifact_view(r: Any) -> ArtifactView:
+    gone = bool(r.withdrawnAt)
+    return ArtifactView(
+        id=r.artifactId, workspaceId=r.workspaceId, type=r.type, title=r.title, storage=r.storage, url=None if gone else r.url,
+        hasObject=bool(r.objectKey) and not gone, hasBody=bool(r.bodyChars is not None) and not gone, fileName=r.fileName,
+        contentType=r.contentType, size=int(r.size) if r.size is not None else None, sha256=r.sha256,
+        bodyChars=int(r.bodyChars) if r.bodyChars is not None and not gone else None, redactions=list(r.redactions or []),
+        searchable=artifact_store.searchable(r), taskId=r.taskId, projectId=r.projectId, sessionId=r.sessionId, runId=r.runId,
+        decisionId=r.decisionId, workOrderId=r.workOrderId, tracePart=r.tracePart, createdBy=r.createdBy, createdByName=r.createdByName,
+        createdAt=r.createdAt, withdrawn=gone, withdrawnAt=r.withdrawnAt,
+    )
+
+
+def _redact(text: str) -> tuple[str, tuple[str, ...]]:
+    """``(redacted text, rule ids)`` through domain.redaction (the one ingest filter)."""
+    from domain.redaction import redact
+
+    out = redact(text)
+    return out.text, tuple(out.rule_ids)
+
+
+# -- attach_artifact -------------------------------------------------------------------------------
+class AttachArtifactInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    type: ArtifactType = Field(description="Kind. Text kinds (PLAN DECISION FINDINGS REPORT DIFF DELIVERABLE LEARNING PROMPT GOAL PRD) need body.")
+    title: str = Field(min_length=1, max_length=200, description="Short title (1-200 characters).")
+    storage: Storage | None = Field(default=None, description="Default: INLINE with body, EXTERNAL_URL with url, S3_OBJECT with uploadGrantId.")
+    body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text (≤100,000 characters); secrets are redacted before storage.")
+    url: str | None = Field(default=None, min_length=1, max_length=2048, description="EXTERNAL_URL: an http(s) URL.")
+    uploadGrantId: str | None = Field(default=None, min_length=1, max_length=80, description="S3_OBJECT: the grant whose upload to attach.")
+    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="Linked task.")
+    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="Linked project.")
+    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="Linked agent session.")
+    runId: RunIdArg
+    decisionId: DecisionIdArg
+    workOrderId: WorkOrderIdArg
+    tracePart: str | None = Field(default=None, min_length=1, max_length=120, description="TRACE: the manifest part this is.")
+
+
+class ArtifactOutput(ToolOutput):
+    artifact: ArtifactView
+
+
+def _attach_prefetch(where: Any, args: Any) -> Prefetch:
+    items = []
+    task = ids.parse_task(args.taskId) if args.taskId else None
+    if task is not None and task.workspace_id == where.workspace_id:
+        items.append(keys.task_full(task.board_id, task.number))
+    project = ids.parse_project(args.projectId) if args.projectId else None
+    if project is not None and project[0] == where.workspace_id:
+        items.append(keys.project(where.workspace_id, project[1]))
+    return Prefetch(items=tuple(items))
+
+
+def _storage(args: AttachArtifactInput) -> str:
+    storage = "S3_OBJECT" if args.storage == "R2_OBJECT" else args.storage
+    if storage is None:
+        storage = "S3_OBJECT" if args.uploadGrantId else "EXTERNAL_URL" if args.url else "INLINE"
+    if storage != "EXTERNAL_URL" and args.url is not None:
+        raise errors.invalid("url", f"goes with storage EXTERNAL_URL, not {storage}")
+    if storage != "S3_OBJECT" and args.uploadGrantId is not None:
+        raise errors.invalid("uploadGrantId", f"goes with storage S3_OBJECT, not {storage}")
+    if storage == "EXTERNAL_URL":
+        if args.url is None:
+            raise errors.invalid("url", "is required with storage EXTERNAL_URL")
+        if not re.fullmatch(r"https?://[^\s/?#@]+[^\s]*", args.url, flags=re.IGNORECASE):
+            raise errors.invalid("url", "must be an http:// or https:// URL", "Other schemes (file:, javascript:, data:) are refused.")
+    if storage == "S3_OBJECT" and args.uploadGrantId is None:
+        raise errors.invalid("uploadGrantId", "is required with storage S3_OBJECT",
+                             f"Ask for a grant with POST {uploads.GRANT_PATH}, PUT the file, then pass its uploadGrantId (jentrix artifact upload does all three).")
+    if storage == "INLINE" and args.body is None:
+        raise errors.invalid("body", "is required with storage INLINE (or send url / uploadGrantId)")
+    if args.type in artifact_store.TEXT_KINDS and args.body is None:
+        raise errors.invalid("body", f"is required for a {args.type}: text kinds carry their text inline so it can be searched")
+    if args.body is not None and not has_visible(args.body):
+        raise errors.invalid("body", "must contain visible characters")
+    if args.tracePart is not None and args.type != "TRACE":
+        raise errors.invalid("tracePart", "goes with type TRACE only")
+    return storage
+
+
+def _links(ctx: CallContext, args: AttachArtifactInput) -> dict[str, str]:
+    ws = ctx.target.workspace_id
+    links = {attr: getattr(args, attr) for _, attr in artifact_store.LINKS if getattr(args, attr) is not None}
+    if not links:
+        raise errors.invalid("taskId", "an artifact needs a link: pass taskId, projectId, sessionId, runId, decisionId or workOrderId")
+    if args.taskId is not None:
+        task = ids.parse_task(args.taskId)
+        if task is None or not isinstance(ctx.item(keys.task_full(task.board_id, task.number)), TaskDetailRow):
+            raise errors.not_found("task", args.taskId)
+    if args.projectId is not None:
+        project = ids.parse_project(args.projectId)
+        if project is None or not isinstance(ctx.item(keys.project(ws, project[1])), ProjectRow):
+            raise errors.not_found("project", args.projectId)
+    if args.sessionId is not None:
+        parse = getattr(ids, "parse_session", None)
+        if parse is not None:
+            ref = parse(args.sessionId)
+            ref_ws = getattr(ref, "workspace_id", ref[0] if isinstance(ref, tuple) else None) if ref is not None else None
+            if ref is None or ref_ws != ws:
+                raise errors.not_found("session", args.sessionId)
+        elif not _SESSION_ID.fullmatch(args.sessionId):
+            raise errors.not_found("session", args.sessionId)
+    return links
+
+
+def _stored(ctx: CallContext, artifact_id: str) -> ArtifactOutput:
+    head = artifact_store.get(ctx.target.workspace_id, artifact_id)
+    if head is None:
+        raise errors.not_found("artifact", artifact_id)
+    return ArtifactOutput(artifact=artifact_view(head))
+
+
+@tool(
+    "attach_artifact",
+    title="Attach artifact",
+    description=(
+        "Stores a typed artifact linked to a task, project, session, run, decision or work order. Text kinds send body inline "
+        "(redacted before storage). EXTERNAL_URL takes an http(s) url; S3_OBJECT (alias R2_OBJECT) takes the uploadGrantId of a "
+        "file PUT to the grant's URL from POST /api/artifacts/upload-grant (jentrix artifact upload runs it all). Returns the record."
+    ),
+    area="artifacts",
+    scope="write",
+    target=target("workspaceId", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("taskId", "task"), Ref("projectId", "project"), Ref("sessionId", "session")),
+    prefetch=_attach_prefetch,
+    input_model=AttachArtifactInput,
+    output_model=ArtifactOutput,
+)
+def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutput:
+    ws = ctx.target.workspace_id
+    storage = _storage(args)
+    links = _links(ctx, args)
+    digest = uploads.call_hash(ctx.user_id, "attach_artifact", {**args.model_dump(mode="json"), "workspaceId": ws})
+    grant = None
+    if storage == "S3_OBJECT":
+        grant = uploads.check_upload(args.uploadGrantId, user_id=ctx.user_id, purpose="artifact", call_hash=digest, workspace_id=ws)
+        if grant.replay and grant.entity_id:
+            return _stored(ctx, grant.entity_id)
+    body, rules = (None, ())
+    if args.body is not None:
+        body, rules = _redact(args.body)
+    title, title_rules = _redact(args.title)
+    artifact_id = ids.new_artifact_id(ws)
+    now = clock.now_iso()
+    record = artifact_store.ArtifactRecord(
+        artifact_id=artifact_id, workspace_id=ws, type=args.type, title=title, storage=storage, created_by=ctx.user_id,
+        created_by_name=ctx.member(ws).displayName, created_at=now, url=args.url, body=body,
+        redactions=tuple(sorted(set(rules) | set(title_rules))), links=links, trace_part=args.tracePart,
+    )
+    final = None
+    if grant is not None:
+        final = objects.final_key(ws, "artifact", artifact_id)
+        record.object_key, record.file_name, record.content_type = final, grant.file_name, grant.content_type
+        record.size, record.sha256, record.grant_id = grant.size, grant.sha256, grant.grant_id
+        uploads.finalize(grant, final)
+    activity = None
+    if args.taskId is not None:
+        task = ids.parse_task(args.taskId)
+        detail = ctx.item(keys.task_full(task.board_id, task.number))  # type: ignore[union-attr]
+        activity = ctx.activity(ws, task.board_id, "artifact.attached", f"Attached {args.type} to {detail.key}",  # type: ignore[union-attr]
+                                task_id=args.taskId, data={"artifactId": artifact_id, "type": args.type}, at=now)
+    extra = (lambda tx: uploads.claim(tx, grant, call_hash=digest, entity_id=artifact_id)) if grant is not None else None
+    try:
+        head = artifact_store.create(record, actor_id=ctx.user_id, extra=extra, activity=activity)
+    except db.ConditionFailed as failure:
+        if final is not None:
+            uploads.discard(final)
+        earlier = uploads.claim_failed(failure, grant, call_hash=digest) if grant is not None else None
+        if earlier:
+            return _stored(ctx, earlier)
+        raise db.Missing(ws) from None
+    except Exception:
+        if final is not None:
+            uploads.discard(final)
+        raise
+    if grant is not None:
+        uploads.release_pending(grant)
+    return ArtifactOutput(artifact=artifact_view(head))
+
+
+# -- get_artifact -----------------------------------------------------------------------------------
+class GetArtifactInput(ToolInput):
+    artifactId: ArtifactIdArg
+
+
+class GetArtifactOutput(ToolOutput):
+    artifact: ArtifactView
+    body: str | None = Field(description="The stored (redacted) text; null without one or once withdrawn.")
+    downloadUrl: str | None = Field(description="A presigned GET for the object (about 5 minutes), or the external URL; null for a tombstone.")
+    downloadUrlExpiresAt: str | None
+
+
+def _get_prefetch(where: Any, args: Any) -> Prefetch:
+    ref = where.artifact
+    return Prefetch(items=(keys.artifact(ref.workspace_id, ref.ulid), keys.artifact_body(ref.workspace_id, ref.ulid)))
+
+
+def read_artifact(ctx: CallContext) -> GetArtifactOutput:
+    """The get_artifact answer for the located artifact (shared with the resource read)."""
+    ref = ctx.target.artifact
+    head = ctx.item(keys.artifact(ref.workspace_id, ref.ulid))
+    if not isinstance(head, ArtifactRow):
+        raise errors.not_found("artifact", ctx.target.ident)
+    view = artifact_view(head)
+    if view.withdrawn:
+        return GetArtifactOutput(artifact=view, body=None, downloadUrl=None, downloadUrlExpiresAt=None)
+    stored = ctx.item(keys.artifact_body(ref.workspace_id, ref.ulid))
+    body = stored.body if isinstance(stored, ArtifactBodyRow) else None
+    url, expires = None, None
+    if head.objectKey:
+        from domain.settings import settings
+
+        url = objects.presign_get(head.objectKey, file_name=head.fileName)
+        expires = clock.iso(clock.now_ms() + settings.download_url_seconds * 1000)
+    elif head.url:
+        url = head.url
+    return GetArtifactOutput(artifact=view, body=body, downloadUrl=url, downloadUrlExpiresAt=expires)
+
+
+@tool(
+    "get_artifact",
+    title="Get artifact",
+    description=(
+        "Returns one artifact's record and its redacted text body, plus a download URL: presigned for stored objects (valid about "
+        "5 minutes) or the external URL. A withdrawn artifact is a tombstone with no body or URL. Same as reading the resource "
+        "stacks://artifact/{id}."
+    ),
+    area="artifacts",
+    scope="read",
+    read_only=True,
+    target=target("artifactId", "artifact"),
+    min_role="MEMBER",
+    prefetch=_get_prefetch,
+    input_model=GetArtifactInput,
+    output_model=GetArtifactOutput,
+)
+def get_artifact(ctx: CallContext, args: GetArtifactInput) -> GetArtifactOutput:
+    return read_artifact(ctx)
+
+
+# -- list_artifacts ---------------------------------------------------------------------------------
+class ListArtifactsInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="Only artifacts linked to this project.")
+    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="Only those linked to this task.")
+    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="Only those linked to this session.")
+    runId: RunIdArg
+    workOrderId: WorkOrderIdArg
+    type: ArtifactType | None = Field(default=None, description="Only this kind.")
+    createdBy: str | None = Field(default=None, min_length=1, max_length=64, description="Only those this user attached (userId).")
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListArtifactsOutput(ToolOutput):
+    artifacts: list[ArtifactView] = Field(description="Newest first; withdrawn ones stay as tombstones.")
+    totalCount: int = Field(description="Artifacts matching the filters, over all pages.")
+    nextCursor: str | None
+    notice: str | None
+
+
+_LIST_LINKS = (("task", "taskId"), ("session", "sessionId"), ("run", "runId"), ("workOrder", "workOrderId"), ("project", "projectId"))
+
+
+def _list_source(where: Any, args: Any) -> tuple[str, str] | None:
+    """The link partition a list reads (the most selective filter given), or None (every head)."""
+    for link, attr in _LIST_LINKS:
+        value = getattr(args, attr)
+        if value is not None:
+            return link, value
+    return None
+
+
+def _list_prefetch(where: Any, args: Any) -> Prefetch:
+    source = _list_source(where, args)
+    return Prefetch(queries=(("artifacts", lambda: artifact_store.query(where.workspace_id, source)),))
+
+
+@tool(
+    "list_artifacts",
+    title="List artifacts",
+    description=(
+        "Lists a workspace's artifacts newest first; filter by project, task, session, run, work order, type or creator. Records "
+        "only (hasObject says bytes are stored; get_artifact gives body and download URL); withdrawn ones stay as tombstones. "
+        "Paginated: totalCount counts every match."
+    ),
+    area="artifacts",
+    scope="read",
+    read_only=True,
+    target=target("workspaceId", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("taskId", "task"), Ref("projectId", "project"), Ref("sessionId", "session")),
+    prefetch=_list_prefetch,
+    input_model=ListArtifactsInput,
+    output_model=ListArtifactsOutput,
+)
+def list_artifacts(ctx: CallContext, args: ListArtifactsInput) -> ListArtifactsOutput:
+    filters = {attr: getattr(args, attr) for attr in ("projectId", "taskId", "sessionId", "runId", "workOrderId", "type", "createdBy")}
+    kind = list_kind("artifacts", workspace=ctx.target.workspace_id, **filters)
+    after = None
+    if args.cursor is not None:
+        last = decode_cursor(kind, args.cursor)
+        after = last.get("a") if isinstance(last, dict) else None
+        if not isinstance(after, str):
+            raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.")
+    rows = [r for r in ctx.query("artifacts")
+            if all(filters[attr] is None or getattr(r, attr) == filters[attr] for attr in filters)]
+    rest = [r for r in rows if after is None or r.artifactId < after]
+    page = rest[: args.limit]
+    cursor = encode_cursor(kind, {"a": page[-1].artifactId}) if len(rest) > args.limit else None
+    notice = f"Showing {len(page)} of {len(rows)} artifacts; pass nextCursor for the next page." if cursor else None
+    return ListArtifactsOutput(artifacts=[artifact_view(r) for r in page], totalCount=len(rows), nextCursor=cursor, notice=notice)
+
+
+TOOLS = (attach_artifact, get_artifact, list_artifacts)
