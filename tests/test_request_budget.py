@@ -342,6 +342,23 @@ def test_search_tasks_budget(server_url, owner, board):
     assert "Scan" not in c.ops
 
 
+def test_search_artifacts_budget(server_url, owner, board):
+    # A text artifact's attach adds the search index's work after its transaction (INDEX_NEW: the
+    # vocabulary sentinels, then one BatchWriteItem). search_artifacts: the access BatchGetItem,
+    # then in parallel the artifacts corpus's pending markers (1 Query) and a first-page Query per
+    # positive word and per trigram of the substring's chunks; the driving chunk's stems were read
+    # by the word probes already; then the candidates' heads and the page's bodies (1 BatchGetItem each).
+    ws, task = owner.workspace_id, board["t1"]
+    args = {"workspaceId": ws, "type": "FINDINGS", "title": "Owl findings", "body": "The owl nests are empty.", "taskId": task["id"]}
+    check(server_url, owner.token, "attach_artifact", args, FIXED_WS + 1 + INDEX_NEW)
+    pending, heads, bodies = 1, 1, 1
+    check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "owl"}, FIXED_WS + pending + 1 + 1 + heads + bodies)
+    # two words, a 4-letter chunk's two trigrams and the 4-letter chunk "nest" (its stem is a word probe)
+    check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "owl nest"}, FIXED_WS + pending + 2 + 1 + 2 + heads + bodies)
+    # nothing matched: no head or body reads
+    check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "zzz"}, FIXED_WS + pending + 1 + 1)
+
+
 def test_artifact_tool_budgets(server_url, owner, board):
     # attach: the linked task with the membership, then one transaction (head, body, link copy,
     # guard, activity row). S3_OBJECT adds the grant GetItem and S3's HeadObject, CopyObject and

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain import ids
-from domain.store import db, keys, members
+from domain.store import db, keys, members, search_marks
 from domain.store.models import ArtifactBodyRow, ArtifactLinkRow, ArtifactRow, Row, _ArtifactFields
 
 # (link name on the copy's key, attribute / argument name)
@@ -105,6 +105,8 @@ def put_actions(tx: Any, record: ArtifactRecord) -> ArtifactRow:
         tx.save(copy)
     if record.body is not None:
         tx.save(ArtifactBodyRow(*keys.artifact_body(record.workspace_id, record.ulid), artifactId=record.artifact_id, body=record.body))
+    if searchable(head):  # the search index's pending marker, in the same transaction (docs/search.md)
+        search_marks.mark_artifact(tx, record.workspace_id, record.artifact_id, title=record.title, body=record.body or "")
     return head
 
 
@@ -193,6 +195,8 @@ def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any]
             tx.update(ArtifactLinkRow(copy.PK, copy.SK), actions=actions)
         if head.bodyChars is not None:
             tx.delete(ArtifactBodyRow(*keys.artifact_body(head.workspaceId, ulid)))
+        if searchable(head):  # its search postings go too (a pending "gone" marker, docs/search.md)
+            search_marks.mark_artifact(tx, head.workspaceId, head.artifactId, gone=True)
         members.guard(tx, head.workspaceId, actor_id)
         if check is not None:
             check(tx)
