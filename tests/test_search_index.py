@@ -272,3 +272,14 @@ def test_artifact_pending_markers_live_in_their_own_partition(ws):
     doc = doc_of(noted)
     assert doc.body == "migrate the numbat" and doc.corpus == keys.SEARCH_ARTIFACTS
     assert ids(search(ws, "numbat", corpus=keys.SEARCH_ARTIFACTS, pending=[doc])) == ["ar_p1"]
+
+
+def test_many_or_branches_never_starve_the_io_pool(ws):
+    """Every probe is submitted from the calling thread (no pool task waits on another), so a
+    query with more OR branches than the pool has threads still answers."""
+    from domain.store import parallel
+
+    IX.index(ws, task(1, "alpha7 beta"), fresh=True)
+    words = [f"alpha{i}" for i in range(parallel.MAX_WORKERS * 2)]
+    answer = search(ws, " or ".join(words), substring=None)
+    assert ids(answer) == ["tk_t1"]
