@@ -34,12 +34,12 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation", "artifact"]
+Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation", "session", "artifact"]
 RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
 # Label ids carry their board too, but set_task_labels names every foreign label id in one
 # answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "artifact"})
+TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session", "artifact"})
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Located:
     comment: ids.CommentRef | None = None
     subtask: ids.SubtaskRef | None = None
     invitation: ids.InvitationRef | None = None
+    session: ids.SessionRef | None = None
     artifact: ids.ArtifactRef | None = None
 
 
@@ -225,6 +226,9 @@ def locate_plain(kind: str, value: str) -> Located | None:
     if kind == "invitation":
         inv = ids.parse_invitation(value)
         return Located("invitation", value, inv.workspace_id, invitation=inv) if inv else None
+    if kind == "session":
+        ses = ids.parse_session(value)
+        return Located("session", value, ses.workspace_id, session=ses) if ses else None
     if kind == "artifact":
         ar = ids.parse_artifact(value)
         return Located("artifact", value, ar.workspace_id, artifact=ar) if ar else None

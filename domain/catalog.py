@@ -31,16 +31,16 @@ class SeedTool:
 SEED: dict[str, SeedTool] = {
     "add_project_link": SeedTool("write", False, False, True, False, "projects", "built"),
     "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
+    "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
     "archive_board": SeedTool("admin", False, True, False, False, "boards", "built"),
     "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
-    "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
+    "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "built"),
     "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "built"),
     "bulk_create_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
     "bulk_move_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
     "bulk_update_tasks": SeedTool("write", False, False, True, True, "tasks", "built"),
-    "complete_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
-    "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "planned"),
+    "complete_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
+    "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "built"),
     "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
     "create_comment": SeedTool("write", False, False, False, True, "collaboration", "built"),
     "create_project": SeedTool("write", False, False, False, True, "projects", "built"),
@@ -49,7 +49,7 @@ SEED: dict[str, SeedTool] = {
     "create_workspace": SeedTool("write", False, False, False, True, "workspaces", "built"),
     "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "built"),
     "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "built"),
-    "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "planned"),
+    "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "built"),
     "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "built"),
     "get_board_snapshot": SeedTool("read", True, False, False, False, "boards", "built"),
     "get_project": SeedTool("read", True, False, False, False, "projects", "built"),
@@ -57,7 +57,7 @@ SEED: dict[str, SeedTool] = {
     "get_token_context": SeedTool("read", True, False, False, False, "context", "built"),
     "invite_member": SeedTool("admin", False, False, False, False, "members", "built"),
     "list_activity": SeedTool("read", True, False, False, False, "tasks", "built"),
-    "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "planned"),
+    "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "built"),
     "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "built"),
     "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "planned"),
     "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
@@ -78,7 +78,7 @@ SEED: dict[str, SeedTool] = {
     "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
     "rename_board": SeedTool("write", False, False, True, False, "boards", "built"),
     "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "built"),
-    "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "planned"),
+    "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
     "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "built"),
     "search_artifacts": SeedTool("read", True, False, False, False, "search", "built"),
     "search_tasks": SeedTool("read", True, False, False, False, "search", "built"),
@@ -94,14 +94,19 @@ SEED: dict[str, SeedTool] = {
 }
 
 
+# Keyed tools whose catalog entry *requires* the idempotencyKey (the caller's launch nonce) instead
+# of taking it as an option: a session must be created or attached at most once per launch.
+KEY_REQUIRED: frozenset[str] = frozenset({"create_agent_session", "attach_agent_session"})
+
+
 def tools() -> tuple[ToolSpec, ...]:
     """Every built tool, area by area (the order is irrelevant: tools/list sorts by name)."""
-    from domain.tools import activity, artifacts, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, subtasks, tasks, workspaces
+    from domain.tools import activity, artifacts, assignees, boards, bulk, columns, comments, labels, links, members, projects, search, sessions, subtasks, tasks, workspaces
 
     return (
         *workspaces.TOOLS, *boards.TOOLS, *columns.TOOLS, *tasks.TOOLS, *activity.TOOLS, *comments.TOOLS, *labels.TOOLS,
         *subtasks.TOOLS, *assignees.TOOLS, *links.TOOLS, *bulk.TOOLS, *members.TOOLS, *projects.TOOLS, *search.TOOLS,
-        *artifacts.TOOLS,
+        *artifacts.TOOLS, *sessions.TOOLS,
     )
 
 

@@ -3,6 +3,8 @@
 A failing tool call answers ``isError: true`` with ``{"error": {"code", "message", "hint"}}``.
 ``code`` is one of :class:`ErrorCode`; RATE_LIMITED adds ``retryAfterSeconds`` and CONFLICT may
 embed the entity's current state under ``current`` so the caller can merge without a re-read.
+An optional ``reason`` is a stable, machine-readable refinement of ``code`` for the failures a
+client must tell apart without parsing the message (:data:`REASONS`); it is present only on those.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ class ErrorCode(StrEnum):
     INTERNAL = "INTERNAL"
 
 
+# Every ``error.reason`` a tool may answer, with the code it refines. A client branches on these;
+# they are never reworded (the message and hint are prose and may change).
+REASONS: dict[str, str] = {
+    "SESSION_ALREADY_BOUND": "CONFLICT",  # attach_agent_session: the provider thread is bound to another open session
+    "SESSION_RESUME_CONFLICT": "CONFLICT",  # resume_agent_session: another project or repository than the session's
+}
+
+
 class ToolError(Exception):
     """A user-fixable (or at least user-explainable) tool failure.
 
@@ -38,17 +48,23 @@ class ToolError(Exception):
         *,
         current: dict[str, Any] | None = None,
         retry_after_seconds: int | None = None,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
+        if reason is not None and REASONS.get(reason) != code.value:
+            raise ValueError(f"undeclared error reason {reason!r} for {code.value}")
         self.code = code
         self.message = message
         self.hint = hint
         self.current = current
         self.retry_after_seconds = retry_after_seconds
+        self.reason = reason
 
     def envelope(self) -> dict[str, Any]:
         """Return ``{"error": {...}}`` exactly as it goes on the wire."""
         body: dict[str, Any] = {"code": self.code.value, "message": self.message, "hint": self.hint}
+        if self.reason is not None:
+            body["reason"] = self.reason
         if self.retry_after_seconds is not None:
             body["retryAfterSeconds"] = self.retry_after_seconds
         if self.current is not None:
@@ -83,6 +99,8 @@ def not_found(kind: str, ident: str) -> ToolError:
         f"No {kind} with id {ident!r} is visible to this credential.",
         f"Check the id; list_{kind}s or get_board_snapshot show the ids you can use."
         if kind in {"board", "workspace", "project"}
+        else "Check the id; list_agent_sessions shows the sessions you can use."
+        if kind == "session"
         else "Check the id; get_board_snapshot or list_tasks show the ids you can use.",
     )
 
@@ -114,5 +132,5 @@ def forbidden(message: str, hint: str) -> ToolError:
     return ToolError(ErrorCode.FORBIDDEN, message, hint)
 
 
-def conflict(message: str, hint: str, *, current: dict[str, Any] | None = None, retry_after_seconds: int | None = None) -> ToolError:
-    return ToolError(ErrorCode.CONFLICT, message, hint, current=current, retry_after_seconds=retry_after_seconds)
+def conflict(message: str, hint: str, *, current: dict[str, Any] | None = None, retry_after_seconds: int | None = None, reason: str | None = None) -> ToolError:
+    return ToolError(ErrorCode.CONFLICT, message, hint, current=current, retry_after_seconds=retry_after_seconds, reason=reason)

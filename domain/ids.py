@@ -12,6 +12,7 @@
 * approval  ``ap_<w>_<request>_<ulid>``      — its workspace and the request digest (16 hex) it answers
 * upload grant ``ug_<w>_<ulid>``             — its workspace, and its creation order
 * artifact  ``ar_<w>_<ulid>``                — its workspace, and its creation order (list order)
+* session   ``ses_<w>_<ulid>``               — an agent session: its workspace, and its creation order
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -38,6 +39,7 @@ INVITATION_RE = re.compile(rf"^inv_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 APPROVAL_RE = re.compile(rf"^ap_({_PART}{{12}})_([0-9a-f]{{16}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 UPLOAD_GRANT_RE = re.compile(rf"^ug_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 ARTIFACT_RE = re.compile(rf"^ar_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
+SESSION_RE = re.compile(rf"^ses_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 SUBTASK_RE = re.compile(rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$")
 
 
@@ -239,3 +241,29 @@ def new_artifact_id(workspace_id: str) -> str:
 def parse_artifact(value: str) -> ArtifactRef | None:
     m = ARTIFACT_RE.fullmatch(value)
     return ArtifactRef(f"ws_{m.group(1)}", m.group(2)) if m else None
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """An agent session id names its workspace and its ULID (creation order)."""
+
+    workspace_id: str
+    ulid: str
+
+    @property
+    def session_id(self) -> str:
+        return f"ses_{self.workspace_id[3:]}_{self.ulid}"
+
+
+def new_session_id(workspace_id: str, ulid: str | None = None) -> str:
+    """A new session id in ``workspace_id`` (a fresh lowercase ULID unless one is given)."""
+    if ulid is None:
+        from ulid import ULID
+
+        ulid = str(ULID()).lower()
+    return f"ses_{workspace_id[3:]}_{ulid}"
+
+
+def parse_session(value: str) -> SessionRef | None:
+    m = SESSION_RE.fullmatch(value)
+    return SessionRef(f"ws_{m.group(1)}", m.group(2)) if m else None

@@ -6,6 +6,8 @@
     jentrix token revoke --user-email E TOKEN_ID
     jentrix invite link|accept, jentrix approvals list|approve|reject, jentrix governance set
                          (functions.cli_governance: human tokens only, docs/governance.md)
+    jentrix agent launch --project PJ -- COMMAND, jentrix session attach --provider P --hook-input
+                         (functions.cli_sessions: connected agent sessions, docs/sessions.md)
     jentrix mcp …        (the stdio adapter, functions.stdio_adapter)
 
 Token commands work against DynamoDB Local: ``--endpoint URL``, else ``JENTRIX_DYNAMODB_ENDPOINT``,
@@ -576,6 +578,13 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_governance
 
     cli_governance.add_parsers(sub)  # invite, approvals, governance
+    from functions import cli_artifacts
+
+    cli_artifacts.add_parsers(sub)  # artifact upload, artifact withdraw
+
+    from functions import cli_sessions
+
+    cli_sessions.add_parsers(sub)  # agent launch, session attach
 
     sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
     return parser

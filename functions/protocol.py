@@ -173,6 +173,10 @@ class McpProtocol:
             registry = product_registry()
         self.registry = registry
         self.page_size = page_size
+        # The resources capability comes with get_artifact (the product catalog); a registry
+        # without it (the conformance fixtures, test registries) offers tools only.
+        self.serves_resources = registry.get(ARTIFACT_TOOL) is not None
+        self.capabilities = CAPABILITIES if self.serves_resources else {"tools": {"listChanged": False}}
 
     # -- entry points ---------------------------------------------------------------------
     def handle_raw(self, raw: bytes, *, headers: Mapping[str, str] | None, session: Session) -> Reply:
@@ -247,7 +251,7 @@ class McpProtocol:
         if method == "server/discover":
             return {
                 "supportedVersions": [*HANDSHAKE_VERSIONS, *MODERN_VERSIONS],
-                "capabilities": CAPABILITIES,
+                "capabilities": self.capabilities,
                 "instructions": INSTRUCTIONS,
                 "resultType": "complete",
                 "ttlMs": LIST_TTL_MS,
@@ -260,9 +264,9 @@ class McpProtocol:
             return {**self._list_tools(params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         if method == "tools/call":
             return {**self._call_tool(params, session), "resultType": "complete"}
-        if method in ("resources/list", "resources/templates/list"):
+        if method in ("resources/list", "resources/templates/list") and self.serves_resources:
             return {**self._list_resources(method, params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
-        if method == "resources/read":
+        if method == "resources/read" and self.serves_resources:
             # the record and its download URL are the caller's and short-lived: never cached
             return {**self._read_resource(params, session), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
@@ -280,7 +284,7 @@ class McpProtocol:
                 session.client_capabilities = params["capabilities"]
             return {
                 "protocolVersion": version,
-                "capabilities": CAPABILITIES,
+                "capabilities": self.capabilities,
                 "serverInfo": SERVER_INFO,
                 "instructions": INSTRUCTIONS,
             }
@@ -292,9 +296,9 @@ class McpProtocol:
             return self._list_tools(params)
         if method == "tools/call":
             return self._call_tool(params, session)
-        if method in ("resources/list", "resources/templates/list"):
+        if method in ("resources/list", "resources/templates/list") and self.serves_resources:
             return self._list_resources(method, params)
-        if method == "resources/read":
+        if method == "resources/read" and self.serves_resources:
             return self._read_resource(params, session)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
@@ -322,7 +326,7 @@ class McpProtocol:
             raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor; start again without one.")
         if method == "resources/list":
             return {"resources": []}
-        return {"resourceTemplates": [dict(ARTIFACT_TEMPLATE)] if self.registry.get(ARTIFACT_TOOL) is not None else []}
+        return {"resourceTemplates": [dict(ARTIFACT_TEMPLATE)]}
 
     def _read_resource(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
         """``stacks://artifact/{id}``: get_artifact through the same pipeline (scope, rate window,
@@ -332,7 +336,8 @@ class McpProtocol:
         if not isinstance(uri, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: params.uri must be a string.")
         spec = self.registry.get(ARTIFACT_TOOL)
-        if spec is None or not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX):]:
+        assert spec is not None  # serves_resources
+        if not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX):]:
             raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).", {"uri": uri})
         outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=session.binding)
         if outcome.error is not None:

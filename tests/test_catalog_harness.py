@@ -63,9 +63,10 @@ class Place:
     project: str
     invitation: str
     artifact: str
+    session: str
 
     def of(self, kind: str) -> str:
-        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project, "invitation": self.invitation, "artifact": self.artifact}[kind]
+        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project, "invitation": self.invitation, "artifact": self.artifact, "session": self.session}[kind]
 
 
 @dataclass
@@ -116,8 +117,10 @@ def _place(secret: str, workspace_id: str) -> Place:
     label = _ok(secret, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"})["label"]
     project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:6]}"})["project"]
     invitation = _ok(secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:6]}@example.com"})["invitation"]
+    _ok(secret, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": "harness/repo"})
+    session = _ok(secret, "create_agent_session", {"projectId": project["id"], "repo": "harness/repo", "idempotencyKey": uuid.uuid4().hex})["session"]
     artifact = _ok(secret, "attach_artifact", {"workspaceId": workspace_id, "type": "PR", "title": "harness", "url": "https://example.com/pr", "projectId": project["id"]})["artifact"]
-    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"], invitation["id"], artifact["id"])
+    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"], invitation["id"], artifact["id"], session["id"])
 
 
 def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +173,8 @@ def _sample(schema: dict[str, Any]) -> Any:
         return branch["enum"][0]
     kind = branch.get("type")
     if kind == "string":
+        if branch.get("pattern", "").startswith("^\\d{4}-"):  # a required timestamp (expectedUpdatedAt): one of that shape
+            return "2026-01-01T00:00:00.000Z"
         return "x" * max(1, branch.get("minLength", 1))
     if kind == "integer":
         return max(1, branch.get("minimum", 1))
@@ -187,8 +192,10 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     (default: the target's first alternative)."""
     schema = spec.definition()["inputSchema"]
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
+    if "idempotencyKey" in args:  # a required key (create/attach_agent_session): a fresh one per call, never a replay
+        args["idempotencyKey"] = uuid.uuid4().hex
     for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
-        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation", "artifact"):
+        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation", "session", "artifact"):
             args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
     if spec.target is not None:
         alt = alternative or spec.target.fields[0]
@@ -272,7 +279,7 @@ def _isolation_cases() -> list[Any]:
 
 
 def _foreign_value(kind: str, theirs: Place) -> str | None:
-    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project, "invitation": theirs.invitation, "artifact": theirs.artifact}.get(kind)
+    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project, "invitation": theirs.invitation, "artifact": theirs.artifact, "session": theirs.session}.get(kind)
 
 
 @pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
@@ -364,7 +371,7 @@ def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> s
             options.append(st.sampled_from(b["enum"]))
         elif b.get("type") == "string":
             lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
-            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, place.invitation, place.artifact, ""]
+            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, place.invitation, place.session, place.artifact, ""]
             options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
             if "pattern" in b:
                 options.append(st.from_regex(b["pattern"], fullmatch=True))

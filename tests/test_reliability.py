@@ -361,6 +361,36 @@ def _project_case(url: str) -> KeyedCase:
     )
 
 
+def _session_project(url: str) -> tuple[Any, str]:
+    actor = make_actor("Storm")
+    project = ok(call_tool(url, actor.token, "create_project", {"workspaceId": actor.workspace_id, "name": f"Storm {uuid.uuid4().hex[:8]}"}))["project"]
+    ok(call_tool(url, actor.token, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": "storm/repo"}))
+    return actor, project["id"]
+
+
+def _sessions_of(url: str, token: str, workspace_id: str) -> set[str]:
+    return {s["id"] for s in ok(call_tool(url, token, "list_agent_sessions", {"workspaceId": workspace_id, "limit": 200}))["sessions"]}
+
+
+def _create_session_case(url: str) -> KeyedCase:
+    actor, project = _session_project(url)
+    return KeyedCase(
+        actor.token, {"projectId": project, "repo": "storm/repo"}, {"projectId": project, "repo": "storm/repo", "provider": "codex"},
+        lambda: _sessions_of(url, actor.token, actor.workspace_id), lambda r: r["session"]["id"],
+    )
+
+
+def _attach_session_case(url: str) -> KeyedCase:
+    """attach-create: identical calls make one ACTIVE session; the other argument set names
+    another provider thread."""
+    actor, project = _session_project(url)
+    base = {"projectId": project, "repo": "storm/repo", "provider": "claude-code"}
+    return KeyedCase(
+        actor.token, {**base, "threadId": f"storm-{uuid.uuid4()}"}, {**base, "threadId": f"other-{uuid.uuid4()}"},
+        lambda: _sessions_of(url, actor.token, actor.workspace_id), lambda r: r["session"]["id"],
+    )
+
+
 # Every keyed tool needs a builder here: the tests below fail for a keyed tool without one.
 KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_workspace": _workspace_case,
@@ -372,6 +402,8 @@ KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "bulk_create_tasks": _bulk_create_case,
     "bulk_update_tasks": lambda url: _bulk_edit_case(url, "bulk_update_tasks"),
     "bulk_move_tasks": lambda url: _bulk_edit_case(url, "bulk_move_tasks"),
+    "create_agent_session": _create_session_case,
+    "attach_agent_session": _attach_session_case,
 }
 KEYED_TOOLS = sorted(spec.name for spec in registry() if spec.keyed)
 

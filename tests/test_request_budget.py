@@ -359,6 +359,43 @@ def test_search_artifacts_budget(server_url, owner, board):
     check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "zzz"}, FIXED_WS + pending + 1 + 1)
 
 
+def test_session_tool_budgets(server_url, owner, board):
+    """docs/data-model.md, "Agent sessions": every session write is one transaction after the
+    access read; the gates (project, REPO link or workspace default, provider claim) ride in that
+    BatchGetItem; create and attach always carry their required idempotencyKey (Powertools 2)."""
+    ws, repo = owner.workspace_id, f"budget/repo-{uuid.uuid4().hex[:6]}"
+    project = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"Sessions {uuid.uuid4().hex[:4]}"}))["project"]
+    ok(call_tool(server_url, owner.token, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": repo}))
+    create = {"projectId": project["id"], "repo": repo, "idempotencyKey": f"k-{uuid.uuid4()}"}
+    res, c = check(server_url, owner.token, "create_agent_session", create, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)  # project, link, workspace head with the membership
+    assert c.ops["TransactWriteItems"] == 1
+    check(server_url, owner.token, "create_agent_session", create, FIXED + POWERTOOLS_REPLAY)
+    s = res["structuredContent"]["session"]
+    refused = {"projectId": project["id"], "repo": "budget/unlinked", "idempotencyKey": f"k-{uuid.uuid4()}"}
+    check(server_url, owner.token, "create_agent_session", refused, FIXED_WS + 0 + POWERTOOLS_FIRST_RUN, error=True)  # refused from the access read; Powertools puts, then deletes its record
+    thread = f"th-{uuid.uuid4()}"
+    bind = {"sessionId": s["id"], "provider": "claude-code", "threadId": thread}
+    res, _ = check(server_url, owner.token, "attach_agent_session", {**bind, "idempotencyKey": f"k-{uuid.uuid4()}"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)  # session + claim with the membership
+    s = res["structuredContent"]["session"]
+    check(server_url, owner.token, "attach_agent_session", {**bind, "idempotencyKey": f"k-{uuid.uuid4()}"}, FIXED_WS + 0 + POWERTOOLS_FIRST_RUN)  # already bound: no write
+    fresh = {"projectId": project["id"], "repo": repo, "provider": "codex", "threadId": f"th-{uuid.uuid4()}"}
+    check(server_url, owner.token, "attach_agent_session", {**fresh, "idempotencyKey": f"k-{uuid.uuid4()}"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)  # attach-create
+    check(server_url, owner.token, "attach_agent_session", {**fresh, "idempotencyKey": f"k-{uuid.uuid4()}"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)  # converge: + the claimed session's GetItem
+    task = board["t1"]
+    res, _ = check(server_url, owner.token, "align_agent_session", {"sessionId": s["id"], "taskId": task["id"], "expectedUpdatedAt": s["updatedAt"]}, FIXED_WS + 1)  # session, workspace head, task with the membership
+    s = res["structuredContent"]["session"]
+    check(server_url, owner.token, "align_agent_session", {"sessionId": s["id"], "taskId": task["id"], "expectedUpdatedAt": s["updatedAt"]}, FIXED_WS + 0)  # unchanged
+    check(server_url, owner.token, "align_agent_session", {"sessionId": s["id"], "expectedUpdatedAt": "2020-01-01T00:00:00.000Z"}, FIXED_WS + 0, error=True)  # stale: CONFLICT from the read
+    check(server_url, owner.token, "get_agent_session", {"sessionId": s["id"]}, FIXED_WS + 2)  # alignments ‖ artifacts Queries, parallel
+    check(server_url, owner.token, "list_agent_sessions", {"workspaceId": ws}, FIXED_WS + 1)
+    ok(call_tool(server_url, owner.token, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": "part 1", "url": "https://traces.example.com/1", "sessionId": s["id"], "tracePart": "part-1"}))
+    done = {"sessionId": s["id"], "outcome": "INTERRUPTED", "expectedUpdatedAt": s["updatedAt"], "traceParts": ["part-1", "part-2"]}
+    res, c = check(server_url, owner.token, "complete_agent_session", done, FIXED_WS + 2)  # + artifacts Query, parallel; one transaction (head, summary)
+    assert c.ops["TransactWriteItems"] == 1
+    s = res["structuredContent"]["session"]
+    check(server_url, owner.token, "complete_agent_session", done, FIXED_WS + 1)  # the exact repeat: nothing written
+    resume = {"sessionId": s["id"], "projectId": project["id"], "repo": repo, "expectedUpdatedAt": s["updatedAt"]}
+    check(server_url, owner.token, "resume_agent_session", resume, FIXED_WS + 1)  # gate items with the membership (projectId and repo given)
 def test_artifact_tool_budgets(server_url, owner, board):
     # attach: the linked task with the membership, then one transaction (head, body, link copy,
     # guard, activity row). S3_OBJECT adds the grant GetItem and S3's HeadObject, CopyObject and

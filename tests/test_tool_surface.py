@@ -27,6 +27,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from domain.auth import Principal
+from domain.catalog import KEY_REQUIRED
 from domain.catalog import SEED as CATALOG
 from domain.catalog import registry as product_registry
 from functions.protocol import McpProtocol, Session
@@ -197,8 +198,8 @@ def test_keyed_tools_take_an_idempotency_key(name):
     props = DEFS[name]["inputSchema"]["properties"]
     assert spec.keyed == (name in KEYED)
     assert ("idempotencyKey" in props) == (name in KEYED)
-    if name in KEYED:
-        assert "idempotencyKey" not in DEFS[name]["inputSchema"].get("required", [])
+    if name in KEYED:  # optional, except where the catalog says the tool requires it
+        assert ("idempotencyKey" in DEFS[name]["inputSchema"].get("required", [])) == (name in KEY_REQUIRED)
 
 
 # -- every definition, shape by shape ---------------------------------------------------------------
@@ -273,6 +274,8 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
             return [sample(sub.get("items", {})) for _ in range(sub.get("minItems", 0))]
         if sub.get("type") == "object":
             return {p: sample(s) for p, s in sub.get("properties", {}).items() if p in sub.get("required", [])}
+        if "pattern" in sub:  # a patterned string (a timestamp): an example of its shape
+            return {r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$": "2026-01-01T00:00:00.000Z"}.get(sub["pattern"], "x")
         return {"string": "x", "boolean": True}.get(sub.get("type"), 1)
 
     minimal: dict[str, Any] = {prop: sample(schema["properties"][prop]) for prop in schema.get("required", [])}

@@ -252,14 +252,15 @@ async def test_secret_in_a_findings_body_never_reaches_storage_or_logs(server_ur
 
 async def test_text_kinds_and_trace_parts(server_url, owner):
     ws = owner.workspace_id
+    session = f"ses_{ws[3:]}_{'0' * 25}1"  # the shape of a session id of this workspace
     async with mcp_client(server_url, owner.token) as client:
         project = (await ok(client, "create_project", {"workspaceId": ws, "name": "Kinds"}))["project"]
-        plan = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PLAN", "title": "Plan", "body": "1. do it", "projectId": project["id"], "sessionId": "se_demo"}))["artifact"]
+        plan = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PLAN", "title": "Plan", "body": "1. do it", "projectId": project["id"], "sessionId": session}))["artifact"]
         assert plan["storage"] == "INLINE" and plan["searchable"] and plan["hasBody"] and not plan["redactions"]
-        trace = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": "part 1", "body": "turn 1", "tracePart": "part-0001", "sessionId": "se_demo"}))["artifact"]
+        trace = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": "part 1", "body": "turn 1", "tracePart": "part-0001", "sessionId": session}))["artifact"]
         assert not trace["searchable"] and trace["tracePart"] == "part-0001"
         from domain.store import artifacts as artifact_store
 
-        assert [r.artifactId for r in artifact_store.for_session(ws, "se_demo")] == [plan["id"], trace["id"]]
-        by_session = await ok(client, "list_artifacts", {"workspaceId": ws, "sessionId": "se_demo", "type": "TRACE"})
+        assert [r.artifactId for r in artifact_store.for_session(ws, session)] == [plan["id"], trace["id"]]
+        by_session = await ok(client, "list_artifacts", {"workspaceId": ws, "sessionId": session, "type": "TRACE"})
         assert [a["id"] for a in by_session["artifacts"]] == [trace["id"]]

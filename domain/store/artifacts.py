@@ -35,6 +35,18 @@ TEXT_KINDS: frozenset[str] = frozenset({"PLAN", "DECISION", "FINDINGS", "REPORT"
 _FIELDS = tuple(name for name in _ArtifactFields.get_attributes() if name not in {"PK", "SK", "kind", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "ttl"})
 
 ArtifactRowType = _ArtifactFields  # a head or a link copy: the same attributes
+_withdraw_hooks: list[Callable[[ArtifactRow], None]] = []
+
+
+def on_withdraw(callback: Callable[[ArtifactRow], None]) -> None:
+    """Run ``callback(tombstone)`` after every withdrawal commits (:func:`withdraw`).
+
+    The hook for what lives outside the artifact's own items. (The search index needs none: the
+    withdrawal's own transaction carries its "gone" pending marker, so the postings are deleted
+    after the commit or, after a crash, by the repair paths; docs/search.md.) Callbacks run in registration order; one that raises is logged by the caller and
+    does not undo the tombstone (a re-run of the hook must be safe).
+    """
+    _withdraw_hooks.append(callback)
 
 
 @dataclass
@@ -179,7 +191,8 @@ def query(workspace_id: str, link: tuple[str, str] | None, *, newest_first: bool
 def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any], None] | None = None) -> ArtifactRow:
     """Turn an artifact into a tombstone: head and link copies get ``withdrawnAt``/``withdrawnBy``
     (under ``withdrawnAt`` absent on the head), the body is deleted; one transaction with the
-    membership guard and the caller's ``check`` (a role ConditionCheck).
+    membership guard, or instead the caller's ``check`` (a ConditionCheck on the caller's member
+    item, e.g. its role: one transaction may touch that item once).
 
     Raises:
         db.Missing: the artifact is gone, or the caller left. db.ConditionFailed: already withdrawn
@@ -197,9 +210,10 @@ def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any]
             tx.delete(ArtifactBodyRow(*keys.artifact_body(head.workspaceId, ulid)))
         if searchable(head):  # its search postings go too (a pending "gone" marker, docs/search.md)
             search_marks.mark_artifact(tx, head.workspaceId, head.artifactId, gone=True)
-        members.guard(tx, head.workspaceId, actor_id)
         if check is not None:
-            check(tx)
+            check(tx)  # a condition on the caller's member item: it replaces the plain guard
+        else:
+            members.guard(tx, head.workspaceId, actor_id)
 
     try:
         db.transact(build)
@@ -209,4 +223,6 @@ def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any]
         raise
     done = ArtifactRow.from_raw_data(head.serialize())
     done.withdrawnAt, done.withdrawnBy, done.updatedAt = stamp, actor_id, stamp
+    for hook in list(_withdraw_hooks):
+        hook(done)
     return done

@@ -296,6 +296,37 @@ ARTIFACTS_PREFIX = "A#"
 ARTIFACT_BODIES_PREFIX = "B#"
 
 
+# -- agent sessions (docs/data-model.md, "Agent sessions") ---------------------------------------
+def session_partition(workspace_id: str) -> str:
+    """``SESS#<ws>``: the workspace's agent session heads (list_agent_sessions is one Query)."""
+    return f"SESS#{workspace_id}"
+
+
+def session(workspace_id: str, ulid: str) -> Key:
+    """``SESS#<ws> / S#<ulid>``: one agent session head; ULID order is creation order."""
+    return session_partition(workspace_id), f"{SESSIONS_PREFIX}{ulid}"
+
+
+def session_side_partition(session_id: str) -> str:
+    """``SESSION#<session>``: one session's alignment intervals (get_agent_session reads them with one Query)."""
+    return f"SESSION#{session_id}"
+
+
+def session_alignment(session_id: str, ordinal: int) -> Key:
+    """``SESSION#<session> / AL#<ordinal:04>``: one task-alignment interval, in alignment order."""
+    return session_side_partition(session_id), f"{SESSION_ALIGNMENTS_PREFIX}{int(ordinal):04d}"
+
+
+def session_binding_claim(provider: str, thread_id: str) -> Key:
+    """``SBIND#<provider>#<thread> / SBIND``: which session a provider thread is bound to. Written
+    with a condition in the binding transaction, so one thread has at most one open session."""
+    return f"SBIND#{provider}#{thread_id}", "SBIND"
+
+
+SESSIONS_PREFIX = "S#"
+SESSION_ALIGNMENTS_PREFIX = "AL#"
+
+
 # -- GSI1 --------------------------------------------------------------------------------------
 def column_order(column_id: str, rank: str, number: int) -> Key:
     """GSI1 of a compact task row: ``COL#<column> / <rank>#<number:010>``."""

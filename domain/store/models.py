@@ -491,6 +491,69 @@ class SearchPendingRow(Row, discriminator="SearchPending"):
     gone = BooleanAttribute(default=False)
 
 
+class SessionRow(Row, discriminator="Session"):
+    """Agent session head (``keys.session``): a connected coding session of one operator in one
+    project (fixed for life) and repository. ``status``: STARTING -> ACTIVE (bound to a provider
+    thread) -> COMPLETED | INTERRUPTED | CANCELLED; INTERRUPTED -> ACTIVE (resume). The current
+    alignment (``alignment``: ids + display names) mirrors the open interval of the
+    :class:`SessionAlignmentRow` history; ``capture`` is the trace-manifest check of the last
+    complete (independent of ``status``). Edits are CAS on ``updatedAt``."""
+
+    sessionId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    projectId = UnicodeAttribute()
+    projectName = UnicodeAttribute()
+    operatorId = UnicodeAttribute()
+    operatorName = UnicodeAttribute()
+    repository = UnicodeAttribute()
+    status = UnicodeAttribute()
+    provider = UnicodeAttribute(null=True)
+    providerThreadId = UnicodeAttribute(null=True)
+    continuesSessionId = UnicodeAttribute(null=True)
+    repoStart = JSONAttribute(null=True)  # {branch, commit, dirty} as the launcher reported it
+    repoEnd = JSONAttribute(null=True)
+    taskId = UnicodeAttribute(null=True)  # the open alignment interval's task
+    ownerId = UnicodeAttribute(null=True)  # the accountable owner of the open interval
+    alignment = JSONAttribute(null=True)  # the snapshot align_agent_session returned
+    alignmentCount = NumberAttribute(default=0)
+    usage = JSONAttribute(null=True)  # provider-reported token counts, never estimated
+    capture = JSONAttribute(null=True)  # {expectedParts, storedParts, missingParts, summaryArtifactId}
+    captureComplete = BooleanAttribute(default=False)
+    outcome = UnicodeAttribute(null=True)
+    resumeCount = NumberAttribute(default=0)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    boundAt = UnicodeAttribute(null=True)
+    endedAt = UnicodeAttribute(null=True)
+
+
+class SessionAlignmentRow(Row, discriminator="SessionAlignment"):
+    """One task-alignment interval of a session (``keys.session_alignment``), append-only: a
+    re-align closes the open interval (``endedAt``) and puts the next ordinal, in one transaction."""
+
+    sessionId = UnicodeAttribute()
+    ordinal = NumberAttribute()
+    snapshot = JSONAttribute()  # ids + display names, as returned to the caller
+    alignedBy = UnicodeAttribute()
+    startedAt = UnicodeAttribute()
+    endedAt = UnicodeAttribute(null=True)
+
+
+class SessionClaimRow(Row, discriminator="SessionClaim"):
+    """Provider binding claim (``keys.session_binding_claim``): the session a provider thread is
+    bound to. Put under ``attribute_not_exists(PK) OR open = false`` in the binding transaction;
+    completing or cancelling the session sets ``open`` to false, releasing the thread."""
+
+    provider = UnicodeAttribute()
+    threadId = UnicodeAttribute()
+    sessionId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    projectId = UnicodeAttribute()
+    operatorId = UnicodeAttribute()
+    open = BooleanAttribute(default=True)
+    boundAt = UnicodeAttribute()
+
+
 class UploadGrantRow(Row, discriminator="UploadGrant"):
     """Upload grant (``keys.upload_grant``): what one presigned PUT may store, for whom, until when.
 

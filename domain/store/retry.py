@@ -48,6 +48,13 @@ ATTEMPTS: dict[str, int] = {
     # A role change or removal planned again on the member image a failed role condition returned.
     "set_member_role": 5,
     "remove_member": 5,
+    # Session edits: a late-binding attach plans again on the returned head (an align or a second
+    # binder may have moved it); align, complete and resume carry a required expectedUpdatedAt, so a
+    # changed head is CONFLICT at once and their budget only covers TransactionConflict-free replans.
+    "attach_agent_session": 5,
+    "align_agent_session": 3,
+    "complete_agent_session": 3,
+    "resume_agent_session": 3,
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

@@ -22,6 +22,7 @@ ActivityType = Literal[
     "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
     "task.assignees_set",
     "label.created", "label.updated", "label.deleted", "task.labels_set",
+    "session.aligned",
     "artifact.attached",
 ]
 

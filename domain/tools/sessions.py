@@ -1,0 +1,935 @@
+"""Connected agent session tools: create_agent_session, attach_agent_session, align_agent_session,
+complete_agent_session, resume_agent_session, get_agent_session, list_agent_sessions.
+
+A session is one operator's period of coding-agent work in one project (fixed for life, which
+fixes the workspace) from a checkout of one repository (docs/sessions.md). Its lifecycle status
+(STARTING -> ACTIVE -> COMPLETED | INTERRUPTED | CANCELLED, INTERRUPTED -> ACTIVE by resume) and
+its capture integrity (``captureComplete``: every declared trace part and the run summary are
+stored) are independent. Provider thread ids come from provider hooks through
+``jentrix session attach``, never from text a model wrote; a thread is bound to at most one
+open session (a claim item written conditionally in the binding transaction,
+docs/data-model.md "Agent sessions").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from domain import clock, errors, ids, repos
+from domain.access import Located, Prefetch, Ref, either, locate, target
+from domain.auth import ROLE_RANK
+from domain.context import CallContext
+from domain.idempotency import creation_marker
+from domain.redaction import redact
+from domain.registry import ToolInput, ToolOutput, tool
+from domain.store import governance as governance_store
+from domain.store import keys, session_capture
+from domain.store import sessions as session_store
+from domain.store.cas import Unchanged, compare_and_set
+from domain.store.db import Missing
+from domain.store.models import MemberRow, ProjectLinkRow, ProjectRow, Row, SessionAlignmentRow, SessionClaimRow, SessionRow, TaskDetailRow, WorkspaceRow
+from domain.tools.args import CursorArg, LimitArg, WorkspaceIdArg
+
+Provider = Literal["claude-code", "codex", "cursor", "other"]
+Status = Literal["STARTING", "ACTIVE", "COMPLETED", "INTERRUPTED", "CANCELLED"]
+Outcome = Literal["COMPLETED", "INTERRUPTED", "CANCELLED"]
+
+SessionIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Session id (ses_…).")]
+ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Project id (pj_…).")]
+RequiredKeyArg = Annotated[str, Field(min_length=1, max_length=128, description="Required retry key (the launcher's nonce): a repeat with it and the same arguments returns the first result.")]
+RequiredStampArg = Annotated[
+    str, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="Required: the session's updatedAt you last read; a changed session is CONFLICT with error.current."),
+]
+RepoArg = Annotated[str | None, Field(default=None, min_length=1, max_length=300, description="The checkout's repository (owner/name or GitHub URL); defaults to the connection's bound checkout.")]
+PartName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^#\s][^#]*$")]
+
+
+class RepoState(ToolInput):
+    branch: str | None = Field(default=None, max_length=255, description="Checked-out branch.")
+    commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{7,64}$", description="HEAD commit (hex).")
+    dirty: bool | None = Field(default=None, description="Uncommitted changes present.")
+
+
+class Usage(ToolInput):
+    inputTokens: int | None = Field(default=None, ge=0, le=10**12, description="Input tokens.")
+    outputTokens: int | None = Field(default=None, ge=0, le=10**12, description="Output tokens.")
+    cacheReadTokens: int | None = Field(default=None, ge=0, le=10**12, description="Cache-read tokens.")
+    cacheWriteTokens: int | None = Field(default=None, ge=0, le=10**12, description="Cache-write tokens.")
+
+
+# -- views -----------------------------------------------------------------------------------
+class RepoStateView(ToolOutput):
+    branch: str | None = None
+    commit: str | None = None
+    dirty: bool | None = None
+
+
+class UsageView(ToolOutput):
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+    cacheReadTokens: int | None = None
+    cacheWriteTokens: int | None = None
+
+
+class AlignmentSnapshot(ToolOutput):
+    sessionId: str
+    workspaceId: str
+    workspaceName: str
+    projectId: str
+    projectName: str
+    taskId: str | None = Field(description="null: session-level work, no task.")
+    taskKey: str | None
+    taskTitle: str | None
+    ownerId: str = Field(description="The accountable member.")
+    ownerName: str
+    operatorId: str
+    operatorName: str
+    alignedAt: str
+
+
+class CaptureView(ToolOutput):
+    complete: bool = Field(description="Every declared trace part and the run summary are stored.")
+    expectedParts: int
+    storedParts: int
+    missingParts: list[str] = Field(description="Declared parts with no stored TRACE artifact (first 50).")
+    summaryArtifactId: str | None
+
+
+class SessionSummaryView(ToolOutput):
+    id: str
+    workspaceId: str
+    projectId: str
+    projectName: str
+    operatorId: str
+    operatorName: str
+    repository: str = Field(description="Lowercase owner/name of the checkout.")
+    status: str
+    provider: str | None
+    continuesSessionId: str | None
+    taskId: str | None = Field(description="The open alignment interval's task.")
+    ownerId: str | None
+    captureComplete: bool
+    outcome: str | None
+    createdAt: str
+    updatedAt: str
+    endedAt: str | None
+
+
+class SessionView(SessionSummaryView):
+    providerThreadId: str | None = Field(description="Set by a provider hook through attach_agent_session.")
+    alignment: AlignmentSnapshot | None
+    repoStart: RepoStateView | None
+    repoEnd: RepoStateView | None
+    usage: UsageView | None = Field(description="Provider-reported token counts; null when none were reported (never estimated).")
+    capture: CaptureView | None = Field(description="The last completion's trace-manifest check; null before completion.")
+    resumeCount: int
+    boundAt: str | None
+
+
+class SessionOutput(ToolOutput):
+    session: SessionView
+
+
+def _summary_fields(r: SessionRow) -> dict[str, Any]:
+    return {
+        "id": r.sessionId, "workspaceId": r.workspaceId, "projectId": r.projectId, "projectName": r.projectName, "operatorId": r.operatorId,
+        "operatorName": r.operatorName, "repository": r.repository, "status": r.status, "provider": r.provider,
+        "continuesSessionId": r.continuesSessionId, "taskId": r.taskId, "ownerId": r.ownerId, "captureComplete": bool(r.captureComplete),
+        "outcome": r.outcome, "createdAt": r.createdAt, "updatedAt": r.updatedAt, "endedAt": r.endedAt,
+    }
+
+
+def session_view(r: SessionRow) -> SessionView:
+    return SessionView(
+        **_summary_fields(r), providerThreadId=r.providerThreadId, alignment=AlignmentSnapshot(**r.alignment) if r.alignment else None,
+        repoStart=RepoStateView(**r.repoStart) if r.repoStart else None, repoEnd=RepoStateView(**r.repoEnd) if r.repoEnd else None,
+        usage=UsageView(**r.usage) if r.usage else None, capture=CaptureView(**r.capture) if r.capture else None,
+        resumeCount=int(r.resumeCount or 0), boundAt=r.boundAt,
+    )
+
+
+def _copy(r: SessionRow) -> SessionRow:
+    return SessionRow.from_raw_data(r.serialize())
+
+
+def _current(r: SessionRow) -> dict[str, Any]:
+    return session_view(r).model_dump(mode="json")
+
+
+# -- shared checks -----------------------------------------------------------------------------
+def _repo(ctx: CallContext, value: str | None, field: str = "repo") -> str:
+    """The checkout's repository: the argument (normalised) or the connection's bound checkout.
+    A bound connection cannot name another repository (its checkout is fixed for life)."""
+    bound = ctx.binding.repository if ctx.binding else None
+    if value is None:
+        if bound:
+            return bound
+        raise errors.invalid(field, "is required: the repository of the checkout the agent runs in", f"Send {repos.FORMS}; jentrix agent launch fills it from the checkout.")
+    repo = repos.normalise_repo(value)
+    if repo is None:
+        raise errors.invalid(field, f"is not a GitHub repository: {value!r}", f"Send {repos.FORMS}.")
+    if bound and repo != bound:
+        raise errors.forbidden(f"This connection is bound to a checkout of {bound}; it cannot start or resume a session for {repo}.",
+                               "Leave repo out, or start the adapter from a checkout of that repository.")
+    return repo
+
+
+def _gate_keys(ws: str, project_id: str, repo: str) -> tuple[tuple[str, str], ...]:
+    return (keys.project(ws, project_id), keys.project_link(project_id, "REPO", repo), keys.workspace_head(ws))
+
+
+def _project_for_session(ctx: CallContext, ws: str, project_id: str, repo: str) -> tuple[ProjectRow, bool]:
+    """The live project and whether the repository gate holds by its REPO link (True) or by the
+    workspace default (False); INVALID_INPUT naming the missing REPO link otherwise."""
+    head = ctx.item(keys.project(ws, project_id))
+    if not isinstance(head, ProjectRow):
+        raise errors.not_found("project", project_id)
+    if head.status == "ARCHIVED":
+        raise errors.invalid("projectId", f"project {head.name} is archived: it takes no new sessions", "Pick a live project (list_projects).")
+    if isinstance(ctx.item(keys.project_link(project_id, "REPO", repo)), ProjectLinkRow):
+        return head, True
+    wsrow = ctx.item(keys.workspace_head(ws))
+    linked_somewhere = isinstance(wsrow, WorkspaceRow) and int(wsrow.repoLinkCount or 0) > 0
+    if isinstance(wsrow, WorkspaceRow) and not linked_somewhere and wsrow.defaultRepo == repo:
+        return head, False
+    link = f'add_project_link {{"projectId": "{project_id}", "targetType": "REPO", "targetId": "{repo}"}}'
+    if linked_somewhere:
+        why, hint = (f"project {head.name} has no REPO link to {repo}",
+                     f"Missing REPO link: a workspace admin runs {link}, or run the agent from a checkout of a repository this project links.")
+    else:
+        why, hint = (f"project {head.name} has no REPO link to {repo}, and {repo} is not the workspace's defaultRepo",
+                     f"Missing REPO link: a workspace admin runs {link} (or sets defaultRepo with update_workspace while no project links a repository).")
+    raise errors.invalid("repo", why, hint)
+
+
+def _may_steer(ctx: CallContext, row: SessionRow, verb: str) -> None:
+    """The session's operator, or a workspace ADMIN/OWNER, may change it; anyone else is FORBIDDEN."""
+    if row.operatorId == ctx.user_id:
+        return
+    if ROLE_RANK[ctx.member(row.workspaceId).role] >= ROLE_RANK["ADMIN"]:
+        return
+    raise errors.forbidden(f"Only the session's operator ({row.operatorName}) or a workspace admin can {verb} {row.sessionId}.",
+                           "Ask the operator, or a workspace admin, to do it.")
+
+
+def _session(ctx: CallContext) -> SessionRow:
+    ref = ctx.target.session
+    row = ctx.item(keys.session(ref.workspace_id, ref.ulid))
+    if not isinstance(row, SessionRow):
+        raise errors.not_found("session", ref.session_id)
+    return row
+
+
+def _stale(args_stamp: str, row: SessionRow) -> errors.ToolError:
+    return errors.conflict(
+        f"The session changed since you read it (your expectedUpdatedAt {args_stamp}, now {row.updatedAt}).",
+        "Read error.current (or get_agent_session) and call again with its updatedAt.", current=_current(row),
+    )
+
+
+def _session_prefetch(where: Located, args: Any) -> Prefetch:
+    ref = where.session
+    return Prefetch(items=(keys.session(ref.workspace_id, ref.ulid),))
+
+
+# -- create_agent_session ----------------------------------------------------------------------
+class CreateSessionInput(ToolInput):
+    projectId: ProjectIdArg
+    repo: RepoArg
+    provider: Provider | None = Field(default=None, description="The provider about to be launched, if known.")
+    repoState: RepoState | None = Field(default=None, description="The checkout at launch.")
+    continuesSessionId: str | None = Field(default=None, max_length=80, description="An earlier session of this workspace this one deliberately continues.")
+    idempotencyKey: RequiredKeyArg
+
+
+def _create_prefetch(where: Located, args: CreateSessionInput) -> Prefetch:
+    ws = where.workspace_id
+    items: list[tuple[str, str]] = [keys.project(ws, where.project_id or "")]
+    repo = repos.normalise_repo(args.repo) if args.repo else None
+    if repo:
+        items = list(_gate_keys(ws, where.project_id or "", repo))
+    else:
+        items.append(keys.workspace_head(ws))
+    cont = ids.parse_session(args.continuesSessionId) if args.continuesSessionId else None
+    if cont and cont.workspace_id == ws:
+        items.append(keys.session(ws, cont.ulid))
+    return Prefetch(items=tuple(items))
+
+
+@tool(
+    "create_agent_session",
+    title="Create agent session",
+    description=(
+        "Opens a STARTING session before the coding agent launches: you must be a member, the project visible and live, and the "
+        "checkout's repository linked from the project by a REPO link (or, while no project of the workspace links one, be the "
+        "workspace's defaultRepo) — otherwise refused, hint naming the missing link. The project fixes the workspace for good."
+    ),
+    area="sessions",
+    scope="write",
+    keyed=True,
+    target=target("projectId", "project"),
+    min_role="MEMBER",
+    refs=(Ref("continuesSessionId", "session"),),
+    prefetch=_create_prefetch,
+    input_model=CreateSessionInput,
+    output_model=SessionOutput,
+)
+def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionOutput:
+    where = ctx.target
+    ws = where.workspace_id
+    if ctx.binding and ctx.binding.repository and args.repo is None:
+        ctx.prefetched.update({k: r for k, r in _read(_gate_keys(ws, where.project_id, ctx.binding.repository)).items()})
+    repo = _repo(ctx, args.repo)
+    project, by_link = _project_for_session(ctx, ws, where.project_id, repo)
+    if args.continuesSessionId:
+        cont = ids.parse_session(args.continuesSessionId)
+        if cont is None or not isinstance(ctx.item(keys.session(ws, cont.ulid)), SessionRow):
+            raise errors.not_found("session", args.continuesSessionId)
+    member = ctx.member(ws)
+    now = clock.now_iso()
+    session_id = ids.new_session_id(ws)
+    row = _new_row(session_id, ws, project, member, repo, now, status="STARTING", provider=args.provider, repo_state=args.repoState,
+                   continues=args.continuesSessionId)
+    return SessionOutput(session=session_view(_create(ctx, row, by_link=by_link)))
+
+
+def _read(wanted: tuple[tuple[str, str], ...]) -> dict[tuple[str, str], Any]:
+    return {(r.PK, r.SK): r for r in Row.batch_get(list(wanted), consistent_read=True)}
+
+
+def _new_row(session_id: str, ws: str, project: ProjectRow, member: MemberRow, repo: str, now: str, *, status: str, provider: str | None,
+             repo_state: RepoState | None, continues: str | None = None, thread: str | None = None) -> SessionRow:
+    ref = ids.parse_session(session_id)
+    assert ref is not None
+    return SessionRow(
+        *keys.session(ws, ref.ulid), sessionId=session_id, workspaceId=ws, projectId=project.projectId, projectName=project.name,
+        operatorId=member.userId, operatorName=member.displayName, repository=repo, status=status, provider=provider, providerThreadId=thread,
+        continuesSessionId=continues, repoStart=repo_state.model_dump(exclude_none=True) if repo_state else None, alignmentCount=0,
+        captureComplete=False, resumeCount=0, createdAt=now, updatedAt=now, boundAt=now if thread else None,
+    )
+
+
+def _create(ctx: CallContext, row: SessionRow, *, by_link: bool, claim: SessionClaimRow | None = None) -> SessionRow:
+    marker = creation_marker(ctx, row.workspaceId, row.sessionId)
+    try:
+        session_store.create(row, by_link=by_link, actor_id=ctx.user_id, marker=marker, claim=claim)
+    except session_store.Earlier as earlier:
+        ref = ids.parse_session(earlier.session_id)
+        found = session_store.get(ref) if ref else None
+        if found is None:
+            raise errors.not_found("session", earlier.session_id) from None
+        return found
+    except session_store.GateClosed:
+        raise errors.invalid("repo", "the project or its REPO link changed while the session was being created; nothing was written",
+                             "Check the project with get_project and call again.") from None
+    except Missing:
+        raise errors.not_found("project", row.projectId) from None
+    return row
+
+
+# -- attach_agent_session ----------------------------------------------------------------------
+class AttachSessionInput(ToolInput):
+    provider: Provider = Field(description="claude-code, codex, cursor or other.")
+    threadId: str = Field(
+        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$",
+        description="The provider's session/thread id as its lifecycle hook reports it (jentrix session attach passes it); never a value a model wrote.",
+    )
+    sessionId: str | None = Field(default=None, max_length=80, description="Late-bind this STARTING session (yours); or give projectId.")
+    projectId: str | None = Field(default=None, max_length=64, description="Without sessionId: create an ACTIVE session in this project.")
+    repo: RepoArg
+    repoState: RepoState | None = Field(default=None, description="With projectId: the checkout now.")
+    idempotencyKey: RequiredKeyArg
+
+
+class AttachSessionOutput(ToolOutput):
+    session: SessionView
+    attached: Literal["bound", "created", "existing"] = Field(description="bound: a STARTING session got the thread; created: a new ACTIVE session; existing: the thread already named this session.")
+
+
+def _locate_attach(ctx: CallContext, args: AttachSessionInput) -> Located:
+    if args.sessionId is not None:
+        if args.projectId is not None:
+            raise errors.invalid("sessionId", "give sessionId (late-bind) or projectId (create), not both")
+        return locate(ctx, "session", args.sessionId)
+    if args.projectId is None:
+        raise errors.invalid("sessionId", "is required unless projectId is given", "Pass the session jentrix agent launch created, or a projectId.")
+    return locate(ctx, "project", args.projectId)
+
+
+def _attach_prefetch(where: Located, args: AttachSessionInput) -> Prefetch:
+    claim = keys.session_binding_claim(args.provider, args.threadId)
+    if where.session is not None:
+        return Prefetch(items=(keys.session(where.workspace_id, where.session.ulid), claim))
+    repo = repos.normalise_repo(args.repo) if args.repo else None
+    gate = _gate_keys(where.workspace_id, where.project_id or "", repo) if repo else (keys.project(where.workspace_id, where.project_id or ""),)
+    return Prefetch(items=(*gate, claim))
+
+
+def _bound_elsewhere(claim: SessionClaimRow | None, ws: str) -> errors.ToolError:
+    named = f" ({claim.sessionId})" if claim is not None and claim.workspaceId == ws else ""
+    return errors.conflict(
+        f"This provider thread is already bound to another open session{named}; nothing was written.",
+        "A thread belongs to one session: complete or cancel that session first, or start a new provider thread.",
+        reason="SESSION_ALREADY_BOUND",
+    )
+
+
+def _same_tuple(claim: SessionClaimRow, ctx: CallContext, project_id: str) -> bool:
+    return claim.operatorId == ctx.user_id and claim.projectId == project_id
+
+
+@tool(
+    "attach_agent_session",
+    title="Attach agent session",
+    description=(
+        "Binds a provider thread id from a trusted provider hook (jentrix session attach; never a value a model wrote). With "
+        "sessionId: late-binds your STARTING session (CAS). With projectId: creates an ACTIVE session under the create rules. "
+        "The same provider, thread, operator and project converge on one session; a thread bound to another open session is "
+        "CONFLICT, reason SESSION_ALREADY_BOUND."
+    ),
+    area="sessions",
+    scope="write",
+    keyed=True,
+    target=either(("sessionId", "session"), ("projectId", "project"), resolve=_locate_attach),
+    min_role="MEMBER",
+    prefetch=_attach_prefetch,
+    input_model=AttachSessionInput,
+    output_model=AttachSessionOutput,
+)
+def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSessionOutput:
+    where = ctx.target
+    claim = ctx.item(keys.session_binding_claim(args.provider, args.threadId))
+    open_claim = claim if isinstance(claim, SessionClaimRow) and claim.open else None
+    if where.session is None:
+        return _attach_create(ctx, args, open_claim)
+    current = _session(ctx)
+    if current.operatorId != ctx.user_id:
+        raise errors.forbidden(f"Only the session's operator ({current.operatorName}) can bind its provider thread.",
+                               "Run jentrix session attach from the operator's own provider hook.")
+    if open_claim is not None and open_claim.sessionId != current.sessionId:
+        raise _bound_elsewhere(open_claim, current.workspaceId)
+
+    def plan(state: SessionRow) -> Any:
+        if state.provider and state.provider != args.provider:
+            raise errors.invalid("provider", f"the session was launched for {state.provider}, not {args.provider}")
+        if state.providerThreadId:
+            if state.providerThreadId == args.threadId:
+                return Unchanged(AttachSessionOutput(session=session_view(state), attached="existing"))
+            raise errors.conflict("This session is already bound to another provider thread; a binding never changes.",
+                                  "Start a new session (jentrix agent launch) for the other thread.", current=_current(state), reason="SESSION_ALREADY_BOUND")
+        if state.status != "STARTING":
+            raise errors.conflict(f"The session is {state.status}; only a STARTING session can be bound.",
+                                  "Create a new session for this thread (attach_agent_session with projectId).", current=_current(state))
+        stamp = clock.next_stamp(state.updatedAt)
+        edited = _copy(state)
+        edited.provider, edited.providerThreadId, edited.status, edited.boundAt, edited.updatedAt = args.provider, args.threadId, "ACTIVE", stamp, stamp
+        return session_store.edit(edited, state, actor_id=ctx.user_id, claim=session_store.new_claim(edited, stamp),
+                                  result=lambda: AttachSessionOutput(session=session_view(edited), attached="bound"))
+
+    try:
+        return compare_and_set("attach_agent_session", current, plan)
+    except session_store.ThreadBound as bound:
+        if bound.claim is not None and bound.claim.sessionId == current.sessionId:
+            found = session_store.get(ctx.target.session)
+            if found is not None:
+                return AttachSessionOutput(session=session_view(found), attached="existing")
+        raise _bound_elsewhere(bound.claim, current.workspaceId) from None
+    except Missing:
+        raise errors.not_found("session", current.sessionId) from None
+
+
+def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: SessionClaimRow | None) -> AttachSessionOutput:
+    where = ctx.target
+    ws = where.workspace_id
+    if open_claim is not None:
+        return _converge(ctx, open_claim, where.project_id)
+    if ctx.binding and ctx.binding.repository and args.repo is None:
+        ctx.prefetched.update(_read(_gate_keys(ws, where.project_id, ctx.binding.repository)))
+    repo = _repo(ctx, args.repo)
+    project, by_link = _project_for_session(ctx, ws, where.project_id, repo)
+    member = ctx.member(ws)
+    now = clock.now_iso()
+    row = _new_row(ids.new_session_id(ws), ws, project, member, repo, now, status="ACTIVE", provider=args.provider, repo_state=args.repoState, thread=args.threadId)
+    try:
+        made = _create(ctx, row, by_link=by_link, claim=session_store.new_claim(row, now))
+    except session_store.ThreadBound as bound:
+        if bound.claim is None:
+            raise _bound_elsewhere(None, ws) from None
+        return _converge(ctx, bound.claim, where.project_id)
+    return AttachSessionOutput(session=session_view(made), attached="created" if made.sessionId == row.sessionId else "existing")
+
+
+def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> AttachSessionOutput:
+    """The thread is bound already: the same operator and project get that session, anyone else CONFLICT."""
+    if not _same_tuple(claim, ctx, project_id):
+        raise _bound_elsewhere(claim, ctx.target.workspace_id)
+    ref = ids.parse_session(claim.sessionId)
+    found = session_store.get(ref) if ref else None
+    if found is None:
+        raise _bound_elsewhere(claim, ctx.target.workspace_id)
+    return AttachSessionOutput(session=session_view(found), attached="existing")
+
+
+# -- align_agent_session -----------------------------------------------------------------------
+class AlignSessionInput(ToolInput):
+    sessionId: SessionIdArg
+    taskId: str | None = Field(default=None, max_length=80, description="Task (tk_…) of the session's workspace the work is for; leave out for session-level work with no task.")
+    ownerId: str | None = Field(default=None, max_length=64, description="The accountable member (userId); defaults to the current owner, else the operator.")
+    expectedUpdatedAt: RequiredStampArg
+
+
+class AlignmentView(ToolOutput):
+    ordinal: int = Field(description="1 for the first alignment, ascending.")
+    snapshot: AlignmentSnapshot
+    alignedBy: str
+    startedAt: str
+    endedAt: str | None = Field(description="null for the open interval.")
+
+
+class AlignSessionOutput(ToolOutput):
+    session: SessionView
+    alignment: AlignmentSnapshot = Field(description="Echo this to the operator as it is.")
+    ordinal: int
+    changed: bool = Field(description="false when the session already had this task and owner (nothing written).")
+
+
+def _align_prefetch(where: Located, args: AlignSessionInput) -> Prefetch:
+    ws = where.workspace_id
+    items = [keys.session(ws, where.session.ulid), keys.workspace_head(ws)]
+    task = ids.parse_task(args.taskId) if args.taskId else None
+    if task and task.workspace_id == ws:
+        items.append(keys.task_full(task.board_id, task.number))
+    if args.ownerId:
+        items.append(keys.member(ws, args.ownerId))
+    return Prefetch(items=tuple(items))
+
+
+@tool(
+    "align_agent_session",
+    title="Align agent session",
+    description=(
+        "Anchors an open session to a task (or none: session-level work) and an accountable owner, once the operator confirmed them. "
+        "Returns the snapshot of ids and display names to show the operator as is. Re-aligning closes the open interval, appends a new "
+        "one and writes an activity row. expectedUpdatedAt is required (CONFLICT with error.current when stale)."
+    ),
+    area="sessions",
+    scope="write",
+    idempotent=True,
+    target=target("sessionId", "session"),
+    min_role="MEMBER",
+    refs=(Ref("taskId", "task"), Ref("ownerId", "user", error=errors.ErrorCode.INVALID_INPUT)),
+    prefetch=_align_prefetch,
+    input_model=AlignSessionInput,
+    output_model=AlignSessionOutput,
+)
+def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessionOutput:
+    current = _session(ctx)
+    ws = current.workspaceId
+    _may_steer(ctx, current, "align")
+    task: TaskDetailRow | None = None
+    if args.taskId:
+        ref = ids.parse_task(args.taskId)
+        found = ctx.item(keys.task_full(ref.board_id, ref.number)) if ref else None
+        if not isinstance(found, TaskDetailRow):
+            raise errors.not_found("task", args.taskId)
+        if found.archivedAt:
+            raise errors.invalid("taskId", "the task is archived", "Align the session to a live task, or to none.")
+        task = found
+    owner_id = args.ownerId or current.ownerId or current.operatorId
+    if owner_id == ctx.user_id:
+        owner: MemberRow | None = ctx.member(ws)
+    elif args.ownerId:
+        found_owner = ctx.item(keys.member(ws, owner_id))  # read with the membership
+        owner = found_owner if isinstance(found_owner, MemberRow) else None
+    else:
+        owner = _member_or_none(ws, owner_id)  # the session's owner or operator, when an admin aligns: one GetItem
+    if owner is None:
+        raise errors.invalid("ownerId", f"{owner_id!r} is not a member of this workspace", "Pick a userId from list_members.")
+    wsrow = ctx.item(keys.workspace_head(ws))
+    workspace_name = wsrow.name if isinstance(wsrow, WorkspaceRow) else ""
+
+    def plan(state: SessionRow) -> Any:
+        if state.updatedAt != args.expectedUpdatedAt:
+            raise _stale(args.expectedUpdatedAt, state)
+        if state.status not in session_store.OPEN:
+            raise errors.conflict(f"The session is {state.status}; only an open (STARTING or ACTIVE) session can be aligned.",
+                                  "Resume it (resume_agent_session) if it was interrupted, or start a new session.", current=_current(state))
+        new_task = task.taskId if task else None
+        count = int(state.alignmentCount or 0)
+        if count and state.taskId == new_task and state.ownerId == owner.userId and state.alignment:
+            return Unchanged(AlignSessionOutput(session=session_view(state), alignment=AlignmentSnapshot(**state.alignment), ordinal=count, changed=False))
+        if count >= session_store.MAX_ALIGNMENTS:
+            raise errors.invalid("sessionId", f"the session holds {session_store.MAX_ALIGNMENTS} alignments, the most it can",
+                                 "Complete it and start a new session with continuesSessionId.")
+        stamp = clock.next_stamp(state.updatedAt)
+        snapshot = AlignmentSnapshot(
+            sessionId=state.sessionId, workspaceId=ws, workspaceName=workspace_name, projectId=state.projectId, projectName=state.projectName,
+            taskId=new_task, taskKey=task.key if task else None, taskTitle=task.title if task else None, ownerId=owner.userId,
+            ownerName=owner.displayName, operatorId=state.operatorId, operatorName=state.operatorName, alignedAt=stamp,
+        )
+        ordinal = count + 1
+        interval = SessionAlignmentRow(*keys.session_alignment(state.sessionId, ordinal), sessionId=state.sessionId, ordinal=ordinal,
+                                       snapshot=snapshot.model_dump(mode="json"), alignedBy=ctx.user_id, startedAt=stamp)
+        log = _align_log(ctx, state, snapshot, task, stamp, ordinal)
+        edited = _copy(state)
+        edited.taskId, edited.ownerId, edited.alignment, edited.alignmentCount, edited.updatedAt = new_task, owner.userId, snapshot.model_dump(mode="json"), ordinal, stamp
+
+        def extra(tx: Any) -> None:
+            tx.save(interval, condition=Row.PK.does_not_exist())
+            if count:
+                tx.update(SessionAlignmentRow(*keys.session_alignment(state.sessionId, count)), actions=[SessionAlignmentRow.endedAt.set(stamp)], condition=Row.PK.exists())
+            if task is not None:
+                tx.condition_check(TaskDetailRow, task.PK, task.SK, condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+            if owner.userId != ctx.user_id:
+                tx.condition_check(MemberRow, *keys.member(ws, owner.userId), condition=Row.PK.exists())
+            tx.save(log)
+
+        def failed(failure: Any) -> Exception | None:
+            if task is not None and failure.hit(task.PK, task.SK):
+                return errors.invalid("taskId", "the task was archived or removed meanwhile; nothing was written")
+            if failure.hit(*keys.member(ws, owner.userId)):
+                return errors.invalid("ownerId", f"{owner.userId!r} left the workspace meanwhile; nothing was written")
+            return None
+
+        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, failed=failed,
+                                  result=lambda: AlignSessionOutput(session=session_view(edited), alignment=snapshot, ordinal=ordinal, changed=True))
+
+    try:
+        return compare_and_set("align_agent_session", current, plan)
+    except Missing:
+        raise errors.not_found("session", current.sessionId) from None
+
+
+def _member_or_none(ws: str, user_id: str) -> MemberRow | None:
+    from domain.store import members
+
+    return members.get(ws, user_id)
+
+
+def _align_log(ctx: CallContext, state: SessionRow, snap: AlignmentSnapshot, task: TaskDetailRow | None, stamp: str, ordinal: int) -> Any:
+    """The activity row of an alignment: on the new task's board log (and the task's own log); with
+    no new task, on the previous task's; with neither, in the workspace log."""
+    what = f"{snap.taskKey} {snap.taskTitle}" if task else "no task"
+    summary = f"Session {state.sessionId} aligned to {what}, owner {snap.ownerName}" + (f" (re-aligned, #{ordinal})" if ordinal > 1 else "")
+    data = {"sessionId": state.sessionId, "ordinal": ordinal, "taskId": snap.taskId, "previousTaskId": state.taskId, "ownerId": snap.ownerId}
+    board_task = task.taskId if task else state.taskId
+    ref = ids.parse_task(board_task) if board_task else None
+    if ref is not None:
+        return ctx.activity(state.workspaceId, ref.board_id, "session.aligned", summary, task_id=board_task, data=data, at=stamp)
+    return governance_store.log_row(state.workspaceId, "session.aligned", summary, actor_id=ctx.user_id, source=ctx.source, data=data)
+
+
+# -- complete_agent_session --------------------------------------------------------------------
+class CompleteSessionInput(ToolInput):
+    sessionId: SessionIdArg
+    outcome: Outcome = Field(description="COMPLETED: normal end; INTERRUPTED: crash or kill; CANCELLED: aborted before the first turn.")
+    expectedUpdatedAt: RequiredStampArg
+    traceParts: list[PartName] = Field(default_factory=list, max_length=500, description="The trace-part manifest: names of every TRACE part the session should have stored (0-500).")
+    usage: Usage | None = Field(default=None, description="Token counts the provider reported; leave out when it reported none.")
+    repoState: RepoState | None = Field(default=None, description="The checkout at the end.")
+
+
+def _complete_prefetch(where: Located, args: CompleteSessionInput) -> Prefetch:
+    ws, sid = where.workspace_id, where.session.session_id
+    return Prefetch(items=(keys.session(ws, where.session.ulid),), queries=(("artifacts", lambda: session_capture.for_session(ws, sid)),))
+
+
+def run_summary(row: SessionRow, parts: list[str], stored: list[str], missing: list[str]) -> dict[str, Any]:
+    """The RUN_SUMMARY body: only stored facts of the session, so the same state gives the same bytes."""
+    return {
+        "type": "RUN_SUMMARY", "sessionId": row.sessionId, "workspaceId": row.workspaceId, "projectId": row.projectId, "repository": row.repository,
+        "operatorId": row.operatorId, "provider": row.provider, "outcome": row.outcome, "createdAt": row.createdAt, "boundAt": row.boundAt,
+        "endedAt": row.endedAt, "taskId": row.taskId, "ownerId": row.ownerId, "alignments": int(row.alignmentCount or 0),
+        "continuesSessionId": row.continuesSessionId, "resumeCount": int(row.resumeCount or 0), "usage": row.usage,
+        "repoStart": row.repoStart, "repoEnd": row.repoEnd,
+        "traceParts": {"expected": parts, "stored": stored, "missing": missing},
+    }
+
+
+@tool(
+    "complete_agent_session",
+    title="Complete agent session",
+    description=(
+        "Closes a session with its outcome: COMPLETED, INTERRUPTED or CANCELLED. Checks the declared trace-part manifest against the "
+        "session's stored TRACE artifacts, stores a deterministic RUN_SUMMARY artifact in the same write, and sets captureComplete only "
+        "when every part and the summary are stored; status and capture are independent. expectedUpdatedAt is required."
+    ),
+    area="sessions",
+    scope="write",
+    idempotent=True,
+    target=target("sessionId", "session"),
+    min_role="MEMBER",
+    prefetch=_complete_prefetch,
+    input_model=CompleteSessionInput,
+    output_model=SessionOutput,
+)
+def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> SessionOutput:
+    current = _session(ctx)
+    _may_steer(ctx, current, "complete")
+    artifacts = ctx.query("artifacts", lambda: session_capture.for_session(current.workspaceId, current.sessionId))
+    traces = {a.name for a in artifacts if a.type == "TRACE"}
+    parts = list(dict.fromkeys(args.traceParts))
+    stored = [p for p in parts if p in traces]
+    missing = [p for p in parts if p not in traces]
+    usage = args.usage.model_dump(exclude_none=True) if args.usage else None
+    repo_end = args.repoState.model_dump(exclude_none=True) if args.repoState else None
+
+    def closed_state(state: SessionRow, stamp: str, summary_id: str | None) -> SessionRow:
+        edited = _copy(state)
+        if state.status in session_store.OPEN:
+            edited.status, edited.outcome, edited.endedAt = args.outcome, args.outcome, stamp
+        if usage is not None:
+            edited.usage = usage
+        if repo_end is not None:
+            edited.repoEnd = repo_end
+        edited.capture = {"complete": not missing, "expectedParts": len(parts), "storedParts": len(stored), "missingParts": missing[:50],
+                          "summaryArtifactId": summary_id}
+        edited.captureComplete = not missing
+        edited.updatedAt = stamp
+        return edited
+
+    def plan(state: SessionRow) -> Any:
+        again = state.status == args.outcome and state.status not in session_store.OPEN
+        if again:
+            probe = closed_state(state, state.updatedAt, (state.capture or {}).get("summaryArtifactId"))
+            if probe.serialize() == state.serialize():  # an exact repeat: nothing would change
+                return Unchanged(SessionOutput(session=session_view(state)))
+        if state.updatedAt != args.expectedUpdatedAt:
+            raise _stale(args.expectedUpdatedAt, state)
+        if state.status not in session_store.OPEN and not again:
+            raise errors.conflict(f"The session is already {state.status}; it cannot end again as {args.outcome}.",
+                                  "Resume an INTERRUPTED session first (resume_agent_session), or start a new one.", current=_current(state))
+        stamp = clock.next_stamp(state.updatedAt)
+        summary_id = session_capture.new_summary_id(state.workspaceId)  # a re-check after late parts stores a new summary; the head names the latest
+        edited = closed_state(state, stamp, summary_id)
+        summary = run_summary(edited, parts, stored, missing)
+        body = redact(session_capture.summary_body(summary)).text  # a branch name or the like may carry a secret: redacted like every body
+        actor_name = ctx.member(edited.workspaceId).displayName
+
+        def extra(tx: Any) -> None:
+            session_capture.summary_action(tx, summary, body=body, artifact_id=summary_id, actor_id=ctx.user_id, actor_name=actor_name, at=stamp)
+            if edited.status in session_store.CLOSED and state.status in session_store.OPEN:
+                session_store.release_claim(tx, edited)
+
+        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, result=lambda: SessionOutput(session=session_view(edited)))
+
+    try:
+        return compare_and_set("complete_agent_session", current, plan)
+    except Missing:
+        raise errors.not_found("session", current.sessionId) from None
+
+
+# -- resume_agent_session ----------------------------------------------------------------------
+class ResumeSessionInput(ToolInput):
+    sessionId: SessionIdArg
+    expectedUpdatedAt: RequiredStampArg
+    projectId: str | None = Field(default=None, max_length=64, description="The project you resume in; must be the session's.")
+    repo: RepoArg
+
+
+def _resume_prefetch(where: Located, args: ResumeSessionInput) -> Prefetch:
+    ws = where.workspace_id
+    items = [keys.session(ws, where.session.ulid)]
+    project = ids.parse_project(args.projectId) if args.projectId else None
+    repo = repos.normalise_repo(args.repo) if args.repo else None
+    if project and project[0] == ws and repo:  # both named: the gate's items come with the membership
+        items.extend(_gate_keys(ws, project[1], repo))
+    return Prefetch(items=tuple(items))
+
+
+def _resume_conflict(message: str, row: SessionRow) -> errors.ToolError:
+    return errors.conflict(message + "; nothing was written.", "A new period of work elsewhere is a new session: create_agent_session with continuesSessionId.",
+                           current=_current(row), reason="SESSION_RESUME_CONFLICT")
+
+
+@tool(
+    "resume_agent_session",
+    title="Resume agent session",
+    description=(
+        "Reopens an INTERRUPTED session as ACTIVE (its operator or a workspace admin). The project and the checkout's repository must "
+        "be the session's and the project must still link it, else CONFLICT with reason SESSION_RESUME_CONFLICT. expectedUpdatedAt is "
+        "required. A deliberate new period of work is a new session with continuesSessionId instead."
+    ),
+    area="sessions",
+    scope="write",
+    idempotent=True,
+    target=target("sessionId", "session"),
+    min_role="MEMBER",
+    prefetch=_resume_prefetch,
+    input_model=ResumeSessionInput,
+    output_model=SessionOutput,
+)
+def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionOutput:
+    current = _session(ctx)
+    _may_steer(ctx, current, "resume")
+    repo = _repo(ctx, args.repo)
+    if args.projectId is not None and args.projectId != current.projectId:
+        raise _resume_conflict(f"The session belongs to project {current.projectName} ({current.projectId}), not {args.projectId}", current)
+    if repo != current.repository:
+        raise _resume_conflict(f"The session works on {current.repository}; this checkout is {repo}", current)
+    ws = current.workspaceId
+    if args.projectId is None or args.repo is None:  # else _resume_prefetch read them with the membership
+        ctx.prefetched.update(_read(_gate_keys(ws, current.projectId, repo)))
+    try:
+        _, by_link = _project_for_session(ctx, ws, current.projectId, repo)
+    except errors.ToolError as refused:
+        raise _resume_conflict(f"The session's project no longer admits {repo} ({refused.message})", current) from None
+
+    def plan(state: SessionRow) -> Any:
+        if state.status == "ACTIVE" and int(state.resumeCount or 0) and state.updatedAt != args.expectedUpdatedAt:
+            return Unchanged(SessionOutput(session=session_view(state)))  # the repeat of a resume that went through
+        if state.updatedAt != args.expectedUpdatedAt:
+            raise _stale(args.expectedUpdatedAt, state)
+        if state.status != "INTERRUPTED":
+            raise errors.conflict(f"The session is {state.status}; only an INTERRUPTED session can be resumed.",
+                                  "Start a new session with continuesSessionId for new work.", current=_current(state))
+        stamp = clock.next_stamp(state.updatedAt)
+        edited = _copy(state)
+        edited.status, edited.outcome, edited.endedAt, edited.resumeCount, edited.updatedAt = "ACTIVE", None, None, int(state.resumeCount or 0) + 1, stamp
+        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=lambda tx: session_store.repo_gate(tx, ws, state.projectId, repo, by_link=by_link),
+                                  failed=lambda failure: _resume_conflict(f"The session's project no longer admits {repo}", state),
+                                  result=lambda: SessionOutput(session=session_view(edited)))
+
+    try:
+        return compare_and_set("resume_agent_session", current, plan)
+    except Missing:
+        raise errors.not_found("session", current.sessionId) from None
+
+
+# -- get_agent_session -------------------------------------------------------------------------
+class GetSessionInput(ToolInput):
+    sessionId: SessionIdArg
+
+
+class ArtifactRef(ToolOutput):
+    artifactId: str
+    type: str
+    name: str
+    sha256: str | None
+    size: int | None = Field(description="Bytes.")
+    createdAt: str
+
+
+class SessionArtifacts(ToolOutput):
+    summary: ArtifactRef | None = Field(description="The RUN_SUMMARY of the last completion (get_artifact reads its body).")
+    transcripts: list[ArtifactRef] = Field(description="The session's stored TRACE parts, by name.")
+
+
+class GetSessionOutput(ToolOutput):
+    session: SessionView
+    alignments: list[AlignmentView] = Field(description="Every alignment interval, ordinal ascending; the last is open unless the session moved on.")
+    artifacts: SessionArtifacts
+
+
+def _get_prefetch(where: Located, args: GetSessionInput) -> Prefetch:
+    ws, sid = where.workspace_id, where.session.session_id
+    return Prefetch(items=(keys.session(ws, where.session.ulid),),
+                    queries=(("alignments", lambda: session_store.alignments(sid)), ("artifacts", lambda: session_capture.for_session(ws, sid))))
+
+
+def _artifact_ref(a: session_capture.SessionArtifact) -> ArtifactRef:
+    return ArtifactRef(artifactId=a.artifactId, type=a.type, name=a.name, sha256=a.sha256, size=a.size, createdAt=a.createdAt)
+
+
+@tool(
+    "get_agent_session",
+    title="Get agent session",
+    description=(
+        "Reads one session: lifecycle status, capture integrity (independent of status), repository state at start and end, the run "
+        "summary and transcript (TRACE) artifacts, provider-reported token usage or null (never estimated), and every alignment "
+        "interval in order (taskId mirrors the open one)."
+    ),
+    area="sessions",
+    scope="read",
+    read_only=True,
+    target=target("sessionId", "session"),
+    min_role="MEMBER",
+    prefetch=_get_prefetch,
+    input_model=GetSessionInput,
+    output_model=GetSessionOutput,
+)
+def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutput:
+    row = _session(ctx)
+    intervals = sorted(ctx.query("alignments", lambda: session_store.alignments(row.sessionId)), key=lambda a: int(a.ordinal))
+    found = ctx.query("artifacts", lambda: session_capture.for_session(row.workspaceId, row.sessionId))
+    named = (row.capture or {}).get("summaryArtifactId")
+    summaries = [a for a in found if a.type == "RUN_SUMMARY"]
+    summary = next((a for a in summaries if a.artifactId == named), summaries[-1] if summaries else None)
+    traces = sorted((a for a in found if a.type == "TRACE"), key=lambda a: a.name)
+    return GetSessionOutput(
+        session=session_view(row),
+        alignments=[AlignmentView(ordinal=int(a.ordinal), snapshot=AlignmentSnapshot(**a.snapshot), alignedBy=a.alignedBy, startedAt=a.startedAt, endedAt=a.endedAt)
+                    for a in intervals],
+        artifacts=SessionArtifacts(summary=_artifact_ref(summary) if summary else None, transcripts=[_artifact_ref(a) for a in traces]),
+    )
+
+
+# -- list_agent_sessions -----------------------------------------------------------------------
+class ListSessionsInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    projectId: str | None = Field(default=None, max_length=64, description="Only this project's sessions.")
+    operatorId: str | None = Field(default=None, max_length=64, description="Only this operator's sessions (userId).")
+    provider: Provider | None = Field(default=None, description="Only sessions of this provider.")
+    status: Status | None = Field(default=None, description="Only sessions with this lifecycle status.")
+    captureComplete: bool | None = Field(default=None, description="Only sessions whose capture is (true) or is not (false) complete.")
+    limit: LimitArg
+    cursor: CursorArg
+
+
+class ListSessionsOutput(ToolOutput):
+    sessions: list[SessionSummaryView] = Field(description="Newest first; provider thread ids are left out.")
+    totalCount: int = Field(description="Sessions matching the filters, over all pages.")
+    nextCursor: str | None
+    notice: str | None
+
+
+@tool(
+    "list_agent_sessions",
+    title="List agent sessions",
+    description=(
+        "Lists a workspace's sessions newest first; filter by project, operator, provider, status and captureComplete (status and "
+        "capture are independent). Paginated: totalCount counts every match, nextCursor continues with the same filters. Provider "
+        "thread ids are left out."
+    ),
+    area="sessions",
+    scope="read",
+    read_only=True,
+    target=target("workspaceId", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("projectId", "project"),),
+    prefetch=lambda where, args: Prefetch(queries=(("sessions", lambda: session_store.in_workspace(where.workspace_id)),)),
+    input_model=ListSessionsInput,
+    output_model=ListSessionsOutput,
+)
+def list_agent_sessions(ctx: CallContext, args: ListSessionsInput) -> ListSessionsOutput:
+    import base64
+    import json
+
+    from domain.store.paging import list_kind
+
+    ws = ctx.target.workspace_id
+    kind = list_kind("sessions", workspace=ws, project=args.projectId, operator=args.operatorId, provider=args.provider, status=args.status,
+                     capture=args.captureComplete)
+    before = None
+    if args.cursor:
+        try:
+            raw = json.loads(base64.urlsafe_b64decode(args.cursor.encode()))
+            assert raw["k"] == kind and isinstance(raw["b"], str)
+            before = raw["b"]
+        except Exception:
+            raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.") from None
+    rows = [s for s in ctx.query("sessions", lambda: session_store.in_workspace(ws))
+            if (args.projectId is None or s.projectId == args.projectId) and (args.operatorId is None or s.operatorId == args.operatorId)
+            and (args.provider is None or s.provider == args.provider) and (args.status is None or s.status == args.status)
+            and (args.captureComplete is None or bool(s.captureComplete) == args.captureComplete)]
+    rows.sort(key=lambda s: s.sessionId, reverse=True)
+    rest = [s for s in rows if before is None or s.sessionId < before]
+    page = rest[: args.limit]
+    cursor = base64.urlsafe_b64encode(json.dumps({"k": kind, "b": page[-1].sessionId}).encode()).decode() if len(rest) > args.limit else None
+    notice = f"Showing {len(page)} of {len(rows)} sessions; pass nextCursor for the next page." if cursor else None
+    return ListSessionsOutput(sessions=[SessionSummaryView(**_summary_fields(s)) for s in page], totalCount=len(rows), nextCursor=cursor, notice=notice)
+
+
+TOOLS = (create_agent_session, attach_agent_session, align_agent_session, complete_agent_session, resume_agent_session, get_agent_session, list_agent_sessions)

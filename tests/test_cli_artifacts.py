@@ -1,0 +1,120 @@
+"""``jentrix artifact upload`` / ``withdraw`` in-process against the session's DynamoDB Local and
+local S3, with the reading side through the official SDK client: the file reaches S3 by a real
+HTTP PUT, the attached artifact downloads byte for byte, a failed PUT is retried once, and a
+human ADMIN's withdrawal leaves a tombstone (no URL, object gone, the on_withdraw hook run)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from functions import cli, cli_artifacts
+from tests.conftest import make_actor, mcp_client
+from tests.tools_support import err, new_board, new_task, ok
+
+pytestmark = pytest.mark.asyncio
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, error = capsys.readouterr()
+    return code, out, error
+
+
+@pytest.fixture
+def human(stack):
+    return make_actor("Hana", f"Artifact CLI {uuid.uuid4().hex[:6]}", holder="human")
+
+
+def _file(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+async def test_upload_attach_download_withdraw(capsys, tmp_path, server_url, dynamodb_endpoint, human):
+    token_file = _file(tmp_path, "token", human.token.encode())
+    data = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40
+    seen = []
+    from domain.store import artifacts as artifact_store
+
+    artifact_store.on_withdraw(seen.append)
+    try:
+        async with mcp_client(server_url, human.token) as client:
+            board = await new_board(client, human.workspace_id, "CLI")
+            task = await new_task(client, board["columns"][0]["id"], "screenshot it")
+            code, out, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "after.png", data), "--task", task["id"],
+                                       "--token-file", token_file, "--endpoint", dynamodb_endpoint, "--json")
+            assert code == 0, error
+            import json
+
+            made = json.loads(out)
+            assert made["type"] == "SCREENSHOT" and made["size"] == len(data) and made["taskId"] == task["id"]
+            got = await ok(client, "get_artifact", {"artifactId": made["id"]})
+            assert httpx2.get(got["downloadUrl"], timeout=30).content == data
+
+            code, out, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "notes.md", b"# Findings\n\nall good\n"), "--task", task["id"],
+                                       "--type", "FINDINGS", "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            assert code == 0 and "Attached FINDINGS" in out, error
+
+            agent_file = _file(tmp_path, "agent", __import__("domain.auth", fromlist=["mint_pat"]).mint_pat(human.user_id)[0].encode())
+            code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", agent_file, "--endpoint", dynamodb_endpoint)
+            assert code == 1 and "human" in error
+            code, out, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            assert code == 0 and "tombstone" in out, error
+            assert [r.artifactId for r in seen] == [made["id"]]
+            gone = await ok(client, "get_artifact", {"artifactId": made["id"]})
+            assert gone["artifact"]["withdrawn"] and gone["downloadUrl"] is None and gone["body"] is None and not gone["artifact"]["hasObject"]
+            import json as _json
+
+            read = await client.read_resource(f"stacks://artifact/{made['id']}", cache_mode="bypass")
+            assert _json.loads(read.contents[0].text)["downloadUrl"] is None
+            listed = await ok(client, "list_artifacts", {"workspaceId": human.workspace_id, "taskId": task["id"]})
+            assert {a["id"]: a["withdrawn"] for a in listed["artifacts"]}[made["id"]] is True and listed["totalCount"] == 2
+            from domain import objects
+
+            assert objects.head(f"objects/{human.workspace_id}/artifact/{made['id']}") is None
+            code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            assert code == 1 and "already withdrawn" in error
+    finally:
+        artifact_store._withdraw_hooks.remove(seen.append)  # noqa: SLF001
+
+
+async def test_withdraw_needs_admin(capsys, tmp_path, server_url, dynamodb_endpoint, human):
+    from domain.store import keys, members
+    from domain.store.models import UserRow
+
+    member = make_actor("Mo", None, holder="human")
+    members.add(human.workspace_id, UserRow.get(*keys.user_profile(member.user_id)), "MEMBER")
+    async with mcp_client(server_url, human.token) as client:
+        project = (await ok(client, "create_project", {"workspaceId": human.workspace_id, "name": "W"}))["project"]
+        made = (await ok(client, "attach_artifact", {"workspaceId": human.workspace_id, "type": "PR", "title": "x", "url": "https://example.com", "projectId": project["id"]}))["artifact"]
+    code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", _file(tmp_path, "m", member.token.encode()), "--endpoint", dynamodb_endpoint)
+    assert code == 1 and "ADMIN" in error
+
+
+async def test_a_failed_put_is_retried_once(tmp_path, monkeypatch):
+    calls = []
+
+    class Flaky:
+        def __init__(self, code):
+            self.status_code, self.text = code, "no"
+
+    def fake_put(url, content, headers, timeout):
+        b"".join(content)
+        calls.append(url)
+        return Flaky(500 if len(calls) == 1 else 200)
+
+    monkeypatch.setattr(httpx2, "put", fake_put)
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"abc")
+    cli_artifacts.put_file("http://s3/x", {}, path, 3)
+    assert len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(httpx2, "put", lambda url, content, headers, timeout: (calls.append(url), Flaky(503))[1])
+    with pytest.raises(cli.CliError):
+        cli_artifacts.put_file("http://s3/x", {}, path, 3)
+    assert len(calls) == 2
