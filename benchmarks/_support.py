@@ -156,6 +156,9 @@ class Stack:
         }
         os.environ.update(self.env)
         _prepare_tables()
+        from domain.search.writes import install_index_hook
+
+        install_index_hook()  # tools run in this process, as in the server
         return self
 
     def __exit__(self, *exc: object) -> None:

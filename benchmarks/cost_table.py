@@ -115,6 +115,8 @@ def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspa
     measure("toggle_subtask", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
     measure("toggle_subtask (no change)", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
     measure("delete_subtask", "delete_subtask", {"subtaskId": sub["id"]})
+    comment = ok(measure("create_comment", "create_comment", {"taskId": t1["id"], "body": "Checked the short description."}))["comment"]
+    measure("update_comment", "update_comment", {"commentId": comment["id"], "body": "Checked the description again."})
     me = ok(call("get_token_context", {}))["userId"]
     measure("set_task_assignees", "set_task_assignees", {"taskId": t2["id"], "userIds": [me]})
 

@@ -1,15 +1,30 @@
-"""Search benchmark: Python's own documentation topics as tasks, 20 known-answer queries.
+"""Search benchmark: Python's own documentation topics as tasks, at 1,000 and then 10,000 tasks.
 
-    python -m benchmarks.search                 # 1,000 tasks
-    python -m benchmarks.search --tasks 10000   # the large run (budget: ~10x the default's time)
+    python -m benchmarks.search                  # 1,000 tasks, then grown to 10,000 (budget: ~20 min)
+    python -m benchmarks.search --sizes 1000     # the small run only
+    python -m benchmarks.search --no-write       # print only; leave docs/performance.md alone
 
-Every paragraph of ``pydoc_data.topics`` (standard library; no download) long enough becomes a
-task: title = its first line (cut to 200 characters), description = the paragraph (cut to 2,000).
-Tasks are created through ``bulk_create_tasks`` (the real write path, postings included). Then
-20 queries, each built from two rarely shared words of one known paragraph, run through
-``search_tasks``: success@5 (the known task is in the top 5), precision@5 against a brute-force
-answer (tasks whose folded, stemmed words hold every query word), latency, DynamoDB requests and
-read units per query, and write units per created task.
+Every paragraph of ``pydoc_data.topics`` (standard library; no download) of 120 characters or
+more becomes a task: title = its first line (cut to 200 characters), description = the paragraph
+(cut to 2,000). There are about 1,230 such paragraphs, so past them the load repeats them with
+``[xcopy N]`` in the title (the copies are real text too; a rare word then matches one task per
+copy). Tasks are created through ``bulk_create_tasks`` (the real write path, postings included):
+the first size is loaded and measured, then the same workspace is grown to the next size and
+measured again with the same queries, so the growth ratio compares like with like.
+
+Queries (all chosen from the first load's tasks, so they exist at every size):
+
+- *rare pair*: 20 known-answer queries of two rare words of one paragraph (success@5: a task
+  with that paragraph is in the top 5; precision@5 against a brute-force answer);
+- *rare -xcopy*: a rare word minus the copies' marker (the same single match at every size);
+- *phrase*: a quoted two-word phrase of one paragraph;
+- *or*: two rare words of two paragraphs joined by ``or``;
+- *common word*: a word in about a fifth of the tasks (hits the 1,000-candidate cap at 10k);
+- *substring*: the inside of a long rare word (no full-text match; the substring vocabulary);
+- *task key*: an exact key.
+
+For each: matches (``totalCount``), DynamoDB requests, read units and latency (medians over the
+class's queries, each singleton run 3 times), and write units per created task of each load.
 """
 
 from __future__ import annotations
@@ -19,8 +34,11 @@ import re
 import statistics
 import time
 from collections import Counter
+from typing import Any
 
-from benchmarks._support import DynamoDBMeter, Stack, call
+from benchmarks._support import DynamoDBMeter, Stack, call, machine_line, table, write_section
+
+COPY_MARK = "xcopy"
 
 
 def paragraphs(limit: int) -> list[tuple[str, str]]:
@@ -34,59 +52,152 @@ def paragraphs(limit: int) -> list[tuple[str, str]]:
                 continue
             first = para.splitlines()[0].strip()[:200] or "untitled"
             out.append((first, para[:2000]))
-    while len(out) < limit:  # the 10k run reuses paragraphs with a numbered title
-        out += [(f"{t} ({len(out) + i})", d) for i, (t, d) in enumerate(out[: limit - len(out)])]
+    base = list(out)
+    copy = 1
+    while len(out) < limit:  # past the real paragraphs: copies, marked in the title
+        out += [(f"{t} [{COPY_MARK} {copy}]", d) for t, d in base[: limit - len(out)]]
+        copy += 1
     return out[:limit]
+
+
+def _queries(docs: list[tuple[str, str]], key: str) -> list[tuple[str, str, int | None]]:
+    """(class, query text, index of the known task or None) from ``docs`` (the first load)."""
+    from domain.search import text as st
+
+    first = docs
+    words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in first]
+    df = Counter(w for ws in words for w in ws)
+    raw = [[w for w in st.raw_words(d) if w.isalpha()] for _, d in first]
+    out: list[tuple[str, str, int | None]] = []
+    step = max(1, len(first) // 20)
+
+    def rare(i: int, n: int) -> list[str]:
+        return sorted((w for w in words[i] if w.isalpha() and len(w) > 3), key=lambda w: (df[w], w))[:n]
+
+    for k in range(20):
+        pair = rare(k * step, 2)
+        if len(pair) == 2:
+            out.append(("rare pair", " ".join(pair), k * step))
+    out.append(("rare -xcopy", f"{rare(7, 1)[0]} -{COPY_MARK}", 7))
+    for i in range(3, len(first)):  # a phrase: two consecutive long words of one paragraph
+        pair = [w for w in raw[i] if len(w) > 4][:2]
+        if len(pair) == 2 and f"{pair[0]} {pair[1]}" in first[i][1]:
+            out.append(("phrase", f'"{pair[0]} {pair[1]}"', i))
+            break
+    out.append(("or", f"{rare(11, 1)[0]} or {rare(23, 1)[0]}", None))
+    common = min((w for w in df if w.isalpha() and len(w) > 3), key=lambda w: (abs(df[w] - len(first) // 5), w))
+    out.append(("common word", common, None))
+    longest = max((w for i in range(0, len(first), 50) for w in raw[i] if len(w) >= 10), key=lambda w: (len(w), w))
+    out.append(("substring", longest[1:-1].lower(), None))
+    out.append(("task key", key, None))
+    return out
+
+
+def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str], docs) -> dict[str, dict[str, float]]:
+    from domain.search import text as st
+
+    per: dict[str, list[tuple[int, float, float, int]]] = {}
+    success, precision = [], []
+    words = None
+    for cls, qtext, known in queries:
+        runs = 1 if cls == "rare pair" else 3
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            with meter.measuring() as reqs:
+                out = call("search_tasks", {"workspaceId": ws, "query": qtext, "limit": 5}, actor.principal)
+            ms = (time.perf_counter() - t0) * 1000
+            reqs = list(reqs)
+            per.setdefault(cls, []).append((len(reqs), sum(r.read_units for r in reqs), ms, out["totalCount"]))
+        if cls == "rare pair":
+            if words is None:
+                words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in docs[: len(ids)]]
+            truth = {ids[j] for j, w in enumerate(words) if all(x in w for x in qtext.split())}
+            same = {ids[j] for j in range(len(ids)) if docs[j][1] == docs[known][1]}
+            top = [r["id"] for r in out["results"]]
+            success.append(bool(same & set(top)))
+            precision.append(sum(1 for t in top if t in truth) / max(1, min(5, len(truth))))
+    summary = {cls: {"matches": statistics.median(r[3] for r in rows), "requests": statistics.median(r[0] for r in rows),
+                     "read_units": statistics.median(r[1] for r in rows), "ms": statistics.median(r[2] for r in rows)}
+               for cls, rows in per.items()}
+    summary["_quality"] = {"success": sum(success), "of": len(success), "precision": statistics.mean(precision) if precision else 0.0}
+    return summary
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=1000)
+    ap.add_argument("--sizes", default="1000,10000", help="comma-separated task counts, ascending (default 1000,10000)")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
     args = ap.parse_args()
-    from domain.search import text as st
-
-    docs = paragraphs(args.tasks)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    docs = paragraphs(max(sizes))
+    results: dict[int, dict[str, Any]] = {}
+    began_all = time.perf_counter()
     with Stack() as stack:
         actor = stack.actor()
-        board = call("create_board", {"workspaceId": actor.workspace_id, "name": "Docs"}, actor.principal)
+        ws = actor.workspace_id
+        board = call("create_board", {"workspaceId": ws, "name": "Docs"}, actor.principal)
         col = board["columns"][0]["id"]
         meter = DynamoDBMeter(capacity=True).install()
-        began = time.perf_counter()
         ids: list[str] = []
-        write_units = 0.0
-        for i in range(0, len(docs), 50):
-            with meter.measuring() as reqs:
-                out = call("bulk_create_tasks", {"columnId": col, "tasks": [{"title": t, "description": d} for t, d in docs[i : i + 50]]}, actor.principal)
-            write_units += sum(r.write_units for r in reqs)
-            ids += [t["id"] for t in out["tasks"]]
-        load_s = time.perf_counter() - began
-        # 20 known-answer queries: two words of the paragraph that few other paragraphs hold
-        words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in docs]
-        df = Counter(w for ws in words for w in ws)
-        queries = []
-        step = max(1, len(docs) // 20)
-        for k in range(20):
-            i = k * step
-            rare = sorted((w for w in words[i] if w.isalpha() and len(w) > 3), key=lambda w: (df[w], w))[:2]
-            if len(rare) == 2:
-                queries.append((i, " ".join(rare)))
-        success, precision, lat, reqs_n, rus = [], [], [], [], []
-        for i, qtext in queries:
-            truth = {ids[j] for j, ws in enumerate(words) if all(w in ws for w in qtext.split())}
-            t0 = time.perf_counter()
-            with meter.measuring() as reqs:
-                out = call("search_tasks", {"workspaceId": actor.workspace_id, "query": qtext, "limit": 5}, actor.principal)
-            lat.append((time.perf_counter() - t0) * 1000)
-            top = [r["id"] for r in out["results"]]
-            success.append(ids[i] in top)
-            precision.append(sum(1 for t in top if t in truth) / max(1, min(5, len(truth))))
-            reqs_n.append(len(reqs))
-            rus.append(sum(r.read_units for r in reqs))
+        keys_: list[str] = []
+        queries = None
+        for size in sizes:
+            began = time.perf_counter()
+            write_units = 0.0
+            start = len(ids)
+            for i in range(start, size, 50):
+                with meter.measuring() as reqs:
+                    out = call("bulk_create_tasks", {"columnId": col, "tasks": [{"title": t, "description": d} for t, d in docs[i : min(i + 50, size)]]},
+                               actor.principal)
+                write_units += sum(r.write_units for r in reqs)
+                ids += [t["id"] for t in out["tasks"]]
+                keys_ += [t["key"] for t in out["tasks"]]
+            load_s = time.perf_counter() - began
+            if queries is None:
+                queries = _queries(docs[:size], keys_[min(499, len(keys_) - 1)])
+            summary = _measure(meter, actor, ws, queries, ids, docs)
+            summary["_load"] = {"seconds": load_s, "tasks": size - start, "wu_per_task": write_units / max(1, size - start)}
+            results[size] = summary
+            q = summary["_quality"]
+            print(f"{size} tasks: loaded {size - start} in {load_s:.0f} s, {summary['_load']['wu_per_task']:.0f} WU/task; "
+                  f"success@5 {q['success']}/{q['of']}, precision@5 {q['precision']:.2f}", flush=True)
         meter.uninstall()
-    print(f"tasks {len(ids)}; load {load_s:.0f} s; write units per task {write_units / len(ids):.0f}")
-    print(f"queries {len(queries)}: success@5 {sum(success)}/{len(success)}, precision@5 {statistics.mean(precision):.2f}")
-    print(f"latency ms median {statistics.median(lat):.0f} max {max(lat):.0f}; requests/query median {statistics.median(reqs_n):.0f} "
-          f"max {max(reqs_n)}; read units/query median {statistics.median(rus):.1f} max {max(rus):.1f}")
+    total_s = time.perf_counter() - began_all
+    classes = [c for c in dict.fromkeys(c for c, _, _ in queries)]
+    header = ["query", *(f"{s:,}: matches / requests / RU / ms" for s in sizes)]
+    if len(sizes) > 1:
+        header.append(f"growth {sizes[0]:,} → {sizes[-1]:,}: matches / RU / requests / ms")
+    rows = []
+    for cls in classes:
+        example = next(t for c, t, _ in queries if c == cls)
+        row = [f"{cls} (`{example}`)" if cls != "rare pair" else "rare pair (20 queries, medians)"]
+        for s in sizes:
+            m = results[s][cls]
+            row.append(f"{m['matches']:g} / {m['requests']:g} / {m['read_units']:.1f} / {m['ms']:.0f}")
+        if len(sizes) > 1:
+            a, b = results[sizes[0]][cls], results[sizes[-1]][cls]
+
+            def ratio(x: float, y: float) -> str:
+                return f"{y / x:.1f}x" if x else "-"
+
+            row.append(" / ".join((ratio(a["matches"], b["matches"]), ratio(a["read_units"], b["read_units"]),
+                                   ratio(a["requests"], b["requests"]), ratio(a["ms"], b["ms"]))))
+        rows.append(row)
+    loads = table(("tasks", "loaded", "load time", "write units / task", "success@5", "precision@5"),
+                  [(f"{s:,}", f"{results[s]['_load']['tasks']:,}", f"{results[s]['_load']['seconds']:.0f} s",
+                    f"{results[s]['_load']['wu_per_task']:.0f}", f"{results[s]['_quality']['success']}/{results[s]['_quality']['of']}",
+                    f"{results[s]['_quality']['precision']:.2f}") for s in sizes])
+    body = "\n\n".join([
+        f"`python -m benchmarks.search` ({total_s / 60:.0f} min for this run). {machine_line()}",
+        loads,
+        table(header, rows),
+        "Matches are `totalCount` (exact below the 1,000-candidate cap, a lower bound at it); requests "
+        "and read units are DynamoDB's own figures per `search_tasks` call (page size 5); ms is "
+        "in-process latency against DynamoDB Local.",
+    ])
+    print(body)
+    if not args.no_write:
+        write_section("search", body)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from functools import cache
 from typing import Literal
 
 from domain.registry import Registry, ToolSpec
-from domain.search import writes as _search_writes  # noqa: F401 - registers the search index commit hook
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ SEED: dict[str, SeedTool] = {
     "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "built"),
     "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
     "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "built"),
-    "search_artifacts": SeedTool("read", True, False, False, False, "search", "planned"),
+    "search_artifacts": SeedTool("read", True, False, False, False, "search", "built"),
     "search_tasks": SeedTool("read", True, False, False, False, "search", "built"),
     "set_member_role": SeedTool("admin", False, False, True, False, "members", "built"),
     "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "built"),

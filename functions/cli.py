@@ -645,6 +645,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from domain.search.writes import install_index_hook
+
+    install_index_hook()  # CLI writes (e.g. an approved governed call) index like the server's
     try:
         if argv and argv[0] == "mcp":
             return cmd_mcp(argv[1:])

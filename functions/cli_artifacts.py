@@ -11,8 +11,8 @@ retried once), then ``attach_artifact`` through the tool pipeline with the same 
 kind (``--type FINDINGS`` …) also sends the file's text as the inline body.
 
 ``withdraw`` is for a human ADMIN (``jentrix token create --human``): the object is deleted, the
-record becomes a tombstone (body gone, no URL), and the ``artifacts.on_withdraw`` hooks run (the
-search index drops the body's postings there).
+record becomes a tombstone (body gone, no URL), its search postings are dropped (the withdrawal's
+transaction carries the index's "gone" marker), and the ``artifacts.on_withdraw`` hooks run.
 
 The S3 endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT`` (the one `jentrix dev`
 prints), else AWS.

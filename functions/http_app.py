@@ -26,6 +26,7 @@ from domain import auth, toolsets
 from domain.auth import Principal
 from domain.settings import settings
 from domain import faults, observability
+from domain.search.writes import install_index_hook
 from domain.store import db
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
@@ -176,6 +177,7 @@ def attachment_reply(principal: Principal, task_id: str, body: Any) -> tuple[int
 
 
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
+    install_index_hook()  # the search postings follow each write in this process (idempotent)
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
     proto = protocol or McpProtocol()
 

@@ -26,7 +26,10 @@ import anyio._backends._asyncio  # noqa: F401 - loaded by the first request othe
 from mangum import Mangum
 
 from domain import observability
+from domain.search.writes import install_index_hook
 from functions.http_app import app
+
+install_index_hook()  # done by create_app too; stated here because this is the Lambda entry point
 
 class _Mangum(Mangum):
     """Mangum that makes sure the thread has a usable event loop before every invocation."""

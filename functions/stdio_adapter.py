@@ -157,6 +157,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _stop)
     ephemeral = None
     repair = None
+    if not args.url:  # in process: this process writes, so it indexes after each commit
+        from domain.search.writes import install_index_hook
+
+        install_index_hook()
     try:
         try:
             server, ephemeral = _prepare(args, out)

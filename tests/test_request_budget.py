@@ -22,11 +22,13 @@ FIXED_WS = TOKEN + RATE + MEMBER
 FIXED = TOKEN + RATE
 POWERTOOLS_FIRST_RUN = 2
 POWERTOOLS_REPLAY = 1
-# The search index follows a text write (docs/search.md): a new doc's postings, state and marker
-# deletion in one BatchWriteItem (short texts, <= 25 items); an edited or removed doc first reads
-# its doc state (BatchGetItem). Writes that leave the text alone (moves, priorities) add nothing.
-INDEX_NEW = 1
+# The search index follows a text write (docs/search.md): one BatchGetItem (an edited or removed
+# doc's state, and the sentinels of the text's words in the workspace's substring vocabulary),
+# then the postings, new words' trigrams, state and marker deletion in one BatchWriteItem (short
+# texts, <= 25 items). Writes that leave the text alone (moves, priorities) add nothing.
+INDEX_NEW = 2
 INDEX_EDIT = 2
+INDEX_NO_VOCABULARY = 1  # a new comment, or a title without a word of 3+ characters: no sentinel read
 
 
 @pytest.fixture
@@ -115,7 +117,7 @@ def test_warm_token_cache_saves_the_lookup(server_url, owner, monkeypatch):
 
 def test_comment_tool_budgets(server_url, owner, board):
     t = board["t1"]
-    res, c = check(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "counted"}, FIXED_WS + 1 + INDEX_NEW)
+    res, c = check(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "counted"}, FIXED_WS + 1 + INDEX_NO_VOCABULARY)
     assert c.ops["TransactWriteItems"] == 1
     comment = res["structuredContent"]["comment"]
     check(server_url, owner.token, "list_comments", {"taskId": t["id"]}, FIXED_WS + 1)
@@ -231,10 +233,11 @@ def test_board_archive_budgets(server_url, owner, board):
 def test_bulk_tool_budgets(server_url, owner, board):
     col = board["cols"][0]
     # bulk_create_tasks: counter + column with the membership; the task set, then the full items + pointers.
-    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2 + 12)
-    # + the search postings of 50 new docs in shared batches: 288 items (per title "b<i>": its word,
-    # 3-4 trigrams and the doc state) / 25 = 12 BatchWriteItem
-    assert c.ops["TransactWriteItems"] == 2 and c.ops["BatchGetItem"] == 1
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2 + 1 + 6)
+    # + the search index of 50 new docs: one BatchGetItem of the vocabulary sentinels of "b10".."b49"
+    # (words under 3 characters have none), then shared batches: 50 word postings (2), then 40 new
+    # words' one trigram each and 50 doc states (4) = 6 BatchWriteItem
+    assert c.ops["TransactWriteItems"] == 2 and c.ops["BatchGetItem"] == 2
     made = [t["id"] for t in res["structuredContent"]["tasks"]]
     # bulk edits: every task's full item with the membership (one BatchGetItem), the board header
     # in parallel, then one transaction per chunk: 1 for up to ~30 tasks, 2 for 50.
@@ -248,7 +251,7 @@ def test_bulk_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
     keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
+    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NO_VOCABULARY)
 
 
 def test_update_workspace_budget(server_url, owner):
@@ -337,6 +340,23 @@ def test_search_tasks_budget(server_url, owner, board):
     # nothing matched: no row reads at all
     _, c = check(server_url, owner.token, "search_tasks", {"workspaceId": ws, "query": "zzz-404"}, FIXED_WS + side + 2 + 2)
     assert "Scan" not in c.ops
+
+
+def test_search_artifacts_budget(server_url, owner, board):
+    # A text artifact's attach adds the search index's work after its transaction (INDEX_NEW: the
+    # vocabulary sentinels, then one BatchWriteItem). search_artifacts: the access BatchGetItem,
+    # then in parallel the artifacts corpus's pending markers (1 Query) and a first-page Query per
+    # positive word and per trigram of the substring's chunks; the driving chunk's stems were read
+    # by the word probes already; then the candidates' heads and the page's bodies (1 BatchGetItem each).
+    ws, task = owner.workspace_id, board["t1"]
+    args = {"workspaceId": ws, "type": "FINDINGS", "title": "Owl findings", "body": "The owl nests are empty.", "taskId": task["id"]}
+    check(server_url, owner.token, "attach_artifact", args, FIXED_WS + 1 + INDEX_NEW)
+    pending, heads, bodies = 1, 1, 1
+    check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "owl"}, FIXED_WS + pending + 1 + 1 + heads + bodies)
+    # two words, a 4-letter chunk's two trigrams and the 4-letter chunk "nest" (its stem is a word probe)
+    check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "owl nest"}, FIXED_WS + pending + 2 + 1 + 2 + heads + bodies)
+    # nothing matched: no head or body reads
+    check(server_url, owner.token, "search_artifacts", {"workspaceId": ws, "query": "zzz"}, FIXED_WS + pending + 1 + 1)
 
 
 def test_session_tool_budgets(server_url, owner, board):

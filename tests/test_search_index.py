@@ -8,6 +8,7 @@ import uuid
 import pytest
 
 from domain.search import query as q
+from domain.search import text
 from domain.search.backend import Doc
 from domain.search.dynamo import DynamoIndex
 from domain.store import db, keys
@@ -47,6 +48,11 @@ def _count(pk_prefix_ws: str) -> int:
     items = client.scan(TableName=Row.Meta.table_name, FilterExpression="begins_with(PK, :p)",
                         ExpressionAttributeValues={":p": {"S": pk_prefix_ws}})["Items"]
     return len(items)
+
+
+def _postings(ws: str) -> int:
+    """Word postings and pending markers of ``ws`` (the substring vocabulary only grows)."""
+    return _count(f"W#{ws}#T#") + _count(f"W#{ws}#IXQ")
 
 
 def test_words_phrases_negation_or(ws):
@@ -91,8 +97,8 @@ def test_reindex_rewrites_only_that_doc_and_drops_lost_words(ws):
     assert _count(f"W#{ws}#") == before
     IX.remove(ws, keys.search_doc_task("tk_t1"))
     IX.remove(ws, keys.search_doc_comment("tk_t1", "c1"))
-    assert _count(f"W#{ws}#") == 0
-    assert ids(search(ws, "alpha")) == []
+    assert _postings(ws) == 0
+    assert ids(search(ws, "alpha")) == [] and ids(IX.query(ws, None, substring="alph")) == []
 
 
 def test_tenant_isolation(ws):
@@ -133,6 +139,21 @@ def test_substring_candidates_by_trigrams(ws):
     assert ids(IX.query(ws, None, substring="nothing-here")) == []
 
 
+def test_substring_vocabulary_is_posted_once_per_word(ws):
+    IX.index(ws, task(1, "Refactor the DataLoader"))
+    grams = _count(f"W#{ws}#G#")
+    assert grams == sum(len(text.word_trigrams(w)) for w in ("refactor", "the", "dataloader"))
+    IX.index(ws, task(2, "dataloader refactor", "The refactor"))  # every word known: no trigram written
+    assert _count(f"W#{ws}#G#") == grams
+    assert sorted(ids(IX.query(ws, None, substring="ataload"))) == ["tk_t1", "tk_t2"]
+    IX.index(ws, task(3, "Preloader"))  # one new word: only its trigrams
+    assert _count(f"W#{ws}#G#") == grams + len(text.word_trigrams("preloader"))
+    assert sorted(ids(IX.query(ws, None, substring="loader"))) == ["tk_t1", "tk_t2", "tk_t3"]
+    # a chunk inside a word of a comment only: the candidates are task docs, none here
+    IX.index(ws, comment(4, "c1", "zebrafish"))
+    assert ids(IX.query(ws, None, substring="ebrafi")) == []
+
+
 def test_cost_follows_the_smallest_list(ws):
     for n in range(1, 61):
         IX.index(ws, task(n, f"common filler {n}", "common words everywhere"))
@@ -166,4 +187,99 @@ def test_task_and_comment_writes_feed_the_index(server_url, owner):
     assert ids(search(ws, "numbat")) == []
     ok(call_tool(server_url, owner.token, "archive_task", {"taskId": t["id"]}))
     assert ids(search(ws, "platypus")) == []
-    assert _count(f"W#{ws}#") == 0  # postings and markers all gone
+    assert _postings(ws) == 0  # postings and markers all gone
+
+
+def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, owner, monkeypatch):
+    """Nothing registers on import: a process that never calls install_index_hook leaves the
+    pending marker (queries read it; repair applies it); with the hook, the commit indexes."""
+    from domain.search import writes
+    from domain.store import members, search_marks
+    from domain.store.models import SearchPendingRow
+
+    ws = owner.workspace_id
+
+    def write(doc: Doc) -> None:
+        def build(tx):
+            members.guard(tx, ws, owner.user_id)
+            marker = SearchPendingRow(*keys.search_pending(ws, doc.doc_id), doc=doc.doc_id, taskId=doc.task_id,
+                                      version=doc.version, title=doc.title, description=doc.description)
+            search_marks._note(tx, marker, True)  # what put_rows does for a task write
+
+        db.transact(build)
+
+    def marker_left(doc: Doc) -> bool:
+        return any(m.doc == doc.doc_id for m in SearchPendingRow.query(keys.search_pending_partition(ws), consistent_read=True))
+
+    monkeypatch.setattr(db, "_commit_hooks", [])  # a process that has not installed the hook
+    first = Doc(keys.search_doc_task("tk_hook1"), "tk_hook1", title="Axolotl census")
+    write(first)
+    assert marker_left(first) and ids(search(ws, "axolotl")) == []
+    writes.install_index_hook()
+    writes.install_index_hook()  # idempotent
+    assert db._commit_hooks == [writes._after_commit]
+    second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
+    write(second)
+    assert not marker_left(second) and ids(search(ws, "habitat")) == ["tk_hook2"]
+
+
+def artifact(n: int, title: str, body: str) -> Doc:
+    aid = f"ar_a{n}"
+    return Doc(keys.search_doc_artifact(aid), aid, title=title, body=body)
+
+
+def test_artifact_corpus_is_apart_from_tasks(ws):
+    """An artifact's title + body is a doc of its own corpus: its postings live under other
+    partitions, so a task query never sees them and an artifact query never sees tasks."""
+    IX.index(ws, task(1, "Quokka sighting", "near the dataloader"), fresh=True)
+    IX.index(ws, artifact(1, "Findings", "The quokka colony grew; the dataloader cache was cold."), fresh=True)
+    A = keys.SEARCH_ARTIFACTS
+    assert ids(search(ws, "quokka")) == ["tk_t1"]
+    assert ids(search(ws, "quokka", corpus=A)) == ["ar_a1"]
+    assert ids(search(ws, "colony")) == [] and ids(search(ws, "colony", corpus=A)) == ["ar_a1"]
+    (hit,) = search(ws, "colony cache", corpus=A).hits
+    assert hit.field_names() == ["body"] and hit.versions == {"A#ar_a1": artifact(1, "Findings", "The quokka colony grew; the dataloader cache was cold.").version}
+    assert ids(search(ws, '"colony grew"', corpus=A)) == ["ar_a1"] and ids(search(ws, '"grew colony"', corpus=A)) == []
+    # the substring vocabulary is per corpus too
+    assert ids(IX.query(ws, None, substring="olon", corpus=A)) == ["ar_a1"]
+    assert ids(IX.query(ws, None, substring="olon")) == []
+    assert sorted(ids(IX.query(ws, None, substring="ataload", corpus=A))) == ["ar_a1"]
+    assert _count(f"W#{ws}#AT#") > 0 and _count(f"W#{ws}#AG#") > 0
+    # withdrawal removes the artifact's postings (its vocabulary words stay, like tasks')
+    IX.remove(ws, keys.search_doc_artifact("ar_a1"))
+    assert ids(search(ws, "colony", corpus=A)) == [] and _count(f"W#{ws}#AT#") == 0
+    assert ids(search(ws, "quokka")) == ["tk_t1"]
+
+
+def test_artifact_pending_markers_live_in_their_own_partition(ws):
+    from domain.store import search_marks
+    from domain.store.models import SearchPendingRow
+
+    class Tx:  # collects what mark_artifact adds to a transaction
+        saved: list = []
+
+        def save(self, item):
+            self.saved.append(item)
+
+    tx = Tx()
+    search_marks.mark_artifact(tx, ws, "ar_p1", title="Plan", body="migrate the numbat")
+    (marker,) = tx.saved
+    assert isinstance(marker, SearchPendingRow) and (marker.PK, marker.SK) == (f"W#{ws}#AIXQ", "A#ar_p1")
+    (noted, fresh, saved), = search_marks.noted(tx)
+    assert fresh and saved and keys.search_pending_workspace(noted.PK) == ws
+    from domain.search.writes import doc_of
+
+    doc = doc_of(noted)
+    assert doc.body == "migrate the numbat" and doc.corpus == keys.SEARCH_ARTIFACTS
+    assert ids(search(ws, "numbat", corpus=keys.SEARCH_ARTIFACTS, pending=[doc])) == ["ar_p1"]
+
+
+def test_many_or_branches_never_starve_the_io_pool(ws):
+    """Every probe is submitted from the calling thread (no pool task waits on another), so a
+    query with more OR branches than the pool has threads still answers."""
+    from domain.store import parallel
+
+    IX.index(ws, task(1, "alpha7 beta"), fresh=True)
+    words = [f"alpha{i}" for i in range(parallel.MAX_WORKERS * 2)]
+    answer = search(ws, " or ".join(words), substring=None)
+    assert ids(answer) == ["tk_t1"]

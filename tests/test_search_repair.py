@@ -29,6 +29,25 @@ def test_sweep_applies_left_markers(stack):
     assert repair.sweep(ws) == 0
 
 
+def test_sweep_and_stream_cover_the_artifacts_corpus(stack):
+    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    doc = keys.search_doc_artifact("ar_r1")
+    body = "the dingo findings"
+    SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="ar_r1", version=text_version("Dingo", body=body), title="Dingo",
+                     body=body).save()
+    artifacts = keys.SEARCH_ARTIFACTS
+    assert repair.sweep(ws) == 1
+    assert [h.task_id for h in INDEX.query(ws, q.parse("dingo findings"), substring=None, corpus=artifacts).hits] == ["ar_r1"]
+    assert INDEX.query(ws, q.parse("dingo"), substring=None).hits == []  # never in the tasks corpus
+    # a withdrawal's marker through the stream consumer removes the postings
+    gone = SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="ar_r1", version="", gone=True)
+    gone.save()
+    image = db.dynamodb_client().get_item(TableName=SearchPendingRow.Meta.table_name, Key={"PK": {"S": gone.PK}, "SK": {"S": gone.SK}})["Item"]
+    assert search_stream.handler({"Records": [{"eventName": "INSERT", "dynamodb": {"NewImage": image}}]}) == {"applied": 1}
+    assert INDEX.query(ws, q.parse("dingo"), substring=None, corpus=artifacts).hits == []
+    assert list(SearchPendingRow.query(keys.search_pending_partition(ws, artifacts))) == []
+
+
 def test_stream_consumer_applies_marker_images(stack):
     ws = f"ws_{uuid.uuid4().hex[:12]}"
     marker = _marker(ws, 2, "stranded wallaby")

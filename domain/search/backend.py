@@ -11,30 +11,38 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from domain.search.query import Node
+from domain.store import keys
 from domain.store.search_marks import text_version
 
-#: field bits and BM25 weights: title above description above comments
-TITLE, DESCRIPTION, COMMENT = 1, 2, 4
-FIELD_NAMES = {TITLE: "title", DESCRIPTION: "description", COMMENT: "comment"}
-WEIGHTS = {TITLE: 3.0, DESCRIPTION: 1.0, COMMENT: 0.5}
+#: field bits and BM25 weights: title above description (or an artifact's body) above comments
+TITLE, DESCRIPTION, COMMENT, BODY = 1, 2, 4, 8
+FIELD_NAMES = {TITLE: "title", DESCRIPTION: "description", COMMENT: "comment", BODY: "body"}
+WEIGHTS = {TITLE: 3.0, DESCRIPTION: 1.0, COMMENT: 0.5, BODY: 1.0}
 
 
 @dataclass(frozen=True)
 class Doc:
-    """One indexed unit: a task's title + description (``keys.search_doc_task``) or one comment
-    (``keys.search_doc_comment``). Its ``version`` is a digest of the indexed text, so an edit
-    that leaves the text alone (a move, a priority) writes no posting, and a posting whose
-    version differs from the stored entity's text is stale and never answers."""
+    """One indexed unit: a task's title + description (``keys.search_doc_task``), one comment
+    (``keys.search_doc_comment``), or an artifact's title + redacted body
+    (``keys.search_doc_artifact``, the artifacts corpus). ``task_id`` is the owner a hit is
+    reported for: the task, or the artifact. Its ``version`` is a digest of the indexed text, so
+    an edit that leaves the text alone (a move, a priority) writes no posting, and a posting
+    whose version differs from the stored entity's text is stale and never answers."""
 
     doc_id: str
     task_id: str
     title: str = ""
     description: str = ""
     comment: str = ""
+    body: str = ""
 
     @property
     def version(self) -> str:
-        return text_version(self.title, self.description, self.comment)
+        return text_version(self.title, self.description, self.comment, self.body)
+
+    @property
+    def corpus(self) -> str:
+        return keys.search_corpus_of(self.doc_id)
 
 
 @dataclass
@@ -82,5 +90,6 @@ class SearchBackend(Protocol):
     def remove(self, workspace_id: str, doc_id: str, *, also_delete: list = ()) -> None:
         """Drop every posting of ``doc_id`` (idempotent)."""
 
-    def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int) -> Answer:
-        """Tasks matching ``tree`` (full text) or containing ``substring`` in title/description."""
+    def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int, corpus: str = keys.SEARCH_TASKS) -> Answer:
+        """Owners (tasks, or artifacts) of ``corpus`` matching ``tree`` (full text) or containing
+        ``substring`` in title/description (artifacts: title/body)."""

@@ -4,29 +4,39 @@ Items (keys in :mod:`domain.store.keys`, rows in docs/data-model.md, design in d
 
 - word posting (``keys.search_term_posting``): ``tk`` task id, ``f`` field bits, ``w`` weighted
   term frequency, ``p`` positions (space-separated), ``dl`` doc length, ``v`` doc version;
-- trigram posting (``keys.search_gram_posting``, task docs only): ``tk``;
-- doc state (``keys.search_doc_state``): ``v`` (text version), ``t`` (terms), ``g``
-  (trigrams): an unchanged text writes nothing; a changed one rewrites that doc's word
-  postings (they carry the version), deletes the words it lost and diffs the trigrams;
+- vocabulary trigram posting (``keys.search_gram_posting`` with a *word* as sort key): the key
+  alone. The substring index is the workspace's vocabulary, not each doc's text: a word is
+  posted once (its trigrams), the first time any doc of the workspace uses it, so a new doc
+  writes trigrams only for words the workspace has never seen (one BatchGetItem of the words'
+  sentinels tells which). The vocabulary only grows; a word no doc holds any more costs nothing
+  at query time but a shorter candidate list;
+- doc state (``keys.search_doc_state``): ``v`` (text version), ``t`` (terms): an unchanged text
+  writes nothing; a changed one rewrites that doc's word postings (they carry the version) and
+  deletes the words it lost;
 - pending marker (``keys.search_pending``, :class:`domain.store.models.SearchPendingRow`).
 
 Query plan (cost grows with the smallest match set): per AND group, the first page (``Limit``
 :data:`PAGE`) of every positive word's list in parallel; the shortest list drives (paged to the
 candidate cap when no list ends in its first page); every other word, phrase and negation is
 checked on the candidates only (a list already read in full, else BatchGetItem of the
-``(word, doc)`` posting keys). Pending markers are read with the probes (one Query) and
-evaluated in memory, so a write is found before its postings land.
+``(word, doc)`` posting keys). Substring: each chunk of the pattern (a run of 3+ letters or
+digits) finds the vocabulary words holding it (the shortest of its trigrams' word lists,
+rechecked), the chunk with the fewest lexemes drives, and the task docs posted under those
+lexemes are the candidates the caller rechecks on the fetched rows. Pending markers are read with
+the probes (one Query) and evaluated in memory, so a write is found before its postings land.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import Future
 from typing import Any
 
 from domain.search import text
-from domain.search.backend import COMMENT, DESCRIPTION, TITLE, WEIGHTS, Answer, Doc, Hit
+from domain.search.backend import BODY, COMMENT, DESCRIPTION, TITLE, WEIGHTS, Answer, Doc, Hit
 from domain.search.query import And, Node, Not, Or, Phrase, Term
 from domain.store import db, keys, parallel
 from domain.store.models import Row
@@ -50,13 +60,25 @@ def _client() -> Any:
 
 # -- building postings ---------------------------------------------------------------------------
 def _fields(doc: Doc) -> list[tuple[int, str, int]]:
+    if doc.corpus == keys.SEARCH_ARTIFACTS:
+        return [(TITLE, doc.title, 0), (BODY, doc.body, _DESC_BASE)]
     if doc.comment or keys.search_doc_is_comment(doc.doc_id):
         return [(COMMENT, doc.comment, 0)]
     return [(TITLE, doc.title, 0), (DESCRIPTION, doc.description, _DESC_BASE)]
 
 
-def postings_of(doc: Doc) -> tuple[dict[str, dict[str, Any]], set[str]]:
-    """``term -> posting attributes`` and the trigram set of ``doc``."""
+def vocabulary_of(doc: Doc) -> set[str]:
+    """The words of ``doc`` its corpus's substring vocabulary must hold (a task's title and
+    description, an artifact's title and body; comments are not substring-searchable)."""
+    if keys.search_doc_is_comment(doc.doc_id):
+        return set()
+    if doc.corpus == keys.SEARCH_ARTIFACTS:
+        return text.vocabulary(f"{doc.title}\n{doc.body}")
+    return text.vocabulary(f"{doc.title}\n{doc.description}")
+
+
+def postings_of(doc: Doc) -> dict[str, dict[str, Any]]:
+    """``term -> posting attributes`` of ``doc``."""
     acc: dict[str, dict[str, Any]] = {}
     length = 0
     for bit, body, base in _fields(doc):
@@ -70,8 +92,7 @@ def postings_of(doc: Doc) -> tuple[dict[str, dict[str, Any]], set[str]]:
             p["p"].append(pos)
     for p in acc.values():
         p["dl"] = length
-    grams = text.trigrams(f"{doc.title}\n{doc.description}") if not keys.search_doc_is_comment(doc.doc_id) else set()
-    return acc, grams
+    return acc
 
 
 def _state_of(item: dict[str, Any]) -> dict[str, Any]:
@@ -88,6 +109,11 @@ def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
         else:
             item[name] = {"S": value}
     return {"PutRequest": {"Item": item}}
+
+
+def _sentinel(workspace_id: str, word: str, corpus: str) -> tuple[str, str]:
+    """The vocabulary posting that says ``word`` is fully posted (its first trigram)."""
+    return keys.search_gram_posting(workspace_id, text.word_trigrams(word)[0], word, corpus)
 
 
 def _delete(pk: str, sk: str) -> dict[str, Any]:
@@ -167,35 +193,45 @@ class DynamoIndex:
 
     def apply_many(self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]]]]) -> None:
         """Index (or, when ``gone``, remove) several docs together: one BatchGetItem of the doc
-        states that are not fresh, then every posting change in shared batches of 25 (in
-        parallel), then the doc states and the marker deletions."""
+        states that are not fresh and of the sentinels of their vocabulary words, then every
+        posting change in shared batches of 25 (in parallel), then the sentinels of new words,
+        the doc states and the marker deletions."""
         state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _ in work if not fresh]
-        states = {k: _state_of(item) for k, item in _batch_get(state_keys).items()} if state_keys else {}
+        words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, _, _ in work]
+        sentinels = sorted({_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of) for w in words})
+        found = _batch_get(state_keys + sentinels) if state_keys or sentinels else {}
+        states = {k: _state_of(found[k]) for k in state_keys if k in found}
+        known = {k for k in sentinels if k in found}
         requests: list[dict[str, Any]] = []
         last: list[dict[str, Any]] = []
-        for ws, doc, gone, _fresh, also in work:
+        for (ws, doc, gone, _fresh, also), words in zip(work, words_of):
             state_key = keys.search_doc_state(ws, doc.doc_id)
             old = states.get(state_key, {})
+            c = doc.corpus
+            # per-doc trigram postings of the earlier layout, if this doc still has any
+            requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id, c)) for g in old.get("g", set())]
             if gone:
-                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id)) for t in old.get("t", {})]
-                requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id)) for g in old.get("g", set())]
+                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in old.get("t", {})]
                 if old:
                     last.append(_delete(*state_key))
             elif old.get("v") != doc.version:
-                terms, grams = postings_of(doc)
+                terms = postings_of(doc)
                 for term, p in terms.items():
-                    pk, sk = keys.search_term_posting(ws, term, doc.doc_id)
+                    pk, sk = keys.search_term_posting(ws, term, doc.doc_id, c)
                     requests.append(_put(pk, sk, {"kind": "Posting", "tk": doc.task_id, "f": p["f"], "w": p["w"],
                                                   "p": " ".join(map(str, p["p"])), "dl": p["dl"], "v": doc.version}))
-                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id)) for t in set(old.get("t", {})) - set(terms)]
-                for gram in grams - old.get("g", set()):  # no version: substring hits are rechecked on the row
-                    pk, sk = keys.search_gram_posting(ws, gram, doc.doc_id)
-                    requests.append(_put(pk, sk, {"kind": "Gram", "tk": doc.task_id}))
-                requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id)) for g in old.get("g", set()) - grams]
+                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in set(old.get("t", {})) - set(terms)]
+                # the workspace's substring vocabulary: only words it does not hold yet (no payload;
+                # the sentinel, the word's first trigram, goes last and says the word is complete)
+                for word in sorted(words):
+                    sentinel = _sentinel(ws, word, c)
+                    if sentinel in known:
+                        continue
+                    known.add(sentinel)
+                    requests += [_put(*keys.search_gram_posting(ws, g, word, c), {}) for g in text.word_trigrams(word)[1:]]
+                    last.append(_put(*sentinel, {}))
                 state = {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
                          "v": {"S": doc.version}, "t": {"SS": sorted(terms)} if terms else {"NULL": True}}
-                if grams:
-                    state["g"] = {"SS": sorted(grams)}
                 last.append({"PutRequest": {"Item": state}})
             last += [_delete(*k) for k in also]
         if requests or last:
@@ -203,35 +239,44 @@ class DynamoIndex:
 
     # -- reads
     def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int = CAP,
-              pending: Iterable[Doc] = (), gone: Iterable[str] = ()) -> Answer:
-        plan = _Plan(workspace_id, cap)
+              pending: Iterable[Doc] = (), gone: Iterable[str] = (), corpus: str = keys.SEARCH_TASKS) -> Answer:
+        """``pending`` docs (markers read by the caller) are evaluated in memory instead of their
+        postings; ``gone`` docs are left out."""
+        plan = _Plan(workspace_id, cap, corpus)
         plan.skip = {d.doc_id for d in pending} | set(gone)
         answer = Answer(hits=[])
         groups = _groups(tree)
+        chunks = text.pattern_chunks(substring) if substring else []
+        # every first page the plan starts from, at once (one round trip): the positive words of
+        # each branch and the trigrams of the substring's chunks
+        for g in groups:
+            for w in _required(g):
+                plan.first(plan.term_pk(w))
+        for chunk in chunks:
+            for gram in text.word_trigrams(chunk):
+                plan.first(plan.gram_pk(gram))
+        lexemes = plan.substring_lexemes(chunks) if chunks else []
         results: dict[str, Hit] = {}
-        futures = [parallel.submit(plan.run_group, g) for g in groups]
-        gram_future = None
-        grams = text.pattern_trigrams(substring) if substring else set()
-        if grams:
-            gram_future = parallel.submit(plan.run_grams, sorted(grams))
-        for g, future in zip(groups, futures):
-            hits, unmatched, truncated = future.result()
+        for g in groups:
+            hits, unmatched, truncated = plan.run_group(g)
             answer.unmatched += [u for u in unmatched if u not in answer.unmatched]
             answer.truncated |= truncated
             for doc_id, (task_id, score, fields, version) in hits.items():
                 _merge(results, task_id, score, fields, doc_id, version)
         # pending docs: evaluated in memory (read-your-write)
         for doc in pending:
-            terms, _ = postings_of(doc)
+            terms = postings_of(doc)
             for g in groups:
                 if _eval(g, terms):
                     _merge(results, doc.task_id, _score(g, terms, {}, plan), _fields_of(g, terms), doc.doc_id, doc.version)
             if substring and not keys.search_doc_is_comment(doc.doc_id) and _contains(doc, substring):
                 hit = _merge(results, doc.task_id, 0.0, 0, doc.doc_id, doc.version)
                 hit.substring = True
-        if gram_future is not None:
-            for doc_id, (task_id, version) in gram_future.result().items():
-                hit = _merge(results, task_id, 0.0, 0, doc_id, version)
+        if lexemes:
+            found, truncated = plan.substring_docs(lexemes)
+            answer.truncated |= truncated
+            for doc_id, task_id in found.items():
+                hit = _merge(results, task_id, 0.0, 0, doc_id, "")
                 hit.substring = True  # the caller rechecks on the fetched row
         answer.hits = sorted(results.values(), key=lambda h: -h.score)
         answer.requests = plan.requests
@@ -250,7 +295,7 @@ def _merge(results: dict[str, Hit], task_id: str, score: float, fields: int, doc
 
 def _contains(doc: Doc, pattern: str) -> bool:
     needle = text.fold(pattern)
-    return needle in text.fold(doc.title) or needle in text.fold(doc.description)
+    return any(needle in text.fold(f) for f in (doc.title, doc.description, doc.body) if f)
 
 
 def _simplify(node: Any) -> Any:
@@ -347,29 +392,53 @@ def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], 
 
 
 def _attrs(item: dict[str, Any]) -> dict[str, Any]:
+    if "tk" not in item:  # a trigram posting: only its key
+        return {"tk": keys.search_doc_task_id(item["SK"]["S"])}
     return {"tk": item["tk"]["S"], "v": item.get("v", {"S": ""})["S"], "f": int(item.get("f", {"N": "0"})["N"]),
             "w": float(item.get("w", {"N": "0"})["N"]), "p": item.get("p", {"S": ""})["S"],
             "dl": float(item.get("dl", {"N": str(AVGDL)})["N"])}
 
 
 class _Plan:
-    def __init__(self, workspace_id: str, cap: int) -> None:
+    """One query's reads. First pages are memoised futures (:meth:`first`), so a list the
+    substring step needs and a word probe already asked for is read once, and every probe is
+    submitted to the I/O pool from the calling thread (pool tasks never wait on pool tasks)."""
+
+    def __init__(self, workspace_id: str, cap: int, corpus: str = keys.SEARCH_TASKS) -> None:
         self.ws = workspace_id
         self.cap = cap
+        self.corpus = corpus
         self.requests = 0
         self.skip: set[str] = set()
+        self._firsts: dict[str, Future] = {}
+        self._lock = threading.Lock()
+
+    def term_pk(self, word: str) -> str:
+        return keys.search_term_posting(self.ws, word, "", self.corpus)[0]
+
+    def gram_pk(self, gram: str) -> str:
+        return keys.search_gram_posting(self.ws, gram, "", self.corpus)[0]
 
     def _page(self, pk: str, start: dict[str, Any] | None, limit: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         kwargs: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "PK = :pk",
                                   "ExpressionAttributeValues": {":pk": {"S": pk}}, "Limit": limit}
         if start:
             kwargs["ExclusiveStartKey"] = start
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
         out = _client().query(**kwargs)
         return out.get("Items", []), out.get("LastEvaluatedKey")
 
+    def first(self, pk: str) -> Future:
+        """The first page of ``pk``'s list (started once; later calls share the future)."""
+        with self._lock:
+            future = self._firsts.get(pk)
+            if future is None:
+                future = self._firsts[pk] = parallel.submit(self._page, pk, None, PAGE)
+        return future
+
     def _list(self, pk: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-        items, last = self._page(pk, None, PAGE)
+        items, last = self.first(pk).result()
         return {i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip}, last
 
     def _complete(self, pk: str, have: dict[str, dict[str, Any]], last: dict[str, Any] | None) -> tuple[dict[str, dict[str, Any]], bool]:
@@ -383,9 +452,8 @@ class _Plan:
         required = _required(group)
         if not required:
             return {}, [], False
-        pk = {w: keys.search_term_posting(self.ws, w, "")[0] for w in _all_words(group)}
-        probes = {w: parallel.submit(self._list, pk[w]) for w in required}
-        lists = {w: f.result() for w, f in probes.items()}
+        pk = {w: self.term_pk(w) for w in _all_words(group)}
+        lists = {w: self._list(pk[w]) for w in required}
         unmatched = [w for w, (docs, last) in lists.items() if not docs and last is None]
         if unmatched:
             return {}, unmatched, False
@@ -412,7 +480,8 @@ class _Plan:
             else:
                 lookups += [(pk[w], d) for d in docs]
         if lookups:
-            self.requests += (len(lookups) + BATCH_GET - 1) // BATCH_GET
+            with self._lock:
+                self.requests += (len(lookups) + BATCH_GET - 1) // BATCH_GET
             found = _batch_get(lookups)
             prefix = {v: w for w, v in pk.items()}
             for (p, d), item in found.items():
@@ -427,25 +496,52 @@ class _Plan:
                 hits[d] = (first["tk"], _score(group, postings, df, self), _fields_of(group, postings), first["v"])
         return hits, [], truncated
 
-    def run_grams(self, grams: list[str]) -> dict[str, tuple[str, str]]:
-        pks = [keys.search_gram_posting(self.ws, g, "")[0] for g in grams]
-        probes = [parallel.submit(self._list, pk) for pk in pks]
-        lists = [f.result() for f in probes]
-        if any(not docs and last is None for docs, last in lists):
-            return {}
-        done = [docs for docs, last in lists if last is None]
+    # -- substring: chunk -> vocabulary words (trigram lists) -> their lexemes -> docs
+    def _words(self, chunk: str) -> set[str] | None:
+        """The workspace's words holding ``chunk``: the shortest of its trigrams' word lists
+        (paged to the cap when none ends in its first page), rechecked with ``chunk in word``."""
+        lists = []
+        for gram in text.word_trigrams(chunk):
+            items, last = self.first(self.gram_pk(gram)).result()
+            lists.append((gram, {i["SK"]["S"] for i in items if "#" not in i["SK"]["S"]}, last))
+        done = [words for _, words, last in lists if last is None]
         if done:
             base = min(done, key=len)
         else:
-            base, _ = self._complete(pks[0], *lists[0])
-        cand = dict(base)
-        for docs, last in lists:
-            if last is None:
-                cand = {d: p for d, p in cand.items() if d in docs}
-        rest = [pk for pk, (docs, last) in zip(pks, lists) if last is not None]
-        if rest and cand:
-            lookups = [(pk, d) for pk in rest for d in cand]
-            self.requests += (len(lookups) + BATCH_GET - 1) // BATCH_GET
-            found = _batch_get(lookups, "PK, SK, tk")
-            cand = {d: p for d, p in cand.items() if all((pk, d) in found for pk in rest)}
-        return {d: (p["tk"], "") for d, p in cand.items()}
+            gram, words, last = lists[0]
+            while last is not None and len(words) < self.cap:
+                items, last = self._page(self.gram_pk(gram), last, PAGE)
+                words |= {i["SK"]["S"] for i in items if "#" not in i["SK"]["S"]}
+            base = words
+        return {w for w in base if chunk in w}
+
+    def substring_lexemes(self, chunks: list[str]) -> list[str]:
+        """The lexemes whose docs may hold the pattern: those of the chunk with the fewest (a text
+        holding the pattern holds every chunk inside one of its words); their first pages are
+        started here. Empty when a chunk is in no word of the workspace. Words that are
+        stopwords have no postings: a chunk found only inside stopwords cannot drive."""
+        best: list[str] | None = None
+        for chunk in chunks:
+            words = self._words(chunk)
+            if not words:
+                return []
+            lexemes = sorted({lx for lx in map(text.lexeme, words) if lx})
+            if lexemes and (best is None or len(lexemes) < len(best)):
+                best = lexemes
+        for lx in best or []:
+            self.first(self.term_pk(lx))
+        return best or []
+
+    def substring_docs(self, lexemes: list[str]) -> tuple[dict[str, str], bool]:
+        """The task docs posted under ``lexemes`` (up to the cap): candidates the caller rechecks."""
+        out: dict[str, str] = {}
+        truncated = False
+        for lx in lexemes:
+            docs, last = self._list(self.term_pk(lx))
+            if last is not None:
+                docs, cut = self._complete(self.term_pk(lx), docs, last)
+                truncated |= cut
+            out.update({d: p["tk"] for d, p in docs.items() if not keys.search_doc_is_comment(d)})
+            if len(out) >= self.cap:
+                return out, True
+        return out, truncated

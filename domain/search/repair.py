@@ -6,7 +6,8 @@ Two paths, both idempotent (:func:`domain.search.writes.apply_all` re-applies a 
   hands over the records; every INSERT/MODIFY of a pending marker is applied from its new image.
   A marker the request already applied is deleted by then (a REMOVE record, ignored), so the
   consumer only does work for markers that outlived their request.
-- :func:`sweep`: the markers of one workspace (one Query of ``keys.search_pending_partition``)
+- :func:`sweep`: the markers of one workspace (one Query of ``keys.search_pending_partition``
+  per corpus)
   are applied; :class:`RepairLoop` runs it on a timer over a user's workspaces for the local
   stack (``jentrix dev``) and the in-process stdio adapter, which have no Streams consumer.
 """
@@ -47,7 +48,8 @@ def from_stream_records(records: list[dict[str, Any]]) -> int:
 def sweep(workspace_id: str) -> int:
     """Apply every pending marker of the workspace (idempotent, so a marker whose request is still
     finishing is merely applied twice); returns how many."""
-    markers = [(m, False, True) for m in SearchPendingRow.query(keys.search_pending_partition(workspace_id), consistent_read=True)
+    markers = [(m, False, True) for corpus in (keys.SEARCH_TASKS, keys.SEARCH_ARTIFACTS)
+               for m in SearchPendingRow.query(keys.search_pending_partition(workspace_id, corpus), consistent_read=True)
                if isinstance(m, SearchPendingRow)]
     if markers:
         apply_all(markers)
@@ -56,7 +58,7 @@ def sweep(workspace_id: str) -> int:
 
 def sweep_for_user(user_id: str) -> int:
     """:func:`sweep` over every workspace ``user_id`` belongs to (one Query for the memberships,
-    one per workspace); returns the markers applied."""
+    two per workspace); returns the markers applied."""
     return sum(sweep(m.workspaceId) for m in members.memberships(user_id))
 
 

@@ -94,22 +94,30 @@ def lexemes(text: str, normalise: Callable[[str], str | None] = lexeme) -> list[
     return [normalise(word) for word in raw_words(text)]
 
 
-def trigrams(text: str) -> set[str]:
-    """Trigrams of the folded text for the substring index (``pg_trgm``-like: each word padded
-    with two spaces in front and one behind), over letters and digits only."""
-    out: set[str] = set()
-    for word in re.findall(_PART, fold(text)):
-        padded = f"  {word} "
-        out.update(padded[i : i + 3] for i in range(len(padded) - 2))
-    return out
+#: the substring vocabulary leaves out longer runs (hashes, base64): they would cost many postings
+MAX_VOCAB_WORD = 64
+
+
+def vocabulary(text: str) -> set[str]:
+    """The words of ``text`` that enter the workspace's substring vocabulary: folded runs of
+    letters and digits of 3 to :data:`MAX_VOCAB_WORD` characters (shorter ones hold no trigram)."""
+    return {w for w in re.findall(_PART, fold(text)) if 3 <= len(w) <= MAX_VOCAB_WORD}
+
+
+def word_trigrams(word: str) -> list[str]:
+    """The three-character windows of one vocabulary word, distinct, in order (the first is the
+    word's sentinel posting, written last). Unlike ``pg_trgm`` no padded windows: a substring
+    may sit anywhere inside a word, so the query never asks for them."""
+    return list(dict.fromkeys(word[i : i + 3] for i in range(len(word) - 2)))
+
+
+def pattern_chunks(pattern: str) -> list[str]:
+    """The runs of letters and digits of a substring pattern that can be looked up (3 characters
+    or more), folded: a text containing the pattern has each inside one of its words."""
+    return list(dict.fromkeys(c for c in re.findall(_PART, fold(pattern)) if len(c) >= 3))
 
 
 def pattern_trigrams(pattern: str) -> set[str]:
-    """Trigrams every text containing ``pattern`` (case-insensitively) must hold: only the
-    windows inside the pattern's own characters (no padding, since the pattern may sit inside a
-    longer word); empty for patterns under 3 characters."""
-    folded = fold(pattern)
-    out: set[str] = set()
-    for chunk in re.findall(_PART, folded):
-        out.update(chunk[i : i + 3] for i in range(len(chunk) - 2))
-    return out
+    """Trigrams every word containing a chunk of ``pattern`` must hold: only the windows inside
+    the pattern's own characters; empty for patterns under 3 characters."""
+    return {g for chunk in pattern_chunks(pattern) for g in word_trigrams(chunk)}

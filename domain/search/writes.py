@@ -2,10 +2,14 @@
 
 A task or comment write puts a pending marker in its own transaction
 (:mod:`domain.store.search_marks`); :func:`_after_commit`, registered with
-:func:`domain.store.db.on_commit`, then indexes each marked doc (postings batched in 25s, in
+:func:`domain.store.db.on_commit` by :func:`install_index_hook`, then indexes each marked doc (postings batched in 25s, in
 parallel, unprocessed items retried) and deletes its marker after the postings. A crash between
 the two leaves the marker: queries evaluate it in memory (read-your-write) and the stream
 consumer or the marker sweep (domain/search/repair.py) finishes the job.
+
+Nothing registers on import: every entry point that serves writes (the HTTP app and so the
+Lambda handler, the in-process stdio adapter, the CLI) calls :func:`install_index_hook` once.
+A process that never calls it still writes the markers, which the repair paths apply.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ INDEX = DynamoIndex()
 
 
 def doc_of(marker: SearchPendingRow) -> Doc:
-    return Doc(marker.doc, marker.taskId, title=marker.title or "", description=marker.description or "", comment=marker.comment or "")
+    return Doc(marker.doc, marker.taskId, title=marker.title or "", description=marker.description or "", comment=marker.comment or "",
+               body=marker.body or "")
 
 
 def apply(marker: SearchPendingRow, *, fresh: bool = False) -> None:
@@ -53,4 +58,7 @@ def apply_all(markers: list[tuple[SearchPendingRow, bool, bool]]) -> None:
                       for m, fresh, saved in markers])
 
 
-db.on_commit(_after_commit)
+def install_index_hook() -> None:
+    """Index the docs a transaction marked right after its commit, in this process (idempotent:
+    a second call registers nothing more)."""
+    db.on_commit(_after_commit)

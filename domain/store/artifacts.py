@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain import ids
-from domain.store import db, keys, members
+from domain.store import db, keys, members, search_marks
 from domain.store.models import ArtifactBodyRow, ArtifactLinkRow, ArtifactRow, Row, _ArtifactFields
 
 # (link name on the copy's key, attribute / argument name)
@@ -41,9 +41,9 @@ _withdraw_hooks: list[Callable[[ArtifactRow], None]] = []
 def on_withdraw(callback: Callable[[ArtifactRow], None]) -> None:
     """Run ``callback(tombstone)`` after every withdrawal commits (:func:`withdraw`).
 
-    The hook for what lives outside the artifact's own items: the search index registers its
-    postings deletion here (search_artifacts, docs/search.md), so a withdrawn body leaves the
-    index too. Callbacks run in registration order; one that raises is logged by the caller and
+    The hook for what lives outside the artifact's own items. (The search index needs none: the
+    withdrawal's own transaction carries its "gone" pending marker, so the postings are deleted
+    after the commit or, after a crash, by the repair paths; docs/search.md.) Callbacks run in registration order; one that raises is logged by the caller and
     does not undo the tombstone (a re-run of the hook must be safe).
     """
     _withdraw_hooks.append(callback)
@@ -117,6 +117,8 @@ def put_actions(tx: Any, record: ArtifactRecord) -> ArtifactRow:
         tx.save(copy)
     if record.body is not None:
         tx.save(ArtifactBodyRow(*keys.artifact_body(record.workspace_id, record.ulid), artifactId=record.artifact_id, body=record.body))
+    if searchable(head):  # the search index's pending marker, in the same transaction (docs/search.md)
+        search_marks.mark_artifact(tx, record.workspace_id, record.artifact_id, title=record.title, body=record.body or "")
     return head
 
 
@@ -206,6 +208,8 @@ def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any]
             tx.update(ArtifactLinkRow(copy.PK, copy.SK), actions=actions)
         if head.bodyChars is not None:
             tx.delete(ArtifactBodyRow(*keys.artifact_body(head.workspaceId, ulid)))
+        if searchable(head):  # its search postings go too (a pending "gone" marker, docs/search.md)
+            search_marks.mark_artifact(tx, head.workspaceId, head.artifactId, gone=True)
         if check is not None:
             check(tx)  # a condition on the caller's member item: it replaces the plain guard
         else:

@@ -153,8 +153,10 @@ _commit_hooks: list[Callable[[TransactWrite], None]] = []
 
 def on_commit(callback: Callable[[TransactWrite], None]) -> None:
     """Run ``callback(tx)`` after every committed transaction (the search index follows the
-    pending markers a transaction carried; it must not raise)."""
-    _commit_hooks.append(callback)
+    pending markers a transaction carried; it must not raise). Registering the same callback
+    twice keeps one registration."""
+    if callback not in _commit_hooks:
+        _commit_hooks.append(callback)
 
 
 _commit_span: Callable[[int], Any] | None = None

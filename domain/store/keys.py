@@ -426,6 +426,12 @@ def task_number_of_sort_key(sort_key: str) -> int:
 
 
 # -- search index (domain/search, docs/search.md) ------------------------------------------------
+#: corpora of the index: each has its own partitions, so one corpus's postings never answer the
+#: other's queries (search_tasks: tasks and comments; search_artifacts: artifact text bodies)
+SEARCH_TASKS = ""
+SEARCH_ARTIFACTS = "A"
+
+
 def search_doc_task(task_id: str) -> str:
     """Search doc id of a task's title and description."""
     return f"D#{task_id}"
@@ -436,30 +442,50 @@ def search_doc_comment(task_id: str, comment_id: str) -> str:
     return f"C#{task_id}#{comment_id}"
 
 
-def search_term_posting(workspace_id: str, term: str, doc: str) -> Key:
-    """``W#<ws>#T#<term> / <doc>``: one word posting (tf, weighted tf, positions, version)."""
-    return f"W#{workspace_id}#T#{term}", doc
+def search_doc_artifact(artifact_id: str) -> str:
+    """Search doc id of an artifact's title and redacted text body (corpus :data:`SEARCH_ARTIFACTS`)."""
+    return f"A#{artifact_id}"
 
 
-def search_gram_posting(workspace_id: str, gram: str, doc: str) -> Key:
-    """``W#<ws>#G#<trigram> / <doc>``: one trigram posting of a task's title and description."""
-    return f"W#{workspace_id}#G#{gram}", doc
+def search_corpus_of(doc: str) -> str:
+    """The corpus a search doc id belongs to."""
+    return SEARCH_ARTIFACTS if doc.startswith("A#") else SEARCH_TASKS
+
+
+def search_term_posting(workspace_id: str, term: str, doc: str, corpus: str = SEARCH_TASKS) -> Key:
+    """``W#<ws>#T#<term> / <doc>`` (artifacts: ``W#<ws>#AT#<term>``): one word posting (tf,
+    weighted tf, positions, version)."""
+    return f"W#{workspace_id}#{corpus}T#{term}", doc
+
+
+def search_gram_posting(workspace_id: str, gram: str, word: str, corpus: str = SEARCH_TASKS) -> Key:
+    """``W#<ws>#G#<trigram> / <word>`` (artifacts: ``W#<ws>#AG#<trigram>``): the corpus's
+    substring vocabulary (a word holding the trigram; no attributes). The earlier layout kept
+    ``<doc>`` here; the indexer deletes those."""
+    return f"W#{workspace_id}#{corpus}G#{gram}", word
 
 
 def search_pending(workspace_id: str, doc: str) -> Key:
-    """``W#<ws>#IXQ / <doc>``: a pending-index marker carrying the doc's text and version,
-    written in the entity's transaction; deleted once the postings are written."""
-    return f"W#{workspace_id}#IXQ", doc
+    """``W#<ws>#IXQ / <doc>`` (artifacts: ``W#<ws>#AIXQ``): a pending-index marker carrying the
+    doc's text and version, written in the entity's transaction; deleted once the postings are
+    written."""
+    return search_pending_partition(workspace_id, search_corpus_of(doc)), doc
 
 
-def search_pending_partition(workspace_id: str) -> str:
-    return search_pending(workspace_id, "")[0]
+def search_pending_partition(workspace_id: str, corpus: str = SEARCH_TASKS) -> str:
+    return f"W#{workspace_id}#{corpus}IXQ"
 
 
 def search_doc_state(workspace_id: str, doc: str) -> Key:
-    """``IXD#<ws>#<doc> / IXD``: what the index holds for one doc (term digests, trigrams,
-    version), so a re-index writes only the postings that changed."""
+    """``IXD#<ws>#<doc> / IXD``: what the index holds for one doc (terms, version), so a
+    re-index writes only the postings that changed."""
     return f"IXD#{workspace_id}#{doc}", "IXD"
+
+
+def search_doc_task_id(doc: str) -> str:
+    """The owner of a doc: the task of a task doc (``D#<taskId>``) or comment doc
+    (``C#<taskId>#<commentId>``), the artifact of an artifact doc (``A#<artifactId>``)."""
+    return doc.split("#")[1]
 
 
 def search_doc_is_comment(doc: str) -> bool:
@@ -469,4 +495,5 @@ def search_doc_is_comment(doc: str) -> bool:
 
 def search_pending_workspace(pk: str) -> str:
     """The workspace of a pending-marker partition (inverse of :func:`search_pending_partition`)."""
-    return pk[len("W#") : -len("#IXQ")]
+    suffix = f"#{SEARCH_ARTIFACTS}IXQ" if pk.endswith(f"#{SEARCH_ARTIFACTS}IXQ") else "#IXQ"
+    return pk[len("W#") : -len(suffix)]

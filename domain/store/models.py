@@ -547,6 +547,7 @@ class SearchPendingRow(Row, discriminator="SearchPending"):
     title = UnicodeAttribute(null=True)
     description = UnicodeAttribute(null=True)
     comment = UnicodeAttribute(null=True)
+    body = UnicodeAttribute(null=True)  # an artifact's redacted text (artifacts corpus)
     gone = BooleanAttribute(default=False)
 
 

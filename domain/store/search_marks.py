@@ -2,7 +2,8 @@
 its own transaction (``keys.search_pending``, :class:`SearchPendingRow`).
 
 The marker carries the text to index and its version; the doc is also noted on the transaction,
-and the commit hook that :mod:`domain.search.writes` registers (:func:`domain.store.db.on_commit`)
+and the commit hook that :func:`domain.search.writes.install_index_hook` registers
+(:func:`domain.store.db.on_commit`)
 writes the postings and deletes the marker. The store knows nothing of postings.
 """
 
@@ -18,9 +19,9 @@ from domain.store.models import CommentRow, SearchPendingRow, TaskDetailRow
 NOTE = "_search_docs"
 
 
-def text_version(title: str = "", description: str = "", comment: str = "") -> str:
+def text_version(title: str = "", description: str = "", comment: str = "", body: str = "") -> str:
     """A digest of a doc's indexed text: postings carry it, so a stale one is recognised."""
-    raw = f"{title}\x00{description}\x00{comment}".encode()
+    raw = (f"{title}\x00{description}\x00{comment}" + (f"\x00{body}" if body else "")).encode()
     return hashlib.blake2s(raw, digest_size=8).hexdigest()
 
 
@@ -54,6 +55,14 @@ def mark_task(tx: Any, detail: TaskDetailRow, *, fresh: bool, marker: bool = Tru
     _note(tx, SearchPendingRow(*keys.search_pending(ref.workspace_id if ref else "", doc), doc=doc, taskId=detail.taskId,
                                version=version, title=detail.title or None, description=detail.description or None, gone=gone), fresh,
           save=marker)
+
+
+def mark_artifact(tx: Any, workspace_id: str, artifact_id: str, *, title: str = "", body: str = "", gone: bool = False) -> None:
+    """An artifact's text (its title and already-redacted body) enters the artifacts corpus
+    (``fresh``: artifacts are written once); ``gone`` (withdrawal) removes its postings."""
+    doc = keys.search_doc_artifact(artifact_id)
+    _note(tx, SearchPendingRow(*keys.search_pending(workspace_id, doc), doc=doc, taskId=artifact_id,
+                               version=text_version(title, body=body), title=title or None, body=body or None, gone=gone), not gone)
 
 
 def mark_comment(tx: Any, row: CommentRow, *, gone: bool = False, fresh: bool = False) -> None:

@@ -9,20 +9,21 @@ pages by offset under a cursor bound to the query, filters and workspace.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from domain import errors, ids
-from domain.access import Prefetch, target
+from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.search import query as q
 from domain.search import text as search_text
 from domain.search.writes import INDEX, doc_of
+from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
 from domain.store import keys
-from domain.store.models import ColumnRow, LabelNameRow, Row, SearchPendingRow, TaskDetailRow, TaskNumberRow, WorkspaceRow
+from domain.store.models import ArtifactBodyRow, ArtifactRow, ColumnRow, LabelNameRow, Row, SearchPendingRow, TaskDetailRow, TaskNumberRow, WorkspaceRow
 from domain.store.paging import InvalidCursor, decode_cursor, encode_cursor, list_kind
 from domain.store.search_marks import text_version
 from domain.tools.args import CursorArg, Priority, WorkspaceIdArg
@@ -89,6 +90,37 @@ def _prefetch(where, args) -> Prefetch:
     ))
 
 
+def _parse(text: str, *, key_ok: bool, empty_hint: str) -> tuple[q.Node | None, str | None]:
+    """The rules both searches share: the tree and the substring pattern (3+ characters), or
+    INVALID_INPUT for an empty query or one with no word to look for."""
+    if not text:
+        raise errors.invalid("query", "is empty", empty_hint)
+    tree = q.parse(text)
+    substring = text if len(search_text.fold(text)) >= MIN_SUBSTRING else None
+    if not key_ok and not q.positives(tree):
+        raise errors.invalid("query", "holds no word to search for (only excluded words, stopwords or punctuation)",
+                             "Add at least one word to look for; -word only narrows a search.")
+    return tree, substring
+
+
+def _offset(kind: str, cursor: str | None) -> int:
+    """The page offset a cursor carries; INVALID_INPUT for a cursor of another query, filter set or workspace."""
+    try:
+        start = decode_cursor(kind, cursor)
+        return int(start.get("o", 0)) if start else 0
+    except (InvalidCursor, TypeError, ValueError, AttributeError):
+        raise errors.invalid("cursor", "was issued for another query, filter or workspace",
+                             "Send the cursor with the same query and filters, or omit it for the first page.") from None
+
+
+def _zero_hint(answer, matched_any: bool, what: str) -> str:
+    if answer.unmatched:
+        return f"No {what} contains " + ", ".join(f"'{w}'" for w in answer.unmatched) + "; check the spelling or drop that word."
+    if matched_any:
+        return f"{what.capitalize()}s matched the words but not the filters; loosen the filters."
+    return f"No {what} has all these words together; try fewer words, or join alternatives with 'or'."
+
+
 @tool(
     "search_tasks",
     title="Search tasks",
@@ -106,24 +138,13 @@ def _prefetch(where, args) -> Prefetch:
 def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     ws = ctx.target.workspace_id
     text = args.query.strip()
-    if not text:
-        raise errors.invalid("query", "is empty", "Give at least one word, a phrase or a task key (ABC-42).")
-    tree = q.parse(text)
     key = _key_of(text)
-    substring = text if len(search_text.fold(text)) >= MIN_SUBSTRING else None
-    if key is None and not q.positives(tree):
-        raise errors.invalid("query", "holds no word to search for (only excluded words, stopwords or punctuation)",
-                             "Add at least one word to look for; -word only narrows a search.")
+    tree, substring = _parse(text, key_ok=key is not None, empty_hint="Give at least one word, a phrase or a task key (ABC-42).")
     filters = {"ws": ws, "query": text, "boardId": args.boardId, "columnId": args.columnId, "assigneeId": args.assigneeId,
                "label": args.label.casefold() if args.label else None, "priority": args.priority,
                "dueBefore": args.dueBefore, "dueAfter": args.dueAfter}
     kind = list_kind("search_tasks", **filters)
-    try:
-        start = decode_cursor(kind, args.cursor)
-        offset = int(start.get("o", 0)) if start else 0
-    except (InvalidCursor, TypeError, ValueError):
-        raise errors.invalid("cursor", "was issued for another query, filter or workspace",
-                             "Send the cursor with the same query and filters, or omit it for the first page.") from None
+    offset = _offset(kind, args.cursor)
 
     # the key: the workspace's own prefix and the number pointer, read with the membership
     key_task: str | None = None
@@ -202,14 +223,7 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
             score=round(1000.0 + score if is_key else score, 4), matchedFields=fields,
         ))
     cursor = encode_cursor(kind, {"o": offset + args.limit}) if offset + args.limit < total else None
-    hint = None
-    if total == 0:
-        if answer.unmatched:
-            hint = "No task contains " + ", ".join(f"'{w}'" for w in answer.unmatched) + "; check the spelling or drop that word."
-        elif hits:
-            hint = "Tasks matched the words but not the filters; loosen the filters."
-        else:
-            hint = "No task has all these words together; try fewer words, or join alternatives with 'or'."
+    hint = _zero_hint(answer, bool(hits), "task") if total == 0 else None
     return SearchTasksOutput(results=results, totalCount=total, truncated=answer.truncated, nextCursor=cursor, hint=hint)
 
 
@@ -242,4 +256,136 @@ def _batch_get(item_keys: list[tuple[str, str]]) -> list[Row]:
     return list(Row.batch_get(unique)) if unique else []
 
 
-TOOLS = (search_tasks,)
+# -- search_artifacts -------------------------------------------------------------------------------
+TextKind = Literal["PLAN", "DECISION", "FINDINGS", "REPORT", "DIFF", "DELIVERABLE", "LEARNING", "PROMPT", "GOAL", "PRD"]
+SNIPPET_CHARS = 160
+RECHECK_CAP = 100  # substring-only candidates whose bodies are read for the recheck
+
+
+class SearchArtifactsInput(ToolInput):
+    workspaceId: WorkspaceIdArg
+    query: Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
+        'Search text (at most 1,000 characters), as search_tasks: words, "phrases", -word, or; also a substring '
+        "of title or body (3+ characters)."))]
+    type: TextKind | None = Field(default=None, description="Only this kind.")
+    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="Only those linked to this task.")
+    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="Only those linked to this project.")
+    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="Only those linked to this session.")
+    limit: SearchLimitArg = 20
+    cursor: CursorArg = None
+
+
+class ArtifactHit(ToolOutput):
+    id: str
+    title: str
+    type: str
+    taskId: str | None
+    projectId: str | None
+    sessionId: str | None
+    createdAt: str
+    score: float = Field(description="Relevance (higher is better).")
+    matchedFields: list[str] = Field(description="Which of title / body matched.")
+    snippet: str | None = Field(description="Up to 160 characters of the (redacted) body around the first match.")
+
+
+class SearchArtifactsOutput(ToolOutput):
+    results: list[ArtifactHit]
+    totalCount: int = Field(description="Matches after filters (a lower bound when truncated).")
+    truncated: bool = Field(description="True when a word matched more artifacts than the candidate cap (1,000).")
+    nextCursor: str | None
+    hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
+
+
+def _artifact_prefetch(where, args) -> Prefetch:
+    return Prefetch(queries=(
+        ("pending", lambda: list(SearchPendingRow.query(keys.search_pending_partition(where.workspace_id, keys.SEARCH_ARTIFACTS),
+                                                        consistent_read=True))),
+    ))
+
+
+def _snippet(body: str, needles: list[str]) -> str | None:
+    if not body:
+        return None
+    low = body.casefold()
+    at = min((i for i in (low.find(n) for n in needles if n) if i >= 0), default=0)
+    start = max(0, at - SNIPPET_CHARS // 4)
+    piece = body[start : start + SNIPPET_CHARS].strip()
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(body) else "")
+
+
+@tool(
+    "search_artifacts",
+    title="Search artifacts",
+    description=(
+        "Finds a workspace's text artifacts (plans, decisions, findings, reports, diffs, deliverables, learnings, prompts, "
+        "goals, PRDs) by what their redacted title and body say: the web-search syntax of search_tasks (words, \"phrases\", "
+        "-word, or) plus substring. Withdrawn artifacts and TRACE parts never appear. Filters: type, task, project, session. "
+        "Concise ranked rows with a snippet; get_artifact gives the content."
+    ),
+    area="search",
+    scope="read",
+    read_only=True,
+    target=target("workspaceId", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("taskId", "task"), Ref("projectId", "project"), Ref("sessionId", "session")),
+    prefetch=_artifact_prefetch,
+    input_model=SearchArtifactsInput,
+    output_model=SearchArtifactsOutput,
+)
+def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArtifactsOutput:
+    ws = ctx.target.workspace_id
+    text = args.query.strip()
+    tree, substring = _parse(text, key_ok=False, empty_hint="Give at least one word or a \"phrase\" the artifact says.")
+    filters = {"ws": ws, "query": text, "type": args.type, "taskId": args.taskId, "projectId": args.projectId, "sessionId": args.sessionId}
+    kind = list_kind("search_artifacts", **filters)
+    offset = _offset(kind, args.cursor)
+    pending = [m for m in ctx.query("pending") if isinstance(m, SearchPendingRow)]
+    live = [doc_of(m) for m in pending if not m.gone]
+    answer = INDEX.query(ws, tree, substring=substring, pending=live, gone=[m.doc for m in pending if m.gone], corpus=keys.SEARCH_ARTIFACTS)
+    hits = {h.task_id: h for h in answer.hits}
+
+    # heads of every candidate: withdrawn, non-text and filtered-out artifacts drop out
+    head_keys = []
+    for aid in hits:
+        ref = ids.parse_artifact(aid)
+        if ref is not None and ref.workspace_id == ws:
+            head_keys.append(keys.artifact(ws, ref.ulid))
+    heads = {r.artifactId: r for r in _batch_get(head_keys) if isinstance(r, ArtifactRow)}
+    wanted = {aid: h for aid, h in heads.items() if artifact_store.searchable(h)
+              and all(getattr(args, f) is None or getattr(h, f) == getattr(args, f) for f in ("type", "taskId", "projectId", "sessionId"))}
+    # substring-only candidates are rechecked on their bodies (read with the page's, for snippets)
+    needle = search_text.fold(text) if substring else ""
+    recheck = [aid for aid in wanted if hits[aid].score == 0 and not hits[aid].fields][:RECHECK_CAP]
+    bodies = _bodies(ws, recheck, live)
+    ranked = []
+    for aid, head in wanted.items():
+        hit = hits[aid]
+        fields, score = hit.field_names(), hit.score
+        if not fields:
+            places = [f for f, value in (("title", head.title), ("body", bodies.get(aid))) if value and needle and needle in search_text.fold(value)]
+            if not places:
+                continue
+            fields, score = places, 0.1
+        ranked.append((score, head.createdAt, head, fields))
+    ranked.sort(key=lambda r: (-r[0], _desc(r[1])))
+    total = len(ranked)
+    page = ranked[offset : offset + args.limit]
+    bodies.update(_bodies(ws, [r[2].artifactId for r in page if r[2].artifactId not in bodies], live))
+    needles = [search_text.fold(w) for w in re.findall(r"[^\W_]+", text) if len(w) > 2 and not w.startswith("-")] + ([needle] if needle else [])
+    results = [ArtifactHit(id=h.artifactId, title=h.title, type=h.type, taskId=h.taskId, projectId=h.projectId, sessionId=h.sessionId,
+                           createdAt=h.createdAt, score=round(score, 4), matchedFields=fields, snippet=_snippet(bodies.get(h.artifactId) or "", needles))
+               for score, _, h, fields in page]
+    cursor = encode_cursor(kind, {"o": offset + args.limit}) if offset + args.limit < total else None
+    hint = _zero_hint(answer, bool(hits), "artifact") if total == 0 else None
+    return SearchArtifactsOutput(results=results, totalCount=total, truncated=answer.truncated, nextCursor=cursor, hint=hint)
+
+
+def _bodies(ws: str, artifact_ids: list[str], pending) -> dict[str, str]:
+    """Redacted bodies of ``artifact_ids`` (one BatchGetItem per 100; a pending doc's from its marker)."""
+    out = {d.task_id: d.body for d in pending if d.task_id in artifact_ids}
+    want = [keys.artifact_body(ws, ref.ulid) for aid in artifact_ids if aid not in out and (ref := ids.parse_artifact(aid))]
+    out.update({r.artifactId: r.body for r in _batch_get(want) if isinstance(r, ArtifactBodyRow)})
+    return out
+
+
+TOOLS = (search_tasks, search_artifacts)
