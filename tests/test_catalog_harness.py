@@ -34,7 +34,7 @@ from domain import auth, ids
 from domain.access import TargetField
 from domain.auth import ROLE_RANK, SCOPES
 from domain.catalog import registry as product_registry
-from domain.registry import ToolSpec
+from domain.registry import ToolSpec, json_schema
 from functions.protocol import McpProtocol, Session
 from tests.conftest import make_actor
 from tests.test_input_validation import table_fingerprint
@@ -190,7 +190,7 @@ def _sample(schema: dict[str, Any]) -> Any:
 def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = None) -> dict[str, Any]:
     """Arguments that pass validation and name ``place``'s entities through ``alternative``
     (default: the target's first alternative)."""
-    schema = spec.definition()["inputSchema"]
+    schema = json_schema(spec.input_model, mode="validation")  # the full bounds: the published schema is lean
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
     if "idempotencyKey" in args:  # a required key (create/attach_agent_session): a fresh one per call, never a replay
         args["idempotencyKey"] = uuid.uuid4().hex
