@@ -33,19 +33,19 @@ ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="cl_
 TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="tk_…")]
 IdempotencyKeyArg = Annotated[
     str | None,
-    Field(default=None, min_length=1, max_length=128, description="Retry key: a repeat returns the first result."),
+    Field(default=None, min_length=1, max_length=128, description="Retry key; repeat: first result."),
 ]
 ExpectedUpdatedAtArg = Annotated[
     str | None,
     Field(
         default=None,
         pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
-        description="updatedAt you read; if changed since: CONFLICT.",
+        description="updatedAt read; changed: CONFLICT.",
     ),
 ]
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size.")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="Previous nextCursor (same filters).")]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="Last nextCursor.")]
 
 
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------

@@ -99,8 +99,7 @@ class BoardWithColumnsOutput(ToolOutput):
     "create_board",
     title="Create board",
     description=(
-        "Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done); returns board and "
-        "columns."
+        "Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done)."
     ),
     area="boards",
     scope="write",
@@ -188,8 +187,8 @@ class SnapshotOutput(ToolOutput):
     "get_board_snapshot",
     title="Board snapshot",
     description=(
-        "A board, its columns in order and up to 500 concise task rows in one consistent read; use it to orient instead "
-        "of list_boards + list_columns + list_tasks."
+        "Board, ordered columns and up to 500 concise task rows in one consistent read: orient here, not with "
+        "list_boards + list_columns + list_tasks."
     ),
     area="boards",
     scope="read",
@@ -248,8 +247,7 @@ class ArchiveBoardOutput(ToolOutput):
     "archive_board",
     title="Archive board",
     description=(
-        "Archives a board (ADMIN): hidden from list_boards, tasks readable but read-only until unarchive_boards. "
-        "Nothing is deleted."
+        "Archives a board (ADMIN): hidden from list_boards, tasks read-only until unarchive_boards; nothing is deleted."
     ),
     area="boards",
     scope="admin",

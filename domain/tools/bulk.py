@@ -244,7 +244,7 @@ class NewTaskItem(ToolInput):
 
 class BulkCreateInput(ToolInput):
     columnId: ColumnIdArg
-    tasks: list[NewTaskItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Appended in this order.")
+    tasks: list[NewTaskItem] = Field(min_length=1, max_length=MAX_ITEMS, description="In this order.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -257,8 +257,8 @@ class BulkCreateOutput(ToolOutput):
     "bulk_create_tasks",
     title="Create tasks in bulk",
     description=(
-        "Creates 1-50 tasks at the bottom of one column, all or nothing, numbered in input order. Descriptions land "
-        "just after, so get_task may briefly lack one."
+        "Creates 1-50 tasks at the bottom of a column, all or nothing, in input order. Descriptions land just after, so "
+        "get_task may briefly lack one."
     ),
     area="tasks",
     scope="write",
@@ -326,7 +326,7 @@ class UpdateItem(ToolInput):
 
 
 class BulkUpdateInput(ToolInput):
-    items: list[UpdateItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Each task at most once.")
+    items: list[UpdateItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Each task once.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -424,7 +424,7 @@ class _UpdatePlanner(_Planner):
 @tool(
     "bulk_update_tasks",
     title="Update tasks in bulk",
-    description="Edits 1-50 tasks with update_task's rules per item. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored elsewhere. Results per item, in order; repeat with the same idempotencyKey to finish a partial run.",
+    description="Edits 1-50 tasks, each as update_task would. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored elsewhere. Per-item results; the same idempotencyKey finishes a partial run.",
     area="tasks",
     scope="write",
     idempotent=True,
@@ -454,7 +454,7 @@ class MoveItem(ToolInput):
 
 
 class BulkMoveInput(ToolInput):
-    items: list[MoveItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Each task at most once; columnId on its board.")
+    items: list[MoveItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Each task once.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -593,8 +593,8 @@ class _MovePlanner(_Planner):
     "bulk_move_tasks",
     title="Move tasks in bulk",
     description=(
-        "Moves 1-50 tasks, each to a column of its own board (appended in order); each item succeeds or fails alone, "
-        "results in order. Repeat with the same idempotencyKey to apply what is missing."
+        "Moves 1-50 tasks, each to a column of its own board; items succeed or fail alone, results in order. The same "
+        "idempotencyKey applies what is missing."
     ),
     area="tasks",
     scope="write",

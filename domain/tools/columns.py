@@ -242,8 +242,8 @@ _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRo
     "manage_columns",
     title="Manage columns",
     description=(
-        "Creates, renames (name/done/wipLimit), moves or archives a board column (archiving hides its tasks from the "
-        "board). One active column must remain."
+        "Creates, renames (name/done/wipLimit), moves or archives a board column; archiving hides its tasks. One active "
+        "column must remain."
     ),
     area="boards",
     scope="write",

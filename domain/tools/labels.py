@@ -94,8 +94,8 @@ def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
     "manage_labels",
     title="Manage labels",
     description=(
-        "Creates (or returns the same-name label), updates or deletes a board label; delete unlinks up to 225 tasks a "
-        "call (repeat while remainingTasks). Apply with set_task_labels."
+        "Creates (or returns the same-name one), updates or deletes a board label; delete unlinks 225 tasks a call, "
+        "repeat while remainingTasks. Apply: set_task_labels."
     ),
     area="collaboration",
     scope="write",

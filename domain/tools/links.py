@@ -117,8 +117,8 @@ def _archived(name: str) -> errors.ToolError:
     "add_task_link",
     title="Add task link",
     description=(
-        "Links two tasks of a workspace as 'fromTask <kind> toTask'. Cycles, self-links and archived tasks are "
-        "INVALID_INPUT; max 200 links a task; an existing link returns created: false."
+        "Links two tasks of a workspace as 'fromTask <kind> toTask'; cycles, self-links and archived tasks are "
+        "INVALID_INPUT, max 200 links a task. Existing: created: false."
     ),
     area="collaboration",
     scope="write",

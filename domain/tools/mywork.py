@@ -63,8 +63,8 @@ def _late(due: str | None, now: str) -> bool:
     "list_my_work",
     title="List my work",
     description=(
-        "Your (or a member's) open tasks across a workspace's boards, soonest due then priority; open = not archived, "
-        "not in a done or archived column or board. Single board: list_tasks."
+        "Open tasks of you (or a member) across a workspace, soonest due then priority; open: not archived, not in a "
+        "done or archived column or board. One board: list_tasks."
     ),
     area="tasks",
     scope="read",

@@ -32,7 +32,7 @@ _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
 
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-'A task key, or words (all must match), "phrases", -word, or; 3+ chars also match as substring.'))]
+'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
 SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50, description="Page size.")]
 DateArg = Annotated[str | None, Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
 
@@ -124,7 +124,7 @@ def _zero_hint(answer, matched_any: bool, what: str) -> str:
 @tool(
     "search_tasks",
     title="Search tasks",
-    description="Finds tasks across a workspace's boards by key or full text (title, description, comments), with optional filters. Listing one board without text? Use list_tasks.",
+    description="Finds tasks in a workspace by key or full text (title, description, comments). No text, one board: list_tasks.",
     area="search",
     scope="read",
     read_only=True,
@@ -265,7 +265,7 @@ RECHECK_CAP = 100  # substring-only candidates whose bodies are read for the rec
 class SearchArtifactsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     query: Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-        'Words, "phrases", -word, or; 3+ chars also match as substring.'))]
+        'As search_tasks.'))]
     type: TextKind | None = Field(default=None, description="Kind.")
     taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
     projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
@@ -316,9 +316,8 @@ def _snippet(body: str, needles: list[str]) -> str | None:
     "search_artifacts",
     title="Search artifacts",
     description=(
-        "Full-text search over a workspace's text artifacts (plans, decisions, reports, PRDs…), same syntax as "
-        "search_tasks; ranked rows with a snippet, get_artifact for content. TRACE parts and withdrawn ones never "
-        "match."
+        "Full-text search over a workspace's text artifacts (plans, decisions, PRDs…), syntax as search_tasks; ranked "
+        "rows with snippets. TRACE and withdrawn ones never match."
     ),
     area="search",
     scope="read",

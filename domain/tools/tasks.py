@@ -147,8 +147,8 @@ class TaskOutput(ToolOutput):
     "create_task",
     title="Create task",
     description=(
-        "Creates a task at the bottom of a column and returns it with its key (e.g. ST-42); a full WIP limit only adds "
-        "a notice."
+        "Adds a task at the bottom of a column; returns it with its key (e.g. ST-42). Over a WIP limit only adds a "
+        "notice."
     ),
     area="tasks",
     scope="write",
@@ -242,8 +242,8 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     "get_task",
     title="Get task",
     description=(
-        "One task by taskId, or workspaceId + key number. detailed (default) adds description, subtasks, links and the "
-        "last 10 activity entries."
+        "One task by taskId or workspaceId + key number; detailed (default) adds description, subtasks, links, last 10 "
+        "activities."
     ),
     area="tasks",
     scope="read",
@@ -391,7 +391,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
     "move_task",
     title="Move task",
     description=(
-        "Moves a task to another column of its board and/or reorders it (beforeTaskId/afterTaskId, else to the bottom)."
+        "Moves a task to a column of its board and/or reorders it (beforeTaskId/afterTaskId, else bottom)."
     ),
     area="tasks",
     scope="write",
@@ -536,7 +536,7 @@ class ListTasksInput(ToolInput):
     dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
     overdue: bool | None = Field(default=None, description="true: due before now.")
     updatedSince: str | None = Field(default=None, max_length=40, description="ISO-8601 time.")
-    response_format: ResponseFormat = Field(default="concise", description="detailed: + description, creator (10 a page).")
+    response_format: ResponseFormat = Field(default="concise", description="detailed adds description, creator; 10 a page.")
     limit: LimitArg
     cursor: CursorArg
 
@@ -569,8 +569,8 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     "list_tasks",
     title="List tasks",
     description=(
-        "One board's or column's tasks (boardId or columnId required) with optional filters; totalCount counts the "
-        "filtered set. Across boards: list_my_work or search_tasks."
+        "A board's or column's tasks (boardId or columnId required), optionally filtered; totalCount is exact. Across "
+        "boards: list_my_work, search_tasks."
     ),
     area="tasks",
     scope="read",
