@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, create_model
 
 from domain import errors
 
-FIELDS_DESCRIPTION = "Only these row fields (ids always kept)."
+FIELDS_DESCRIPTION = "Row fields to return (ids always)."
 MAX_FIELDS = 40
 
 

@@ -20,13 +20,13 @@ MAX_PAGES = 5  # Query requests per call when filters drop rows (docs/data-model
 
 
 class ListActivityInput(ToolInput):
-    taskId: str | None = Field(default=None, max_length=80, description="A task's log. Give taskId or boardId.")
-    boardId: str | None = Field(default=None, max_length=64, description="A whole board's log.")
-    since: str | None = Field(default=None, max_length=40, description="Only entries after this ISO-8601 time.")
+    taskId: str | None = Field(default=None, max_length=80, description="tk_…; or boardId.")
+    boardId: str | None = Field(default=None, max_length=64, description="bd_…")
+    since: str | None = Field(default=None, max_length=40, description="After this ISO-8601 time.")
     source: Literal["ui", "mcp"] | None = Field(default=None, description="'ui' people, 'mcp' agents.")
     # Published as a plain string (the list grows with every slice; ~150 tokens as an enum):
     # the server still checks it against ActivityType and INVALID_INPUT lists the values.
-    type: Annotated[ActivityType | None, WithJsonSchema({"type": "string", "description": "Only this type, e.g. task.moved or comment.created."})] = None
+    type: Annotated[ActivityType | None, WithJsonSchema({"type": "string", "description": "e.g. task.moved"})] = None
     limit: LimitArg
     cursor: CursorArg
 
@@ -53,7 +53,9 @@ def _locate_log(ctx: CallContext, args: ListActivityInput) -> Located:
 @tool(
     "list_activity",
     title="List activity",
-    description="History of one task or a whole board, newest first; narrow by since, source ('ui' people, 'mcp' agents) or type to catch up on changes.",
+    description=(
+        "History of a task or board, newest first; filter by since, source (ui people, mcp agents) or type."
+    ),
     area="tasks",
     scope="read",
     read_only=True,

@@ -27,31 +27,31 @@ ActivityType = Literal[
     "attachment.added",
 ]
 
-WorkspaceIdArg = Annotated[str, Field(max_length=64, description='Workspace id (ws_…); "" = the bound one.')]
-BoardIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Board id (bd_…).")]
-ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Column id (cl_…).")]
-TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Task id (tk_…).")]
+WorkspaceIdArg = Annotated[str, Field(max_length=64, description='ws_…; "" = the bound one.')]
+BoardIdArg = Annotated[str, Field(min_length=1, max_length=64, description="bd_…")]
+ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="cl_…")]
+TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="tk_…")]
 IdempotencyKeyArg = Annotated[
     str | None,
-    Field(default=None, min_length=1, max_length=128, description="Retry key: same key and arguments, same first result."),
+    Field(default=None, min_length=1, max_length=128, description="Retry key; repeat: first result."),
 ]
 ExpectedUpdatedAtArg = Annotated[
     str | None,
     Field(
         default=None,
         pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
-        description="The updatedAt you read; a later change is CONFLICT.",
+        description="updatedAt read; changed: CONFLICT.",
     ),
 ]
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size.")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="nextCursor of the last page (same filters).")]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="Last nextCursor.")]
 
 
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
-TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Task title.")]
-DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown description.")]
-DUE_FORMS = "YYYY-MM-DD or a zoned timestamp (stored UTC)"
+TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Title.")]
+DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown.")]
+DUE_FORMS = "YYYY-MM-DD or zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
 # (2026-213) and timestamps without a zone, which would be stored as something else than asked.
 _DUE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -77,12 +77,12 @@ def normalise_due(value: str | None) -> str | None:
 
 DueDateArg = Annotated[
     str | None,
-    Field(default=None, max_length=40, description=f"Due date: {DUE_FORMS}."),
+    Field(default=None, max_length=40, description=f"{DUE_FORMS}."),
     AfterValidator(lambda v: normalise_due(v)),
 ]
 NewDueDateArg = Annotated[  # update_* tools: null removes the due date
     str | None,
-    Field(default=None, max_length=40, description=f"New due date, {DUE_FORMS}; null removes it."),
+    Field(default=None, max_length=40, description=f"{DUE_FORMS}; null removes it."),
     AfterValidator(lambda v: normalise_due(v)),
 ]
 
@@ -93,8 +93,9 @@ def null_rule(clearable: Iterable[str], kept: Iterable[str]) -> str:
 
     ``clearable`` are the fields a null empties, ``kept`` those where null is ignored.
     """
-    cleared, ignored = ", ".join(clearable) or "none here", ", ".join(kept) or "none here"
-    return f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}) and is ignored on the others ({ignored})."
+    cleared = ", ".join(clearable) or "none here"
+    del kept  # null is ignored on every other field; the sentence no longer lists them
+    return f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}) and is ignored elsewhere."
 
 
 def requested_changes(args: BaseModel, *, clear_to: Mapping[str, Any], not_values: Iterable[str]) -> dict[str, Any]:

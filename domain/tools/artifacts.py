@@ -33,11 +33,11 @@ ArtifactType = Literal[
 ]
 Storage = Literal["INLINE", "EXTERNAL_URL", "S3_OBJECT", "R2_OBJECT"]
 BODY_MAX = 100_000
-ArtifactIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Artifact id (ar_…).")]
+ArtifactIdArg = Annotated[str, Field(min_length=1, max_length=80, description="ar_…")]
 _OPAQUE = r"^[A-Za-z0-9_.:\-]+$"
-RunIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Linked run (your id).")]
-DecisionIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Linked decision (your id).")]
-WorkOrderIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Linked work order (your id).")]
+RunIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your run id.")]
+DecisionIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your decision id.")]
+WorkOrderIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your work order id.")]
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,120}$")
 URI_PREFIX = "stacks://artifact/"
 
@@ -96,19 +96,19 @@ def _redact(text: str) -> tuple[str, tuple[str, ...]]:
 # -- attach_artifact -------------------------------------------------------------------------------
 class AttachArtifactInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    type: ArtifactType = Field(description="Kind. Text kinds (PLAN DECISION FINDINGS REPORT DIFF DELIVERABLE LEARNING PROMPT GOAL PRD) need body.")
-    title: str = Field(min_length=1, max_length=200, description="Short title (1-200 characters).")
-    storage: Storage | None = Field(default=None, description="Default: INLINE with body, EXTERNAL_URL with url, S3_OBJECT with uploadGrantId.")
-    body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text (≤100,000 characters); secrets are redacted before storage.")
-    url: str | None = Field(default=None, min_length=1, max_length=2048, description="EXTERNAL_URL: an http(s) URL.")
-    uploadGrantId: str | None = Field(default=None, min_length=1, max_length=80, description="S3_OBJECT: the grant whose upload to attach.")
-    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="Linked task.")
-    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="Linked project.")
-    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="Linked agent session.")
+    type: ArtifactType = Field(description="Text kinds (PLAN DECISION FINDINGS REPORT DIFF DELIVERABLE LEARNING PROMPT GOAL PRD) need body.")
+    title: str = Field(min_length=1, max_length=200, description="Short title.")
+    storage: Storage | None = Field(default=None, description="Default: from body, url or uploadGrantId.")
+    body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text; secrets get redacted.")
+    url: str | None = Field(default=None, min_length=1, max_length=2048, description="http(s) URL.")
+    uploadGrantId: str | None = Field(default=None, min_length=1, max_length=80, description="Grant of the uploaded file.")
+    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
+    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
+    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="ses_…")
     runId: RunIdArg
     decisionId: DecisionIdArg
     workOrderId: WorkOrderIdArg
-    tracePart: str | None = Field(default=None, min_length=1, max_length=120, description="TRACE: the manifest part this is.")
+    tracePart: str | None = Field(default=None, min_length=1, max_length=120, description="TRACE: its manifest part name.")
 
 
 class ArtifactOutput(ToolOutput):
@@ -189,9 +189,9 @@ def _stored(ctx: CallContext, artifact_id: str) -> ArtifactOutput:
     "attach_artifact",
     title="Attach artifact",
     description=(
-        "Stores a typed artifact linked to a task, project, session, run, decision or work order. Text kinds send body inline "
-        "(redacted before storage). EXTERNAL_URL takes an http(s) url; S3_OBJECT (alias R2_OBJECT) takes the uploadGrantId of a "
-        "file PUT to the grant's URL from POST /api/artifacts/upload-grant (jentrix artifact upload runs it all). Returns the record."
+        "Stores a typed artifact linked to a task, project, session, run, decision or work order. Text kinds send body "
+        "(redacted first); EXTERNAL_URL sends url; S3_OBJECT (alias R2_OBJECT) sends the uploadGrantId of a finished "
+        "upload (jentrix artifact upload does it all)."
     ),
     area="artifacts",
     scope="write",
@@ -299,9 +299,8 @@ def read_artifact(ctx: CallContext) -> GetArtifactOutput:
     "get_artifact",
     title="Get artifact",
     description=(
-        "Returns one artifact's record and its redacted text body, plus a download URL: presigned for stored objects (valid about "
-        "5 minutes) or the external URL. A withdrawn artifact is a tombstone with no body or URL. Same as reading the resource "
-        "stacks://artifact/{id}."
+        "One artifact's record, redacted body and a download URL (presigned ~5 min, or the external URL); withdrawn "
+        "ones are tombstones. Same as resource stacks://artifact/{id}."
     ),
     area="artifacts",
     scope="read",
@@ -319,13 +318,13 @@ def get_artifact(ctx: CallContext, args: GetArtifactInput) -> GetArtifactOutput:
 # -- list_artifacts ---------------------------------------------------------------------------------
 class ListArtifactsInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="Only artifacts linked to this project.")
-    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="Only those linked to this task.")
-    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="Only those linked to this session.")
+    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
+    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
+    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="ses_…")
     runId: RunIdArg
     workOrderId: WorkOrderIdArg
-    type: ArtifactType | None = Field(default=None, description="Only this kind.")
-    createdBy: str | None = Field(default=None, min_length=1, max_length=64, description="Only those this user attached (userId).")
+    type: ArtifactType | None = Field(default=None, description="Kind.")
+    createdBy: str | None = Field(default=None, min_length=1, max_length=64, description="Attaching userId.")
     limit: LimitArg
     cursor: CursorArg
 
@@ -358,9 +357,8 @@ def _list_prefetch(where: Any, args: Any) -> Prefetch:
     "list_artifacts",
     title="List artifacts",
     description=(
-        "Lists a workspace's artifacts newest first; filter by project, task, session, run, work order, type or creator. Records "
-        "only (hasObject says bytes are stored; get_artifact gives body and download URL); withdrawn ones stay as tombstones. "
-        "Paginated: totalCount counts every match."
+        "A workspace's artifact records, newest first, filtered by link, type or creator; no bodies (get_artifact reads "
+        "one). Withdrawn ones stay as tombstones."
     ),
     area="artifacts",
     scope="read",

@@ -35,7 +35,7 @@ class SetTaskAssigneesInput(ToolInput):
     taskId: TaskIdArg
     userIds: list[UserIdArg] = Field(
         max_length=MAX,
-        description=f"The complete new set of user ids (0-{MAX}; [] unassigns all).",
+        description="The full new set; [] clears.",
     )
 
 
@@ -65,7 +65,9 @@ def _not_members(user_ids: list[str]) -> errors.ToolError:
 @tool(
     "set_task_assignees",
     title="Set task assignees",
-    description="Replaces a task's assignees with exactly these users (up to 20; [] clears). Non-members are INVALID_INPUT and nothing changes.",
+    description=(
+        "Replaces a task's assignees with exactly these members (max 20); any non-member refuses the whole call."
+    ),
     area="collaboration",
     scope="write",
     idempotent=True,

@@ -40,9 +40,8 @@ class ListAttachmentsOutput(ToolOutput):
     "list_attachments",
     title="List attachments",
     description=(
-        "Lists the files attached to a task, oldest first: name, type, size in bytes, SHA-256, uploader and time, with a "
-        "signed download URL that expires after about 5 minutes (downloadUrlExpiresAt). Paginated with totalCount. "
-        "Files are attached through the HTTP API or the CLI, not through MCP."
+        "A task's attached files, oldest first, with size, SHA-256, uploader and a download URL valid ~5 minutes. Files "
+        "are added via the HTTP API or CLI, not MCP."
     ),
     area="artifacts",
     scope="read",

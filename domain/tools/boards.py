@@ -37,13 +37,13 @@ DEFAULT_COLUMNS: dict[str, list[str]] = {
     "ROADMAP": ["Ideas", "Planned", "In Progress", "Shipped"],
 }
 SNAPSHOT_CAP = 500
-NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Display name.")]
+NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Name.")]
 
 
 # -- list_boards -----------------------------------------------------------------------------
 class ListBoardsInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    includeArchived: bool = Field(default=False, description="Also list archived boards.")
+    includeArchived: bool = Field(default=False, description="Include archived.")
 
 
 class BoardEntryView(ToolOutput):
@@ -86,7 +86,7 @@ def list_boards(ctx: CallContext, args: ListBoardsInput) -> ListBoardsOutput:
 class CreateBoardInput(ToolInput):
     workspaceId: WorkspaceIdArg
     name: NameArg
-    kind: BoardKind = Field(default="TASKS", description="Board kind; it decides the default columns.")
+    kind: BoardKind = Field(default="TASKS", description="Sets the default columns.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -98,7 +98,9 @@ class BoardWithColumnsOutput(ToolOutput):
 @tool(
     "create_board",
     title="Create board",
-    description="Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done; CRM, SUPPORT, BUGS, ROADMAP have their own). Returns the board and columns.",
+    description=(
+        "Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done)."
+    ),
     area="boards",
     scope="write",
     keyed=True,
@@ -184,7 +186,10 @@ class SnapshotOutput(ToolOutput):
 @tool(
     "get_board_snapshot",
     title="Board snapshot",
-    description="Orient on a board in one consistent call: the board, its columns in order and up to 500 tasks as concise rows. Use it instead of list_boards + list_columns + list_tasks.",
+    description=(
+        "Board, ordered columns and up to 500 concise task rows in one consistent read: orient here, not with "
+        "list_boards + list_columns + list_tasks."
+    ),
     area="boards",
     scope="read",
     read_only=True,
@@ -241,7 +246,9 @@ class ArchiveBoardOutput(ToolOutput):
 @tool(
     "archive_board",
     title="Archive board",
-    description="Archives a board (ADMIN): it leaves list_boards and its tasks stay readable but refuse writes until unarchive_boards. Nothing is deleted; repeating changes nothing.",
+    description=(
+        "Archives a board (ADMIN): hidden from list_boards, tasks read-only until unarchive_boards; nothing is deleted."
+    ),
     area="boards",
     scope="admin",
     destructive=True,
@@ -273,7 +280,7 @@ MAX_UNARCHIVE = 50
 class UnarchiveBoardsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     boardIds: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
-        min_length=1, max_length=MAX_UNARCHIVE, description="1-50 board ids of the workspace.",
+        min_length=1, max_length=MAX_UNARCHIVE, description="bd_… ids.",
     )
 
 
@@ -296,7 +303,9 @@ def _board_entries(where: Any, args: Any) -> Prefetch:
 @tool(
     "unarchive_boards",
     title="Unarchive boards",
-    description="Restores 1-50 archived boards at once (ADMIN), all or nothing; active ones are left as they are.",
+    description=(
+        "Restores 1-50 archived boards (ADMIN), all or nothing; active ones stay as they are."
+    ),
     area="boards",
     scope="admin",
     idempotent=True,

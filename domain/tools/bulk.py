@@ -238,13 +238,13 @@ def _stale(expected: str | None, state: TaskDetailRow, planner: _Planner) -> Too
 class NewTaskItem(ToolInput):
     title: TitleArg
     description: DescriptionArg
-    priority: Priority = Field(default="NONE", description="NONE, LOW, MEDIUM, HIGH or URGENT.")
+    priority: Priority = Field(default="NONE", description="Priority.")
     dueDate: DueDateArg
 
 
 class BulkCreateInput(ToolInput):
     columnId: ColumnIdArg
-    tasks: list[NewTaskItem] = Field(min_length=1, max_length=MAX_ITEMS, description=f"The tasks to create, 1-{MAX_ITEMS}; they go to the bottom of the column in this order.")
+    tasks: list[NewTaskItem] = Field(min_length=1, max_length=MAX_ITEMS, description="In this order.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -256,7 +256,10 @@ class BulkCreateOutput(ToolOutput):
 @tool(
     "bulk_create_tasks",
     title="Create tasks in bulk",
-    description="Creates 1-50 tasks at the bottom of one column, all or nothing, with consecutive numbers, returned in input order. Descriptions commit just after the task set, so get_task may briefly show one without it.",
+    description=(
+        "Creates 1-50 tasks at the bottom of a column, all or nothing, in input order. Descriptions land just after, so "
+        "get_task may briefly lack one."
+    ),
     area="tasks",
     scope="write",
     keyed=True,
@@ -315,15 +318,15 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 
 class UpdateItem(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title (1-500 characters).")
-    description: str | None = Field(default=None, max_length=20000, description="New markdown description; \"\" or null empties it.")
-    priority: Priority | None = Field(default=None, description="New priority.")
+    title: str | None = Field(default=None, min_length=1, max_length=500, description="Title.")
+    description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
+    priority: Priority | None = Field(default=None, description="Priority.")
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 
 class BulkUpdateInput(ToolInput):
-    items: list[UpdateItem] = Field(min_length=1, max_length=MAX_ITEMS, description=f"1-{MAX_ITEMS} edits, one per task (a task may appear once).")
+    items: list[UpdateItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Each task once.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -421,7 +424,7 @@ class _UpdatePlanner(_Planner):
 @tool(
     "bulk_update_tasks",
     title="Update tasks in bulk",
-    description="Changes fields of 1-50 tasks, one item each, with update_task's rules per item. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored on others (title, priority). Results per item, in order; repeat with the same idempotencyKey to finish a partial run.",
+    description="Edits 1-50 tasks, each as update_task would. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored elsewhere. Per-item results; the same idempotencyKey finishes a partial run.",
     area="tasks",
     scope="write",
     idempotent=True,
@@ -451,7 +454,7 @@ class MoveItem(ToolInput):
 
 
 class BulkMoveInput(ToolInput):
-    items: list[MoveItem] = Field(min_length=1, max_length=MAX_ITEMS, description=f"1-{MAX_ITEMS} moves, one per task (a task may appear once); columnId is a column of that task's board.")
+    items: list[MoveItem] = Field(min_length=1, max_length=MAX_ITEMS, description="Each task once.")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -589,7 +592,10 @@ class _MovePlanner(_Planner):
 @tool(
     "bulk_move_tasks",
     title="Move tasks in bulk",
-    description="Moves 1-50 tasks, each to a column of its own board (appended in order). Each item is checked and applied on its own; results are per item, in order, failed ones with their error. Repeating with the same idempotencyKey applies only what is missing.",
+    description=(
+        "Moves 1-50 tasks, each to a column of its own board; items succeed or fail alone, results in order. The same "
+        "idempotencyKey applies what is missing."
+    ),
     area="tasks",
     scope="write",
     keyed=True,

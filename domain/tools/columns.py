@@ -31,7 +31,7 @@ MAX_ACTIVE_COLUMNS = 50
 # -- list_columns ----------------------------------------------------------------------------
 class ListColumnsInput(ToolInput):
     boardId: BoardIdArg
-    includeArchived: bool = Field(default=False, description="Also list archived columns.")
+    includeArchived: bool = Field(default=False, description="Include archived.")
 
 
 class ListColumnsOutput(ToolOutput):
@@ -61,19 +61,19 @@ def list_columns(ctx: CallContext, args: ListColumnsInput) -> ListColumnsOutput:
 
 # -- manage_columns --------------------------------------------------------------------------
 class ManageColumnsInput(ToolInput):
-    action: Literal["create", "rename", "move", "archive"] = Field(description="What to do: create, rename, move or archive.")
-    boardId: str | None = Field(default=None, max_length=64, description="Board id; required for create.")
-    columnId: str | None = Field(default=None, max_length=80, description="Column id (all actions but create).")
-    name: str | None = Field(default=None, min_length=1, max_length=80, description="Column name; required for create and rename.")
-    beforeColumnId: str | None = Field(default=None, max_length=80, description="move/create: place before this column.")
-    afterColumnId: str | None = Field(default=None, max_length=80, description="move/create: place after this column.")
+    action: Literal["create", "rename", "move", "archive"] = Field(description="Action.")
+    boardId: str | None = Field(default=None, max_length=64, description="bd_…; create only.")
+    columnId: str | None = Field(default=None, max_length=80, description="cl_…; not for create.")
+    name: str | None = Field(default=None, min_length=1, max_length=80, description="Required for create.")
+    beforeColumnId: str | None = Field(default=None, max_length=80, description="Place before it.")
+    afterColumnId: str | None = Field(default=None, max_length=80, description="Place after it.")
     wipLimit: int | None = Field(
         default=None, ge=1, le=1000,
         description=(
-            "create/rename: WIP limit (over it, writes add a notice); on rename null removes it."
+            "Over it, writes add a notice; on rename null removes it."
         ),
     )
-    done: bool | None = Field(default=None, description="create/rename: true marks a done column (its tasks are finished work).")
+    done: bool | None = Field(default=None, description="Marks a done column.")
 
 
 class ManageColumnsOutput(ToolOutput):
@@ -241,7 +241,10 @@ _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRo
 @tool(
     "manage_columns",
     title="Manage columns",
-    description="Changes a board's columns by action: create (boardId, name, optional before/after), rename (name and/or done), move (before/afterColumnId) or archive (its tasks leave the board view). One active column must stay.",
+    description=(
+        "Creates, renames (name/done/wipLimit), moves or archives a board column; archiving hides its tasks. One active "
+        "column must remain."
+    ),
     area="boards",
     scope="write",
     destructive=True,

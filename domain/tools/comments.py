@@ -27,8 +27,8 @@ from domain.text import has_visible
 from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, TaskIdArg, null_rule, requested_changes
 from domain.tools.views import ChangedFields
 
-BodyArg = Annotated[str, Field(min_length=1, max_length=20000, description="Markdown body (1-20,000 characters).")]
-CommentIdArg = Annotated[str, Field(min_length=1, max_length=120, description="Comment id (cm_…).")]
+BodyArg = Annotated[str, Field(min_length=1, max_length=20000, description="Markdown.")]
+CommentIdArg = Annotated[str, Field(min_length=1, max_length=120, description="cm_…")]
 
 
 class CommentView(ToolOutput):
@@ -91,7 +91,9 @@ class CommentOutput(ToolOutput):
 @tool(
     "create_comment",
     title="Create comment",
-    description="Adds a markdown comment (up to 20,000 characters) to a task that is not archived.",
+    description=(
+        "Adds a markdown comment to a task that is not archived."
+    ),
     area="collaboration",
     scope="write",
     keyed=True,
@@ -153,7 +155,9 @@ class ListCommentsOutput(ToolOutput):
 @tool(
     "list_comments",
     title="List comments",
-    description="Lists a task's comments oldest first, with author names; paged, with totalCount.",
+    description=(
+        "A task's comments oldest first, with author names."
+    ),
     area="collaboration",
     scope="read",
     read_only=True,
@@ -180,7 +184,7 @@ def list_comments(ctx: CallContext, args: ListCommentsInput) -> ListCommentsOutp
 # -- update_comment --------------------------------------------------------------------------
 class UpdateCommentInput(ToolInput):
     commentId: CommentIdArg
-    body: str | None = Field(default=None, min_length=1, max_length=20000, description="New markdown body (1-20,000 characters).")
+    body: str | None = Field(default=None, min_length=1, max_length=20000, description="Markdown.")
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 
@@ -192,7 +196,7 @@ class UpdateCommentOutput(ToolOutput):
 @tool(
     "update_comment",
     title="Update comment",
-    description="Replaces the body of one of your own comments (others' are FORBIDDEN); editedAt is stamped. Fields you leave out stay as they are; null empties a field that may be empty (none here) and is ignored on body.",
+    description="Replaces the body of your own comment (others' are FORBIDDEN). Fields you leave out stay as they are; null empties a field that may be empty (none here) and is ignored elsewhere.",
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -257,7 +261,9 @@ class DeleteCommentOutput(ToolOutput):
 @tool(
     "delete_comment",
     title="Delete comment",
-    description="Deletes one of your own comments for good (others' are FORBIDDEN). Deleting again is NOT_FOUND.",
+    description=(
+        "Deletes one of your comments for good (others' are FORBIDDEN); again is NOT_FOUND."
+    ),
     area="collaboration",
     scope="write",
     destructive=True,

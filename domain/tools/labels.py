@@ -49,10 +49,10 @@ def _board_exists(ctx: CallContext) -> None:
 # -- manage_labels ---------------------------------------------------------------------------
 class ManageLabelsInput(ToolInput):
     action: Literal["create", "update", "delete"] = Field(description="create (boardId, name, color), update (labelId + name/color), delete (labelId).")
-    boardId: str | None = Field(default=None, min_length=1, max_length=64, description="create: the board.")
-    labelId: str | None = Field(default=None, min_length=1, max_length=80, description="update, delete: the label (lb_…).")
-    name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX, description=f"create, update: label name (1-{NAME_MAX} characters), unique on its board ignoring case.")
-    color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="create, update: #rrggbb.")
+    boardId: str | None = Field(default=None, min_length=1, max_length=64, description="bd_… (create).")
+    labelId: str | None = Field(default=None, min_length=1, max_length=80, description="lb_…")
+    name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX, description="Unique on the board, any case.")
+    color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="#rrggbb")
 
 
 class ManageLabelsOutput(ToolOutput):
@@ -93,7 +93,10 @@ def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
 @tool(
     "manage_labels",
     title="Manage labels",
-    description="Creates, updates or deletes a board label (action). create returns an existing same-name label; delete removes it from tasks, 225 a call (remainingTasks says to repeat). Apply labels with set_task_labels.",
+    description=(
+        "Creates (or returns the same-name one), updates or deletes a board label; delete unlinks 225 tasks a call, "
+        "repeat while remainingTasks. Apply: set_task_labels."
+    ),
     area="collaboration",
     scope="write",
     destructive=True,
@@ -260,7 +263,7 @@ class SetTaskLabelsInput(ToolInput):
     taskId: TaskIdArg
     labelIds: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(
         max_length=label_store.MAX_PER_TASK,
-        description=f"The complete new set of label ids (0-{label_store.MAX_PER_TASK}; [] removes all).",
+        description="The full new set; [] clears.",
     )
 
 
@@ -281,7 +284,10 @@ class SetTaskLabelsOutput(ToolOutput):
 @tool(
     "set_task_labels",
     title="Set task labels",
-    description="Replaces the whole label set of a task (send current ids plus or minus one to add or remove). Labels must be of the task's board, else INVALID_INPUT.",
+    description=(
+        "Replaces a task's whole label set (send current ids plus or minus one); labels must belong to the task's "
+        "board."
+    ),
     area="collaboration",
     scope="write",
     idempotent=True,

@@ -25,7 +25,7 @@ from domain.tools.args import LinkKind, TaskIdArg
 from domain.tools.views import TaskLinksView, task_links_view
 
 _KIND_DOC = (
-    "BLOCKS (from first), DEPENDS_ON (from needs to), RELATES_TO or DUPLICATES."
+    "BLOCKS: from goes first; DEPENDS_ON: from needs to."
 )
 
 
@@ -45,8 +45,8 @@ def link_view(row: LinkRow) -> LinkView:
 
 
 class EdgeInput(ToolInput):
-    fromTaskId: TaskIdArg = Field(description="Source task: 'fromTask <kind> toTask'.")
-    toTaskId: TaskIdArg = Field(description="Target task, any board of the workspace.")
+    fromTaskId: TaskIdArg = Field(description="tk_… (from).")
+    toTaskId: TaskIdArg = Field(description="tk_… (to), any board.")
     kind: LinkKind = Field(description=_KIND_DOC)
 
 
@@ -116,7 +116,10 @@ def _archived(name: str) -> errors.ToolError:
 @tool(
     "add_task_link",
     title="Add task link",
-    description="Links two tasks of one workspace as 'fromTask <kind> toTask': BLOCKS (from first), DEPENDS_ON (from needs to), RELATES_TO, DUPLICATES. A dependency cycle, a self-link or an archived task is INVALID_INPUT; at most 200 links a task; an existing link is created: false.",
+    description=(
+        "Links two tasks of a workspace as 'fromTask <kind> toTask'; cycles, self-links and archived tasks are "
+        "INVALID_INPUT, max 200 links a task. Existing: created: false."
+    ),
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -211,7 +214,10 @@ class RemoveTaskLinkOutput(ToolOutput):
 @tool(
     "remove_task_link",
     title="Remove task link",
-    description="Removes the link 'fromTask <kind> toTask' exactly as stored ('B DEPENDS_ON A' is not 'A BLOCKS B'); a missing link is removed: false.",
+    description=(
+        "Removes 'fromTask <kind> toTask' exactly as stored ('B DEPENDS_ON A' is not 'A BLOCKS B'); none there: "
+        "removed: false."
+    ),
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -263,7 +269,9 @@ class ListTaskLinksOutput(TaskLinksView):
 @tool(
     "list_task_links",
     title="List task links",
-    description="Lists a task's links both ways with the other task's key, title, board and archived state (at most 200, one page).",
+    description=(
+        "A task's links in both directions with the other task's key, title, board and archived state."
+    ),
     area="collaboration",
     scope="read",
     read_only=True,

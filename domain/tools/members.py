@@ -29,14 +29,14 @@ from domain.tools.args import WorkspaceIdArg
 from domain.tools.views import MemberView, member_view
 
 RoleArg = Literal["OWNER", "ADMIN", "MEMBER"]
-UserIdArg = Annotated[str, Field(min_length=1, max_length=64, description="The member's userId (usr_…, from list_members).")]
+UserIdArg = Annotated[str, Field(min_length=1, max_length=64, description="usr_… (list_members).")]
 ExpectedRoleArg = Annotated[
     RoleArg | None,
-    Field(default=None, description="Optional value guard: the role you last read for this member. If it differs now, nothing is written and CONFLICT returns the member as stored."),
+    Field(default=None, description="Role you read; if changed: CONFLICT."),
 ]
 RefusedStampArg = Annotated[
     str | None,
-    Field(default=None, max_length=40, description="Not accepted here: a member's role is guarded by value. Pass expectedRole instead."),
+    Field(default=None, max_length=40, description="Refused; use expectedRole."),
 ]
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -117,7 +117,7 @@ def _lost_role(ctx: CallContext) -> errors.ToolError:
 class SetMemberRoleInput(ToolInput):
     workspaceId: WorkspaceIdArg
     userId: UserIdArg
-    role: Annotated[RoleArg, Field(description="The new role: OWNER, ADMIN or MEMBER.")]
+    role: Annotated[RoleArg, Field(description="New role.")]
     expectedRole: ExpectedRoleArg
     expectedUpdatedAt: RefusedStampArg
 
@@ -158,7 +158,7 @@ def _member_change(ctx: CallContext, operation: str, current: MemberRow, plan: A
 @tool(
     "set_member_role",
     title="Set member role",
-    description="Changes a member's role (OWNER only). The last OWNER cannot be demoted, even when two owners race. Guard with expectedRole (CONFLICT with error.current); the same role changes nothing. An agent's change follows the governance policy (by default PENDING_APPROVAL until a human approves).",
+    description="Changes a member's role (OWNER only); the last OWNER cannot be demoted. An agent's change follows the governance policy (default PENDING_APPROVAL).",
     area="members",
     scope="admin",
     idempotent=True,
@@ -224,7 +224,7 @@ def _check_removal(ctx: CallContext, args: Any) -> None:
 @tool(
     "remove_member",
     title="Remove member",
-    description="Removes a member (ADMIN; OWNER to remove an OWNER); their access ends with the write. Never yourself, never the last OWNER, even under races. Guard with expectedRole (CONFLICT with error.current). An agent's removal follows the governance policy (by default PENDING_APPROVAL).",
+    description="Removes a member (ADMIN; OWNER for an OWNER), ending their access; never yourself or the last OWNER. An agent's removal follows the governance policy (default PENDING_APPROVAL).",
     area="members",
     scope="admin",
     destructive=True,
@@ -276,8 +276,8 @@ def invitation_view(row: InvitationRow) -> InvitationView:
 
 class InviteMemberInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    email: Annotated[str, Field(min_length=1, max_length=254, description="The invitee's e-mail address.")]
-    role: Annotated[RoleArg, Field(default="MEMBER", description="The role they get on accepting (default MEMBER); OWNER needs you to be an OWNER.")]
+    email: Annotated[str, Field(min_length=1, max_length=254, description="Invitee's address.")]
+    role: Annotated[RoleArg, Field(default="MEMBER", description="Role on accepting.")]
 
 
 
@@ -301,7 +301,7 @@ def _check_invite(ctx: CallContext, args: Any) -> str:
 @tool(
     "invite_member",
     title="Invite member",
-    description="Invites an e-mail address with a role (ADMIN; OWNER to invite an OWNER), pending 7 days. No tool returns its secret: a human ADMIN prints the link with `jentrix invite link ID`; the invitee runs `jentrix invite accept`. An agent's invitation follows the governance policy (by default PENDING_APPROVAL).",
+    description="Invites an e-mail with a role (ADMIN; OWNER for OWNER), valid 7 days. No tool shows the secret: a human ADMIN runs `jentrix invite link ID`. An agent's invitation follows the governance policy (default PENDING_APPROVAL).",
     area="members",
     scope="admin",
     target=target("workspaceId", "workspace"),
@@ -340,9 +340,8 @@ class ListInvitationsOutput(ToolOutput):
     "list_invitations",
     title="List invitations",
     description=(
-        "Lists a workspace's pending invitations, oldest first: id, e-mail, role, who invited and when, and when each expires. "
-        "Accepted, revoked and expired ones are left out, and no invitation secret is ever shown. Needs the ADMIN role. "
-        "Pass an id to revoke_invitation to withdraw it. Errors: NOT_FOUND, FORBIDDEN."
+        "A workspace's pending invitations, oldest first, with e-mail, role, inviter and expiry (ADMIN; never a "
+        "secret). Withdraw one with revoke_invitation."
     ),
     area="members",
     scope="admin",
@@ -359,7 +358,7 @@ def list_invitations(ctx: CallContext, args: ListInvitationsInput) -> ListInvita
 
 
 class RevokeInvitationInput(ToolInput):
-    invitationId: Annotated[str, Field(min_length=1, max_length=80, description="Invitation id (inv_…, from list_invitations).")]
+    invitationId: Annotated[str, Field(min_length=1, max_length=80, description="inv_…")]
 
 
 class RevokeInvitationOutput(ToolOutput):
@@ -370,8 +369,7 @@ class RevokeInvitationOutput(ToolOutput):
     "revoke_invitation",
     title="Revoke invitation",
     description=(
-        "Withdraws a pending invitation so its link can no longer be accepted; needs the ADMIN role. An invitation that was already "
-        "accepted, revoked or has expired is NOT_FOUND, as is an unknown id. Errors: NOT_FOUND, FORBIDDEN."
+        "Withdraws a pending invitation (ADMIN); an accepted, revoked, expired or unknown one is NOT_FOUND."
     ),
     area="members",
     scope="admin",

@@ -31,13 +31,13 @@ _DAY = r"^\d{4}-\d{2}-\d{2}$"
 
 class ListMyWorkInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    assigneeId: str = Field(default="me", max_length=64, description='Whose work: "me" (default) or a member\'s userId.')
-    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Carrying a label of this name (any case, any board).")
-    priority: Priority | None = Field(default=None, description="Of this priority.")
-    dueBefore: str | None = Field(default=None, pattern=_DAY, description="Due before this day (YYYY-MM-DD).")
-    dueAfter: str | None = Field(default=None, pattern=_DAY, description="Due on or after this day.")
+    assigneeId: str = Field(default="me", max_length=64, description='"me" or a userId.')
+    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
+    priority: Priority | None = Field(default=None, description="Priority.")
+    dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
+    dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
     overdue: bool | None = Field(default=None, description="true: due before now.")
-    updatedSince: str | None = Field(default=None, max_length=40, description="Updated at or after this ISO-8601 time.")
+    updatedSince: str | None = Field(default=None, max_length=40, description="ISO-8601 time.")
     limit: int = Field(default=50, ge=1, le=100, description="Page size.")
     cursor: CursorArg
 
@@ -63,8 +63,8 @@ def _late(due: str | None, now: str) -> bool:
     "list_my_work",
     title="List my work",
     description=(
-        "Your (or a member's) open tasks across every board of a workspace, soonest due first, then by priority; open means "
-        "not archived and not in a done or archived column or an archived board. Filters as list_tasks. One board only? Use list_tasks."
+        "Open tasks of you (or a member) across a workspace, soonest due then priority; open: not archived, not in a "
+        "done or archived column or board. One board: list_tasks."
     ),
     area="tasks",
     scope="read",

@@ -34,21 +34,21 @@ Status = Literal["PLANNED", "ACTIVE", "ON_HOLD", "COMPLETED", "ARCHIVED"]
 TargetType = Literal["BOARD", "TASK", "REPO", "DOC", "DECISION", "METRIC", "AGENT"]
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
-ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Project id (pj_…).")]
-NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Project name (1-120 characters).")]
+ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="pj_…")]
+NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Name.")]
 ShortText = Annotated[str, Field(min_length=1, max_length=300)]
 
 
 class Milestone(ToolInput):
-    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached (1-200 characters).")]
-    dueDate: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="Target date, YYYY-MM-DD.")
-    done: bool = Field(default=False, description="Whether the milestone is reached.")
+    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached.")]
+    dueDate: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")
+    done: bool = Field(default=False, description="Reached.")
 
 
 class Risk(ToolInput):
-    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk (1-300 characters).")]
-    severity: Literal["LOW", "MEDIUM", "HIGH"] = Field(default="MEDIUM", description="LOW, MEDIUM or HIGH.")
-    mitigation: str | None = Field(default=None, max_length=1000, description="How it is handled (up to 1,000 characters).")
+    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk.")]
+    severity: Literal["LOW", "MEDIUM", "HIGH"] = Field(default="MEDIUM", description="Severity.")
+    mitigation: str | None = Field(default=None, max_length=1000, description="How it is handled.")
 
 
 class MilestoneView(ToolOutput):
@@ -141,16 +141,16 @@ TextList = Annotated[list[ShortText] | None, Field(default=None, max_length=20)]
 class CreateProjectInput(ToolInput):
     workspaceId: WorkspaceIdArg
     name: NameArg
-    slug: str | None = Field(default=None, min_length=1, max_length=60, description="Unique within the workspace: lowercase letters, digits and dashes. Derived from the name when left out.")
-    status: Status = Field(default="ACTIVE", description="PLANNED, ACTIVE (default), ON_HOLD, COMPLETED or ARCHIVED.")
-    ownerId: str | None = Field(default=None, max_length=64, description="The accountable member (userId); defaults to you.")
-    parentId: str | None = Field(default=None, max_length=64, description="Parent project id (pj_…) of the same workspace.")
-    goal: str | None = Field(default=None, max_length=4000, description="Goal statement (up to 4,000 characters).")
-    constraints: TextList = Field(default=None, max_length=20, description="Up to 20 constraints, 1-300 characters each.")
-    milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Up to 20 milestones.")
-    risks: list[Risk] | None = Field(default=None, max_length=20, description="Up to 20 risks.")
-    budget: str | None = Field(default=None, max_length=200, description="Budget in your own terms, e.g. '3 engineer-weeks' (up to 200 characters).")
-    successMetrics: TextList = Field(default=None, max_length=20, description="Up to 20 success metrics, 1-300 characters each.")
+    slug: str | None = Field(default=None, min_length=1, max_length=60, description="Unique; a-z, 0-9, dashes; default from name.")
+    status: Status = Field(default="ACTIVE", description="Status.")
+    ownerId: str | None = Field(default=None, max_length=64, description="Accountable userId; default you.")
+    parentId: str | None = Field(default=None, max_length=64, description="Parent pj_… (same workspace).")
+    goal: str | None = Field(default=None, max_length=4000, description="Goal statement.")
+    constraints: TextList = Field(default=None, max_length=20, description="Constraints (≤300 chars each).")
+    milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Milestones.")
+    risks: list[Risk] | None = Field(default=None, max_length=20, description="Risks.")
+    budget: str | None = Field(default=None, max_length=200, description="Free text, e.g. '3 engineer-weeks'.")
+    successMetrics: TextList = Field(default=None, max_length=20, description="Metrics (≤300 chars each).")
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -174,9 +174,9 @@ def _create_prefetch(where: Located, args: CreateProjectInput) -> Prefetch:
     "create_project",
     title="Create project",
     description=(
-        "Creates a project in a workspace (needs the ADMIN role): name, a slug unique in the workspace (derived from the name if "
-        "left out), status, owner, parent project, goal statement, constraints, milestones, risks, budget and success metrics, "
-        "all bounded in size. Link boards, tasks, repositories and more afterwards with add_project_link."
+        "Creates a project in a workspace (ADMIN) with goal, constraints, milestones, risks, budget and success "
+        "metrics; the slug is derived from the name unless given. Link boards, tasks or repos afterwards with "
+        "add_project_link."
     ),
     area="projects",
     scope="write",
@@ -274,8 +274,8 @@ def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
     "get_project",
     title="Get project",
     description=(
-        "Reads one project — by projectId, or by workspaceId + slug — with its owner, milestones, risks, every link, and counts "
-        "of child projects, links, milestones, risks and decisions."
+        "One project, by projectId or by workspaceId + slug, with milestones, risks, every link and child/link/decision "
+        "counts."
     ),
     area="projects",
     scope="read",
@@ -311,9 +311,9 @@ def get_project(ctx: CallContext, args: GetProjectInput) -> GetProjectOutput:
 # -- list_projects -----------------------------------------------------------------------------
 class ListProjectsInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    status: Status | None = Field(default=None, description="Only projects with this status.")
-    ownerId: str | None = Field(default=None, max_length=64, description="Only projects this member owns.")
-    parentId: str | None = Field(default=None, max_length=64, description="Only the direct children of this project.")
+    status: Status | None = Field(default=None, description="Status.")
+    ownerId: str | None = Field(default=None, max_length=64, description="Owner's userId.")
+    parentId: str | None = Field(default=None, max_length=64, description="Direct children of this pj_….")
     limit: LimitArg
     cursor: CursorArg
 
@@ -329,8 +329,7 @@ class ListProjectsOutput(ToolOutput):
     "list_projects",
     title="List projects",
     description=(
-        "Lists a workspace's projects with owner, status and counts of children, links, milestones, risks and decisions; filter by "
-        "status, owner or parent project. Paginated: totalCount counts every match, nextCursor continues with the same filters."
+        "A workspace's projects with owner, status and counts, filtered by status, owner or parent."
     ),
     area="projects",
     scope="read",
@@ -371,16 +370,16 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
 # -- update_project ----------------------------------------------------------------------------
 class UpdateProjectInput(ToolInput):
     projectId: ProjectIdArg
-    name: str | None = Field(default=None, min_length=1, max_length=120, description="New name (1-120 characters).")
-    status: Status | None = Field(default=None, description="New status.")
-    ownerId: str | None = Field(default=None, max_length=64, description="New owner (a member's userId); null leaves the project without one.")
-    parentId: str | None = Field(default=None, max_length=64, description="New parent project of the same workspace; null makes it top-level. A parent that would form a cycle is refused.")
-    goal: str | None = Field(default=None, max_length=4000, description="New goal statement; null removes it.")
-    constraints: TextList = Field(default=None, max_length=20, description="Replaces the constraints; null empties them.")
-    milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Replaces the milestones; null empties them.")
-    risks: list[Risk] | None = Field(default=None, max_length=20, description="Replaces the risks; null empties them.")
-    budget: str | None = Field(default=None, max_length=200, description="New budget; null removes it.")
-    successMetrics: TextList = Field(default=None, max_length=20, description="Replaces the success metrics; null empties them.")
+    name: str | None = Field(default=None, min_length=1, max_length=120, description="Name.")
+    status: Status | None = Field(default=None, description="Status.")
+    ownerId: str | None = Field(default=None, max_length=64, description="userId; null: without one.")
+    parentId: str | None = Field(default=None, max_length=64, description="pj_… of the workspace; null: top-level; no cycles.")
+    goal: str | None = Field(default=None, max_length=4000, description="null removes it.")
+    constraints: TextList = Field(default=None, max_length=20, description="Replaces all; null empties.")
+    milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Replaces all; null empties.")
+    risks: list[Risk] | None = Field(default=None, max_length=20, description="Replaces all; null empties.")
+    budget: str | None = Field(default=None, max_length=200, description="null removes it.")
+    successMetrics: TextList = Field(default=None, max_length=20, description="Replaces all; null empties.")
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 
@@ -407,7 +406,7 @@ def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
     "update_project",
     title="Update project",
     description=(
-        "Changes a project's fields (ADMIN); lists are replaced whole, a parent cycle is refused, expectedUpdatedAt turns a concurrent change into CONFLICT. "
+        "Changes a project's fields (ADMIN); lists are replaced whole. "
         + null_rule(list(_CLEAR), ["name", "status"])
     ),
     area="projects",
@@ -495,11 +494,10 @@ def _stored(head: ProjectRow, field: str) -> Any:
 # -- add_project_link / remove_project_link ------------------------------------------------------
 class ProjectLinkInput(ToolInput):
     projectId: ProjectIdArg
-    targetType: TargetType = Field(description="BOARD, TASK, REPO, DOC, DECISION, METRIC or AGENT.")
+    targetType: TargetType = Field(description="Kind of target.")
     targetId: str = Field(
         min_length=1, max_length=300,
-        description=f"The target: a board id (bd_…) or task id (tk_…) of the project's workspace; for REPO {repos.FORMS}; "
-        "for the other types an identifier of your choice (1-300 characters).",
+        description="bd_… or tk_… of the workspace; REPO: owner/name or GitHub URL; other types: your own id.",
     )
 
 
@@ -566,9 +564,8 @@ def _link_row(ctx: CallContext, args: ProjectLinkInput, target_id: str) -> Proje
     "add_project_link",
     title="Add project link",
     description=(
-        "Links a project to a board, task, repository, doc, decision, metric or agent (needs the ADMIN role). Boards and tasks must be "
-        "in the project's workspace; a repository is stored as lowercase owner/name (GitHub URLs are accepted). Adding a link that "
-        "exists already writes nothing (added: false)."
+        "Links a project (ADMIN) to a board or task of its workspace, a repo (stored lowercase owner/name), doc, "
+        "decision, metric or agent. An existing link writes nothing (added: false)."
     ),
     area="projects",
     scope="write",
@@ -616,8 +613,8 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
     "remove_project_link",
     title="Remove project link",
     description=(
-        "Removes the link between a project and one target, matched exactly by targetType and targetId (a repository in any accepted "
-        "spelling). Needs the ADMIN role. Removing a link that does not exist writes nothing (removed: false)."
+        "Removes one project link, matched by targetType and targetId (any repo spelling; ADMIN). A missing link writes "
+        "nothing (removed: false)."
     ),
     area="projects",
     scope="write",
@@ -645,7 +642,7 @@ def remove_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLink
 
 # -- resolve_projects_for_repo ---------------------------------------------------------------------
 class ResolveProjectsInput(ToolInput):
-    repo: str = Field(min_length=1, max_length=300, description=f"The repository: {repos.FORMS}.")
+    repo: str = Field(min_length=1, max_length=300, description="owner/name or GitHub URL.")
 
 
 class RepoMatch(ToolOutput):
@@ -663,9 +660,9 @@ class ResolveProjectsOutput(ToolOutput):
     "resolve_projects_for_repo",
     title="Resolve projects for a repository",
     description=(
-        "Finds the live projects, across every workspace you belong to, that link a repository (owner/name or a GitHub URL). When a "
-        "workspace's defaultRepo is that repository and none of its projects links a repository, its live projects are returned "
-        "too, marked matchedBy: default. Needs an unpinned human credential; pinned and agent tokens are FORBIDDEN."
+        "Live projects linking a repo, across all your workspaces; where no project of a workspace links a repo and its "
+        "defaultRepo matches, its live projects come back as matchedBy: default. Human unpinned credentials only (else "
+        "FORBIDDEN)."
     ),
     area="projects",
     scope="read",

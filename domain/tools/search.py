@@ -32,19 +32,19 @@ _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
 
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-'A task key, or words (all must match, stemmed), "phrases", -word, `or`; 3+ characters also match as a substring.'))]
-SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50, description="Page size (1-50).")]
+'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
+SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50, description="Page size.")]
 DateArg = Annotated[str | None, Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
 
 
 class SearchTasksInput(ToolInput):
     workspaceId: WorkspaceIdArg
     query: QueryArg
-    boardId: str | None = Field(default=None, max_length=120, description="Only tasks of this board.")
-    columnId: str | None = Field(default=None, max_length=120, description="Only tasks in this column.")
-    assigneeId: str | None = Field(default=None, max_length=120, description="Only tasks assigned to this user.")
-    label: str | None = Field(default=None, max_length=120, description="Label name (any case).")
-    priority: Priority | None = Field(default=None, description="Only tasks of this priority.")
+    boardId: str | None = Field(default=None, max_length=120, description="bd_…")
+    columnId: str | None = Field(default=None, max_length=120, description="cl_…")
+    assigneeId: str | None = Field(default=None, max_length=120, description="Assigned userId.")
+    label: str | None = Field(default=None, max_length=120, description="Label name, any case.")
+    priority: Priority | None = Field(default=None, description="Priority.")
     dueBefore: DateArg = None
     dueAfter: DateArg = None
     limit: SearchLimitArg = 20
@@ -124,7 +124,7 @@ def _zero_hint(answer, matched_any: bool, what: str) -> str:
 @tool(
     "search_tasks",
     title="Search tasks",
-    description="Finds tasks across a workspace's boards by text: exact key first, then full-text (words, \"phrases\", -word, or) over title, description and comments, plus substrings. Filters by board, column, assignee, label, priority, due.",
+    description="Finds tasks in a workspace by key or full text (title, description, comments). No text, one board: list_tasks.",
     area="search",
     scope="read",
     read_only=True,
@@ -265,12 +265,11 @@ RECHECK_CAP = 100  # substring-only candidates whose bodies are read for the rec
 class SearchArtifactsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     query: Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-        'Search text (at most 1,000 characters), as search_tasks: words, "phrases", -word, or; also a substring '
-        "of title or body (3+ characters)."))]
-    type: TextKind | None = Field(default=None, description="Only this kind.")
-    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="Only those linked to this task.")
-    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="Only those linked to this project.")
-    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="Only those linked to this session.")
+        'As search_tasks.'))]
+    type: TextKind | None = Field(default=None, description="Kind.")
+    taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
+    projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
+    sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="ses_…")
     limit: SearchLimitArg = 20
     cursor: CursorArg = None
 
@@ -317,10 +316,8 @@ def _snippet(body: str, needles: list[str]) -> str | None:
     "search_artifacts",
     title="Search artifacts",
     description=(
-        "Finds a workspace's text artifacts (plans, decisions, findings, reports, diffs, deliverables, learnings, prompts, "
-        "goals, PRDs) by what their redacted title and body say: the web-search syntax of search_tasks (words, \"phrases\", "
-        "-word, or) plus substring. Withdrawn artifacts and TRACE parts never appear. Filters: type, task, project, session. "
-        "Concise ranked rows with a snippet; get_artifact gives the content."
+        "Full-text search over a workspace's text artifacts (plans, decisions, PRDs…), syntax as search_tasks; ranked "
+        "rows with snippets. TRACE and withdrawn ones never match."
     ),
     area="search",
     scope="read",

@@ -36,27 +36,27 @@ Provider = Literal["claude-code", "codex", "cursor", "other"]
 Status = Literal["STARTING", "ACTIVE", "COMPLETED", "INTERRUPTED", "CANCELLED"]
 Outcome = Literal["COMPLETED", "INTERRUPTED", "CANCELLED"]
 
-SessionIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Session id (ses_…).")]
-ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="Project id (pj_…).")]
-RequiredKeyArg = Annotated[str, Field(min_length=1, max_length=128, description="Required retry key (the launcher's nonce): a repeat with it and the same arguments returns the first result.")]
+SessionIdArg = Annotated[str, Field(min_length=1, max_length=80, description="ses_…")]
+ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="pj_…")]
+RequiredKeyArg = Annotated[str, Field(min_length=1, max_length=128, description="Required retry key (launcher nonce).")]
 RequiredStampArg = Annotated[
-    str, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="Required: the session's updatedAt you last read; a changed session is CONFLICT with error.current."),
+    str, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="updatedAt you read; if changed: CONFLICT."),
 ]
-RepoArg = Annotated[str | None, Field(default=None, min_length=1, max_length=300, description="The checkout's repository (owner/name or GitHub URL); defaults to the connection's bound checkout.")]
+RepoArg = Annotated[str | None, Field(default=None, min_length=1, max_length=300, description="owner/name or GitHub URL; default: the bound checkout.")]
 PartName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^#\s][^#]*$")]
 
 
 class RepoState(ToolInput):
-    branch: str | None = Field(default=None, max_length=255, description="Checked-out branch.")
-    commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{7,64}$", description="HEAD commit (hex).")
-    dirty: bool | None = Field(default=None, description="Uncommitted changes present.")
+    branch: str | None = Field(default=None, max_length=255, description="Branch.")
+    commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{7,64}$", description="HEAD.")
+    dirty: bool | None = Field(default=None, description="Has uncommitted changes.")
 
 
 class Usage(ToolInput):
-    inputTokens: int | None = Field(default=None, ge=0, le=10**12, description="Input tokens.")
-    outputTokens: int | None = Field(default=None, ge=0, le=10**12, description="Output tokens.")
-    cacheReadTokens: int | None = Field(default=None, ge=0, le=10**12, description="Cache-read tokens.")
-    cacheWriteTokens: int | None = Field(default=None, ge=0, le=10**12, description="Cache-write tokens.")
+    inputTokens: int | None = Field(default=None, ge=0, le=10**12, description="Count.")
+    outputTokens: int | None = Field(default=None, ge=0, le=10**12, description="Count.")
+    cacheReadTokens: int | None = Field(default=None, ge=0, le=10**12, description="Count.")
+    cacheWriteTokens: int | None = Field(default=None, ge=0, le=10**12, description="Count.")
 
 
 # -- views -----------------------------------------------------------------------------------
@@ -238,9 +238,9 @@ def _session_prefetch(where: Located, args: Any) -> Prefetch:
 class CreateSessionInput(ToolInput):
     projectId: ProjectIdArg
     repo: RepoArg
-    provider: Provider | None = Field(default=None, description="The provider about to be launched, if known.")
-    repoState: RepoState | None = Field(default=None, description="The checkout at launch.")
-    continuesSessionId: str | None = Field(default=None, max_length=80, description="An earlier session of this workspace this one deliberately continues.")
+    provider: Provider | None = Field(default=None, description="Provider to launch, if known.")
+    repoState: RepoState | None = Field(default=None, description="Checkout at launch.")
+    continuesSessionId: str | None = Field(default=None, max_length=80, description="Earlier session this one continues.")
     idempotencyKey: RequiredKeyArg
 
 
@@ -262,9 +262,9 @@ def _create_prefetch(where: Located, args: CreateSessionInput) -> Prefetch:
     "create_agent_session",
     title="Create agent session",
     description=(
-        "Opens a STARTING session before the coding agent launches: you must be a member, the project visible and live, and the "
-        "checkout's repository linked from the project by a REPO link (or, while no project of the workspace links one, be the "
-        "workspace's defaultRepo) — otherwise refused, hint naming the missing link. The project fixes the workspace for good."
+        "Opens a STARTING session before an agent launches. The checkout's repo must be REPO-linked from the live "
+        "project (or be the workspace defaultRepo while no project links one); else refused, the hint names the missing "
+        "link."
     ),
     area="sessions",
     scope="write",
@@ -331,15 +331,15 @@ def _create(ctx: CallContext, row: SessionRow, *, by_link: bool, claim: SessionC
 
 # -- attach_agent_session ----------------------------------------------------------------------
 class AttachSessionInput(ToolInput):
-    provider: Provider = Field(description="claude-code, codex, cursor or other.")
+    provider: Provider = Field(description="Hook's provider.")
     threadId: str = Field(
         min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$",
-        description="The provider's session/thread id as its lifecycle hook reports it (jentrix session attach passes it); never a value a model wrote.",
+        description="Thread id from the provider hook.",
     )
-    sessionId: str | None = Field(default=None, max_length=80, description="Late-bind this STARTING session (yours); or give projectId.")
-    projectId: str | None = Field(default=None, max_length=64, description="Without sessionId: create an ACTIVE session in this project.")
+    sessionId: str | None = Field(default=None, max_length=80, description="Your STARTING session; or give projectId.")
+    projectId: str | None = Field(default=None, max_length=64, description="Without sessionId: new session here.")
     repo: RepoArg
-    repoState: RepoState | None = Field(default=None, description="With projectId: the checkout now.")
+    repoState: RepoState | None = Field(default=None, description="With projectId: checkout now.")
     idempotencyKey: RequiredKeyArg
 
 
@@ -384,10 +384,9 @@ def _same_tuple(claim: SessionClaimRow, ctx: CallContext, project_id: str) -> bo
     "attach_agent_session",
     title="Attach agent session",
     description=(
-        "Binds a provider thread id from a trusted provider hook (jentrix session attach; never a value a model wrote). With "
-        "sessionId: late-binds your STARTING session (CAS). With projectId: creates an ACTIVE session under the create rules. "
-        "The same provider, thread, operator and project converge on one session; a thread bound to another open session is "
-        "CONFLICT, reason SESSION_ALREADY_BOUND."
+        "Binds a provider thread id reported by a trusted hook (jentrix session attach), never one a model wrote: "
+        "sessionId late-binds your STARTING session; projectId creates an ACTIVE one. A thread already bound to another "
+        "open session is CONFLICT (SESSION_ALREADY_BOUND)."
     ),
     area="sessions",
     scope="write",
@@ -475,8 +474,8 @@ def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> Atta
 # -- align_agent_session -----------------------------------------------------------------------
 class AlignSessionInput(ToolInput):
     sessionId: SessionIdArg
-    taskId: str | None = Field(default=None, max_length=80, description="Task (tk_…) of the session's workspace the work is for; leave out for session-level work with no task.")
-    ownerId: str | None = Field(default=None, max_length=64, description="The accountable member (userId); defaults to the current owner, else the operator.")
+    taskId: str | None = Field(default=None, max_length=80, description="tk_… of the workspace; omit for no task.")
+    ownerId: str | None = Field(default=None, max_length=64, description="userId; default: current owner, else operator.")
     expectedUpdatedAt: RequiredStampArg
 
 
@@ -510,9 +509,8 @@ def _align_prefetch(where: Located, args: AlignSessionInput) -> Prefetch:
     "align_agent_session",
     title="Align agent session",
     description=(
-        "Anchors an open session to a task (or none: session-level work) and an accountable owner, once the operator confirmed them. "
-        "Returns the snapshot of ids and display names to show the operator as is. Re-aligning closes the open interval, appends a new "
-        "one and writes an activity row. expectedUpdatedAt is required (CONFLICT with error.current when stale)."
+        "Anchors an open session to a task (or none) and an accountable owner the operator confirmed; show the returned "
+        "snapshot as is. Re-aligning closes the open interval and starts a new one."
     ),
     area="sessions",
     scope="write",
@@ -624,11 +622,11 @@ def _align_log(ctx: CallContext, state: SessionRow, snap: AlignmentSnapshot, tas
 # -- complete_agent_session --------------------------------------------------------------------
 class CompleteSessionInput(ToolInput):
     sessionId: SessionIdArg
-    outcome: Outcome = Field(description="COMPLETED: normal end; INTERRUPTED: crash or kill; CANCELLED: aborted before the first turn.")
+    outcome: Outcome = Field(description="INTERRUPTED: crash/kill; CANCELLED: before the first turn.")
     expectedUpdatedAt: RequiredStampArg
-    traceParts: list[PartName] = Field(default_factory=list, max_length=500, description="The trace-part manifest: names of every TRACE part the session should have stored (0-500).")
-    usage: Usage | None = Field(default=None, description="Token counts the provider reported; leave out when it reported none.")
-    repoState: RepoState | None = Field(default=None, description="The checkout at the end.")
+    traceParts: list[PartName] = Field(default_factory=list, max_length=500, description="Names of every TRACE part that should be stored.")
+    usage: Usage | None = Field(default=None, description="Provider-reported tokens; omit if none.")
+    repoState: RepoState | None = Field(default=None, description="Checkout at the end.")
 
 
 def _complete_prefetch(where: Located, args: CompleteSessionInput) -> Prefetch:
@@ -652,9 +650,8 @@ def run_summary(row: SessionRow, parts: list[str], stored: list[str], missing: l
     "complete_agent_session",
     title="Complete agent session",
     description=(
-        "Closes a session with its outcome: COMPLETED, INTERRUPTED or CANCELLED. Checks the declared trace-part manifest against the "
-        "session's stored TRACE artifacts, stores a deterministic RUN_SUMMARY artifact in the same write, and sets captureComplete only "
-        "when every part and the summary are stored; status and capture are independent. expectedUpdatedAt is required."
+        "Ends a session with an outcome, checks the declared traceParts against stored TRACE artifacts and stores a "
+        "RUN_SUMMARY artifact; captureComplete is set only when all are stored (independent of status)."
     ),
     area="sessions",
     scope="write",
@@ -725,7 +722,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
 class ResumeSessionInput(ToolInput):
     sessionId: SessionIdArg
     expectedUpdatedAt: RequiredStampArg
-    projectId: str | None = Field(default=None, max_length=64, description="The project you resume in; must be the session's.")
+    projectId: str | None = Field(default=None, max_length=64, description="Must be the session's.")
     repo: RepoArg
 
 
@@ -748,9 +745,8 @@ def _resume_conflict(message: str, row: SessionRow) -> errors.ToolError:
     "resume_agent_session",
     title="Resume agent session",
     description=(
-        "Reopens an INTERRUPTED session as ACTIVE (its operator or a workspace admin). The project and the checkout's repository must "
-        "be the session's and the project must still link it, else CONFLICT with reason SESSION_RESUME_CONFLICT. expectedUpdatedAt is "
-        "required. A deliberate new period of work is a new session with continuesSessionId instead."
+        "Reopens an INTERRUPTED session as ACTIVE (its operator or an admin); project and repo must still match and be "
+        "linked, else CONFLICT (SESSION_RESUME_CONFLICT). For new work start a session with continuesSessionId."
     ),
     area="sessions",
     scope="write",
@@ -837,9 +833,8 @@ def _artifact_ref(a: session_capture.SessionArtifact) -> ArtifactRef:
     "get_agent_session",
     title="Get agent session",
     description=(
-        "Reads one session: lifecycle status, capture integrity (independent of status), repository state at start and end, the run "
-        "summary and transcript (TRACE) artifacts, provider-reported token usage or null (never estimated), and every alignment "
-        "interval in order (taskId mirrors the open one)."
+        "One session: status, capture integrity, repo state, run summary and TRACE artifacts, reported token usage "
+        "(null if none) and its alignment intervals."
     ),
     area="sessions",
     scope="read",
@@ -869,11 +864,11 @@ def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutp
 # -- list_agent_sessions -----------------------------------------------------------------------
 class ListSessionsInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    projectId: str | None = Field(default=None, max_length=64, description="Only this project's sessions.")
-    operatorId: str | None = Field(default=None, max_length=64, description="Only this operator's sessions (userId).")
-    provider: Provider | None = Field(default=None, description="Only sessions of this provider.")
-    status: Status | None = Field(default=None, description="Only sessions with this lifecycle status.")
-    captureComplete: bool | None = Field(default=None, description="Only sessions whose capture is (true) or is not (false) complete.")
+    projectId: str | None = Field(default=None, max_length=64, description="pj_…")
+    operatorId: str | None = Field(default=None, max_length=64, description="Operator's userId.")
+    provider: Provider | None = Field(default=None, description="Provider.")
+    status: Status | None = Field(default=None, description="Lifecycle status.")
+    captureComplete: bool | None = Field(default=None, description="Capture complete or not.")
     limit: LimitArg
     cursor: CursorArg
 
@@ -889,9 +884,8 @@ class ListSessionsOutput(ToolOutput):
     "list_agent_sessions",
     title="List agent sessions",
     description=(
-        "Lists a workspace's sessions newest first; filter by project, operator, provider, status and captureComplete (status and "
-        "capture are independent). Paginated: totalCount counts every match, nextCursor continues with the same filters. Provider "
-        "thread ids are left out."
+        "A workspace's sessions, newest first, filtered by project, operator, provider, status or captureComplete; "
+        "provider thread ids are left out."
     ),
     area="sessions",
     scope="read",

@@ -32,8 +32,8 @@ from domain.tools.args import IdempotencyKeyArg, TaskIdArg
 from domain.tools.views import SubtaskView, subtask_view
 
 MAX = subtask_store.MAX_PER_TASK
-SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500, description="What to do (1-500 characters).")]
-SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="Subtask id (st_…).")]
+SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500, description="What to do.")]
+SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="st_…")]
 
 
 class SubtaskProgress(ToolOutput):
@@ -92,7 +92,9 @@ class CreateSubtaskOutput(ToolOutput):
 @tool(
     "create_subtask",
     title="Create subtask",
-    description="Appends an open checklist item to a task (at most 100); the task's subtask counts and updatedAt follow.",
+    description=(
+        "Appends an open checklist item to a task (max 100)."
+    ),
     area="collaboration",
     scope="write",
     keyed=True,
@@ -148,7 +150,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
 # -- toggle_subtask --------------------------------------------------------------------------
 class ToggleSubtaskInput(ToolInput):
     subtaskId: SubtaskIdArg
-    completed: bool = Field(description="true done, false open.")
+    completed: bool = Field(description="true: done.")
 
 
 class ToggleSubtaskOutput(ToolOutput):
@@ -160,7 +162,9 @@ class ToggleSubtaskOutput(ToolOutput):
 @tool(
     "toggle_subtask",
     title="Toggle subtask",
-    description="Sets a subtask's completed state (true done, false open); the same state changes nothing (changed: false).",
+    description=(
+        "Sets a subtask done or open; the same state is changed: false."
+    ),
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -212,7 +216,9 @@ class DeleteSubtaskOutput(ToolOutput):
 @tool(
     "delete_subtask",
     title="Delete subtask",
-    description="Deletes a subtask for good; the task's counts follow. Deleting again is NOT_FOUND.",
+    description=(
+        "Deletes a subtask for good; again is NOT_FOUND."
+    ),
     area="collaboration",
     scope="write",
     destructive=True,

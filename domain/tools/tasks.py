@@ -133,7 +133,7 @@ class CreateTaskInput(ToolInput):
     columnId: ColumnIdArg
     title: TitleArg
     description: DescriptionArg
-    priority: Priority = Field(default="NONE", description="NONE, LOW, MEDIUM, HIGH or URGENT.")
+    priority: Priority = Field(default="NONE", description="Priority.")
     dueDate: DueDateArg
     idempotencyKey: IdempotencyKeyArg
 
@@ -146,7 +146,10 @@ class TaskOutput(ToolOutput):
 @tool(
     "create_task",
     title="Create task",
-    description="Creates a task at the bottom of a column; returns it with its id and key (prefix-number, e.g. ST-42). A column over its WIP limit still takes it (see notice).",
+    description=(
+        "Adds a task at the bottom of a column; returns it with its key (e.g. ST-42). Over a WIP limit only adds a "
+        "notice."
+    ),
     area="tasks",
     scope="write",
     keyed=True,
@@ -198,10 +201,10 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
 
 # -- get_task --------------------------------------------------------------------------------
 class GetTaskInput(ToolInput):
-    taskId: str | None = Field(default=None, max_length=80, description="Task id (tk_…), or give workspaceId + number.")
-    workspaceId: str | None = Field(default=None, max_length=64, description='With number: its workspace.')
-    number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="With workspaceId: the number of a key (ST-42 -> 42).")
-    response_format: ResponseFormat = Field(default="detailed", description="'concise': scalars and counts only.")
+    taskId: str | None = Field(default=None, max_length=80, description="tk_…; or workspaceId + number.")
+    workspaceId: str | None = Field(default=None, max_length=64, description='With number.')
+    number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="Key number (ST-42 -> 42).")
+    response_format: ResponseFormat = Field(default="detailed", description="concise: scalars and counts.")
 
 
 class GetTaskOutput(ToolOutput):
@@ -238,7 +241,10 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
 @tool(
     "get_task",
     title="Get task",
-    description="Fetches one task by taskId, or workspaceId + number (ST-42 -> 42). 'detailed' (default) adds description, subtasks, links and the last 10 activity entries.",
+    description=(
+        "One task by taskId or workspaceId + key number; detailed (default) adds description, subtasks, links, last 10 "
+        "activities."
+    ),
     area="tasks",
     scope="read",
     read_only=True,
@@ -297,9 +303,9 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500, description="New title (1-500 characters).")
-    description: str | None = Field(default=None, max_length=20000, description="New markdown description; \"\" or null empties it.")
-    priority: Priority | None = Field(default=None, description="New priority.")
+    title: str | None = Field(default=None, min_length=1, max_length=500, description="Title.")
+    description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
+    priority: Priority | None = Field(default=None, description="Priority.")
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -315,7 +321,7 @@ class UpdateTaskOutput(TaskOutput):
 @tool(
     "update_task",
     title="Update task",
-    description="Changes a task's fields. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored on title and priority. expectedUpdatedAt turns a concurrent change into CONFLICT.",
+    description="Changes a task's fields. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored elsewhere.",
     area="tasks",
     scope="write",
     idempotent=True,
@@ -372,9 +378,9 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
 # -- move_task -------------------------------------------------------------------------------
 class MoveTaskInput(ToolInput):
     taskId: TaskIdArg
-    columnId: str | None = Field(default=None, max_length=80, description="Destination column (same board); omit to reorder.")
-    beforeTaskId: str | None = Field(default=None, max_length=80, description="Place just above this task.")
-    afterTaskId: str | None = Field(default=None, max_length=80, description="Place just below this task.")
+    columnId: str | None = Field(default=None, max_length=80, description="cl_… of the board; omit to reorder.")
+    beforeTaskId: str | None = Field(default=None, max_length=80, description="tk_… to go above.")
+    afterTaskId: str | None = Field(default=None, max_length=80, description="tk_… to go below.")
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 
@@ -384,7 +390,9 @@ _SAME_BOARD_TASK = "must be a task on the same board"
 @tool(
     "move_task",
     title="Move task",
-    description="Moves a task to another column of its board and/or reorders it: beforeTaskId or afterTaskId sets the place, else it goes to the bottom.",
+    description=(
+        "Moves a task to a column of its board and/or reorders it (beforeTaskId/afterTaskId, else bottom)."
+    ),
     area="tasks",
     scope="write",
     target=target("taskId", "task"),
@@ -478,7 +486,9 @@ class ArchiveTaskInput(ToolInput):
 @tool(
     "archive_task",
     title="Archive task",
-    description="Archives a task: it leaves the board and lists but keeps its key, data and history; get_task still finds it.",
+    description=(
+        "Archives a task: gone from board and lists, but key, data and history stay (get_task finds it)."
+    ),
     area="tasks",
     scope="write",
     destructive=True,
@@ -517,16 +527,16 @@ _DAY = r"^\d{4}-\d{2}-\d{2}$"
 
 
 class ListTasksInput(ToolInput):
-    boardId: str | None = Field(default=None, max_length=64, description="A board's tasks, by number.")
-    columnId: str | None = Field(default=None, max_length=80, description="One column's tasks in board order.")
-    assigneeId: str | None = Field(default=None, max_length=64, description='Assigned to this user ("me" = you).')
-    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Carrying the board's label of this name (any case).")
-    priority: Priority | None = Field(default=None, description="Of this priority.")
-    dueBefore: str | None = Field(default=None, pattern=_DAY, description="Due before this day (YYYY-MM-DD).")
-    dueAfter: str | None = Field(default=None, pattern=_DAY, description="Due on or after this day.")
+    boardId: str | None = Field(default=None, max_length=64, description="bd_…")
+    columnId: str | None = Field(default=None, max_length=80, description="cl_…")
+    assigneeId: str | None = Field(default=None, max_length=64, description='userId or "me".')
+    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
+    priority: Priority | None = Field(default=None, description="Priority.")
+    dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
+    dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
     overdue: bool | None = Field(default=None, description="true: due before now.")
-    updatedSince: str | None = Field(default=None, max_length=40, description="Updated at or after this ISO-8601 time.")
-    response_format: ResponseFormat = Field(default="concise", description="'detailed' adds description and creator (10 a page).")
+    updatedSince: str | None = Field(default=None, max_length=40, description="ISO-8601 time.")
+    response_format: ResponseFormat = Field(default="concise", description="detailed adds description, creator; 10 a page.")
     limit: LimitArg
     cursor: CursorArg
 
@@ -558,7 +568,10 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
 @tool(
     "list_tasks",
     title="List tasks",
-    description="Lists one board's or column's tasks (boardId or columnId required), filtered by assignee, label, priority or dates; totalCount counts the filtered set. Across boards or by text use search_tasks.",
+    description=(
+        "A board's or column's tasks (boardId or columnId required), optionally filtered; totalCount is exact. Across "
+        "boards: list_my_work, search_tasks."
+    ),
     area="tasks",
     scope="read",
     read_only=True,

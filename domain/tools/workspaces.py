@@ -51,7 +51,7 @@ class ListWorkspacesOutput(ToolOutput):
 @tool(
     "list_workspaces",
     title="List workspaces",
-    description="Lists the workspaces you are a member of, each with your role in it. A workspace-pinned token sees only its workspace.",
+    description="Workspaces you belong to, with your role; a pinned token sees only its own.",
     area="workspaces",
     scope="read",
     read_only=True,
@@ -70,7 +70,7 @@ def list_workspaces(ctx: CallContext, args: ListWorkspacesInput) -> ListWorkspac
 
 # -- create_workspace ------------------------------------------------------------------------
 class CreateWorkspaceInput(ToolInput):
-    name: Annotated[str, Field(min_length=1, max_length=80, description="Display name; it also derives the slug and the task-key prefix, which never change afterwards.")]
+    name: Annotated[str, Field(min_length=1, max_length=80, description="Name; derives slug and key prefix.")]
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -82,8 +82,8 @@ class CreateWorkspaceOutput(ToolOutput):
     "create_workspace",
     title="Create workspace",
     description=(
-        "Creates a workspace and makes you its OWNER. The name yields a unique slug and a task-key prefix (e.g. "
-        "'Stack Team' -> ST-1), both fixed for life. A token pinned to one workspace is refused before anything is written."
+        "Creates a workspace with you as OWNER; the name fixes a unique slug and task-key prefix for good ('Stack Team' "
+        "-> ST-1). Workspace-pinned tokens are refused."
     ),
     area="workspaces",
     scope="write",
@@ -121,7 +121,7 @@ class ListMembersOutput(ToolOutput):
 @tool(
     "list_members",
     title="List members",
-    description="Lists the members of a workspace with their roles. A member's userId is the id that names that person in task results (createdBy) and activity entries (actorId).",
+    description="A workspace's members and roles; userId is the id in createdBy and actorId fields.",
     area="members",
     scope="read",
     read_only=True,
@@ -171,7 +171,7 @@ class GetTokenContextOutput(ToolOutput):
 @tool(
     "get_token_context",
     title="Get token context",
-    description="What this credential and connection may do: holder, scopes, workspace pin, expiry, rate window, served toolsets and read-only mode. Never returns the secret.",
+    description="What this credential may do: holder, scopes, workspace pin, expiry, rate window, toolsets, read-only.",
     area="context",
     scope="read",
     read_only=True,
@@ -196,19 +196,18 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
 # -- update_workspace ------------------------------------------------------------------------
 class UpdateWorkspaceInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    name: str | None = Field(default=None, min_length=1, max_length=80, description="New display name (1-80 characters). The slug and task prefix stay as they are.")
+    name: str | None = Field(default=None, min_length=1, max_length=80, description="Name (slug, prefix unchanged).")
     expectedName: str | None = Field(
         default=None, max_length=80,
-        description="Concurrency guard by value: the name you last read. If the stored name differs, nothing is written and CONFLICT returns the workspace under error.current.",
+        description="Name you read; if changed: CONFLICT.",
     )
     defaultRepo: str | None = Field(
         default=None, max_length=300,
-        description=f"Default repository for connected sessions: {repos.FORMS}; stored as lowercase owner/name; null removes it. "
-        "It applies only while no project of the workspace links a repository explicitly.",
+        description="owner/name or GitHub URL; null removes it. Used while no project links a repo.",
     )
-    slug: str | None = Field(default=None, max_length=100, description="Write-once: set at creation and never changed; sending it is INVALID_INPUT.")
-    taskPrefix: str | None = Field(default=None, max_length=100, description="Write-once: set at creation and never changed; sending it is INVALID_INPUT.")
-    expectedUpdatedAt: str | None = Field(default=None, max_length=100, description="Not accepted here (a workspace has no updatedAt); send expectedName instead. Sending it is INVALID_INPUT.")
+    slug: str | None = Field(default=None, max_length=100, description="Write-once: refused.")
+    taskPrefix: str | None = Field(default=None, max_length=100, description="Write-once: refused.")
+    expectedUpdatedAt: str | None = Field(default=None, max_length=100, description="Refused; use expectedName.")
 
 
 class WorkspaceDetailView(WorkspaceView):
@@ -228,7 +227,7 @@ def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
     "update_workspace",
     title="Update workspace",
     description=(
-        "Renames a workspace and/or sets its defaultRepo (ADMIN; owner/name or a GitHub URL, stored lowercase). Guard with expectedName; slug, taskPrefix and expectedUpdatedAt are refused. "
+        "Renames a workspace and/or sets its defaultRepo (ADMIN), guarded by expectedName. "
         + null_rule(["defaultRepo"], ["name"])
     ),
     area="workspaces",
