@@ -194,8 +194,6 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
     if "idempotencyKey" in args:  # a required key (create/attach_agent_session): a fresh one per call, never a replay
         args["idempotencyKey"] = uuid.uuid4().hex
-    if "expectedUpdatedAt" in args:  # required on the session tools; its pattern is enforced, not published (lean schemas)
-        args["expectedUpdatedAt"] = "2026-01-01T00:00:00.000Z"
     for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
         if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation", "session", "artifact"):
             args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
