@@ -432,6 +432,26 @@ def _scrub(value: Any) -> Any:
 
 
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
+# ``extra`` fields whose values the server makes itself (tool names from the registry, envelope
+# codes, ids it minted, API Gateway request ids, numbers): never caller text, never scanned.
+SERVER_FIELDS = frozenset({"tool", "outcome", "code", "principal", "token_id", "correlation_id", "latency_ms"})
+# Lowercase letters and spaces only: no rule can match such text (every secret shape needs a
+# digit, a capital, ``_``, ``-``, ``:``, ``=`` or ``/``), so a message like "tool call" is not scanned.
+_PLAIN_TEXT = regex.compile(r"[a-z ]*")
+
+
+def _plain(record: logging.LogRecord) -> bool:
+    """Whether ``record`` holds nothing that could be a secret (the fast path of every call's log line)."""
+    if record.args or record.exc_info or not isinstance(record.msg, str) or not _PLAIN_TEXT.fullmatch(record.msg):
+        return False
+    for name, value in record.__dict__.items():
+        if name in _STANDARD or name.startswith("_") or name in SERVER_FIELDS:
+            continue
+        if isinstance(value, str) and not _PLAIN_TEXT.fullmatch(value):
+            return False
+        if not isinstance(value, (str, int, float, bool)) and value is not None:
+            return False
+    return True
 
 
 class RedactingFilter(logging.Filter):
@@ -444,6 +464,8 @@ class RedactingFilter(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - the logging API's name
+        if _plain(record):  # e.g. the pipeline's per-call "tool call" line: nothing to scan
+            return True
         if isinstance(record.msg, dict) and not record.args:  # Powertools logs dict messages as JSON
             record.msg = _scrub(record.msg)
         else:

@@ -417,3 +417,20 @@ def test_powertools_json_line_carries_no_secret() -> None:
     line = json.loads(buf.getvalue().splitlines()[0])
     assert token not in buf.getvalue() and "hunter2222" not in buf.getvalue()
     assert line["message"] == "failed with [REDACTED:jentrix-token]" and "[REDACTED:jentrix-token]" in line["exception"]
+
+
+def test_the_per_call_log_line_skips_the_scan_but_caller_text_does_not() -> None:
+    """The fast path: a lowercase message with server-made extras is passed as is; a secret in
+    any other field, or in the message, is still redacted."""
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    plain = logging.makeLogRecord({"msg": "tool call", "tool": "get_task", "principal": "usr_1", "token_id": "tok_1",
+                                   "outcome": "OK", "latency_ms": 1.5, "correlation_id": "c0ffee"})
+    assert redaction._plain(plain)
+    assert redaction.RedactingFilter().filter(plain) and plain.msg == "tool call"
+    leaky = logging.makeLogRecord({"msg": "tool call", "tool": "get_task", "note": f"token {secret}"})
+    assert not redaction._plain(leaky)
+    redaction.RedactingFilter().filter(leaky)
+    assert secret not in leaky.note
+    loud = logging.makeLogRecord({"msg": f"token {secret}"})
+    redaction.RedactingFilter().filter(loud)
+    assert secret not in loud.msg
