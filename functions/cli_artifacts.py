@@ -1,7 +1,7 @@
 """``jentrix artifact upload`` and ``jentrix artifact withdraw``.
 
     jentrix artifact upload FILE (--task TK | --project PJ | --session SE --workspace WS) --token-file F
-                            [--type LOG] [--title T] [--content-type T] [--json]
+                            [--type LOG] [--title T] [--content-type T] [--json] [--url BASE]
     jentrix artifact withdraw ARTIFACT_ID --token-file F
 
 ``upload`` runs the whole object flow in-process against the stack's DynamoDB and S3: the upload
@@ -13,6 +13,10 @@ kind (``--type FINDINGS`` …) also sends the file's text as the inline body.
 ``withdraw`` is for a human ADMIN (``jentrix token create --human``): the object is deleted, the
 record becomes a tombstone (body gone, no URL), its search postings are dropped (the withdrawal's
 transaction carries the index's "gone" marker), and the ``artifacts.on_withdraw`` hooks run.
+
+With ``--url BASE`` (a running server, local or remote) the same three steps go over HTTP: the
+grant from ``POST /api/artifacts/upload-grant``, the PUT, and ``attach_artifact`` as an MCP
+``tools/call`` on ``/api/mcp`` with the same bearer token; nothing runs in-process.
 
 The S3 endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT`` (the one `jentrix dev`
 prints), else AWS.
@@ -36,9 +40,7 @@ CHUNK = 64 * 1024
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
-def _token(args: argparse.Namespace) -> Any:
-    from domain import auth
-
+def _secret(args: argparse.Namespace) -> str:
     secret = None
     if args.token_file:
         try:
@@ -48,7 +50,13 @@ def _token(args: argparse.Namespace) -> Any:
     secret = secret or os.environ.get("JENTRIX_TOKEN")
     if not secret:
         raise CliError("pass --token-file FILE (or set JENTRIX_TOKEN) with a token of a workspace member.", code=2)
-    principal = auth.authenticate(secret)
+    return secret
+
+
+def _token(args: argparse.Namespace) -> Any:
+    from domain import auth
+
+    principal = auth.authenticate(_secret(args))
     if principal is None:
         raise CliError("the token is unknown, revoked or expired.")
     return principal
@@ -137,19 +145,8 @@ def put_file(url: str, headers: dict[str, str], path: Path, size: int, *, attemp
     raise CliError(f"the upload of {path.name} failed twice ({last}); nothing was attached.")
 
 
-def cmd_artifact_upload(args: argparse.Namespace) -> int:
-    from domain import pipeline, uploads
-    from domain.catalog import registry
-    from domain.errors import ToolError
-    from domain.store import artifacts as artifact_store
-
-    path = Path(args.file)
-    if not path.is_file():
-        raise CliError(f"{path} is not a file.", code=2)
-    _connect(args)
-    _s3(args)
-    principal = _token(args)
-    ws = _workspace(args)
+def _declared(args: argparse.Namespace, path: Path) -> tuple[int, str, str, str]:
+    """(size, SHA-256 hex, content type, artifact kind) of the file to upload."""
     data_size = path.stat().st_size
     digest = hashlib.sha256()
     with path.open("rb") as f:
@@ -159,14 +156,14 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
     if content_type == "application/octet-stream" and path.suffix in (".log", ".txt", ".diff", ".patch", ".md"):
         content_type = {".md": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch"}.get(path.suffix, "text/plain")
     kind = args.type or ("SCREENSHOT" if content_type in IMAGE_TYPES else "LOG")
-    try:
-        grant = uploads.issue_grant(principal, workspace_id=ws, purpose="artifact", file_name=path.name, content_type=content_type,
-                                    size=data_size, sha256=digest.hexdigest())
-    except ToolError as exc:
-        raise CliError(f"{exc.message} {exc.hint}".strip()) from None
-    put_file(grant["uploadUrl"], grant["headers"], path, data_size)
+    return data_size, digest.hexdigest(), content_type, kind
+
+
+def _attach_arguments(args: argparse.Namespace, path: Path, ws: str, kind: str, grant_id: str) -> dict[str, Any]:
+    from domain.store import artifacts as artifact_store
+
     arguments: dict[str, Any] = {"workspaceId": ws, "type": kind, "title": args.title or path.name, "storage": "S3_OBJECT",
-                                 "uploadGrantId": grant["uploadGrantId"]}
+                                 "uploadGrantId": grant_id}
     for flag, name in (("task", "taskId"), ("project", "projectId"), ("session", "sessionId")):
         if getattr(args, flag):
             arguments[name] = getattr(args, flag)
@@ -175,13 +172,79 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
             arguments["body"] = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise CliError(f"a {kind} carries its text inline, and {path.name} is not UTF-8 text.", code=2) from None
-    spec = registry().get("attach_artifact")
-    assert spec is not None
-    outcome = pipeline.call_tool(spec, arguments, principal)
-    if outcome.error is not None:
-        error = outcome.error["error"]
-        raise CliError(f"attach_artifact refused the upload: {error['message']} {error.get('hint', '')}".strip())
-    artifact = outcome.result["artifact"]  # type: ignore[index]
+    return arguments
+
+
+def _refused(error: dict[str, Any]) -> CliError:
+    return CliError(f"attach_artifact refused the upload: {error.get('message', error)} {error.get('hint', '')}".strip())
+
+
+def _upload_over_http(base: str, secret: str, args: argparse.Namespace, path: Path, ws: str) -> dict[str, Any]:
+    """The same flow against a running server (``--url``): the grant from ``POST
+    /api/artifacts/upload-grant``, the PUT, then ``attach_artifact`` as an MCP ``tools/call``."""
+    import httpx2
+
+    size, digest, content_type, kind = _declared(args, path)
+    headers = {"Authorization": f"Bearer {secret}"}
+    base = base.rstrip("/")
+    grant_body = {"workspaceId": ws, "fileName": path.name, "contentType": content_type, "size": size, "sha256": digest, "purpose": "artifact"}
+    try:
+        r = httpx2.post(f"{base}/api/artifacts/upload-grant", json=grant_body, headers=headers, timeout=60)
+    except httpx2.HTTPError as exc:
+        raise CliError(f"nothing answers at {base} ({exc})") from None
+    if r.status_code == 401:
+        raise CliError("the token is unknown, revoked or expired.")
+    if r.status_code != 200:
+        e = r.json().get("error", {})
+        raise CliError(f"{e.get('message', r.text)} {e.get('hint', '')}".strip())
+    grant = r.json()
+    put_file(grant["uploadUrl"], grant["headers"], path, size)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "attach_artifact", "arguments": _attach_arguments(args, path, ws, kind, grant["uploadGrantId"])}}
+    r = httpx2.post(f"{base}/api/mcp", json=call, headers={**headers, "Accept": "application/json, text/event-stream"}, timeout=60)
+    reply = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
+    if "error" in reply:
+        raise CliError(f"the server refused attach_artifact: {reply['error'].get('message')}")
+    result = reply.get("result") or {}
+    if result.get("isError"):  # the envelope is the text content (an error has no structuredContent)
+        try:
+            raise _refused(json.loads(result["content"][0]["text"])["error"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise _refused({"message": r.text[:500]}) from None
+    content = result.get("structuredContent") or {}
+    if "artifact" not in content:
+        raise _refused({"message": r.text[:500]})
+    return content["artifact"]
+
+
+def cmd_artifact_upload(args: argparse.Namespace) -> int:
+    from domain import pipeline, uploads
+    from domain.catalog import registry
+    from domain.errors import ToolError
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise CliError(f"{path} is not a file.", code=2)
+    ws = _workspace(args)
+    if getattr(args, "url", None):
+        artifact = _upload_over_http(args.url, _secret(args), args, path, ws)
+    else:
+        _connect(args)
+        _s3(args)
+        principal = _token(args)
+        data_size, digest, content_type, kind = _declared(args, path)
+        try:
+            grant = uploads.issue_grant(principal, workspace_id=ws, purpose="artifact", file_name=path.name, content_type=content_type,
+                                        size=data_size, sha256=digest)
+        except ToolError as exc:
+            raise CliError(f"{exc.message} {exc.hint}".strip()) from None
+        put_file(grant["uploadUrl"], grant["headers"], path, data_size)
+        spec = registry().get("attach_artifact")
+        assert spec is not None
+        outcome = pipeline.call_tool(spec, _attach_arguments(args, path, ws, kind, grant["uploadGrantId"]), principal)
+        if outcome.error is not None:
+            raise _refused(outcome.error["error"])
+        artifact = outcome.result["artifact"]  # type: ignore[index]
     if args.json:
         print(json.dumps(artifact))
     else:
@@ -245,6 +308,7 @@ def add_parsers(sub: Any) -> None:
     up.add_argument("--title", help="title (default: the file name)")
     up.add_argument("--content-type", help="media type (default: guessed from the file name)")
     up.add_argument("--json", action="store_true", help="print the stored artifact as JSON")
+    up.add_argument("--url", metavar="BASE", help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process")
     wd = asub.add_parser("withdraw", help="turn an artifact into a tombstone: object and body deleted (human ADMIN)")
     wd.add_argument("artifact_id", metavar="ARTIFACT_ID")
     for p, func in ((up, cmd_artifact_upload), (wd, cmd_artifact_withdraw)):

@@ -133,3 +133,31 @@ async def test_dev_banner_prints_the_local_s3_and_the_server_starts_on_loopback(
     with S3Local() as s3:
         assert s3.endpoint.startswith("http://127.0.0.1:") and httpx2.get(s3.endpoint + "/moto-api/", timeout=10).status_code == 200
     assert s3.process is None
+
+
+async def test_upload_over_http_with_url(capsys, tmp_path, server_url, human):
+    """--url: grant over REST, PUT, attach_artifact as an MCP tools/call — nothing in-process."""
+    import json
+
+    base = server_url.removesuffix("/api/mcp")
+    token_file = _file(tmp_path, "token", human.token.encode())
+    data = b"step 1 ok\nstep 2 ok\n" * 50
+    async with mcp_client(server_url, human.token) as client:
+        board = await new_board(client, human.workspace_id, "CLI over HTTP")
+        task = await new_task(client, board["columns"][0]["id"], "log it")
+        code, out, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "run.log", data), "--task", task["id"],
+                                   "--token-file", token_file, "--url", base, "--json")
+        assert code == 0, error
+        made = json.loads(out)
+        assert made["type"] == "LOG" and made["size"] == len(data) and made["taskId"] == task["id"]
+        got = await ok(client, "get_artifact", {"artifactId": made["id"]})
+        assert httpx2.get(got["downloadUrl"], timeout=30).content == data
+        # a refusal from attach_artifact (a foreign project id) is printed, and nothing is stored
+        before = (await ok(client, "list_artifacts", {"workspaceId": human.workspace_id}))["totalCount"]
+        code, _, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "b.log", b"x\n"), "--project", f"pj_{human.workspace_id[3:]}_zzzzzzzz",
+                                 "--token-file", token_file, "--url", base)
+        assert code != 0 and error
+        assert (await ok(client, "list_artifacts", {"workspaceId": human.workspace_id}))["totalCount"] == before
+    bad = _file(tmp_path, "bad-token", b"tm_" + b"x" * 43)
+    code, _, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "c.log", b"y\n"), "--task", task["id"], "--token-file", bad, "--url", base)
+    assert code == 1 and "unknown, revoked or expired" in error
