@@ -392,3 +392,19 @@ def test_handler_works_when_the_thread_has_no_usable_event_loop(state: str, owne
     asyncio.set_event_loop(None)  # the adapter itself, as the custom-domain tests call it
     method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
     assert _invoke_event(custom_domain_event("rest-v1", body or b"", headers, stage="prod", path="/api/mcp"), "").status == 200
+
+
+def test_read_only_selection_url_through_the_gateway_route(owner: Actor) -> None:
+    """template.yaml routes /api/mcp/{selection+} to the function: /api/mcp/readonly lists the
+    read tools only, through a REST event shaped like that route's."""
+    from functions.lambda_handler import handler
+
+    event = rest_v1_event("POST", _headers(owner.token), _body("tools/list"))
+    event["resource"] = "/api/mcp/{selection+}"
+    event["path"] = "/api/mcp/readonly"
+    event["pathParameters"] = {"selection": "readonly"}
+    event["requestContext"].update(resourcePath="/api/mcp/{selection+}", path="/prod/api/mcp/readonly")
+    out = handler(event, LambdaContext())
+    assert out["statusCode"] == 200, out
+    names = {t["name"] for t in json.loads(out["body"])["result"]["tools"]}
+    assert "get_task" in names and "create_task" not in names and "update_task" not in names

@@ -112,6 +112,7 @@ def test_function_handler_runtime_and_routes(template: dict[str, Any]) -> None:
     assert routes == {
         ("/api/mcp", "post"),
         ("/api/mcp", "any"),  # the app itself answers 405 to other methods
+        ("/api/mcp/{selection+}", "post"),  # /readonly, /x/<toolsets>[/readonly] (docs/tools.md, toolsets)
         ("/api/artifacts/upload-grant", "post"),
         ("/api/tasks/{taskId}/attachments", "post"),
     }

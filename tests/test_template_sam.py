@@ -79,7 +79,7 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
     assert auth["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}
     routes = {(path, verb) for path, methods in body["paths"].items() for verb in methods}
     assert routes == {
-        ("/api/mcp", "post"), ("/api/mcp", "x-amazon-apigateway-any-method"),
+        ("/api/mcp", "post"), ("/api/mcp", "x-amazon-apigateway-any-method"), ("/api/mcp/{selection+}", "post"),
         ("/api/artifacts/upload-grant", "post"), ("/api/tasks/{taskId}/attachments", "post"),
     }
     for path, methods in body["paths"].items():
