@@ -34,7 +34,7 @@ _spec.loader.exec_module(GEN)
 
 SPECS = product_registry().ordered()
 PLANNED = [n for n, r in SEED.items() if r.status == "planned"]
-RATCHET_EVERYDAY = 5_580
+RATCHET_EVERYDAY = 5_600  # measured: 5,575 bytes/4, 5,592 o200k (the larger counts)
 
 try:
     import bpe_openai
@@ -66,7 +66,7 @@ def test_the_built_tools_fit_12000_tokens():
 
 
 def test_ratchet_everyday_set_does_not_grow():
-    # the everyday set measured after the description trim (from 6,678 to 5,575); lower this as trims land
+    # the everyday set measured after the description trim (from 6,678 to 5,575 bytes/4, 5,592 o200k); lower this as trims land
     assert total(GEN.EVERYDAY) <= RATCHET_EVERYDAY, total(GEN.EVERYDAY)
 
 
