@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -176,6 +177,44 @@ def attachment_reply(principal: Principal, task_id: str, body: Any) -> tuple[int
     return 200, outcome.result or {}
 
 
+async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[int, dict[str, Any]]]) -> Response:
+    """One JSON-in, JSON-out REST route on the MCP endpoint's terms (the upload grant, task
+    attachments): the same Origin check, bearer token (or trusted authorizer context), worker-thread
+    hop and error envelope; ``reply(caller, body)`` gives the status and payload (``body`` is
+    ``None`` when the request body is not UTF-8 JSON)."""
+    if not origin_allowed(request.headers.get("origin")):
+        return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
+    principal = principal_from_authorizer(request.scope)
+    secret = bearer(request.headers) if principal is None else None
+    if principal is None and secret is None:
+        return _unauthorized("Send Authorization: Bearer <token>.")
+    raw = await request.body()
+
+    def serve() -> tuple[int, dict[str, Any]] | None:
+        caller = principal or auth.authenticate(secret)
+        if caller is None:
+            return None
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            body = None
+        return reply(caller, body)
+
+    try:
+        out = await run_in_threadpool(serve)
+    except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
+        from domain.pipeline import internal_error
+
+        cid = uuid.uuid4().hex
+        err = faults.unavailable_error(cid) if faults.storage_unavailable(exc) else internal_error(cid)
+        return JSONResponse(err.envelope(), status_code=503 if faults.storage_unavailable(exc) else 500)
+    if out is None:
+        return _unauthorized("The token is unknown, revoked or expired.")
+    status, payload = out
+    headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
+    return JSONResponse(payload, status_code=status, headers=headers)
+
+
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     install_index_hook()  # the search postings follow each write in this process (idempotent)
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
@@ -239,71 +278,11 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
 
     @app.post(UPLOAD_GRANT_PATH)
     async def upload_grant(request: Request) -> Response:
-        if not origin_allowed(request.headers.get("origin")):
-            return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
-        principal = principal_from_authorizer(request.scope)
-        secret = bearer(request.headers) if principal is None else None
-        if principal is None and secret is None:
-            return _unauthorized("Send Authorization: Bearer <token>.")
-        raw = await request.body()
-
-        def serve() -> tuple[int, dict[str, Any]] | None:
-            caller = principal or auth.authenticate(secret)
-            if caller is None:
-                return None
-            try:
-                body = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                body = None
-            return upload_grant_reply(caller, body)
-
-        try:
-            out = await run_in_threadpool(serve)
-        except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
-            from domain.pipeline import internal_error
-
-            cid = uuid.uuid4().hex
-            err = faults.unavailable_error(cid) if faults.storage_unavailable(exc) else internal_error(cid)
-            return JSONResponse(err.envelope(), status_code=503 if faults.storage_unavailable(exc) else 500)
-        if out is None:
-            return _unauthorized("The token is unknown, revoked or expired.")
-        status, payload = out
-        headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
-        return JSONResponse(payload, status_code=status, headers=headers)
+        return await _json_route(request, upload_grant_reply)
 
     @app.post(ATTACHMENTS_PATH)
     async def task_attachments(taskId: str, request: Request) -> Response:  # noqa: N803 - the path's name
-        if not origin_allowed(request.headers.get("origin")):
-            return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
-        principal = principal_from_authorizer(request.scope)
-        secret = bearer(request.headers) if principal is None else None
-        if principal is None and secret is None:
-            return _unauthorized("Send Authorization: Bearer <token>.")
-        raw = await request.body()
-
-        def serve() -> tuple[int, dict[str, Any]] | None:
-            caller = principal or auth.authenticate(secret)
-            if caller is None:
-                return None
-            try:
-                body = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                body = None
-            return attachment_reply(caller, taskId, body)
-
-        try:
-            out = await run_in_threadpool(serve)
-        except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
-            from domain.pipeline import internal_error
-
-            cid = uuid.uuid4().hex
-            err = faults.unavailable_error(cid) if faults.storage_unavailable(exc) else internal_error(cid)
-            return JSONResponse(err.envelope(), status_code=503 if faults.storage_unavailable(exc) else 500)
-        if out is None:
-            return _unauthorized("The token is unknown, revoked or expired.")
-        status, payload = out
-        headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
-        return JSONResponse(payload, status_code=status, headers=headers)
+        return await _json_route(request, lambda caller, body: attachment_reply(caller, taskId, body))
     app.add_api_route(MCP_ROUTE, mcp_post, methods=["POST"])
     app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
