@@ -220,7 +220,19 @@ def check_upload(grant_id: str, *, user_id: str, purpose: Purpose, call_hash: st
     if int(row.expiresAtMs) <= clock.now_ms():
         raise _grant_error(f"this grant expired at {row.expiresAt}", f"Ask for a new grant with POST {GRANT_PATH} and upload again.")
     grant = Grant.of(row)
-    verify_object(grant)
+    try:
+        verify_object(grant)
+    except Exception:
+        # A twin of this very call (a client retry racing its first try) may have committed and
+        # deleted the pending object between the read above and the object check: the grant,
+        # read again, tells a replay (or another call's use) from a real upload problem.
+        now = get(grant_id)
+        if now is not None and now.state == "USED":
+            if call_hash is not None and now.usedBy == call_hash:
+                return Grant.of(now, replay=True)
+            raise _grant_error("this grant was already used by another call (grants are single-use)",
+                               f"Ask for a new grant with POST {GRANT_PATH} and upload again.", ErrorCode.CONFLICT) from None
+        raise
     return grant
 
 
