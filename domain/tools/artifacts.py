@@ -96,7 +96,7 @@ def _redact(text: str) -> tuple[str, tuple[str, ...]]:
 # -- attach_artifact -------------------------------------------------------------------------------
 class AttachArtifactInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    type: ArtifactType = Field(description="Text kinds (PLAN DECISION FINDINGS REPORT DIFF DELIVERABLE LEARNING PROMPT GOAL PRD) need body.")
+    type: ArtifactType = Field(description="Kind; the written kinds (plans, findings, reports, diffs…) carry their text in body.")
     title: str = Field(min_length=1, max_length=200, description="Short title.")
     storage: Storage | None = Field(default=None, description="Default: from body, url or uploadGrantId.")
     body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text; secrets get redacted.")
