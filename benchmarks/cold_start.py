@@ -7,7 +7,12 @@ DynamoDB Local this command starts. Three kinds of process, run interleaved roun
 * ``ours``  — ``functions.lambda_handler.handler``;
 * ``sdk``   — ``benchmarks.sdk_server.handler`` (the SDK's ``MCPServer`` behind Mangum, the same
   pipeline inside the tool);
-* ``floor`` — a bare import of the declared runtime dependencies, no call.
+* ``floor`` — a bare import of the declared runtime dependencies (the ``dependencies`` of
+  ``pyproject.toml``, read from the installed metadata: :func:`floor_modules`), no call.
+
+Our packages are compiled to bytecode first (``compileall``), as ``jentrix package`` ships them:
+a Lambda's file system is read-only, so a source-only artifact would compile every module on
+every cold start, and so would a checkout run with ``PYTHONDONTWRITEBYTECODE`` set.
 
 Cold init is measured from outside: from ``Popen`` until the child reports that its first
 call has returned. The child also reports, from inside, its import time, the first call and
@@ -19,7 +24,10 @@ Run: .venv/bin/python -m benchmarks.cold_start [--rounds 7] [--no-write]
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.metadata as md
 import json
+import re
 import subprocess
 import time
 from typing import Any
@@ -29,10 +37,28 @@ from benchmarks import _support as S
 KINDS = ("ours", "sdk", "floor")
 
 
+def floor_modules() -> list[str]:
+    """The top-level modules of the declared runtime dependencies (``pyproject.toml``'s
+    ``dependencies``, read from the installed metadata, extras left out): what the floor imports."""
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    by_dist: dict[str, list[str]] = {}
+    for module, dists in md.packages_distributions().items():
+        for dist in dists:
+            by_dist.setdefault(norm(dist), []).append(module)
+    out = []
+    for req in md.requires("jentrix-mcp") or []:
+        if "extra ==" in req:
+            continue
+        dist = norm(re.match(r"[A-Za-z0-9._-]+", req)[0])  # type: ignore[index]
+        out += sorted(m for m in by_dist.get(dist, []) if not m.startswith("_"))
+    return out
+
+
 def one(kind: str, env: dict[str, str], token: str, task_id: str) -> dict[str, Any]:
     argv = [S.PYTHON, "-m", "benchmarks._cold_child", kind]
-    if kind != "floor":
-        argv += [token, task_id]
+    argv += [token, task_id] if kind != "floor" else floor_modules()
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -76,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     began = time.perf_counter()
 
+    for package in ("domain", "functions", "benchmarks"):
+        compileall.compile_dir(str(S.REPO / package), quiet=1)  # timestamp-checked .pyc, as the site-packages have
     with S.Stack() as stack:
         actor = stack.actor()
         task_id = S.board_with_tasks(actor, 1)["tasks"][0]["id"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, governance, idempotency, observability, projection, ratelimit, redaction
+from domain import access, errors, governance, idempotency, log_redaction, observability, projection, ratelimit
 from domain.auth import Principal
 from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
@@ -37,7 +37,7 @@ from domain import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = observability.logger("jentrix-mcp")
-redaction.install()  # our loggers (this one included) redact secrets before a line is written
+log_redaction.install()  # our loggers (this one included) redact secrets before a line is written
 
 
 @dataclass(frozen=True)

@@ -281,14 +281,15 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         return await _json_route(request, upload_grant_reply)
 
     @app.post(ATTACHMENTS_PATH)
-    async def task_attachments(taskId: str, request: Request) -> Response:  # noqa: N803 - the path's name
-        return await _json_route(request, lambda caller, body: attachment_reply(caller, taskId, body))
+    async def task_attachments(request: Request) -> Response:
+        task_id = request.path_params["taskId"]
+        return await _json_route(request, lambda caller, body: attachment_reply(caller, task_id, body))
     app.add_api_route(MCP_ROUTE, mcp_post, methods=["POST"])
     app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
     @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    async def healthz() -> Response:
+        return JSONResponse({"status": "ok"})
 
     return app
 

@@ -16,7 +16,7 @@ import string
 
 import pytest
 
-from domain import redaction, tokens
+from domain import log_redaction, redaction, tokens
 from domain.redaction import Redacted, redact
 
 RNG = random.Random(20261201)
@@ -321,7 +321,7 @@ def test_logging_filter_redacts_message_args_extra_and_exception() -> None:
     logger.propagate = False
     handler = Keep()
     logger.addHandler(handler)
-    redaction.install(logger)
+    log_redaction.install(logger)
     try:
         logger.warning("token %s was sent", token, extra={"body": f"Authorization: Bearer {token}", "n": 3})
         logger.warning({"event": "sent", "header": f"Bearer {token}"})
@@ -342,7 +342,7 @@ def test_logging_filter_redacts_message_args_extra_and_exception() -> None:
 def test_our_loggers_carry_the_filter() -> None:
     from domain import pipeline
 
-    assert any(isinstance(f, redaction.RedactingFilter) for f in logging.getLogger(pipeline.logger.name).filters)
+    assert any(isinstance(f, log_redaction.RedactingFilter) for f in logging.getLogger(pipeline.logger.name).filters)
 
 
 # --- tokens ----------------------------------------------------------------------------------
@@ -408,7 +408,7 @@ def test_powertools_json_line_carries_no_secret() -> None:
 
     buf = io.StringIO()
     logger = Logger(service=f"jentrix-probe-{RNG.randint(0, 10**6)}", stream=buf)
-    redaction.install(logging.getLogger(logger.name))
+    log_redaction.install(logging.getLogger(logger.name))
     token = tokens.mint("tm_")
     try:
         raise RuntimeError(f"boom {token}")
@@ -425,12 +425,25 @@ def test_the_per_call_log_line_skips_the_scan_but_caller_text_does_not() -> None
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     plain = logging.makeLogRecord({"msg": "tool call", "tool": "get_task", "principal": "usr_1", "token_id": "tok_1",
                                    "outcome": "OK", "latency_ms": 1.5, "correlation_id": "c0ffee"})
-    assert redaction._plain(plain)
-    assert redaction.RedactingFilter().filter(plain) and plain.msg == "tool call"
+    assert log_redaction._plain(plain)
+    assert log_redaction.RedactingFilter().filter(plain) and plain.msg == "tool call"
     leaky = logging.makeLogRecord({"msg": "tool call", "tool": "get_task", "note": f"token {secret}"})
-    assert not redaction._plain(leaky)
-    redaction.RedactingFilter().filter(leaky)
+    assert not log_redaction._plain(leaky)
+    log_redaction.RedactingFilter().filter(leaky)
     assert secret not in leaky.note
     loud = logging.makeLogRecord({"msg": f"token {secret}"})
-    redaction.RedactingFilter().filter(loud)
+    log_redaction.RedactingFilter().filter(loud)
     assert secret not in loud.msg
+
+
+def test_importing_the_pipeline_does_not_load_the_detectors() -> None:
+    """The log filter is installed at import, the detectors load with the first record that needs
+    a scan: a fresh interpreter importing the Lambda entry has neither ``domain.redaction`` nor
+    ``regex`` loaded (both cost a cold start tens of milliseconds)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = "import sys, functions.lambda_handler; print(sorted(m for m in ('domain.redaction', 'regex', 'detect_secrets') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

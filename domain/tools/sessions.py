@@ -22,7 +22,6 @@ from domain.access import Located, Prefetch, Ref, either, locate, target
 from domain.auth import ROLE_RANK
 from domain.context import CallContext
 from domain.idempotency import creation_marker
-from domain.redaction import redact
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import governance as governance_store
 from domain.store import keys, session_capture
@@ -702,7 +701,9 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
         summary_id = session_capture.new_summary_id(state.workspaceId)  # a re-check after late parts stores a new summary; the head names the latest
         edited = closed_state(state, stamp, summary_id)
         summary = run_summary(edited, parts, stored, missing)
-        body = redact(session_capture.summary_body(summary)).text  # a branch name or the like may carry a secret: redacted like every body
+        from domain.redaction import redact_text  # deferred: the detectors load with the first body, not at init
+
+        body = redact_text(session_capture.summary_body(summary))  # a branch name or the like may carry a secret: redacted like every body
         actor_name = ctx.member(edited.workspaceId).displayName
 
         def extra(tx: Any) -> None:
