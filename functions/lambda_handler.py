@@ -12,7 +12,8 @@ The app serves ``/api/mcp``; this module turns the path API Gateway hands over i
 ``JENTRIX_BASE_PATH`` names that base path (``/jentrix``, ``jentrix`` and ``/jentrix/`` are the
 same; empty or ``/`` means none). It is removed only as a whole leading segment sequence, and
 only from requests that arrived through a custom domain. Clients are created at import (cold
-start), never per invocation.
+start), never per invocation, and the first request's one-time work is done then too
+(:mod:`functions.priming`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from typing import Any
 import anyio._backends._asyncio  # noqa: F401 - loaded by the first request otherwise (~35 ms); init is the place for it
 from mangum import Mangum
 
-from domain import observability
+from domain import catalog, observability
 from domain.search.writes import install_index_hook
+from functions import priming
 from functions.http_app import app
 
 install_index_hook()  # done by create_app too; stated here because this is the Lambda entry point
@@ -107,6 +109,10 @@ def _ensure_event_loop() -> None:
 # On Lambda, build the tracer (and import the X-Ray SDK) during init rather than in the first
 # invocation; elsewhere this is a no-op (domain/observability.py).
 observability.TRACING.tracer()
+# The first request's one-time work, done now (functions/priming.py); the whole catalog's only
+# where init runs ahead of traffic (provisioned concurrency, SnapStart).
+PRIMED = priming.prime(
+    _mangum, validators=catalog.eager_init(), connections=os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency")
 _cold = True
 
 

@@ -123,6 +123,12 @@ def _copy_code(target: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "domain", target / "domain", ignore=ignore)
     shutil.copytree(ROOT / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *SKIP_FUNCTIONS))
+    # The registry a cold start lists tools from (domain.catalog, "the manifest"), made afresh from
+    # the sources just copied. Its hash includes the pydantic version: if the bundled pydantic
+    # differs from this machine's, the function ignores it and imports every tool module instead.
+    from domain.catalog import render_manifest
+
+    (target / "domain" / "catalog_manifest.json").write_text(render_manifest(), encoding="utf-8")
 
 
 def _tree_size(target: Path) -> int:

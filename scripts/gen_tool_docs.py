@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate docs/tools.md and tests/snapshots/tools/<name>.json from the tool registry.
+"""Generate docs/tools.md, tests/snapshots/tools/<name>.json and domain/catalog_manifest.json from the tool registry.
 
-Both are derived, never edited by hand: the catalog (``domain/catalog.py`` and the ``@tool``
+All are derived, never edited by hand: the catalog (``domain/catalog.py`` and the ``@tool``
 declarations under ``domain/tools/``) is the single source. Run after changing a tool:
 
     .venv/bin/python scripts/gen_tool_docs.py           # rewrite the docs and the snapshots
@@ -12,6 +12,8 @@ hints, whether the tool takes an ``idempotencyKey``, the minimum workspace role,
 description), then each tool's arguments as read from its ``inputSchema``, and last the catalog
 tools not built yet. ``tests/snapshots/tools/<name>.json`` holds one tool's full definition
 exactly as ``tools/list`` serves it; a snapshot without a tool is stale too.
+``domain/catalog_manifest.json`` is what a cold process builds its registry from without
+importing the tool modules (``domain.catalog``, "the manifest").
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ REGENERATE = ".venv/bin/python scripts/gen_tool_docs.py"
 
 
 def _specs() -> list[Any]:
-    from domain.catalog import registry
+    from domain.catalog import eager_registry
 
-    return registry().ordered()
+    return eager_registry().ordered()  # the modules themselves, never the manifest made from them
 
 
 # -- the snapshots --------------------------------------------------------------------------------
@@ -234,7 +236,9 @@ def render_markdown() -> str:
 
 # -- entry point ----------------------------------------------------------------------------------
 def outputs(docs: Path = DOCS_PATH, snapshot_dir: Path = SNAPSHOT_DIR) -> dict[Path, str]:
-    return {docs: render_markdown(), **render_snapshots(snapshot_dir)}
+    from domain.catalog import MANIFEST, render_manifest
+
+    return {docs: render_markdown(), **render_snapshots(snapshot_dir), MANIFEST: render_manifest(_specs())}
 
 
 def orphans(snapshot_dir: Path, files: dict[Path, str]) -> list[Path]:

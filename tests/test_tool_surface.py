@@ -30,7 +30,8 @@ from domain.auth import Principal
 from domain.catalog import KEY_REQUIRED
 from domain.catalog import EXTRA
 from domain.catalog import SEED as CATALOG
-from domain.catalog import registry as product_registry
+from domain import catalog
+from domain.catalog import eager_registry as product_registry  # the modules' own specs, never the manifest made from them
 from functions.protocol import McpProtocol, Session
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,6 +87,62 @@ def test_schema_snapshot_matches_the_registry(name):
         f"The definition of {name} drifted from {path.relative_to(REPO)}. If the change is intended, {RERUN}\n"
         f"{_diff(expected, actual, path.name)}"
     )
+
+
+def test_the_manifest_is_current_and_equals_the_modules():
+    """domain/catalog_manifest.json (what a cold process lists tools from) is exactly what the
+    modules declare, and it carries the hash of today's sources (else it would be ignored)."""
+    committed = catalog.MANIFEST.read_text(encoding="utf-8")
+    expected = catalog.render_manifest(SPECS)
+    assert committed == expected, f"domain/catalog_manifest.json is stale. {RERUN}\n{_diff(expected, committed, 'catalog_manifest.json')}"
+    assert catalog.manifest_rows() is not None
+
+
+def test_the_served_registry_is_the_lazy_one_and_serves_the_same_tools():
+    served = catalog.registry()
+    assert not catalog.eager_init()
+    assert all(isinstance(s, catalog.LazySpec) for s in served)
+    assert [s.name for s in served] == [s.name for s in SPECS]
+    for lazy, real in zip(served, SPECS):
+        assert lazy.definition() == real.definition()
+        assert (lazy.area, lazy.scope, lazy.read_only, lazy.destructive, lazy.idempotent, lazy.keyed) == (
+            real.area, real.scope, real.read_only, real.destructive, real.idempotent, real.keyed)
+        assert lazy.load() is real  # the same declaration object the module holds
+        assert lazy.input_model is real.input_model and lazy.handler is real.handler
+
+
+def test_a_stale_manifest_is_ignored(tmp_path):
+    stale = tmp_path / "manifest.json"
+    stale.write_text(catalog.MANIFEST.read_text(encoding="utf-8").replace('"sourceHash":"', '"sourceHash":"0', 1), encoding="utf-8")
+    assert catalog.manifest_rows(stale) is None
+    assert catalog.manifest_rows(tmp_path / "missing.json") is None
+
+
+_PROBE = """
+import json, sys
+from functions.lambda_handler import handler
+from functions.protocol import McpProtocol
+reg = McpProtocol().registry
+print(json.dumps({"tools": len(reg), "modules": sorted(m for m in sys.modules if m.startswith("domain.tools."))}))
+reg.get("get_task").input_model
+print(json.dumps({"modules": sorted(m for m in sys.modules if m.startswith("domain.tools."))}))
+"""
+
+
+@pytest.mark.parametrize("init_type", ["on-demand", "provisioned-concurrency", "snap-start"])
+def test_a_cold_lambda_imports_the_tool_modules_only_when_initialized_ahead(init_type):
+    """On demand, the Lambda entry lists all tools from the manifest and imports a tool's module
+    with its first use; a pre-initialized environment imports every module during init."""
+    env = {k: v for k, v in os.environ.items() if k != "JENTRIX_EAGER_CATALOG"}
+    env["AWS_LAMBDA_INITIALIZATION_TYPE"] = init_type
+    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    first, after = (json.loads(line) for line in out.stdout.splitlines()[-2:])
+    assert first["tools"] == len(SPECS)
+    if init_type == "on-demand":
+        areas = {f"domain.tools.{m}" for m in catalog.MODULES}
+        assert first["modules"] == [] and areas & set(after["modules"]) == {"domain.tools.tasks"}, out.stdout
+    else:
+        assert len(first["modules"]) >= len(catalog.MODULES), first
 
 
 def test_no_snapshot_without_a_tool():

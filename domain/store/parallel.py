@@ -4,7 +4,8 @@ botocore clients are thread-safe, so requests that do not depend on each other (
 window, the membership + target BatchGetItem, a header Query, an activity Query) run on a small
 shared thread pool and a call waits for one round trip instead of several. The pool is created
 on first use, never at import: a Lambda snapshot (SnapStart) or a forked process holds no
-threads from its parent.
+threads from its parent. (Under provisioned concurrency, init starts it on purpose:
+functions/priming.py.)
 """
 
 from __future__ import annotations

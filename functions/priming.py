@@ -1,0 +1,176 @@
+"""Init-phase priming of the Lambda function: one-time work done before the first request.
+
+A cold function's first request pays for work no later request repeats: botocore fills its
+per-operation caches (event-handler lookups, serializers, the endpoint ruleset) the first time
+it sends each operation, FastAPI reads each endpoint's source location on its first request, a
+host name is IDNA-encoded (importing ``encodings.idna``) when the first connection opens, and a
+pydantic model with ``defer_build`` builds its validator on first use. :func:`prime` does that
+work during init instead (Lambda's init phase, which SnapStart snapshots and provisioned
+concurrency runs ahead of traffic):
+
+* **always** (every Lambda init, a few milliseconds): each DynamoDB operation the tools send is
+  run once through the real client with the HTTP send short-circuited — botocore's
+  ``before-send`` event returns a canned empty answer, so no connection is opened and no
+  request reaches DynamoDB — plus one request through the ASGI stack that the app refuses before
+  any storage work (no bearer token: 401), and the IDNA codec import;
+* **pre-initialized only** (``domain.catalog.eager_init``: provisioned concurrency, SnapStart,
+  or ``JENTRIX_EAGER_CATALOG=1``): the validator of every tool model (arguments, results, views)
+  is built, after the registry imported every tool module. On demand these stay lazy: a cold
+  start then pays for the one tool it serves, not for the catalog (docs/performance.md, "Cold
+  start");
+* **provisioned concurrency only**: a few keep-alive connections to DynamoDB are opened and the
+  I/O pool's threads started (:func:`prime_connections`) — never for SnapStart, whose snapshot
+  would hold dead sockets and threads it should not.
+
+Restore-safe for SnapStart: nothing is connected, no thread started, nothing random is drawn,
+no clock value is kept. Returns the milliseconds each step took (the benchmark prints them). A step that cannot run
+(no credentials to sign with, outside Lambda) is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from botocore.awsrequest import AWSResponse
+
+from domain.store import db
+from domain.store.models import Row
+
+log = logging.getLogger("jentrix.http")
+# Each operation the store sends, with a minimal valid request and the empty answer it gets.
+_KEY = {"PK": {"S": "PRIME"}, "SK": {"S": "PRIME"}}
+_OPERATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
+    ("GetItem", {"Key": _KEY}, {}),
+    ("BatchGetItem", {}, {"Responses": {}, "UnprocessedKeys": {}}),
+    ("Query", {"KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "PRIME"}}}, {"Items": [], "Count": 0, "ScannedCount": 0}),
+    ("UpdateItem", {"Key": _KEY, "UpdateExpression": "SET #v = :v", "ExpressionAttributeNames": {"#v": "v"}, "ExpressionAttributeValues": {":v": {"N": "1"}}}, {}),
+    ("PutItem", {"Item": _KEY}, {}),
+    ("DeleteItem", {"Key": _KEY}, {}),
+    ("TransactWriteItems", {}, {}),
+)
+
+
+class _Body:
+    """The ``raw`` of a canned :class:`AWSResponse` (botocore reads it through ``stream()``)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def stream(self, **_: Any) -> Any:
+        yield self._data
+
+
+def _canned(answers: dict[str, bytes]) -> Any:
+    def before_send(request: Any, **_: Any) -> AWSResponse:
+        operation = request.headers.get("X-Amz-Target", b"")
+        operation = operation.decode() if isinstance(operation, bytes) else operation
+        body = answers.get(operation.rpartition(".")[2], b"{}")
+        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "prime", "Content-Length": str(len(body))}
+        return AWSResponse(request.url, 200, headers, _Body(body))
+
+    return before_send
+
+
+def prime_dynamodb() -> None:
+    """Run every operation once through the shared client, answered by a canned response."""
+    client = db.dynamodb_client()
+    table = Row.Meta.table_name
+    answers = {name: json.dumps(answer).encode() for name, _, answer in _OPERATIONS}
+    handler = _canned(answers)
+    client.meta.events.register_first("before-send.dynamodb", handler, unique_id="jentrix-prime")
+    try:
+        for name, params, _ in _OPERATIONS:
+            if name == "BatchGetItem":
+                params = {"RequestItems": {table: {"Keys": [_KEY]}}}
+            elif name == "TransactWriteItems":
+                params = {"TransactItems": [{"ConditionCheck": {"TableName": table, "Key": _KEY, "ConditionExpression": "attribute_exists(PK)"}}]}
+            else:
+                params = {"TableName": table, **params}
+            client._make_api_call(name, params)  # noqa: SLF001 - the path PynamoDB's Connection takes
+    finally:
+        client.meta.events.unregister("before-send.dynamodb", unique_id="jentrix-prime")
+
+
+def prime_asgi(mangum: Any) -> None:
+    """One request through Mangum, Starlette and FastAPI that the app refuses before any storage
+    work (no bearer token), so routing and the endpoint's first-request setup happen now."""
+    event = {
+        "resource": "/api/mcp", "path": "/api/mcp", "httpMethod": "POST", "headers": {"Content-Type": "application/json"},
+        "multiValueHeaders": {"Content-Type": ["application/json"]}, "queryStringParameters": None,
+        "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
+        "requestContext": {"resourcePath": "/api/mcp", "httpMethod": "POST", "path": "/api/mcp", "stage": "init", "requestId": "prime",
+                           "identity": {"sourceIp": "127.0.0.1"}},
+        "body": '{"jsonrpc":"2.0","id":0,"method":"ping"}', "isBase64Encoded": False,
+    }
+    reply = mangum(event, _Context())
+    if reply.get("statusCode") != 401:
+        raise RuntimeError(f"priming request answered {reply.get('statusCode')}, expected 401")
+
+
+def prime_validators() -> int:
+    """Build the validator of every tool model — arguments, results and the views handlers
+    construct (every subclass of ``ToolInput``/``ToolOutput``); imports every tool module first.
+    Returns how many were built."""
+    from domain.catalog import registry
+    from domain.registry import ToolInput, ToolOutput
+
+    for spec in registry():
+        getattr(spec, "load", lambda: spec)()  # a LazySpec imports its module (which declares the models)
+    built = 0
+    todo: list[type] = [ToolInput, ToolOutput]
+    while todo:
+        model = todo.pop()
+        todo.extend(model.__subclasses__())
+        if not model.__pydantic_complete__:
+            model.model_rebuild()
+            built += 1
+    return built
+
+
+def prime_connections(count: int = 6) -> None:
+    """Open ``count`` keep-alive connections to DynamoDB (a call sends up to five requests at
+    once) and start the I/O pool's threads, with reads of a key that does not exist (0.5 read
+    unit each). Only where init runs ahead of traffic and is not snapshotted (provisioned
+    concurrency): a restored snapshot would hold dead sockets."""
+    from domain.store import parallel
+
+    client = db.dynamodb_client()
+    table = Row.Meta.table_name
+    futures = [parallel.submit(client.get_item, TableName=table, Key=_KEY) for _ in range(count)]
+    for future in futures:
+        future.result()
+
+
+class _Context:
+    function_name = "jentrix-mcp-init"
+    aws_request_id = "prime"
+    memory_limit_in_mb = 0
+    invoked_function_arn = ""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 0
+
+
+def prime(mangum: Any, *, validators: bool, connections: bool = False) -> dict[str, float | str]:
+    """Do the first request's one-time work now; ``{step: milliseconds}``. Priming only saves
+    time: a step that fails (e.g. no AWS credentials to sign with outside Lambda) is logged and
+    skipped, and the first request then does that work itself."""
+    took: dict[str, float | str] = {}
+    steps = [("dynamodb", prime_dynamodb), ("asgi", lambda: prime_asgi(mangum)), ("idna", lambda: "localhost".encode("idna"))]
+    if validators:
+        steps.append(("validators", prime_validators))
+    if connections:
+        steps.append(("connections", prime_connections))
+    for name, step in steps:
+        start = time.perf_counter()
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - never fail an init over an optimisation
+            log.info("priming step %s skipped: %s", name, type(exc).__name__)
+            took[name] = f"skipped ({type(exc).__name__})"
+            continue
+        took[name] = round((time.perf_counter() - start) * 1000, 2)
+    return took

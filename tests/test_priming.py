@@ -1,0 +1,68 @@
+"""Init-phase priming (functions/priming.py): the first request's one-time work done at init,
+without a connection, and the whole catalog only where init runs ahead of traffic."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+_PROBE = """
+import json, sys
+import functions.lambda_handler as entry
+from domain.catalog import registry
+specs = list(registry())
+built = sum(1 for s in specs if s.input_model.__pydantic_complete__ and s.output_model.__pydantic_complete__) if "domain.tools.tasks" in sys.modules else 0
+print(json.dumps({"primed": entry.PRIMED, "built": built, "tools": len(specs)}))
+"""
+
+
+def _probe(**env: str) -> dict:
+    base = {k: v for k, v in os.environ.items() if k not in ("AWS_LAMBDA_INITIALIZATION_TYPE", "JENTRIX_EAGER_CATALOG")}
+    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=REPO, env={**base, **env}, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("init_type", ["on-demand", "snap-start"])
+def test_priming_opens_no_connection(init_type: str) -> None:
+    """Against an endpoint where nothing listens, every step still completes: botocore's send was
+    answered by the canned response, so no request left the process."""
+    found = _probe(JENTRIX_DYNAMODB_ENDPOINT="http://127.0.0.1:9", AWS_LAMBDA_INITIALIZATION_TYPE=init_type)
+    steps = found["primed"]
+    assert all(isinstance(v, (int, float)) for v in steps.values()), steps
+    assert {"dynamodb", "asgi", "idna"} <= set(steps)
+    if init_type == "snap-start":
+        assert "validators" in steps and found["built"] == found["tools"] >= 63
+    else:
+        assert "validators" not in steps and found["built"] == 0  # on demand: no tool module imported at init
+
+
+def test_a_step_that_cannot_run_is_skipped_not_fatal() -> None:
+    """No credentials to sign with (outside Lambda, no endpoint): init still completes."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "JENTRIX_DYNAMODB"))}
+    env.update(AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null", AWS_EC2_METADATA_DISABLED="true", AWS_REGION="us-east-1")
+    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    steps = json.loads(out.stdout.splitlines()[-1])["primed"]
+    assert str(steps["dynamodb"]).startswith("skipped") and isinstance(steps["asgi"], (int, float))
+
+
+def test_after_priming_requests_reach_dynamodb(stack) -> None:
+    """The canned answer is gone once init is over: a real call through the primed client reads
+    the table (a missing key answers no item; a wrong table name is a real service error)."""
+    import botocore.exceptions
+
+    from domain.store import db
+    from domain.store.models import Row
+    from functions import priming
+
+    priming.prime_dynamodb()
+    client = db.dynamodb_client()
+    assert "Item" not in client.get_item(TableName=Row.Meta.table_name, Key=priming._KEY)
+    with pytest.raises(botocore.exceptions.ClientError):
+        client.get_item(TableName="no-such-table-" + os.urandom(4).hex(), Key=priming._KEY)
