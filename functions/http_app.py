@@ -12,16 +12,20 @@ Everything else is the protocol layer's.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import logging
+import os
 import re
+import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from domain import auth, toolsets
 from domain.auth import Principal
@@ -39,7 +43,40 @@ ATTACHMENTS_PATH = "/api/tasks/{taskId}/attachments"
 # /x/<toolsets>[/readonly]; anything else under it is 404) — one route, as cheap to build as before.
 MCP_ROUTE = MCP_PATH + "{rest:path}"
 log = logging.getLogger("jentrix.http")
+T = TypeVar("T")
+WORKERS = 40  # requests served at once by one process (uvicorn; a Lambda environment serves one)
+_workers: ThreadPoolExecutor | None = None
+_workers_lock = threading.Lock()
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
+
+
+def _worker_pool() -> ThreadPoolExecutor:
+    global _workers
+    if _workers is None:
+        with _workers_lock:
+            if _workers is None:
+                _workers = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="jentrix-http")
+    return _workers
+
+
+def _forget_workers() -> None:
+    global _workers
+    _workers = None
+
+
+os.register_at_fork(after_in_child=_forget_workers)  # a forked child has none of its parent's threads
+
+
+async def in_worker(fn: Callable[[], T]) -> T:
+    """Run the blocking ``fn`` (token check, tool call: DynamoDB I/O) on a worker thread, in a
+    copy of the caller's context.
+
+    A process-wide pool, created on first use (never at import, so a SnapStart snapshot holds no
+    threads), rather than Starlette's ``run_in_threadpool``: anyio stops its idle worker threads
+    when the event loop's root task ends, and Mangum runs every Lambda invocation as a new root
+    task, so each invocation started — and paid for — a new thread."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_worker_pool(), contextvars.copy_context().run, fn)
 
 
 def origin_allowed(origin: str | None) -> bool:
@@ -201,7 +238,7 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
         return reply(caller, body)
 
     try:
-        out = await run_in_threadpool(serve)
+        out = await in_worker(serve)
     except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
         from domain.pipeline import internal_error
 
@@ -259,7 +296,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             layers = (path_layer,) if path_layer is not None else ()
             return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
-        reply = await run_in_threadpool(serve)
+        reply = await in_worker(serve)
         if reply is None:
             return _unauthorized("The token is unknown, revoked or expired.")
         if isinstance(reply, Exception):

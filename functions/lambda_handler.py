@@ -23,7 +23,6 @@ import asyncio
 import os
 from typing import Any
 
-import anyio._backends._asyncio  # noqa: F401 - loaded by the first request otherwise (~35 ms); init is the place for it
 from mangum import Mangum
 
 from domain import catalog, observability
