@@ -291,11 +291,13 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
 
     The server still validates every bound with the pydantic model and names it in the error; the
     published schema drops ``minLength: 1``, ``maxLength`` below :data:`LEAN_MAX_LENGTH` and
-    patterns longer than :data:`LEAN_MAX_PATTERN`. Types, enums, ``required``, numeric ranges,
-    item counts and long text limits stay.
+    patterns longer than :data:`LEAN_MAX_PATTERN`, ``default: false`` on a boolean (absent is
+    false) and ``additionalProperties: false`` below the root (the root keeps it; nested objects
+    are pydantic ``ToolInput`` models, which refuse unknown fields all the same). Types, enums,
+    ``required``, numeric ranges, item counts and long text limits stay.
     """
 
-    def walk(node: Any) -> Any:
+    def walk(node: Any, root: bool = False) -> Any:
         if isinstance(node, list):
             return [walk(x) for x in node]
         if not isinstance(node, dict):
@@ -305,7 +307,9 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
             if k == "properties" and isinstance(v, dict):
                 out[k] = {pk: walk(pv) for pk, pv in v.items()}
                 continue
-            if k == "default" and v is None:
+            if k == "default" and (v is None or (v is False and node.get("type") == "boolean")):
+                continue
+            if k == "additionalProperties" and v is False and not root:
                 continue
             if node.get("type") == "string" and not isinstance(v, dict):
                 if k == "minLength" and v == 1:
@@ -317,7 +321,7 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
             out[k] = walk(v)
         return out
 
-    return walk(schema)
+    return walk(schema, root=True)
 
 
 def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:

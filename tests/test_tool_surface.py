@@ -7,7 +7,8 @@
   to the catalog table (``domain.catalog.SEED``), from which every expectation here derives;
 * every inputSchema is portable: inline (no ``$ref``), a plain ``type: object`` root with
   ``additionalProperties: false`` and no ``oneOf``/``anyOf``/``allOf`` there, every property
-  described; every tool has an ``outputSchema``; and both are valid JSON Schema;
+  described except the few whose name says it all (``SELF_EVIDENT``); every tool has an
+  ``outputSchema``; and both are valid JSON Schema;
 * the keyed tools (those taking ``idempotencyKey``) are exactly the expected ones.
 """
 
@@ -251,6 +252,12 @@ def test_input_schema_is_inline_and_plain_at_the_root(name):
     Draft202012Validator.check_schema(schema)
 
 
+# Arguments whose name and schema say everything a description would (issue 14, "Lean definitions"):
+# a description such as "Priority." or "Page size." only repeats the name, so these may go without.
+# Every other property is described, and a described one must say something.
+SELF_EVIDENT = frozenset({"title", "name", "priority", "limit", "cursor", "includeArchived", "idempotencyKey", "action"})
+
+
 @pytest.mark.parametrize("name", sorted(SEED))
 def test_every_input_property_is_described(name):
     schema = DEFS[name]["inputSchema"]
@@ -258,6 +265,8 @@ def test_every_input_property_is_described(name):
     for path, node in _walk(schema):
         if isinstance(node, dict) and isinstance(node.get("properties"), dict) and not path.endswith(".properties"):
             for prop, sub in node["properties"].items():
+                if isinstance(sub, dict) and "description" not in sub and prop in SELF_EVIDENT:
+                    continue
                 if not (isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip()):
                     undescribed.append(f"{path}.properties.{prop}")
     assert not undescribed, f"{name}: no description on {undescribed}"
