@@ -35,7 +35,7 @@ class SetTaskAssigneesInput(ToolInput):
     taskId: TaskIdArg
     userIds: list[UserIdArg] = Field(
         max_length=MAX,
-        description="usr_… ids (list_members): the full new set; [] clears.",
+        description="usr_… ids (list_members); [] clears.",
     )
 
 

@@ -423,7 +423,7 @@ class _UpdatePlanner(_Planner):
 @tool(
     "bulk_update_tasks",
     title="Update tasks in bulk",
-    description="Edits 1-50 tasks, each as update_task would (null as each field says); per-item results, and the same idempotencyKey finishes a partial run.",
+    description="Edits 1-50 tasks, each as update_task would; per-item results, and the same idempotencyKey finishes a partial run.",
     area="tasks",
     scope="write",
     idempotent=True,

@@ -263,7 +263,7 @@ class SetTaskLabelsInput(ToolInput):
     taskId: TaskIdArg
     labelIds: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(
         max_length=label_store.MAX_PER_TASK,
-        description="The full new set; [] clears.",
+        description="lb_… ids; [] clears.",
     )
 
 
