@@ -9,8 +9,9 @@ registers nothing: each area module lists its specs in ``TOOLS`` and :mod:`domai
 the areas. A :class:`Registry` instance checks uniqueness and is what the protocol layer, the
 docs generator, the stdio bridge and the tests receive.
 
-Schemas are emitted inline (no ``$ref``), with ``additionalProperties: false`` and a plain
-``type: object`` root, the portable shape docs/decisions.md explains.
+Schemas are emitted inline (no ``$ref``) with a plain ``type: object`` root, the portable shape
+docs/decisions.md explains; the published input schema leaves ``additionalProperties`` out (Gemini's
+function declarations refuse the keyword; the server refuses unknown arguments all the same).
 """
 
 from __future__ import annotations
@@ -291,8 +292,11 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
 
     The server still validates every bound with the pydantic model and names it in the error; the
     published schema drops ``minLength: 1``, ``maxLength`` below :data:`LEAN_MAX_LENGTH` and
-    patterns longer than :data:`LEAN_MAX_PATTERN`. Types, enums, ``required``, numeric ranges,
-    item counts and long text limits stay.
+    patterns longer than :data:`LEAN_MAX_PATTERN`, ``default: false`` on a boolean (absent is
+    false) and ``additionalProperties: false`` at every level: it tells a model nothing, Gemini's
+    function declarations refuse the keyword, and every object of an input is a pydantic
+    ``ToolInput`` model, so an unknown argument is still INVALID_INPUT naming it. Types, enums,
+    ``required``, numeric ranges, item counts and long text limits stay.
     """
 
     def walk(node: Any) -> Any:
@@ -305,7 +309,9 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
             if k == "properties" and isinstance(v, dict):
                 out[k] = {pk: walk(pv) for pk, pv in v.items()}
                 continue
-            if k == "default" and v is None:
+            if k == "default" and (v is None or (v is False and node.get("type") == "boolean")):
+                continue
+            if k == "additionalProperties" and v is False:
                 continue
             if node.get("type") == "string" and not isinstance(v, dict):
                 if k == "minLength" and v == 1:

@@ -5,9 +5,11 @@
   JENTRIX_UPDATE_SNAPSHOTS=1 to rewrite the snapshots; a missing snapshot fails);
 * every tool states its title and all four behaviour annotations explicitly, with flags equal
   to the catalog table (``domain.catalog.SEED``), from which every expectation here derives;
-* every inputSchema is portable: inline (no ``$ref``), a plain ``type: object`` root with
-  ``additionalProperties: false`` and no ``oneOf``/``anyOf``/``allOf`` there, every property
-  described; every tool has an ``outputSchema``; and both are valid JSON Schema;
+* every inputSchema is portable: inline (no ``$ref``), a plain ``type: object`` root with no
+  ``oneOf``/``anyOf``/``allOf`` there and no ``additionalProperties`` anywhere (Gemini's function
+  declarations refuse the keyword; the server refuses unknown arguments itself), every property
+  described except the few whose name says it all (``SELF_EVIDENT``); every tool has an
+  ``outputSchema``; and both are valid JSON Schema;
 * the keyed tools (those taking ``idempotencyKey``) are exactly the expected ones.
 """
 
@@ -300,12 +302,17 @@ def test_input_schema_is_inline_and_plain_at_the_root(name):
     refs = [path for path, node in _walk(schema) if isinstance(node, dict) and ("$ref" in node or "$defs" in node or "definitions" in node)]
     assert not refs, f"{name} inputSchema refers out at {refs}"
     assert schema["type"] == "object"
-    assert schema["additionalProperties"] is False
     for keyword in ("oneOf", "anyOf", "allOf", "not", "if", "then", "else", "$ref"):
         assert keyword not in schema, f"{name} inputSchema has {keyword} at the root"
     assert isinstance(schema.get("properties", {}), dict)
     assert set(schema.get("required", [])) <= set(schema.get("properties", {}))
     Draft202012Validator.check_schema(schema)
+
+
+# Arguments whose name and schema say everything a description would (issue 14, "Lean definitions"):
+# a description such as "Priority." or "Page size." only repeats the name, so these may go without.
+# Every other property is described, and a described one must say something.
+SELF_EVIDENT = frozenset({"title", "name", "priority", "limit", "cursor", "includeArchived", "idempotencyKey", "action"})
 
 
 @pytest.mark.parametrize("name", sorted(SEED))
@@ -315,6 +322,8 @@ def test_every_input_property_is_described(name):
     for path, node in _walk(schema):
         if isinstance(node, dict) and isinstance(node.get("properties"), dict) and not path.endswith(".properties"):
             for prop, sub in node["properties"].items():
+                if isinstance(sub, dict) and "description" not in sub and prop in SELF_EVIDENT:
+                    continue
                 if not (isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip()):
                     undescribed.append(f"{path}.properties.{prop}")
     assert not undescribed, f"{name}: no description on {undescribed}"
@@ -331,8 +340,11 @@ def test_output_schema_is_present_inline_and_valid(name):
 
 @pytest.mark.parametrize("name", sorted(SEED))
 def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
-    """The published schema agrees with the server on the two rules every client can check
-    locally: required fields, and no unknown fields."""
+    """The published schema agrees with the server on required fields; unknown fields are refused
+    by the server (tests/test_input_validation.py, the catalog harness) and by the full schema the
+    server validates against (``json_schema``), which the published one shortens."""
+    from domain.registry import json_schema
+
     schema = DEFS[name]["inputSchema"]
     validator = Draft202012Validator(schema)
     def sample(sub: dict[str, Any]) -> Any:
@@ -348,7 +360,17 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
 
     minimal: dict[str, Any] = {prop: sample(schema["properties"][prop]) for prop in schema.get("required", [])}
     assert not list(validator.iter_errors(minimal)), name
-    assert list(validator.iter_errors({**minimal, "surprise": 1})), name
+    full = json_schema(product_registry().get(name).input_model, mode="validation")
+    assert full["additionalProperties"] is False
+    assert list(Draft202012Validator(full).iter_errors({**minimal, "surprise": 1})), name
+
+
+@pytest.mark.parametrize("name", sorted(SEED))
+def test_published_input_schema_has_no_additional_properties_keyword(name):
+    """Gemini's function declarations (the OpenAPI-subset ``parameters``) answer 400 "Unknown name
+    additionalProperties" at any level, so the lean schema leaves it out everywhere."""
+    schema = DEFS[name]["inputSchema"]
+    assert not [p for p, n in _walk(schema) if isinstance(n, dict) and "additionalProperties" in n and not p.endswith(".properties")], name
 
 
 # -- portable input schemas (docs/decisions.md, "After the second trial") ---------------------------

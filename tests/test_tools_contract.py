@@ -50,7 +50,7 @@ def test_update_tool_descriptions_state_the_null_rule():
     updates = [s for s in product_registry() if s.name.startswith("update_")]
     assert updates
     for spec in updates:
-        assert "Fields you leave out stay as they are; null empties a field that may be empty" in spec.description, spec.name
+        assert "Omitted fields stay as they are; null " in spec.description, spec.name
         assert "changedFields" in spec.definition()["outputSchema"]["properties"], spec.name
         assert "changedFields" in spec.definition()["outputSchema"].get("required", []), spec.name
 

@@ -54,7 +54,7 @@ def _locate_log(ctx: CallContext, args: ListActivityInput) -> Located:
     "list_activity",
     title="List activity",
     description=(
-        "History of a task or board, newest first; filter by since, source (ui people, mcp agents) or type."
+        "History of a task or board, newest first."
     ),
     area="tasks",
     scope="read",

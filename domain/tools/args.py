@@ -33,7 +33,7 @@ ColumnIdArg = Annotated[str, Field(min_length=1, max_length=80, description="cl_
 TaskIdArg = Annotated[str, Field(min_length=1, max_length=80, description="tk_…")]
 IdempotencyKeyArg = Annotated[
     str | None,
-    Field(default=None, min_length=1, max_length=128, description="Retry key; repeat: first result."),
+    Field(default=None, min_length=1, max_length=128),
 ]
 ExpectedUpdatedAtArg = Annotated[
     str | None,
@@ -44,12 +44,12 @@ ExpectedUpdatedAtArg = Annotated[
     ),
 ]
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
-LimitArg = Annotated[int, Field(default=50, ge=1, le=200, description="Page size.")]
-CursorArg = Annotated[str | None, Field(default=None, max_length=2048, description="Last nextCursor.")]
+LimitArg = Annotated[int, Field(default=50, ge=1, le=200)]
+CursorArg = Annotated[str | None, Field(default=None, max_length=2048)]
 
 
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
-TitleArg = Annotated[str, Field(min_length=1, max_length=500, description="Title.")]
+TitleArg = Annotated[str, Field(min_length=1, max_length=500)]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown.")]
 DUE_FORMS = "YYYY-MM-DD or zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
@@ -91,11 +91,14 @@ NewDueDateArg = Annotated[  # update_* tools: null removes the due date
 def null_rule(clearable: Iterable[str], kept: Iterable[str]) -> str:
     """The sentence every update_* tool description carries, naming its fields.
 
-    ``clearable`` are the fields a null empties, ``kept`` those where null is ignored.
+    ``clearable`` are the fields a null empties, ``kept`` those where null is ignored (every
+    other field; the sentence does not list them).
     """
-    cleared = ", ".join(clearable) or "none here"
-    del kept  # null is ignored on every other field; the sentence no longer lists them
-    return f"Fields you leave out stay as they are; null empties a field that may be empty ({cleared}) and is ignored elsewhere."
+    del kept
+    cleared = ", ".join(clearable)
+    if not cleared:
+        return "Omitted fields stay as they are; null is ignored."
+    return f"Omitted fields stay as they are; null clears {cleared} and is ignored elsewhere."
 
 
 def requested_changes(args: BaseModel, *, clear_to: Mapping[str, Any], not_values: Iterable[str]) -> dict[str, Any]:

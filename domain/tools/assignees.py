@@ -27,7 +27,7 @@ from domain.store.models import MemberRow, TaskDetailRow
 from domain.tools.args import TaskIdArg
 
 MAX = assignee_store.MAX_ASSIGNEES
-UserIdArg = Annotated[str, Field(min_length=1, max_length=64, description="A user id (usr_…), as list_members shows it.")]
+UserIdArg = Annotated[str, Field(min_length=1, max_length=64)]
 _MEMBERS_HINT = "list_members shows the workspace's members and their userId; only members can be assigned."
 
 
@@ -35,7 +35,7 @@ class SetTaskAssigneesInput(ToolInput):
     taskId: TaskIdArg
     userIds: list[UserIdArg] = Field(
         max_length=MAX,
-        description="The full new set; [] clears.",
+        description="usr_… ids (list_members); [] clears.",
     )
 
 

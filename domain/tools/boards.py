@@ -37,13 +37,13 @@ DEFAULT_COLUMNS: dict[str, list[str]] = {
     "ROADMAP": ["Ideas", "Planned", "In Progress", "Shipped"],
 }
 SNAPSHOT_CAP = 500
-NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Name.")]
+NameArg = Annotated[str, Field(min_length=1, max_length=120)]
 
 
 # -- list_boards -----------------------------------------------------------------------------
 class ListBoardsInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    includeArchived: bool = Field(default=False, description="Include archived.")
+    includeArchived: bool = Field(default=False)
 
 
 class BoardEntryView(ToolOutput):
@@ -187,8 +187,8 @@ class SnapshotOutput(ToolOutput):
     "get_board_snapshot",
     title="Board snapshot",
     description=(
-        "Board, ordered columns and up to 500 concise task rows in one consistent read: orient here, not with "
-        "list_boards + list_columns + list_tasks."
+        "Board, ordered columns and up to 500 concise task rows in one consistent read: orient here instead of "
+        "list_columns + list_tasks."
     ),
     area="boards",
     scope="read",

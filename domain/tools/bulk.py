@@ -39,7 +39,6 @@ from domain.tools.args import (
     Priority,
     TaskIdArg,
     TitleArg,
-    null_rule,
     requested_changes,
 )
 from domain.tools.views import TaskRowView, task_row_view
@@ -238,7 +237,7 @@ def _stale(expected: str | None, state: TaskDetailRow, planner: _Planner) -> Too
 class NewTaskItem(ToolInput):
     title: TitleArg
     description: DescriptionArg
-    priority: Priority = Field(default="NONE", description="Priority.")
+    priority: Priority = Field(default="NONE")
     dueDate: DueDateArg
 
 
@@ -257,7 +256,7 @@ class BulkCreateOutput(ToolOutput):
     "bulk_create_tasks",
     title="Create tasks in bulk",
     description=(
-        "Creates 1-50 tasks at the bottom of a column, all or nothing, in input order. Descriptions land just after, so "
+        "Creates 1-50 tasks at the bottom of a column, all or nothing. Descriptions land just after, so "
         "get_task may briefly lack one."
     ),
     area="tasks",
@@ -318,9 +317,9 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 
 class UpdateItem(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500, description="Title.")
+    title: str | None = Field(default=None, min_length=1, max_length=500)
     description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
-    priority: Priority | None = Field(default=None, description="Priority.")
+    priority: Priority | None = None
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -424,7 +423,7 @@ class _UpdatePlanner(_Planner):
 @tool(
     "bulk_update_tasks",
     title="Update tasks in bulk",
-    description="Edits 1-50 tasks, each as update_task would. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored elsewhere. Per-item results; the same idempotencyKey finishes a partial run.",
+    description="Edits 1-50 tasks, each as update_task would; per-item results, and the same idempotencyKey finishes a partial run.",
     area="tasks",
     scope="write",
     idempotent=True,

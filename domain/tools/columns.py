@@ -31,7 +31,7 @@ MAX_ACTIVE_COLUMNS = 50
 # -- list_columns ----------------------------------------------------------------------------
 class ListColumnsInput(ToolInput):
     boardId: BoardIdArg
-    includeArchived: bool = Field(default=False, description="Include archived.")
+    includeArchived: bool = Field(default=False)
 
 
 class ListColumnsOutput(ToolOutput):
@@ -61,7 +61,7 @@ def list_columns(ctx: CallContext, args: ListColumnsInput) -> ListColumnsOutput:
 
 # -- manage_columns --------------------------------------------------------------------------
 class ManageColumnsInput(ToolInput):
-    action: Literal["create", "rename", "move", "archive"] = Field(description="Action.")
+    action: Literal["create", "rename", "move", "archive"]
     boardId: str | None = Field(default=None, max_length=64, description="bd_…; create only.")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…; not for create.")
     name: str | None = Field(default=None, min_length=1, max_length=80, description="Required for create.")

@@ -196,7 +196,7 @@ class UpdateCommentOutput(ToolOutput):
 @tool(
     "update_comment",
     title="Update comment",
-    description="Replaces the body of your own comment (others' are FORBIDDEN). Fields you leave out stay as they are; null empties a field that may be empty (none here) and is ignored elsewhere.",
+    description="Replaces the body of your own comment (others' are FORBIDDEN). " + null_rule([], ["body"]),
     area="collaboration",
     scope="write",
     idempotent=True,

@@ -49,7 +49,7 @@ def _board_exists(ctx: CallContext) -> None:
 # -- manage_labels ---------------------------------------------------------------------------
 class ManageLabelsInput(ToolInput):
     action: Literal["create", "update", "delete"] = Field(description="create (boardId, name, color), update (labelId + name/color), delete (labelId).")
-    boardId: str | None = Field(default=None, min_length=1, max_length=64, description="bd_… (create).")
+    boardId: str | None = Field(default=None, min_length=1, max_length=64, description="bd_…")
     labelId: str | None = Field(default=None, min_length=1, max_length=80, description="lb_…")
     name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX, description="Unique on the board, any case.")
     color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="#rrggbb")
@@ -263,7 +263,7 @@ class SetTaskLabelsInput(ToolInput):
     taskId: TaskIdArg
     labelIds: list[Annotated[str, Field(min_length=1, max_length=80)]] = Field(
         max_length=label_store.MAX_PER_TASK,
-        description="The full new set; [] clears.",
+        description="lb_… ids; [] clears.",
     )
 
 

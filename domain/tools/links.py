@@ -45,8 +45,8 @@ def link_view(row: LinkRow) -> LinkView:
 
 
 class EdgeInput(ToolInput):
-    fromTaskId: TaskIdArg = Field(description="tk_… (from).")
-    toTaskId: TaskIdArg = Field(description="tk_… (to), any board.")
+    fromTaskId: TaskIdArg = Field(description="tk_…")
+    toTaskId: TaskIdArg = Field(description="tk_…, any board.")
     kind: LinkKind = Field(description=_KIND_DOC)
 
 

@@ -33,12 +33,12 @@ class ListMyWorkInput(ToolInput):
     workspaceId: WorkspaceIdArg
     assigneeId: str = Field(default="me", max_length=64, description='"me" or a userId.')
     labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
-    priority: Priority | None = Field(default=None, description="Priority.")
+    priority: Priority | None = None
     dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
     dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
     overdue: bool | None = Field(default=None, description="true: due before now.")
     updatedSince: str | None = Field(default=None, max_length=40, description="ISO-8601 time.")
-    limit: int = Field(default=50, ge=1, le=100, description="Page size.")
+    limit: int = Field(default=50, ge=1, le=100)
     cursor: CursorArg
 
 

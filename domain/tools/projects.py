@@ -35,7 +35,7 @@ TargetType = Literal["BOARD", "TASK", "REPO", "DOC", "DECISION", "METRIC", "AGEN
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="pj_…")]
-NameArg = Annotated[str, Field(min_length=1, max_length=120, description="Name.")]
+NameArg = Annotated[str, Field(min_length=1, max_length=120)]
 ShortText = Annotated[str, Field(min_length=1, max_length=300)]
 
 
@@ -370,7 +370,7 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
 # -- update_project ----------------------------------------------------------------------------
 class UpdateProjectInput(ToolInput):
     projectId: ProjectIdArg
-    name: str | None = Field(default=None, min_length=1, max_length=120, description="Name.")
+    name: str | None = Field(default=None, min_length=1, max_length=120)
     status: Status | None = Field(default=None, description="Status.")
     ownerId: str | None = Field(default=None, max_length=64, description="userId; null: without one.")
     parentId: str | None = Field(default=None, max_length=64, description="pj_… of the workspace; null: top-level; no cycles.")

@@ -33,7 +33,7 @@ MIN_SUBSTRING = 3
 
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
 'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
-SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50, description="Page size.")]
+SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50)]
 DateArg = Annotated[str | None, Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
 
 
@@ -44,7 +44,7 @@ class SearchTasksInput(ToolInput):
     columnId: str | None = Field(default=None, max_length=120, description="cl_…")
     assigneeId: str | None = Field(default=None, max_length=120, description="Assigned userId.")
     label: str | None = Field(default=None, max_length=120, description="Label name, any case.")
-    priority: Priority | None = Field(default=None, description="Priority.")
+    priority: Priority | None = None
     dueBefore: DateArg = None
     dueAfter: DateArg = None
     limit: SearchLimitArg = 20
@@ -316,7 +316,7 @@ def _snippet(body: str, needles: list[str]) -> str | None:
     "search_artifacts",
     title="Search artifacts",
     description=(
-        "Full-text search over a workspace's text artifacts (plans, decisions, PRDs…), syntax as search_tasks; ranked "
+        "Full-text search over a workspace's text artifacts, query syntax as search_tasks; ranked "
         "rows with snippets. TRACE and withdrawn ones never match."
     ),
     area="search",

@@ -32,7 +32,7 @@ from domain.tools.args import IdempotencyKeyArg, TaskIdArg
 from domain.tools.views import SubtaskView, subtask_view
 
 MAX = subtask_store.MAX_PER_TASK
-SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500, description="What to do.")]
+SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500)]
 SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="st_…")]
 
 

@@ -133,7 +133,7 @@ class CreateTaskInput(ToolInput):
     columnId: ColumnIdArg
     title: TitleArg
     description: DescriptionArg
-    priority: Priority = Field(default="NONE", description="Priority.")
+    priority: Priority = Field(default="NONE")
     dueDate: DueDateArg
     idempotencyKey: IdempotencyKeyArg
 
@@ -201,8 +201,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
 
 # -- get_task --------------------------------------------------------------------------------
 class GetTaskInput(ToolInput):
-    taskId: str | None = Field(default=None, max_length=80, description="tk_…; or workspaceId + number.")
-    workspaceId: str | None = Field(default=None, max_length=64, description='With number.')
+    taskId: str | None = Field(default=None, max_length=80, description="tk_…")
+    workspaceId: str | None = Field(default=None, max_length=64, description="ws_…, with number.")
     number: int | None = Field(default=None, ge=1, le=9_999_999_999, description="Key number (ST-42 -> 42).")
     response_format: ResponseFormat = Field(default="detailed", description="concise: scalars and counts.")
 
@@ -303,9 +303,9 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500, description="Title.")
+    title: str | None = Field(default=None, min_length=1, max_length=500)
     description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
-    priority: Priority | None = Field(default=None, description="Priority.")
+    priority: Priority | None = None
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
@@ -321,7 +321,7 @@ class UpdateTaskOutput(TaskOutput):
 @tool(
     "update_task",
     title="Update task",
-    description="Changes a task's fields. Fields you leave out stay as they are; null empties a field that may be empty (description, dueDate) and is ignored elsewhere.",
+    description="Changes a task's fields. " + null_rule(["description", "dueDate"], ["title", "priority"]),
     area="tasks",
     scope="write",
     idempotent=True,
@@ -378,7 +378,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
 # -- move_task -------------------------------------------------------------------------------
 class MoveTaskInput(ToolInput):
     taskId: TaskIdArg
-    columnId: str | None = Field(default=None, max_length=80, description="cl_… of the board; omit to reorder.")
+    columnId: str | None = Field(default=None, max_length=80, description="cl_…, same board; omit to reorder.")
     beforeTaskId: str | None = Field(default=None, max_length=80, description="tk_… to go above.")
     afterTaskId: str | None = Field(default=None, max_length=80, description="tk_… to go below.")
     expectedUpdatedAt: ExpectedUpdatedAtArg
@@ -531,7 +531,7 @@ class ListTasksInput(ToolInput):
     columnId: str | None = Field(default=None, max_length=80, description="cl_…")
     assigneeId: str | None = Field(default=None, max_length=64, description='userId or "me".')
     labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
-    priority: Priority | None = Field(default=None, description="Priority.")
+    priority: Priority | None = None
     dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
     dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
     overdue: bool | None = Field(default=None, description="true: due before now.")
