@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     floor_import = S.summary([x["import"] for x in samples["floor"]])
     first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "sdk")}
     pre_vs_sdk = S.ratios_of_pairs(outer["pre"], outer["sdk"])
+    # the first call reads the token (nothing is cached yet); so do these warm calls
+    first_over_uncached = {k: S.summary([x["first"] / sorted(x["uncached"])[len(x["uncached"]) // 2] for x in samples[k]]) for k in ("ours", "pre")}
 
     lines = [
         S.machine_line(),
@@ -155,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                 ("first tools/call get_task", inner["ours"]["first"].ms(1), inner["pre"]["first"].ms(1), inner["sdk"]["first"].ms(1), "—"),
                 ("warm call (7 per process)", inner["ours"]["warm"].ms(1), inner["pre"]["warm"].ms(1), inner["sdk"]["warm"].ms(1), "—"),
                 ("first / warm", f"{first_over_warm['ours'].median:.2f}x", f"{first_over_warm['pre'].median:.2f}x", f"{first_over_warm['sdk'].median:.1f}x", "—"),
+                ("warm call reading the token (token cache emptied)", S.summary([w for x in samples["ours"] for w in x["uncached"]]).ms(1),
+                 S.summary([w for x in samples["pre"] for w in x["uncached"]]).ms(1), "—", "—"),
+                ("first / warm reading the token (the same requests)", f"{first_over_uncached['ours'].median:.2f}x", f"{first_over_uncached['pre'].median:.2f}x", "—", "—"),
             ],
         ),
         "",
@@ -184,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         S.write_section("cold_start", "## Cold start\n\n`python -m benchmarks.cold_start`\n\n" + text)
         S.record("cold_init", f"ours {o.median * 1000:.0f} ms, SDK {s.median * 1000:.0f} ms, floor {f.median * 1000:.0f} ms: **{vs_sdk.median:.2f}x the SDK, {vs_floor.median:.2f}x the floor**", "benchmarks.cold_start")
-        S.record("first_call", f"ours pre-initialized {inner['pre']['first'].median * 1000:.0f} ms (**{first_over_warm['pre'].median:.2f}x** a warm call), on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
+        S.record("first_call", f"ours pre-initialized {inner['pre']['first'].median * 1000:.0f} ms: **{first_over_warm['pre'].median:.2f}x** a warm call, **{first_over_uncached['pre'].median:.2f}x** a warm call that also reads the token; on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
     return 0
 
 
