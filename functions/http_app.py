@@ -16,12 +16,9 @@ import asyncio
 import contextvars
 import json
 import logging
-import os
 import re
-import threading
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
@@ -33,6 +30,7 @@ from domain.settings import settings
 from domain import faults, observability
 from domain.search.writes import install_index_hook
 from domain.store import db
+from domain.store.parallel import LazyPool
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
@@ -45,38 +43,20 @@ MCP_ROUTE = MCP_PATH + "{rest:path}"
 log = logging.getLogger("jentrix.http")
 T = TypeVar("T")
 WORKERS = 40  # requests served at once by one process (uvicorn; a Lambda environment serves one)
-_workers: ThreadPoolExecutor | None = None
-_workers_lock = threading.Lock()
+_WORKERS = LazyPool(WORKERS, "jentrix-http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
-
-
-def _worker_pool() -> ThreadPoolExecutor:
-    global _workers
-    if _workers is None:
-        with _workers_lock:
-            if _workers is None:
-                _workers = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="jentrix-http")
-    return _workers
-
-
-def _forget_workers() -> None:
-    global _workers
-    _workers = None
-
-
-os.register_at_fork(after_in_child=_forget_workers)  # a forked child has none of its parent's threads
 
 
 async def in_worker(fn: Callable[[], T]) -> T:
     """Run the blocking ``fn`` (token check, tool call: DynamoDB I/O) on a worker thread, in a
     copy of the caller's context.
 
-    A process-wide pool, created on first use (never at import, so a SnapStart snapshot holds no
-    threads), rather than Starlette's ``run_in_threadpool``: anyio stops its idle worker threads
+    A process-wide pool (:class:`~domain.store.parallel.LazyPool`: created on first use, never at
+    import) rather than Starlette's ``run_in_threadpool``: anyio stops its idle worker threads
     when the event loop's root task ends, and Mangum runs every Lambda invocation as a new root
     task, so each invocation started — and paid for — a new thread."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_worker_pool(), contextvars.copy_context().run, fn)
+    return await loop.run_in_executor(_WORKERS.get(), contextvars.copy_context().run, fn)
 
 
 def origin_allowed(origin: str | None) -> bool:

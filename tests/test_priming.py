@@ -66,3 +66,24 @@ def test_after_priming_requests_reach_dynamodb(stack) -> None:
     assert "Item" not in client.get_item(TableName=Row.Meta.table_name, Key=priming._KEY)
     with pytest.raises(botocore.exceptions.ClientError):
         client.get_item(TableName="no-such-table-" + os.urandom(4).hex(), Key=priming._KEY)
+
+
+def test_worker_pools_are_made_on_first_use_and_forgotten_in_a_forked_child() -> None:
+    """Neither the HTTP worker pool nor the I/O pool exists before it is used, and a forked child
+    never inherits one (its threads did not survive the fork)."""
+    from domain.store import parallel
+    from functions import http_app
+
+    pool = parallel.LazyPool(2, "probe")
+    assert pool._pool is None
+    assert pool.get() is pool.get()
+    parallel.submit(lambda: None).result()
+    assert parallel._POOL._pool is not None and http_app._WORKERS.workers == http_app.WORKERS
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports whether it still holds the parent's pools
+        os.write(write, b"1" if pool._pool is None and parallel._POOL._pool is None else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    pool.get().shutdown()

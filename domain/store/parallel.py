@@ -10,6 +10,7 @@ functions/priming.py.)
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -18,18 +19,33 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 MAX_WORKERS = 16
-_pool: ThreadPoolExecutor | None = None
-_lock = threading.Lock()
 _local = threading.local()
 
 
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="jentrix-io")
-    return _pool
+class LazyPool:
+    """A thread pool created by its first use, never at import (a SnapStart snapshot or a forked
+    child holds no threads from its parent), and forgotten in a forked child."""
+
+    def __init__(self, workers: int, prefix: str) -> None:
+        self.workers, self.prefix = workers, prefix
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        os.register_at_fork(after_in_child=self.forget)
+
+    def get(self) -> ThreadPoolExecutor:
+        pool = self._pool
+        if pool is None:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self.prefix)
+                pool = self._pool
+        return pool
+
+    def forget(self) -> None:
+        self._pool = None
+
+
+_POOL = LazyPool(MAX_WORKERS, "jentrix-io")
 
 
 def submit(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
@@ -43,7 +59,7 @@ def submit(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
         finally:
             _local.issued = None
 
-    return _executor().submit(run)
+    return _POOL.get().submit(run)
 
 
 def take_issued() -> float | None:
@@ -53,9 +69,3 @@ def take_issued() -> float | None:
     issued = getattr(_local, "issued", None)
     _local.issued = None
     return issued
-
-
-def reset_after_fork() -> None:
-    """Forget the pool (a forked child must not use its parent's threads)."""
-    global _pool
-    _pool = None
