@@ -28,7 +28,6 @@ Run: .venv/bin/python -m benchmarks.cold_start [--rounds 7] [--no-write]
 from __future__ import annotations
 
 import argparse
-import compileall
 import importlib.metadata as md
 import json
 import re
@@ -110,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     began = time.perf_counter()
 
-    for package in ("domain", "functions", "benchmarks"):
-        compileall.compile_dir(str(S.REPO / package), quiet=1)  # timestamp-checked .pyc, as the site-packages have
+    S.compile_bytecode()
     with S.Stack() as stack:
         actor = stack.actor()
         task_id = S.board_with_tasks(actor, 1)["tasks"][0]["id"]
