@@ -95,10 +95,11 @@ def null_rule(clearable: Iterable[str], kept: Iterable[str]) -> str:
     other field; the sentence does not list them).
     """
     del kept
-    cleared = ", ".join(clearable)
-    if not cleared:
+    names = list(clearable)
+    if not names:
         return "Omitted fields stay as they are; null is ignored."
-    return f"Omitted fields stay as they are; null clears {cleared} and is ignored elsewhere."
+    cleared = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"Omitted fields stay as they are; null clears {cleared}, elsewhere it is ignored."
 
 
 def requested_changes(args: BaseModel, *, clear_to: Mapping[str, Any], not_values: Iterable[str]) -> dict[str, Any]:
