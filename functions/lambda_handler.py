@@ -19,6 +19,7 @@ start), never per invocation, and the first request's one-time work is done then
 from __future__ import annotations
 
 import asyncio
+import random
 
 import os
 from typing import Any
@@ -119,5 +120,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     global _cold
     if _cold:
         _cold = False
+        # The first invocation of an environment — after a SnapStart restore too, since the
+        # snapshot holds _cold = True — draws a fresh seed for `random` (retry jitter), so that
+        # environments restored from one snapshot do not back off in step.
+        random.seed()
         observability.record_cold_start(str(getattr(context, "function_name", "") or "jentrix-mcp"))
     return _mangum(route_path(event), context)

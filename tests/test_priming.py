@@ -87,3 +87,24 @@ def test_worker_pools_are_made_on_first_use_and_forgotten_in_a_forked_child() ->
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
     pool.get().shutdown()
+
+
+def test_the_first_invocation_reseeds_random(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Environments restored from one SnapStart snapshot share the PRNG state init left; the first
+    invocation of each draws a new seed (retry jitter must not move in step)."""
+    import random
+
+    from functions import lambda_handler
+
+    monkeypatch.setattr(lambda_handler, "_cold", True)
+    random.seed(1234)
+    snapshot = random.getstate()
+    event = {"resource": "/healthz", "path": "/healthz", "httpMethod": "GET", "headers": {}, "multiValueHeaders": {},
+             "queryStringParameters": None, "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
+             "requestContext": {"resourcePath": "/healthz", "httpMethod": "GET", "path": "/healthz", "stage": "t", "requestId": "r",
+                                "identity": {"sourceIp": "127.0.0.1"}}, "body": None, "isBase64Encoded": False}
+    assert lambda_handler.handler(event, None)["statusCode"] == 200
+    assert random.getstate() != snapshot and lambda_handler._cold is False
+    random.setstate(snapshot)
+    assert lambda_handler.handler(event, None)["statusCode"] == 200
+    assert random.getstate() == snapshot  # warm invocations leave it alone
