@@ -265,6 +265,17 @@ def cmd_dev(args: argparse.Namespace) -> int:
     from infra import ddb_local
     from infra.seed import seed_dev
 
+    banner = ""
+
+    class AnnouncingServer(uvicorn.Server):
+        """Prints the banner once the sockets listen: a script that waits for the URL can connect
+        as soon as it sees it."""
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and not self.should_exit:
+                print(banner, flush=True)
+
     data_dir = None if args.in_memory else Path(args.data_dir).expanduser().resolve() if args.data_dir else ddb_local.home() / "data"
     token_file = data_dir / "dev-token" if data_dir else None
     if not 0 < args.dynamodb_port < 65536 or not 0 < args.port < 65536:
@@ -313,7 +324,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         s3 = start_local_s3(args.s3_port)
         seed = seed_dev(token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
-        print(dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint), flush=True)
+        banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint)
 
         from domain.search.repair import RepairLoop
         from functions.http_app import create_app
@@ -325,7 +336,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         config = uvicorn.Config(
             create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
         )
-        server = uvicorn.Server(config)
+        server = AnnouncingServer(config)
         watcher = _DynamoDBWatch(ddb.process, server)
         watcher.start()
         server.run()

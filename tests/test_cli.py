@@ -391,6 +391,8 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
 
     port, ddb_port = free_port(), free_port()
     first = start_dev(data_dir, port, started, dynamodb_port=ddb_port, log_level="info")
+    # the banner is printed once the server listens: one request right after it, no retry, is served
+    assert httpx2.get(first.url.replace("/api/mcp", "/healthz"), timeout=10).status_code == 200
     assert first.url == f"http://127.0.0.1:{port}/api/mcp"
     assert first.endpoint == f"http://127.0.0.1:{ddb_port}"
     assert first.token.startswith("tm_")
