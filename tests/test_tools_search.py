@@ -63,6 +63,33 @@ async def test_search_end_to_end(server_url, owner):
 
 
 
+async def test_filters_name_the_label_resolve_me_and_bound_due_dates_like_list_tasks(server_url, owner):
+    """labelName (any case), assigneeId "me", dueBefore exclusive and dueAfter inclusive: the same
+    names and bounds as list_tasks and list_my_work."""
+    ws = owner.workspace_id
+    async with mcp_client(server_url, owner.token) as c:
+        b = await ok(c, "create_board", {"workspaceId": ws, "name": "Filter board"})
+        col = b["columns"][0]["id"]
+        mine = (await ok(c, "create_task", {"columnId": col, "title": "Quokka mine", "dueDate": "2031-05-10"}))["task"]
+        other = (await ok(c, "create_task", {"columnId": col, "title": "Quokka other", "dueDate": "2031-05-11"}))["task"]
+        label = (await ok(c, "manage_labels", {"action": "create", "boardId": b["board"]["id"], "name": "Urgent-Fix", "color": "#ff0000"}))["label"]
+        await ok(c, "set_task_labels", {"taskId": mine["id"], "labelIds": [label["id"]]})
+        await ok(c, "set_task_assignees", {"taskId": mine["id"], "userIds": [owner.user_id]})
+
+        async def found(**filters):
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "quokka", **filters})
+            return {x["id"] for x in r["results"]}
+
+        assert await found() == {mine["id"], other["id"]}
+        assert await found(labelName="urgent-fix") == {mine["id"]}
+        assert await found(labelName="no such label") == set()
+        assert await found(assigneeId="me") == {mine["id"]} == await found(assigneeId=owner.user_id)
+        assert await found(dueAfter="2031-05-11") == {other["id"]}  # inclusive
+        assert await found(dueBefore="2031-05-11") == {mine["id"]}  # exclusive
+        e = await err(c, "search_tasks", {"workspaceId": ws, "query": "quokka", "label": "urgent-fix"})
+        assert e["code"] == "INVALID_INPUT" and "label" in e["message"]
+
+
 async def test_bad_input(server_url, owner):
     if True:
         async with mcp_client(server_url, owner.token) as c:

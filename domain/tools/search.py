@@ -34,7 +34,7 @@ MIN_SUBSTRING = 3
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
 'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
 SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50)]
-DateArg = Annotated[str | None, Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")]
+_DAY = r"^\d{4}-\d{2}-\d{2}$"  # the due-date filters: named and bounded as list_tasks and list_my_work name them
 
 
 class SearchTasksInput(ToolInput):
@@ -42,11 +42,11 @@ class SearchTasksInput(ToolInput):
     query: QueryArg
     boardId: str | None = Field(default=None, max_length=120, description="bd_…")
     columnId: str | None = Field(default=None, max_length=120, description="cl_…")
-    assigneeId: str | None = Field(default=None, max_length=120, description="Assigned userId.")
-    label: str | None = Field(default=None, max_length=120, description="Label name, any case.")
+    assigneeId: str | None = Field(default=None, max_length=120, description='userId or "me".')
+    labelName: str | None = Field(default=None, max_length=120, description="Label name, any case.")
     priority: Priority | None = None
-    dueBefore: DateArg = None
-    dueAfter: DateArg = None
+    dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
+    dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
     limit: SearchLimitArg = 20
     cursor: CursorArg = None
 
@@ -141,7 +141,7 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     key = _key_of(text)
     tree, substring = _parse(text, key_ok=key is not None, empty_hint="Give at least one word, a phrase or a task key (ABC-42).")
     filters = {"ws": ws, "query": text, "boardId": args.boardId, "columnId": args.columnId, "assigneeId": args.assigneeId,
-               "label": args.label.casefold() if args.label else None, "priority": args.priority,
+               "labelName": args.labelName.casefold() if args.labelName else None, "priority": args.priority,
                "dueBefore": args.dueBefore, "dueAfter": args.dueAfter}
     kind = list_kind("search_tasks", **filters)
     offset = _offset(kind, args.cursor)
@@ -171,17 +171,18 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     entries = {e.boardId: e for e in ctx.query("entries")}
 
     label_ids: dict[str, str | None] = {}
-    if args.label:
+    if args.labelName:
         boards = {r.boardId for r in rows.values()}
-        claims = _batch_get([keys.label_name_claim(b, args.label) for b in boards])
+        claims = _batch_get([keys.label_name_claim(b, args.labelName) for b in boards])
         label_ids = {c.PK: c.labelId for c in claims if isinstance(c, LabelNameRow)}
 
+    assignee = ctx.user_id if args.assigneeId == "me" else args.assigneeId
     ranked = []
     for tid, row in rows.items():
         entry = entries.get(row.boardId)
         if row.archivedAt or entry is None or entry.archivedAt:
             continue
-        if not _passes(row, args, label_ids):
+        if not _passes(row, args, label_ids, assignee):
             continue
         hit = hits.get(tid)
         fields: list[str] = []
@@ -231,21 +232,22 @@ def _desc(stamp: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in stamp or "")
 
 
-def _passes(row: TaskDetailRow, args: SearchTasksInput, label_ids: dict[str, str | None]) -> bool:
+def _passes(row: TaskDetailRow, args: SearchTasksInput, label_ids: dict[str, str | None], assignee: str | None) -> bool:
+    """Whether ``row`` meets every filter; ``assignee`` is ``assigneeId`` with "me" resolved."""
     if args.boardId and row.boardId != args.boardId:
         return False
     if args.columnId and row.columnId != args.columnId:
         return False
-    if args.assigneeId and args.assigneeId not in (row.assigneeIds or []):
+    if assignee and assignee not in (row.assigneeIds or []):
         return False
     if args.priority and (row.priority or "NONE") != args.priority:
         return False
     if args.dueBefore and not (row.dueDate and row.dueDate[:10] < args.dueBefore):
         return False
-    if args.dueAfter and not (row.dueDate and row.dueDate[:10] > args.dueAfter):
+    if args.dueAfter and not (row.dueDate and row.dueDate[:10] >= args.dueAfter):
         return False
-    if args.label:
-        wanted = label_ids.get(keys.label_name_claim(row.boardId, args.label)[0])
+    if args.labelName:
+        wanted = label_ids.get(keys.label_name_claim(row.boardId, args.labelName)[0])
         if not wanted or wanted not in (row.labelIds or []):
             return False
     return True
