@@ -94,8 +94,10 @@ def principal_from_authorizer(scope: dict[str, Any]) -> Principal | None:
     return auth.principal_from_context(ctx) if ctx else None
 
 
-def _unauthorized(description: str) -> Response:
-    challenge = f'Bearer realm="jentrix", error="invalid_token", error_description="{description}"'
+def _unauthorized(description: str, *, missing: bool = False) -> Response:
+    """401 with a Bearer challenge. A request that sent no credentials gets the bare challenge
+    (RFC 6750 §3.1: no error code then); a bad token gets ``error="invalid_token"``."""
+    challenge = 'Bearer realm="jentrix"' if missing else f'Bearer realm="jentrix", error="invalid_token", error_description="{description}"'
     body = {"error": "unauthorized", "error_description": description}
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
 
@@ -204,7 +206,7 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
     principal = principal_from_authorizer(request.scope)
     secret = bearer(request.headers) if principal is None else None
     if principal is None and secret is None:
-        return _unauthorized("Send Authorization: Bearer <token>.")
+        return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
     raw = await request.body()
 
     def serve() -> tuple[int, dict[str, Any]] | None:
@@ -259,7 +261,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
         if principal is None:
             secret = bearer(headers)
             if secret is None:
-                return _unauthorized("Send Authorization: Bearer <token>.")
+                return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
         raw = await request.body()
 
         def serve() -> Any:

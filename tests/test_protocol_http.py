@@ -397,12 +397,17 @@ def _assert_401(resp: httpx2.Response) -> None:
 
 
 def test_missing_token_is_401(server_url):
-    _assert_401(post(server_url, None, handshake_body("ping")))
+    resp = post(server_url, None, handshake_body("ping"))
+    _assert_401(resp)
+    assert resp.headers["www-authenticate"] == 'Bearer realm="jentrix"'  # RFC 6750 §3.1: no error code without credentials
 
 
 @pytest.mark.parametrize("authorization", ["Bearer tm_not-a-real-token", "Bearer something", "Basic dXNlcjpwYXNz", "Bearer", "tm_no_scheme"])
 def test_invalid_token_is_401(server_url, authorization):
-    _assert_401(post(server_url, None, handshake_body("ping"), {"Authorization": authorization}))
+    resp = post(server_url, None, handshake_body("ping"), {"Authorization": authorization})
+    _assert_401(resp)
+    sent_a_bearer_token = authorization.startswith("Bearer ")  # else no Bearer credentials were sent at all
+    assert ('error="invalid_token"' in resp.headers["www-authenticate"]) is sent_a_bearer_token, resp.headers["www-authenticate"]
 
 
 def test_revoked_token_is_401(server_url, owner):
