@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from cfnlint.decode import cfn_yaml
 
+from domain.errors import ErrorCode
 from domain.store.models import Row
 
 ROOT = Path(__file__).resolve().parent.parent
-CODES = {"FORBIDDEN", "NOT_FOUND", "INVALID_INPUT", "RATE_LIMITED", "CONFLICT", "INTERNAL"}
+CODES = {code.value for code in ErrorCode}  # every envelope code has its gateway response
 XRAY_WRITE = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 
 

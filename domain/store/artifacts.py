@@ -30,7 +30,10 @@ from domain.store.models import ArtifactBodyRow, ArtifactLinkRow, ArtifactRow, R
 LINKS: tuple[tuple[str, str], ...] = (
     ("task", "taskId"), ("project", "projectId"), ("session", "sessionId"), ("run", "runId"), ("decision", "decisionId"), ("workOrder", "workOrderId"),
 )
-TEXT_KINDS: frozenset[str] = frozenset({"PLAN", "DECISION", "FINDINGS", "REPORT", "DIFF", "DELIVERABLE", "LEARNING", "PROMPT", "GOAL", "PRD"})
+# The written kinds: their text is always stored in the body (and searched). Sorted; the one list
+# the tools' argument enums are made from.
+TEXT_KIND_NAMES: tuple[str, ...] = ("DECISION", "DELIVERABLE", "DIFF", "FINDINGS", "GOAL", "LEARNING", "PLAN", "PRD", "PROMPT", "REPORT")
+TEXT_KINDS: frozenset[str] = frozenset(TEXT_KIND_NAMES)
 # The head attributes a link copy repeats (every field of the head).
 _FIELDS = tuple(name for name in _ArtifactFields.get_attributes() if name not in {"PK", "SK", "kind", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "ttl"})
 

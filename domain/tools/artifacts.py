@@ -27,10 +27,8 @@ from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.text import has_visible
 from domain.tools.args import CursorArg, LimitArg, WorkspaceIdArg
 
-ArtifactType = Literal[
-    "PR", "DIFF", "LOG", "SCREENSHOT", "EVAL_REPORT", "RUN_SUMMARY", "TRACE",
-    "PLAN", "DECISION", "FINDINGS", "REPORT", "DELIVERABLE", "LEARNING", "PROMPT", "GOAL", "PRD",
-]
+# Every kind: the file-like and run kinds, then the written ones (domain.store.artifacts; DIFF is both).
+ArtifactType = Literal[("EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", *artifact_store.TEXT_KIND_NAMES)]
 Storage = Literal["INLINE", "EXTERNAL_URL", "S3_OBJECT", "R2_OBJECT"]
 BODY_MAX = 100_000
 ArtifactIdArg = Annotated[str, Field(min_length=1, max_length=80, description="ar_…")]
