@@ -46,6 +46,13 @@ ExpectedUpdatedAtArg = Annotated[
 LinkKind = Literal["BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES"]
 LimitArg = Annotated[int, Field(default=50, ge=1, le=200)]
 CursorArg = Annotated[str | None, Field(default=None, max_length=2048)]
+# The task filters list_tasks, list_my_work and search_tasks share (issue 14): one name, one bound each.
+_DAY = r"^\d{4}-\d{2}-\d{2}$"
+LabelNameFilter = Annotated[str | None, Field(default=None, min_length=1, max_length=50, description="Label name, any case.")]
+DueBeforeFilter = Annotated[str | None, Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")]
+DueAfterFilter = Annotated[str | None, Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")]
+OverdueFilter = Annotated[bool | None, Field(default=None, description="true: due before now.")]
+UpdatedSinceFilter = Annotated[str | None, Field(default=None, max_length=40, description="ISO-8601 time.")]
 
 
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------

@@ -22,22 +22,21 @@ from domain.store import keys
 from domain.store import work as work_store
 from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskRow, WorkItemRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
-from domain.tools.args import CursorArg, Priority, WorkspaceIdArg
+from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, LabelNameFilter, OverdueFilter, Priority, UpdatedSinceFilter, WorkspaceIdArg
 from domain.tools.views import TaskRowView, task_row_view
 
 MAX_PAGES = 4  # index pages one call reads before it answers with a cursor (filtered-out entries)
-_DAY = r"^\d{4}-\d{2}-\d{2}$"
 
 
 class ListMyWorkInput(ToolInput):
     workspaceId: WorkspaceIdArg
     assigneeId: str = Field(default="me", max_length=64, description='"me" or a userId.')
-    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
+    labelName: LabelNameFilter = None
     priority: Priority | None = None
-    dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
-    dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
-    overdue: bool | None = Field(default=None, description="true: due before now.")
-    updatedSince: str | None = Field(default=None, max_length=40, description="ISO-8601 time.")
+    dueBefore: DueBeforeFilter = None
+    dueAfter: DueAfterFilter = None
+    overdue: OverdueFilter = None
+    updatedSince: UpdatedSinceFilter = None
     limit: int = Field(default=50, ge=1, le=100)
     cursor: CursorArg
 

@@ -26,7 +26,7 @@ from domain.store import keys
 from domain.store.models import ArtifactBodyRow, ArtifactRow, ColumnRow, LabelNameRow, Row, SearchPendingRow, TaskDetailRow, TaskNumberRow, WorkspaceRow
 from domain.store.paging import InvalidCursor, decode_cursor, encode_cursor, list_kind
 from domain.store.search_marks import text_version
-from domain.tools.args import CursorArg, Priority, WorkspaceIdArg
+from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, Priority, WorkspaceIdArg
 
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
@@ -34,7 +34,6 @@ MIN_SUBSTRING = 3
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
 'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
 SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50)]
-_DAY = r"^\d{4}-\d{2}-\d{2}$"  # the due-date filters: named and bounded as list_tasks and list_my_work name them
 
 
 class SearchTasksInput(ToolInput):
@@ -45,8 +44,8 @@ class SearchTasksInput(ToolInput):
     assigneeId: str | None = Field(default=None, max_length=120, description='userId or "me".')
     labelName: str | None = Field(default=None, max_length=120, description="Label name, any case.")
     priority: Priority | None = None
-    dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
-    dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
+    dueBefore: DueBeforeFilter = None
+    dueAfter: DueAfterFilter = None
     limit: SearchLimitArg = 20
     cursor: CursorArg = None
 
@@ -259,7 +258,7 @@ def _batch_get(item_keys: list[tuple[str, str]]) -> list[Row]:
 
 
 # -- search_artifacts -------------------------------------------------------------------------------
-TextKind = Literal["PLAN", "DECISION", "FINDINGS", "REPORT", "DIFF", "DELIVERABLE", "LEARNING", "PROMPT", "GOAL", "PRD"]
+TextKind = Literal[artifact_store.TEXT_KIND_NAMES]  # the searchable kinds
 SNIPPET_CHARS = 160
 RECHECK_CAP = 100  # substring-only candidates whose bodies are read for the recheck
 

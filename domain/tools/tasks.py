@@ -38,15 +38,20 @@ from domain.tools.args import (
     ColumnIdArg,
     CursorArg,
     DescriptionArg,
+    DueAfterFilter,
+    DueBeforeFilter,
     DueDateArg,
     ExpectedUpdatedAtArg,
     IdempotencyKeyArg,
+    LabelNameFilter,
     LimitArg,
     NewDueDateArg,
+    OverdueFilter,
     Priority,
     ResponseFormat,
     TaskIdArg,
     TitleArg,
+    UpdatedSinceFilter,
     null_rule,
     requested_changes,
 )
@@ -523,19 +528,18 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
 
 
 # -- list_tasks ------------------------------------------------------------------------------
-_DAY = r"^\d{4}-\d{2}-\d{2}$"
 
 
 class ListTasksInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="bd_…")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…")
     assigneeId: str | None = Field(default=None, max_length=64, description='userId or "me".')
-    labelName: str | None = Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
+    labelName: LabelNameFilter = None
     priority: Priority | None = None
-    dueBefore: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")
-    dueAfter: str | None = Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")
-    overdue: bool | None = Field(default=None, description="true: due before now.")
-    updatedSince: str | None = Field(default=None, max_length=40, description="ISO-8601 time.")
+    dueBefore: DueBeforeFilter = None
+    dueAfter: DueAfterFilter = None
+    overdue: OverdueFilter = None
+    updatedSince: UpdatedSinceFilter = None
     response_format: ResponseFormat = Field(default="concise", description="detailed adds description, creator; 10 a page.")
     limit: LimitArg
     cursor: CursorArg
