@@ -116,11 +116,10 @@ def prime_validators() -> int:
     """Build the validator of every tool model — arguments, results and the views handlers
     construct (every subclass of ``ToolInput``/``ToolOutput``); imports every tool module first.
     Returns how many were built."""
-    from domain.catalog import registry
+    from domain.catalog import eager_registry
     from domain.registry import ToolInput, ToolOutput
 
-    for spec in registry():
-        getattr(spec, "load", lambda: spec)()  # a LazySpec imports its module (which declares the models)
+    eager_registry()  # every tool module imported: they declare the models
     built = 0
     todo: list[type] = [ToolInput, ToolOutput]
     while todo:
