@@ -401,6 +401,34 @@ def compile_bytecode() -> None:
         compileall.compile_dir(str(REPO / package), quiet=1)
 
 
+@contextlib.contextmanager
+def deployed_botocore() -> Iterator[Path]:
+    """A directory holding botocore as ``jentrix package`` ships it (infra.package.slim_botocore:
+    five model directories, endpoints.json cut to their entries), compiled; put it first on a
+    child's ``PYTHONPATH`` and every side of a cold-start comparison imports the same botocore
+    Lambda runs. The copy skips the model directories it would delete; removed on exit."""
+    import compileall
+    import shutil
+    import tempfile
+
+    import botocore
+
+    from infra import package
+
+    full = Path(botocore.__file__).parent
+    data = full / "data"
+
+    def skip(folder: str, names: list[str]) -> list[str]:
+        dropped = [n for n in names if Path(folder) == data and (data / n).is_dir() and n not in package.SDK_SERVICES]
+        return dropped + [n for n in names if n == "__pycache__"]
+
+    with tempfile.TemporaryDirectory(prefix="deployed-botocore-") as root:
+        shutil.copytree(full, Path(root) / "botocore", ignore=skip)
+        package.slim_botocore(Path(root))
+        compileall.compile_dir(str(Path(root) / "botocore"), quiet=1)
+        yield Path(root)
+
+
 def machine_line() -> str:
     import platform
 

@@ -16,20 +16,24 @@ DynamoDB Local this command starts. Three kinds of process, run interleaved roun
 
 Our packages are compiled to bytecode first (``compileall``), as ``jentrix package`` ships them:
 a Lambda's file system is read-only, so a source-only artifact would compile every module on
-every cold start, and so would a checkout run with ``PYTHONDONTWRITEBYTECODE`` set.
+every cold start, and so would a checkout run with ``PYTHONDONTWRITEBYTECODE`` set. Likewise
+every side (the SDK's and the floor too) imports botocore as the artifact bundles it
+(:func:`benchmarks._support.deployed_botocore`); ``--full-botocore`` uses this environment's.
 
 Cold init is measured from outside: from ``Popen`` until the child reports that its first
 call has returned. The child also reports, from inside, its import time, the first call and
 seven warm calls after it. Then ``python -X importtime`` shows where our import goes.
 
-Run: .venv/bin/python -m benchmarks.cold_start [--rounds 7] [--no-write]
+Run: .venv/bin/python -m benchmarks.cold_start [--rounds 7] [--full-botocore] [--no-write]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata as md
 import json
+import os
 import re
 import subprocess
 import time
@@ -106,14 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
+    p.add_argument("--full-botocore", action="store_true", help="every side imports this environment's full botocore instead of the artifact's slim copy")
     args = p.parse_args(argv)
     began = time.perf_counter()
 
     S.compile_bytecode()
-    with S.Stack() as stack:
+    with S.Stack() as stack, contextlib.ExitStack() as cleanup:
         actor = stack.actor()
         task_id = S.board_with_tasks(actor, 1)["tasks"][0]["id"]
         env = stack.child_env()
+        if not args.full_botocore:  # every side imports the botocore the artifact ships
+            env["PYTHONPATH"] = f"{cleanup.enter_context(S.deployed_botocore())}{os.pathsep}{env['PYTHONPATH']}"
         samples: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
         for r in range(args.rounds):
             order = KINDS[r % len(KINDS):] + KINDS[: r % len(KINDS)]
@@ -144,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         S.machine_line(),
         "",
         f"Fresh interpreters, {args.rounds} interleaved rounds (ours on demand, ours pre-initialized, SDK, floor); medians with min-max; "
-        "ratios are medians of per-round ratios. Bytecode compiled ahead for every side; the floor imports "
+        "ratios are medians of per-round ratios. Bytecode compiled ahead for every side; "
+        + ("every side imports this environment's full botocore (`--full-botocore`)" if args.full_botocore else
+           "every side imports botocore as the artifact ships it (`infra.package.slim_botocore`: five model directories, "
+           "endpoints.json cut to their entries; `--full-botocore` measures the full copy)")
+        + "; the floor imports "
         f"{', '.join(f'`{m}`' for m in floor_modules())}.",
         "",
         S.table(

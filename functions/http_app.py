@@ -47,14 +47,19 @@ _WORKERS = LazyPool(WORKERS, "jentrix-http")
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
 
-async def in_worker(fn: Callable[[], T]) -> T:
-    """Run the blocking ``fn`` (token check, tool call: DynamoDB I/O) on a worker thread, in a
-    copy of the caller's context.
+async def in_worker(fn: Callable[[], T], scope: dict[str, Any]) -> T:
+    """Run the blocking ``fn`` (token check, tool call: DynamoDB I/O) off the event loop, in a
+    copy of the caller's context — except in a Lambda invocation (``scope`` carries Mangum's
+    ``aws.event``), where ``fn`` runs right here: a Lambda environment serves one request at a
+    time, so no other request waits on this loop, and the hop would only add two thread
+    switches to every call.
 
     A process-wide pool (:class:`~domain.store.parallel.LazyPool`: created on first use, never at
     import) rather than Starlette's ``run_in_threadpool``: anyio stops its idle worker threads
-    when the event loop's root task ends, and Mangum runs every Lambda invocation as a new root
-    task, so each invocation started — and paid for — a new thread."""
+    when the event loop's root task ends, which a long-lived server (uvicorn) would otherwise pay
+    for in new threads."""
+    if lambda_event(scope) is not None:
+        return fn()
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_WORKERS.get(), contextvars.copy_context().run, fn)
 
@@ -220,7 +225,7 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
         return reply(caller, body)
 
     try:
-        out = await in_worker(serve)
+        out = await in_worker(serve, request.scope)
     except Exception as exc:  # noqa: BLE001 - the token check failed: the same envelope
         from domain.pipeline import internal_error
 
@@ -278,7 +283,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             layers = (path_layer,) if path_layer is not None else ()
             return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
-        reply = await in_worker(serve)
+        reply = await in_worker(serve, request.scope)
         if reply is None:
             return _unauthorized("The token is unknown, revoked or expired.")
         if isinstance(reply, Exception):

@@ -17,8 +17,9 @@ Nothing of the dev stack goes in: uvicorn, httpx2, click, the MCP SDK, pytest ar
 
 boto3/botocore are bundled by default (``--no-sdk`` leaves them to the runtime): see
 docs/deploy.md, "boto3: bundled". Bundled botocore keeps only the service models the functions
-create clients for (:data:`SDK_SERVICES`; 4 of ~450 directories, ~23 MB less); a client for
-any other service fails with ``UnknownServiceError``, which tests/test_package.py would show.
+create clients for (:data:`SDK_SERVICES`; 5 of ~450 directories, ~23 MB less) and only their
+entries of ``endpoints.json`` (:func:`slim_botocore`); a client for any other service fails with
+``UnknownServiceError``, which tests/test_package.py would show.
 
 Bytecode is compiled ahead (``--invalidation-mode unchecked-hash``: the zip's timestamps
 cannot invalidate it) with a Python of the target's version when one is found (``python3.12``
@@ -35,6 +36,7 @@ builds without it when a mirror lacks its arm64 wheel.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -55,13 +57,45 @@ SKIP_FUNCTIONS = ("cli.py", "cli_governance.py", "stdio_adapter.py", "stdio")
 SDK_SERVICES = ("dynamodb", "dynamodbstreams", "s3", "sts", "xray")
 
 
-def _slim_botocore(target: Path) -> None:
+def slim_botocore(target: Path) -> dict[str, int]:
+    """Keep only what the functions' clients load from ``target/botocore/data``.
+
+    * the service model directories of :data:`SDK_SERVICES` (the others are deleted);
+    * in ``endpoints.json`` (1.25 MB, parsed whole by every botocore session's first client:
+      ~50-100 ms of a cold start), the entries of those services' endpoint prefixes, read from
+      their own ``service-2`` metadata, in every partition; the partitions' regions, defaults and
+      DNS suffixes stay. A client of a service not kept fails either way (its model is gone).
+
+    Returns ``{"services": kept, "endpointsBytes": size after}``; a tree without botocore data
+    is left alone (``--no-sdk``). Also used by ``benchmarks.cold_start`` so that every side it
+    measures imports the botocore the artifact ships."""
     data = target / "botocore" / "data"
     if not data.is_dir():
-        return
-    for entry in data.iterdir():
-        if entry.is_dir() and entry.name not in SDK_SERVICES:
+        return {"services": 0, "endpointsBytes": 0}
+    prefixes: set[str] = set()
+    for entry in sorted(data.iterdir()):
+        if not entry.is_dir():
+            continue
+        if entry.name not in SDK_SERVICES:
             shutil.rmtree(entry)
+            continue
+        latest = max(p for p in entry.iterdir() if p.is_dir())
+        prefixes.add(_service_metadata(latest)["endpointPrefix"])
+    endpoints = data / "endpoints.json"
+    if endpoints.exists():
+        table = json.loads(endpoints.read_text())
+        for partition in table["partitions"]:
+            partition["services"] = {k: v for k, v in partition["services"].items() if k in prefixes}
+        endpoints.write_text(json.dumps(table, separators=(",", ":")))
+    return {"services": len(prefixes), "endpointsBytes": endpoints.stat().st_size if endpoints.exists() else 0}
+
+
+def _service_metadata(version_dir: Path) -> dict:
+    plain = version_dir / "service-2.json"
+    if plain.exists():
+        return json.loads(plain.read_text())["metadata"]
+    with gzip.open(version_dir / "service-2.json.gz", "rt") as fh:
+        return json.load(fh)["metadata"]
 
 
 def _interpreter_for(version: str) -> str | None:
@@ -164,7 +198,7 @@ def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[s
     requirements = runtime_requirements(sdk=sdk, skip=skip)
     _pip(out, requirements, platform)
     _prune(out, sdk=sdk)
-    _slim_botocore(out)
+    slim_botocore(out)
     _copy_code(out)
     version = LAMBDA_PLATFORM[1] if platform == "arm64" else f"{sys.version_info.major}.{sys.version_info.minor}"
     compiler = _interpreter_for(version)

@@ -408,3 +408,37 @@ def test_read_only_selection_url_through_the_gateway_route(owner: Actor) -> None
     assert out["statusCode"] == 200, out
     names = {t["name"] for t in json.loads(out["body"])["result"]["tools"]}
     assert "get_task" in names and "create_task" not in names and "update_task" not in names
+
+
+def test_a_lambda_invocation_serves_the_call_on_its_own_thread(owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One request per Lambda environment: the token check and the tool call run on the
+    invoking thread (no hop to the HTTP worker pool, whose threads would add two switches to
+    every call); the same app over plain HTTP (no Lambda event in the scope) still hops."""
+    import threading
+
+    from domain import pipeline
+
+    seen: list[str] = []
+    real = pipeline.call_tool
+    assert real is __import__("functions.protocol", fromlist=["call_tool"]).call_tool
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    import functions.protocol as protocol_module
+
+    monkeypatch.setattr(protocol_module, "call_tool", spy)  # the protocol layer's own reference
+    for shape in EVENT_SHAPES:
+        assert invoke(shape, *requests_for(owner.token)["tools/call list_workspaces"]).status == 200
+    assert seen == [threading.current_thread().name] * len(EVENT_SHAPES)
+
+    from starlette.testclient import TestClient
+
+    from functions.http_app import create_app
+
+    seen.clear()
+    with TestClient(create_app(), base_url="http://127.0.0.1") as client:
+        method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+        assert client.post("/api/mcp", headers=headers, content=body).status_code == 200
+    assert len(seen) == 1 and seen[0].startswith("jentrix-http"), seen

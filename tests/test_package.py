@@ -74,6 +74,50 @@ def test_arm64_artifact_leaves_the_dev_stack_out(arm64):
         assert list((out / "functions" / "__pycache__").glob("lambda_handler.cpython-312.pyc"))
 
 
+RESOLVE = r"""
+import json, sys
+import boto3
+session = boto3.session.Session(aws_access_key_id="a", aws_secret_access_key="b")
+seen = {}
+for service in sys.argv[1].split(","):
+    for region in ("us-east-1", "eu-central-1", "us-gov-west-1", "cn-north-1", "ap-southeast-7"):
+        client = session.client(service, region_name=region)
+        seen[f"{service}@{region}"] = [client.meta.endpoint_url, client.meta.region_name, client.meta.partition]
+print(json.dumps(seen))
+"""
+
+
+def test_slim_botocore_keeps_every_endpoint_the_functions_resolve(tmp_path):
+    """The trimmed data (5 model directories, endpoints.json cut to their prefixes) resolves
+    exactly what the full botocore resolves for the kept clients, in all partitions; any
+    other client is refused."""
+    import botocore
+
+    full = Path(botocore.__file__).parent
+    slim = tmp_path / "botocore"
+    import shutil
+
+    shutil.copytree(full, slim, ignore=shutil.ignore_patterns("__pycache__"))
+    facts = package.slim_botocore(tmp_path)
+    assert facts["services"] == len(package.SDK_SERVICES)
+    assert facts["endpointsBytes"] < (full / "data" / "endpoints.json").stat().st_size / 20
+    services = ",".join(package.SDK_SERVICES)
+    env = {**os.environ, "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+    env.pop("AWS_ENDPOINT_URL", None)
+
+    def resolve(pythonpath: str | None) -> dict:
+        run_env = {**env, "PYTHONPATH": pythonpath} if pythonpath else {k: v for k, v in env.items() if k != "PYTHONPATH"}
+        done = subprocess.run([sys.executable, "-c", RESOLVE, services], capture_output=True, text=True, env=run_env, check=True)
+        return json.loads(done.stdout)
+
+    slim_seen = resolve(str(tmp_path))
+    assert slim_seen == resolve(None)
+    assert slim_seen["dynamodb@cn-north-1"][0] == "https://dynamodb.cn-north-1.amazonaws.com.cn"
+    refused = subprocess.run([sys.executable, "-c", "import boto3; boto3.client('sqs', region_name='us-east-1')"],
+                             capture_output=True, text=True, env={**env, "PYTHONPATH": str(tmp_path)})
+    assert "UnknownServiceError" in refused.stderr
+
+
 def test_arm64_artifact_size(arm64):
     _, manifest = arm64
     print(f"\narm64 artifact: {manifest['unzippedBytes'] / 1e6:.1f} MB unzipped, {manifest['zippedBytes'] / 1e6:.1f} MB zipped")
