@@ -1,6 +1,5 @@
 """list_activity: a task's or a board's activity log, newest first."""
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 

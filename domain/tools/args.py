@@ -1,7 +1,6 @@
 """Argument types shared by the tool modules (field descriptions are part of every inputSchema),
 and the null rule every update_* tool applies (:func:`requested_changes`)."""
 
-from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping

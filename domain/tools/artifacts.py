@@ -9,7 +9,6 @@ an external http(s) URL, or an object uploaded through an upload grant (domain/u
 Storage: domain/store/artifacts.py; docs/artifacts.md; docs/data-model.md "Uploads and artifacts".
 """
 
-from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal

@@ -7,7 +7,6 @@ workspace: their member items are read with the caller's membership (no extra ro
 guarded in the write transaction (docs/data-model.md, "set_task_assignees").
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 

@@ -6,7 +6,6 @@ presigned download URL valid about five minutes (``JENTRIX_DOWNLOAD_URL_SECONDS`
 task's attachments stay readable.
 """
 
-from __future__ import annotations
 
 from pydantic import Field
 

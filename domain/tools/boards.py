@@ -6,7 +6,6 @@ boards"). A board is archived when its entry says so; its tasks then stay readab
 take no writes.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 

@@ -8,7 +8,6 @@ envelope of each item that was not applied. docs/data-model.md ("Bulk writes") d
 transaction shapes and budgets; docs/decisions.md records the deviation from "one transaction".
 """
 
-from __future__ import annotations
 
 from typing import Any, Literal
 

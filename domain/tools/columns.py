@@ -3,7 +3,6 @@
 Items, keys and request costs: docs/data-model.md (columns, board head ``activeColumns``).
 """
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Literal

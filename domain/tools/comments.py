@@ -4,7 +4,6 @@ Comments live in their task's own partition (docs/data-model.md, "comment"); onl
 edits or deletes one; an archived task's comments stay readable and take no writes.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 

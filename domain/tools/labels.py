@@ -6,7 +6,6 @@ are ``#rrggbb``. A task's labels are a set replaced whole by set_task_labels. It
 bounds and request costs: docs/data-model.md ("Labels").
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 

@@ -6,7 +6,6 @@ is refused, the cycle named by task keys. RELATES_TO and DUPLICATES are stored a
 never checked. Adding a stored edge and removing a missing one change nothing.
 """
 
-from __future__ import annotations
 
 from typing import Any
 

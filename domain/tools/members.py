@@ -9,7 +9,6 @@ neither demoted nor removed, even by racing calls (the head's ``ownerCount``,
 :mod:`domain.store.governance`). Every change writes a workspace-log entry in its transaction.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal

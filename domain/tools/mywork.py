@@ -8,7 +8,6 @@ archived and its board is not archived. Requests grow with the member's entries 
 the workspace (docs/data-model.md, "list_my_work").
 """
 
-from __future__ import annotations
 
 from typing import Any
 

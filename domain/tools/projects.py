@@ -8,7 +8,6 @@ resolve_projects_for_repo is one Query whatever the size of the table (docs/data
 "Workspace settings, projects and repositories").
 """
 
-from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal

@@ -6,7 +6,6 @@ filters, ranks (exact key first, then the BM25-style score, then most recently u
 pages by offset under a cursor bound to the query, filters and workspace.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Annotated, Literal

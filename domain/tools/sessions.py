@@ -11,7 +11,6 @@ open session (a claim item written conditionally in the binding transaction,
 docs/data-model.md "Agent sessions").
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 

@@ -9,7 +9,6 @@ A subtask write therefore stamps the task's ``updatedAt`` too. An archived task'
 readable (get_task) and take no writes.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 

@@ -8,7 +8,6 @@ item, so a CONFLICT carries the current task with no extra read. docs/data-model
 each request budget.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Any

@@ -1,6 +1,5 @@
 """Result views shared by the tool modules, and the converters from stored rows to them."""
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 

@@ -1,6 +1,5 @@
 """Workspace tools: list_workspaces, create_workspace, list_members, get_token_context, update_workspace."""
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
