@@ -156,7 +156,7 @@ class Stack:
         }
         os.environ.update(self.env)
         _prepare_tables()
-        from domain.search.writes import install_index_hook
+        from domain.search import install_index_hook
 
         install_index_hook()  # tools run in this process, as in the server
         return self

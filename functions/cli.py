@@ -656,7 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from domain.search.writes import install_index_hook
+    from domain.search import install_index_hook
 
     install_index_hook()  # CLI writes (e.g. an approved governed call) index like the server's
     try:

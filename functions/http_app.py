@@ -28,7 +28,7 @@ from domain import auth, toolsets
 from domain.auth import Principal
 from domain.settings import settings
 from domain import faults, observability
-from domain.search.writes import install_index_hook
+from domain.search import install_index_hook
 from domain.store import db
 from domain.store.parallel import LazyPool
 from functions.jsonrpc import encode

@@ -27,7 +27,7 @@ from typing import Any
 from mangum import Mangum
 
 from domain import catalog, observability
-from domain.search.writes import install_index_hook
+from domain.search import install_index_hook
 from functions import priming
 from functions.http_app import app
 

@@ -158,7 +158,7 @@ def main(argv: list[str]) -> int:
     ephemeral = None
     repair = None
     if not args.url:  # in process: this process writes, so it indexes after each commit
-        from domain.search.writes import install_index_hook
+        from domain.search import install_index_hook
 
         install_index_hook()
     try:

@@ -70,7 +70,7 @@ def s3_endpoint() -> Iterator[str]:
 def stack(dynamodb_endpoint: str, s3_endpoint: str) -> Iterator[dict[str, str]]:
     """Point the app at DynamoDB Local (fresh tables) and the local S3 for this test session."""
     from domain import idempotency  # noqa: F401 - registers its reset with the store
-    from domain.search.writes import install_index_hook
+    from domain.search import install_index_hook
     from domain.store import db
 
     install_index_hook()  # as every entry point does (tests call the store and tools in process)

@@ -3,7 +3,9 @@ read-your-write through pending docs, tenant isolation, substring via trigrams."
 
 from __future__ import annotations
 
+import os
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,8 @@ from domain.search import text
 from domain.search.backend import Doc
 from domain.search.dynamo import DynamoIndex
 from domain.store import db, keys
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -215,12 +219,26 @@ def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, o
     first = Doc(keys.search_doc_task("tk_hook1"), "tk_hook1", title="Axolotl census")
     write(first)
     assert marker_left(first) and ids(search(ws, "axolotl")) == []
-    writes.install_index_hook()
-    writes.install_index_hook()  # idempotent
-    assert db._commit_hooks == [writes._after_commit]
+    import domain.search
+
+    domain.search.install_index_hook()
+    domain.search.install_index_hook()  # idempotent
+    assert db._commit_hooks == [domain.search._index_after_commit]
     second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
     write(second)
     assert not marker_left(second) and ids(search(ws, "habitat")) == ["tk_hook2"]
+
+
+def test_the_lambda_entry_installs_the_hook_without_importing_the_indexer(stack):
+    """A cold start registers the index hook but loads the indexer (text pipeline, query
+    language, DynamoDB backend) only with the first marked transaction."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; import functions.lambda_handler; from domain.store import db; import domain.search; "
+             "print(sorted(m for m in sys.modules if m.startswith('domain.search.')), db._commit_hooks == [domain.search._index_after_commit])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.split() == ["[]", "True"], done.stdout + done.stderr[-2000:]
 
 
 def artifact(n: int, title: str, body: str) -> Doc:

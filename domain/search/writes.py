@@ -1,14 +1,15 @@
 """The write path of the search index after the entity's commit.
 
 A task or comment write puts a pending marker in its own transaction
-(:mod:`domain.store.search_marks`); :func:`_after_commit`, registered with
-:func:`domain.store.db.on_commit` by :func:`install_index_hook`, then indexes each marked doc (postings batched in 25s, in
+(:mod:`domain.store.search_marks`); :func:`after_commit`, run after the commit by the hook
+:func:`domain.search.install_index_hook` registers, then indexes each marked doc (postings batched in 25s, in
 parallel, unprocessed items retried) and deletes its marker after the postings. A crash between
 the two leaves the marker: queries evaluate it in memory (read-your-write) and the stream
 consumer or the marker sweep (domain/search/repair.py) finishes the job.
 
 Nothing registers on import: every entry point that serves writes (the HTTP app and so the
-Lambda handler, the in-process stdio adapter, the CLI) calls :func:`install_index_hook` once.
+Lambda handler, the in-process stdio adapter, the CLI) calls
+:func:`domain.search.install_index_hook` once.
 A process that never calls it still writes the markers, which the repair paths apply.
 """
 
@@ -42,7 +43,8 @@ def apply(marker: SearchPendingRow, *, fresh: bool = False) -> None:
         INDEX.index(ws, doc_of(marker), fresh=fresh, also_delete=done)
 
 
-def _after_commit(tx: Any) -> None:
+def after_commit(tx: Any) -> None:
+    """Index what ``tx`` marked (never raises: a failure leaves the markers for repair)."""
     notes = search_marks.noted(tx)
     if not notes:
         return
@@ -58,7 +60,3 @@ def apply_all(markers: list[tuple[SearchPendingRow, bool, bool]]) -> None:
                       for m, fresh, saved in markers])
 
 
-def install_index_hook() -> None:
-    """Index the docs a transaction marked right after its commit, in this process (idempotent:
-    a second call registers nothing more)."""
-    db.on_commit(_after_commit)

@@ -2,7 +2,7 @@
 its own transaction (``keys.search_pending``, :class:`SearchPendingRow`).
 
 The marker carries the text to index and its version; the doc is also noted on the transaction,
-and the commit hook that :func:`domain.search.writes.install_index_hook` registers
+and the commit hook that :func:`domain.search.install_index_hook` registers
 (:func:`domain.store.db.on_commit`)
 writes the postings and deletes the marker. The store knows nothing of postings.
 """
