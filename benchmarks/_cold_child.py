@@ -1,17 +1,24 @@
 """Child of benchmarks.cold_start: one fresh interpreter, one cold start, one JSON line.
 
 argv: kind (ours | sdk | floor), then for ours/sdk the token and the task id, for the floor the
-modules to import. Prints ``{"import": s, "first": s, "warm": [s, ...], "uncached": [s, ...]}`` on stdout (floor: only
+modules to import. With ``BENCH_AUTHORIZER_CONTEXT`` (JSON) every event carries it as the API
+Gateway authorizer's context, as behind the deployed gateway. Prints ``{"import": s, "first": s, "warm": [s, ...], "uncached": [s, ...]}`` on stdout (floor: only
 ``import``); ``uncached`` are warm calls of ours made after emptying the token cache, so that, like
 the first call, they read the token.
 """
 
 import json
+import os
 import sys
 import time
 
 T0 = time.perf_counter()
 kind = sys.argv[1]
+
+
+# Set by the parent for the "behind the gateway" kinds: the context our Lambda authorizer hands
+# API Gateway, which passes it on in every event (the function then reads no token).
+AUTHORIZER = json.loads(os.environ.get("BENCH_AUTHORIZER_CONTEXT") or "null")
 
 
 def event(token: str, task_id: str, n: int) -> dict:
@@ -23,7 +30,8 @@ def event(token: str, task_id: str, n: int) -> dict:
         "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
         "requestContext": {"accountId": "1", "apiId": "b", "resourceId": "r", "resourcePath": "/api/mcp", "httpMethod": "POST",
                            "path": "/prod/api/mcp", "stage": "prod", "protocol": "HTTP/1.1", "requestId": f"r{n}",
-                           "requestTimeEpoch": 0, "identity": {"sourceIp": "127.0.0.1", "userAgent": "bench"}},
+                           "requestTimeEpoch": 0, "identity": {"sourceIp": "127.0.0.1", "userAgent": "bench"},
+                           **({"authorizer": AUTHORIZER} if AUTHORIZER else {})},
         "body": body, "isBase64Encoded": False,
     }
 

@@ -2,13 +2,16 @@
 
 Each sample is one new Python process (what a Lambda cold start pays): it imports the Lambda
 entry and answers one ``tools/call get_task`` carried by an API Gateway REST event, against a
-DynamoDB Local this command starts. Three kinds of process, run interleaved round by round:
+DynamoDB Local this command starts. The kinds of process, run interleaved round by round:
 
 * ``ours``  — ``functions.lambda_handler.handler`` as a function initialized on demand (the
   registry from the manifest, a tool's module imported by its first call);
 * ``pre``   — the same with ``AWS_LAMBDA_INITIALIZATION_TYPE=provisioned-concurrency``: init
   imports every tool module and builds every validator (functions/priming.py), so the first
   call should cost what a warm one does;
+* ``gw``, ``pre-gw`` — ``ours`` and ``pre`` behind the deployed gateway: each event carries the
+  context our Lambda authorizer returns for the token, so no call of the function reads the
+  token (reported as first vs warm only: the SDK server has no authorizer to compare with);
 * ``sdk``   — ``benchmarks.sdk_server.handler`` (the SDK's ``MCPServer`` behind Mangum, the same
   pipeline inside the tool);
 * ``floor`` — a bare import of the declared runtime dependencies (the ``dependencies`` of
@@ -41,9 +44,12 @@ from typing import Any
 
 from benchmarks import _support as S
 
-KINDS = ("ours", "pre", "sdk", "floor")
+KINDS = ("ours", "pre", "gw", "pre-gw", "sdk", "floor")
 # "pre": ours in a Lambda environment initialized ahead of its requests (provisioned concurrency;
 # SnapStart snapshots the same init): the whole catalog imported and primed during init.
+# "gw", "pre-gw": ours on demand / pre-initialized behind the deployed gateway: every event carries
+# our Lambda authorizer's context, so no call reads the token (first vs warm only: the SDK side
+# has no authorizer to compare with).
 PRE_ENV = {"AWS_LAMBDA_INITIALIZATION_TYPE": "provisioned-concurrency"}
 
 
@@ -66,9 +72,12 @@ def floor_modules() -> list[str]:
     return out
 
 
-def one(kind: str, env: dict[str, str], token: str, task_id: str) -> dict[str, Any]:
-    argv = [S.PYTHON, "-m", "benchmarks._cold_child", "ours" if kind == "pre" else kind]
-    env = {**env, **PRE_ENV} if kind == "pre" else env
+def one(kind: str, env: dict[str, str], token: str, task_id: str, authorizer: dict[str, str]) -> dict[str, Any]:
+    argv = [S.PYTHON, "-m", "benchmarks._cold_child", kind if kind in ("sdk", "floor") else "ours"]
+    if kind.startswith("pre"):
+        env = {**env, **PRE_ENV}
+    if kind.endswith("gw"):
+        env = {**env, "BENCH_AUTHORIZER_CONTEXT": json.dumps(authorizer)}
     argv += [token, task_id] if kind != "floor" else floor_modules()
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -118,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     with S.Stack() as stack, contextlib.ExitStack() as cleanup:
         actor = stack.actor()
         task_id = S.board_with_tasks(actor, 1)["tasks"][0]["id"]
+        from domain import auth
+
+        authorizer = auth.authorizer_context(actor.principal)  # what functions/authorizer.py answers for this token
         env = stack.child_env()
         if not args.full_botocore:  # every side imports the botocore the artifact ships
             env["PYTHONPATH"] = f"{cleanup.enter_context(S.deployed_botocore())}{os.pathsep}{env['PYTHONPATH']}"
@@ -125,24 +137,24 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(args.rounds):
             order = KINDS[r % len(KINDS):] + KINDS[: r % len(KINDS)]
             for kind in order:
-                samples[kind].append(one(kind, env, actor.token, task_id))
+                samples[kind].append(one(kind, env, actor.token, task_id, authorizer))
         cum, selfs, total = importtime(env, "functions.lambda_handler")
         _sdk_pkgs, _, sdk_total = importtime(env, "benchmarks.sdk_server", top=6)
 
     outer = {k: [s["outer"] for s in v] for k, v in samples.items()}
-    o, pre, s, f = (S.summary(outer[k]) for k in KINDS)
+    o, pre, s, f = (S.summary(outer[k]) for k in ("ours", "pre", "sdk", "floor"))
     vs_sdk = S.ratios_of_pairs(outer["ours"], outer["sdk"])
     vs_floor = S.ratios_of_pairs(outer["ours"], outer["floor"])
     sdk_floor = S.ratios_of_pairs(outer["sdk"], outer["floor"])
     inner: dict[str, dict[str, S.Summary]] = {}
-    for k in ("ours", "pre", "sdk"):
+    for k in ("ours", "pre", "gw", "pre-gw", "sdk"):
         inner[k] = {
             "import": S.summary([x["import"] for x in samples[k]]),
             "first": S.summary([x["first"] for x in samples[k]]),
             "warm": S.summary([w for x in samples[k] for w in x["warm"]]),
         }
     floor_import = S.summary([x["import"] for x in samples["floor"]])
-    first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "sdk")}
+    first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "gw", "pre-gw", "sdk")}
     pre_vs_sdk = S.ratios_of_pairs(outer["pre"], outer["sdk"])
     # the first call reads the token (nothing is cached yet); so do these warm calls
     first_over_uncached = {k: S.summary([x["first"] / sorted(x["uncached"])[len(x["uncached"]) // 2] for x in samples[k]]) for k in ("ours", "pre")}
@@ -172,6 +184,20 @@ def main(argv: list[str] | None = None) -> int:
             ],
         ),
         "",
+        "Behind the deployed gateway every event carries the Lambda authorizer's context, so no call of the function "
+        "reads the token (the authorizer, its own function with its own cache, did); same children otherwise:",
+        "",
+        S.table(
+            ("behind the authorizer", "ours, on demand", "ours, pre-initialized"),
+            [
+                ("cold init, outside wall", S.summary(outer["gw"]).ms(0), S.summary(outer["pre-gw"]).ms(0)),
+                ("first tools/call get_task", inner["gw"]["first"].ms(1), inner["pre-gw"]["first"].ms(1)),
+                ("warm call", inner["gw"]["warm"].ms(1), inner["pre-gw"]["warm"].ms(1)),
+                ("first / warm", f"{first_over_warm['gw'].median:.2f}x ({first_over_warm['gw'].lo:.2f}-{first_over_warm['gw'].hi:.2f})",
+                 f"**{first_over_warm['pre-gw'].median:.2f}x** ({first_over_warm['pre-gw'].lo:.2f}-{first_over_warm['pre-gw'].hi:.2f})"),
+            ],
+        ),
+        "",
         f"Ratios of cold init: ours/SDK **{vs_sdk.median:.2f}x** ({vs_sdk.lo:.2f}-{vs_sdk.hi:.2f}), "
         f"ours/floor **{vs_floor.median:.2f}x** ({vs_floor.lo:.2f}-{vs_floor.hi:.2f}), SDK/floor {sdk_floor.median:.2f}x; "
         f"pre-initialized/SDK {pre_vs_sdk.median:.2f}x (its init is paid before traffic arrives).",
@@ -198,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         S.write_section("cold_start", "## Cold start\n\n`python -m benchmarks.cold_start`\n\n" + text)
         S.record("cold_init", f"ours {o.median * 1000:.0f} ms, SDK {s.median * 1000:.0f} ms, floor {f.median * 1000:.0f} ms: **{vs_sdk.median:.2f}x the SDK, {vs_floor.median:.2f}x the floor**", "benchmarks.cold_start")
-        S.record("first_call", f"ours pre-initialized {inner['pre']['first'].median * 1000:.0f} ms: **{first_over_warm['pre'].median:.2f}x** a warm call, **{first_over_uncached['pre'].median:.2f}x** a warm call that also reads the token; on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
+        S.record("first_call", f"ours pre-initialized {inner['pre']['first'].median * 1000:.0f} ms: **{first_over_warm['pre'].median:.2f}x** a warm call, **{first_over_uncached['pre'].median:.2f}x** a warm call that also reads the token, **{first_over_warm['pre-gw'].median:.2f}x** behind the gateway's authorizer (no call reads the token); on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
     return 0
 
 
