@@ -8,8 +8,9 @@ pydantic model with ``defer_build`` builds its validator on first use. :func:`pr
 work during init instead (Lambda's init phase, which SnapStart snapshots and provisioned
 concurrency runs ahead of traffic):
 
-* **always** (every Lambda init, about 30 ms on a small machine): each DynamoDB operation the tools send is
-  run once through the real client with the HTTP send short-circuited — botocore's
+* **always** (every Lambda init, 20-40 ms on a small machine): each DynamoDB operation the tools
+  send (on demand: those every call sends, :data:`EVERY_CALL`) is run once through the real
+  client with the HTTP send short-circuited — botocore's
   ``before-send`` event returns a canned empty answer, so no connection is opened and no
   request reaches DynamoDB — plus one request through the ASGI stack that the app refuses before
   any storage work (no bearer token: 401), the IDNA codec import, and last ``gc.freeze()``, so
@@ -34,6 +35,7 @@ import gc
 import json
 import logging
 import time
+from collections.abc import Collection
 from typing import Any
 
 from botocore.awsrequest import AWSResponse
@@ -53,6 +55,11 @@ _OPERATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("DeleteItem", {"Key": _KEY}, {}),
     ("TransactWriteItems", {}, {}),
 )
+# What every tool call sends: the token read, the rate window, the access BatchGetItem and the
+# reads' Queries. On demand only these are primed: a write's first TransactWriteItems (or a keyed
+# call's PutItem) pays its own one-time work in that call, which it would pay at init otherwise,
+# so a cold start that begins with reads does not prime writes it never sends.
+EVERY_CALL = ("GetItem", "BatchGetItem", "Query", "UpdateItem")
 
 
 class _Body:
@@ -76,8 +83,9 @@ def _canned(answers: dict[str, bytes]) -> Any:
     return before_send
 
 
-def prime_dynamodb() -> None:
-    """Run every operation once through the shared client, answered by a canned response."""
+def prime_dynamodb(operations: Collection[str] | None = None) -> None:
+    """Run each of ``operations`` (default: every operation the store sends) once through the
+    shared client, answered by a canned response."""
     client = db.dynamodb_client()
     table = Row.Meta.table_name
     answers = {name: json.dumps(answer).encode() for name, _, answer in _OPERATIONS}
@@ -85,6 +93,8 @@ def prime_dynamodb() -> None:
     client.meta.events.register_first("before-send.dynamodb", handler, unique_id="jentrix-prime")
     try:
         for name, params, _ in _OPERATIONS:
+            if operations is not None and name not in operations:
+                continue
             if name == "BatchGetItem":
                 params = {"RequestItems": {table: {"Keys": [_KEY]}}}
             elif name == "TransactWriteItems":
@@ -168,7 +178,7 @@ def prime(mangum: Any, *, validators: bool, connections: bool = False) -> dict[s
     time: a step that fails (e.g. no AWS credentials to sign with outside Lambda) is logged and
     skipped, and the first request then does that work itself."""
     took: dict[str, float | str] = {}
-    steps = [("dynamodb", prime_dynamodb), ("asgi", lambda: prime_asgi(mangum)), ("idna", lambda: "localhost".encode("idna"))]
+    steps = [("dynamodb", lambda: prime_dynamodb(None if validators else EVERY_CALL)), ("asgi", lambda: prime_asgi(mangum)), ("idna", lambda: "localhost".encode("idna"))]
     if validators:
         steps.append(("validators", prime_validators))
     if connections:

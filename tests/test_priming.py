@@ -52,6 +52,27 @@ def test_a_step_that_cannot_run_is_skipped_not_fatal() -> None:
     assert str(steps["dynamodb"]).startswith("skipped") and isinstance(steps["asgi"], (int, float))
 
 
+def test_on_demand_primes_the_operations_every_call_sends_and_pre_initialized_all(stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold start that begins with reads never sends a write; on demand only the operations
+    every call sends are primed (a first write primes its own), ahead of traffic all of them."""
+    from domain.store import db
+    from functions import priming
+
+    seen: list[str] = []
+    events = db.dynamodb_client().meta.events
+    events.register("before-call.dynamodb", lambda model, **_: seen.append(model.name), unique_id="priming-spy")
+    try:
+        for validators in (False, True):
+            seen.clear()
+            monkeypatch.setattr(priming, "prime_validators", lambda: 0)
+            priming.prime(lambda event, context: {"statusCode": 401}, validators=validators)
+            expected = [name for name, _, _ in priming._OPERATIONS if validators or name in priming.EVERY_CALL]
+            assert seen == expected, (validators, seen)
+    finally:
+        events.unregister("before-call.dynamodb", unique_id="priming-spy")
+    assert set(priming.EVERY_CALL) == {"GetItem", "BatchGetItem", "Query", "UpdateItem"}
+
+
 def test_after_priming_requests_reach_dynamodb(stack) -> None:
     """The canned answer is gone once init is over: a real call through the primed client reads
     the table (a missing key answers no item; a wrong table name is a real service error)."""
