@@ -17,6 +17,7 @@ function declarations refuse the keyword; the server refuses unknown arguments a
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,7 +32,45 @@ Area = Literal["workspaces", "members", "boards", "tasks", "collaboration", "sea
 AREAS: tuple[str, ...] = ("workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context")
 
 
-class ToolInput(BaseModel):
+_FIRST_BUILD = threading.RLock()
+
+
+class _BuiltOnFirstUse(BaseModel):
+    """A model whose validator is built by its first use (``defer_build``), once, whichever
+    thread gets there first.
+
+    pydantic 2.13 (the version pinned here, through aws-sam-translator) rebuilds a deferred model
+    on first use without a lock, and the rebuild removes the class's validator before setting
+    the new one: a second thread using the model in that window fails (``AttributeError: ...
+    __pydantic_core_schema__``) or validates against the parent class's schema. Two agents
+    calling the same tool at once on a fresh HTTP server or stdio adapter did exactly that
+    (tests/test_concurrency.py reproduces it). pydantic 2.14 locks the rebuild itself
+    (pydantic/pydantic#13438); until it can be installed here, the two ways an instance comes
+    to exist — ``model_validate`` (the pipeline's arguments) and the constructor (results and
+    views built by handlers) — build the class under one process-wide lock first. A built class
+    pays one attribute check."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    def __init__(self, /, **data: Any) -> None:
+        if not type(self).__pydantic_complete__:
+            _build(type(self))
+        super().__init__(**data)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
+        if not cls.__pydantic_complete__:
+            _build(cls)
+        return super().model_validate(obj, **kwargs)
+
+
+def _build(model: type[BaseModel]) -> None:
+    with _FIRST_BUILD:
+        if not model.__pydantic_complete__:
+            model.model_rebuild()
+
+
+class ToolInput(_BuiltOnFirstUse):
     """Base of every tool's arguments: unknown fields are refused, types are not coerced.
 
     Validators are built on first use (``defer_build``), so importing the whole catalog costs
@@ -41,7 +80,7 @@ class ToolInput(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
-class ToolOutput(BaseModel):
+class ToolOutput(_BuiltOnFirstUse):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 

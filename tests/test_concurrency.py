@@ -135,3 +135,63 @@ def test_workspace_create_with_key_is_crash_safe(server_url, stack, attempts):
     assert len(ids) == 1
     listed = ok(call_tool(server_url, actor.token, "list_workspaces", {}))["workspaces"]
     assert [w["id"] for w in listed] == list(ids)
+
+
+_FIRST_USE_PROBE = r"""
+import json, sys, threading
+sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+from domain.catalog import registry
+from domain.registry import ToolInput, ToolOutput
+
+for name in ("get_task", "create_task", "get_board_snapshot", "create_comment", "set_task_labels", "list_activity"):
+    registry().get(name).handler  # the tool's module is imported; its models are still deferred
+models, todo = [], [ToolInput, ToolOutput]
+while todo:
+    m = todo.pop()
+    todo.extend(m.__subclasses__())
+    if not m.__pydantic_complete__ and m not in (ToolInput, ToolOutput):
+        models.append(m)
+
+def outcome(model, how):
+    try:
+        model.model_validate({}) if how == "validate" else model()
+        return ["ok"]
+    except Exception as exc:
+        errors = exc.errors() if hasattr(exc, "errors") else None
+        return [type(exc).__name__, sorted(f"{e['type']}@{e['loc']}" for e in errors) if errors is not None else str(exc)]
+
+bad = []
+for model in models:
+    threads, seen = 24, []
+    gate = threading.Barrier(threads)
+    def first_use(i, model=model):
+        gate.wait()
+        seen.append((i % 2, outcome(model, "validate" if i % 2 else "construct")))
+    pool = [threading.Thread(target=first_use, args=(i,)) for i in range(threads)]
+    [t.start() for t in pool]
+    [t.join() for t in pool]
+    expected = {0: outcome(model, "construct"), 1: outcome(model, "validate")}
+    bad += [[model.__name__, got] for how, got in seen if got != expected[how]]
+print(json.dumps({"models": len(models), "bad": bad[:5], "badCount": len(bad)}))
+"""
+
+
+def test_concurrent_first_use_of_deferred_models_builds_them_once():
+    """Two agents calling the same tool at once on a fresh server: every tool model is built on
+    first use, and with pydantic 2.13 a use racing that build failed (AttributeError on
+    ``__pydantic_core_schema__``) or validated against the parent class's schema. Now every
+    thread's answer equals the one a single thread gets, for each model of six tool modules."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k not in ("JENTRIX_EAGER_CATALOG", "AWS_LAMBDA_INITIALIZATION_TYPE")}
+    done = subprocess.run([sys.executable, "-c", _FIRST_USE_PROBE], cwd=root, env={**env, "PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["models"] >= 30, found
+    assert found["badCount"] == 0, found
