@@ -21,8 +21,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from functions.fastapi_lean import import_fastapi
+
+import_fastapi()  # FastAPI's OpenAPI models deferred: openapi_url=None never builds a document
+
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.responses import JSONResponse, Response  # noqa: E402
 
 from domain import auth, toolsets
 from domain.auth import Principal
