@@ -54,17 +54,19 @@ class _BuiltOnFirstUse(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         if not type(self).__pydantic_complete__:
-            _build(type(self))
+            build_model(type(self))
         super().__init__(**data)
 
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
         if not cls.__pydantic_complete__:
-            _build(cls)
+            build_model(cls)
         return super().model_validate(obj, **kwargs)
 
 
-def _build(model: type[BaseModel]) -> None:
+def build_model(model: type[BaseModel]) -> None:
+    """Build a deferred model's validator and serializer now, under the first-build lock (a no-op
+    once built). Every first build goes through here: first uses and the init priming."""
     with _FIRST_BUILD:
         if not model.__pydantic_complete__:
             model.model_rebuild()

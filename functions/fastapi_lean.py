@@ -13,7 +13,7 @@ explicitly (``Schema``, ``Operation``, ``Encoding``) are built as before.
 pydantic offers no public switch for another package's models (FastAPI's own proposal, an
 environment variable, was not merged: fastapi/fastapi#10546), so this sets the default in
 ``pydantic._internal._config.config_defaults``. Where that is missing or shaped otherwise (a
-future pydantic), FastAPI is imported plainly: slower, never wrong. tests/test_lambda.py pins
+future pydantic), FastAPI is imported plainly: slower, never wrong. tests/test_priming.py pins
 that it takes effect with the installed pydantic and restores the default.
 """
 

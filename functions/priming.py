@@ -127,7 +127,7 @@ def prime_validators() -> int:
     construct (every subclass of ``ToolInput``/``ToolOutput``); imports every tool module first.
     Returns how many were built."""
     from domain.catalog import eager_registry
-    from domain.registry import ToolInput, ToolOutput
+    from domain.registry import ToolInput, ToolOutput, build_model
 
     eager_registry()  # every tool module imported: they declare the models
     built = 0
@@ -136,7 +136,7 @@ def prime_validators() -> int:
         model = todo.pop()
         todo.extend(model.__subclasses__())
         if not model.__pydantic_complete__:
-            model.model_rebuild()
+            build_model(model)
             built += 1
     return built
 
