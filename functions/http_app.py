@@ -27,6 +27,8 @@ import_fastapi()  # FastAPI's OpenAPI models deferred: openapi_url=None never bu
 
 from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.responses import JSONResponse, Response  # noqa: E402
+from starlette.requests import ClientDisconnect  # noqa: E402
+from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from domain import auth, toolsets
 from domain.auth import Principal
@@ -111,12 +113,12 @@ def _unauthorized(description: str, *, missing: bool = False) -> Response:
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
 
 
-async def _auth_failed(request: Request, exc: Exception) -> Response:
+def _auth_failed(raw: bytes, exc: Exception) -> Response:
     """The token could not be checked: a JSON-RPC error body (503 + Retry-After when the store is
-    unreachable or throttled, else 500), with the request's id when the body names one."""
+    unreachable or throttled, else 500), with the request's id when the body (``raw``) names one."""
     cid = uuid.uuid4().hex
     try:
-        parsed = json.loads(await request.body())
+        parsed = json.loads(raw)
         rpc_id = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), (str, int)) else None
     except (ValueError, UnicodeDecodeError, RecursionError):
         rpc_id = None
@@ -243,27 +245,74 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
     return JSONResponse(payload, status_code=status, headers=headers)
 
 
-def create_app(protocol: McpProtocol | None = None) -> FastAPI:
-    install_index_hook()  # the search postings follow each write in this process (idempotent)
-    app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
-    proto = protocol or McpProtocol()
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body from the ASGI ``receive`` channel (``http.request`` messages until
+    one says ``more_body: false``). A client that went away raises Starlette's ClientDisconnect."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def mcp_post(request: Request) -> Response:
+
+def folded_headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name. A repeated header folds into one comma-joined
+    value (RFC 9110 §5.3), so a duplicated routing header (MCP-Protocol-Version, Mcp-Method,
+    Mcp-Name) can never equal the body's value."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+class McpEndpoint:
+    """``POST /api/mcp`` (and its selection URLs) as a plain ASGI app inside the FastAPI app.
+
+    It runs behind the app's middleware (server errors, the body limit) and router like any
+    route, but skips what a FastAPI route adds per request and this endpoint never uses: the
+    dependency solver, the ``Request`` object, the response class. A tool call is the hot path
+    of the product, and on Lambda every microsecond here is paid once per call
+    (docs/decisions.md, "Performance"; ``benchmarks.warm_overhead`` measures it).
+
+    Per request: the selection from the path (404 for an unknown one), Origin (403), the
+    principal from the gateway's authorizer context or the bearer token (401), then the
+    token check and :meth:`McpProtocol.handle_raw` in one :func:`in_worker` hop; the reply is
+    compact JSON (:func:`functions.jsonrpc.encode`), or an empty body (202 for a notification).
+    """
+
+    def __init__(self, protocol: McpProtocol) -> None:
+        self.protocol = protocol
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.respond(scope, receive)
+        if isinstance(response, Response):
+            await response(scope, receive, send)
+            return
+        status, body, extra = response
+        head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        head += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    async def respond(self, scope: Scope, receive: Receive) -> Response | tuple[int, bytes, dict[str, str]]:
+        """A Starlette response for the refusals; ``(status, JSON body, headers)`` for a reply."""
+        proto = self.protocol
+        path = scope["path"]
         try:
-            path_layer = toolsets.from_path(proto.registry, request.url.path[request.url.path.index(MCP_PATH):])
+            path_layer = toolsets.from_path(proto.registry, path[path.index(MCP_PATH):])
         except toolsets.SelectionError as exc:
             return JSONResponse({"error": "not_found", "error_description": str(exc)}, status_code=404)
-        headers: dict[str, str] = {}
-        for k, v in request.headers.items():
-            # A repeated header folds into one comma-joined value (RFC 9110 §5.3), so a duplicated
-            # routing header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) can never equal the body.
-            headers[k.lower()] = f"{headers[k.lower()]}, {v}" if k.lower() in headers else v
+        headers = folded_headers(scope)
         if not origin_allowed(headers.get("origin")):
             return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
-        event = lambda_event(request.scope)
-        request_id = ((event or {}).get("requestContext") or {}).get("requestId") if event else None
-        principal = principal_from_authorizer(request.scope)
-        if principal is None and authorizer_context(request.scope) is not None:
+        event = lambda_event(scope)
+        request_id = (event.get("requestContext") or {}).get("requestId") if event else None
+        principal = principal_from_authorizer(scope)
+        if principal is None and authorizer_context(scope) is not None:
             # The gateway's cached answer outlived the token's expiry.
             return _unauthorized("The token is unknown, revoked or expired.")
         secret = None
@@ -271,7 +320,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             secret = bearer(headers)
             if secret is None:
                 return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
-        raw = await request.body()
+        raw = await read_body(receive)
 
         def serve() -> Any:
             """The token check and the call in one worker-thread hop (both block on DynamoDB)."""
@@ -287,15 +336,20 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             layers = (path_layer,) if path_layer is not None else ()
             return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
-        reply = await in_worker(serve, request.scope)
+        reply = await in_worker(serve, scope)
         if reply is None:
             return _unauthorized("The token is unknown, revoked or expired.")
         if isinstance(reply, Exception):
-            return await _auth_failed(request, reply)
+            return _auth_failed(raw, reply)
         if reply.message is None:
             return Response(status_code=reply.status, headers=reply.headers)
-        body = encode(reply.message)
-        return Response(body, status_code=reply.status, media_type="application/json", headers=reply.headers)
+        return reply.status, encode(reply.message), reply.headers
+
+
+def create_app(protocol: McpProtocol | None = None) -> FastAPI:
+    install_index_hook()  # the search postings follow each write in this process (idempotent)
+    app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
+    proto = protocol or McpProtocol()
 
     async def mcp_other(request: Request) -> Response:
         return JSONResponse(
@@ -312,7 +366,8 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     async def task_attachments(request: Request) -> Response:
         task_id = request.path_params["taskId"]
         return await _json_route(request, lambda caller, body: attachment_reply(caller, task_id, body))
-    app.add_api_route(MCP_ROUTE, mcp_post, methods=["POST"])
+    # A plain ASGI endpoint (McpEndpoint is no function, so Starlette routes to it as an app).
+    app.router.add_route(MCP_ROUTE, McpEndpoint(proto), methods=["POST"], include_in_schema=False)
     app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
     @app.get("/healthz")

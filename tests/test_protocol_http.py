@@ -449,6 +449,38 @@ def test_success_result_text_equals_structured_content(server_url, owner, era):
     assert "boards" in result["structuredContent"]
 
 
+
+def test_body_in_several_asgi_messages_is_read_whole(stack, owner):
+    """A request body the server hands over in several ``http.request`` messages (``more_body``)
+    reaches the call whole, and the reply carries an exact Content-Length. Driven on the ASGI app
+    itself, because an HTTP server may join the chunks before the app reads them."""
+    import asyncio
+
+    from functions.http_app import app
+
+    body = json.dumps(handshake_body("tools/call", {"name": "list_boards", "arguments": {"workspaceId": owner.workspace_id}})).encode()
+    pieces = [body[i:i + 9] for i in range(0, len(body), 9)]
+    incoming = [{"type": "http.request", "body": p, "more_body": i < len(pieces) - 1} for i, p in enumerate(pieces)]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/api/mcp", "raw_path": b"/api/mcp", "root_path": "", "query_string": b"", "server": ("127.0.0.1", 80),
+             "client": ("127.0.0.1", 5000),
+             "headers": [(b"content-type", b"application/json"), (b"authorization", f"Bearer {owner.token}".encode())]}
+    asyncio.run(app(scope, receive, send))
+    assert not incoming  # every piece was read
+    start, reply = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
+    assert start["status"] == 200
+    assert dict(start["headers"])[b"content-length"] == str(len(reply)).encode()
+    result = json.loads(reply)["result"]
+    assert result["isError"] is False and "boards" in result["structuredContent"]
+
 # -- tools/list pagination, driven on the protocol layer ----------------------------------------
 def _walk(proto: McpProtocol, session: Session, *, modern: bool) -> list[list[str]]:
     pages: list[list[str]] = []
