@@ -88,6 +88,7 @@ def call_tool(
     The call is observed (domain/observability.py): one X-Ray subsegment, one ``tool call`` log
     line (tool, principal, token, outcome, latency; never arguments) and its metrics. The
     correlation id is the API Gateway request id when the transport bound one."""
+    spec = spec.load()  # a manifest row's LazySpec: the real spec, once, not per attribute
     cid = correlation_id or observability.request_id() or uuid.uuid4().hex
     started = time.perf_counter()
     with observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub:

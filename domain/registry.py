@@ -167,6 +167,11 @@ class ToolSpec:
             if "status" not in out or "approval" not in out:
                 raise SpecError(f"{self.name}: a governed tool's output needs 'status' and 'approval' (the parked answer)")
 
+    def load(self) -> ToolSpec:
+        """This spec (a :class:`~domain.catalog.LazySpec` answers the real one): callers resolve
+        once per call instead of forwarding every attribute."""
+        return self
+
     def annotations(self) -> dict[str, Any]:
         return {
             "title": self.title,

@@ -50,6 +50,7 @@ log = logging.getLogger("jentrix.http")
 T = TypeVar("T")
 WORKERS = 40  # requests served at once by one process (uvicorn; a Lambda environment serves one)
 _WORKERS = LazyPool(WORKERS, "jentrix-http")
+NO_TELEMETRY: Any = {"tracing": False, "metrics": False, "logs": False}  # FastAPI's native OpenTelemetry, off
 _LOOPBACK_ORIGIN = re.compile(r"^https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$")
 
 
@@ -348,7 +349,10 @@ class McpEndpoint:
 
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     install_index_hook()  # the search postings follow each write in this process (idempotent)
-    app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None)
+    # Tracing is X-Ray through Powertools (domain.observability), per tool call; FastAPI's own
+    # OpenTelemetry layer would look up three global providers on every request to learn that
+    # none is configured, and would trace each request a second time where one is.
+    app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None, telemetry=NO_TELEMETRY)
     proto = protocol or McpProtocol()
 
     async def mcp_other(request: Request) -> Response:

@@ -49,6 +49,7 @@ from functions.jsonrpc import (  # noqa: F401 - re-exported for the transports
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     UNSUPPORTED_VERSION,
+    dumps,
     error_response,
     inspect,
 )
@@ -158,9 +159,9 @@ def tool_result(outcome: CallOutcome) -> dict[str, Any]:
     because some clients validate it against ``outputSchema`` even on errors.
     """
     if outcome.error is not None:
-        text = json.dumps(outcome.error, separators=(",", ":"), ensure_ascii=False)
+        text = dumps(outcome.error)
         return {"content": [{"type": "text", "text": text}], "isError": True}
-    text = json.dumps(outcome.result, separators=(",", ":"), ensure_ascii=False)
+    text = dumps(outcome.result)
     return {"content": [{"type": "text", "text": text}], "structuredContent": outcome.result, "isError": False}
 
 
@@ -373,7 +374,7 @@ class McpProtocol:
             error = outcome.error["error"]
             code = INVALID_PARAMS if error["code"] in ("NOT_FOUND", "INVALID_INPUT", "FORBIDDEN") else INTERNAL_ERROR
             raise RpcError(code, error["message"], {"uri": uri, **outcome.error})
-        text = json.dumps(outcome.result, separators=(",", ":"), ensure_ascii=False)
+        text = dumps(outcome.result)
         return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
     def _call_tool(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:

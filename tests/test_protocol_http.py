@@ -481,6 +481,37 @@ def test_body_in_several_asgi_messages_is_read_whole(stack, owner):
     result = json.loads(reply)["result"]
     assert result["isError"] is False and "boards" in result["structuredContent"]
 
+
+# -- the reply encoder ------------------------------------------------------------------------
+ENCODER_SAMPLES: list[Any] = [
+    {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "{\"a\":1}"}], "isError": False}},
+    {"text": "".join(chr(i) for i in range(0x800)) + "\u2028\u2029\ufeff\U0001f600 é ü 中文"},
+    {"nested": [[], {}, [None, True, False], {"k": [1, -1, 0, 2**63, -(2**63) - 1, 10**30]}]},
+    {"floats": [0.1, 1 / 3, -0.0, 2.5, 100.0, 1e16, 1e22, 5e-324, 1.5e300, 1e-7, 4.43e-7, 1e-5]},
+    {"keys in order": {"z": 1, "a": 2, "m": {"y": 1, "b": 2}}},
+]
+
+
+@pytest.mark.parametrize("value", ENCODER_SAMPLES)
+def test_reply_encoder_writes_what_the_standard_library_writes(value):
+    """The fast encoder (pydantic-core) against json.dumps' compact UTF-8 form: the same bytes,
+    except where a float's exponent is spelled differently, and then the same numbers."""
+    from functions.jsonrpc import dumps, encode
+
+    stdlib = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    assert json.loads(encode(value)) == json.loads(stdlib) == value
+    assert dumps(value) == encode(value).decode("utf-8")
+    if "floats" not in value:
+        assert encode(value) == stdlib.encode("utf-8")
+
+
+def test_reply_encoder_escapes_a_lone_surrogate_instead_of_failing():
+    from functions.jsonrpc import dumps, encode
+
+    value = {"title": "bad \ud800 half", "ok": "é"}
+    assert encode(value) == json.dumps(value, separators=(",", ":")).encode("ascii")
+    assert json.loads(encode({"text": dumps(value)})) == {"text": json.dumps(value, separators=(",", ":"), ensure_ascii=False)}
+
 # -- tools/list pagination, driven on the protocol layer ----------------------------------------
 def _walk(proto: McpProtocol, session: Session, *, modern: bool) -> list[list[str]]:
     pages: list[list[str]] = []

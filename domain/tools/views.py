@@ -141,8 +141,8 @@ def column_view(c: ColumnRow, position: int) -> ColumnView:
     )
 
 
-def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) -> TaskRowView:
-    return TaskRowView(
+def _task_fields(t: TaskRow | TaskDetailRow, column_name: str | None) -> dict[str, Any]:
+    return dict(
         id=t.taskId, number=int(t.number), key=t.key, title=t.title, boardId=t.boardId, columnId=t.columnId,
         columnName=column_name, priority=t.priority, dueDate=t.dueDate, assigneeIds=list(t.assigneeIds or []),
         labelIds=list(t.labelIds or []), subtaskCount=int(t.subtaskCount or 0), subtasksDone=int(t.subtasksDone or 0),
@@ -150,9 +150,12 @@ def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) ->
     )
 
 
+def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) -> TaskRowView:
+    return TaskRowView(**_task_fields(t, column_name))
+
+
 def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
-    base = task_row_view(t, column_name).model_dump()
-    return TaskDetailView(**base, description=t.description or "", createdBy=t.createdBy)
+    return TaskDetailView(**_task_fields(t, column_name), description=t.description or "", createdBy=t.createdBy)
 
 
 def subtask_view(s: SubtaskRow) -> SubtaskView:

@@ -46,6 +46,7 @@ from functions.protocol import (
     tool_result,
 )
 from functions.stdio.binding import StartupError
+from functions.jsonrpc import dumps
 from functions.stdio.framing import encode, error_response
 
 log = logging.getLogger("jentrix.stdio")
@@ -220,7 +221,7 @@ def with_local_binding(reply: dict[str, Any], binding: Binding, spec: Any) -> No
         return
     if not spec.rebind(content, binding):
         return
-    text = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+    text = dumps(content)
     result["content"] = [{**b, "text": text} if isinstance(b, dict) and b.get("type") == "text" else b for b in blocks]
 
 
