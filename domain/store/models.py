@@ -528,6 +528,15 @@ class BulkChunkRow(Row, discriminator="BulkChunk"):
     applied = JSONAttribute()
 
 
+def values(row: Model) -> dict[str, Any]:
+    """The row's attribute values by attribute name, as stored on the instance: ``values(row)
+    .get("title")`` is what ``row.title`` returns (an unset attribute is ``None``), read from the
+    same dict (``Model.attribute_values``) without PynamoDB's descriptor, which costs ~1 µs a read
+    against ~0.1 µs. For views that read every field of many rows (a snapshot reads 16 per task);
+    read-only: writes go through the attributes."""
+    return row.attribute_values
+
+
 def plain(row: Model) -> dict[str, Any]:
     """The row's attributes as plain Python values (Decimal-free), keys and discriminator dropped."""
     data = row.to_simple_dict()

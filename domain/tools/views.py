@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain.registry import ToolOutput
-from domain.store.models import ActivityRow, BoardRow, ColumnRow, LabelRow, MemberRow, SubtaskRow, TaskDetailRow, TaskRow, WorkspaceRow
+from domain.store.models import ActivityRow, BoardRow, ColumnRow, LabelRow, MemberRow, SubtaskRow, TaskDetailRow, TaskRow, WorkspaceRow, values
 
 class WorkspaceView(ToolOutput):
     id: str
@@ -142,11 +142,13 @@ def column_view(c: ColumnRow, position: int) -> ColumnView:
 
 
 def _task_fields(t: TaskRow | TaskDetailRow, column_name: str | None) -> dict[str, Any]:
+    v = values(t)  # every field of every listed task: the descriptor-free read
     return dict(
-        id=t.taskId, number=int(t.number), key=t.key, title=t.title, boardId=t.boardId, columnId=t.columnId,
-        columnName=column_name, priority=t.priority, dueDate=t.dueDate, assigneeIds=list(t.assigneeIds or []),
-        labelIds=list(t.labelIds or []), subtaskCount=int(t.subtaskCount or 0), subtasksDone=int(t.subtasksDone or 0),
-        createdAt=t.createdAt, updatedAt=t.updatedAt, archivedAt=getattr(t, "archivedAt", None),
+        id=v.get("taskId"), number=int(v.get("number")), key=v.get("key"), title=v.get("title"), boardId=v.get("boardId"),
+        columnId=v.get("columnId"), columnName=column_name, priority=v.get("priority"), dueDate=v.get("dueDate"),
+        assigneeIds=list(v.get("assigneeIds") or []), labelIds=list(v.get("labelIds") or []),
+        subtaskCount=int(v.get("subtaskCount") or 0), subtasksDone=int(v.get("subtasksDone") or 0),
+        createdAt=v.get("createdAt"), updatedAt=v.get("updatedAt"), archivedAt=v.get("archivedAt"),
     )
 
 
@@ -155,7 +157,8 @@ def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) ->
 
 
 def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
-    return TaskDetailView(**_task_fields(t, column_name), description=t.description or "", createdBy=t.createdBy)
+    v = values(t)
+    return TaskDetailView(**_task_fields(t, column_name), description=v.get("description") or "", createdBy=v.get("createdBy"))
 
 
 def subtask_view(s: SubtaskRow) -> SubtaskView:
@@ -164,9 +167,10 @@ def subtask_view(s: SubtaskRow) -> SubtaskView:
 
 
 def activity_view(a: ActivityRow) -> ActivityView:
+    v = values(a)
     return ActivityView(
-        id=a.activityId, type=a.type, source=a.source, actorId=a.actorId, at=a.at, summary=a.summary,
-        boardId=a.boardId, taskId=a.taskId, data=a.data,
+        id=v.get("activityId"), type=v.get("type"), source=v.get("source"), actorId=v.get("actorId"), at=v.get("at"),
+        summary=v.get("summary"), boardId=v.get("boardId"), taskId=v.get("taskId"), data=v.get("data"),
     )
 
 
