@@ -7,8 +7,12 @@ project that was the largest single cost of a cold start (~130-200 ms here; docs
 so no request uses those validators. :func:`import_fastapi` imports FastAPI once with pydantic's
 ``defer_build`` default switched on, then switches it back: FastAPI's models are then built by
 their first use, if one ever comes (``app.openapi()`` still works, tested), and every model
-defined afterwards keeps pydantic's normal default. The three models FastAPI rebuilds
-explicitly (``Schema``, ``Operation``, ``Encoding``) are built as before.
+defined afterwards keeps pydantic's normal default. FastAPI also calls ``model_rebuild()`` on
+three self-referencing models (``Schema``, ``Operation``, ``Encoding``) to resolve their forward
+references, which builds them (and most of the others through them: ~60 ms here). A deferred
+model resolves its references from its module when it is first used, so for the length of the
+import those three calls, and only calls on ``fastapi.openapi.models`` classes without
+arguments, are skipped; ``BaseModel.model_rebuild`` is the original again afterwards.
 
 pydantic offers no public switch for another package's models (FastAPI's own proposal, an
 environment variable, was not merged: fastapi/fastapi#10546), so this sets the default in
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import importlib
 import sys
+
+OPENAPI_MODELS = "fastapi.openapi.models"
 
 
 def import_fastapi() -> bool:
@@ -35,9 +41,20 @@ def import_fastapi() -> bool:
     except (ImportError, AttributeError, KeyError, TypeError):
         importlib.import_module("fastapi")
         return False
+    from pydantic import BaseModel
+
+    rebuild = BaseModel.__dict__["model_rebuild"]
+
+    def deferred_rebuild(cls: type[BaseModel], *args: object, **kwargs: object) -> bool | None:
+        if cls.__module__ == OPENAPI_MODELS and not args and not kwargs:
+            return None  # left to the first use, like every other deferred model
+        return rebuild.__func__(cls, *args, **kwargs)
+
     defaults["defer_build"] = True
+    BaseModel.model_rebuild = classmethod(deferred_rebuild)  # type: ignore[method-assign,assignment]
     try:
         importlib.import_module("fastapi")
     finally:
+        BaseModel.model_rebuild = rebuild  # type: ignore[method-assign]
         defaults["defer_build"] = previous
     return True
