@@ -273,8 +273,8 @@ def folded_headers(scope: Scope) -> dict[str, str]:
 class McpEndpoint:
     """``POST /api/mcp`` (and its selection URLs) as a plain ASGI app inside the FastAPI app.
 
-    It runs behind the app's middleware (server errors, the body limit) and router like any
-    route, but skips what a FastAPI route adds per request and this endpoint never uses: the
+    It runs behind the app's middleware (the server-error handler among them) and router like
+    any route, but skips what a FastAPI route adds per request and this endpoint never uses: the
     dependency solver, the ``Request`` object, the response class. A tool call is the hot path
     of the product, and on Lambda every microsecond here is paid once per call
     (docs/decisions.md, "Performance"; ``benchmarks.warm_overhead`` measures it).
