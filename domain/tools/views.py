@@ -1,6 +1,5 @@
 """Result views shared by the tool modules, and the converters from stored rows to them."""
 
-
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -141,8 +140,9 @@ def column_view(c: ColumnRow, position: int) -> ColumnView:
     )
 
 
-def _task_fields(t: TaskRow | TaskDetailRow, column_name: str | None) -> dict[str, Any]:
-    v = values(t)  # every field of every listed task: the descriptor-free read
+def _task_fields(v: dict[str, Any], column_name: str | None) -> dict[str, Any]:
+    """A task view's fields from a task row's ``values()`` (every field of every listed task:
+    the descriptor-free read)."""
     return dict(
         id=v.get("taskId"), number=int(v.get("number")), key=v.get("key"), title=v.get("title"), boardId=v.get("boardId"),
         columnId=v.get("columnId"), columnName=column_name, priority=v.get("priority"), dueDate=v.get("dueDate"),
@@ -153,12 +153,12 @@ def _task_fields(t: TaskRow | TaskDetailRow, column_name: str | None) -> dict[st
 
 
 def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) -> TaskRowView:
-    return TaskRowView(**_task_fields(t, column_name))
+    return TaskRowView(**_task_fields(values(t), column_name))
 
 
 def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
     v = values(t)
-    return TaskDetailView(**_task_fields(t, column_name), description=v.get("description") or "", createdBy=v.get("createdBy"))
+    return TaskDetailView(**_task_fields(v, column_name), description=v.get("description") or "", createdBy=v.get("createdBy"))
 
 
 def subtask_view(s: SubtaskRow) -> SubtaskView:

@@ -43,10 +43,10 @@ from functions.protocol import (
     MODERN_VERSIONS,
     McpProtocol,
     Session,
+    dumps,
     tool_result,
 )
 from functions.stdio.binding import StartupError
-from functions.jsonrpc import dumps
 from functions.stdio.framing import encode, error_response
 
 log = logging.getLogger("jentrix.stdio")
