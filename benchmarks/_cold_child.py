@@ -2,7 +2,9 @@
 
 argv: kind (ours | sdk | floor), then for ours/sdk the token and the task id, for the floor the
 modules to import. With ``BENCH_AUTHORIZER_CONTEXT`` (JSON) every event carries it as the API
-Gateway authorizer's context, as behind the deployed gateway. Prints ``{"import": s, "first": s, "warm": [s, ...], "uncached": [s, ...]}`` on stdout (floor: only
+Gateway authorizer's context, as behind the deployed gateway. With
+``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start`` the after-restore hooks init registered run between
+the import and the first call, as after a SnapStart restore (``restore``: their seconds). Prints ``{"import": s, "first": s, "warm": [s, ...], "uncached": [s, ...]}`` on stdout (floor: only
 ``import``); ``uncached`` are warm calls of ours made after emptying the token cache, so that, like
 the first call, they read the token.
 """
@@ -65,6 +67,16 @@ else:
     from benchmarks.sdk_server import handler
 t1 = time.perf_counter()
 token, task_id = sys.argv[2], sys.argv[3]
+restore = None
+if kind == "ours" and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "snap-start":
+    # What the Lambda runtime does when it resumes an environment from the snapshot of this
+    # init: run the registered after-restore hooks, then hand over the first invocation.
+    import snapshot_restore_py
+
+    r0 = time.perf_counter()
+    for func, args, kwargs in snapshot_restore_py.get_after_restore():
+        func(*args, **kwargs)
+    restore = time.perf_counter() - r0
 
 
 def once(n: int) -> float:
@@ -77,7 +89,7 @@ def once(n: int) -> float:
 
 first = once(1)
 t2 = time.perf_counter()
-print(json.dumps({"import": t1 - T0, "first": first, "ready": t2 - T0, "primed": primed}), flush=True)
+print(json.dumps({"import": t1 - T0, "first": first, "ready": t2 - T0, "primed": primed, "restore": restore}), flush=True)
 warm = [once(n) for n in range(2, 9)]
 uncached = []
 if kind == "ours":  # warm calls that, like the first, must look the token up (its cache emptied first)

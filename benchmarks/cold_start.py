@@ -9,7 +9,12 @@ DynamoDB Local this command starts. The kinds of process, run interleaved round 
 * ``pre``   — the same with ``AWS_LAMBDA_INITIALIZATION_TYPE=provisioned-concurrency``: init
   imports every tool module and builds every validator (functions/priming.py), so the first
   call should cost what a warm one does;
-* ``gw``, ``pre-gw`` — ``ours`` and ``pre`` behind the deployed gateway: each event carries the
+* ``snap`` — the deployed configuration (template.yaml: SnapStart on published versions): init
+  as SnapStart runs it at publish time (``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``: the whole
+  catalog, no connection), then the after-restore hooks it registered, then the first call —
+  what a restored environment pays. The restore itself (Lambda resuming the memory snapshot)
+  cannot happen here; its cold init from outside is not reported;
+* ``gw``, ``pre-gw``, ``snap-gw`` — ``ours``, ``pre`` and ``snap`` behind the deployed gateway: each event carries the
   context our Lambda authorizer returns for the token, so no call of the function reads the
   token (reported as first vs warm only: the SDK server has no authorizer to compare with);
 * ``sdk``   — ``benchmarks.sdk_server.handler`` (the SDK's ``MCPServer`` behind Mangum, the same
@@ -44,13 +49,14 @@ from typing import Any
 
 from benchmarks import _support as S
 
-KINDS = ("ours", "pre", "gw", "pre-gw", "sdk", "floor")
+KINDS = ("ours", "pre", "snap", "gw", "pre-gw", "snap-gw", "sdk", "floor")
 # "pre": ours in a Lambda environment initialized ahead of its requests (provisioned concurrency;
 # SnapStart snapshots the same init): the whole catalog imported and primed during init.
 # "gw", "pre-gw": ours on demand / pre-initialized behind the deployed gateway: every event carries
 # our Lambda authorizer's context, so no call reads the token (first vs warm only: the SDK side
 # has no authorizer to compare with).
 PRE_ENV = {"AWS_LAMBDA_INITIALIZATION_TYPE": "provisioned-concurrency"}
+SNAP_ENV = {"AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
 
 
 def floor_modules() -> list[str]:
@@ -76,6 +82,8 @@ def one(kind: str, env: dict[str, str], token: str, task_id: str, authorizer: di
     argv = [S.PYTHON, "-m", "benchmarks._cold_child", kind if kind in ("sdk", "floor") else "ours"]
     if kind.startswith("pre"):
         env = {**env, **PRE_ENV}
+    elif kind.startswith("snap"):
+        env = {**env, **SNAP_ENV}
     if kind.endswith("gw"):
         env = {**env, "BENCH_AUTHORIZER_CONTEXT": json.dumps(authorizer)}
     argv += [token, task_id] if kind != "floor" else floor_modules()
@@ -134,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.full_botocore:  # every side imports the botocore the artifact ships
             env["PYTHONPATH"] = f"{cleanup.enter_context(S.deployed_botocore())}{os.pathsep}{env['PYTHONPATH']}"
         samples: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+        # One discarded child first: DynamoDB Local answers a new process's first requests
+        # slowly (its own JIT warming up), which would otherwise land on round 1's first kind.
+        one("ours", env, actor.token, task_id, authorizer)
         for r in range(args.rounds):
             order = KINDS[r % len(KINDS):] + KINDS[: r % len(KINDS)]
             for kind in order:
@@ -147,17 +158,18 @@ def main(argv: list[str] | None = None) -> int:
     vs_floor = S.ratios_of_pairs(outer["ours"], outer["floor"])
     sdk_floor = S.ratios_of_pairs(outer["sdk"], outer["floor"])
     inner: dict[str, dict[str, S.Summary]] = {}
-    for k in ("ours", "pre", "gw", "pre-gw", "sdk"):
+    for k in ("ours", "pre", "snap", "gw", "pre-gw", "snap-gw", "sdk"):
         inner[k] = {
             "import": S.summary([x["import"] for x in samples[k]]),
             "first": S.summary([x["first"] for x in samples[k]]),
             "warm": S.summary([w for x in samples[k] for w in x["warm"]]),
         }
     floor_import = S.summary([x["import"] for x in samples["floor"]])
-    first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "gw", "pre-gw", "sdk")}
+    first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "snap", "gw", "pre-gw", "snap-gw", "sdk")}
     pre_vs_sdk = S.ratios_of_pairs(outer["pre"], outer["sdk"])
     # the first call reads the token (nothing is cached yet); so do these warm calls
-    first_over_uncached = {k: S.summary([x["first"] / sorted(x["uncached"])[len(x["uncached"]) // 2] for x in samples[k]]) for k in ("ours", "pre")}
+    first_over_uncached = {k: S.summary([x["first"] / sorted(x["uncached"])[len(x["uncached"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "snap")}
+    restore = {k: S.summary([x["restore"] for x in samples[k]]) for k in ("snap", "snap-gw")}
 
     lines = [
         S.machine_line(),
@@ -198,13 +210,31 @@ def main(argv: list[str] | None = None) -> int:
             ],
         ),
         "",
+        "**SnapStart, the deployed configuration** (template.yaml, `McpSnapStart`): Lambda runs the init once when a "
+        "version is published and resumes new environments from its snapshot. A restored environment pays the resume "
+        "(Lambda's, not measurable here), the after-restore hook init registered (functions/priming.py: reseed, open six "
+        "DynamoDB connections) and its first call; each child here ran the init as SnapStart does, then that hook, then the calls:",
+        "",
+        S.table(
+            ("SnapStart, restored", "reading the token", "behind the authorizer"),
+            [
+                ("after-restore hook", restore["snap"].ms(1), restore["snap-gw"].ms(1)),
+                ("first tools/call get_task", inner["snap"]["first"].ms(1), inner["snap-gw"]["first"].ms(1)),
+                ("warm call", inner["snap"]["warm"].ms(1), inner["snap-gw"]["warm"].ms(1)),
+                ("first / warm", f"{first_over_warm['snap'].median:.2f}x ({first_over_warm['snap'].lo:.2f}-{first_over_warm['snap'].hi:.2f})",
+                 f"**{first_over_warm['snap-gw'].median:.2f}x** ({first_over_warm['snap-gw'].lo:.2f}-{first_over_warm['snap-gw'].hi:.2f})"),
+                ("first / warm reading the token (the same requests)", f"**{first_over_uncached['snap'].median:.2f}x** "
+                 f"({first_over_uncached['snap'].lo:.2f}-{first_over_uncached['snap'].hi:.2f})", "—"),
+            ],
+        ),
+        "",
         f"Ratios of cold init: ours/SDK **{vs_sdk.median:.2f}x** ({vs_sdk.lo:.2f}-{vs_sdk.hi:.2f}), "
         f"ours/floor **{vs_floor.median:.2f}x** ({vs_floor.lo:.2f}-{vs_floor.hi:.2f}), SDK/floor {sdk_floor.median:.2f}x; "
         f"pre-initialized/SDK {pre_vs_sdk.median:.2f}x (its init is paid before traffic arrives).",
         "",
         "Init-phase priming (functions/priming.py), median milliseconds per step: "
         + "; ".join(f"{label}: " + ", ".join(f"{step} {S.summary([x['primed'][step] for x in samples[k] if isinstance(x['primed'].get(step), (int, float))]).median:.1f}"
-                                             for step in samples[k][0]["primed"]) for label, k in (("on demand", "ours"), ("pre-initialized", "pre")))
+                                             for step in samples[k][0]["primed"]) for label, k in (("on demand", "ours"), ("pre-initialized", "pre"), ("SnapStart", "snap")))
         + ".",
         "",
         f"`python -X importtime -c 'import functions.lambda_handler'` (one run, {total * 1000:.0f} ms in total; the SDK module: {sdk_total * 1000:.0f} ms). "
@@ -224,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         S.write_section("cold_start", "## Cold start\n\n`python -m benchmarks.cold_start`\n\n" + text)
         S.record("cold_init", f"ours {o.median * 1000:.0f} ms, SDK {s.median * 1000:.0f} ms, floor {f.median * 1000:.0f} ms: **{vs_sdk.median:.2f}x the SDK, {vs_floor.median:.2f}x the floor**", "benchmarks.cold_start")
-        S.record("first_call", f"ours pre-initialized {inner['pre']['first'].median * 1000:.0f} ms: **{first_over_warm['pre'].median:.2f}x** a warm call, **{first_over_uncached['pre'].median:.2f}x** a warm call that also reads the token, **{first_over_warm['pre-gw'].median:.2f}x** behind the gateway's authorizer (no call reads the token); on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
+        S.record("first_call", f"deployed (SnapStart, restored): **{first_over_warm['snap-gw'].median:.2f}x** a warm call behind the gateway's authorizer, "
+                 f"**{first_over_uncached['snap'].median:.2f}x** a warm call making the same requests (both read the token), after a {restore['snap'].median * 1000:.0f} ms after-restore hook; "
+                 f"provisioned: **{first_over_warm['pre-gw'].median:.2f}x** behind the authorizer, **{first_over_uncached['pre'].median:.2f}x** the same requests; on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
     return 0
 
 

@@ -113,6 +113,9 @@ observability.TRACING.tracer()
 # where init runs ahead of traffic (provisioned concurrency, SnapStart).
 PRIMED = priming.prime(
     _mangum, validators=catalog.eager_init(), connections=os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency")
+# Under SnapStart (the deployed configuration, template.yaml): what each restored environment
+# redoes before its first invocation — reseed, reconnect (functions/priming.py, after_restore).
+RESTORE_HOOK = priming.register_restore_hooks()
 _cold = True
 
 
@@ -122,7 +125,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         _cold = False
         # The first invocation of an environment — after a SnapStart restore too, since the
         # snapshot holds _cold = True — draws a fresh seed for `random` (retry jitter), so that
-        # environments restored from one snapshot do not back off in step.
+        # environments restored from one snapshot do not back off in step. The after-restore
+        # hook did so already where the runtime ran it; this covers a restore without it.
         random.seed()
         observability.record_cold_start(str(getattr(context, "function_name", "") or "jentrix-mcp"))
     return _mangum(route_path(event), context)

@@ -21,8 +21,12 @@ concurrency runs ahead of traffic):
   start then pays for the one tool it serves, not for the catalog (docs/performance.md, "Cold
   start");
 * **provisioned concurrency only**: a few keep-alive connections to DynamoDB are opened and the
-  I/O pool's threads started (:func:`prime_connections`) — never for SnapStart, whose snapshot
-  would hold dead sockets and threads it should not.
+  I/O pool's threads started (:func:`prime_connections`) — never during a SnapStart init, whose
+  snapshot would hold dead sockets;
+* **SnapStart, after each restore**: :func:`register_restore_hooks` registers :func:`after_restore`
+  with the runtime's ``snapshot_restore_py`` hooks. It reseeds ``random`` (every environment
+  restored from one snapshot would otherwise draw the same retry jitter) and opens those
+  connections, so a restored environment's first call finds what a provisioned one does.
 
 Restore-safe for SnapStart: nothing is connected, no thread started, nothing random is drawn,
 no clock value is kept. Returns the milliseconds each step took (the benchmark prints them). A step that cannot run
@@ -34,6 +38,9 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
+import random
+import threading
 import time
 from collections.abc import Collection
 from typing import Any
@@ -143,16 +150,56 @@ def prime_validators() -> int:
 
 def prime_connections(count: int = 6) -> None:
     """Open ``count`` keep-alive connections to DynamoDB (a call sends up to five requests at
-    once) and start the I/O pool's threads, with reads of a key that does not exist (0.5 read
-    unit each). Only where init runs ahead of traffic and is not snapshotted (provisioned
-    concurrency): a restored snapshot would hold dead sockets."""
+    once) and start as many I/O pool threads, with reads of a key that does not exist (0.5 read
+    unit each). The reads wait for each other just before they are sent (a barrier on
+    botocore's ``before-send``), so each checks out a connection of its own instead of reusing
+    one a faster read gave back. Where init runs ahead of traffic and is not snapshotted
+    (provisioned concurrency), and after a SnapStart restore (:func:`after_restore`): a
+    snapshot taken with them open would hold dead sockets."""
     from domain.store import parallel
 
     client = db.dynamodb_client()
     table = Row.Meta.table_name
-    futures = [parallel.submit(client.get_item, TableName=table, Key=_KEY) for _ in range(count)]
-    for future in futures:
-        future.result()
+    together = threading.Barrier(count, timeout=5)
+
+    def hold(**_: Any) -> None:  # returns None: botocore then sends the request itself
+        try:
+            together.wait()
+        except threading.BrokenBarrierError:  # one read failed early: the others go on alone
+            pass
+
+    client.meta.events.register_first("before-send.dynamodb", hold, unique_id="jentrix-connect")
+    try:
+        futures = [parallel.submit(client.get_item, TableName=table, Key=_KEY) for _ in range(count)]
+        for future in futures:
+            future.result()
+    finally:
+        client.meta.events.unregister("before-send.dynamodb", unique_id="jentrix-connect")
+
+
+def after_restore() -> dict[str, float | str]:
+    """What a SnapStart environment does once restored, before its first invocation: reseed
+    ``random`` from the OS (retry jitter; ids and secrets come from ``secrets``/``os.urandom``,
+    which are fresh after a restore anyway), then :func:`prime_connections`. Never raises: a
+    failed hook would fail the restore, and the first call can open its own connections.
+    Returns ``{step: milliseconds}`` like :func:`prime`."""
+    return _run_steps([("reseed", random.seed), ("connections", prime_connections)])
+
+
+def register_restore_hooks() -> bool:
+    """Register :func:`after_restore` with the Lambda runtime's SnapStart hooks
+    (``snapshot_restore_py``, part of the Python managed runtimes from 3.12; AWS Lambda
+    developer guide, "Lambda SnapStart runtime hooks for Python"). Only during a SnapStart init
+    (``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``); ``True`` when registered."""
+    if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "snap-start":
+        return False
+    try:
+        from snapshot_restore_py import register_after_restore
+    except ImportError:  # not a managed runtime: nothing will restore this process
+        log.info("snapshot_restore_py is not importable; no after-restore hook registered")
+        return False
+    register_after_restore(after_restore)
+    return True
 
 
 def _freeze() -> None:
@@ -177,13 +224,17 @@ def prime(mangum: Any, *, validators: bool, connections: bool = False) -> dict[s
     """Do the first request's one-time work now; ``{step: milliseconds}``. Priming only saves
     time: a step that fails (e.g. no AWS credentials to sign with outside Lambda) is logged and
     skipped, and the first request then does that work itself."""
-    took: dict[str, float | str] = {}
-    steps = [("dynamodb", lambda: prime_dynamodb(None if validators else EVERY_CALL)), ("asgi", lambda: prime_asgi(mangum)), ("idna", lambda: "localhost".encode("idna"))]
+    steps: list[tuple[str, Any]] = [("dynamodb", lambda: prime_dynamodb(None if validators else EVERY_CALL)), ("asgi", lambda: prime_asgi(mangum)), ("idna", lambda: "localhost".encode("idna"))]
     if validators:
         steps.append(("validators", prime_validators))
     if connections:
         steps.append(("connections", prime_connections))
     steps.append(("gc", _freeze))
+    return _run_steps(steps)
+
+
+def _run_steps(steps: list[tuple[str, Any]]) -> dict[str, float | str]:
+    took: dict[str, float | str] = {}
     for name, step in steps:
         start = time.perf_counter()
         try:

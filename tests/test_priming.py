@@ -131,6 +131,66 @@ def test_the_first_invocation_reseeds_random(monkeypatch: pytest.MonkeyPatch) ->
     assert random.getstate() == snapshot  # warm invocations leave it alone
 
 
+_RESTORE_PROBE = """
+import json, random
+import snapshot_restore_py
+import functions.lambda_handler as entry
+from domain.store import db
+from functions import priming
+
+def idle_connections():
+    client = db.dynamodb_client()
+    pools = client._endpoint.http_session._manager.pools
+    return sum(pools[key].pool.qsize() - sum(1 for c in list(pools[key].pool.queue) if c is None) for key in pools.keys())
+
+hooks = [f for f, _, _ in snapshot_restore_py.get_after_restore()]
+before = idle_connections()
+random.seed(7)
+state = random.getstate()
+took = {}
+for func, args, kwargs in snapshot_restore_py.get_after_restore():  # what the runtime runs after a restore
+    took = func(*args, **kwargs)
+print(json.dumps({"registered": entry.RESTORE_HOOK, "hooks": [f"{f.__module__}.{f.__name__}" for f in hooks], "primed": entry.PRIMED,
+                  "took": took, "before": before, "after": idle_connections(), "reseeded": random.getstate() != state}))
+"""
+
+
+@pytest.mark.parametrize("init_type", ["snap-start", "on-demand", "provisioned-concurrency"])
+def test_snapstart_registers_an_after_restore_hook_that_reseeds_and_reconnects(stack, init_type: str) -> None:
+    """Under SnapStart (template.yaml's default) init opens no connection, and the hook the
+    runtime runs after each restore reseeds ``random`` and opens the keep-alive connections a
+    call's parallel requests use; other init types register nothing."""
+    base = {k: v for k, v in os.environ.items() if k not in ("AWS_LAMBDA_INITIALIZATION_TYPE", "JENTRIX_EAGER_CATALOG")}
+    out = subprocess.run([sys.executable, "-c", _RESTORE_PROBE], cwd=REPO, env={**base, **stack, "AWS_LAMBDA_INITIALIZATION_TYPE": init_type},
+                         capture_output=True, text=True, check=True)
+    found = json.loads(out.stdout.splitlines()[-1])
+    if init_type != "snap-start":
+        assert found["registered"] is False and found["hooks"] == []
+        assert ("connections" in found["primed"]) is (init_type == "provisioned-concurrency")
+        return
+    assert found["registered"] is True and found["hooks"] == ["functions.priming.after_restore"]
+    assert "connections" not in found["primed"] and found["before"] == 0  # the snapshot holds no socket
+    assert isinstance(found["took"]["reseed"], (int, float)) and isinstance(found["took"]["connections"], (int, float)), found["took"]
+    assert found["reseeded"] is True
+    assert found["after"] == 6  # prime_connections' count, each its own: a call sends up to five requests at once
+
+
+def test_after_restore_never_raises() -> None:
+    """A failing after-restore hook would fail the restore; the steps are skipped instead."""
+    from functions import priming
+
+    def broken() -> None:
+        raise ConnectionError("no route")
+
+    original = priming.prime_connections
+    priming.prime_connections = broken
+    try:
+        took = priming.after_restore()
+    finally:
+        priming.prime_connections = original
+    assert took["connections"] == "skipped (ConnectionError)" and isinstance(took["reseed"], (int, float))
+
+
 _FASTAPI_PROBE = """
 import json
 import functions.http_app as http_app

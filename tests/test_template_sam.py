@@ -88,9 +88,31 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
             # every route: our authorizer and the usage plan's API key (sourced from the authorizer)
             assert method["security"] == [{"TokenAuthorizer": []}, {"api_key": []}], (path, verb)
             assert method["x-amazon-apigateway-integration"]["type"] == "aws_proxy"
-            assert "McpFunction.Arn" in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            # the alias of the published (SnapStart) version, never $LATEST
+            assert "/functions/${McpFunctionAliaslive}/invocations" in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
     perms = _of_type(out, "AWS::Lambda::Permission")
     assert any(p["Properties"]["FunctionName"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]} for p in perms.values())
+
+
+@pytest.mark.parametrize("apply_on", ["PublishedVersions", "None"])
+def test_mcp_function_is_served_through_a_published_alias_with_snapstart(apply_on):
+    """SnapStart only applies to published versions: the gateway must invoke the alias SAM
+    moves to each deploy's version, with permissions on that alias (not on the function)."""
+    out = expand({"McpSnapStart": apply_on})
+    res = out["Resources"]
+    fn = res["McpFunction"]["Properties"]
+    assert fn["SnapStart"] == {"ApplyOn": {"Ref": "McpSnapStart"}}
+    assert out["Parameters"]["McpSnapStart"]["Default"] == "PublishedVersions"
+    assert set(out["Parameters"]["McpSnapStart"]["AllowedValues"]) == {"PublishedVersions", "None"}
+    (version_id,) = [k for k, v in _of_type(out, "AWS::Lambda::Version").items() if v["Properties"]["FunctionName"] == {"Ref": "McpFunction"}]
+    alias = res["McpFunctionAliaslive"]
+    assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
+    invokes = [p["Properties"] for p in _of_type(out, "AWS::Lambda::Permission").values() if p["Properties"]["Principal"] == "apigateway.amazonaws.com"]
+    mcp = [p for p in invokes if p["FunctionName"] != {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}]
+    assert len(mcp) == 5 and all(p["FunctionName"] == {"Ref": "McpFunctionAliaslive"} for p in mcp)
+    # SnapStart cannot be combined with these (AWS Lambda developer guide, SnapStart limitations)
+    assert "ProvisionedConcurrencyConfig" not in json.dumps(res["McpFunctionAliaslive"]) and "FileSystemConfigs" not in fn
+    assert fn.get("EphemeralStorage", {"Size": 512})["Size"] <= 512
 
 
 def test_usage_plan_is_attached_to_the_stage(out):
