@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             ],
         ),
         "",
-        "**SnapStart, the deployed configuration** (template.yaml, `McpSnapStart`): Lambda runs the init once when a "
+        "**SnapStart, the deployed configuration** (template.yaml, `SnapStart`): Lambda runs the init once when a "
         "version is published and resumes new environments from its snapshot. A restored environment pays the resume "
         "(Lambda's, not measurable here), the after-restore hook init registered (functions/priming.py: reseed, open six "
         "DynamoDB connections) and its first call; each child here ran the init as SnapStart does, then that hook, then the calls:",

@@ -25,9 +25,13 @@ from typing import Any
 
 from domain import auth, observability
 from domain.store import db
+from functions import priming
 
 log = observability.logger("jentrix-authorizer")
 db.configure()
+# Deployed with SnapStart like the MCP function (template.yaml): a restored environment reseeds
+# `random` (retry jitter) and opens the one connection its GetItem uses.
+RESTORE_HOOK = priming.register_restore_hooks(connections=1)
 
 
 class Unauthorized(Exception):

@@ -177,20 +177,25 @@ def prime_connections(count: int = 6) -> None:
         client.meta.events.unregister("before-send.dynamodb", unique_id="jentrix-connect")
 
 
-def after_restore() -> dict[str, float | str]:
+def after_restore(connections: int = 6) -> dict[str, float | str]:
     """What a SnapStart environment does once restored, before its first invocation: reseed
     ``random`` from the OS (retry jitter; ids and secrets come from ``secrets``/``os.urandom``,
-    which are fresh after a restore anyway), then :func:`prime_connections`. Never raises: a
-    failed hook would fail the restore, and the first call can open its own connections.
-    Returns ``{step: milliseconds}`` like :func:`prime`."""
-    return _run_steps([("reseed", random.seed), ("connections", prime_connections)])
+    which are fresh after a restore anyway), then open ``connections`` keep-alive connections
+    (:func:`prime_connections`; none when 0). Never raises: a failed hook would fail the
+    restore, and the first call can open its own connections. Returns ``{step: milliseconds}``
+    like :func:`prime`."""
+    steps: list[tuple[str, Any]] = [("reseed", random.seed)]
+    if connections:
+        steps.append(("connections", lambda: prime_connections(connections)))
+    return _run_steps(steps)
 
 
-def register_restore_hooks() -> bool:
-    """Register :func:`after_restore` with the Lambda runtime's SnapStart hooks
-    (``snapshot_restore_py``, part of the Python managed runtimes from 3.12; AWS Lambda
+def register_restore_hooks(connections: int = 6) -> bool:
+    """Register :func:`after_restore` (with ``connections``) with the Lambda runtime's SnapStart
+    hooks (``snapshot_restore_py``, part of the Python managed runtimes from 3.12; AWS Lambda
     developer guide, "Lambda SnapStart runtime hooks for Python"). Only during a SnapStart init
-    (``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``); ``True`` when registered."""
+    (``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``); ``True`` when registered. The MCP function
+    opens six (a call sends up to five requests at once), the authorizer one (one GetItem)."""
     if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "snap-start":
         return False
     try:
@@ -198,7 +203,7 @@ def register_restore_hooks() -> bool:
     except ImportError:  # not a managed runtime: nothing will restore this process
         log.info("snapshot_restore_py is not importable; no after-restore hook registered")
         return False
-    register_after_restore(after_restore)
+    register_after_restore(after_restore, connections=connections)
     return True
 
 

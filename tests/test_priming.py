@@ -175,11 +175,29 @@ def test_snapstart_registers_an_after_restore_hook_that_reseeds_and_reconnects(s
     assert found["after"] == 6  # prime_connections' count, each its own: a call sends up to five requests at once
 
 
+def test_the_authorizer_registers_a_one_connection_restore_hook(stack) -> None:
+    """The authorizer is deployed with SnapStart too; its hook reseeds and opens the one
+    connection its GetItem uses."""
+    probe = (
+        "import json, snapshot_restore_py, functions.authorizer as a\n"
+        "hooks = snapshot_restore_py.get_after_restore()\n"
+        "took = [f(*args, **kwargs) for f, args, kwargs in hooks]\n"
+        "print(json.dumps({'registered': a.RESTORE_HOOK, 'kwargs': [k for _, _, k in hooks], 'took': took}))\n"
+    )
+    base = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_INITIALIZATION_TYPE"}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env={**base, **stack, "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"},
+                         capture_output=True, text=True, check=True)
+    found = json.loads(out.stdout.splitlines()[-1])
+    assert found["registered"] is True and found["kwargs"] == [{"connections": 1}]
+    (took,) = found["took"]
+    assert isinstance(took["reseed"], (int, float)) and isinstance(took["connections"], (int, float)), took
+
+
 def test_after_restore_never_raises() -> None:
     """A failing after-restore hook would fail the restore; the steps are skipped instead."""
     from functions import priming
 
-    def broken() -> None:
+    def broken(count: int = 6) -> None:
         raise ConnectionError("no route")
 
     original = priming.prime_connections

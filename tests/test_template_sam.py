@@ -77,7 +77,7 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
     assert auth["type"] == "request"
     assert auth["identitySource"] == "method.request.header.Authorization"
     assert auth["authorizerResultTtlInSeconds"] == 7  # the AuthorizerCacheSeconds parameter
-    assert auth["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}
+    assert auth["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {"Ref": "AuthorizerFunctionAliaslive"}  # the published (SnapStart) version
     routes = {(path, verb) for path, methods in body["paths"].items() for verb in methods}
     assert routes == {
         ("/api/mcp", "post"), ("/api/mcp", "x-amazon-apigateway-any-method"), ("/api/mcp/{selection+}", "post"),
@@ -91,28 +91,31 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
             # the alias of the published (SnapStart) version, never $LATEST
             assert "/functions/${McpFunctionAliaslive}/invocations" in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
     perms = _of_type(out, "AWS::Lambda::Permission")
-    assert any(p["Properties"]["FunctionName"] == {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]} for p in perms.values())
+    assert any(p["Properties"]["FunctionName"] == {"Ref": "AuthorizerFunctionAliaslive"} for p in perms.values())
 
 
 @pytest.mark.parametrize("apply_on", ["PublishedVersions", "None"])
-def test_mcp_function_is_served_through_a_published_alias_with_snapstart(apply_on):
-    """SnapStart only applies to published versions: the gateway must invoke the alias SAM
-    moves to each deploy's version, with permissions on that alias (not on the function)."""
-    out = expand({"McpSnapStart": apply_on})
+def test_functions_behind_the_gateway_are_served_through_published_aliases_with_snapstart(apply_on):
+    """SnapStart only applies to published versions: the gateway must invoke the aliases SAM
+    moves to each deploy's versions (the MCP function and the authorizer), with permissions on
+    those aliases, not on the functions."""
+    out = expand({"SnapStart": apply_on})
     res = out["Resources"]
-    fn = res["McpFunction"]["Properties"]
-    assert fn["SnapStart"] == {"ApplyOn": {"Ref": "McpSnapStart"}}
-    assert out["Parameters"]["McpSnapStart"]["Default"] == "PublishedVersions"
-    assert set(out["Parameters"]["McpSnapStart"]["AllowedValues"]) == {"PublishedVersions", "None"}
-    (version_id,) = [k for k, v in _of_type(out, "AWS::Lambda::Version").items() if v["Properties"]["FunctionName"] == {"Ref": "McpFunction"}]
-    alias = res["McpFunctionAliaslive"]
-    assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
+    assert out["Parameters"]["SnapStart"]["Default"] == "PublishedVersions"
+    assert set(out["Parameters"]["SnapStart"]["AllowedValues"]) == {"PublishedVersions", "None"}
     invokes = [p["Properties"] for p in _of_type(out, "AWS::Lambda::Permission").values() if p["Properties"]["Principal"] == "apigateway.amazonaws.com"]
-    mcp = [p for p in invokes if p["FunctionName"] != {"Fn::GetAtt": ["AuthorizerFunction", "Arn"]}]
-    assert len(mcp) == 5 and all(p["FunctionName"] == {"Ref": "McpFunctionAliaslive"} for p in mcp)
-    # SnapStart cannot be combined with these (AWS Lambda developer guide, SnapStart limitations)
-    assert "ProvisionedConcurrencyConfig" not in json.dumps(res["McpFunctionAliaslive"]) and "FileSystemConfigs" not in fn
-    assert fn.get("EphemeralStorage", {"Size": 512})["Size"] <= 512
+    for name, permissions in (("McpFunction", 5), ("AuthorizerFunction", 1)):
+        fn = res[name]["Properties"]
+        assert fn["SnapStart"] == {"ApplyOn": {"Ref": "SnapStart"}}, name
+        (version_id,) = [k for k, v in _of_type(out, "AWS::Lambda::Version").items() if v["Properties"]["FunctionName"] == {"Ref": name}]
+        alias = res[f"{name}Aliaslive"]
+        assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
+        mine = [p for p in invokes if p["FunctionName"] in ({"Ref": f"{name}Aliaslive"}, {"Ref": name}, {"Fn::GetAtt": [name, "Arn"]})]
+        assert len(mine) == permissions and all(p["FunctionName"] == {"Ref": f"{name}Aliaslive"} for p in mine), (name, mine)
+        # SnapStart cannot be combined with these (AWS Lambda developer guide, SnapStart limitations)
+        assert "ProvisionedConcurrencyConfig" not in json.dumps(alias) and "FileSystemConfigs" not in fn, name
+        assert fn.get("EphemeralStorage", {"Size": 512})["Size"] <= 512, name
+    assert "SnapStart" not in res["SearchStreamFunction"]["Properties"]  # a stream consumer: nobody waits on its cold start
 
 
 def test_usage_plan_is_attached_to_the_stage(out):
