@@ -75,6 +75,8 @@ def digest(secret: str) -> str:
 class TokenVerifier(Protocol):
     prefix: str
 
+    def cached(self, secret: str) -> Principal | None: ...
+
     def verify(self, secret: str) -> Principal | None: ...
 
 
@@ -91,15 +93,24 @@ class PatVerifier:
         with self._lock:
             self._cache.clear()
 
+    def cached(self, secret: str) -> Principal | None:
+        """The principal a recent :meth:`verify` of ``secret`` found, while its cache entry and the
+        token itself are unexpired; ``None`` otherwise (no read)."""
+        if settings.token_cache_seconds <= 0:
+            return None
+        with self._lock:
+            hit = self._cache.get(digest(secret))
+        if hit and hit[0] > time.monotonic() and not _expired(hit[1].expires_at):
+            return hit[1]
+        return None
+
     def verify(self, secret: str) -> Principal | None:
+        hit = self.cached(secret)
+        if hit is not None:
+            return hit
         key = digest(secret)
         ttl = settings.token_cache_seconds
         now = time.monotonic()
-        if ttl > 0:
-            with self._lock:
-                hit = self._cache.get(key)
-            if hit and hit[0] > now and not _expired(hit[1].expires_at):
-                return hit[1]
         try:
             row = TokenRow.get(*keys.token(key), consistent_read=True)
         except DoesNotExist:
@@ -136,11 +147,19 @@ VERIFIERS: list[TokenVerifier] = [PAT_VERIFIER]
 
 
 def authenticate(secret: str | None) -> Principal | None:
-    """Resolve a bearer secret to a principal, or ``None`` (missing, unknown, revoked, expired)."""
-    if not secret or tokens.shape(secret) == "malformed":  # a typo or a foreign string: no read
+    """Resolve a bearer secret to a principal, or ``None`` (missing, unknown, revoked, expired).
+
+    A secret found in the verifier's warm cache was checked for shape when it was first read, so
+    only a cache miss runs the checksum (~4 µs in a loop, ~40 µs inside a real call)."""
+    if not secret:
         return None
     for verifier in VERIFIERS:
         if secret.startswith(verifier.prefix):
+            hit = verifier.cached(secret)
+            if hit is not None:
+                return hit
+            if tokens.shape(secret) == "malformed":  # a typo or a foreign string: no read
+                return None
             return verifier.verify(secret)
     return None
 

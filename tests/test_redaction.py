@@ -375,6 +375,28 @@ def test_a_mistyped_token_is_refused_without_a_read(monkeypatch: pytest.MonkeyPa
     assert len(reads) == 2  # checksummed and legacy tokens still reach the lookup
 
 
+def test_a_cached_token_skips_the_checksum(owner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm cache answers before the shape check (a cached secret passed it when first
+    read); a miss still checks the shape first, and the cache never outlives its TTL."""
+    from domain import auth
+    from domain.settings import settings
+
+    monkeypatch.setattr(settings, "token_cache_seconds", 30)
+    auth.PAT_VERIFIER.clear()
+    shapes: list[str] = []
+    real_shape = tokens.shape
+    monkeypatch.setattr(tokens, "shape", lambda t: shapes.append(t) or real_shape(t))
+    first = auth.authenticate(owner.token)  # a miss: shape, then the GetItem
+    assert first is not None and first.user_id == owner.user_id and shapes == [owner.token]
+    again = auth.authenticate(owner.token)  # a hit: no shape check, no read
+    assert again is first and shapes == [owner.token]
+    typo = owner.token[:-1] + ("0" if owner.token[-1] != "0" else "1")
+    assert auth.authenticate(typo) is None and shapes[-1] == typo  # a different secret misses the cache
+    monkeypatch.setattr(settings, "token_cache_seconds", 0)  # cache off: every call checks and reads
+    assert auth.PAT_VERIFIER.cached(owner.token) is None
+    assert auth.authenticate(owner.token) is not None and shapes[-1] == owner.token
+
+
 # --- properties --------------------------------------------------------------------------------
 
 try:
