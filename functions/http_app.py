@@ -362,6 +362,12 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
             headers={"Allow": "POST"},
         )
 
+    # A plain ASGI endpoint (McpEndpoint is no function, so Starlette routes to it as an app),
+    # registered first: the router tries routes in order, and nearly every request is this one
+    # (no other path starts with /api/mcp, so the order changes no match).
+    app.router.add_route(MCP_ROUTE, McpEndpoint(proto), methods=["POST"], include_in_schema=False)
+    app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
+
     @app.post(UPLOAD_GRANT_PATH)
     async def upload_grant(request: Request) -> Response:
         return await _json_route(request, upload_grant_reply)
@@ -370,9 +376,6 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     async def task_attachments(request: Request) -> Response:
         task_id = request.path_params["taskId"]
         return await _json_route(request, lambda caller, body: attachment_reply(caller, task_id, body))
-    # A plain ASGI endpoint (McpEndpoint is no function, so Starlette routes to it as an app).
-    app.router.add_route(MCP_ROUTE, McpEndpoint(proto), methods=["POST"], include_in_schema=False)
-    app.add_api_route(MCP_ROUTE, mcp_other, methods=["GET", "DELETE", "PUT", "PATCH"])
 
     @app.get("/healthz")
     async def healthz() -> Response:

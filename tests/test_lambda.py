@@ -442,3 +442,27 @@ def test_a_lambda_invocation_serves_the_call_on_its_own_thread(owner: Actor, mon
         method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
         assert client.post("/api/mcp", headers=headers, content=body).status_code == 200
     assert len(seen) == 1 and seen[0].startswith("jentrix-http"), seen
+
+
+def test_the_mcp_route_is_the_first_the_router_tries() -> None:
+    """Nearly every request is a POST to /api/mcp; the router tries routes in order, so that
+    route comes first (no other path starts with /api/mcp, so no match changes). The other
+    methods on it still reach the 405 route, and the REST routes still match."""
+    from starlette.routing import Match
+
+    from functions.http_app import McpEndpoint, create_app
+
+    app = create_app()
+    first = app.router.routes[0]
+    assert isinstance(first.app, McpEndpoint) and first.methods == {"POST"}
+
+    def scope(method: str, path: str) -> dict:
+        return {"type": "http", "method": method, "path": path, "root_path": "", "headers": []}
+
+    def matched(method: str, path: str) -> list[str]:
+        return [f"{r.path} {sorted(r.methods or [])}" for r in app.router.routes if r.matches(scope(method, path))[0] is Match.FULL]
+
+    assert matched("POST", "/api/mcp") == ["/api/mcp{rest:path} ['POST']"]
+    assert matched("GET", "/api/mcp") == ["/api/mcp{rest:path} ['DELETE', 'GET', 'PATCH', 'PUT']"]
+    assert matched("POST", "/api/artifacts/upload-grant") == ["/api/artifacts/upload-grant ['POST']"]
+    assert matched("POST", "/api/tasks/T-1/attachments") == ["/api/tasks/{taskId}/attachments ['POST']"]
