@@ -43,6 +43,7 @@ import random
 import threading
 import time
 from collections.abc import Collection
+from concurrent.futures import wait
 from typing import Any
 
 from botocore.awsrequest import AWSResponse
@@ -160,17 +161,25 @@ def prime_connections(count: int = 6) -> None:
 
     client = db.dynamodb_client()
     table = Row.Meta.table_name
-    together = threading.Barrier(count, timeout=5)
+    together = threading.Barrier(count, timeout=2)
 
     def hold(**_: Any) -> None:  # returns None: botocore then sends the request itself
         try:
             together.wait()
-        except threading.BrokenBarrierError:  # one read failed early: the others go on alone
+        except threading.BrokenBarrierError:  # another read failed before sending: go on alone
             pass
+
+    def read() -> Any:
+        try:
+            return client.get_item(TableName=table, Key=_KEY)
+        except BaseException:
+            together.abort()  # (e.g. no credentials to sign with) nobody waits for this one
+            raise
 
     client.meta.events.register_first("before-send.dynamodb", hold, unique_id="jentrix-connect")
     try:
-        futures = [parallel.submit(client.get_item, TableName=table, Key=_KEY) for _ in range(count)]
+        futures = [parallel.submit(read) for _ in range(count)]
+        wait(futures)  # all of them, failed or not, before the hook is removed
         for future in futures:
             future.result()
     finally:

@@ -245,3 +245,25 @@ def test_fastapi_is_imported_with_its_openapi_models_deferred() -> None:
     assert found["schema_after"] == "string"  # the self-referencing model resolves its references when used
     assert found["default"] is False and found["after"] is True
     assert found["openapi"].startswith("3.") and {"/api/mcp{rest}", "/healthz"} <= set(found["paths"]), found
+
+
+def test_prime_connections_does_not_wait_on_a_read_that_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that fails before it is sent (no credentials, a bad parameter) breaks the barrier
+    at once: the others go on, and the failure surfaces (after_restore then logs it as skipped)."""
+    import time
+
+    from domain.store import db
+    from functions import priming
+
+    client = db.dynamodb_client()
+    calls: list[int] = []
+
+    def failing_get_item(**_: object) -> None:
+        calls.append(1)
+        raise RuntimeError("cannot sign")
+
+    monkeypatch.setattr(client, "get_item", failing_get_item)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="cannot sign"):
+        priming.prime_connections(3)
+    assert len(calls) == 3 and time.monotonic() - started < 1.5  # not the barrier's 2 s timeout

@@ -18,8 +18,8 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.constants import NULL
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 
@@ -91,12 +91,12 @@ class Row(Model):
         outside ``cls``, a kind not read before) goes the library's way, errors included; the
         first row of each kind teaches :data:`_KINDS` its class."""
         kind = data.get("kind") if data is not None else None
-        name = kind.get("S") if isinstance(kind, dict) else None
-        stored = _KINDS.get(name) if name is not None else None
+        kind_value = kind.get("S") if isinstance(kind, dict) else None
+        stored = _KINDS.get(kind_value) if kind_value is not None else None
         if stored is None or not issubclass(stored, cls):
             row = super().from_raw_data(data)
-            if name is not None:
-                _KINDS[name] = type(row)
+            if kind_value is not None:
+                _KINDS[kind_value] = type(row)
             return row
         plan = _READ_PLANS.get(stored) or _read_plan(stored)
         row = stored.__new__(stored)
@@ -749,4 +749,3 @@ class ArtifactBodyRow(Row, discriminator="ArtifactBody"):
 
     artifactId = UnicodeAttribute()
     body = UnicodeAttribute()
-
