@@ -96,29 +96,35 @@ def metrics_enabled() -> bool:
     return on_lambda() or os.environ.get("JENTRIX_METRICS", "") in ("1", "true")
 
 
-def _emit(name: str, unit: str, value: float, **dimensions: str) -> None:
-    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+def _emit(dimensions: dict[str, str], *metrics: tuple[str, str, float]) -> None:
+    """One CloudWatch EMF document (printed to stdout, where Lambda's log stream carries it):
+    ``metrics`` as ``(name, unit, value)``, all under ``dimensions`` plus ``service``."""
+    from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
     namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "jentrix"
     service = os.environ.get("POWERTOOLS_SERVICE_NAME") or "jentrix-mcp"
-    with single_metric(name=name, unit=MetricUnit(unit), value=value, namespace=namespace, default_dimensions={"service": service}) as metric:
-        for key, dim in dimensions.items():
-            metric.add_dimension(name=key, value=dim)
+    document = EphemeralMetrics(namespace=namespace, service=service)
+    for key, value in dimensions.items():
+        document.add_dimension(name=key, value=value)
+    for name, unit, amount in metrics:
+        document.add_metric(name=name, unit=MetricUnit(unit), value=amount)
+    document.flush_metrics()
 
 
 def record_call(tool: str, outcome: str, latency_ms: float) -> None:
-    """The metrics of one tool call (``outcome`` is ``OK`` or the envelope code)."""
+    """The metrics of one tool call (``outcome`` is ``OK`` or the envelope code): ``ToolCalls``
+    and ``ToolLatency`` by tool in one EMF document (two documents cost ~125 µs a call, one ~58),
+    and ``ToolErrors`` by code in a second one for a failed call."""
     if not metrics_enabled():
         return
-    _emit("ToolCalls", "Count", 1, tool=tool)
-    _emit("ToolLatency", "Milliseconds", round(latency_ms, 3), tool=tool)
+    _emit({"tool": tool}, ("ToolCalls", "Count", 1), ("ToolLatency", "Milliseconds", round(latency_ms, 3)))
     if outcome != "OK":
-        _emit("ToolErrors", "Count", 1, code=outcome)
+        _emit({"code": outcome}, ("ToolErrors", "Count", 1))
 
 
 def record_cold_start(function_name: str) -> None:
     if metrics_enabled():
-        _emit("ColdStart", "Count", 1, function_name=function_name)
+        _emit({"function_name": function_name}, ("ColdStart", "Count", 1))
 
 
 def _transaction_span(attempt: int) -> Any:

@@ -152,15 +152,18 @@ def test_off_lambda_tracing_is_off_and_the_xray_sdk_never_loads():
 
 
 def _emf(text: str) -> list[dict]:
-    out = []
+    out: list[dict] = []
+    documents: list[dict] = []
     for line in text.splitlines():
         if line.startswith("{") and '"_aws"' in line:
             record = json.loads(line)
             (directive,) = record["_aws"]["CloudWatchMetrics"]
-            (metric,) = directive["Metrics"]
             dims = {d: record[d] for d in directive["Dimensions"][0]}
-            value = record[metric["Name"]]
-            out.append({"name": metric["Name"], "unit": metric["Unit"], "value": value[0] if isinstance(value, list) else value, "dims": dims, "ns": directive["Namespace"]})
+            for metric in directive["Metrics"]:  # one document may carry several metrics
+                value = record[metric["Name"]]
+                out.append({"name": metric["Name"], "unit": metric["Unit"], "value": value[0] if isinstance(value, list) else value,
+                            "dims": dims, "ns": directive["Namespace"], "document": len(documents)})
+            documents.append(record)
     return out
 
 
@@ -186,6 +189,11 @@ def test_metrics_calls_latency_errors_by_code_and_cold_start(gated, monkeypatch,
     assert all(r["unit"] == "Milliseconds" and r["value"] >= 0 for r in by_name["ToolLatency"])
     (error,) = by_name["ToolErrors"]
     assert error["dims"]["code"] == "NOT_FOUND" and error["value"] == 1
+    # a call's count and latency share one document (its tool dimension); errors get their own
+    for calls, latency in zip(by_name["ToolCalls"], by_name["ToolLatency"]):
+        assert calls["document"] == latency["document"] and calls["dims"] == latency["dims"]
+    assert error["document"] not in {r["document"] for r in by_name["ToolCalls"]}
+    assert all(r["dims"]["service"] for r in records)
 
 
 def test_no_metrics_off_lambda(gated, capsys, monkeypatch):
