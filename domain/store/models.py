@@ -113,11 +113,12 @@ class Row(Model):
 
 # Per item type, what from_raw_data needs: (python name, default) for the non-None defaults, in
 # attribute order, and (python name, stored name, attribute) for the rest of the attributes.
-_READ_PLANS: dict[type, tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str, Attribute[Any]], ...]]] = {}
+_ReadPlan = tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str, Attribute[Any]], ...]]
+_READ_PLANS: dict[type, _ReadPlan] = {}
 _KINDS: dict[str, type] = {}  # ``kind`` value -> item type, learnt from PynamoDB's own first read of each
 
 
-def _read_plan(cls: type[Row]) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, str, Attribute[Any]], ...]]:
+def _read_plan(cls: type[Row]) -> _ReadPlan:
     attrs = cls.get_attributes()
     discriminator = cls._get_discriminator_attribute()
     defaults = tuple((name, attr.default) for name, attr in attrs.items() if attr is not discriminator and attr.default is not None)
