@@ -5,7 +5,9 @@ Workspace visibility (catalog: shared contract, bearer auth + scopes; docs/decis
 * a workspace-pinned token sees only its pin — any other workspace is NOT_FOUND, exactly
   like a missing one, and ids of entities elsewhere are NOT_FOUND too;
 * ``workspaceId: ""`` means the pinned (or connection-bound) workspace;
-* a bound stdio connection refuses an explicit other ``workspaceId`` with FORBIDDEN.
+* a bound connection (a stdio connection, in process or through the bridge's ``X-MCP-Binding``
+  header) refuses an explicit other ``workspaceId`` with FORBIDDEN and sees nothing outside
+  its workspace.
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ from domain.store.models import ActivityRow, MemberRow
 
 @dataclass(frozen=True)
 class Binding:
-    """A connection's fixed binding (stdio adapter): workspace, checkout, lifetime id, observe flag."""
+    """A connection's fixed binding (stdio adapter): workspace, checkout, lifetime id, observe flag.
+
+    In process it rides on the stdio session; through the bridge it reaches the remote server
+    with every request as the ``X-MCP-Binding`` header (:mod:`functions.protocol`), so the same
+    rules apply there. ``checkout`` (a local path) is not sent; ``repository`` is.
+    """
 
     workspace_id: str | None
     lifetime_id: str
@@ -138,8 +145,15 @@ class CallContext:
         return value
 
     def visible(self, workspace_id: str) -> bool:
-        pin = self.default_workspace() if self.binding else self.principal.workspace_pin
-        return pin is None or pin == workspace_id
+        """Whether this call may see ``workspace_id`` at all: the token's pin and the connection's
+        binding each narrow what is visible, and neither can widen what the other allows (a binding
+        to another workspace than the pin leaves nothing visible). Every located id, target or ref,
+        goes through here (``member``, :mod:`domain.access`)."""
+        pin = self.principal.workspace_pin
+        if pin is not None and pin != workspace_id:
+            return False
+        bound = self.binding.workspace_id if self.binding else None
+        return bound is None or bound == workspace_id
 
     def member(self, workspace_id: str, kind: str = "workspace", ident: str | None = None) -> MemberRow:
         """The caller's membership in ``workspace_id`` (one consistent GetItem, cached per call).

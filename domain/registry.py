@@ -108,7 +108,6 @@ class ToolSpec:
     min_role: Role | None = None
     refs: tuple[Ref, ...] = field(default_factory=tuple)
     refused_when_bound: bool = False
-    rebind: Callable[[dict[str, Any], Any], bool] | None = None
     prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.access.Prefetch
     # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
     # reads the board's entry with the membership and refuses while the board is archived.
@@ -240,7 +239,7 @@ def tool(
     """Declare ``handler(ctx, args) -> output_model | dict`` as the tool ``name``; returns the spec.
 
     ``policy`` takes the remaining :class:`ToolSpec` fields (flags, ``keyed``, ``target``,
-    ``min_role``, ``refs``, ``refused_when_bound``, ``rebind``, ``prefetch``, ``open_board``). Nothing is registered: list the
+    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``open_board``). Nothing is registered: list the
     spec in the module's ``TOOLS``.
     """
 

@@ -5,6 +5,12 @@ HTTP headers when there are any (``None`` on stdio, where header rules do not ap
 :class:`Session`, and returns a :class:`Reply` — an HTTP status the HTTP adapter uses and the
 stdio adapter ignores, plus the JSON-RPC message to write (``None`` for notifications).
 
+Connection binding over HTTP: a request may carry ``X-MCP-Binding`` (:func:`binding_header`,
+:func:`binding_from_header`), the JSON of a stdio connection's :class:`~domain.context.Binding`.
+The stdio bridge sends it with every request, so ``tools/call`` and ``resources/read`` on the
+remote run under the same access policy as in process. It can only narrow what the token may
+already do (one workspace, observe), so accepting it from any client widens nothing.
+
 Resources: the ``resources`` capability with one template, ``stacks://artifact/{id}``
 (``resources/templates/list``; ``resources/list`` is empty; ``resources/read`` runs get_artifact
 through the same pipeline, so scope, membership and tombstones are the tool's).
@@ -35,7 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import toolsets
+from domain import ids, toolsets
 from domain.auth import Principal
 from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
@@ -85,6 +91,13 @@ ARTIFACT_TEMPLATE = {
     "mimeType": "application/json",
 }
 CAPABILITIES = {"tools": {"listChanged": False}, "resources": {"listChanged": False}}
+# The methods that read or write the store (they run the call pipeline): the stdio adapter
+# re-checks its token before each of them (functions.stdio.backends.LocalBackend).
+STORE_METHODS: frozenset[str] = frozenset({"tools/call", "resources/read"})
+
+BINDING_HEADER = "X-MCP-Binding"
+_BINDING_FIELDS = frozenset({"workspaceId", "observe", "observeReason", "repository", "lifetimeId"})
+_MAX_REASON = 1000  # characters of observeReason carried in the header (it words the refusal only)
 
 _ENV = object()  # McpProtocol(server_layer=...) default: read JENTRIX_MCP_* from the environment
 _MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
@@ -149,6 +162,59 @@ def decode_header_value(value: str | None) -> str | None:
 
 
 _error = error_response
+
+
+def binding_header(binding: Binding) -> str:
+    """``binding`` as the ``X-MCP-Binding`` value: compact JSON, ASCII only (``\\u`` escapes), so
+    any HTTP stack carries it unchanged. The checkout path and clientInfo stay local."""
+    wire: dict[str, Any] = {"workspaceId": binding.workspace_id, "observe": binding.observe, "lifetimeId": binding.lifetime_id}
+    if binding.observe:
+        wire["observeReason"] = binding.observe_reason[:_MAX_REASON]
+    if binding.repository:
+        wire["repository"] = binding.repository
+    return json.dumps(wire, separators=(",", ":"), ensure_ascii=True)
+
+
+def binding_from_header(value: str, principal: Principal) -> Binding:
+    """The :class:`Binding` an ``X-MCP-Binding`` header asks for.
+
+    Accepting it from any client is safe because a binding only narrows: visibility becomes
+    the one workspace (``CallContext.visible`` still applies the token's pin as well), ``observe``
+    refuses writes, ``repository`` only stands in for a ``repo`` argument the caller could send.
+
+    Raises:
+        RpcError: -32602 for a value that is not that JSON object (unknown fields included: a
+            newer client's narrowing is refused rather than dropped), a malformed workspace id,
+            or a workspace other than the token's pin.
+    """
+    def bad(why: str) -> RpcError:
+        return RpcError(INVALID_PARAMS, f"Invalid params: the {BINDING_HEADER} header {why}.")
+
+    try:
+        wire = json.loads(value)
+    except (ValueError, RecursionError):
+        raise bad("is not JSON") from None
+    if not isinstance(wire, dict) or "workspaceId" not in wire or not isinstance(wire.get("observe"), bool):
+        raise bad('must be a JSON object with "workspaceId" (a workspace id or null) and "observe" (true or false)')
+    unknown = sorted(set(wire) - _BINDING_FIELDS)
+    if unknown:
+        raise bad(f"has fields this server does not apply ({', '.join(unknown)}); update the server")
+    ws = wire["workspaceId"]
+    if ws is not None and (not isinstance(ws, str) or not ids.parse_workspace(ws)):
+        raise bad("names no workspace id in workspaceId")
+    if ws is not None and principal.workspace_pin and ws != principal.workspace_pin:
+        raise bad(f"binds workspace {ws}, but the token is pinned to {principal.workspace_pin}")
+    repository = wire.get("repository")
+    if repository is not None:
+        from domain import repos  # only a bridged request bound to a checkout needs it
+
+        repository = repos.normalise_repo(repository) if isinstance(repository, str) else None
+        if repository is None:
+            raise bad("names no GitHub repository (owner/name) in repository")
+    reason, lifetime = wire.get("observeReason", ""), wire.get("lifetimeId", "")
+    if not isinstance(reason, str) or not isinstance(lifetime, str) or len(lifetime) > 64:
+        raise bad("has a non-string observeReason or lifetimeId")
+    return Binding(workspace_id=ws, lifetime_id=lifetime, repository=repository, observe=wire["observe"], observe_reason=reason[:_MAX_REASON])
 
 
 def tool_result(outcome: CallOutcome) -> dict[str, Any]:
@@ -284,7 +350,7 @@ class McpProtocol:
             return {**self._list_resources(method, params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
         if method == "resources/read" and self.serves_resources:
             # the record and its download URL are the caller's and short-lived: never cached
-            return {**self._read_resource(params, session), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+            return {**self._read_resource(params, session, headers), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -315,7 +381,7 @@ class McpProtocol:
         if method in ("resources/list", "resources/templates/list") and self.serves_resources:
             return self._list_resources(method, params)
         if method == "resources/read" and self.serves_resources:
-            return self._read_resource(params, session)
+            return self._read_resource(params, session, headers)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
     # -- methods --------------------------------------------------------------------------
@@ -358,7 +424,16 @@ class McpProtocol:
             return {"resources": []}
         return {"resourceTemplates": [dict(ARTIFACT_TEMPLATE)]}
 
-    def _read_resource(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    @staticmethod
+    def _binding(session: Session, headers: Mapping[str, str] | None) -> Binding | None:
+        """The binding this request runs under: the session's (stdio in process), else the one the
+        ``X-MCP-Binding`` header asks for (the stdio bridge, or any client narrowing itself)."""
+        if session.binding is not None or headers is None:
+            return session.binding
+        value = headers.get(BINDING_HEADER.lower())
+        return binding_from_header(value, session.principal) if value is not None else None
+
+    def _read_resource(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         """``stacks://artifact/{id}``: get_artifact through the same pipeline (scope, rate window,
         membership, tombstones), its result as one JSON text content. A missing or invisible
         artifact is -32602 with ``data.uri`` (SEP-2164); other refusals carry the tool's envelope in ``data``."""
@@ -369,7 +444,7 @@ class McpProtocol:
         assert spec is not None  # serves_resources
         if not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX):]:
             raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).", {"uri": uri})
-        outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=session.binding)
+        outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=self._binding(session, headers))
         if outcome.error is not None:
             error = outcome.error["error"]
             code = INVALID_PARAMS if error["code"] in ("NOT_FOUND", "INVALID_INPUT", "FORBIDDEN") else INTERNAL_ERROR
@@ -389,6 +464,6 @@ class McpProtocol:
             reason = toolsets.hidden_by(spec, layers)
             if reason is not None:
                 raise RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here.")
-        binding = session.binding
+        binding = self._binding(session, headers)
         outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding, selection=toolsets.effective(self.registry, layers) if layers else None)
         return tool_result(outcome)

@@ -255,7 +255,8 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
     session = Session(principal=principal, transport="stdio", layers=(picked,) if picked is not None else ())
     state = BindingState(session, choice, new_lifetime_id(), checkout, None if args.url else repo_resolver(principal.user_id))
     if args.url:
-        backend.session = session
+        backend.session = session  # from now on every request carries the binding (X-MCP-Binding)
+        backend.confirm_binding()  # before the selection headers: they may hide get_token_context
         backend.selection_headers = as_headers(picked)  # the remote server applies the flags as X-MCP-* headers
     else:
         backend = LocalBackend(session, token=token)

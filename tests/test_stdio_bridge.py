@@ -1,9 +1,10 @@
-"""The bridge (``--url``) applies and reports the local binding the remote cannot see.
+"""The bridge (``--url``) sends the connection's binding to the remote, which applies and reports it.
 
 * ``get_token_context`` relayed from the remote names this connection's bound workspace and
   observe flag, in ``structuredContent`` and in the identical text block;
-* the pre-forward checks look at the arguments that carry ids, and only those: a title or a
-  description that happens to look like an id is data, as it is in-process.
+* the binding reaches the remote as the ``X-MCP-Binding`` header, which only narrows what the
+  token may do (any HTTP client may send it), and a server that ignores it stops the bridge at
+  start; a title or a description that happens to look like an id is data, as it is in-process.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import json
 
 import pytest
 
-from domain import auth, ids
+from domain import auth
 
 from domain.catalog import registry as product_registry
 from domain.context import Binding
 from domain.pipeline import call_tool
-from functions.protocol import Session
-from functions.stdio.backends import binding_guard
+from functions.protocol import RpcError, Session, binding_header, binding_from_header
+from functions.stdio.backends import RemoteBackend
 from tests.stdio_support import Adapter, adapter_env, error_of, structured_ok
 
 
@@ -73,46 +74,109 @@ def test_bridge_accepts_id_like_titles_and_still_hides_foreign_ids(stack, server
         assert err["code"] == "NOT_FOUND" and foreign_column in err["message"]
 
 
-# -- binding_guard itself (no process) --------------------------------------------------------------
+# -- the X-MCP-Binding header itself (no process) ----------------------------------------------------
 BOUND = "ws_aaaaaaaaaaaa"
 OTHER = "ws_bbbbbbbbbbbb"
 
 
-def guard(name: str, arguments: dict) -> dict | None:
-    principal = auth.Principal(user_id="usr_a", token_id="tok_a", kind="pat", stored_scopes=(), workspace_pin=None)
-    session = Session(principal=principal, transport="stdio", binding=Binding(workspace_id=BOUND, lifetime_id="lt_x"))
-    refusal = binding_guard({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}, session)
-    return json.loads(refusal["result"]["content"][0]["text"])["error"] if refusal else None
+def principal(pin: str | None = None) -> auth.Principal:
+    return auth.Principal(user_id="usr_a", token_id="tok_a", kind="pat", stored_scopes=(), workspace_pin=pin)
 
 
-def test_guard_checks_id_fields_only():
-    mine_board = ids.new_board_id(BOUND)
-    other_board = ids.new_board_id(OTHER)
-    other_column = ids.new_column_id(other_board)
-    other_task = ids.task_id(other_board, 7)
-    # free text that looks like ids of another workspace is data
-    assert guard("create_task", {"columnId": ids.new_column_id(mine_board), "title": OTHER, "description": f"{other_board} {other_task}"}) is None
-    assert guard("update_task", {"taskId": ids.task_id(mine_board, 1), "title": other_column, "description": OTHER}) is None
-    assert guard("create_board", {"workspaceId": "", "name": other_board}) is None
-    # every field that carries an id is still checked
-    assert guard("list_boards", {"workspaceId": OTHER})["code"] == "FORBIDDEN"  # type: ignore[index]
-    for name, field, value in [
-        ("get_board_snapshot", "boardId", other_board),
-        ("create_task", "columnId", other_column),
-        ("update_task", "taskId", other_task),
-        ("move_task", "beforeTaskId", other_task),
-        ("move_task", "afterTaskId", other_task),
-        ("move_column", "beforeColumnId", other_column),
-        ("move_column", "afterColumnId", other_column),
-    ]:
-        err = guard(name, {field: value, "title": "x"})
-        assert err and err["code"] == "NOT_FOUND" and value in err["message"], (field, err)
-    # nested and plural id fields (no tool has them yet; the rule already covers them)
-    nested = guard("future_bulk_tool", {"items": [{"taskId": ids.task_id(mine_board, 2), "note": OTHER}, {"beforeTaskId": other_task}]})
-    assert nested and nested["code"] == "NOT_FOUND" and other_task in nested["message"]
-    plural = guard("future_bulk_tool", {"boardIds": [mine_board, other_board]})
-    assert plural and plural["code"] == "NOT_FOUND" and other_board in plural["message"]
-    assert guard("future_bulk_tool", {"items": [{"note": OTHER}], "labels": [other_board], "idempotencyKey": OTHER}) is None
+def test_the_binding_header_carries_what_the_policy_needs_and_nothing_local():
+    binding = Binding(workspace_id=BOUND, lifetime_id="lt_x", checkout="/home/me/widgets", repository="acme/widgets",
+                      observe=True, observe_reason="pending: roots — not answered yet", client_info={"name": "x"})
+    value = binding_header(binding)
+    assert value.isascii() and value.isprintable() and "/home/me" not in value
+    back = binding_from_header(value, principal())
+    assert back == Binding(workspace_id=BOUND, lifetime_id="lt_x", repository="acme/widgets", observe=True, observe_reason=binding.observe_reason)
+    writable = binding_from_header(binding_header(Binding(workspace_id=None, lifetime_id="lt_y")), principal())
+    assert writable.workspace_id is None and writable.observe is False
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("not json", "is not JSON"),
+        ('{"workspaceId": "ws_aaaaaaaaaaaa"}', '"observe"'),
+        ('{"workspaceId": "bd_x", "observe": false}', "names no workspace id"),
+        ('{"workspaceId": "ws_aaaaaaaaaaaa", "observe": false, "actAs": "usr_b"}', "actAs"),
+        ('{"workspaceId": "ws_aaaaaaaaaaaa", "observe": false, "repository": "gitlab.com/a/b"}', "no GitHub repository"),
+    ],
+)
+def test_a_malformed_binding_header_is_refused(value, needle):
+    with pytest.raises(RpcError) as caught:
+        binding_from_header(value, principal())
+    assert caught.value.code == -32602 and needle in caught.value.message
+
+
+def test_a_binding_header_cannot_move_a_pinned_token():
+    assert binding_from_header(binding_header(Binding(workspace_id=BOUND, lifetime_id="lt")), principal(BOUND)).workspace_id == BOUND
+    with pytest.raises(RpcError, match=f"pinned to {BOUND}"):
+        binding_from_header(binding_header(Binding(workspace_id=OTHER, lifetime_id="lt")), principal(BOUND))
+
+
+def test_the_binding_header_only_narrows_over_plain_http(stack, server_url, owner):
+    """Any HTTP client may send X-MCP-Binding: it restricts that request like a bound stdio connection."""
+    import httpx2
+
+    from tests.test_stdio_binding import board_in, second_workspace
+
+    other = second_workspace(owner, "Header Other")
+    theirs = board_in(owner, other)
+    bound = {"X-MCP-Binding": binding_header(Binding(workspace_id=owner.workspace_id, lifetime_id="lt_http"))}
+    observe = {"X-MCP-Binding": binding_header(Binding(workspace_id=owner.workspace_id, lifetime_id="lt_http", observe=True, observe_reason="just looking"))}
+
+    def call(name: str, arguments: dict, headers: dict) -> dict:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+        reply = httpx2.post(server_url, json=body, headers={"Authorization": f"Bearer {owner.token}", **headers}, timeout=30)
+        return reply.json()["result"]
+
+    assert structured_ok(call("get_board_snapshot", {"boardId": theirs}, {}))["board"]["id"] == theirs  # unbound: both workspaces
+    assert error_of(call("get_board_snapshot", {"boardId": theirs}, bound))["code"] == "NOT_FOUND"
+    assert error_of(call("list_boards", {"workspaceId": other}, bound))["code"] == "FORBIDDEN"
+    made = structured_ok(call("create_board", {"workspaceId": "", "name": "Via header"}, bound))
+    assert made["board"]["workspaceId"] == owner.workspace_id
+    refused = error_of(call("create_board", {"workspaceId": "", "name": "Observed"}, observe))
+    assert refused["code"] == "FORBIDDEN" and "just looking" in refused["message"]
+    ctx = structured_ok(call("get_token_context", {}, observe))
+    assert ctx["boundWorkspaceId"] == owner.workspace_id and ctx["observe"] is True
+
+
+def test_the_bridge_refuses_to_start_against_a_server_that_ignores_the_binding(stack, owner):
+    """A server older than X-MCP-Binding would answer for every workspace: the bridge stops at start."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from functions.http_app import create_app
+    from functions.protocol import McpProtocol
+    from functions.stdio.binding import StartupError
+    from tests.conftest import _free_port
+
+    class OldProtocol(McpProtocol):
+        @staticmethod
+        def _binding(session, headers):
+            return session.binding
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(OldProtocol()), host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}/api/mcp"
+        backend = RemoteBackend(url, owner.token)
+        backend.identify()
+        backend.session = Session(principal=principal(), transport="stdio", binding=Binding(workspace_id=owner.workspace_id, lifetime_id="lt", observe=True, observe_reason="pending"))
+        with pytest.raises(StartupError, match="does not apply this connection's binding"):
+            backend.confirm_binding()
+        backend.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 @pytest.mark.parametrize("modern", [False, True], ids=["handshake", "modern"])

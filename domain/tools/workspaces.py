@@ -21,23 +21,6 @@ from domain.tools.args import IdempotencyKeyArg, WorkspaceIdArg, null_rule
 from domain.tools.views import MemberView, WorkspaceView, member_view, workspace_view
 
 
-def only_bound_workspace(content: dict[str, Any], binding: Any) -> bool:
-    """Relayed list_workspaces: keep only the connection's bound workspace (stdio bridge)."""
-    if not isinstance(content.get("workspaces"), list) or not binding.workspace_id:
-        return False
-    content["workspaces"] = [w for w in content["workspaces"] if isinstance(w, dict) and w.get("id") == binding.workspace_id]
-    return True
-
-
-def local_binding(content: dict[str, Any], binding: Any) -> bool:
-    """Relayed get_token_context: report the connection's binding, which the remote cannot see."""
-    if "boundWorkspaceId" not in content:
-        return False
-    content["boundWorkspaceId"] = binding.workspace_id
-    content["observe"] = binding.observe
-    return True
-
-
 # -- list_workspaces -------------------------------------------------------------------------
 class ListWorkspacesInput(ToolInput):
     pass
@@ -57,7 +40,6 @@ class ListWorkspacesOutput(ToolOutput):
     fields_of="workspaces",
     input_model=ListWorkspacesInput,
     output_model=ListWorkspacesOutput,
-    rebind=only_bound_workspace,
 )
 def list_workspaces(ctx: CallContext, args: ListWorkspacesInput) -> ListWorkspacesOutput:
     mirrors = [m for m in member_store.memberships(ctx.user_id) if ctx.visible(m.workspaceId)]
@@ -176,7 +158,6 @@ class GetTokenContextOutput(ToolOutput):
     read_only=True,
     input_model=GetTokenContextInput,
     output_model=GetTokenContextOutput,
-    rebind=local_binding,
 )
 def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenContextOutput:
     p = ctx.principal

@@ -3,47 +3,46 @@
 * :class:`LocalBackend` — the protocol layer in this process, against the configured DynamoDB
   (the local stack's DynamoDB Local, or an explicitly allowed AWS table). The connection's
   binding sits on the :class:`~functions.protocol.Session` and the domain enforces it. The
-  token is authenticated again before every ``tools/call`` (the HTTP endpoint does the same per
-  request), so a token revoked or expired mid-connection stops it at the next call.
+  token is authenticated again before every method that reads or writes the store
+  (:data:`functions.protocol.STORE_METHODS`: ``tools/call``, ``resources/read``), as the HTTP
+  endpoint does per request, so a token revoked or expired mid-connection stops it at the next one.
 * :class:`RemoteBackend` — a bridge: each message is POSTed to a remote ``/api/mcp`` with the
   token as ``Authorization: Bearer``, so the remote authorizer, rate limits and tenant checks
   apply and the desktop never holds AWS credentials. Headers follow the message's era
-  (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``). The remote cannot see this
-  connection's binding, so :func:`binding_guard` applies it here before forwarding: observe
-  sessions refuse writes, ``workspaceId`` is pinned to the bound workspace, and id arguments
-  that name another workspace are NOT_FOUND — the same envelopes the in-process path produces.
-  For the same reason the remote's ``get_token_context`` answer is corrected to name the local
-  binding (:func:`with_local_binding`).
+  (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``). The remote is stateless and cannot
+  see this connection, so every request also carries the binding as ``X-MCP-Binding``
+  (:func:`functions.protocol.binding_header`): the remote runs the same access policy on it as
+  the in-process path (observe refusals, ``workspaceId: ""``, ids of other workspaces NOT_FOUND,
+  for tools and resources alike). The bridge itself checks no arguments.
 """
 
 from __future__ import annotations
 
 import base64
-import copy
 import dataclasses
 import json
 import logging
 import uuid
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from domain import access, auth, errors, ids
+from domain import auth, errors
 from domain.auth import Principal
-from domain.context import Binding, CallContext
 from domain.errors import ToolError
 from domain.pipeline import CallOutcome
-from domain.registry import Registry
 from domain import faults
 from functions.protocol import (
+    BINDING_HEADER,
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     META_CAPABILITIES,
     META_CLIENT_INFO,
     META_VERSION,
     MODERN_VERSIONS,
+    STORE_METHODS,
     McpProtocol,
     Session,
-    dumps,
+    binding_header,
     tool_result,
 )
 from functions.stdio.binding import StartupError
@@ -58,10 +57,13 @@ _NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read":
 class LocalBackend:
     """Handle messages with the in-process protocol layer.
 
-    With ``token``, every ``tools/call`` first authenticates it again through
+    With ``token``, every request whose method reads or writes the store
+    (:data:`~functions.protocol.STORE_METHODS`) first authenticates it again through
     :func:`domain.auth.authenticate` (so ``JENTRIX_TOKEN_CACHE_SECONDS`` applies, as over HTTP)
     and runs as the principal that check returned. A token that no longer authenticates gets
-    :func:`token_refusal` and the call never reaches the tools.
+    :func:`token_refusal` and the request never reaches the store. The other methods
+    (``initialize``, ``ping``, ``tools/list``, the resource listings) answer from the catalog,
+    read nothing of the store and are not checked.
     """
 
     def __init__(self, session: Session, protocol: McpProtocol | None = None, *, token: str | None = None) -> None:
@@ -71,7 +73,8 @@ class LocalBackend:
 
     def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         session = self.session
-        if self.token is not None and message.get("method") == "tools/call":
+        method = message.get("method")
+        if self.token is not None and method in STORE_METHODS:
             try:
                 principal = auth.authenticate(self.token)
             except Exception as exc:
@@ -84,7 +87,7 @@ class LocalBackend:
                     return [refusal_reply(message, faults.busy_error(cid))]
                 raise
             if principal is None:
-                log.warning("token %s no longer authenticates (revoked or expired); tools/call refused", self.session.principal.token_id)
+                log.warning("token %s no longer authenticates (revoked or expired); %s refused", self.session.principal.token_id, method)
                 return [token_refusal(message)]
             # A per-call copy: concurrent calls each run as the principal their own check returned.
             session = dataclasses.replace(self.session, principal=principal)
@@ -99,9 +102,16 @@ class LocalBackend:
 
 
 def refusal_reply(message: dict[str, Any], exc: ToolError) -> dict[str, Any]:
-    """A ``tools/call`` answered with a tool error envelope instead of being run."""
-    result = tool_result(CallOutcome(error=exc.envelope()))
+    """A request answered with a refusal instead of being run: for ``tools/call`` a tool error
+    envelope (``isError: true``); for ``resources/read`` the -32602 error the protocol layer gives
+    a refused read, the envelope and the uri in its ``data``; for other methods -32603."""
     params = message.get("params")
+    if message.get("method") != "tools/call":
+        envelope = exc.envelope()
+        uri = params.get("uri") if isinstance(params, dict) else None
+        code = INVALID_PARAMS if message.get("method") == "resources/read" and exc.code.value == "FORBIDDEN" else INTERNAL_ERROR
+        return error_response(message.get("id"), code, envelope["error"]["message"], {"uri": uri, **envelope} if uri is not None else envelope)
+    result = tool_result(CallOutcome(error=exc.envelope()))
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and META_VERSION in meta:
         result["resultType"] = "complete"
@@ -109,7 +119,7 @@ def refusal_reply(message: dict[str, Any], exc: ToolError) -> dict[str, Any]:
 
 
 def token_refusal(message: dict[str, Any]) -> dict[str, Any]:
-    """FORBIDDEN for every call once the connection's token is revoked or expired (it cannot recover)."""
+    """FORBIDDEN for every request once the connection's token is revoked or expired (it cannot recover)."""
     return refusal_reply(message, errors.forbidden(
         "This connection's token was revoked or has expired; nothing was done. Every further call on this connection is refused.",
         "The connection cannot recover: mint a new token (`jentrix token create`), put it in JENTRIX_TOKEN or --token-file, "
@@ -135,111 +145,16 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
-def _is_id_field(key: Any) -> bool:
-    """Argument names that carry entity ids: ``workspaceId``, ``boardId``, ``beforeTaskId``, … and plural ``…Ids``."""
-    return isinstance(key, str) and (key.endswith("Id") or key.endswith("Ids"))
-
-
-def _id_values(value: Any, key: Any = None) -> Iterator[str]:
-    """The strings held by id fields anywhere in ``value``; titles, descriptions and names are skipped."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _id_values(v, k)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _id_values(v, key)
-    elif isinstance(value, str) and _is_id_field(key):
-        yield value
-
-
-def _foreign_entity(value: str, bound: str) -> str | None:
-    """The entity kind when ``value`` is an id of another workspace than ``bound``."""
-    for kind, parse in (("workspace", ids.parse_workspace), ("board", ids.parse_board), ("column", ids.parse_column), ("task", ids.parse_task)):
-        parsed = parse(value)
-        if parsed is None:
-            continue
-        workspace = parsed if isinstance(parsed, str) else parsed[0] if isinstance(parsed, tuple) else parsed.workspace_id
-        return kind if workspace != bound else None
-    return None
-
-
-def binding_guard(message: dict[str, Any], session: Session, registry: Registry | None = None) -> dict[str, Any] | None:
-    """Apply the connection's binding to a ``tools/call`` before it leaves for the remote.
-
-    The tool's own binding rules come from its spec (:func:`domain.access.check_binding`:
-    observe sessions refuse writes, ``refused_when_bound`` tools are refused). Rewrites
-    ``workspaceId: ""`` to the bound workspace in place. Returns the error reply to send
-    instead of forwarding, or ``None`` to forward.
-    """
-    params = message.get("params")
-    binding = session.binding
-    if not isinstance(params, dict) or binding is None or not isinstance(params.get("name"), str):
-        return None
-    name = params["name"]
-    if registry is None:
-        from domain.catalog import registry as product_registry
-
-        registry = product_registry()
-    spec = registry.get(name)
-    ctx = CallContext(principal=session.principal, correlation_id="stdio-bridge", tool=name, binding=binding)
-    args = params.get("arguments")
-    try:
-        if spec is not None:
-            access.check_binding(spec, ctx)  # the remote cannot see this connection's binding
-        if isinstance(args, dict):
-            for key, value in list(args.items()):
-                if key == "workspaceId" and isinstance(value, str):
-                    resolved = ctx.workspace_argument(value)
-                    if binding.workspace_id is not None or value != "":
-                        args[key] = resolved
-            if binding.workspace_id:
-                for value in _id_values(args):
-                    kind = _foreign_entity(value, binding.workspace_id)
-                    if kind:
-                        raise errors.not_found(kind, value)
-    except ToolError as exc:
-        return refusal_reply(message, exc)
-    return None
-
-
-def with_local_binding(reply: dict[str, Any], binding: Binding, spec: Any) -> None:
-    """Correct a relayed result to this connection's binding, as the in-process path reports it
-    (in place), using the tool's ``rebind`` rule (e.g. get_token_context names the bound
-    workspace; list_workspaces shows only it).
-
-    The remote answers for a stateless HTTP call and cannot see the binding; ``structuredContent``
-    is corrected and the text block re-rendered from it, so the two stay the same JSON.
-    """
-    if spec is None or spec.rebind is None:
-        return
-    result = reply.get("result")
-    if not isinstance(result, dict) or result.get("isError") is not False:
-        return
-    content = result.get("structuredContent")
-    blocks = result.get("content")
-    if not isinstance(content, dict) or not isinstance(blocks, list):
-        return
-    if not spec.rebind(content, binding):
-        return
-    text = dumps(content)
-    result["content"] = [{**b, "text": text} if isinstance(b, dict) and b.get("type") == "text" else b for b in blocks]
-
-
 class RemoteBackend:
     """Forward each message to a remote MCP endpoint over HTTPS and relay its answers."""
 
-    def __init__(self, url: str, token: str, session: Session | None = None, *, timeout: float = 60.0, registry: Registry | None = None) -> None:
+    def __init__(self, url: str, token: str, session: Session | None = None, *, timeout: float = 60.0) -> None:
         try:
             import httpx2  # the HTTP client the MCP SDK uses; only the bridge needs it
         except ImportError:
             raise StartupError("--url needs the httpx2 package: install it with `.venv/bin/pip install httpx2`.") from None
 
         self._httpx = httpx2
-        if registry is None:
-            from domain.catalog import registry as product_registry
-
-            registry = product_registry()
-        self.registry = registry
         self.url = check_remote_url(url)
         self.session = session
         self.negotiated: str | None = None
@@ -260,6 +175,9 @@ class RemoteBackend:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         meta = params.get("_meta")
         headers: dict[str, str] = dict(self.selection_headers)
+        binding = self.session.binding if self.session is not None else None
+        if binding is not None:  # the remote applies it to every method (functions.protocol.binding_from_header)
+            headers[BINDING_HEADER] = binding_header(binding)
         if isinstance(meta, dict) and isinstance(meta.get(META_VERSION), str):
             headers["MCP-Protocol-Version"] = meta[META_VERSION]
             if isinstance(method, str):
@@ -298,11 +216,6 @@ class RemoteBackend:
     # -- backend interface ----------------------------------------------------------------------
     def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         id_ = message.get("id")
-        if message.get("method") == "tools/call" and self.session is not None:
-            message = copy.deepcopy(message)
-            refusal = binding_guard(message, self.session, self.registry)
-            if refusal is not None:
-                return [refusal]
         try:
             response = self.post(message)
         except self._httpx.HTTPError as exc:
@@ -315,14 +228,6 @@ class RemoteBackend:
             return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code} without a JSON-RPC message.", {"httpStatus": response.status_code})]
         if not messages and response.status_code >= 400:
             return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code}.", {"httpStatus": response.status_code})]
-        params = message.get("params")
-        binding = self.session.binding if self.session is not None else None
-        tool = params.get("name") if message.get("method") == "tools/call" and isinstance(params, dict) else None
-        spec = self.registry.get(tool) if isinstance(tool, str) else None
-        if spec is not None and binding is not None:
-            for m in messages:
-                if m.get("id") == id_:
-                    with_local_binding(m, binding, spec)
         if message.get("method") == "initialize":
             for m in messages:
                 version = (m.get("result") or {}).get("protocolVersion") if isinstance(m.get("result"), dict) else None
@@ -370,6 +275,27 @@ class RemoteBackend:
             display_name=ctx.get("displayName"), emoji=ctx.get("emoji"), expires_at=ctx.get("expiresAt"),
         )
         return principal, [w["id"] for w in workspaces]
+
+    def confirm_binding(self) -> None:
+        """Check, once the session carries its (pending) binding, that the remote applies it.
+
+        A server older than ``X-MCP-Binding`` ignores the header and would answer for every
+        workspace of the token's user; such a bridge must not start. The pending binding is an
+        observe session, so the remote's ``get_token_context`` must report ``observe: true`` and
+        the bound workspace. Cost: one request at start.
+
+        Raises:
+            StartupError: the remote does not report the binding it was sent.
+        """
+        binding = self.session.binding if self.session is not None else None
+        if binding is None:
+            return
+        ctx = self._tool("get_token_context")
+        if ctx.get("observe") is not binding.observe or ctx.get("boundWorkspaceId") != binding.workspace_id:
+            raise StartupError(
+                f"The remote MCP endpoint {self.url} does not apply this connection's binding ({BINDING_HEADER}); "
+                "it is older than this adapter. Update the server, or run the adapter without --url."
+            )
 
     def _tool(self, name: str) -> dict[str, Any]:
         result = self._modern_call("tools/call", {"name": name, "arguments": {}}, f"jentrix-bridge-{name}")
