@@ -97,7 +97,7 @@ STORE_METHODS: frozenset[str] = frozenset({"tools/call", "resources/read"})
 
 BINDING_HEADER = "X-MCP-Binding"
 _BINDING_FIELDS = frozenset({"workspaceId", "observe", "observeReason", "repository", "lifetimeId"})
-_MAX_REASON = 1000  # characters of observeReason carried in the header (it words the refusal only)
+_MAX_REASON = 500  # characters of observeReason carried in the header (it words the refusal only)
 
 _ENV = object()  # McpProtocol(server_layer=...) default: read JENTRIX_MCP_* from the environment
 _MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}

@@ -84,3 +84,28 @@ def test_no_matching_workspace_observes_with_the_reason(stack, tmp_path):
     a, bound = _bound(stack, actor, git_checkout(tmp_path / "n", f"https://github.com/Owner/None-{uuid.uuid4().hex[:6]}.git"))
     with a:
         assert bound["workspaceId"] is None and bound["observe"] is True and "matches no project" in bound["observeReason"]
+
+
+def test_a_resource_read_before_the_roots_answer_waits_for_the_binding(stack, tmp_path):
+    """Regression (issue 24): resources/read ran with the pending binding, which has no workspace
+    while the checkout may still choose one, so it could read a workspace the binding then excludes."""
+    actor = make_actor("Early Reader", "First Space")
+    other = _second(actor, "Other Space")
+    tag = uuid.uuid4().hex[:6]
+    _link(actor, other, f"owner/early-{tag}")
+    here = _call(actor, "create_project", {"workspaceId": actor.workspace_id, "name": "Unlinked"})["project"]
+    elsewhere = _call(actor, "attach_artifact", {"workspaceId": actor.workspace_id, "type": "PR", "title": "not this one",
+                                                 "url": "https://example.com/pr/1", "projectId": here["id"]})["artifact"]
+    checkout = git_checkout(tmp_path / "early", f"https://github.com/Owner/Early-{tag}.git")
+    with Adapter([], adapter_env(stack, actor.token)) as a:
+        a.initialize(roots=True)
+        ask = a.recv()
+        assert ask.get("method") == "roots/list", ask
+        uri = f"stacks://artifact/{elsewhere['id']}"
+        a.send({"jsonrpc": "2.0", "id": "early-read", "method": "resources/read", "params": {"uri": uri}})
+        a.expect_silence(0.5)  # held until the binding settles
+        a.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": checkout.as_uri()}]}})
+        reply, _ = a.until("early-read")
+        assert a.binding()["workspaceId"] == other
+        assert "result" not in reply, reply
+        assert reply["error"]["code"] == -32602 and reply["error"]["data"]["error"]["code"] == "NOT_FOUND", reply

@@ -8,12 +8,13 @@ so they get through even while every worker waits for them. At EOF the loop stop
 settles a binding that still waits for roots, waits for the calls in flight, and returns 0.
 
 Binding (see :mod:`.binding`): until it is settled the session carries an observe binding
-scoped to the chosen workspace, and every ``tools/call`` first waits for the settlement:
+scoped to the chosen workspace, and every request that reaches the store (``tools/call``,
+``resources/read``: :data:`~functions.protocol.STORE_METHODS`) first waits for the settlement:
 
 * handshake era — after ``notifications/initialized`` (or at the first call) a client that
   declared ``capabilities.roots`` is sent ``roots/list``; calls wait for its answer up to
   ``roots_timeout`` seconds;
-* 2026-07-28 era — a call whose ``_meta`` client capabilities declare ``roots`` is answered
+* 2026-07-28 era — a request whose ``_meta`` client capabilities declare ``roots`` is answered
   with an ``input_required`` result embedding ``roots/list``; the client's retry carries the
   roots in ``inputResponses`` (with the ``requestState`` we issued) and settles the binding.
 
@@ -33,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, Protocol
 
 from domain.context import Binding
-from functions.protocol import INTERNAL_ERROR, INVALID_PARAMS, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN_VERSIONS, Session
+from functions.protocol import INTERNAL_ERROR, INVALID_PARAMS, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN_VERSIONS, STORE_METHODS, Session
 from functions.stdio import binding as binding_rules
 from functions.stdio.checkout import Checkout, CheckoutError, checkout_from_roots
 from functions.stdio.framing import DEFAULT_MAX_LINE_BYTES, Frame, LineReader, Oversized, classify, encode, error_response, oversized_frame
@@ -269,7 +270,9 @@ class StdioServer:
             self.write(reply)
 
     def handle_request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
-        if message["method"] == "tools/call" and not self.state.settled.is_set():
+        # Not only calls: a read run under the pending binding (no workspace yet, while the
+        # checkout may still choose one) could see a workspace the final binding excludes.
+        if message["method"] in STORE_METHODS and not self.state.settled.is_set():
             early, message = self.bind_before_call(message)
             if early is not None:
                 return [early]
