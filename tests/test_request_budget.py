@@ -63,6 +63,7 @@ def test_read_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "get_token_context", {}, FIXED + 0)
     check(server_url, owner.token, "list_members", {"workspaceId": owner.workspace_id}, FIXED_WS + 1)
     check(server_url, owner.token, "list_boards", {"workspaceId": owner.workspace_id}, FIXED_WS + 1)
+    check(server_url, owner.token, "list_boards", {"workspaceId": ""}, FIXED_WS + 1 + 1)  # "" unpinned over HTTP: + the memberships Query naming the only workspace
     check(server_url, owner.token, "list_columns", {"boardId": board["id"]}, FIXED_WS + 1)
     _, c = check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"]}, FIXED_WS + 1)
     assert c.ops["Query"] == 1
