@@ -1,6 +1,6 @@
 """The ``jentrix`` command: the local dev stack, personal access tokens, and the stdio adapter.
 
-    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--s3-port PORT] [--data-dir DIR] [--in-memory]
+    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--s3-port 8788] [--data-dir DIR] [--in-memory]
     jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
                          [--aws --region R --table T --usage-plan ID]
     jentrix token list   --user-email E
@@ -44,6 +44,8 @@ DEFAULT_PORT = 8787
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_DYNAMODB_PORT = 8000  # DynamoDB Local's customary port; fixed so client configs survive restarts
 DEFAULT_DYNAMODB_ENDPOINT = f"http://127.0.0.1:{DEFAULT_DYNAMODB_PORT}"  # where `jentrix dev` puts it
+DEFAULT_S3_PORT = 8788  # the local S3's port (infra.s3_local.DEFAULT_PORT); fixed like DynamoDB Local's
+DEFAULT_S3_ENDPOINT = f"http://127.0.0.1:{DEFAULT_S3_PORT}"  # where `jentrix dev` runs its local S3
 MCP_PATH = "/api/mcp"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"  # the version scripts/setup.sh installs
 
@@ -177,7 +179,7 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         f"  DynamoDB Local:  {endpoint}",
         f"                   ({ddb_exposure()})",
         f"  Data:            {storage}",
-        *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects in memory)"] if s3_endpoint else []),
+        *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects {s3_storage(data_dir)})"] if s3_endpoint else []),
         "",
         "Claude Code:",
         f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
@@ -220,16 +222,25 @@ def _bucket() -> str:
     return settings.artifact_bucket
 
 
-def start_local_s3(port: int | None) -> Any:
+def s3_storage(data_dir: Path | None) -> str:
+    """Where the local S3 keeps its objects, as the banner says it."""
+    return f"kept in {data_dir / 's3'} across restarts" if data_dir else "in memory"
+
+
+def start_local_s3(port: int | None, data_dir: Path | None = None) -> Any:
     """Start the local S3 (moto server on loopback), point the settings at it and create the
-    bucket; returns the running :class:`infra.s3_local.S3Local`."""
+    bucket; returns the running :class:`infra.s3_local.S3Local`. With ``data_dir`` its objects
+    are kept in ``data_dir / "s3"`` and survive a restart."""
     from domain import objects, settings as settings_module
+    from infra.ddb_local import PortBusy
     from infra.s3_local import S3Local
 
-    s3 = S3Local(port=port or None)
+    s3 = S3Local(port=port or None, data_dir=data_dir / "s3" if data_dir else None)
     try:
         endpoint = s3.start()
-    except Exception as exc:  # noqa: BLE001 - SetupError, PortBusy: say what to do
+    except PortBusy as exc:
+        raise CliError(f"cannot start the local S3 on port {exc.port} ({exc.reason}); pick another one with --s3-port.") from None
+    except Exception as exc:  # noqa: BLE001 - SetupError: say what to do
         raise CliError(f"could not start the local S3: {exc}") from None
     os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
     settings_module.reload()
@@ -282,6 +293,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
         raise CliError("--port and --dynamodb-port take a port number between 1 and 65535.", code=2)
     if args.dynamodb_port == args.port:
         raise CliError(f"--port and --dynamodb-port are both {args.port}; give them different ports.", code=2)
+    if not 0 < args.s3_port < 65536:
+        raise CliError("--s3-port takes a port number between 1 and 65535.", code=2)
+    if args.s3_port in (args.port, args.dynamodb_port):
+        raise CliError(f"--s3-port {args.s3_port} is also the {'--port' if args.s3_port == args.port else '--dynamodb-port'}; give each its own port.", code=2)
     # A second stack on the same dir is the likelier mistake than a busy port, so say that first
     # (a probe that creates nothing; DynamoDBLocal.start takes the lock for real).
     busy = ddb_local.data_dir_busy(data_dir) if data_dir else None
@@ -321,7 +336,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
         from domain.store import db
 
         db.create_tables()
-        s3 = start_local_s3(args.s3_port)
+        s3 = start_local_s3(args.s3_port, data_dir)
         seed = seed_dev(token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
         banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint)
@@ -594,7 +609,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--dynamodb-port", type=int, default=DEFAULT_DYNAMODB_PORT, metavar="PORT",
         help=f"port of DynamoDB Local, fixed so JENTRIX_DYNAMODB_ENDPOINT in client configs survives restarts (default {DEFAULT_DYNAMODB_PORT})",
     )
-    dev.add_argument("--s3-port", type=int, default=0, metavar="PORT", help="port of the local S3 (moto server, loopback only; default: a free one)")
+    dev.add_argument(
+        "--s3-port", type=int, default=DEFAULT_S3_PORT, metavar="PORT",
+        help=f"port of the local S3 (moto server, loopback only), fixed so JENTRIX_S3_ENDPOINT survives restarts (default {DEFAULT_S3_PORT})",
+    )
     dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
     dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
     dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")

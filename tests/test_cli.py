@@ -291,11 +291,14 @@ def dev_runner(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[str
 
 
 def start_dev(
-    data_dir: Path, port: int, started: list[subprocess.Popen[str]], *, dynamodb_port: int, log_level: str = "warning", timeout: float = 120,
+    data_dir: Path, port: int, started: list[subprocess.Popen[str]], *, dynamodb_port: int, s3_port: int | None = None, log_level: str = "warning",
+    timeout: float = 120,
 ) -> DevRun:
+    from infra.ddb_local import free_port
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--dynamodb-port", str(dynamodb_port),
-         "--data-dir", str(data_dir), "--log-level", log_level],
+         "--s3-port", str(s3_port or free_port()), "--data-dir", str(data_dir), "--log-level", log_level],
         cwd=ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
     )
     started.append(proc)
@@ -389,8 +392,8 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     data_dir, started = dev_runner
     from infra.ddb_local import free_port
 
-    port, ddb_port = free_port(), free_port()
-    first = start_dev(data_dir, port, started, dynamodb_port=ddb_port, log_level="info")
+    port, ddb_port, s3_port = free_port(), free_port(), free_port()
+    first = start_dev(data_dir, port, started, dynamodb_port=ddb_port, s3_port=s3_port, log_level="info")
     # the banner is printed once the server listens: one request right after it, no retry, is served
     assert httpx2.get(first.url.replace("/api/mcp", "/healthz"), timeout=10).status_code == 200
     assert first.url == f"http://127.0.0.1:{port}/api/mcp"
@@ -414,6 +417,24 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         ws_id = workspaces[0]["id"]
         created = structured(await client.call_tool("create_board", {"workspaceId": ws_id, "name": board_name, "idempotencyKey": "persist-1"}))
     board_id = created["board"]["id"]
+
+    # an upload to the stack's local S3 (the README's command with the banner's endpoints); its
+    # signed download link is used again after the restart
+    token_file = data_dir.parent / "upload-token"
+    token_file.write_text(first.token)
+    note = data_dir.parent / "kept.log"
+    note.write_bytes(b"kept across restarts\n" * 10)
+    async with mcp_client(first.url, first.token) as client:
+        task = structured(await client.call_tool("create_task", {"columnId": created["columns"][0]["id"], "title": "upload here"}))["task"]
+        uploaded = subprocess.run(
+            [str(Path(sys.executable).with_name("jentrix")), "artifact", "upload", str(note), "--task", task["id"], "--token-file", str(token_file),
+             "--endpoint", first.endpoint, "--s3-endpoint", f"http://127.0.0.1:{s3_port}", "--json"],
+            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=120,
+        )
+        assert uploaded.returncode == 0, uploaded.stderr
+        artifact = structured(await client.call_tool("get_artifact", {"artifactId": json.loads(uploaded.stdout)["id"]}))
+    download = artifact["downloadUrl"]
+    assert download.startswith(f"http://127.0.0.1:{s3_port}/") and httpx2.get(download, timeout=30).content == note.read_bytes()
 
     # stdout is the banner and nothing else; uvicorn's logs, the access log included, are on stderr
     time.sleep(0.5)
@@ -454,7 +475,7 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
 
     _stop(first, signal.SIGINT, data_dir)
 
-    second = start_dev(data_dir, port, started, dynamodb_port=ddb_port)
+    second = start_dev(data_dir, port, started, dynamodb_port=ddb_port, s3_port=s3_port)
     assert second.endpoint == first.endpoint, "a fixed DynamoDB port keeps JENTRIX_DYNAMODB_ENDPOINT valid across restarts"
     assert second.token == first.token, "the saved dev token is reused across restarts"
     assert "reused from" in "".join(second.lines)
@@ -464,6 +485,8 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         assert [w["id"] for w in workspaces] == [ws_id], "the dev user and workspace are reused, not duplicated"
         boards = structured(await client.call_tool("list_boards", {"workspaceId": ws_id}))["boards"]
         assert board_id in [b["id"] for b in boards]
+    got = httpx2.get(download, timeout=30)
+    assert got.status_code == 200 and got.content == note.read_bytes(), "the local S3 keeps its objects in the data dir, like the tasks"
 
     _stop(second, signal.SIGTERM, data_dir)
 
@@ -601,6 +624,12 @@ def test_dev_refuses_a_busy_dynamodb_port(tmp_path: Path) -> None:
 def test_dev_refuses_one_port_for_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = run_cli(capsys, "dev", "--port", "9100", "--dynamodb-port", "9100", "--data-dir", str(tmp_path / "data"))
     assert code == 2 and out == "" and "--dynamodb-port" in err
+    assert not (tmp_path / "data").exists()
+
+
+def test_dev_refuses_the_s3_port_of_another_service(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run_cli(capsys, "dev", "--port", "9100", "--dynamodb-port", "9101", "--s3-port", "9100", "--data-dir", str(tmp_path / "data"))
+    assert code == 2 and out == "" and "--s3-port" in err and "--port" in err
     assert not (tmp_path / "data").exists()
 
 

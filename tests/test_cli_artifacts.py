@@ -161,3 +161,40 @@ async def test_upload_over_http_with_url(capsys, tmp_path, server_url, human):
     bad = _file(tmp_path, "bad-token", b"tm_" + b"x" * 43)
     code, _, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "c.log", b"y\n"), "--task", task["id"], "--token-file", bad, "--url", base)
     assert code == 1 and "unknown, revoked or expired" in error
+
+
+async def test_local_s3_has_a_fixed_default_port_and_keeps_objects_in_a_data_dir(tmp_path):
+    """Issue 24 item 16: `jentrix dev` puts its local S3 on a fixed port (so JENTRIX_S3_ENDPOINT
+    and signed links stay valid), and with a data dir an object and its headers outlive a restart;
+    a deleted object stays deleted."""
+    import boto3
+    from botocore.config import Config
+
+    from infra.ddb_local import free_port
+    from infra.s3_local import DEFAULT_PORT, S3Local
+
+    assert cli.build_parser().parse_args(["dev"]).s3_port == DEFAULT_PORT == cli.DEFAULT_S3_PORT
+    assert cli.DEFAULT_S3_ENDPOINT == f"http://127.0.0.1:{DEFAULT_PORT}"
+
+    def client(endpoint):
+        return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="local", aws_secret_access_key="local",
+                            config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+
+    port, data = free_port(), tmp_path / "s3"
+    with S3Local(port=port, data_dir=data) as s3:
+        c = client(s3.endpoint)
+        c.create_bucket(Bucket="kept-bucket")
+        put = c.generate_presigned_url("put_object", Params={"Bucket": "kept-bucket", "Key": "pending/ws/a", "ContentType": "text/plain"},
+                                       ExpiresIn=600, HttpMethod="PUT")
+        assert httpx2.put(put, content=b"kept bytes\n", headers={"Content-Type": "text/plain"}, timeout=30).status_code == 200
+        c.copy_object(Bucket="kept-bucket", Key="objects/ws/LOG/ar_1", CopySource={"Bucket": "kept-bucket", "Key": "pending/ws/a"}, MetadataDirective="COPY")
+        c.delete_object(Bucket="kept-bucket", Key="pending/ws/a")
+        link = c.generate_presigned_url("get_object", Params={"Bucket": "kept-bucket", "Key": "objects/ws/LOG/ar_1"}, ExpiresIn=600)
+    with S3Local(port=port, data_dir=data) as s3:
+        got = httpx2.get(link, timeout=30)
+        assert got.status_code == 200 and got.content == b"kept bytes\n" and got.headers["content-type"] == "text/plain"
+        listed = client(s3.endpoint).list_objects_v2(Bucket="kept-bucket").get("Contents", [])
+        assert [o["Key"] for o in listed] == ["objects/ws/LOG/ar_1"]
+    with S3Local(port=free_port()) as s3:  # without a data dir nothing is kept
+        assert client(s3.endpoint).list_buckets()["Buckets"] == []
+
