@@ -109,6 +109,49 @@ def _connect(args: argparse.Namespace) -> None:
     _point_at(endpoint, table=args.table, region=args.region)
 
 
+_s3_target: dict[str, str] = {}  # the S3 endpoint an upload uses and where it came from (error messages)
+
+
+def _add_s3_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--s3-endpoint", metavar="URL",
+        help=f"S3 endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_S3_ENDPOINT, else {DEFAULT_S3_ENDPOINT}; with --aws: S3 in AWS)",
+    )
+
+
+def _connect_s3(args: argparse.Namespace) -> None:
+    """Point the object store at the S3 an in-process upload uses, the way :func:`_connect`
+    picks DynamoDB: ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local
+    S3 (:data:`DEFAULT_S3_ENDPOINT`); S3 in AWS only with ``--aws``."""
+    from domain import objects, settings as settings_module
+
+    if getattr(args, "aws", False):
+        endpoint, source = None, "--aws"
+    elif getattr(args, "s3_endpoint", None):
+        endpoint, source = args.s3_endpoint, "--s3-endpoint"
+    elif os.environ.get("JENTRIX_S3_ENDPOINT"):
+        endpoint, source = os.environ["JENTRIX_S3_ENDPOINT"], "JENTRIX_S3_ENDPOINT"
+    else:
+        endpoint, source = DEFAULT_S3_ENDPOINT, "the default, where `jentrix dev` runs its local S3"
+    _s3_target.update(endpoint=endpoint or "S3 in AWS", source=source)
+    if endpoint:
+        os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
+    else:
+        os.environ.pop("JENTRIX_S3_ENDPOINT", None)
+    settings_module.reload()
+    objects.reset()
+
+
+def s3_unreachable(what: str) -> CliError:
+    """The failure of an upload's PUT, naming the S3 endpoint tried and the flag to change."""
+    where = _s3_target.get("endpoint")
+    if where is None:  # over --url: the server chose the object store
+        return CliError(what)
+    if where == "S3 in AWS":
+        return CliError(f"{what}; the object store was S3 in AWS (--aws): check the region, your network and credentials.")
+    return CliError(f"{what}; the object store was {where} ({_s3_target['source']}): start `jentrix dev`, or pass --s3-endpoint URL (or --aws).")
+
+
 # -- dev --------------------------------------------------------------------------------------
 def _check_port(host: str, port: int) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -677,6 +720,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from domain.search import install_index_hook
 
     install_index_hook()  # CLI writes (e.g. an approved governed call) index like the server's
+    _target.clear()
+    _s3_target.clear()
     try:
         if argv and argv[0] == "mcp":
             return cmd_mcp(argv[1:])

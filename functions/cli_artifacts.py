@@ -18,8 +18,10 @@ With ``--url BASE`` (a running server, local or remote) the same three steps go 
 grant from ``POST /api/artifacts/upload-grant``, the PUT, and ``attach_artifact`` as an MCP
 ``tools/call`` on ``/api/mcp`` with the same bearer token; nothing runs in-process.
 
-The S3 endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT`` (the one `jentrix dev`
-prints), else AWS.
+Like DynamoDB (``--endpoint``, else ``$JENTRIX_DYNAMODB_ENDPOINT``, else the dev stack's), the S3
+endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local S3 at
+``http://127.0.0.1:8788`` (:func:`functions.cli._connect_s3`); S3 in AWS only with ``--aws``. A
+failed upload names the endpoint it tried and the flag that changes it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from functions.cli import CliError, _add_target_flags, _connect
+from functions.cli import CliError, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable
 
 CHUNK = 64 * 1024
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -60,15 +62,6 @@ def _token(args: argparse.Namespace) -> Any:
     if principal is None:
         raise CliError("the token is unknown, revoked or expired.")
     return principal
-
-
-def _s3(args: argparse.Namespace) -> None:
-    from domain import objects, settings as settings_module
-
-    if getattr(args, "s3_endpoint", None):
-        os.environ["JENTRIX_S3_ENDPOINT"] = args.s3_endpoint
-    settings_module.reload()
-    objects.reset()
 
 
 def _workspace(args: argparse.Namespace) -> str:
@@ -142,7 +135,7 @@ def put_file(url: str, headers: dict[str, str], path: Path, size: int, *, attemp
         except httpx2.HTTPError as exc:
             progress.close()
             last = str(exc) or type(exc).__name__
-    raise CliError(f"the upload of {path.name} failed twice ({last}); nothing was attached.")
+    raise s3_unreachable(f"the upload of {path.name} failed twice ({last}); nothing was attached")
 
 
 def _declared(args: argparse.Namespace, path: Path) -> tuple[int, str, str, str]:
@@ -230,7 +223,7 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
         artifact = _upload_over_http(args.url, _secret(args), args, path, ws)
     else:
         _connect(args)
-        _s3(args)
+        _connect_s3(args)
         principal = _token(args)
         data_size, digest, content_type, kind = _declared(args, path)
         try:
@@ -260,7 +253,7 @@ def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
     from domain.store import keys
 
     _connect(args)
-    _s3(args)
+    _connect_s3(args)
     principal = _token(args)
     if not principal.human:
         raise CliError("withdrawing an artifact needs a human's token (jentrix token create --human).")
@@ -313,6 +306,6 @@ def add_parsers(sub: Any) -> None:
     wd.add_argument("artifact_id", metavar="ARTIFACT_ID")
     for p, func in ((up, cmd_artifact_upload), (wd, cmd_artifact_withdraw)):
         p.add_argument("--token-file", metavar="FILE", help="file holding your token (default: $JENTRIX_TOKEN)")
-        p.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint (default: $JENTRIX_S3_ENDPOINT, else AWS)")
+        _add_s3_flag(p)
         _add_target_flags(p)
         p.set_defaults(func=func)

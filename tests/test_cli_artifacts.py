@@ -198,3 +198,36 @@ async def test_local_s3_has_a_fixed_default_port_and_keeps_objects_in_a_data_dir
     with S3Local(port=free_port()) as s3:  # without a data dir nothing is kept
         assert client(s3.endpoint).list_buckets()["Buckets"] == []
 
+
+
+async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endpoint_and_flag(capsys, tmp_path, server_url, dynamodb_endpoint, human):
+    """Issue 24 item 15: without --s3-endpoint or JENTRIX_S3_ENDPOINT an in-process upload goes to the
+    dev stack's local S3 (as the token commands go to its DynamoDB), never to AWS; when nothing
+    answers there, the one-line error names the endpoint tried and the flag to change."""
+    import os
+
+    from domain import objects, settings as settings_module
+    from infra.ddb_local import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"  # the dev stack's default, with no stack listening
+    token_file = _file(tmp_path, "token", human.token.encode())
+    async with mcp_client(server_url, human.token) as client:
+        board = await new_board(client, human.workspace_id, "Default S3")
+        task = await new_task(client, board["columns"][0]["id"], "upload without flags")
+    saved = os.environ.pop("JENTRIX_S3_ENDPOINT", None)
+    default = cli.DEFAULT_S3_ENDPOINT
+    cli.DEFAULT_S3_ENDPOINT = dead
+    try:
+        for command in ("artifact", "attachment"):
+            code, out, error = run_cli(capsys, command, "upload", _file(tmp_path, "run.log", b"line\n"), "--task", task["id"],
+                                       "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            assert code == 1 and out == "", error
+            line = error.strip().splitlines()[-1]
+            assert dead in line and "--s3-endpoint" in line and "jentrix dev" in line, line
+            assert "amazonaws" not in error
+    finally:
+        cli.DEFAULT_S3_ENDPOINT = default
+        if saved is not None:
+            os.environ["JENTRIX_S3_ENDPOINT"] = saved
+        settings_module.reload()
+        objects.reset()
