@@ -58,6 +58,25 @@ class CliError(Exception):
         self.code = code
 
 
+def sentence(message: str, hint: str = "") -> str:
+    """``message`` and ``hint`` of an envelope as one line: "a: b is not accepted. Accepted: x, y."."""
+    message, hint = (message or "").strip(), (hint or "").strip()
+    if not hint:
+        return message
+    return f"{message if message.endswith(('.', '!', '?', ':', ';')) else message + '.'} {hint}"
+
+
+def quiet_call_logs() -> None:
+    """The tool pipeline's JSON log line per call is for servers; a CLI command that calls a tool
+    in-process (artifact upload, an approval's replay) keeps the terminal to its own output:
+    only warnings and errors of the pipeline's logger still reach stderr."""
+    import logging
+
+    from domain import pipeline
+
+    pipeline.logger.setLevel(logging.WARNING)
+
+
 class _Terminated(Exception):
     """Raised from the SIGTERM handler so ``finally`` blocks stop child processes."""
 
@@ -726,6 +745,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] == "mcp":
             return cmd_mcp(argv[1:])
         args = build_parser().parse_args(argv)
+        if args.command != "dev":  # `jentrix dev` serves: its call log is the server's
+            quiet_call_logs()
         return int(args.func(args))
     except CliError as exc:
         print(f"jentrix: {exc}", file=sys.stderr)
@@ -744,4 +765,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main: the subcommand modules import functions.cli, and its
+    # CliError must be the class main() catches, not a second copy living in __main__.
+    from functions.cli import main as _main
+
+    sys.exit(_main())

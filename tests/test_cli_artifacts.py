@@ -231,3 +231,34 @@ async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endp
             os.environ["JENTRIX_S3_ENDPOINT"] = saved
         settings_module.reload()
         objects.reset()
+
+
+async def test_upload_messages_read_as_sentences_archives_need_a_type_and_no_json_logs(tmp_path, server_url, dynamodb_endpoint, s3_endpoint, human):
+    """Issue 24 item 21, the CLI's part: a refused content type reads "… upload type. Accepted: …",
+    a .zip gets no LOG default (it asks for --type), and an in-process upload prints no JSON log
+    line on the terminal (run as a user runs it: a separate process)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    token_file = _file(tmp_path, "token", human.token.encode())
+    async with mcp_client(server_url, human.token) as client:
+        board = await new_board(client, human.workspace_id, "Messages")
+        task = await new_task(client, board["columns"][0]["id"], "sentences")
+
+    def upload(*extra: str) -> subprocess.CompletedProcess[str]:
+        env = dict(__import__("os").environ)  # the session stack's table names and endpoints,
+        env.pop("POWERTOOLS_LOG_LEVEL", None)  # but Powertools' own default level, as a user has it
+        return subprocess.run(
+            [sys.executable, "-m", "functions.cli", "artifact", "upload", *extra, "--task", task["id"], "--token-file", token_file,
+             "--endpoint", dynamodb_endpoint, "--s3-endpoint", s3_endpoint],
+            cwd=root, env=env, capture_output=True, text=True, timeout=120,
+        )
+
+    done = upload(_file(tmp_path, "run.log", b"ok\n" * 20))
+    assert done.returncode == 0, done.stderr
+    assert not [line for line in done.stderr.splitlines() if line.lstrip().startswith("{")], done.stderr
+    archive = upload(_file(tmp_path, "trace.zip", b"PK\x03\x04" + b"\x00" * 40))
+    assert archive.returncode == 2 and "--type" in archive.stderr and "TRACE" in archive.stderr, archive.stderr
+    odd = upload(_file(tmp_path, "data.bin", b"\x00\x01"), "--content-type", "application/x-odd", "--type", "TRACE")
+    assert odd.returncode == 1 and "upload type. Accepted: " in odd.stderr, odd.stderr

@@ -127,7 +127,8 @@ async def test_duplicate_workspace_names_get_distinct_slugs(server_url, owner):
     base = made[0]["slug"]
     assert [w["slug"] for w in made] == [base, f"{base}-2", f"{base}-3"]
     assert len({w["id"] for w in made}) == 3
-    assert {w["taskPrefix"] for w in made} == {made[0]["taskPrefix"]}
+    first = made[0]["taskPrefix"]
+    assert [w["taskPrefix"] for w in made] == [first, f"{first}2", f"{first}3"]  # one user's task keys never repeat (issue 24)
 
 
 async def test_create_workspace_name_rules(server_url, owner):
@@ -361,3 +362,18 @@ async def test_write_token_can_run_every_write_tool(server_url, owner):
         for name, args in calls:
             await ok(c, name, args)
         assert (await ok(c, "get_token_context"))["scopes"] == ["read", "write"]
+
+
+async def test_two_workspaces_of_the_same_name_get_different_task_key_prefixes(server_url, stack):
+    """Issue 24 item 21: a second workspace named like one of yours numbers its tasks apart
+    (TS2-1 beside TS-1), so a task key names one task among your workspaces."""
+    actor = make_actor("Twin", "Twin Space")
+    async with mcp_client(server_url, actor.token) as c:
+        second = (await ok(c, "create_workspace", {"name": "Twin Space"}))["workspace"]
+        third = (await ok(c, "create_workspace", {"name": "twin space"}))["workspace"]
+        listed = {w["id"]: w["taskPrefix"] for w in (await ok(c, "list_workspaces"))["workspaces"]}
+        board = await new_board(c, second["id"], "Keys")
+        task = await new_task(c, board["columns"][0]["id"], "numbered apart")
+    assert listed[actor.workspace_id] == "TS"
+    assert second["taskPrefix"] == "TS2" and third["taskPrefix"] == "TS3"
+    assert task["key"] == "TS2-1"
