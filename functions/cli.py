@@ -217,7 +217,10 @@ def inspector_command(url: str, auth_header: str) -> str:
     return f"npx {INSPECTOR_PACKAGE} {flags}"
 
 
-def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None) -> str:
+def dev_banner(
+    *, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None,
+    human_token_file: Path | None = None,
+) -> str:
     auth_header = f"Authorization: Bearer {token}"
     jentrix = jentrix_command()
     workspace_id = seed.workspace.workspaceId
@@ -268,7 +271,23 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
             f"  {in_process}",
             "",
         ]
+    # Approvals, invitation links and resolve_projects_for_repo take a person's token; the dev
+    # token above is an agent's (what a pasted client is).
+    lines.append("Human token (approve agents' membership changes, print invitation links, resolve_projects_for_repo):")
+    if human_token_file is not None:
+        human_file = shlex.quote(str(human_token_file))
+        lines += [
+            f"  saved in {human_file} (the dev user's; reused on restart)",
+            f"  {jentrix} approvals list --workspace {workspace_id} --token-file {human_file} --endpoint {endpoint}",
+            f"  {jentrix} approvals approve ap_… --token-file {human_file} --endpoint {endpoint}",
+        ]
+    else:
+        lines += [
+            "  none is kept for an in-memory stack; mint one and save the secret it prints to a file for --token-file:",
+            f"  {jentrix} token create --human --scopes read,write,admin --user-email {seed.user.email} --endpoint {endpoint}",
+        ]
     lines += [
+        "",
         "Tokens for this stack:",
         f"  {jentrix} token list --endpoint {endpoint} --user-email {seed.user.email}",
         "",
@@ -351,6 +370,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
 
     data_dir = None if args.in_memory else Path(args.data_dir).expanduser().resolve() if args.data_dir else ddb_local.home() / "data"
     token_file = data_dir / "dev-token" if data_dir else None
+    human_token_file = data_dir / "dev-human-token" if data_dir else None
     if not 0 < args.dynamodb_port < 65536 or not 0 < args.port < 65536:
         raise CliError("--port and --dynamodb-port take a port number between 1 and 65535.", code=2)
     if args.dynamodb_port == args.port:
@@ -399,9 +419,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
 
         db.create_tables()
         s3 = start_local_s3(args.s3_port, data_dir)
-        seed = seed_dev(token_file)
+        seed = seed_dev(token_file, human_token_file=human_token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
-        banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint)
+        banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint,
+                            human_token_file=human_token_file)
 
         from domain.search.repair import RepairLoop
         from functions.http_app import create_app

@@ -702,3 +702,30 @@ def test_inspector_command_prefers_the_local_launcher(tmp_path: Path, monkeypatc
 def test_uvicorn_logs_go_to_stderr() -> None:
     config = cli.uvicorn_log_config()
     assert {h["stream"] for h in config["handlers"].values()} == {"ext://sys.stderr"}
+
+
+def test_dev_keeps_a_human_token_and_the_banner_says_how_to_approve(stack: dict[str, str], tmp_path: Path) -> None:
+    """Issue 24 item 17: approvals, invitation links and resolve_projects_for_repo need a person's
+    token, so the dev stack keeps one for the dev user (0600, reused on restart) and its banner
+    prints the approval commands with it; an in-memory stack's banner prints how to mint one."""
+    from infra.seed import seed_dev
+
+    email = f"dev-{uuid.uuid4().hex[:6]}@jentrix.local"
+    token_file, human_file = tmp_path / "dev-token", tmp_path / "dev-human-token"
+    seed = seed_dev(token_file, email=email, human_token_file=human_file)
+    human = auth.authenticate(human_file.read_text(encoding="utf-8").strip())
+    assert human is not None and human.human and human.user_id == seed.user.userId and human.workspace_pin is None
+    assert human.allows("admin") and oct(human_file.stat().st_mode & 0o777) == "0o600"
+    agent = auth.authenticate(seed.token)
+    assert agent is not None and not agent.human, "the pasted dev token stays an agent's"
+    again = seed_dev(token_file, email=email, human_token_file=human_file)
+    assert again.human_token == seed.human_token and again.token == seed.token
+
+    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=tmp_path,
+                            seed=seed, token_file=token_file, human_token_file=human_file)
+    assert f"approvals list --workspace {seed.workspace.workspaceId} --token-file {human_file} --endpoint http://127.0.0.1:8000" in banner
+    assert f"approvals approve ap_… --token-file {human_file}" in banner and "resolve_projects_for_repo" in banner
+    assert seed.human_token not in banner, "the banner names the file, not the secret"
+    memory = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=None,
+                            seed=seed, token_file=None)
+    assert f"token create --human --scopes read,write,admin --user-email {email} --endpoint http://127.0.0.1:8000" in memory
