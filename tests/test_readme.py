@@ -143,3 +143,43 @@ def test_observe_hint_agrees_with_the_readme() -> None:
         ctx.ensure_writable()
     hint = refused.value.hint
     assert "--workspace ws_… (or --checkout DIR)" in hint and "and --checkout" not in hint, hint
+
+
+def _client_snippets(text: str) -> list[str]:
+    """The indented code blocks of the README's "Desktop clients (stdio)" section."""
+    section = text[text.index("## Desktop clients (stdio)"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks, current = [], []
+    for line in section.splitlines():
+        if line.startswith("    "):
+            current.append(line[4:])
+        elif not line.strip() and current:
+            current.append("")
+        elif current:
+            blocks.append("\n".join(current).strip())
+            current = []
+    if current:
+        blocks.append("\n".join(current).strip())
+    return blocks
+
+
+def test_desktop_client_snippets_bind_a_workspace_and_parse() -> None:
+    """Issue 24 item 19: every stdio snippet for Claude Code, Cursor and Codex passes --workspace
+    (without it the adapter opens a read-only observe session), each config parses as its client
+    reads it, and Codex has a snippet for the remote URL as well."""
+    import tomllib
+
+    blocks = _client_snippets(README.read_text(encoding="utf-8"))
+    stdio = [b for b in blocks if "jentrix mcp" in b or '"mcp"' in b]
+    assert len(stdio) >= 3, blocks
+    for block in stdio:
+        for line in block.splitlines():
+            if ("jentrix mcp" in line and not line.lstrip().startswith("#")) or '["mcp"' in line:
+                assert "--workspace" in line or line.rstrip().endswith("\\"), line
+    cursor = next(b for b in blocks if b.startswith('{"mcpServers"'))
+    args = json.loads(cursor)["mcpServers"]["jentrix"]["args"]
+    assert args[args.index("--workspace") + 1] == "ws_…"
+    codex = [tomllib.loads(b)["mcp_servers"]["jentrix"] for b in blocks if b.startswith("[mcp_servers.jentrix]")]
+    assert any("--workspace" in c.get("args", []) for c in codex)
+    remote = next(c for c in codex if "url" in c)
+    assert remote["url"].endswith("/api/mcp") and remote["bearer_token_env_var"] == "JENTRIX_TOKEN" and "command" not in remote
