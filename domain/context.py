@@ -4,7 +4,9 @@ Workspace visibility (catalog: shared contract, bearer auth + scopes; docs/decis
 * a member item (:func:`domain.store.keys.member`) is what makes a workspace visible;
 * a workspace-pinned token sees only its pin — any other workspace is NOT_FOUND, exactly
   like a missing one, and ids of entities elsewhere are NOT_FOUND too;
-* ``workspaceId: ""`` means the pinned (or connection-bound) workspace;
+* ``workspaceId: ""`` means the pinned (or connection-bound) workspace; for an unpinned token
+  with no connection binding (HTTP) it means the user's only workspace, and is INVALID_INPUT
+  listing them when there are several (:meth:`CallContext.only_workspace`);
 * a bound connection (a stdio connection, in process or through the bridge's ``X-MCP-Binding``
   header) refuses an explicit other ``workspaceId`` with FORBIDDEN and sees nothing outside
   its workspace.
@@ -23,6 +25,9 @@ from domain.ratelimit import Window
 from domain.store import activity as activity_store
 from domain.store import members as member_store
 from domain.store.models import ActivityRow, MemberRow
+
+
+LISTED_WORKSPACES = 20  # ids an INVALID_INPUT for an ambiguous ``workspaceId: ""`` names at most
 
 
 @dataclass(frozen=True)
@@ -127,9 +132,12 @@ class CallContext:
         return self.principal.workspace_pin
 
     def workspace_argument(self, value: str, field_name: str = "workspaceId") -> str:
-        """Resolve a ``workspaceId`` argument ("" = the bound/pinned workspace)."""
+        """Resolve a ``workspaceId`` argument: ``""`` is the bound or pinned workspace, and for an
+        unpinned credential with no connection binding (HTTP) the caller's only workspace."""
         if value == "":
             ws = self.default_workspace()
+            if not ws and self.binding is None:
+                return self.only_workspace(field_name)
             if not ws:
                 raise errors.invalid(
                     field_name,
@@ -143,6 +151,28 @@ class CallContext:
                 f"Pass workspaceId \"\" or {self.binding.workspace_id!r}; start another adapter with --workspace to use a different one.",
             )
         return value
+
+    def only_workspace(self, field_name: str = "workspaceId") -> str:
+        """``workspaceId: ""`` from an unpinned credential on no connection binding (HTTP): the
+        caller's only workspace, read from the user's membership mirrors (one Query).
+
+        Raises:
+            ToolError: INVALID_INPUT naming ``field_name`` when the user belongs to no workspace,
+                or to several (the message lists their ids).
+        """
+        spaces = sorted(m.workspaceId for m in member_store.memberships(self.principal.user_id))
+        if len(spaces) == 1:
+            return spaces[0]
+        if not spaces:
+            raise errors.invalid(
+                field_name, "is empty and stands for your only workspace, but you belong to none",
+                "Create one with create_workspace (or accept an invitation), then pass its id.",
+            )
+        shown = ", ".join(spaces[:LISTED_WORKSPACES]) + (f" and {len(spaces) - LISTED_WORKSPACES} more" if len(spaces) > LISTED_WORKSPACES else "")
+        raise errors.invalid(
+            field_name, f"is empty, which names your only workspace, but you belong to {len(spaces)}: {shown}",
+            "Pass one of these ids (list_workspaces shows their names), or use a token pinned to one workspace.",
+        )
 
     def visible(self, workspace_id: str) -> bool:
         """Whether this call may see ``workspace_id`` at all: the token's pin and the connection's

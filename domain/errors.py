@@ -94,15 +94,19 @@ def not_found(kind: str, ident: str) -> ToolError:
             "Check the number (the digits after the dash of a key such as ST-42) and the workspace; get_board_snapshot "
             "or list_tasks show the tasks and their numbers.",
         )
-    return ToolError(
-        ErrorCode.NOT_FOUND,
-        f"No {kind} with id {ident!r} is visible to this credential.",
-        f"Check the id; list_{kind}s or get_board_snapshot show the ids you can use."
-        if kind in {"board", "workspace", "project"}
-        else "Check the id; list_agent_sessions shows the sessions you can use."
-        if kind == "session"
-        else "Check the id; get_board_snapshot or list_tasks show the ids you can use.",
-    )
+    return ToolError(ErrorCode.NOT_FOUND, f"No {kind} with id {ident!r} is visible to this credential.", _NOT_FOUND_HINTS.get(kind, _NOT_FOUND_HINT))
+
+
+_NOT_FOUND_HINT = "Check the id; get_board_snapshot or list_tasks show the ids you can use."
+# Where the ids of each kind are listed (a kind missing here is a task-side entity).
+_NOT_FOUND_HINTS = {
+    **{k: f"Check the id; list_{k}s or get_board_snapshot show the ids you can use." for k in ("board", "workspace", "project")},
+    "session": "Check the id; list_agent_sessions shows the sessions you can use.",
+    "member": "Check the userId; list_members shows this workspace's members and their userIds.",
+    "user": "Check the userId; list_members shows this workspace's members and their userIds.",
+    "invitation": "Check the id; list_invitations shows this workspace's pending invitations.",
+    "artifact": "Check the id; list_artifacts or search_artifacts show the artifacts you can use.",
+}
 
 
 def invalid(field: str, message: str, hint: str = "") -> ToolError:

@@ -54,9 +54,22 @@ def with_gate_reads(plan: "Prefetch", spec: "ToolSpec", ctx: "CallContext", wher
     return Prefetch(items=items, queries=queries)
 
 
-def summary(req: store.Request) -> str:
-    shown = ", ".join(f"{k}={v}" for k, v in req.arguments.items() if k != "workspaceId")
-    return f"{req.tool}({shown}) in {req.workspace_id}"
+def summary(req: store.Request, ctx: "CallContext | None" = None) -> str:
+    """The call in one line for the human who decides: ``remove_member(userId=usr_… (bea@example.com)) in ws_…``.
+
+    A ``userId`` shows the member's e-mail beside it when the access step read the member (the
+    membership tools prefetch the target member), so the human sees whom the change concerns.
+    """
+    shown = []
+    for k, v in req.arguments.items():
+        if k == "workspaceId":
+            continue
+        if k == "userId" and ctx is not None:
+            email = getattr(ctx.item(keys.member(req.workspace_id, str(v))), "email", None)
+            if email:
+                v = f"{v} ({email})"
+        shown.append(f"{k}={v}")
+    return f"{req.tool}({', '.join(shown)}) in {req.workspace_id}"
 
 
 def approval_view(row: Any, *, new: bool) -> dict[str, Any]:
@@ -98,5 +111,5 @@ def gate(spec: "ToolSpec", ctx: "CallContext", args: Any) -> dict[str, Any] | No
     pending = next((r for r in earlier if r.state == "PENDING"), None)
     if pending is not None:
         return {"status": "PENDING_APPROVAL", "approval": approval_view(pending, new=False)}
-    row = store.park(req, summary(req))
+    row = store.park(req, summary(req, ctx))
     return {"status": "PENDING_APPROVAL", "approval": approval_view(row, new=True)}

@@ -1,6 +1,6 @@
 """The ``jentrix`` command: the local dev stack, personal access tokens, and the stdio adapter.
 
-    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--s3-port PORT] [--data-dir DIR] [--in-memory]
+    jentrix dev [--port 8787] [--host 127.0.0.1] [--dynamodb-port 8000] [--s3-port 8788] [--data-dir DIR] [--in-memory]
     jentrix token create --user-email E [--scopes read,write] [--workspace ws_…] [--expires-in-days N]
                          [--aws --region R --table T --usage-plan ID]
     jentrix token list   --user-email E
@@ -44,6 +44,8 @@ DEFAULT_PORT = 8787
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_DYNAMODB_PORT = 8000  # DynamoDB Local's customary port; fixed so client configs survive restarts
 DEFAULT_DYNAMODB_ENDPOINT = f"http://127.0.0.1:{DEFAULT_DYNAMODB_PORT}"  # where `jentrix dev` puts it
+DEFAULT_S3_PORT = 8788  # the local S3's port (infra.s3_local.DEFAULT_PORT); fixed like DynamoDB Local's
+DEFAULT_S3_ENDPOINT = f"http://127.0.0.1:{DEFAULT_S3_PORT}"  # where `jentrix dev` runs its local S3
 MCP_PATH = "/api/mcp"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"  # the version scripts/setup.sh installs
 
@@ -54,6 +56,25 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+def sentence(message: str, hint: str = "") -> str:
+    """``message`` and ``hint`` of an envelope as one line: "a: b is not accepted. Accepted: x, y."."""
+    message, hint = (message or "").strip(), (hint or "").strip()
+    if not hint:
+        return message
+    return f"{message if message.endswith(('.', '!', '?', ':', ';')) else message + '.'} {hint}"
+
+
+def quiet_call_logs() -> None:
+    """The tool pipeline's JSON log line per call is for servers; a CLI command that calls a tool
+    in-process (artifact upload, an approval's replay) keeps the terminal to its own output:
+    only warnings and errors of the pipeline's logger still reach stderr."""
+    import logging
+
+    from domain import pipeline
+
+    pipeline.logger.setLevel(logging.WARNING)
 
 
 class _Terminated(Exception):
@@ -107,6 +128,49 @@ def _connect(args: argparse.Namespace) -> None:
     _point_at(endpoint, table=args.table, region=args.region)
 
 
+_s3_target: dict[str, str] = {}  # the S3 endpoint an upload uses and where it came from (error messages)
+
+
+def _add_s3_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--s3-endpoint", metavar="URL",
+        help=f"S3 endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_S3_ENDPOINT, else {DEFAULT_S3_ENDPOINT}; with --aws: S3 in AWS)",
+    )
+
+
+def _connect_s3(args: argparse.Namespace) -> None:
+    """Point the object store at the S3 an in-process upload uses, the way :func:`_connect`
+    picks DynamoDB: ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local
+    S3 (:data:`DEFAULT_S3_ENDPOINT`); S3 in AWS only with ``--aws``."""
+    from domain import objects, settings as settings_module
+
+    if getattr(args, "aws", False):
+        endpoint, source = None, "--aws"
+    elif getattr(args, "s3_endpoint", None):
+        endpoint, source = args.s3_endpoint, "--s3-endpoint"
+    elif os.environ.get("JENTRIX_S3_ENDPOINT"):
+        endpoint, source = os.environ["JENTRIX_S3_ENDPOINT"], "JENTRIX_S3_ENDPOINT"
+    else:
+        endpoint, source = DEFAULT_S3_ENDPOINT, "the default, where `jentrix dev` runs its local S3"
+    _s3_target.update(endpoint=endpoint or "S3 in AWS", source=source)
+    if endpoint:
+        os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
+    else:
+        os.environ.pop("JENTRIX_S3_ENDPOINT", None)
+    settings_module.reload()
+    objects.reset()
+
+
+def s3_unreachable(what: str) -> CliError:
+    """The failure of an upload's PUT, naming the S3 endpoint tried and the flag to change."""
+    where = _s3_target.get("endpoint")
+    if where is None:  # over --url: the server chose the object store
+        return CliError(what)
+    if where == "S3 in AWS":
+        return CliError(f"{what}; the object store was S3 in AWS (--aws): check the region, your network and credentials.")
+    return CliError(f"{what}; the object store was {where} ({_s3_target['source']}): start `jentrix dev`, or pass --s3-endpoint URL (or --aws).")
+
+
 # -- dev --------------------------------------------------------------------------------------
 def _check_port(host: str, port: int) -> None:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -153,7 +217,10 @@ def inspector_command(url: str, auth_header: str) -> str:
     return f"npx {INSPECTOR_PACKAGE} {flags}"
 
 
-def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None) -> str:
+def dev_banner(
+    *, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None,
+    human_token_file: Path | None = None,
+) -> str:
     auth_header = f"Authorization: Bearer {token}"
     jentrix = jentrix_command()
     workspace_id = seed.workspace.workspaceId
@@ -177,7 +244,7 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
         f"  DynamoDB Local:  {endpoint}",
         f"                   ({ddb_exposure()})",
         f"  Data:            {storage}",
-        *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects in memory)"] if s3_endpoint else []),
+        *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects {s3_storage(data_dir)})"] if s3_endpoint else []),
         "",
         "Claude Code:",
         f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
@@ -204,7 +271,23 @@ def dev_banner(*, url: str, token: str, endpoint: str, data_dir: Path | None, se
             f"  {in_process}",
             "",
         ]
+    # Approvals, invitation links and resolve_projects_for_repo take a person's token; the dev
+    # token above is an agent's (what a pasted client is).
+    lines.append("Human token (approve agents' membership changes, print invitation links, resolve_projects_for_repo):")
+    if human_token_file is not None:
+        human_file = shlex.quote(str(human_token_file))
+        lines += [
+            f"  saved in {human_file} (the dev user's; reused on restart)",
+            f"  {jentrix} approvals list --workspace {workspace_id} --token-file {human_file} --endpoint {endpoint}",
+            f"  {jentrix} approvals approve ap_… --token-file {human_file} --endpoint {endpoint}",
+        ]
+    else:
+        lines += [
+            "  none is kept for an in-memory stack; mint one and save the secret it prints to a file for --token-file:",
+            f"  {jentrix} token create --human --scopes read,write,admin --user-email {seed.user.email} --endpoint {endpoint}",
+        ]
     lines += [
+        "",
         "Tokens for this stack:",
         f"  {jentrix} token list --endpoint {endpoint} --user-email {seed.user.email}",
         "",
@@ -220,16 +303,25 @@ def _bucket() -> str:
     return settings.artifact_bucket
 
 
-def start_local_s3(port: int | None) -> Any:
+def s3_storage(data_dir: Path | None) -> str:
+    """Where the local S3 keeps its objects, as the banner says it."""
+    return f"kept in {data_dir / 's3'} across restarts" if data_dir else "in memory"
+
+
+def start_local_s3(port: int | None, data_dir: Path | None = None) -> Any:
     """Start the local S3 (moto server on loopback), point the settings at it and create the
-    bucket; returns the running :class:`infra.s3_local.S3Local`."""
+    bucket; returns the running :class:`infra.s3_local.S3Local`. With ``data_dir`` its objects
+    are kept in ``data_dir / "s3"`` and survive a restart."""
     from domain import objects, settings as settings_module
+    from infra.ddb_local import PortBusy
     from infra.s3_local import S3Local
 
-    s3 = S3Local(port=port or None)
+    s3 = S3Local(port=port or None, data_dir=data_dir / "s3" if data_dir else None)
     try:
         endpoint = s3.start()
-    except Exception as exc:  # noqa: BLE001 - SetupError, PortBusy: say what to do
+    except PortBusy as exc:
+        raise CliError(f"cannot start the local S3 on port {exc.port} ({exc.reason}); pick another one with --s3-port.") from None
+    except Exception as exc:  # noqa: BLE001 - SetupError: say what to do
         raise CliError(f"could not start the local S3: {exc}") from None
     os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
     settings_module.reload()
@@ -278,10 +370,15 @@ def cmd_dev(args: argparse.Namespace) -> int:
 
     data_dir = None if args.in_memory else Path(args.data_dir).expanduser().resolve() if args.data_dir else ddb_local.home() / "data"
     token_file = data_dir / "dev-token" if data_dir else None
+    human_token_file = data_dir / "dev-human-token" if data_dir else None
     if not 0 < args.dynamodb_port < 65536 or not 0 < args.port < 65536:
         raise CliError("--port and --dynamodb-port take a port number between 1 and 65535.", code=2)
     if args.dynamodb_port == args.port:
         raise CliError(f"--port and --dynamodb-port are both {args.port}; give them different ports.", code=2)
+    if not 0 < args.s3_port < 65536:
+        raise CliError("--s3-port takes a port number between 1 and 65535.", code=2)
+    if args.s3_port in (args.port, args.dynamodb_port):
+        raise CliError(f"--s3-port {args.s3_port} is also the {'--port' if args.s3_port == args.port else '--dynamodb-port'}; give each its own port.", code=2)
     # A second stack on the same dir is the likelier mistake than a busy port, so say that first
     # (a probe that creates nothing; DynamoDBLocal.start takes the lock for real).
     busy = ddb_local.data_dir_busy(data_dir) if data_dir else None
@@ -321,10 +418,11 @@ def cmd_dev(args: argparse.Namespace) -> int:
         from domain.store import db
 
         db.create_tables()
-        s3 = start_local_s3(args.s3_port)
-        seed = seed_dev(token_file)
+        s3 = start_local_s3(args.s3_port, data_dir)
+        seed = seed_dev(token_file, human_token_file=human_token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
-        banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint)
+        banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint,
+                            human_token_file=human_token_file)
 
         from domain.search.repair import RepairLoop
         from functions.http_app import create_app
@@ -594,7 +692,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--dynamodb-port", type=int, default=DEFAULT_DYNAMODB_PORT, metavar="PORT",
         help=f"port of DynamoDB Local, fixed so JENTRIX_DYNAMODB_ENDPOINT in client configs survives restarts (default {DEFAULT_DYNAMODB_PORT})",
     )
-    dev.add_argument("--s3-port", type=int, default=0, metavar="PORT", help="port of the local S3 (moto server, loopback only; default: a free one)")
+    dev.add_argument(
+        "--s3-port", type=int, default=DEFAULT_S3_PORT, metavar="PORT",
+        help=f"port of the local S3 (moto server, loopback only), fixed so JENTRIX_S3_ENDPOINT survives restarts (default {DEFAULT_S3_PORT})",
+    )
     dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
     dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
     dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
@@ -659,10 +760,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from domain.search import install_index_hook
 
     install_index_hook()  # CLI writes (e.g. an approved governed call) index like the server's
+    _target.clear()
+    _s3_target.clear()
     try:
         if argv and argv[0] == "mcp":
             return cmd_mcp(argv[1:])
         args = build_parser().parse_args(argv)
+        if args.command != "dev":  # `jentrix dev` serves: its call log is the server's
+            quiet_call_logs()
         return int(args.func(args))
     except CliError as exc:
         print(f"jentrix: {exc}", file=sys.stderr)
@@ -681,4 +786,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main: the subcommand modules import functions.cli, and its
+    # CliError must be the class main() catches, not a second copy living in __main__.
+    from functions.cli import main as _main
+
+    sys.exit(_main())

@@ -18,8 +18,10 @@ With ``--url BASE`` (a running server, local or remote) the same three steps go 
 grant from ``POST /api/artifacts/upload-grant``, the PUT, and ``attach_artifact`` as an MCP
 ``tools/call`` on ``/api/mcp`` with the same bearer token; nothing runs in-process.
 
-The S3 endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT`` (the one `jentrix dev`
-prints), else AWS.
+Like DynamoDB (``--endpoint``, else ``$JENTRIX_DYNAMODB_ENDPOINT``, else the dev stack's), the S3
+endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local S3 at
+``http://127.0.0.1:8788`` (:func:`functions.cli._connect_s3`); S3 in AWS only with ``--aws``. A
+failed upload names the endpoint it tried and the flag that changes it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from functions.cli import CliError, _add_target_flags, _connect
+from functions.cli import CliError, sentence, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable
 
 CHUNK = 64 * 1024
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -60,15 +62,6 @@ def _token(args: argparse.Namespace) -> Any:
     if principal is None:
         raise CliError("the token is unknown, revoked or expired.")
     return principal
-
-
-def _s3(args: argparse.Namespace) -> None:
-    from domain import objects, settings as settings_module
-
-    if getattr(args, "s3_endpoint", None):
-        os.environ["JENTRIX_S3_ENDPOINT"] = args.s3_endpoint
-    settings_module.reload()
-    objects.reset()
 
 
 def _workspace(args: argparse.Namespace) -> str:
@@ -142,7 +135,7 @@ def put_file(url: str, headers: dict[str, str], path: Path, size: int, *, attemp
         except httpx2.HTTPError as exc:
             progress.close()
             last = str(exc) or type(exc).__name__
-    raise CliError(f"the upload of {path.name} failed twice ({last}); nothing was attached.")
+    raise s3_unreachable(f"the upload of {path.name} failed twice ({last}); nothing was attached")
 
 
 def _declared(args: argparse.Namespace, path: Path) -> tuple[int, str, str, str]:
@@ -155,8 +148,15 @@ def _declared(args: argparse.Namespace, path: Path) -> tuple[int, str, str, str]
     content_type = (args.content_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream").lower()
     if content_type == "application/octet-stream" and path.suffix in (".log", ".txt", ".diff", ".patch", ".md"):
         content_type = {".md": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch"}.get(path.suffix, "text/plain")
-    kind = args.type or ("SCREENSHOT" if content_type in IMAGE_TYPES else "LOG")
+    kind = args.type or ("SCREENSHOT" if content_type in IMAGE_TYPES else "LOG" if _log_like(content_type) else None)
+    if kind is None:
+        raise CliError(f"{path.name} ({content_type}) has no default kind; pass --type (e.g. TRACE for a Playwright trace.zip, EVAL_REPORT, RUN_SUMMARY).", code=2)
     return data_size, digest.hexdigest(), content_type, kind
+
+
+def _log_like(content_type: str) -> bool:
+    """Text a person reads as a log (the LOG default): text/*, JSON and NDJSON; not archives or PDFs."""
+    return content_type.startswith("text/") or content_type in ("application/json", "application/x-ndjson", "application/ndjson")
 
 
 def _attach_arguments(args: argparse.Namespace, path: Path, ws: str, kind: str, grant_id: str) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def _attach_arguments(args: argparse.Namespace, path: Path, ws: str, kind: str, 
 
 
 def _refused(error: dict[str, Any]) -> CliError:
-    return CliError(f"attach_artifact refused the upload: {error.get('message', error)} {error.get('hint', '')}".strip())
+    return CliError("attach_artifact refused the upload: " + sentence(str(error.get("message", error)), str(error.get("hint", ""))))
 
 
 def _upload_over_http(base: str, secret: str, args: argparse.Namespace, path: Path, ws: str) -> dict[str, Any]:
@@ -196,7 +196,7 @@ def _upload_over_http(base: str, secret: str, args: argparse.Namespace, path: Pa
         raise CliError("the token is unknown, revoked or expired.")
     if r.status_code != 200:
         e = r.json().get("error", {})
-        raise CliError(f"{e.get('message', r.text)} {e.get('hint', '')}".strip())
+        raise CliError(sentence(str(e.get("message", r.text)), str(e.get("hint", ""))))
     grant = r.json()
     put_file(grant["uploadUrl"], grant["headers"], path, size)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -230,14 +230,14 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
         artifact = _upload_over_http(args.url, _secret(args), args, path, ws)
     else:
         _connect(args)
-        _s3(args)
+        _connect_s3(args)
         principal = _token(args)
         data_size, digest, content_type, kind = _declared(args, path)
         try:
             grant = uploads.issue_grant(principal, workspace_id=ws, purpose="artifact", file_name=path.name, content_type=content_type,
                                         size=data_size, sha256=digest)
         except ToolError as exc:
-            raise CliError(f"{exc.message} {exc.hint}".strip()) from None
+            raise CliError(sentence(exc.message, exc.hint)) from None
         put_file(grant["uploadUrl"], grant["headers"], path, data_size)
         spec = registry().get("attach_artifact")
         assert spec is not None
@@ -260,7 +260,7 @@ def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
     from domain.store import keys
 
     _connect(args)
-    _s3(args)
+    _connect_s3(args)
     principal = _token(args)
     if not principal.human:
         raise CliError("withdrawing an artifact needs a human's token (jentrix token create --human).")
@@ -304,7 +304,7 @@ def add_parsers(sub: Any) -> None:
     link.add_argument("--project", metavar="PROJECT_ID", help="link it to this project")
     link.add_argument("--session", metavar="SESSION_ID", help="link it to this agent session (with --workspace)")
     up.add_argument("--workspace", metavar="WS_ID", help="the workspace (needed with --session)")
-    up.add_argument("--type", help="artifact kind (default: SCREENSHOT for images, else LOG); text kinds also send the text inline")
+    up.add_argument("--type", help="artifact kind (default: SCREENSHOT for images, LOG for text and JSON; needed for anything else, e.g. a .zip); text kinds also send the text inline")
     up.add_argument("--title", help="title (default: the file name)")
     up.add_argument("--content-type", help="media type (default: guessed from the file name)")
     up.add_argument("--json", action="store_true", help="print the stored artifact as JSON")
@@ -313,6 +313,6 @@ def add_parsers(sub: Any) -> None:
     wd.add_argument("artifact_id", metavar="ARTIFACT_ID")
     for p, func in ((up, cmd_artifact_upload), (wd, cmd_artifact_withdraw)):
         p.add_argument("--token-file", metavar="FILE", help="file holding your token (default: $JENTRIX_TOKEN)")
-        p.add_argument("--s3-endpoint", metavar="URL", help="S3 endpoint (default: $JENTRIX_S3_ENDPOINT, else AWS)")
+        _add_s3_flag(p)
         _add_target_flags(p)
         p.set_defaults(func=func)

@@ -7,8 +7,8 @@ e.g. ``http://127.0.0.1:8787``) the command talks to the HTTP API: ``POST
 /api/artifacts/upload-grant`` (purpose ``attachment``), the presigned PUT, ``POST
 /api/tasks/{taskId}/attachments``. Without it, it calls the same domain operations in-process
 (:func:`domain.uploads.issue_grant`, :func:`domain.attachments.attach`) against DynamoDB (the
-usual ``--endpoint``/``--aws`` flags) and the S3 of ``$JENTRIX_S3_ENDPOINT`` (``jentrix dev``
-prints it) or AWS. The bytes always go straight to object storage. On a terminal the PUT shows a
+usual ``--endpoint``/``--aws`` flags) and the S3 of ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``,
+else the dev stack's local S3 (S3 in AWS only with ``--aws``). The bytes always go straight to object storage. On a terminal the PUT shows a
 progress bar; a failed PUT is retried once (the grant's URL is still valid).
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from functions.cli import CliError, _add_target_flags, _connect
+from functions.cli import CliError, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable
 
 CHUNK = 64 * 1024
 PUT_ATTEMPTS = 2  # the PUT and one retry
@@ -97,7 +97,7 @@ def put_file(url: str, headers: dict[str, str], path: Path, *, stream: TextIO | 
         if attempt < PUT_ATTEMPTS:
             print(f"jentrix: the upload failed ({last}); retrying once", file=sys.stderr)
             time.sleep(0.5)
-    raise CliError(f"the upload of {path.name} failed twice ({last}); the grant expires unused, run the command again")
+    raise s3_unreachable(f"the upload of {path.name} failed twice ({last}); the grant expires unused, run the command again")
 
 
 def _declared(path: Path, media_type: str | None) -> tuple[str, int, str]:
@@ -156,6 +156,7 @@ def _in_process(args: argparse.Namespace, token: str, grant_body: dict[str, Any]
     from domain.errors import ToolError
 
     _connect(args)
+    _connect_s3(args)
     principal = auth.authenticate(token)
     if principal is None:
         raise CliError("the token was not accepted (unknown, revoked or expired)")
@@ -205,4 +206,5 @@ def add_parsers(sub: Any) -> None:
     up.add_argument("--url", metavar="BASE", help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process")
     up.add_argument("--json", action="store_true", help="print the attachment as JSON")
     _add_target_flags(up)
+    _add_s3_flag(up)
     up.set_defaults(func=cmd_attachment_upload)

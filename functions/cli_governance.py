@@ -126,12 +126,17 @@ def _approval_view(row: Any) -> dict[str, Any]:
 
 def cmd_approvals_list(args: argparse.Namespace) -> int:
     from domain import ids
-    from domain.store import governance, models
+    from domain.store import governance, members, models
 
     if not ids.parse_workspace(args.workspace):
         raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
     _connect(args)
     _human(args, args.workspace, "ADMIN")
+    emails = {m.userId: m.email for m in members.list_members(args.workspace)}  # who asked, by address (the ids stay in --json)
+
+    def who(user_id: str | None) -> str:
+        return f"{emails[user_id]} ({user_id})" if user_id in emails else str(user_id)
+
     rows = [_approval_view(r) for r in governance.approvals(args.workspace, pending_only=not args.history)]
     log = [models.plain(e) for e in governance.history(args.workspace)] if args.history else None
     if args.json:
@@ -140,13 +145,13 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
     if not rows:
         print("No pending approval requests." if not args.history else "No approval requests.")
     for r in rows:
-        print(f"{r['id']}  {r['state']:<9} {r['tool']:<16} expires {r['expiresAt']}  by {r['callerId']} ({r['tokenId']})")
+        print(f"{r['id']}  {r['state']:<9} {r['tool']:<16} expires {r['expiresAt']}  by {who(r['callerId'])}, token {r['tokenId']}")
         print(f"    {r['wouldDo']}")
     if log is not None:
         print()
         print("Workspace log (newest first):")
         for e in log:
-            print(f"{e['at']}  {e['source']:<3} {e['type']:<24} {e['actorId']}  {e['summary']}")
+            print(f"{e['at']}  {e['source']:<3} {e['type']:<24} {who(e['actorId'])}  {e['summary']}")
     return 0
 
 

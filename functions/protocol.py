@@ -76,7 +76,8 @@ INSTRUCTIONS = (
     "a board's columns and tasks). update_task and move_task accept expectedUpdatedAt, the updatedAt you last read, "
     "so a concurrent change is reported as CONFLICT instead of overwritten. create_* tools accept an idempotencyKey: "
     "retrying with the same key never creates twice. workspaceId \"\" stands for the workspace your token or "
-    "connection is bound to; get_token_context tells what this token may do."
+    "connection is bound to; with a token bound to none it stands for your only workspace, and if you belong to "
+    "several it is refused with INVALID_INPUT listing their ids. get_token_context tells what this token may do."
 )
 
 # A missing resource is Invalid params carrying data.uri (SEP-2164; -32002 is retired).

@@ -291,11 +291,14 @@ def dev_runner(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[str
 
 
 def start_dev(
-    data_dir: Path, port: int, started: list[subprocess.Popen[str]], *, dynamodb_port: int, log_level: str = "warning", timeout: float = 120,
+    data_dir: Path, port: int, started: list[subprocess.Popen[str]], *, dynamodb_port: int, s3_port: int | None = None, log_level: str = "warning",
+    timeout: float = 120,
 ) -> DevRun:
+    from infra.ddb_local import free_port
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--dynamodb-port", str(dynamodb_port),
-         "--data-dir", str(data_dir), "--log-level", log_level],
+         "--s3-port", str(s3_port or free_port()), "--data-dir", str(data_dir), "--log-level", log_level],
         cwd=ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
     )
     started.append(proc)
@@ -389,8 +392,8 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     data_dir, started = dev_runner
     from infra.ddb_local import free_port
 
-    port, ddb_port = free_port(), free_port()
-    first = start_dev(data_dir, port, started, dynamodb_port=ddb_port, log_level="info")
+    port, ddb_port, s3_port = free_port(), free_port(), free_port()
+    first = start_dev(data_dir, port, started, dynamodb_port=ddb_port, s3_port=s3_port, log_level="info")
     # the banner is printed once the server listens: one request right after it, no retry, is served
     assert httpx2.get(first.url.replace("/api/mcp", "/healthz"), timeout=10).status_code == 200
     assert first.url == f"http://127.0.0.1:{port}/api/mcp"
@@ -414,6 +417,24 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         ws_id = workspaces[0]["id"]
         created = structured(await client.call_tool("create_board", {"workspaceId": ws_id, "name": board_name, "idempotencyKey": "persist-1"}))
     board_id = created["board"]["id"]
+
+    # an upload to the stack's local S3 (the README's command with the banner's endpoints); its
+    # signed download link is used again after the restart
+    token_file = data_dir.parent / "upload-token"
+    token_file.write_text(first.token)
+    note = data_dir.parent / "kept.log"
+    note.write_bytes(b"kept across restarts\n" * 10)
+    async with mcp_client(first.url, first.token) as client:
+        task = structured(await client.call_tool("create_task", {"columnId": created["columns"][0]["id"], "title": "upload here"}))["task"]
+        uploaded = subprocess.run(
+            [str(Path(sys.executable).with_name("jentrix")), "artifact", "upload", str(note), "--task", task["id"], "--token-file", str(token_file),
+             "--endpoint", first.endpoint, "--s3-endpoint", f"http://127.0.0.1:{s3_port}", "--json"],
+            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=120,
+        )
+        assert uploaded.returncode == 0, uploaded.stderr
+        artifact = structured(await client.call_tool("get_artifact", {"artifactId": json.loads(uploaded.stdout)["id"]}))
+    download = artifact["downloadUrl"]
+    assert download.startswith(f"http://127.0.0.1:{s3_port}/") and httpx2.get(download, timeout=30).content == note.read_bytes()
 
     # stdout is the banner and nothing else; uvicorn's logs, the access log included, are on stderr
     time.sleep(0.5)
@@ -454,7 +475,7 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
 
     _stop(first, signal.SIGINT, data_dir)
 
-    second = start_dev(data_dir, port, started, dynamodb_port=ddb_port)
+    second = start_dev(data_dir, port, started, dynamodb_port=ddb_port, s3_port=s3_port)
     assert second.endpoint == first.endpoint, "a fixed DynamoDB port keeps JENTRIX_DYNAMODB_ENDPOINT valid across restarts"
     assert second.token == first.token, "the saved dev token is reused across restarts"
     assert "reused from" in "".join(second.lines)
@@ -464,6 +485,8 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         assert [w["id"] for w in workspaces] == [ws_id], "the dev user and workspace are reused, not duplicated"
         boards = structured(await client.call_tool("list_boards", {"workspaceId": ws_id}))["boards"]
         assert board_id in [b["id"] for b in boards]
+    got = httpx2.get(download, timeout=30)
+    assert got.status_code == 200 and got.content == note.read_bytes(), "the local S3 keeps its objects in the data dir, like the tasks"
 
     _stop(second, signal.SIGTERM, data_dir)
 
@@ -604,6 +627,12 @@ def test_dev_refuses_one_port_for_both(capsys: pytest.CaptureFixture[str], tmp_p
     assert not (tmp_path / "data").exists()
 
 
+def test_dev_refuses_the_s3_port_of_another_service(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run_cli(capsys, "dev", "--port", "9100", "--dynamodb-port", "9101", "--s3-port", "9100", "--data-dir", str(tmp_path / "data"))
+    assert code == 2 and out == "" and "--s3-port" in err and "--port" in err
+    assert not (tmp_path / "data").exists()
+
+
 def test_dev_defaults_to_dynamodb_locals_customary_port() -> None:
     args = cli.build_parser().parse_args(["dev"])
     assert args.dynamodb_port == 8000
@@ -673,3 +702,30 @@ def test_inspector_command_prefers_the_local_launcher(tmp_path: Path, monkeypatc
 def test_uvicorn_logs_go_to_stderr() -> None:
     config = cli.uvicorn_log_config()
     assert {h["stream"] for h in config["handlers"].values()} == {"ext://sys.stderr"}
+
+
+def test_dev_keeps_a_human_token_and_the_banner_says_how_to_approve(stack: dict[str, str], tmp_path: Path) -> None:
+    """Issue 24 item 17: approvals, invitation links and resolve_projects_for_repo need a person's
+    token, so the dev stack keeps one for the dev user (0600, reused on restart) and its banner
+    prints the approval commands with it; an in-memory stack's banner prints how to mint one."""
+    from infra.seed import seed_dev
+
+    email = f"dev-{uuid.uuid4().hex[:6]}@jentrix.local"
+    token_file, human_file = tmp_path / "dev-token", tmp_path / "dev-human-token"
+    seed = seed_dev(token_file, email=email, human_token_file=human_file)
+    human = auth.authenticate(human_file.read_text(encoding="utf-8").strip())
+    assert human is not None and human.human and human.user_id == seed.user.userId and human.workspace_pin is None
+    assert human.allows("admin") and oct(human_file.stat().st_mode & 0o777) == "0o600"
+    agent = auth.authenticate(seed.token)
+    assert agent is not None and not agent.human, "the pasted dev token stays an agent's"
+    again = seed_dev(token_file, email=email, human_token_file=human_file)
+    assert again.human_token == seed.human_token and again.token == seed.token
+
+    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=tmp_path,
+                            seed=seed, token_file=token_file, human_token_file=human_file)
+    assert f"approvals list --workspace {seed.workspace.workspaceId} --token-file {human_file} --endpoint http://127.0.0.1:8000" in banner
+    assert f"approvals approve ap_… --token-file {human_file}" in banner and "resolve_projects_for_repo" in banner
+    assert seed.human_token not in banner, "the banner names the file, not the secret"
+    memory = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=None,
+                            seed=seed, token_file=None)
+    assert f"token create --human --scopes read,write,admin --user-email {email} --endpoint http://127.0.0.1:8000" in memory

@@ -161,3 +161,104 @@ async def test_upload_over_http_with_url(capsys, tmp_path, server_url, human):
     bad = _file(tmp_path, "bad-token", b"tm_" + b"x" * 43)
     code, _, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "c.log", b"y\n"), "--task", task["id"], "--token-file", bad, "--url", base)
     assert code == 1 and "unknown, revoked or expired" in error
+
+
+async def test_local_s3_has_a_fixed_default_port_and_keeps_objects_in_a_data_dir(tmp_path):
+    """Issue 24 item 16: `jentrix dev` puts its local S3 on a fixed port (so JENTRIX_S3_ENDPOINT
+    and signed links stay valid), and with a data dir an object and its headers outlive a restart;
+    a deleted object stays deleted."""
+    import boto3
+    from botocore.config import Config
+
+    from infra.ddb_local import free_port
+    from infra.s3_local import DEFAULT_PORT, S3Local
+
+    assert cli.build_parser().parse_args(["dev"]).s3_port == DEFAULT_PORT == cli.DEFAULT_S3_PORT
+    assert cli.DEFAULT_S3_ENDPOINT == f"http://127.0.0.1:{DEFAULT_PORT}"
+
+    def client(endpoint):
+        return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="local", aws_secret_access_key="local",
+                            config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+
+    port, data = free_port(), tmp_path / "s3"
+    with S3Local(port=port, data_dir=data) as s3:
+        c = client(s3.endpoint)
+        c.create_bucket(Bucket="kept-bucket")
+        put = c.generate_presigned_url("put_object", Params={"Bucket": "kept-bucket", "Key": "pending/ws/a", "ContentType": "text/plain"},
+                                       ExpiresIn=600, HttpMethod="PUT")
+        assert httpx2.put(put, content=b"kept bytes\n", headers={"Content-Type": "text/plain"}, timeout=30).status_code == 200
+        c.copy_object(Bucket="kept-bucket", Key="objects/ws/LOG/ar_1", CopySource={"Bucket": "kept-bucket", "Key": "pending/ws/a"}, MetadataDirective="COPY")
+        c.delete_object(Bucket="kept-bucket", Key="pending/ws/a")
+        link = c.generate_presigned_url("get_object", Params={"Bucket": "kept-bucket", "Key": "objects/ws/LOG/ar_1"}, ExpiresIn=600)
+    with S3Local(port=port, data_dir=data) as s3:
+        got = httpx2.get(link, timeout=30)
+        assert got.status_code == 200 and got.content == b"kept bytes\n" and got.headers["content-type"] == "text/plain"
+        listed = client(s3.endpoint).list_objects_v2(Bucket="kept-bucket").get("Contents", [])
+        assert [o["Key"] for o in listed] == ["objects/ws/LOG/ar_1"]
+    with S3Local(port=free_port()) as s3:  # without a data dir nothing is kept
+        assert client(s3.endpoint).list_buckets()["Buckets"] == []
+
+
+
+async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endpoint_and_flag(capsys, tmp_path, server_url, dynamodb_endpoint, human):
+    """Issue 24 item 15: without --s3-endpoint or JENTRIX_S3_ENDPOINT an in-process upload goes to the
+    dev stack's local S3 (as the token commands go to its DynamoDB), never to AWS; when nothing
+    answers there, the one-line error names the endpoint tried and the flag to change."""
+    import os
+
+    from domain import objects, settings as settings_module
+    from infra.ddb_local import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"  # the dev stack's default, with no stack listening
+    token_file = _file(tmp_path, "token", human.token.encode())
+    async with mcp_client(server_url, human.token) as client:
+        board = await new_board(client, human.workspace_id, "Default S3")
+        task = await new_task(client, board["columns"][0]["id"], "upload without flags")
+    saved = os.environ.pop("JENTRIX_S3_ENDPOINT", None)
+    default = cli.DEFAULT_S3_ENDPOINT
+    cli.DEFAULT_S3_ENDPOINT = dead
+    try:
+        for command in ("artifact", "attachment"):
+            code, out, error = run_cli(capsys, command, "upload", _file(tmp_path, "run.log", b"line\n"), "--task", task["id"],
+                                       "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            assert code == 1 and out == "", error
+            line = error.strip().splitlines()[-1]
+            assert dead in line and "--s3-endpoint" in line and "jentrix dev" in line, line
+            assert "amazonaws" not in error
+    finally:
+        cli.DEFAULT_S3_ENDPOINT = default
+        if saved is not None:
+            os.environ["JENTRIX_S3_ENDPOINT"] = saved
+        settings_module.reload()
+        objects.reset()
+
+
+async def test_upload_messages_read_as_sentences_archives_need_a_type_and_no_json_logs(tmp_path, server_url, dynamodb_endpoint, s3_endpoint, human):
+    """Issue 24 item 21, the CLI's part: a refused content type reads "… upload type. Accepted: …",
+    a .zip gets no LOG default (it asks for --type), and an in-process upload prints no JSON log
+    line on the terminal (run as a user runs it: a separate process)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    token_file = _file(tmp_path, "token", human.token.encode())
+    async with mcp_client(server_url, human.token) as client:
+        board = await new_board(client, human.workspace_id, "Messages")
+        task = await new_task(client, board["columns"][0]["id"], "sentences")
+
+    def upload(*extra: str) -> subprocess.CompletedProcess[str]:
+        env = dict(__import__("os").environ)  # the session stack's table names and endpoints,
+        env.pop("POWERTOOLS_LOG_LEVEL", None)  # but Powertools' own default level, as a user has it
+        return subprocess.run(
+            [sys.executable, "-m", "functions.cli", "artifact", "upload", *extra, "--task", task["id"], "--token-file", token_file,
+             "--endpoint", dynamodb_endpoint, "--s3-endpoint", s3_endpoint],
+            cwd=root, env=env, capture_output=True, text=True, timeout=120,
+        )
+
+    done = upload(_file(tmp_path, "run.log", b"ok\n" * 20))
+    assert done.returncode == 0, done.stderr
+    assert not [line for line in done.stderr.splitlines() if line.lstrip().startswith("{")], done.stderr
+    archive = upload(_file(tmp_path, "trace.zip", b"PK\x03\x04" + b"\x00" * 40))
+    assert archive.returncode == 2 and "--type" in archive.stderr and "TRACE" in archive.stderr, archive.stderr
+    odd = upload(_file(tmp_path, "data.bin", b"\x00\x01"), "--content-type", "application/x-odd", "--type", "TRACE")
+    assert odd.returncode == 1 and "upload type. Accepted: " in odd.stderr, odd.stderr

@@ -44,6 +44,7 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
         approval_id = parked["approval"]["id"]
         code, out, _ = run_cli(capsys, "approvals", "list", "--workspace", ws, "--token-file", human_file, "--endpoint", dynamodb_endpoint)
         assert code == 0 and approval_id in out and "invite_member" in out
+        assert f"by {human.email} ({human.user_id})" in out  # the caller by address (issue 24 item 21)
         # an agent's token cannot approve, even the same user's
         code, _, error = run_cli(capsys, "approvals", "approve", approval_id, "--token-file", _token_file(tmp_path, agent_token), "--endpoint", dynamodb_endpoint)
         assert code == 1 and "human" in error
@@ -55,7 +56,10 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
         assert other["status"] == "PENDING_APPROVAL" and other["approval"]["id"] != approval_id
         done = await ok(c, "invite_member", args)
         assert done["status"] == "APPLIED" and done["invitation"]["email"] == args["email"]
-        again = await ok(c, "invite_member", args)
+        # the same address again is answered with its pending invitation: nothing to approve (issue 24)
+        pending = await err(c, "invite_member", args)
+        assert pending["code"] == "CONFLICT" and pending["current"]["id"] == done["invitation"]["id"]
+        again = await ok(c, "invite_member", {**args, "email": f"other-{uuid.uuid4().hex[:6]}@example.com"})
         assert again["status"] == "PENDING_APPROVAL" and again["approval"]["newRequest"] and again["approval"]["id"] != approval_id
         code, out, _ = run_cli(capsys, "approvals", "reject", again["approval"]["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint)
         assert code == 0 and "Rejected" in out

@@ -143,3 +143,80 @@ def test_observe_hint_agrees_with_the_readme() -> None:
         ctx.ensure_writable()
     hint = refused.value.hint
     assert "--workspace ws_… (or --checkout DIR)" in hint and "and --checkout" not in hint, hint
+
+
+def _client_snippets(text: str) -> list[str]:
+    """The indented code blocks of the README's "Desktop clients (stdio)" section."""
+    section = text[text.index("## Desktop clients (stdio)"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks, current = [], []
+    for line in section.splitlines():
+        if line.startswith("    "):
+            current.append(line[4:])
+        elif not line.strip() and current:
+            current.append("")
+        elif current:
+            blocks.append("\n".join(current).strip())
+            current = []
+    if current:
+        blocks.append("\n".join(current).strip())
+    return blocks
+
+
+def test_desktop_client_snippets_bind_a_workspace_and_parse() -> None:
+    """Issue 24 item 19: every stdio snippet for Claude Code, Cursor and Codex passes --workspace
+    (without it the adapter opens a read-only observe session), each config parses as its client
+    reads it, and Codex has a snippet for the remote URL as well."""
+    import tomllib
+
+    blocks = _client_snippets(README.read_text(encoding="utf-8"))
+    stdio = [b for b in blocks if "jentrix mcp" in b or '"mcp"' in b]
+    assert len(stdio) >= 3, blocks
+    for block in stdio:
+        for line in block.splitlines():
+            if ("jentrix mcp" in line and not line.lstrip().startswith("#")) or '["mcp"' in line:
+                assert "--workspace" in line or line.rstrip().endswith("\\"), line
+    cursor = next(b for b in blocks if b.startswith('{"mcpServers"'))
+    args = json.loads(cursor)["mcpServers"]["jentrix"]["args"]
+    assert args[args.index("--workspace") + 1] == "ws_…"
+    codex = [tomllib.loads(b)["mcp_servers"]["jentrix"] for b in blocks if b.startswith("[mcp_servers.jentrix]")]
+    assert any("--workspace" in c.get("args", []) for c in codex)
+    remote = next(c for c in codex if "url" in c)
+    assert remote["url"].endswith("/api/mcp") and remote["bearer_token_env_var"] == "JENTRIX_TOKEN" and "command" not in remote
+
+
+def test_setup_script_names_each_step_and_its_time(tmp_path: Path) -> None:
+    """Issue 24 item 18: scripts/setup.sh says what it is doing, step by step, with each step's
+    time and the total, instead of minutes of silence. Run on a copy whose tools are stand-ins
+    (they print nothing and succeed), so the test reads the script's own output."""
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    (root / "scripts" / "setup.sh").write_text((ROOT / "scripts" / "setup.sh").read_text())
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = "#!/usr/bin/env bash\nexit 0\n"
+    for tool in ("node", "npm", "git"):
+        (bin_dir / tool).write_text(stub)
+    (bin_dir / "java").write_text('#!/usr/bin/env bash\necho \'openjdk version "17.0.9"\' >&2\n')
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "python").write_text(stub)
+    for f in [*bin_dir.iterdir(), root / ".venv" / "bin" / "python"]:
+        f.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run(["bash", str(root / "scripts" / "setup.sh")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    started = [line for line in lines if line.startswith("setup: ") and line.endswith(" ...")]
+    finished = [line for line in lines if re.fullmatch(r"setup: .+ done \(\d+ s\)", line)]
+    assert len(started) == len(finished) >= 4, done.stdout
+    for needed in ("pip", "DynamoDB Local", "Inspector", "conformance"):
+        assert any(needed in line for line in started), (needed, done.stdout)
+    assert re.fullmatch(r"setup: finished in \d+ s", lines[-1]), done.stdout
+
+
+def test_readme_says_how_long_the_suite_takes_and_that_test_sh_passes_pytest_arguments() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Two commands"):text.index("## Running locally")]
+    assert re.search(r"\b\d+ minutes\b", section), "the README gives the suite's duration"
+    assert "scripts/test.sh" in section and "pytest" in section and "-k" in section, "the README says test.sh hands its arguments to pytest"
+    assert '"$@"' in (ROOT / "scripts" / "test.sh").read_text(), "and the script does"

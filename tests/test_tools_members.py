@@ -274,3 +274,55 @@ async def test_an_agent_call_that_would_fail_is_refused_before_any_request_is_fi
         assert names_field(await err(c, "invite_member", {"workspaceId": ws, "email": "not-an-address"}), "email")
         assert names_field(await err(c, "remove_member", {"workspaceId": ws, "userId": human.user_id}), "userId")
         assert stored_state() == before
+
+
+async def test_inviting_a_member_or_a_pending_address_is_answered_and_parks_nothing(server_url, human):
+    """Issue 24 item 21: an address that is already a member, or already holds a pending
+    invitation, is answered CONFLICT with that member or invitation, for a human and for an
+    agent alike: no second invitation, no approval request that could never succeed."""
+    from domain import auth
+
+    ws = human.workspace_id
+    bea, _ = _join(ws, "MEMBER")
+    bea_email = next(m["email"] for m in (await _members(server_url, human.token, ws)) if m["userId"] == bea)
+    agent_token, _ = auth.mint_pat(human.user_id)
+    fresh = f"Sam-{uuid.uuid4().hex[:6]}@Example.com"
+    async with mcp_client(server_url, human.token) as c:
+        first = (await ok(c, "invite_member", {"workspaceId": ws, "email": fresh}))["invitation"]
+        before = stored_state()
+        again = await err(c, "invite_member", {"workspaceId": ws, "email": fresh.lower(), "role": "ADMIN"})
+        assert again["code"] == "CONFLICT" and again["current"]["id"] == first["id"] and first["id"] in again["message"]
+        assert "jentrix invite link" in again["hint"] and "revoke_invitation" in again["hint"]
+        member = await err(c, "invite_member", {"workspaceId": ws, "email": bea_email.upper()})
+        assert member["code"] == "CONFLICT" and member["current"]["userId"] == bea and "already a member" in member["message"]
+        assert stored_state() == before
+    async with mcp_client(server_url, agent_token) as c:
+        for email in (fresh, bea_email):
+            refused = await err(c, "invite_member", {"workspaceId": ws, "email": email})
+            assert refused["code"] == "CONFLICT"
+        assert stored_state() == before, "an agent's call that cannot succeed files no approval"
+    async with mcp_client(server_url, human.token) as c:
+        assert [i["id"] for i in (await ok(c, "list_invitations", {"workspaceId": ws}))["invitations"]] == [first["id"]]
+
+
+async def _members(url, token, ws):
+    async with mcp_client(url, token) as c:
+        return (await ok(c, "list_members", {"workspaceId": ws}))["members"]
+
+
+async def test_approval_text_names_the_member_by_email_and_member_not_found_points_to_list_members(server_url, human):
+    """Issue 24 item 21: the approval a human decides on shows the member's e-mail beside the user
+    id; a NOT_FOUND for a member names list_members, where its ids are."""
+    from domain import auth
+
+    ws = human.workspace_id
+    bea, _ = _join(ws, "MEMBER")
+    bea_email = next(m["email"] for m in (await _members(server_url, human.token, ws)) if m["userId"] == bea)
+    agent_token, _ = auth.mint_pat(human.user_id)
+    async with mcp_client(server_url, agent_token) as c:
+        parked = await ok(c, "remove_member", {"workspaceId": ws, "userId": bea})
+        assert parked["status"] == "PENDING_APPROVAL"
+        assert f"{bea} ({bea_email})" in parked["approval"]["wouldDo"]
+    async with mcp_client(server_url, human.token) as c:
+        missing = await err(c, "remove_member", {"workspaceId": ws, "userId": "usr_nobodyhere00"})
+    assert missing["code"] == "NOT_FOUND" and "list_members" in missing["hint"] and "list_tasks" not in missing["hint"]

@@ -127,7 +127,8 @@ async def test_duplicate_workspace_names_get_distinct_slugs(server_url, owner):
     base = made[0]["slug"]
     assert [w["slug"] for w in made] == [base, f"{base}-2", f"{base}-3"]
     assert len({w["id"] for w in made}) == 3
-    assert {w["taskPrefix"] for w in made} == {made[0]["taskPrefix"]}
+    first = made[0]["taskPrefix"]
+    assert [w["taskPrefix"] for w in made] == [first, f"{first}2", f"{first}3"]  # one user's task keys never repeat (issue 24)
 
 
 async def test_create_workspace_name_rules(server_url, owner):
@@ -208,18 +209,39 @@ async def test_empty_workspace_id_means_the_pinned_workspace(server_url, owner):
         assert got["task"]["id"] == task["id"]
 
 
+async def test_empty_workspace_id_with_an_unpinned_token_is_the_callers_only_workspace(server_url, owner):
+    """Issue 24 item 20: over HTTP an unpinned token's "" resolves to its user's only workspace."""
+    async with mcp_client(server_url, owner.token) as c:
+        members = (await ok(c, "list_members", {"workspaceId": ""}))["members"]
+        assert [m["userId"] for m in members] == [owner.user_id]
+        board = await new_board(c, "", "Only workspace")
+        assert board["board"]["workspaceId"] == owner.workspace_id
+        task = await new_task(c, board["columns"][0]["id"], "by number")
+        got = await ok(c, "get_task", {"workspaceId": "", "number": task["number"]})
+        assert got["task"]["id"] == task["id"]
+
+
 @pytest.mark.parametrize("tool,extra", [
     ("list_members", {}),
     ("list_boards", {}),
     ("create_board", {"name": "Nowhere"}),
     ("get_task", {"number": 1}),
 ])
-async def test_empty_workspace_id_without_a_pin_is_invalid(server_url, owner, tool, extra):
+async def test_empty_workspace_id_of_an_unpinned_token_with_several_workspaces_lists_them(server_url, owner, outsider, tool, extra):
+    _add_member(outsider.workspace_id, owner.user_id, "MEMBER")
     async with mcp_client(server_url, owner.token) as c:
         before = stored_state()
         problem = await err(c, tool, {"workspaceId": "", **extra})
-        assert names_field(problem, "workspaceId"), problem
+        assert problem["code"] == "INVALID_INPUT" and names_field(problem, "workspaceId"), problem
+        assert owner.workspace_id in problem["message"] and outsider.workspace_id in problem["message"]
         assert stored_state() == before
+
+
+async def test_empty_workspace_id_of_a_user_without_a_workspace_is_invalid(server_url, stack):
+    loner = make_actor("Lone", None)
+    async with mcp_client(server_url, loner.token) as c:
+        problem = await err(c, "list_boards", {"workspaceId": ""})
+    assert problem["code"] == "INVALID_INPUT" and names_field(problem, "workspaceId") and "create_workspace" in problem["hint"]
 
 
 # -- get_token_context ------------------------------------------------------------------------
@@ -340,3 +362,18 @@ async def test_write_token_can_run_every_write_tool(server_url, owner):
         for name, args in calls:
             await ok(c, name, args)
         assert (await ok(c, "get_token_context"))["scopes"] == ["read", "write"]
+
+
+async def test_two_workspaces_of_the_same_name_get_different_task_key_prefixes(server_url, stack):
+    """Issue 24 item 21: a second workspace named like one of yours numbers its tasks apart
+    (TS2-1 beside TS-1), so a task key names one task among your workspaces."""
+    actor = make_actor("Twin", "Twin Space")
+    async with mcp_client(server_url, actor.token) as c:
+        second = (await ok(c, "create_workspace", {"name": "Twin Space"}))["workspace"]
+        third = (await ok(c, "create_workspace", {"name": "twin space"}))["workspace"]
+        listed = {w["id"]: w["taskPrefix"] for w in (await ok(c, "list_workspaces"))["workspaces"]}
+        board = await new_board(c, second["id"], "Keys")
+        task = await new_task(c, board["columns"][0]["id"], "numbered apart")
+    assert listed[actor.workspace_id] == "TS"
+    assert second["taskPrefix"] == "TS2" and third["taskPrefix"] == "TS3"
+    assert task["key"] == "TS2-1"

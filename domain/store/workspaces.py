@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import unicodedata
+from collections.abc import Collection
 from typing import Any
 
 from domain import clock, ids
@@ -31,8 +32,23 @@ def slugify(name: str) -> str:
     return slug or "workspace"
 
 
-def task_prefix(name: str) -> str:
-    """``Stack Team`` -> ``ST``; ``Jentrix`` -> ``JEN``; non-Latin names fall back to ``WS``."""
+def task_prefix(name: str, taken: Collection[str] = ()) -> str:
+    """``Stack Team`` -> ``ST``; ``Jentrix`` -> ``JEN``; non-Latin names fall back to ``WS``.
+
+    A prefix in ``taken`` (the prefixes of the creator's other workspaces) gets the smallest
+    number from 2 that is free, so a second "Stack Team" numbers its tasks ``ST2-1``, never
+    like the first one's ``ST-1``.
+    """
+    base = _base_prefix(name)
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}{n}" in taken:
+        n += 1
+    return f"{base}{n}"
+
+
+def _base_prefix(name: str) -> str:
     words = re.findall(r"[A-Za-z0-9]+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode())
     if len(words) >= 2:
         prefix = "".join(w[0] for w in words[:4])
@@ -58,11 +74,14 @@ def get_many(workspace_ids: list[str]) -> list[WorkspaceRow]:
     return [w for w in WorkspaceRow.batch_get([keys.workspace_head(w) for w in workspace_ids], consistent_read=True) if isinstance(w, WorkspaceRow)]
 
 
-def create(user: UserRow, name: str, *, marker: CreationMarkerRow | None = None, workspace_id: str | None = None) -> tuple[WorkspaceRow, bool]:
+def create(
+    user: UserRow, name: str, *, marker: CreationMarkerRow | None = None, workspace_id: str | None = None, taken_prefixes: Collection[str] = (),
+) -> tuple[WorkspaceRow, bool]:
     """Create a workspace owned by ``user`` in one transaction; return ``(workspace, created)``.
 
     The slug is unique across the service; on a clash ``-2`` … ``-5`` are tried, then a random
-    suffix, so a popular name never runs out. With ``marker`` set, an earlier committed create
+    suffix, so a popular name never runs out. The task-key prefix avoids ``taken_prefixes``
+    (:func:`task_prefix`). With ``marker`` set, an earlier committed create
     with the same key is returned instead (``created`` False).
 
     Raises:
@@ -70,12 +89,13 @@ def create(user: UserRow, name: str, *, marker: CreationMarkerRow | None = None,
         NoFreeSlug: no slug could be claimed.
     """
     base = slugify(name)
+    prefix = task_prefix(name, taken_prefixes)
     now = clock.now_iso()
     ws_id = workspace_id or ids.new_workspace_id()
     for attempt in range(1, SLUG_ATTEMPTS + 1):
         slug = base if attempt == 1 else f"{base}-{attempt}" if attempt <= 5 else f"{base}-{secrets.token_hex(3)}"
         ws = WorkspaceRow(
-            *keys.workspace_head(ws_id), workspaceId=ws_id, name=name, slug=slug, taskPrefix=task_prefix(name),
+            *keys.workspace_head(ws_id), workspaceId=ws_id, name=name, slug=slug, taskPrefix=prefix,
             taskCounter=0, createdAt=now, createdBy=user.userId, ownerCount=1,
         )
         member, mirror = members.rows_for(user, ws_id, "OWNER", now)

@@ -22,6 +22,7 @@ from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db, keys
 from domain.store import governance as gov
+from domain.store import members as member_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.models import InvitationRow, MemberRow, WorkspaceRow
 from domain.tools.args import WorkspaceIdArg
@@ -286,14 +287,49 @@ class InviteMemberOutput(ToolOutput):
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
-def _check_invite(ctx: CallContext, args: Any) -> str:
-    """What invite_member can refuse without a write (also run before parking); the normalised e-mail."""
+def _invite_prefetch(where: Any, args: Any) -> Prefetch:
+    """The workspace's members and pending invitations, read with the caller's membership (two
+    Queries in parallel with it): the precheck answers an address that is already in either."""
+    ws = where.workspace_id
+    return Prefetch(queries=(("members", lambda: member_store.list_members(ws)), ("invitations", lambda: gov.pending_invitations(ws))))
+
+
+def _normalised_email(args: Any) -> str:
     email = args.email.strip().lower()
     if not EMAIL.fullmatch(email):
         raise errors.invalid("email", "is not an e-mail address", "Pass an address like name@example.com.")
-    me = ctx.member(ctx.target.workspace_id)
+    return email
+
+
+def _check_invite(ctx: CallContext, args: Any) -> str:
+    """What invite_member can refuse without a write (run before the handler and before parking,
+    so an agent's call that cannot succeed files no approval request); the normalised e-mail.
+
+    Raises:
+        ToolError: INVALID_INPUT for a malformed address; FORBIDDEN for an OWNER invitation from
+            a non-OWNER; CONFLICT when the address is already a member (``current``: the member)
+            or already holds a pending invitation (``current``: that invitation).
+    """
+    email = _normalised_email(args)
+    ws = ctx.target.workspace_id
+    me = ctx.member(ws)
     if args.role == "OWNER" and me.role != "OWNER":
         raise errors.forbidden(f"Inviting an OWNER needs the OWNER role; you are {me.role}.", "Invite with role ADMIN or MEMBER, or ask an OWNER to invite.")
+    member = next((m for m in ctx.query("members", lambda: member_store.list_members(ws)) if m.email.strip().lower() == email), None)
+    if member is not None:
+        raise errors.conflict(
+            f"{email} is already a member of this workspace ({member.role}, user {member.userId}); nothing was written.",
+            "Nobody needs inviting; to change what they may do, call set_member_role with this userId.",
+            current=member_view(member).model_dump(mode="json"),
+        )
+    pending = next((i for i in ctx.query("invitations", lambda: gov.pending_invitations(ws)) if i.email == email), None)
+    if pending is not None:
+        raise errors.conflict(
+            f"{email} already has a pending invitation {pending.invitationId} (role {pending.role}, valid until {pending.expiresAt}); nothing was written.",
+            f"Use that one: a human ADMIN prints its link with `jentrix invite link {pending.invitationId}`. For another role, "
+            "revoke_invitation it first, then invite again.",
+            current=invitation_view(pending).model_dump(mode="json"),
+        )
     return email
 
 
@@ -305,6 +341,7 @@ def _check_invite(ctx: CallContext, args: Any) -> str:
     scope="admin",
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
+    prefetch=_invite_prefetch,
     governed="membership",
     precheck=_check_invite,
     input_model=InviteMemberInput,
@@ -312,7 +349,7 @@ def _check_invite(ctx: CallContext, args: Any) -> str:
 )
 def invite_member(ctx: CallContext, args: InviteMemberInput) -> InviteMemberOutput:
     ws = ctx.target.workspace_id
-    email = _check_invite(ctx, args)
+    email = _normalised_email(args)  # the precheck (_check_invite) ran just before, on every call
     row = gov.new_invitation(ws, email, args.role, ctx.user_id)
     extra, approval_key = ctx.approval_write()
     log = gov.log_row(ws, "invitation.created", f"{email} invited as {args.role}", actor_id=ctx.user_id, source=ctx.source,

@@ -11,6 +11,7 @@ from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import AREAS, ToolInput, ToolOutput, tool
 from domain.store import members as member_store
+from domain.store import parallel
 from domain.store import workspaces as workspace_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
@@ -77,14 +78,18 @@ def create_workspace(ctx: CallContext, args: CreateWorkspaceInput) -> CreateWork
     name = args.name.strip()
     if not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")
+    # the prefixes of the caller's workspaces (memberships Query, alongside the profile read, then
+    # their heads), so a second workspace of the same name gets its own task keys (ST2-1 beside ST-1)
+    memberships = parallel.submit(member_store.memberships, ctx.user_id)
     try:
         user = UserRow.get(*keys.user_profile(ctx.user_id))
     except UserRow.DoesNotExist:
         raise errors.not_found("user", ctx.user_id) from None
+    taken = {w.taskPrefix for w in workspace_store.get_many([m.workspaceId for m in memberships.result()])}
     ws_id = ids.new_workspace_id()
     marker = creation_marker(ctx, "", ws_id)
     try:
-        ws, _ = workspace_store.create(user, name, marker=marker, workspace_id=ws_id)
+        ws, _ = workspace_store.create(user, name, marker=marker, workspace_id=ws_id, taken_prefixes=taken)
     except workspace_store.NoFreeSlug:
         raise errors.conflict("Could not find a free slug for this workspace name.", "Choose a more distinctive name.") from None
     return CreateWorkspaceOutput(workspace=workspace_view(ws, "OWNER"))
