@@ -179,16 +179,18 @@ def test_cycle_check_budget_grows_with_the_reachable_chain(server_url, owner, bo
 
 
 def test_subtask_tool_budgets(server_url, owner, board):
+    # A subtask write is one transaction (counts moved by ADD on the task's rows), then the task's
+    # full item read back (GetItem) for the progress it answers.
     t = board["t1"]
-    res, c = check(server_url, owner.token, "create_subtask", {"taskId": t["id"], "title": "counted"}, FIXED_WS + 1)  # task with the membership; one transaction
-    assert c.ops["TransactWriteItems"] == 1
+    res, c = check(server_url, owner.token, "create_subtask", {"taskId": t["id"], "title": "counted"}, FIXED_WS + 2)  # task with the membership; transaction; read-back
+    assert c.ops["TransactWriteItems"] == 1 and c.ops["GetItem"] == TOKEN + 1
     subtask = res["structuredContent"]["subtask"]
-    check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 1)  # subtask + task with the membership
+    check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 2)  # subtask + task with the membership
     _, c = check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 0)  # already done: no write
     assert "TransactWriteItems" not in c.ops
-    check(server_url, owner.token, "delete_subtask", {"subtaskId": subtask["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "delete_subtask", {"subtaskId": subtask["id"]}, FIXED_WS + 2)
     args = {"taskId": t["id"], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "create_subtask", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "create_subtask", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
     check(server_url, owner.token, "create_subtask", args, FIXED + POWERTOOLS_REPLAY)
 
 
