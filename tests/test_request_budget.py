@@ -81,7 +81,9 @@ def test_write_tool_budgets(server_url, owner, board):
     assert c.ops["TransactWriteItems"] == 1
     check(server_url, owner.token, "rename_board", {"boardId": board["id"], "name": "Budget 2"}, FIXED_WS + 2)  # + header (head and columns, for taskCount), parallel
     check(server_url, owner.token, "manage_columns", {"action": "create", "boardId": board["id"], "name": "QA"}, FIXED_WS + 2)
-    check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 1 + INDEX_NEW)  # counter + column read with the membership
+    # column read with the membership; the number claimed (UpdateItem ADD on the counter); the transaction
+    _, c = check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 2 + INDEX_NEW)
+    assert c.ops["TransactWriteItems"] == 1 and c.ops["UpdateItem"] == RATE + 1
     res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2 + INDEX_EDIT)  # header + transaction
     # CONFLICT costs no extra read: the read that every edit makes already shows the stale stamp.
     check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 1, error=True)
@@ -92,7 +94,7 @@ def test_write_tool_budgets(server_url, owner, board):
 
 def test_keyed_create_budget_and_replay(server_url, owner, board):
     args = {"columnId": board["cols"][0], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "create_task", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
+    check(server_url, owner.token, "create_task", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
     _, c = check(server_url, owner.token, "create_task", args, FIXED + POWERTOOLS_REPLAY)
     assert "TransactWriteItems" not in c.ops
 
@@ -234,8 +236,9 @@ def test_board_archive_budgets(server_url, owner, board):
 
 def test_bulk_tool_budgets(server_url, owner, board):
     col = board["cols"][0]
-    # bulk_create_tasks: counter + column with the membership; the task set, then the full items + pointers.
-    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2 + 1 + 6)
+    # bulk_create_tasks: column with the membership; 50 numbers claimed (one UpdateItem ADD); the task
+    # set, then the full items + pointers.
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 3 + 1 + 6)
     # + the search index of 50 new docs: one BatchGetItem of the vocabulary sentinels of "b10".."b49"
     # (words under 3 characters have none), then shared batches: 50 word postings (2), then 40 new
     # words' one trigram each and 50 doc states (4) = 6 BatchWriteItem
@@ -253,7 +256,7 @@ def test_bulk_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
     keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NO_VOCABULARY)
+    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN + INDEX_NO_VOCABULARY)
 
 
 def test_update_workspace_budget(server_url, owner):
