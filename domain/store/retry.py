@@ -20,7 +20,7 @@ import time
 
 # Attempts per operation. The table is mirrored in docs/data-model.md next to the request budgets.
 ATTEMPTS: dict[str, int] = {
-    "transaction": 5,  # TransactionConflict resends of one TransactWriteItems
+    "transaction": 16,  # TransactionConflict resends of one TransactWriteItems (hot items: docs/decisions.md "Hot items")
     "rename_board": 5,
     "update_task": 5,
     "archive_task": 5,
@@ -58,6 +58,10 @@ ATTEMPTS: dict[str, int] = {
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1
+# A TransactionConflict means another transaction holds one of the items right now: the wait
+# grows further, so writers queued on one hot item (a busy board's entry, a column) spread out
+# over a few of its commit times instead of colliding again (docs/decisions.md, "Hot items").
+CONFLICT_BACKOFF_CAP_SECONDS = 0.8
 
 
 class Contended(Exception):
@@ -74,5 +78,10 @@ def backoff_seconds(attempt: int) -> float:
     return random.uniform(0.0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
 
 
-def backoff(attempt: int) -> None:
-    time.sleep(backoff_seconds(attempt))
+def backoff(attempt: int, *, cap: float = BACKOFF_CAP_SECONDS) -> None:
+    time.sleep(random.uniform(0.0, min(cap, BACKOFF_BASE_SECONDS * 2**attempt)))
+
+
+def conflict_backoff(attempt: int) -> None:
+    """The wait before resending a transaction cancelled by ``TransactionConflict``."""
+    backoff(attempt, cap=CONFLICT_BACKOFF_CAP_SECONDS)

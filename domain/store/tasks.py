@@ -21,7 +21,7 @@ from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
-from domain.store.retry import ATTEMPTS, Contended, backoff
+from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 from domain.store.models import (
     ActivityRow,
     BoardRow,
@@ -191,7 +191,7 @@ def claim_numbers(workspace_id: str, count: int = 1) -> tuple[int, WorkspaceRow]
             if code != "TransactionConflictException":
                 raise
             if attempt + 1 < attempts:
-                backoff(attempt)
+                conflict_backoff(attempt)
             continue
         return int(head.taskCounter) - count + 1, head
     raise Contended("transaction", attempts)
