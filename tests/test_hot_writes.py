@@ -6,10 +6,12 @@ Two kinds of test, both over HTTP against DynamoDB Local (tests/conftest.py ``se
   of different subtasks). Nobody sent anything stale, so every call must be answered OK and
   the task's counts must equal its subtask items.
 * **With contention injected** — DynamoDB Local never cancels a transaction for a conflict, so
-  :class:`Contention` (a ``before-send`` hook on the real botocore client, the pattern of
+  ``Contention`` (benchmarks/_contention.py: a ``before-send`` hook on the real botocore client, the pattern of
   tests/test_reliability.py) plays the service's rule: a ``TransactWriteItems`` that names an
   item (put, update, delete or condition check) which another in-flight transaction also names
-  is cancelled with ``TransactionConflict`` with probability ``CONFLICT_RATE``; a single-item
+  is cancelled with ``TransactionConflict`` with probability ``CONFLICT_RATE`` (0.5: DynamoDB Local
+  on a shared CI machine holds a transaction's items for a far larger share of a call than the
+  service does, so the service's rule, p = 1, would overstate the overlaps); a single-item
   write on an item an in-flight transaction holds gets ``TransactionConflictException`` at the
   same rate; and any request is throttled (``ThrottlingException``, which botocore retries)
   with probability ``THROTTLE_RATE``. Then 32 writers create tasks in one workspace, 32 move
@@ -21,20 +23,16 @@ Sizes: CI-sized by default; ``JENTRIX_RELIABILITY=full`` multiplies the calls pe
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx2
 import pytest
-from botocore.awsrequest import AWSResponse
 
-from tests.conftest import make_actor
 from tests.rpc import call_tool, ok
 
 FULL = os.environ.get("JENTRIX_RELIABILITY", "").lower() == "full"

@@ -168,7 +168,7 @@ def create_many(
 
     try:
         details, column = compare_and_set("bulk_create_tasks", None, plan)
-    except task_store.NOT_WRITTEN + (BoardClosed,) as failed:
+    except Exception as failed:
         if claimed:
             task_store.release_numbers(workspace_id, claimed[0][0], count)
         if not isinstance(failed, task_store.Earlier):
