@@ -82,7 +82,9 @@ def test_write_tool_budgets(server_url, owner, board):
     assert c.ops["TransactWriteItems"] == 1
     check(server_url, owner.token, "rename_board", {"boardId": board["id"], "name": "Budget 2"}, FIXED_WS + 2)  # + header (head and columns, for taskCount), parallel
     check(server_url, owner.token, "manage_columns", {"action": "create", "boardId": board["id"], "name": "QA"}, FIXED_WS + 2)
-    check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 1 + INDEX_NEW)  # counter + column read with the membership
+    # column read with the membership; the number claimed (UpdateItem ADD on the counter); the transaction
+    _, c = check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 2 + INDEX_NEW)
+    assert c.ops["TransactWriteItems"] == 1 and c.ops["UpdateItem"] == RATE + 1
     res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2 + INDEX_EDIT)  # header + transaction
     # CONFLICT costs no extra read: the read that every edit makes already shows the stale stamp.
     check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 1, error=True)
@@ -93,7 +95,7 @@ def test_write_tool_budgets(server_url, owner, board):
 
 def test_keyed_create_budget_and_replay(server_url, owner, board):
     args = {"columnId": board["cols"][0], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "create_task", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
+    check(server_url, owner.token, "create_task", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NEW)
     _, c = check(server_url, owner.token, "create_task", args, FIXED + POWERTOOLS_REPLAY)
     assert "TransactWriteItems" not in c.ops
 
@@ -182,16 +184,18 @@ def test_cycle_check_budget_grows_with_the_reachable_chain(server_url, owner, bo
 
 
 def test_subtask_tool_budgets(server_url, owner, board):
+    # A subtask write is one transaction (counts moved by ADD on the task's rows), then the task's
+    # full item read back (GetItem) for the progress it answers.
     t = board["t1"]
-    res, c = check(server_url, owner.token, "create_subtask", {"taskId": t["id"], "title": "counted"}, FIXED_WS + 1)  # task with the membership; one transaction
-    assert c.ops["TransactWriteItems"] == 1
+    res, c = check(server_url, owner.token, "create_subtask", {"taskId": t["id"], "title": "counted"}, FIXED_WS + 2)  # task with the membership; transaction; read-back
+    assert c.ops["TransactWriteItems"] == 1 and c.ops["GetItem"] == TOKEN + 1
     subtask = res["structuredContent"]["subtask"]
-    check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 1)  # subtask + task with the membership
+    check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 2)  # subtask + task with the membership
     _, c = check(server_url, owner.token, "toggle_subtask", {"subtaskId": subtask["id"], "completed": True}, FIXED_WS + 0)  # already done: no write
     assert "TransactWriteItems" not in c.ops
-    check(server_url, owner.token, "delete_subtask", {"subtaskId": subtask["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "delete_subtask", {"subtaskId": subtask["id"]}, FIXED_WS + 2)
     args = {"taskId": t["id"], "title": "keyed", "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "create_subtask", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    check(server_url, owner.token, "create_subtask", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
     check(server_url, owner.token, "create_subtask", args, FIXED + POWERTOOLS_REPLAY)
 
 
@@ -235,8 +239,9 @@ def test_board_archive_budgets(server_url, owner, board):
 
 def test_bulk_tool_budgets(server_url, owner, board):
     col = board["cols"][0]
-    # bulk_create_tasks: counter + column with the membership; the task set, then the full items + pointers.
-    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2 + 1 + 6)
+    # bulk_create_tasks: column with the membership; 50 numbers claimed (one UpdateItem ADD); the task
+    # set, then the full items + pointers.
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 3 + 1 + 6)
     # + the search index of 50 new docs: one BatchGetItem of the vocabulary sentinels of "b10".."b49"
     # (words under 3 characters have none), then shared batches: 50 word postings (2), then 40 new
     # words' one trigram each and 50 doc states (4) = 6 BatchWriteItem
@@ -254,7 +259,7 @@ def test_bulk_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
     check(server_url, owner.token, "bulk_update_tasks", args, FIXED + POWERTOOLS_REPLAY)
     keyed = {"columnId": col, "tasks": [{"title": "k"}], "idempotencyKey": f"k-{uuid.uuid4()}"}
-    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN + INDEX_NO_VOCABULARY)
+    check(server_url, owner.token, "bulk_create_tasks", keyed, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN + INDEX_NO_VOCABULARY)
 
 
 def test_update_workspace_budget(server_url, owner):

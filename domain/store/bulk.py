@@ -101,23 +101,31 @@ def create_many(
         BoardClosed: the board is archived.
         IdempotencyMismatch, Contended.
     """
-    ws_key, col_key = keys.workspace_head(workspace_id), keys.column(board_id, column_id)
-    pending = [dict(first_read)] if first_read and ws_key in first_read and col_key in first_read else []
+    col_key = keys.column(board_id, column_id)
+    pending = [first_read[col_key]] if first_read and col_key in first_read else []
     count = len(items)
+    claimed: list[tuple[int, WorkspaceRow]] = []
 
     def plan(_: None) -> Write[None, tuple[list[TaskDetailRow], ColumnRow]]:
-        got = pending.pop() if pending else {(r.PK, r.SK): r for r in Row.batch_get([ws_key, col_key], consistent_read=True)}
-        wsrow, column = got.get(ws_key), got.get(col_key)
-        if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow):
+        if pending:
+            column = pending.pop()
+        else:
+            try:
+                column = ColumnRow.get(*col_key, consistent_read=True)
+            except ColumnRow.DoesNotExist:
+                column = None
+        if not isinstance(column, ColumnRow):
             raise db.Missing(column_id)
         if column.archivedAt:
             raise task_store.ColumnArchived(column_id)
-        counter = int(wsrow.taskCounter or 0)
+        if not claimed:  # one block of consecutive numbers per call, kept across attempts (tasks.claim_numbers)
+            claimed.append(task_store.claim_numbers(workspace_id, count))
+        first, wsrow = claimed[0]
         ranks = generate_n_keys_between(column.lastRank, None, count)
         details = []
         for offset, (item, rank) in enumerate(zip(items, ranks, strict=True)):
             details.append(task_store.new_detail(
-                workspace_prefix=wsrow.taskPrefix, board_id=board_id, column_id=column_id, number=counter + 1 + offset, rank=rank,
+                workspace_prefix=wsrow.taskPrefix, board_id=board_id, column_id=column_id, number=first + offset, rank=rank,
                 title=item.title, priority=item.priority, due=item.due, description=item.description, created_by=actor_id,
             ))
         stamp = details[0].createdAt
@@ -130,9 +138,9 @@ def create_many(
 
         def build(tx: Any) -> None:
             put_marker(tx, marker)
-            tx.update(WorkspaceRow(*ws_key), actions=[WorkspaceRow.taskCounter.set(counter + count)], condition=WorkspaceRow.taskCounter == counter)
             col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
-            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(ranks[-1]), ColumnRow.taskCount.add(count)], condition=col_cond & Row.PK.exists())
+            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(ranks[-1]), ColumnRow.taskCount.add(count)], condition=col_cond & Row.PK.exists(),
+                      return_values="ALL_OLD")
             tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(count)], condition=Row.PK.exists())
             board_store.open_check(tx, board_id)
             for d in details:
@@ -148,13 +156,24 @@ def create_many(
                 raise BoardClosed(board_id)
             if members.guard_failed(failure, workspace_id, actor_id):
                 raise db.Missing(column_id)
-            # the counter or the column's last rank moved (another create won): read again
+            if failure.hit(*col_key):
+                stored = failure.item(*col_key)
+                if not stored:
+                    raise db.Missing(column_id)
+                pending.append(ColumnRow.from_raw_data(stored))  # the last rank moved (another create won): plan on the image
+            if any(failure.hit(*keys.task_compact(board_id, int(d.number))) for d in details):
+                claimed.clear()  # a number is taken (a counter set back by hand): claim another block
 
         return Write(build=build, result=lambda: (details, column), retry=retry)
 
     try:
         details, column = compare_and_set("bulk_create_tasks", None, plan)
-    except task_store.Earlier as earlier:
+    except Exception as failed:
+        if claimed:
+            task_store.release_numbers(workspace_id, claimed[0][0], count)
+        if not isinstance(failed, task_store.Earlier):
+            raise
+        earlier = failed
         details, present = _recover(earlier.task_id, items, actor_id)
         return Created(details, None, _second_step(details, workspace_id, known_missing=set(range(len(details))) - present, transient=transient))
     return Created(details, column, _second_step(details, workspace_id, known_missing=set(range(len(details))), transient=transient))

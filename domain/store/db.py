@@ -26,7 +26,7 @@ from pynamodb.transactions import TransactWrite
 from domain import settings as _settings_module
 from domain.settings import Settings, settings as _settings
 from domain.store.models import Row
-from domain.store.retry import ATTEMPTS, Contended, backoff
+from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 
 _dynamodb_client: Any = None
 _on_reconfigure: list[Callable[[], None]] = []
@@ -201,7 +201,8 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
             response = getattr(exc.cause, "response", None)
             code = ((response or {}).get("Error") or {}).get("Code") if isinstance(response, dict) else None
             if any(c == "TransactionConflict" for c in codes) or code == "TransactionConflictException":
-                backoff(attempt)
+                if attempt + 1 < attempts:
+                    conflict_backoff(attempt)
                 continue
             raise
     raise Contended("transaction", attempts)

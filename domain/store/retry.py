@@ -20,17 +20,17 @@ import time
 
 # Attempts per operation. The table is mirrored in docs/data-model.md next to the request budgets.
 ATTEMPTS: dict[str, int] = {
-    "transaction": 5,  # TransactionConflict resends of one TransactWriteItems
+    "transaction": 16,  # TransactionConflict resends of one TransactWriteItems (hot items: docs/decisions.md "Hot items")
     "rename_board": 5,
     "update_task": 5,
     "archive_task": 5,
     "move_task": 10,  # the destination column's lastRank is a small hot spot
-    "create_task": 25,  # the per-workspace counter is the hottest item of the table
+    "create_task": 25,  # the column's lastRank when many create in one column (the number is claimed by ADD, outside)
     "update_comment": 5,
     "add_task_link": 10,  # a dependency insert that lost the workspace's link graph version walks again
-    # Subtask writes and set_task_assignees rewrite the task's rows under its updatedAt, so the
-    # writers of one task queue on that one item; creates can be many at once (an agent filling
-    # a checklist in parallel), hence the create_task-sized budget.
+    # Subtask writes move the task's counts by ADD under "older stamp" (and the cap): they replan
+    # only when a later stamp committed first; creates can be many at once (an agent filling a
+    # checklist in parallel). set_task_assignees rewrites the task under its updatedAt.
     "create_subtask": 25,
     "toggle_subtask": 10,
     "delete_subtask": 10,
@@ -39,7 +39,7 @@ ATTEMPTS: dict[str, int] = {
     "delete_label": 5,  # manage_labels delete: read the label and its tasks again after a task or the label changed
     "set_task_labels": 5,
     "unarchive_boards": 5,  # re-read the entries after one was archived or restored meanwhile
-    "bulk_create_tasks": 25,  # the same counter race as create_task
+    "bulk_create_tasks": 25,  # the same lastRank race as create_task
     "bulk_update_tasks": 5,  # per chunk: re-planned on the returned images of the tasks that changed
     "bulk_move_tasks": 10,  # per chunk: as move_task (destination columns' lastRank)
     "bulk_create_second_step": 3,  # the full items and number pointers after the task set committed
@@ -58,6 +58,10 @@ ATTEMPTS: dict[str, int] = {
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1
+# A TransactionConflict means another transaction holds one of the items right now: the wait
+# grows further, so writers queued on one hot item (a busy board's entry, a column) spread out
+# over a few of its commit times instead of colliding again (docs/decisions.md, "Hot items").
+CONFLICT_BACKOFF_CAP_SECONDS = 0.8
 
 
 class Contended(Exception):
@@ -74,5 +78,10 @@ def backoff_seconds(attempt: int) -> float:
     return random.uniform(0.0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
 
 
-def backoff(attempt: int) -> None:
-    time.sleep(backoff_seconds(attempt))
+def backoff(attempt: int, *, cap: float = BACKOFF_CAP_SECONDS) -> None:
+    time.sleep(random.uniform(0.0, min(cap, BACKOFF_BASE_SECONDS * 2**attempt)))
+
+
+def conflict_backoff(attempt: int) -> None:
+    """The wait before resending a transaction cancelled by ``TransactionConflict``."""
+    backoff(attempt, cap=CONFLICT_BACKOFF_CAP_SECONDS)

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fractional_indexing import generate_key_between, generate_n_keys_between
+from pynamodb.exceptions import UpdateError
 
 from domain import clock, ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 from domain.store.models import (
     ActivityRow,
     BoardRow,
@@ -161,42 +163,99 @@ def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], A
     return compare_and_set(operation, state, plan)
 
 
+def claim_numbers(workspace_id: str, count: int = 1) -> tuple[int, WorkspaceRow]:
+    """Claim ``count`` consecutive task numbers of a workspace: one ``UpdateItem`` that adds
+    ``count`` to the head's ``taskCounter`` and returns the head as written (``ALL_NEW``).
+
+    Returns ``(first number, workspace head)``: the numbers are ``first .. first + count - 1``,
+    and no other claim ever gets them. A claim is not a transaction and waits on no other
+    writer; a create that fails after claiming leaves its numbers unused (docs/data-model.md,
+    "Human task keys": numbers are unique and increasing, gaps allowed). DynamoDB refuses a
+    single write to an item that an in-flight transaction holds (``TransactionConflictException``,
+    e.g. an update_workspace); that is retried within the "transaction" budget.
+
+    Raises:
+        Missing: the workspace is gone.
+        Contended: every attempt met a transaction on the head.
+    """
+    head = WorkspaceRow(*keys.workspace_head(workspace_id))
+    attempts = ATTEMPTS["transaction"]
+    for attempt in range(attempts):
+        try:
+            head.update(actions=[WorkspaceRow.taskCounter.add(count)], condition=Row.PK.exists())
+        except UpdateError as exc:
+            response = getattr(exc.cause, "response", None)  # None for a timeout or a dropped connection
+            code = ((response or {}).get("Error") or {}).get("Code") if isinstance(response, dict) else None
+            if code == "ConditionalCheckFailedException":
+                raise db.Missing(workspace_id) from exc
+            if code != "TransactionConflictException":
+                raise
+            if attempt + 1 < attempts:
+                conflict_backoff(attempt)
+            continue
+        return int(head.taskCounter) - count + 1, head
+    raise Contended("transaction", attempts)
+
+
+def release_numbers(workspace_id: str, first: int, count: int = 1) -> None:
+    """Give back numbers a create claimed and then did not use, when no later claim was made
+    (``taskCounter`` still ends at them): one conditional ``UpdateItem``, best effort. A quiet
+    workspace thus keeps its numbers gapless; under concurrent creates the gap stays.
+
+    Safe even when the failure hid a commit (a timeout after DynamoDB applied the create): the
+    next claim then gets a number whose pointer exists, its transaction fails on the pointer's
+    "must not exist", and it claims again. No number ever names two tasks."""
+    head = WorkspaceRow(*keys.workspace_head(workspace_id))
+    try:
+        head.update(actions=[WorkspaceRow.taskCounter.add(-count)], condition=WorkspaceRow.taskCounter == first + count - 1)
+    except Exception:  # noqa: BLE001 - best effort: a later claim, a gone workspace or an unreachable store keeps the gap
+        pass
+
+
 def create(
     *, workspace_id: str, board_id: str, column_id: str, actor_id: str, build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
     activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow], marker: CreationMarkerRow | None,
     first_read: dict[tuple[str, str], Any] | None = None,
 ) -> tuple[TaskDetailRow, ColumnRow | None]:
-    """Create a task at the bottom of a column with the next gapless workspace number.
+    """Create a task at the bottom of a column with the next workspace number.
 
-    Each attempt reads the workspace counter and the column (one BatchGetItem) and writes in
-    one transaction: counter (``= value read``), column (``lastRank = value read``, not
-    archived, count +1), board (not archived, count +1), both task items, the number pointer,
-    the membership guard, the activity row and the marker. A lost race re-reads; ``first_read``
-    may hold the counter and the column already read with the membership check, which the
-    first attempt then uses.
+    The number comes from :func:`claim_numbers` (one ``UpdateItem ADD``), claimed once per call
+    after the first read of the column found it live, and kept for every later attempt. Each
+    attempt reads the column (GetItem; the first attempt may use ``first_read``, the column read
+    with the membership check) and writes in one transaction: column (``lastRank = value read``,
+    not archived, count +1), board (count +1), the board's open check, both task items, the
+    number pointer (must not exist), the membership guard, the activity row and the marker. The
+    workspace head is in no task transaction. A lost race on the column's ``lastRank`` reads the
+    column again.
 
     Returns ``(task, column)``; ``column`` is ``None`` when an earlier keyed create answered.
 
     Raises:
-        Missing: the column, its board or the caller's membership is gone.
+        Missing: the column, its board, the workspace or the caller's membership is gone.
         BoardArchived: the board is archived (its tasks are read-only).
         ColumnArchived: the column is archived.
         Earlier: a keyed create with the same key committed before (its task id).
         IdempotencyMismatch, Contended.
     """
-    ws_key, col_key = keys.workspace_head(workspace_id), keys.column(board_id, column_id)
-
-    pending = [dict(first_read)] if first_read and ws_key in first_read and col_key in first_read else []
+    col_key = keys.column(board_id, column_id)
+    pending = [first_read[col_key]] if first_read and col_key in first_read else []
+    claimed: list[tuple[int, WorkspaceRow]] = []
 
     def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow]] | Unchanged[Any]:
-        got = pending.pop() if pending else {(r.PK, r.SK): r for r in Row.batch_get([ws_key, col_key], consistent_read=True)}
-        wsrow, column = got.get(ws_key), got.get(col_key)
-        if not isinstance(wsrow, WorkspaceRow) or not isinstance(column, ColumnRow):
+        if pending:
+            column = pending.pop()
+        else:
+            try:
+                column = ColumnRow.get(*col_key, consistent_read=True)
+            except ColumnRow.DoesNotExist:
+                column = None
+        if not isinstance(column, ColumnRow):
             raise db.Missing(column_id)
         if column.archivedAt:
             raise ColumnArchived(column_id)
-        counter = int(wsrow.taskCounter or 0)
-        number = counter + 1
+        if not claimed:
+            claimed.append(claim_numbers(workspace_id))
+        number, wsrow = claimed[0]
         rank = generate_key_between(column.lastRank, None)
         detail = build_detail(wsrow, column, number, rank)
         pointer = TaskNumberRow(*keys.task_number(workspace_id, number), taskId=detail.taskId)
@@ -207,9 +266,9 @@ def create(
 
         def build(tx: Any) -> None:
             put_marker(tx, marker)
-            tx.update(WorkspaceRow(*ws_key), actions=[WorkspaceRow.taskCounter.set(number)], condition=WorkspaceRow.taskCounter == counter)
             col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
-            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists())
+            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists(),
+                      return_values="ALL_OLD")
             tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(1)], condition=Row.PK.exists())
             board_store.open_check(tx, board_id)
             put_rows(tx, detail, previous=None)
@@ -225,12 +284,24 @@ def create(
                 raise board_store.BoardArchived(board_id)
             if failure.hit(*keys.board_head(board_id)) or members.guard_failed(failure, workspace_id, actor_id):
                 raise db.Missing(column_id)
-            # The counter or the column's last rank moved (another create won), or the column
-            # was archived meanwhile: the next attempt's read tells which.
+            if failure.hit(*col_key):
+                stored = failure.item(*col_key)
+                if not stored:
+                    raise db.Missing(column_id)
+                # the column's last rank moved (another create or a move won), or it was archived:
+                # plan again on the image the failure returned
+                pending.append(ColumnRow.from_raw_data(stored))
+            if failure.hit(*keys.task_number(workspace_id, number)) or failure.hit(*keys.task_full(board_id, number)):
+                claimed.clear()  # the number is taken (a counter set back by hand): claim another
 
         return Write(build=build, result=lambda: (detail, column), retry=retry)
 
-    return compare_and_set("create_task", None, plan)
+    try:
+        return compare_and_set("create_task", None, plan)
+    except Exception:
+        if claimed:
+            release_numbers(workspace_id, claimed[0][0])
+        raise
 
 
 # Ranks are fractional-index strings; inserting again and again at one spot lengthens them by

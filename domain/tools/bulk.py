@@ -264,7 +264,7 @@ class BulkCreateOutput(ToolOutput):
     target=target("columnId", "column"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id), keys.column(where.board_id, where.column_id))),
+    prefetch=lambda where, args: Prefetch(items=(keys.column(where.board_id, where.column_id),)),
     input_model=BulkCreateInput,
     output_model=BulkCreateOutput,
 )

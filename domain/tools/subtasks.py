@@ -1,12 +1,13 @@
 """Subtask tools: create_subtask, toggle_subtask, delete_subtask.
 
 A task's subtasks are an ordered checklist (creation order, at most 100) in the task's side
-partition (docs/data-model.md, "subtask"). Every subtask write also rewrites the task's two rows
-with their ``subtaskCount`` / ``subtasksDone`` in the same transaction, under the task's
-``updatedAt``: snapshots and lists show a task's progress with no extra read, the counts never
-drift from the items, and the writers of one task are serialised (the cap holds under races).
-A subtask write therefore stamps the task's ``updatedAt`` too. An archived task's subtasks are
-readable (get_task) and take no writes.
+partition (docs/data-model.md, "subtask"). Every subtask write also moves the task's
+``subtaskCount`` / ``subtasksDone`` on both task rows (``ADD``) in the same transaction:
+snapshots and lists show a task's progress with no extra read and the counts never drift from
+the items, while writes to different subtasks of one task do not turn each other away (the cap
+is a condition on the count). A subtask write stamps the task's ``updatedAt`` too, and answers
+the task's progress as read back after the commit. An archived task's subtasks are readable
+(get_task) and take no writes.
 """
 
 
@@ -126,12 +127,11 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
             *keys.subtask(current.taskId, ulid), subtaskId=subtask_id, taskId=current.taskId, workspaceId=where.workspace_id,
             title=title, completed=False, completedAt=None, createdBy=ctx.user_id, createdAt=stamp, updatedAt=stamp,
         )
-        detail = task_store.copy(current)
-        detail.subtaskCount, detail.updatedAt = count + 1, stamp
+        counts = subtask_store.Counts(added=1, done=0, stamp=stamp)
         act = ctx.activity(where.workspace_id, where.board_id, "subtask.created", f"Added subtask {title!r} to {current.key}",
                            task_id=current.taskId, data={"subtaskId": subtask_id}, at=stamp)
-        return subtask_store.create(detail, current.updatedAt, row, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                    marker=marker, result=lambda: CreateSubtaskOutput(subtask=subtask_view(row), progress=_progress(detail)))
+        return subtask_store.create(current, counts, row, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act, marker=marker,
+                                    result=lambda: CreateSubtaskOutput(subtask=subtask_view(row), progress=_progress(subtask_store.after(current, counts))))
 
     try:
         return compare_and_set("create_subtask", task, plan)
@@ -187,14 +187,13 @@ def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskO
         stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
         edited = SubtaskRow.from_raw_data(sub.serialize())
         edited.completed, edited.completedAt, edited.updatedAt = args.completed, stamp if args.completed else None, stamp
-        detail = task_store.copy(current)
-        detail.subtasksDone = int(current.subtasksDone or 0) + (1 if args.completed else -1)
-        detail.updatedAt = stamp
+        counts = subtask_store.Counts(added=0, done=1 if args.completed else -1, stamp=stamp)
         kind, verb = ("subtask.completed", "Completed") if args.completed else ("subtask.reopened", "Reopened")
         act = ctx.activity(where.workspace_id, where.board_id, kind, f"{verb} subtask {sub.title!r} of {current.key}",
                            task_id=current.taskId, data={"subtaskId": sub.subtaskId}, at=stamp)
-        return subtask_store.change(detail, current.updatedAt, state, edited, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                    result=lambda: ToggleSubtaskOutput(subtask=subtask_view(edited), changed=True, progress=_progress(detail)))
+        return subtask_store.change(state, counts, edited, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
+                                    result=lambda: ToggleSubtaskOutput(subtask=subtask_view(edited), changed=True,
+                                                                       progress=_progress(subtask_store.after(current, counts))))
 
     try:
         return compare_and_set("toggle_subtask", first, plan)
@@ -237,14 +236,11 @@ def delete_subtask(ctx: CallContext, args: DeleteSubtaskInput) -> DeleteSubtaskO
         if current.archivedAt:
             raise _closed("subtaskId")
         stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
-        detail = task_store.copy(current)
-        detail.subtaskCount = int(current.subtaskCount or 0) - 1
-        detail.subtasksDone = int(current.subtasksDone or 0) - (1 if sub.completed else 0)
-        detail.updatedAt = stamp
+        counts = subtask_store.Counts(added=-1, done=-1 if sub.completed else 0, stamp=stamp)
         act = ctx.activity(where.workspace_id, where.board_id, "subtask.deleted", f"Deleted subtask {sub.title!r} of {current.key}",
                            task_id=current.taskId, data={"subtaskId": sub.subtaskId}, at=stamp)
-        return subtask_store.change(detail, current.updatedAt, state, None, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                    result=lambda: DeleteSubtaskOutput(deleted=subtask_view(sub), progress=_progress(detail)))
+        return subtask_store.change(state, counts, None, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
+                                    result=lambda: DeleteSubtaskOutput(deleted=subtask_view(sub), progress=_progress(subtask_store.after(current, counts))))
 
     try:
         return compare_and_set("delete_subtask", first, plan)
