@@ -120,7 +120,8 @@ def relax_rows(schema: dict[str, Any], field: str) -> None:
             return
         for branch in node.get("anyOf", []) + node.get("oneOf", []):
             relax(branch)
-        if node.get("type") == "array":
+        kind = node.get("type")
+        if kind == "array" or (isinstance(kind, list) and "array" in kind):
             relax(node.get("items"))
         if isinstance(node.get("properties"), dict) and "required" in node:
             ids = sorted(id_fields(node["properties"]))

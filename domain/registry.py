@@ -376,7 +376,8 @@ def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:
 
     In validation mode (input schemas) every node is also made portable (:func:`_portable`):
     one ``type`` string per property and no ``anyOf``/``null``/``const``, which Gemini and some
-    VS Code versions refuse. Output schemas stay as pydantic writes them (draft 2020-12).
+    VS Code versions refuse. In serialization mode (output schemas) every node states its type
+    too, nullable ones as ``[X, "null"]`` (:func:`portable_output`).
     """
     raw = model.model_json_schema(mode=mode)  # type: ignore[arg-type]
     defs = raw.pop("$defs", {})
@@ -403,7 +404,84 @@ def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:
         return node
 
     schema = walk(raw)
+    if mode != "validation":
+        schema = portable_output(schema)
     schema["type"] = "object"
     if mode == "validation":
         schema["additionalProperties"] = False
     return schema
+
+
+PORTABLE_TYPES = ("string", "integer", "number", "boolean", "array", "object")
+
+
+def _output_node(node: dict[str, Any]) -> dict[str, Any]:
+    """One output-schema node (its children already made portable) with a ``type`` of its own.
+
+    * ``anyOf [X, {type: null}]`` becomes X with ``type: [X's type, "null"]`` (an ``enum`` gains
+      ``null``) and loses ``default: null``: the same values validate, and the node says its type;
+    * ``anyOf`` of object branches (a detailed or a compact row) becomes one object holding every
+      branch's properties, requiring what every branch requires (a property two branches spell
+      differently is a :class:`SpecError`: the rows would not be one shape);
+    * ``const`` becomes a one-value ``enum``.
+    """
+    out = dict(node)
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and all(isinstance(b, dict) for b in branches):
+        kept = [b for b in branches if b.get("type") != "null"]
+        nullable = len(kept) < len(branches)
+        if len(kept) > 1 and all(b.get("type") == "object" for b in kept):
+            kept = [_merge_objects(kept)]
+        if len(kept) == 1 and isinstance(kept[0].get("type"), str):
+            del out["anyOf"]
+            out = {**kept[0], **out}
+            if nullable:
+                out["type"] = [out["type"], "null"]
+                if "enum" in out and None not in out["enum"]:
+                    out["enum"] = [*out["enum"], None]
+            if "default" in out and out["default"] is None:
+                del out["default"]
+    if "const" in out:
+        value = out.pop("const")
+        out.setdefault("enum", [value])
+        if "type" not in out and isinstance(value, str):
+            out["type"] = "string"
+    return out
+
+
+def _merge_objects(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {"type": "object", "properties": {}}
+    required: set[str] | None = None
+    for branch in branches:
+        for name, sub in branch.get("properties", {}).items():
+            seen = merged["properties"].setdefault(name, sub)
+            if seen != sub:
+                raise SpecError(f"output rows spell {name!r} two ways; one schema cannot hold both")
+        required = set(branch.get("required", [])) if required is None else required & set(branch.get("required", []))
+        if branch.get("additionalProperties") is False:
+            merged["additionalProperties"] = False
+    order = [n for n in merged["properties"] if n in (required or set())]
+    if order:
+        merged["required"] = order
+    return merged
+
+
+def portable_output(schema: Any) -> Any:
+    """An output schema in which every property states its ``type`` (issue 24, item 12).
+
+    pydantic writes an optional field as ``anyOf [X, {type: null}]`` with no type of its own,
+    which strict clients refuse; here it is ``type: [X, "null"]`` (a nullable field still answers
+    ``null``: the contract keeps its nulls). Applied bottom-up, so a merged row's properties are
+    already portable. See docs/decisions.md, "Output schemas state their types".
+    """
+    if isinstance(schema, list):
+        return [portable_output(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k == "properties" and isinstance(v, dict):
+            out[k] = {pk: portable_output(pv) for pk, pv in v.items()}
+        else:
+            out[k] = portable_output(v)
+    return _output_node(out)

@@ -72,8 +72,10 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 LIST_TTL_MS = 60_000
 SERVER_INFO = {"name": "jentrix-mcp", "title": "Jentrix", "version": "0.1.0"}
 INSTRUCTIONS = (
-    "Jentrix: kanban boards, tasks and their history. Orient yourself with get_board_snapshot (one call returns "
-    "a board's columns and tasks). update_task and move_task accept expectedUpdatedAt, the updatedAt you last read, "
+    "Jentrix: kanban boards, tasks and their history. To orient, list_boards names a workspace's boards and "
+    "get_board_snapshot answers one of them in a page of about 6k tokens: every column with its task count and the "
+    "first concise task rows (nextCursor for the next page, fields for more of each row); list_my_work is the "
+    "smallest start when you only need your own open tasks. update_task and move_task accept expectedUpdatedAt, the updatedAt you last read, "
     "so a concurrent change is reported as CONFLICT instead of overwritten. create_* tools accept an idempotencyKey: "
     "retrying with the same key never creates twice. workspaceId \"\" stands for the workspace your token or "
     "connection is bound to; with a token bound to none it stands for your only workspace, and if you belong to "

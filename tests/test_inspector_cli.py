@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -192,14 +193,37 @@ def test_tools_list_shows_every_tool(inspector, recorded, me, era):
     _assert_era(rec, era)
 
 
+def _nullable_output(finding: dict[str, Any], tools: dict[str, dict[str, Any]], tool_name: str) -> bool:
+    """A ``type-union`` warning on an outputSchema node typed ``[X, "null"]``: the one finding the
+    server accepts (docs/decisions.md, "Output schemas state their types"). Issue 24 asks every
+    output property to state its type; a nullable answer can only say so with a type array (the
+    CLI's own note: no spelling of null is portable to every dialect). Input schemas stay free of it."""
+    if (finding.get("rule"), finding.get("severity"), finding.get("schema")) != ("type-union", "warning", "outputSchema"):
+        return False
+    node: Any = tools[tool_name]["outputSchema"]
+    for part in re.findall(r"[^.\[\]]+", finding["path"]):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    kind = node.get("type")
+    return isinstance(kind, list) and len(kind) == 2 and kind[1] == "null"
+
+
+def _assert_strict_clean(out: dict[str, Any], err: str) -> None:
+    """Nothing the strict lint reports but nullable output types; no error at all."""
+    tools = {t["name"]: t for t in out["result"]["tools"]}
+    findings = [(r["toolName"], f) for r in out.get("schemaFindings", []) for f in r["findings"]]
+    unexpected = [(name, f) for name, f in findings if not _nullable_output(f, tools, name)]
+    assert not unexpected, json.dumps(unexpected, indent=1)[:2000]
+    assert "Error:" not in err, err[:2000]
+    assert err.count("Warning:") == len(findings), err[:2000]
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_strict_schema_lint_finds_nothing(inspector, recorded, me, era):
     _, url = recorded
     rc, out, err = inspector(url, me.token, "--method", "tools/list", "--strict", era=era)
     assert rc == EXIT_OK, err
     assert rc != EXIT_SCHEMA_UNPORTABLE
-    assert "schemaFindings" not in out, json.dumps(out.get("schemaFindings"), indent=1)[:2000]
-    assert "Warning:" not in err and "Error:" not in err and "portability" not in err.lower(), err
+    _assert_strict_clean(out, err)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -299,7 +323,7 @@ def test_read_only_url_is_strict_clean_and_hides_writes(inspector, recorded, me,
     _, url = recorded
     rc, out, err = inspector(url + "/readonly", me.token, "--method", "tools/list", "--strict", era=era)
     assert rc == EXIT_OK, err
-    assert "schemaFindings" not in out
+    _assert_strict_clean(out, err)
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in product_registry().ordered() if s.read_only]
     rc, out, err = inspector(url + "/readonly", me.token, "--method", "tools/call", "--tool-name", "create_board",
@@ -313,7 +337,7 @@ def test_toolset_header_connection_is_strict_clean(inspector, recorded, me, era)
     _, url = recorded
     rc, out, err = inspector(url, me.token, "--header", "X-MCP-Toolsets: tasks,search", "--method", "tools/list", "--strict", era=era)
     assert rc == EXIT_OK, err
-    assert "schemaFindings" not in out
+    _assert_strict_clean(out, err)
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in product_registry().ordered() if s.area in ("tasks", "search")]
     rc, out, err = inspector(url + "/x/tasks", me.token, "--method", "tools/call", "--tool-name", "get_token_context", era=era)

@@ -67,6 +67,11 @@ def test_read_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "list_columns", {"boardId": board["id"]}, FIXED_WS + 1)
     _, c = check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"]}, FIXED_WS + 1)
     assert c.ops["Query"] == 1
+    # a later page of the snapshot (issue 24, item 13) makes the same one Query
+    first = ok(check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"], "limit": 1}, FIXED_WS + 1)[0])
+    assert first["nextCursor"]
+    _, c = check(server_url, owner.token, "get_board_snapshot", {"boardId": board["id"], "limit": 1, "cursor": first["nextCursor"]}, FIXED_WS + 1)
+    assert c.ops["Query"] == 1
     check(server_url, owner.token, "get_task", {"taskId": t["id"], "response_format": "concise"}, FIXED_WS + 1)  # + header
     check(server_url, owner.token, "get_task", {"taskId": t["id"]}, FIXED_WS + 3)  # + header, activity, side items (subtasks), parallel
     check(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": t["number"]}, FIXED_WS + 4)  # pointer with the membership; + task, header, activity, side items

@@ -20,6 +20,8 @@ below keeps what was reached from sliding back.
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,9 @@ _spec.loader.exec_module(GEN)
 
 SPECS = product_registry().ordered()
 PLANNED = [n for n, r in SEED.items() if r.status == "planned"]
-RATCHET_EVERYDAY = 4_930  # measured: 4,922 (each tool's larger count; 4,889 bytes/4, 4,793 o200k)
+# measured: 4,922 (each tool's larger count; 4,889 bytes/4, 4,793 o200k), then 4,948 with get_board_snapshot's
+# limit and cursor (issue 24, item 13: its default answer became one page; docs/decisions.md)
+RATCHET_EVERYDAY = 4_950
 
 try:
     import bpe_openai
@@ -91,3 +95,96 @@ def test_docs_show_each_tools_share():
     for spec in SPECS:
         row = next(line for line in text.splitlines() if line.startswith(f"| [`{spec.name}`]"))
         assert f"| {GEN.estimate_tokens(spec.definition())} |" in row
+
+
+# -- answers: get_board_snapshot of a 500-task board (issue 24, item 13) ---------------------------
+ANSWER_BUDGET = 8_000  # tokens of the default answer, whatever the board's size
+_WORDS = ("parser", "upload", "billing", "search index", "sync worker", "settings page", "webhook", "export", "login form", "cache")
+_PROBLEMS = ("times out", "drops the last row", "shows a stale count", "fails on empty input", "leaks a file handle", "retries forever")
+
+
+def answer_tokens(result: dict[str, Any]) -> int:
+    """What a model reads of a result: its compact-JSON text block, counted like a definition."""
+    text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+    estimate = -(-len(text.encode("utf-8")) // 4)
+    return estimate if _O200K is None else max(estimate, len(_O200K.encode(text)))
+
+
+def _realistic(members: list[str], labels: list[str]) -> Any:
+    """Rows like a real project's: 50-70 character titles, priorities, some due dates, assignees, labels."""
+
+    def shape(i: int) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "title": f"{_WORDS[i % len(_WORDS)].capitalize()} {_PROBLEMS[i % len(_PROBLEMS)]} when the board has {i + 3} columns",
+            "priority": ("LOW", "MEDIUM", "HIGH", "URGENT", "NONE")[i % 5],
+        }
+        if i % 3 == 0:
+            fields["dueDate"] = f"2027-0{1 + i % 9}-{10 + i % 18}"
+        if i % 2 == 0:
+            fields["assigneeIds"] = [members[i % len(members)]]
+        if i % 4 != 3:
+            fields["labelIds"] = labels[i % len(labels): i % len(labels) + 2]
+        return fields
+
+    return shape
+
+
+async def test_the_default_snapshot_of_a_500_task_board_fits_8000_tokens(server_url, owner):
+    """The whole board was one answer of 237 KB (~59k tokens). The default answer is one page of
+    concise rows that fits the budget, with every column's count, the board's totalCount and a
+    cursor; following the cursor shows every task once, in board order, each page within budget;
+    ``fields``, ``response_format`` and ``limit`` still reach everything a row holds."""
+    from tests.conftest import mcp_client
+    from tests.tools_support import new_board, ok, seed_tasks
+
+    async with mcp_client(server_url, owner.token) as c:
+        made = await new_board(c, owner.workspace_id, "Real project")
+        bid = made["board"]["id"]
+        labels = [(await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#3366aa"}))["label"]["id"]
+                  for n in ("bug", "feature", "docs", "ux", "infra", "security")]
+        members = [owner.user_id, "usr_aaaaaaaaaaaa", "usr_bbbbbbbbbbbb"]
+        shape = _realistic(members, labels)
+        for col, count in zip((c_["id"] for c_ in made["columns"]), (200, 120, 80, 100), strict=True):
+            seed_tasks(owner.user_id, col, count, shape=shape)
+
+        every = sorted(product_registry().get("get_board_snapshot").load().allowed_fields)
+        full = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 500, "fields": every})
+        assert len(full["tasks"]) == 500 and answer_tokens(full) > 60_000  # what one answer used to be (~59k)
+        order = [t["id"] for t in full["tasks"]]
+
+        first = await ok(c, "get_board_snapshot", {"boardId": bid})
+        assert answer_tokens(first) <= ANSWER_BUDGET, answer_tokens(first)
+        assert [col["taskCount"] for col in first["columns"]] == [200, 120, 80, 100]
+        assert first["totalCount"] == 500 and first["truncated"] is True and first["nextCursor"]
+        assert 20 <= len(first["tasks"]) < 500 and "nextCursor" in first["notice"]
+        row = first["tasks"][0]
+        assert set(row) <= {"id", "key", "title", "columnId", "priority", "dueDate", "assigneeIds", "labelIds"}, row
+        assert {"id", "key", "title", "columnId", "priority"} <= set(row)
+
+        seen, page, pages = [], first, 0
+        while True:
+            assert answer_tokens(page) <= ANSWER_BUDGET
+            assert sum(len(col["taskIds"]) for col in page["columns"]) == len(page["tasks"])
+            seen += [t["id"] for t in page["tasks"]]
+            pages += 1
+            if not page["nextCursor"]:
+                break
+            page = await ok(c, "get_board_snapshot", {"boardId": bid, "cursor": page["nextCursor"]})
+        assert seen == order and 2 <= pages <= 20
+        assert page["truncated"] is True and page["notice"] is None  # the last page: a part of the board, nothing more to fetch
+
+        more = await ok(c, "get_board_snapshot", {"boardId": bid, "fields": ["updatedAt", "number"], "limit": 5})
+        assert len(more["tasks"]) == 5 and all(set(t) == {"id", "updatedAt", "number"} for t in more["tasks"])
+        assert more["tasks"][0] == {k: full["tasks"][0][k] for k in ("id", "updatedAt", "number")}
+
+
+def test_the_instructions_point_to_the_cheap_orientation_calls():
+    """The server's instructions name the orientation calls (each one a served tool) and say the
+    snapshot answers one page, not the whole board."""
+    from functions.protocol import INSTRUCTIONS
+
+    named = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", INSTRUCTIONS))
+    assert {"list_boards", "get_board_snapshot", "list_my_work"} <= named
+    assert named <= {s.name for s in SPECS} | {"expectedUpdatedAt", "idempotencyKey"}
+    snapshot = INSTRUCTIONS.split("get_board_snapshot", 1)[1].split(";")[0]
+    assert "page" in snapshot and "nextCursor" in snapshot and "count" in snapshot

@@ -9,7 +9,8 @@
   ``oneOf``/``anyOf``/``allOf`` there and no ``additionalProperties`` anywhere (Gemini's function
   declarations refuse the keyword; the server refuses unknown arguments itself), every property
   described except the few whose name says it all (``SELF_EVIDENT``); every tool has an
-  ``outputSchema``; and both are valid JSON Schema;
+  ``outputSchema`` in which every property states its type (``[X, "null"]`` where the answer
+  may be null; no anyOf, const or $ref); and both are valid JSON Schema;
 * the keyed tools (those taking ``idempotencyKey``) are exactly the expected ones.
 """
 
@@ -378,8 +379,11 @@ PORTABLE_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
 NOT_PORTABLE = ("anyOf", "oneOf", "allOf", "not", "const", "if", "then", "else", "$ref", "$defs")
 
 
-def _portability_problems(schema: dict[str, Any]) -> list[str]:
-    """Every place in an inputSchema that some major client would refuse."""
+def _portability_problems(schema: dict[str, Any], *, output: bool = False) -> list[str]:
+    """Every place in an inputSchema (or, with ``output``, an outputSchema) that some major client
+    would refuse. Outputs answer ``null`` where the contract says so, so an output property may be
+    ``type: [X, "null"]`` (one portable type plus null, with null in its enum if it has one);
+    every other rule is the same."""
     problems: list[str] = []
 
     def prop(node: Any, path: str) -> None:
@@ -390,12 +394,17 @@ def _portability_problems(schema: dict[str, Any]) -> list[str]:
             if keyword in node:
                 problems.append(f"{path}: uses {keyword}")
         kind = node.get("type")
+        nullable = output and isinstance(kind, list) and len(kind) == 2 and kind[1] == "null"
+        if nullable:
+            kind = kind[0]
         if not isinstance(kind, str) or kind not in PORTABLE_TYPES:
-            problems.append(f"{path}: type must be one of {sorted(PORTABLE_TYPES)}, is {kind!r}")
+            problems.append(f"{path}: type must be one of {sorted(PORTABLE_TYPES)}{' (or [it, null])' if output else ''}, is {node.get('type')!r}")
         if "default" in node and node["default"] is None:
             problems.append(f"{path}: default null")
-        if None in node.get("enum", []):
+        if None in node.get("enum", []) and not nullable:
             problems.append(f"{path}: null in enum")
+        if nullable and "enum" in node and None not in node["enum"]:
+            problems.append(f"{path}: nullable enum without null (a null answer would not validate)")
         if kind == "array":
             if not isinstance(node.get("items"), dict):
                 problems.append(f"{path}: array without items")
@@ -408,6 +417,8 @@ def _portability_problems(schema: dict[str, Any]) -> list[str]:
     for keyword in NOT_PORTABLE:
         if keyword in schema:
             problems.append(f"$: uses {keyword}")
+    if schema.get("type") != "object":
+        problems.append(f"$: the root must be type object, is {schema.get('type')!r}")
     for name, sub in schema.get("properties", {}).items():
         prop(sub, f"$.properties.{name}")
     return problems
@@ -449,6 +460,68 @@ def test_the_portability_lint_bites_and_json_schema_collapses_nulls():
     assert item["note"] == {"type": "string", "maxLength": 5, "description": "a note"}
     assert "required" not in schema
     Draft202012Validator.check_schema(schema)
-    # output schemas keep pydantic's nullable shape, valid 2020-12
+    # output schemas keep null (answers carry it) but state the type, valid 2020-12
     out = json_schema(Sample, mode="serialization")
-    assert "anyOf" in out["properties"]["name"]
+    assert _portability_problems(out, output=True) == []
+    assert out["properties"]["name"] == {"type": ["string", "null"], "maxLength": 9, "minLength": 1, "description": "a name"}
+
+
+def test_every_output_schema_is_portable_to_every_major_client():
+    """Issue 24, item 12: pydantic wrote 412 output properties as ``anyOf [X, null]`` with no type
+    of their own. Every served outputSchema now gives each property a type (``[X, "null"]`` where
+    the answer may be null), with no anyOf, const or $ref anywhere."""
+    problems = {s.name: _portability_problems(s.definition()["outputSchema"], output=True) for s in product_registry()}
+    assert not {k: v[:5] for k, v in problems.items() if v}
+
+
+def test_output_schemas_keep_null_answers_and_merge_row_shapes():
+    """A nullable enum still takes null; a field that is one of two row models (a detailed or a
+    compact task) is one object holding both, requiring what both require; each value that was
+    valid before is valid now."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from domain.registry import SpecError, ToolOutput, json_schema
+
+    class Small(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        id: str
+        title: str
+
+    class Big(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        id: str
+        title: str
+        body: str | None
+
+    class Out(ToolOutput):
+        state: Literal["OPEN", "DONE"] | None = Field(default=None, description="a state")
+        row: Big | Small
+        rows: list[Big | Small] | None = None
+
+    schema = json_schema(Out, mode="serialization")
+    assert _portability_problems(schema, output=True) == []
+    props = schema["properties"]
+    assert props["state"] == {"type": ["string", "null"], "enum": ["OPEN", "DONE", None], "description": "a state"}
+    assert props["row"]["type"] == "object" and props["row"]["required"] == ["id", "title"]
+    assert set(props["row"]["properties"]) == {"id", "title", "body"}
+    assert props["rows"]["type"] == ["array", "null"]
+    validator = Draft202012Validator(schema)
+    for value in (
+        {"state": None, "row": {"id": "a", "title": "t"}, "rows": None},
+        {"state": "DONE", "row": {"id": "a", "title": "t", "body": None}, "rows": [{"id": "b", "title": "u", "body": "x"}]},
+    ):
+        assert not list(validator.iter_errors(value)), value
+    assert list(validator.iter_errors({"state": "LOST", "row": {"id": "a", "title": "t"}}))
+    assert list(validator.iter_errors({"row": {"id": "a", "title": "t", "surprise": 1}}))
+
+    class Other(BaseModel):
+        id: str
+        title: int
+
+    class Clash(ToolOutput):
+        row: Small | Other
+
+    with pytest.raises(SpecError):
+        json_schema(Clash, mode="serialization")

@@ -304,8 +304,32 @@ async def test_snapshot_orders_tasks_by_column_position_then_rank(server_url, ow
         assert snap["totalCount"] == 5 and snap["truncated"] is False and snap["notice"] is None
         assert snap["board"]["taskCount"] == 5
         row = next(t for t in snap["tasks"] if t["id"] == t1["id"])
-        assert row["columnName"] == "To Do" and row["key"] == t1["key"] and row["number"] == t1["number"]
-        assert "description" not in row
+        assert row == {"id": t1["id"], "key": t1["key"], "title": "todo 1", "columnId": todo, "priority": t1["priority"]}  # concise: empties dropped
+        more = await ok(c, "get_board_snapshot", {"boardId": bid, "fields": ["columnName", "number", "labelIds"]})
+        row = next(t for t in more["tasks"] if t["id"] == t1["id"])
+        assert row == {"id": t1["id"], "columnName": "To Do", "number": t1["number"], "labelIds": []}
+        assert (await err(c, "get_board_snapshot", {"boardId": bid, "fields": ["description"]}))["code"] == "INVALID_INPUT"
+
+
+async def test_snapshot_pages_with_limit_and_a_cursor_that_belongs_to_its_board(server_url, owner):
+    async with mcp_client(server_url, owner.token) as c:
+        made = await new_board(c, owner.workspace_id, "Pages")
+        bid = made["board"]["id"]
+        backlog, todo = made["columns"][0]["id"], made["columns"][1]["id"]
+        ids = seed_tasks(owner.user_id, todo, 3, "t") + seed_tasks(owner.user_id, backlog, 2, "b")
+        first = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 3})
+        assert [t["id"] for t in first["tasks"]] == ids[3:] + ids[:1]  # board order: Backlog, then To Do
+        assert first["truncated"] is True and first["totalCount"] == 5 and "1-3 of 5" in first["notice"]
+        assert [col["taskIds"] for col in first["columns"]][:2] == [ids[3:], ids[:1]] and [col["taskCount"] for col in first["columns"]][:2] == [2, 3]
+        rest = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 3, "cursor": first["nextCursor"]})
+        assert [t["id"] for t in rest["tasks"]] == ids[1:3] and rest["nextCursor"] is None
+        assert [col["taskIds"] for col in rest["columns"]][:2] == [[], ids[1:3]]
+        other = (await new_board(c, owner.workspace_id, "Other"))["board"]["id"]
+        listed = await ok(c, "list_tasks", {"boardId": bid, "limit": 1})
+        for cursor in (first["nextCursor"], listed["nextCursor"], "garbage"):
+            board = other if cursor == first["nextCursor"] else bid
+            assert names_field(await err(c, "get_board_snapshot", {"boardId": board, "cursor": cursor}), "cursor")
+        assert names_field(await err(c, "get_board_snapshot", {"boardId": bid, "limit": 501}), "limit")
 
 
 async def test_snapshot_of_a_foreign_or_missing_board_is_not_found(server_url, owner, outsider):
@@ -326,14 +350,19 @@ async def test_snapshot_is_capped_at_500_tasks_with_a_notice(server_url, owner):
         seed_tasks(owner.user_id, doing, 10, "archived")
         seed_tasks(owner.user_id, backlog, 495, "live")
         await ok(c, "manage_columns", {"action": "archive", "columnId": doing})
-        snap = await ok(c, "get_board_snapshot", {"boardId": bid})
+        snap = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 500})
         assert snap["totalCount"] == 495 and len(snap["tasks"]) == 495
-        assert snap["truncated"] is False and snap["notice"] is None
+        assert snap["truncated"] is False and snap["notice"] is None and snap["nextCursor"] is None
         create_tasks_in_process(owner.token, todo, 6, "over")
-        snap = await ok(c, "get_board_snapshot", {"boardId": bid})
+        snap = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 500})
         assert snap["totalCount"] == 501
-        assert len(snap["tasks"]) == 500 and snap["truncated"] is True
+        assert len(snap["tasks"]) == 500 and snap["truncated"] is True and snap["nextCursor"] is None
         assert "500" in snap["notice"] and "list_tasks" in snap["notice"]
+        # the default answer is the first page of the same 500, and says both ways on
+        first = await ok(c, "get_board_snapshot", {"boardId": bid})
+        assert [t["id"] for t in first["tasks"]] == [t["id"] for t in snap["tasks"]][: len(first["tasks"])]
+        assert first["nextCursor"] and "nextCursor" in first["notice"] and "list_tasks" in first["notice"]
+        assert [col["taskCount"] for col in first["columns"]] == [col["taskCount"] for col in snap["columns"]]
         shown = [t["id"] for t in snap["tasks"]]
         assert len(set(shown)) == 500
         assert sum(len(col["taskIds"]) for col in snap["columns"]) == 500

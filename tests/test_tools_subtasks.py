@@ -91,7 +91,7 @@ async def test_checklist_keeps_creation_order_and_counts_show_on_every_view(serv
         concise = await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"})
         assert concise["subtasks"] is None and concise["task"]["subtaskCount"] == 3
 
-        snap = await ok(c, "get_board_snapshot", {"boardId": board["board"]["id"]})
+        snap = await ok(c, "get_board_snapshot", {"boardId": board["board"]["id"], "fields": ["subtaskCount", "subtasksDone"]})
         row = next(t for t in snap["tasks"] if t["id"] == task["id"])
         assert (row["subtaskCount"], row["subtasksDone"]) == (3, 1)
         listed = await ok(c, "list_tasks", {"boardId": board["board"]["id"]})

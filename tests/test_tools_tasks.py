@@ -186,7 +186,8 @@ async def test_update_task_changes_only_the_fields_sent(server_url, owner):
         assert log[-2]["data"] == {"title": {"from": "Draft", "to": "Final"}}
         assert log[0]["data"]["description"] == "changed"
         # the snapshot row follows the update
-        row = next(t for t in (await ok(c, "get_board_snapshot", {"boardId": bid}))["tasks"] if t["id"] == task["id"])
+        shown = await ok(c, "get_board_snapshot", {"boardId": bid, "fields": ["title", "priority", "dueDate", "updatedAt"]})
+        row = next(t for t in shown["tasks"] if t["id"] == task["id"])
         assert (row["title"], row["priority"], row["dueDate"], row["updatedAt"]) == ("Final v2", "URGENT", None, current["updatedAt"])
 
 

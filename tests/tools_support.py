@@ -103,12 +103,14 @@ async def new_task(client: Any, column_id: str, title: str, **fields: Any) -> di
 
 
 
-def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded") -> list[str]:
+def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded", shape: Any = None) -> list[str]:
     """Setup shortcut for big boards: write ``count`` tasks into a column with batch writes.
 
     Builds the same items create_task writes (full item, compact row via ``compact_of``, number
     pointer) and advances the workspace counter and the column/board counts to match, but in
     25-item batches instead of one transaction per task. No activity rows are written.
+    ``shape(i)``, when given, returns fields to set on the i-th task (0-based): ``title``,
+    ``priority``, ``dueDate``, ``assigneeIds``, ``labelIds`` (a realistic board's rows).
     Returns the new task ids in creation order.
     """
     from fractional_indexing import generate_n_keys_between
@@ -133,6 +135,8 @@ def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded") 
                 boardId=board_id, columnId=column_id, rank=rank, title=f"{title} {i + 1}", priority="NONE", dueDate=None,
                 assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description="", createdBy=user_id,
             )
+            for name, value in (shape(i) if shape else {}).items():
+                setattr(detail, name, value)
             batch.save(detail)
             batch.save(compact_of(detail))
             batch.save(TaskNumberRow(f"WS#{ws}", f"TASKNO#{number:010d}", taskId=tid))

@@ -7,6 +7,7 @@ take no writes.
 """
 
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -24,8 +25,9 @@ from domain.store.db import Missing
 from domain.store.models import BoardEntryRow
 from domain.store.retry import ATTEMPTS, Contended, backoff
 from domain.text import has_visible
-from domain.tools.args import BoardIdArg, IdempotencyKeyArg, WorkspaceIdArg
-from domain.tools.views import BoardView, ColumnView, LabelView, TaskRowView, board_view, column_view, label_view, task_row_view
+from domain.store.paging import decode_cursor, encode_cursor, list_kind
+from domain.tools.args import BoardIdArg, CursorArg, IdempotencyKeyArg, WorkspaceIdArg
+from domain.tools.views import BoardView, ColumnView, TaskRowView, board_view, column_view, task_row_view
 
 BoardKind = Literal["TASKS", "CRM", "SUPPORT", "BUGS", "ROADMAP"]
 DEFAULT_COLUMNS: dict[str, list[str]] = {
@@ -164,21 +166,55 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
 
 
 # -- get_board_snapshot ----------------------------------------------------------------------
+# The default answer is one page that fits a model's context (issue 24, item 13): as many concise
+# rows, in board order, as fit SNAPSHOT_PAGE_CHARS of compact JSON (the whole answer: board,
+# columns, labels and rows), and a cursor for the rest. A 500-task board of real rows answered
+# 237 KB (~59k tokens) in one call before; docs/decisions.md, "A board snapshot that fits".
+SNAPSHOT_PAGE_CHARS = 14_000  # about 6,000 o200k tokens: ids and titles tokenize at ~2.3 characters a token (tests/test_token_budget.py)
+SNAPSHOT_ROW_FIELDS = ("id", "key", "title", "columnId", "priority", "dueDate", "assigneeIds", "labelIds")
+
+
 class SnapshotInput(ToolInput):
     boardId: BoardIdArg
+    limit: int | None = Field(default=None, ge=1, le=SNAPSHOT_CAP)  # default: the rows that fit SNAPSHOT_PAGE_CHARS
+    cursor: CursorArg
 
 
-class SnapshotColumn(ColumnView):
-    taskIds: list[str] = Field(description="Ids of the column's tasks in board order (those included in this snapshot).")
+class SnapshotColumn(ToolOutput):
+    id: str
+    name: str
+    position: int = Field(description="0-based order of the column on its board.")
+    taskCount: int
+    wipLimit: int | None
+    done: bool = Field(description="A done column: its tasks count as finished (list_my_work leaves them out).")
+    taskIds: list[str] = Field(description="Ids of the column's tasks in board order (those on this page).")
+
+
+class LabelBrief(ToolOutput):
+    id: str
+    name: str
+    color: str = Field(description="#rrggbb, lowercase.")
+
+
+class SnapshotTaskRow(ToolOutput):
+    id: str
+    key: str
+    title: str
+    columnId: str
+    priority: str
+    dueDate: str | None
+    assigneeIds: list[str]
+    labelIds: list[str]
 
 
 class SnapshotOutput(ToolOutput):
     board: BoardView
-    columns: list[SnapshotColumn]
-    labels: list[LabelView] = Field(description="The board's labels by name; tasks name theirs in labelIds.")
-    tasks: list[TaskRowView]
+    columns: list[SnapshotColumn] = Field(description="Active columns in order (list_columns has every field); taskCount counts all their tasks.")
+    labels: list[LabelBrief] = Field(description="The board's labels by name; tasks name theirs in labelIds.")
+    tasks: list[SnapshotTaskRow | TaskRowView] = Field(description="Concise rows; fields adds any other task-row field.")
     totalCount: int = Field(description="Tasks on the board's active columns.")
-    truncated: bool
+    truncated: bool = Field(description="True when this page does not hold every task (see nextCursor and notice).")
+    nextCursor: str | None
     notice: str | None
 
 
@@ -186,13 +222,13 @@ class SnapshotOutput(ToolOutput):
     "get_board_snapshot",
     title="Board snapshot",
     description=(
-        "Board, ordered columns and up to 500 concise task rows in one consistent read: orient here instead of "
-        "list_columns + list_tasks."
+        "Orient here: board, columns with task counts, labels and a page of concise task rows in board order; "
+        "nextCursor pages on."
     ),
     area="boards",
     scope="read",
     read_only=True,
-    fields_of="tasks",
+    fields_of="tasks", concise=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)),
@@ -200,31 +236,93 @@ class SnapshotOutput(ToolOutput):
     output_model=SnapshotOutput,
 )
 def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
-    board, columns, tasks, truncated, labels = ctx.query("snapshot")
+    """One page of the board in board order (column position, then rank).
+
+    Every page reads the same Query (the head, the columns, the labels and up to 500 compact
+    rows) and answers the complete column counts; the cursor holds the offset into the board
+    order and belongs to this board. Columns and labels are brief (list_columns has every
+    column field); rows carry :data:`SNAPSHOT_ROW_FIELDS` (empty ones dropped), or, with
+    ``fields``, the named task-row fields and the id. Without ``limit`` the page holds as many rows
+    as fit :data:`SNAPSHOT_PAGE_CHARS` of compact JSON (at least one).
+
+    Raises (as envelopes): NOT_FOUND for an invisible board; INVALID_INPUT on ``cursor`` for a
+    cursor of another board or list, on ``limit`` outside 1-500, on ``fields`` for unknown names.
+    """
+    board, columns, tasks, capped, labels = ctx.query("snapshot")
     if board is None:
         raise errors.not_found("board", args.boardId)
+    start = decode_cursor(list_kind("snapshot", board=args.boardId), args.cursor)
+    offset = start.get("offset") if start else 0
+    if not isinstance(offset, int) or offset < 0:
+        raise errors.invalid("cursor", "is not a cursor this board's snapshot returned", "Omit cursor to start from the first page.")
     active = column_store.ordered(columns)
     live = {c.columnId: (c, i) for c, i in active}
     tasks.sort(key=lambda t: (live[t.columnId][1], t.rank, int(t.number)))
     total = sum(int(c.taskCount or 0) for c, _ in active)
-    snap_cols = []
+    board_out = board_view(board, columns, _archived_at(ctx, board.boardId))
+    label_out = [LabelBrief(id=lb.labelId, name=lb.name, color=lb.color) for lb in label_store.ordered(labels)]
+    rich = args.fields is not None
+    rows: list[Any] = []
+    if args.limit is None:
+        shown = _row_shape(args)
+        header = _chars(board_out.model_dump(mode="json")) + sum(_chars(lb.model_dump(mode="json")) for lb in label_out) + 120 * len(active) + 400
+        used = header
+        for t in tasks[offset:]:
+            row = _snapshot_row(t, live[t.columnId][0].name, rich)
+            used += _chars(shown(row.model_dump(mode="json"))) + len(t.taskId) + 4  # the row, and its id in taskIds
+            if rows and used > SNAPSHOT_PAGE_CHARS:
+                break
+            rows.append(row)
+    else:
+        rows = [_snapshot_row(t, live[t.columnId][0].name, rich) for t in tasks[offset : offset + args.limit]]
+    end = offset + len(rows)
+    page_ids = {r.id for r in rows}
+    snap_cols: list[Any] = []
     for c, i in active:
-        view = column_view(c, i).model_dump()
-        snap_cols.append(SnapshotColumn(**view, taskIds=[t.taskId for t in tasks if t.columnId == c.columnId]))
-    notice = None
-    if truncated:
-        notice = (
-            f"Showing {len(tasks)} of {total} tasks (the snapshot holds {SNAPSHOT_CAP}). Page through the rest with "
+        ids_here = [t.taskId for t in tasks if t.columnId == c.columnId and t.taskId in page_ids]
+        snap_cols.append(SnapshotColumn(
+            id=c.columnId, name=c.name, position=i, taskCount=int(c.taskCount or 0),
+            wipLimit=int(c.wipLimit) if c.wipLimit is not None else None, done=bool(c.done), taskIds=ids_here,
+        ))
+    next_cursor = encode_cursor(list_kind("snapshot", board=args.boardId), {"offset": end}) if end < len(tasks) else None
+    notices = []
+    if next_cursor:
+        notices.append(f"Showing tasks {offset + 1}-{end} of {len(tasks)} in board order; pass nextCursor for the next page.")
+    if capped and not next_cursor:
+        notices.append(
+            f"The snapshot holds the board's first {SNAPSHOT_CAP} of {total} tasks; page through the rest with "
             "list_tasks(boardId or columnId, cursor)."
         )
+    elif capped:
+        notices.append(f"The snapshot holds {SNAPSHOT_CAP} of the board's {total} tasks; list_tasks pages through all of them.")
     if board_store.is_archived(ctx.item(board_store.entry_key(board.boardId))):
-        archived = "This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards)."
-        notice = f"{archived} {notice}" if notice else archived
+        notices.insert(0, "This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards).")
     return SnapshotOutput(
-        board=board_view(board, columns, _archived_at(ctx, board.boardId)), columns=snap_cols,
-        labels=[label_view(lb) for lb in label_store.ordered(labels)],
-        tasks=[task_row_view(t, live[t.columnId][0].name) for t in tasks], totalCount=total, truncated=truncated, notice=notice,
+        board=board_out, columns=snap_cols, labels=label_out, tasks=rows, totalCount=total,
+        truncated=len(rows) < total, nextCursor=next_cursor, notice=" ".join(notices) or None,
     )
+
+
+def _snapshot_row(t: Any, column_name: str, rich: bool) -> TaskRowView | SnapshotTaskRow:
+    if rich:
+        return task_row_view(t, column_name)
+    full = task_row_view(t, column_name)
+    return SnapshotTaskRow(**{k: getattr(full, k) for k in SNAPSHOT_ROW_FIELDS})
+
+
+def _row_shape(args: SnapshotInput) -> Any:
+    """A row as the answer will show it (``fields`` kept, empty values dropped): what the page budget counts."""
+    keep = set(args.fields) | {"id"} if args.fields is not None else None
+    named = keep or set()
+
+    def shown(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if (keep is None or k in keep) and not (k not in named and k != "id" and v in (None, [], ""))}
+
+    return shown
+
+
+def _chars(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
 def _archived_at(ctx: CallContext, board_id: str) -> str | None:
