@@ -220,6 +220,9 @@ def test_iam_is_scoped_to_named_resources(out):
     assert sorted(r["Fn::Sub"] for r in mcp["AppTableIndexes"]["Resource"]) == sorted(f"${{AppTable.Arn}}/index/{i}" for i in indexes)
     assert mcp["PendingUploads"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/pending/*"}
     assert mcp["StoredObjects"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/objects/*"}
+    # listing (so S3 answers 404, not 403, for an upload not there yet) only under the two prefixes
+    assert mcp["UploadPrefixListing"]["Action"] == "s3:ListBucket" and mcp["UploadPrefixListing"]["Resource"] == {"Fn::GetAtt": ["ArtifactBucket", "Arn"]}
+    assert mcp["UploadPrefixListing"]["Condition"] == {"StringLike": {"s3:prefix": ["pending/*", "objects/*"]}}
     auth = [s for p in roles["AuthorizerFunctionRole"]["Properties"]["Policies"] for s in p["PolicyDocument"]["Statement"]]
     assert {a for s in auth for a in _list(s["Action"]) if a.startswith("dynamodb:")} == {"dynamodb:GetItem"}
 
