@@ -121,17 +121,68 @@ class Stored:
     sha256_b64: str | None
 
 
+class AccessDenied(RuntimeError):
+    """S3 refused to say whether an object exists: HeadObject answered 403 and so did the
+    ListObjectsV2 that tells a missing key from a forbidden one (the function's role lacks
+    ``s3:ListBucket`` on the key's prefix), or the key is listed but may not be read. A
+    configuration fault of the role, never "not uploaded yet"; the pipeline answers INTERNAL."""
+
+
+_MISSING = ("404", "NoSuchKey", "NotFound")
+_DENIED = ("403", "AccessDenied", "Forbidden")
+
+
+def _code(exc: Any) -> str:
+    return str(exc.response.get("Error", {}).get("Code"))
+
+
 def head(key: str) -> Stored | None:
-    """HeadObject with ``ChecksumMode=ENABLED``; ``None`` when there is no such object."""
+    """HeadObject with ``ChecksumMode=ENABLED``; ``None`` when there is no such object.
+
+    S3 answers a missing key with 404 only to a caller allowed to list the bucket, else 403; a
+    403 is settled by :func:`listed` (one ListObjectsV2, only then), so an upload that has not
+    arrived yet reads as absent whichever answer S3 gave.
+
+    Raises:
+        AccessDenied: S3 refused both the read and the listing, or lists the key but refuses it.
+    """
     from botocore.exceptions import ClientError
 
     try:
         out = client().head_object(Bucket=settings.artifact_bucket, Key=key, ChecksumMode="ENABLED")
     except ClientError as exc:
-        if str(exc.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
+        code = _code(exc)
+        if code in _MISSING:
             return None
+        if code in _DENIED:
+            if not listed(key):
+                return None
+            raise AccessDenied(f"S3 refused HeadObject on {key}, an object that exists: the function's role may not read it.") from exc
         raise
     return Stored(size=int(out["ContentLength"]), content_type=str(out.get("ContentType") or ""), sha256_b64=out.get("ChecksumSHA256"))
+
+
+def listed(key: str) -> bool:
+    """Whether ``key`` exists, by ListObjectsV2 (``Prefix=key``, ``MaxKeys=1``: the key itself sorts first).
+
+    Needs ``s3:ListBucket`` on the bucket for that prefix; template.yaml grants it for
+    ``pending/*`` and ``objects/*`` only (McpFunctionRole, ``UploadPrefixListing``).
+
+    Raises:
+        AccessDenied: the listing was refused too.
+    """
+    from botocore.exceptions import ClientError
+
+    try:
+        out = client().list_objects_v2(Bucket=settings.artifact_bucket, Prefix=key, MaxKeys=1)
+    except ClientError as exc:
+        if _code(exc) in _DENIED:
+            raise AccessDenied(
+                f"S3 refused HeadObject and ListObjectsV2 for {key}: the function's role lacks s3:ListBucket on this prefix, "
+                "so a missing upload cannot be told from a forbidden one (template.yaml, McpFunctionRole)."
+            ) from exc
+        raise
+    return any(item.get("Key") == key for item in out.get("Contents", []))
 
 
 def digest(key: str, limit: int) -> str | None:

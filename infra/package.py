@@ -3,10 +3,15 @@
 The artifact is ``build/lambda/`` (the template's ``CodeUri``) plus ``build/lambda.zip`` and
 ``build/lambda/manifest.json`` (platform, sizes, packages). It holds
 
-* the project's **runtime** dependencies only (``[project].dependencies`` of pyproject.toml),
-  installed by pip from wheels for the target platform: ``--platform manylinux2014_aarch64
-  --python-version 3.12 --implementation cp --only-binary=:all:`` for Lambda (arm64), or the
-  running interpreter's own platform with ``--platform host`` (what tests import locally);
+* the project's **runtime** dependencies only, at the versions of the lock
+  ``requirements/runtime.txt`` (``[project].dependencies`` of pyproject.toml resolved by
+  ``scripts/lock.sh``, at the same versions as ``requirements/dev.txt``, which the tests and CI
+  install), installed by pip with ``--require-hashes --no-deps`` from wheels for the target
+  platform: ``--platform manylinux2014_aarch64 --python-version 3.12 --implementation cp
+  --only-binary=:all:`` for Lambda (arm64), or the running interpreter's own platform with
+  ``--platform host`` (what tests import locally). The build refuses to run when this
+  interpreter's pydantic differs from the lock's, because the catalog manifest it writes is
+  keyed to the pydantic version that renders it (:func:`check_host_matches_lock`);
 * the code the functions import: ``domain/`` and ``functions/`` minus the entry points that
   never run on Lambda (the CLI, the stdio adapter and bridge).
 
@@ -119,26 +124,74 @@ def _compile(target: Path, python: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-def runtime_requirements(*, sdk: bool = True, skip: tuple[str, ...] = ()) -> list[str]:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    out = []
-    for dep in deps:
-        name = re.split(r"[<>=!~\[ ;]", dep, maxsplit=1)[0].lower()
-        if (not sdk and name in SDK) or name in {s.lower() for s in skip}:
+LOCK = ROOT / "requirements" / "runtime.txt"
+
+
+def locked(path: Path = LOCK) -> list[str]:
+    """The lock's entries, each one requirement line as pip reads it (``name==version [; marker]
+    --hash=sha256:...``, continuation lines joined), in file order."""
+    entries: list[str] = []
+    for line in path.read_text().splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
             continue
-        out.append(dep)
+        if line[0].isspace() and entries:
+            entries[-1] = entries[-1].rstrip("\\ ").rstrip() + " " + stripped.rstrip("\\ ").rstrip()
+        else:
+            entries.append(stripped.rstrip("\\ ").rstrip())
+    return entries
+
+
+def canonical(name: str) -> str:
+    """PEP 503 name: lower case, runs of ``-_.`` as one ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pinned(path: Path = LOCK) -> dict[str, str]:
+    """``{canonical name: version}`` of the lock."""
+    out = {}
+    for entry in locked(path):
+        name, _, rest = entry.partition("==")
+        out[canonical(name)] = re.split(r"[ ;]", rest, maxsplit=1)[0]
     return out
 
 
+def runtime_requirements(*, sdk: bool = True, skip: tuple[str, ...] = ()) -> list[str]:
+    """The lock's entries to install (with their hashes), minus the SDK without ``sdk`` and ``skip``."""
+    doomed = {canonical(s) for s in skip} | ({canonical(s) for s in SDK} if not sdk else set())
+    return [entry for entry in locked() if canonical(entry.partition("==")[0]) not in doomed]
+
+
+def check_host_matches_lock() -> None:
+    """Refuse to build when this interpreter's pydantic is not the lock's: the catalog manifest
+    written into the artifact is keyed to the pydantic version that renders it, and one made
+    with another version is ignored by the function (every tool module imported at a cold start).
+
+    Raises:
+        SystemExit: naming both versions and the command that fixes it.
+    """
+    from importlib.metadata import version
+
+    want, have = pinned()["pydantic"], version("pydantic")
+    if want != have:
+        raise SystemExit(f"pydantic {have} is installed here but the lock bundles {want}: install the lock first "
+                         "(.venv/bin/pip install --require-hashes -r requirements/dev.txt), then package.")
+
+
 def _pip(target: Path, requirements: list[str], platform: str) -> None:
+    lock = target.parent / f".{target.name}-requirements.txt"
+    lock.write_text("\n".join(requirements) + "\n")
     cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--no-warn-conflicts", "--disable-pip-version-check",
-           "--target", str(target)]
+           "--require-hashes", "--no-deps", "--target", str(target)]
     if platform == "arm64":
         plat, pyver = LAMBDA_PLATFORM
         cmd += ["--platform", plat, "--python-version", pyver, "--implementation", "cp", "--only-binary=:all:"]
     else:
         cmd += ["--only-binary=:all:"]
-    subprocess.run([*cmd, *requirements], check=True)
+    try:
+        subprocess.run([*cmd, "-r", str(lock)], check=True)
+    finally:
+        lock.unlink(missing_ok=True)
 
 
 def _prune(target: Path, *, sdk: bool) -> None:
@@ -179,6 +232,15 @@ def _zip(target: Path, archive: Path) -> None:
             zf.writestr(info, path.read_bytes(), compresslevel=9)
 
 
+def versions(target: Path) -> dict[str, str]:
+    """``{canonical name: version}`` of the distributions installed in ``target``."""
+    found = {}
+    for info in sorted(target.glob("*.dist-info")):
+        name, _, version = info.name[: -len(".dist-info")].partition("-")
+        found[canonical(name)] = version
+    return found
+
+
 def distributions(target: Path) -> dict[str, list[str]]:
     """``{distribution name: [wheel tags]}`` from the installed ``*.dist-info/WHEEL`` files."""
     found: dict[str, list[str]] = {}
@@ -195,6 +257,7 @@ def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[s
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    check_host_matches_lock()
     requirements = runtime_requirements(sdk=sdk, skip=skip)
     _pip(out, requirements, platform)
     _prune(out, sdk=sdk)
@@ -211,7 +274,9 @@ def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[s
         "sdkServices": list(SDK_SERVICES) if sdk else None,
         "bytecode": f"cpython {version} (unchecked-hash)" if compiler else "none: no Python " + version + " on this machine",
         "skipped": list(skip),
-        "requirements": requirements,
+        "lock": str(LOCK.relative_to(ROOT)),
+        "requirements": [entry.split(" --hash", 1)[0] for entry in requirements],
+        "versions": versions(out),
         "distributions": distributions(out),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

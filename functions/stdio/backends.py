@@ -215,25 +215,54 @@ class RemoteBackend:
 
     # -- backend interface ----------------------------------------------------------------------
     def request(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        """POST one request and return the messages to write back; the last one answers it.
+
+        Whatever the remote sends, the pending request gets exactly one JSON-RPC answer with its
+        own id: API Gateway's refusals (template.yaml's gateway responses) are JSON-RPC errors
+        with ``id: null``, because the gateway cannot read the body, and get this request's id;
+        a JSON body that is no JSON-RPC message, a body that is no JSON, or a reply for no such
+        id becomes a -32603 error naming the HTTP status (``data.httpStatus``)."""
         id_ = message.get("id")
         try:
             response = self.post(message)
         except self._httpx.HTTPError as exc:
             return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint could not be reached: {exc}.", {"url": self.url})]
-        if response.status_code in (401, 403) and not response.content.startswith(b'{"jsonrpc"'):
-            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint refused the token (HTTP {response.status_code}); check JENTRIX_TOKEN or --token-file.", {"httpStatus": response.status_code})]
+        status = response.status_code
         try:
-            messages = self.messages_of(response)
-        except ValueError:
-            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code} without a JSON-RPC message.", {"httpStatus": response.status_code})]
-        if not messages and response.status_code >= 400:
-            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint answered HTTP {response.status_code}.", {"httpStatus": response.status_code})]
+            parsed = self.messages_of(response)
+        except (ValueError, RecursionError):  # not JSON (a proxy's HTML page, a truncated body)
+            parsed = None
+        messages: list[dict[str, Any]] = []
+        foreign: list[dict[str, Any]] = []  # JSON, but no JSON-RPC message
+        for m in parsed or []:
+            if m.get("jsonrpc") == "2.0" and ("result" in m or "error" in m or "method" in m):
+                if id_ is not None and m.get("id") is None and "error" in m:
+                    m = {**m, "id": id_}  # the gateway's refusal of this very request
+                messages.append(m)
+            else:
+                foreign.append(m)
+        if id_ is not None and not any(m.get("id") == id_ and "method" not in m for m in messages):
+            messages.append(self._no_answer(id_, status, parsed, foreign))
         if message.get("method") == "initialize":
             for m in messages:
                 version = (m.get("result") or {}).get("protocolVersion") if isinstance(m.get("result"), dict) else None
                 if m.get("id") == id_ and isinstance(version, str):
                     self.negotiated = version
         return messages
+
+    @staticmethod
+    def _no_answer(id_: Any, status: int, parsed: list[dict[str, Any]] | None, foreign: list[dict[str, Any]]) -> dict[str, Any]:
+        """The -32603 error standing in for an answer the remote did not give."""
+        data: dict[str, Any] = {"httpStatus": status}
+        if foreign:
+            data["body"] = foreign[0]
+        if status in (401, 403):
+            text = f"The remote MCP endpoint refused the token (HTTP {status}); check JENTRIX_TOKEN or --token-file."
+        elif parsed is None:
+            text = f"The remote MCP endpoint answered HTTP {status} without a JSON-RPC message (the body is not JSON)."
+        else:
+            text = f"The remote MCP endpoint answered HTTP {status} without a JSON-RPC answer to this request."
+        return error_response(id_, INTERNAL_ERROR, text, data)
 
     def notify(self, message: dict[str, Any]) -> None:
         try:
