@@ -197,10 +197,10 @@ def test_bulk_import_under_index_faults_ends_with_zero_drift(server_url, monkeyp
     rng = random.Random(5)
     col = rpc_ok(call_tool(server_url, actor.token, "create_board", {"workspaceId": ws, "name": "Faults"}))["columns"][0]["id"]
     words = ["".join(rng.choices(string.ascii_lowercase, k=10)) for _ in range(200)]
+    shared = ["".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(40)]  # descriptions' vocabulary
     made: dict[str, str] = {}
     for start in range(0, 200, 50):
-        tasks = [{"title": f"{w} task", "description": " ".join("".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(30))}
-                 for w in words[start:start + 50]]
+        tasks = [{"title": f"{w} task", "description": " ".join(rng.choices(shared, k=12))} for w in words[start:start + 50]]
         for t in rpc_ok(call_tool(server_url, actor.token, "bulk_create_tasks", {"columnId": col, "tasks": tasks}))["tasks"]:
             made[t["title"].split()[0]] = t["id"]
     assert len(made) == 200

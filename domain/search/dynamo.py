@@ -32,7 +32,7 @@ import math
 import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any
 
 from domain.search import text
@@ -152,6 +152,9 @@ def _send_chunks(chunks: list[list[dict[str, Any]]]) -> int:
         raise RuntimeError("search postings: unprocessed items after retries")
 
     futures = [parallel.submit(send, c) for c in chunks]
+    # every chunk finishes (or fails) before this returns or raises: a failed pass leaves no
+    # write in flight behind it (the next pass would race it)
+    wait(futures)
     return sum(f.result() for f in futures)
 
 

@@ -18,6 +18,7 @@ it: the stream consumer and the local poller (:mod:`domain.search.repair`), the 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import wait
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -99,7 +100,9 @@ def apply_all(markers: list[tuple[SearchPendingRow, bool, bool]]) -> int:
                 records[key] = None
             elif key not in records or (m.at or "") > (records[key] or ""):
                 records[key] = m.at  # two images of one record: the newest is the one that may still be stored
-    for future in [parallel.submit(_delete_record, pk, sk, at) for (pk, sk), at in records.items()]:
+    futures = [parallel.submit(_delete_record, pk, sk, at) for (pk, sk), at in records.items()]
+    wait(futures)  # none left in flight when this raises
+    for future in futures:
         future.result()
     return len(latest)
 
