@@ -8,7 +8,8 @@ Every paragraph of ``pydoc_data.topics`` (standard library; no download) of 120 
 more becomes a task: title = its first line (cut to 200 characters), description = the paragraph
 (cut to 2,000). There are about 1,230 such paragraphs, so past them the load repeats them with
 ``[xcopy N]`` in the title (the copies are real text too; a rare word then matches one task per
-copy). Tasks are created through ``bulk_create_tasks`` (the real write path, postings included):
+copy). Tasks are created through ``bulk_create_tasks`` (the real write path: entities and their
+pending search records; the consumer then writes the postings, timed apart):
 the first size is loaded and measured, then the same workspace is grown to the next size and
 measured again with the same queries, so the growth ratio compares like with like.
 
@@ -133,6 +134,8 @@ def main() -> None:
     results: dict[int, dict[str, Any]] = {}
     began_all = time.perf_counter()
     with Stack() as stack:
+        from domain.search import repair
+
         actor = stack.actor()
         ws = actor.workspace_id
         board = call("create_board", {"workspaceId": ws, "name": "Docs"}, actor.principal)
@@ -145,18 +148,30 @@ def main() -> None:
             began = time.perf_counter()
             write_units = 0.0
             start = len(ids)
+            per_call: list[tuple[int, float]] = []
             for i in range(start, size, 50):
+                t0 = time.perf_counter()
                 with meter.measuring() as reqs:
                     out = call("bulk_create_tasks", {"columnId": col, "tasks": [{"title": t, "description": d} for t, d in docs[i : min(i + 50, size)]]},
                                actor.principal)
+                per_call.append((len(reqs), (time.perf_counter() - t0) * 1000))
                 write_units += sum(r.write_units for r in reqs)
                 ids += [t["id"] for t in out["tasks"]]
                 keys_ += [t["key"] for t in out["tasks"]]
             load_s = time.perf_counter() - began
+            # the consumer's work (the stream on AWS, the local loop in `jentrix dev`), outside the calls
+            t0 = time.perf_counter()
+            with meter.measuring() as reqs:
+                while repair.drain(ws):
+                    pass
+            consumer_s = time.perf_counter() - t0
+            write_units += sum(r.write_units for r in reqs)
             if queries is None:
                 queries = _queries(docs[:size], keys_[min(499, len(keys_) - 1)])
             summary = _measure(meter, actor, ws, queries, ids, docs)
-            summary["_load"] = {"seconds": load_s, "tasks": size - start, "wu_per_task": write_units / max(1, size - start)}
+            summary["_load"] = {"seconds": load_s, "tasks": size - start, "wu_per_task": write_units / max(1, size - start),
+                                "call_requests": max(r for r, _ in per_call), "call_ms": statistics.median(ms for _, ms in per_call),
+                                "consumer_s": consumer_s}
             results[size] = summary
             q = summary["_quality"]
             print(f"{size} tasks: loaded {size - start} in {load_s:.0f} s, {summary['_load']['wu_per_task']:.0f} WU/task; "
@@ -183,8 +198,11 @@ def main() -> None:
             row.append(" / ".join((ratio(a["matches"], b["matches"]), ratio(a["read_units"], b["read_units"]),
                                    ratio(a["requests"], b["requests"]), ratio(a["ms"], b["ms"]))))
         rows.append(row)
-    loads = table(("tasks", "loaded", "load time", "write units / task", "success@5", "precision@5"),
+    loads = table(("tasks", "loaded", "load time (bulk calls)", "bulk_create_tasks of 50: requests (max) / ms (median)",
+                   "consumer time (postings)", "write units / task", "success@5", "precision@5"),
                   [(f"{s:,}", f"{results[s]['_load']['tasks']:,}", f"{results[s]['_load']['seconds']:.0f} s",
+                    f"{results[s]['_load']['call_requests']} / {results[s]['_load']['call_ms']:.0f}",
+                    f"{results[s]['_load']['consumer_s']:.0f} s",
                     f"{results[s]['_load']['wu_per_task']:.0f}", f"{results[s]['_quality']['success']}/{results[s]['_quality']['of']}",
                     f"{results[s]['_quality']['precision']:.2f}") for s in sizes])
     body = "\n\n".join([

@@ -427,8 +427,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
         from domain.search.repair import RepairLoop
         from functions.http_app import create_app
 
-        # The local stack has no Streams consumer: sweep the dev user's workspaces for search
-        # markers a crash left (at start, then every 30 s) while the server runs.
+        # The local stack has no Streams consumer: this loop is it. Woken by each commit of the
+        # server (same process) and polling the dev user's workspaces every second, it turns the
+        # pending search records into postings (docs/search.md, "Write path").
         repair = RepairLoop(lambda: [seed.user.userId]).start()
 
         config = uvicorn.Config(
@@ -744,6 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_attachments
 
     cli_attachments.add_parsers(sub)  # attachment upload
+    from functions import cli_search
+
+    cli_search.add_parsers(sub)  # search verify
 
     pkg = sub.add_parser("package", help="build the Lambda artifact (build/lambda + build/lambda.zip) from runtime dependencies only")
     from infra import package as _package
@@ -759,7 +763,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from domain.search import install_index_hook
 
-    install_index_hook()  # CLI writes (e.g. an approved governed call) index like the server's
+    install_index_hook()  # CLI writes leave pending search records; a local consumer in this process (if any) is woken
     _target.clear()
     _s3_target.clear()
     try:

@@ -348,7 +348,7 @@ class McpEndpoint:
 
 
 def create_app(protocol: McpProtocol | None = None) -> FastAPI:
-    install_index_hook()  # the search postings follow each write in this process (idempotent)
+    install_index_hook()  # commits wake a local search consumer of this process, if one runs (idempotent)
     # Tracing is X-Ray through Powertools (domain.observability), per tool call; FastAPI's own
     # OpenTelemetry layer would look up three global providers on every request to learn that
     # none is configured, and would trace each request a second time where one is.

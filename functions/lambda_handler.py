@@ -31,7 +31,7 @@ from domain.search import install_index_hook
 from functions import priming
 from functions.http_app import app
 
-install_index_hook()  # done by create_app too; stated here because this is the Lambda entry point
+install_index_hook()  # done by create_app too; in Lambda no local consumer listens: the stream consumer indexes
 
 class _Mangum(Mangum):
     """Mangum that makes sure the thread has a usable event loop before every invocation."""

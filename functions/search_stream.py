@@ -11,5 +11,5 @@ from typing import Any
 from domain.search import repair
 
 
-def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
-    return {"applied": repair.from_stream_records(event.get("Records") or [])}
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    return repair.from_stream_records(event.get("Records") or [])

@@ -157,7 +157,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _stop)
     ephemeral = None
     repair = None
-    if not args.url:  # in process: this process writes, so it indexes after each commit
+    if not args.url:  # in process: this process writes; its commits wake the local search consumer below
         from domain.search import install_index_hook
 
         install_index_hook()
@@ -167,7 +167,7 @@ def main(argv: list[str]) -> int:
         except StartupError as exc:
             print(f"jentrix mcp: error: {exc}", file=sys.stderr, flush=True)
             return EXIT_STARTUP
-        if not args.url:  # in process: no Streams consumer here, so the search repair sweep runs locally
+        if not args.url:  # in process: no Streams consumer here, so the local one turns pending search records into postings
             from domain.search.repair import RepairLoop
 
             user_id = server.state.session.principal.user_id

@@ -729,3 +729,45 @@ def test_dev_keeps_a_human_token_and_the_banner_says_how_to_approve(stack: dict[
     memory = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=None,
                             seed=seed, token_file=None)
     assert f"token create --human --scopes read,write,admin --user-email {email} --endpoint http://127.0.0.1:8000" in memory
+
+# -- search verify ----------------------------------------------------------------------------
+def test_search_verify_reports_and_repairs_drift(capsys, server_url, dynamodb_endpoint, owner):
+    """Drift introduced behind the index's back (a deleted posting, a stale doc state, a task
+    whose searchVersion claims another text) is reported per doc, repaired to 0 by --repair, and
+    the repaired tasks are found by their words again."""
+    from domain.search import query as q
+    from domain.search.repair import drain
+    from domain.search.writes import INDEX
+    from domain.store import db, keys
+    from domain.store.models import Row, TaskDetailRow
+    from tests.rpc import call_tool, ok
+
+    ws = owner.workspace_id
+    b = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": ws, "name": "Verify"}))
+    col = b["columns"][0]["id"]
+    made = [ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": f"{w} survey", "description": "field notes"}))["task"]
+            for w in ("gecko", "iguana", "skink", "tuatara")]
+    ok(call_tool(server_url, owner.token, "create_comment", {"taskId": made[0]["id"], "body": "the monitor lizard"}))
+    drain(ws)
+    code, out, _ = run_cli(capsys, "search", "verify", "--workspace", ws, "--endpoint", dynamodb_endpoint)
+    assert code == 0 and "drift 0" in out, out
+
+    client, table = db.dynamodb_client(), Row.Meta.table_name
+    gecko, iguana, skink = (keys.search_doc_task(t["id"]) for t in made[:3])
+    client.delete_item(TableName=table, Key=dict(zip(("PK", "SK"), ({"S": k} for k in keys.search_term_posting(ws, "gecko", gecko)))))
+    state = keys.search_doc_state(ws, iguana)
+    client.update_item(TableName=table, Key={"PK": {"S": state[0]}, "SK": {"S": state[1]}}, UpdateExpression="SET v = :v",
+                       ExpressionAttributeValues={":v": {"S": "0123456789abcdef"}})
+    detail = next(r for r in TaskDetailRow.query(keys.board_partition(b["board"]["id"]), Row.SK.startswith("X#")) if r.taskId == made[2]["id"])
+    detail.update(actions=[TaskDetailRow.searchVersion.set("ffffffffffffffff")])
+    assert [h.task_id for h in INDEX.query(ws, q.parse("gecko"), substring=None).hits] == []
+
+    code, out, _ = run_cli(capsys, "search", "verify", "--workspace", ws, "--endpoint", dynamodb_endpoint, "--json")
+    (report,) = json.loads(out)
+    assert code == 1 and report["drift"] == {gecko: "postings", iguana: "stale", skink: "claim"}, report
+    code, out, _ = run_cli(capsys, "search", "verify", "--workspace", ws, "--endpoint", dynamodb_endpoint, "--repair")
+    assert code == 0 and "drift 0" in out and "repaired 3" in out, out
+    code, out, _ = run_cli(capsys, "search", "verify", "--workspace", ws, "--endpoint", dynamodb_endpoint)
+    assert code == 0 and "drift 0" in out, out
+    for word, task in (("gecko", made[0]), ("iguana", made[1]), ("skink", made[2])):
+        assert [h.task_id for h in INDEX.query(ws, q.parse(word), substring=None).hits] == [task["id"]]

@@ -175,29 +175,38 @@ def test_task_and_comment_writes_feed_the_index(server_url, owner):
     col = b["columns"][0]["id"]
     t = ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": "Quokka migration", "description": "move the wombat"}))["task"]
     ws = owner.workspace_id
+    from domain.search.repair import drain
+
+    assert _postings(ws) > 0 and not ids(search(ws, "quokka"))  # a write leaves its record; the consumer posts it
+    drain(ws)
     assert ids(search(ws, "quokka wombat")) == [t["id"]]
     t = ok(call_tool(server_url, owner.token, "update_task", {"taskId": t["id"], "title": "Platypus migration"}))["task"]
+    drain(ws)
     assert ids(search(ws, "quokka")) == [] and ids(search(ws, "platypus")) == [t["id"]]
     # a move leaves the text alone: the postings stay as they are
     before = _count(f"W#{ws}#")
     ok(call_tool(server_url, owner.token, "move_task", {"taskId": t["id"], "columnId": b["columns"][1]["id"]}))
     assert _count(f"W#{ws}#") == before
     c = ok(call_tool(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "the echidna agrees"}))["comment"]
+    drain(ws)
     (hit,) = search(ws, "echidna").hits
     assert hit.task_id == t["id"] and hit.field_names() == ["comment"]
     ok(call_tool(server_url, owner.token, "update_comment", {"commentId": c["id"], "body": "the numbat agrees"}))
+    drain(ws)
     assert ids(search(ws, "echidna")) == [] and ids(search(ws, "numbat")) == [t["id"]]
     ok(call_tool(server_url, owner.token, "delete_comment", {"commentId": c["id"]}))
+    drain(ws)
     assert ids(search(ws, "numbat")) == []
     ok(call_tool(server_url, owner.token, "archive_task", {"taskId": t["id"]}))
+    drain(ws)
     assert ids(search(ws, "platypus")) == []
     assert _postings(ws) == 0  # postings and markers all gone
 
 
-def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, owner, monkeypatch):
-    """Nothing registers on import: a process that never calls install_index_hook leaves the
-    pending marker (queries read it; repair applies it); with the hook, the commit indexes."""
-    from domain.search import writes
+def test_a_commit_leaves_its_record_and_wakes_the_local_consumer(stack, owner, monkeypatch):
+    """Indexing is not part of the write: the commit leaves the pending record (queries read it)
+    and only wakes the consumers registered in this process; nothing registers on import."""
+    from domain.search import repair
     from domain.store import members, search_marks
     from domain.store.models import SearchPendingRow
 
@@ -215,18 +224,25 @@ def test_postings_follow_a_commit_only_once_the_index_hook_is_installed(stack, o
     def marker_left(doc: Doc) -> bool:
         return any(m.doc == doc.doc_id for m in SearchPendingRow.query(keys.search_pending_partition(ws), consistent_read=True))
 
-    monkeypatch.setattr(db, "_commit_hooks", [])  # a process that has not installed the hook
-    first = Doc(keys.search_doc_task("tk_hook1"), "tk_hook1", title="Axolotl census")
-    write(first)
-    assert marker_left(first) and ids(search(ws, "axolotl")) == []
     import domain.search
 
-    domain.search.install_index_hook()
-    domain.search.install_index_hook()  # idempotent
-    assert db._commit_hooks == [domain.search._index_after_commit]
-    second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
-    write(second)
-    assert not marker_left(second) and ids(search(ws, "habitat")) == ["tk_hook2"]
+    monkeypatch.setattr(db, "_commit_hooks", [])  # a process that has not installed the hook
+    woken: list[set[str]] = []
+    domain.search.on_pending(woken.append)
+    try:
+        first = Doc(keys.search_doc_task("tk_hook1"), "tk_hook1", title="Axolotl census")
+        write(first)
+        assert marker_left(first) and woken == []
+        domain.search.install_index_hook()
+        domain.search.install_index_hook()  # idempotent
+        assert db._commit_hooks == [domain.search._wake_after_commit]
+        second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
+        write(second)
+        assert marker_left(second) and ids(search(ws, "habitat")) == [] and woken == [{ws}]  # no postings inside the write
+    finally:
+        domain.search.off_pending(woken.append)
+    assert repair.drain(ws) >= 2 and ids(search(ws, "axolotl")) == ["tk_hook1", "tk_hook2"]
+    assert not marker_left(first) and not marker_left(second)
 
 
 def test_the_lambda_entry_installs_the_hook_without_importing_the_indexer(stack):
@@ -236,7 +252,7 @@ def test_the_lambda_entry_installs_the_hook_without_importing_the_indexer(stack)
     import sys
 
     probe = ("import sys; import functions.lambda_handler; from domain.store import db; import domain.search; "
-             "print(sorted(m for m in sys.modules if m.startswith('domain.search.')), db._commit_hooks == [domain.search._index_after_commit])")
+             "print(sorted(m for m in sys.modules if m.startswith('domain.search.')), db._commit_hooks == [domain.search._wake_after_commit])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.split() == ["[]", "True"], done.stdout + done.stderr[-2000:]
 

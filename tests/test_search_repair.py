@@ -43,7 +43,7 @@ def test_sweep_and_stream_cover_the_artifacts_corpus(stack):
     gone = SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="ar_r1", version="", gone=True)
     gone.save()
     image = db.dynamodb_client().get_item(TableName=SearchPendingRow.Meta.table_name, Key={"PK": {"S": gone.PK}, "SK": {"S": gone.SK}})["Item"]
-    assert search_stream.handler({"Records": [{"eventName": "INSERT", "dynamodb": {"NewImage": image}}]}) == {"applied": 1}
+    assert search_stream.handler({"Records": [{"eventName": "INSERT", "dynamodb": {"NewImage": image}}]}) == {"applied": 1, "batchItemFailures": []}
     assert INDEX.query(ws, q.parse("dingo"), substring=None, corpus=artifacts).hits == []
     assert list(SearchPendingRow.query(keys.search_pending_partition(ws, artifacts))) == []
 
@@ -59,7 +59,7 @@ def test_stream_consumer_applies_marker_images(stack):
         {"eventName": "REMOVE", "dynamodb": {"OldImage": image}},
         {"eventName": "INSERT", "dynamodb": {"NewImage": {"PK": {"S": "X"}, "SK": {"S": "Y"}, "kind": {"S": "Task"}}}},
     ]}
-    assert search_stream.handler(event) == {"applied": 1}
+    assert search_stream.handler(event) == {"applied": 1, "batchItemFailures": []}
     assert [h.task_id for h in INDEX.query(ws, q.parse("wallaby"), substring=None).hits] == ["tk_r2"]
 
 
@@ -88,7 +88,7 @@ def test_stream_consumer_on_dynamodb_local_streams(stack, dynamodb_endpoint):
             it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
             records += streams.get_records(ShardIterator=it)["Records"]
         assert any(r["eventName"] == "INSERT" for r in records)
-        assert search_stream.handler({"Records": records}) == {"applied": 1}
+        assert search_stream.handler({"Records": records}) == {"applied": 1, "batchItemFailures": []}
         assert [h.task_id for h in INDEX.query(ws, q.parse("quokka"), substring=None).hits] == ["tk_r3"]
     finally:
         ddb.delete_table(TableName=name)

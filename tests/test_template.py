@@ -132,3 +132,13 @@ def test_search_stream_consumer_is_wired(template: dict[str, Any]) -> None:
     role = resources[fn["Role"]["Fn::GetAtt"][0]]["Properties"]
     actions = {a for p in role["Policies"] for s in p["PolicyDocument"]["Statement"] for a in _list(s["Action"])}
     assert "dynamodb:Scan" not in actions and all("*" not in a for a in actions)
+    # a total consumer: partial-batch answers, bisection, bounded retries, a failure queue it
+    # may write to, and an alarm on that queue
+    props = event["Properties"]
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"] and props["BisectBatchOnFunctionError"] is True
+    assert 0 < props["MaximumRetryAttempts"] <= 10
+    queue = props["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
+    assert resources[queue]["Type"] == "AWS::SQS::Queue" and "sqs:SendMessage" in actions and "dynamodb:DeleteItem" in actions
+    alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    assert any(d["Value"] == {"Fn::GetAtt": [queue, "QueueName"]} for a in alarms for d in a.get("Dimensions", [])
+               if a["Namespace"] == "AWS/SQS")

@@ -197,7 +197,8 @@ def test_iam_is_scoped_to_named_resources(out):
     roles = _of_type(out, "AWS::IAM::Role")
     functions = _of_type(out, "AWS::Lambda::Function")
     assert {f["Properties"]["Role"]["Fn::GetAtt"][0] for f in functions.values()} == set(roles)
-    allowed = {"AppTable", "IdempotencyTable", "ArtifactBucket", "McpFunctionLogGroup", "AuthorizerFunctionLogGroup", "SearchStreamFunctionLogGroup"}
+    allowed = {"AppTable", "IdempotencyTable", "ArtifactBucket", "McpFunctionLogGroup", "AuthorizerFunctionLogGroup", "SearchStreamFunctionLogGroup",
+               "SearchStreamFailureQueue"}
     for name, role in roles.items():
         props = role["Properties"]
         assert not props.get("ManagedPolicyArns"), f"{name}: managed policies grant on '*'"

@@ -89,6 +89,9 @@ async def test_withdrawal_removes_the_postings(server_url, owner):
         artifact_store.withdraw(head, actor_id=owner.user_id, at="2099-01-01T00:00:00.000Z")
         r = await ok(c, "search_artifacts", {"workspaceId": ws, "query": "numbat"})
         assert r["results"] == [] and "numbat" in r["hint"]
+    from domain.search.repair import drain
+
+    drain(ws)  # the consumer's pass (the stream on AWS)
     stored = stored_state()
     doc = f"A#{made['learning']['id']}"
     assert not [k for k in stored if len(k) == 2 and k[1] == doc], "the withdrawn artifact's postings and marker are gone"

@@ -32,7 +32,7 @@ import math
 import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any
 
 from domain.search import text
@@ -48,6 +48,10 @@ BATCH_WRITE = 25
 BATCH_GET = 100
 WRITE_ATTEMPTS = 8
 K1, B, AVGDL = 1.2, 0.75, 60.0
+GONE = "-"  # the version of a removed doc's state (a tombstone carrying the removal's ``at``)
+#: ``at`` of a forced rewrite (``jentrix search verify --repair``): the postings are written
+#: even when the doc state already names the version, and no ``at`` is kept
+INDEX_FORCE = "\x00force"
 
 
 def _table() -> str:
@@ -96,7 +100,8 @@ def postings_of(doc: Doc) -> dict[str, dict[str, Any]]:
 
 
 def _state_of(item: dict[str, Any]) -> dict[str, Any]:
-    return {"v": item["v"]["S"], "t": set(item.get("t", {}).get("SS", [])), "g": set(item.get("g", {}).get("SS", []))}
+    return {"v": item["v"]["S"], "t": set(item.get("t", {}).get("SS", [])), "g": set(item.get("g", {}).get("SS", [])),
+            "a": item.get("a", {}).get("S", "")}
 
 
 def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -147,11 +152,15 @@ def _send_chunks(chunks: list[list[dict[str, Any]]]) -> int:
         raise RuntimeError("search postings: unprocessed items after retries")
 
     futures = [parallel.submit(send, c) for c in chunks]
+    # every chunk finishes (or fails) before this returns or raises: a failed pass leaves no
+    # write in flight behind it (the next pass would race it)
+    wait(futures)
     return sum(f.result() for f in futures)
 
 
-def _batch_get(keys_: list[tuple[str, str]], projection: str | None = None) -> dict[tuple[str, str], dict[str, Any]]:
-    """BatchGetItem in 100s, in parallel, retrying ``UnprocessedKeys`` (eventually consistent)."""
+def _batch_get(keys_: list[tuple[str, str]], projection: str | None = None, *, consistent: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
+    """BatchGetItem in 100s, in parallel, retrying ``UnprocessedKeys`` (eventually consistent
+    unless ``consistent``)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     unique = list(dict.fromkeys(keys_))
     chunks = [unique[i : i + BATCH_GET] for i in range(0, len(unique), BATCH_GET)]
@@ -160,6 +169,8 @@ def _batch_get(keys_: list[tuple[str, str]], projection: str | None = None) -> d
         request: dict[str, Any] = {"Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in chunk]}
         if projection:
             request["ProjectionExpression"] = projection
+        if consistent:
+            request["ConsistentRead"] = True
         items: list[dict[str, Any]] = []
         pending = {_table(): request}
         for attempt in range(WRITE_ATTEMPTS):
@@ -186,35 +197,47 @@ class DynamoIndex:
               also_delete: list[tuple[str, str]] = ()) -> None:
         """``fresh``: the doc was just created (no state to read); ``also_delete``: keys removed
         after the postings (the doc's pending marker)."""
-        self.apply_many([(workspace_id, doc, False, fresh, list(also_delete))])
+        self.apply_many([(workspace_id, doc, False, fresh, list(also_delete), None)])
 
     def remove(self, workspace_id: str, doc_id: str, *, also_delete: list[tuple[str, str]] = ()) -> None:
-        self.apply_many([(workspace_id, Doc(doc_id, ""), True, False, list(also_delete))])
+        self.apply_many([(workspace_id, Doc(doc_id, ""), True, False, list(also_delete), None)])
 
-    def apply_many(self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]]]]) -> None:
-        """Index (or, when ``gone``, remove) several docs together: one BatchGetItem of the doc
-        states that are not fresh and of the sentinels of their vocabulary words, then every
-        posting change in shared batches of 25 (in parallel), then the sentinels of new words,
-        the doc states and the marker deletions."""
-        state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _ in work if not fresh]
-        words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, _, _ in work]
+    def apply_many(self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]], str | None]]) -> None:
+        """Index (or, when ``gone``, remove) several docs together (each doc once): one
+        BatchGetItem (consistent) of the doc states that are not fresh and of the sentinels of
+        their vocabulary words, then every posting change in shared batches of 25 (in parallel),
+        then the sentinels of new words, the doc states and the ``also`` deletions.
+
+        ``at`` (when the text was written) is kept in the doc state: a doc whose state was built
+        from a later ``at`` is left alone, so a late or replayed record never rolls a text back."""
+        state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _, _ in work if not fresh]
+        words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, *_ in work]
         sentinels = sorted({_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of) for w in words})
-        found = _batch_get(state_keys + sentinels) if state_keys or sentinels else {}
+        found = _batch_get(state_keys + sentinels, consistent=True) if state_keys or sentinels else {}
         states = {k: _state_of(found[k]) for k in state_keys if k in found}
         known = {k for k in sentinels if k in found}
         requests: list[dict[str, Any]] = []
         last: list[dict[str, Any]] = []
-        for (ws, doc, gone, _fresh, also), words in zip(work, words_of):
+        for (ws, doc, gone, _fresh, also, at), words in zip(work, words_of):
             state_key = keys.search_doc_state(ws, doc.doc_id)
             old = states.get(state_key, {})
             c = doc.corpus
+            force = at == INDEX_FORCE
+            if force:
+                at = None
+            elif at and old.get("a") and old["a"] > at:
+                last += [_delete(*k) for k in also]
+                continue  # the index already holds a later text of this doc
             # per-doc trigram postings of the earlier layout, if this doc still has any
             requests += [_delete(*keys.search_gram_posting(ws, g, doc.doc_id, c)) for g in old.get("g", set())]
             if gone:
                 requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in old.get("t", {})]
-                if old:
+                if at:  # a tombstone: a replayed older record of this doc is recognised as older
+                    last.append({"PutRequest": {"Item": {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
+                                                         "v": {"S": GONE}, "a": {"S": at}}}})
+                elif old:
                     last.append(_delete(*state_key))
-            elif old.get("v") != doc.version:
+            elif force or old.get("v") != doc.version:
                 terms = postings_of(doc)
                 for term, p in terms.items():
                     pk, sk = keys.search_term_posting(ws, term, doc.doc_id, c)
@@ -232,6 +255,8 @@ class DynamoIndex:
                     last.append(_put(*sentinel, {}))
                 state = {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
                          "v": {"S": doc.version}, "t": {"SS": sorted(terms)} if terms else {"NULL": True}}
+                if at:
+                    state["a"] = {"S": at}
                 last.append({"PutRequest": {"Item": state}})
             last += [_delete(*k) for k in also]
         if requests or last:

@@ -12,6 +12,7 @@ PyStemmer, else the pure-Python ``snowballstemmer`` (cached), else none (logged 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import re
 import unicodedata
@@ -79,14 +80,34 @@ def simple(word: str) -> str:
     return word.lower()
 
 
+#: the longest lexeme kept whole, in UTF-8 bytes. A word posting's partition key is
+#: ``W#<ws>#T#<lexeme>`` and DynamoDB refuses a partition key over 2,048 bytes (a sort key over
+#: 1,024), so a longer "word" (a base64 blob, a run of 20,000 ``x``) is cut by :func:`cap`
+MAX_TERM_BYTES = 200
+_CUT_BYTES = 160
+
+
+def cap(lexeme_: str) -> str:
+    """``lexeme_`` itself when it is at most :data:`MAX_TERM_BYTES` long in UTF-8; else its first
+    160 bytes (cut on a character boundary), ``~`` and 16 hex digits of the BLAKE2s digest of
+    the whole lexeme. Lexemes never hold ``~``, so a capped form never equals a real word; the
+    same long word in a query caps to the same term, so it is still found exactly."""
+    raw = lexeme_.encode()
+    if len(raw) <= MAX_TERM_BYTES:
+        return lexeme_
+    head = raw[:_CUT_BYTES].decode("utf-8", errors="ignore")
+    return f"{head}~{hashlib.blake2s(raw, digest_size=8).hexdigest()}"
+
+
 def lexeme(word: str) -> str | None:
-    """The indexed form of one word: folded and stemmed; ``None`` for a stopword."""
+    """The indexed form of one word: folded and stemmed, then capped (:func:`cap`); ``None`` for
+    a stopword."""
     folded = fold(word)
     if folded in STOPWORDS:
         return None
     if "-" in folded:
-        return "-".join(stem(p) for p in folded.split("-"))
-    return stem(folded)
+        return cap("-".join(stem(p) for p in folded.split("-")))
+    return cap(stem(folded))
 
 
 def lexemes(text: str, normalise: Callable[[str], str | None] = lexeme) -> list[str | None]:

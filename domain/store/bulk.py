@@ -29,7 +29,7 @@ from fractional_indexing import generate_n_keys_between
 
 from domain import ids
 from domain.store import boards as board_store
-from domain.store import db, keys, members
+from domain.store import db, keys, members, search_marks
 from domain.store import tasks as task_store
 from domain.store.cas import Write, compare_and_set
 from domain.store.idempotency_markers import MARKER_TTL_SECONDS, IdempotencyMismatch, earlier_entity, marker_digest, put_marker
@@ -53,6 +53,10 @@ MAX_ACTIONS = 100  # DynamoDB's limit per TransactWriteItems
 # closed before MAX_TX_BYTES, leaving room for keys, conditions and the request's own framing.
 MAX_TX_BYTES = 3_500_000
 MAX_ITEMS = 50
+#: the search index's batch records ride in the task set's transaction when the tasks' texts
+#: take at most this many bytes (50 tasks with 20,000-character descriptions may not: then each
+#: second-step transaction carries the records of its own tasks)
+FIRST_TX_TEXT_BYTES = 2_500_000
 
 
 def item_bytes(row: Row) -> int:
@@ -135,9 +139,14 @@ def create_many(
         if marker is not None:
             marker.entityId = details[0].taskId
         last_rank = column.lastRank
+        texts_first = _texts_in_first(details)
 
         def build(tx: Any) -> None:
             put_marker(tx, marker)
+            if texts_first:  # the search index's durable record of the set's texts (docs/search.md)
+                for d in details:
+                    search_marks.mark_task(tx, d, fresh=True, marker=False)
+                search_marks.flush_batch(tx)
             col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
             tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(ranks[-1]), ColumnRow.taskCount.add(count)], condition=col_cond & Row.PK.exists(),
                       return_values="ALL_OLD")
@@ -207,20 +216,30 @@ def _recover(first_task_id: str, items: Sequence[NewTask], actor_id: str) -> tup
     return out, present
 
 
-def _full_item_chunks(details: list[TaskDetailRow], workspace_id: str, wanted: list[int]) -> list[list[int]]:
+def _texts_in_first(details: list[TaskDetailRow]) -> bool:
+    """Whether the search records of ``details`` go in the task set's transaction (see
+    :data:`FIRST_TX_TEXT_BYTES`); decided on the texts alone, so a keyed retry decides the same."""
+    return sum(len(json.dumps([d.title or "", d.description or ""], ensure_ascii=False).encode()) for d in details) <= FIRST_TX_TEXT_BYTES
+
+
+def _full_item_chunks(details: list[TaskDetailRow], workspace_id: str, wanted: list[int], *, records: bool = False) -> list[list[int]]:
     """Indices of ``details`` grouped into transactions of at most 100 actions (full item +
-    pointer per task) and :data:`MAX_TX_BYTES`."""
+    pointer per task, and with ``records`` the search batch records of their texts, one per
+    :data:`search_marks.BATCH_BYTES`) and :data:`MAX_TX_BYTES`."""
     chunks: list[list[int]] = []
-    size = 0
+    size = text = 0
     for i in wanted:
         d = details[i]
         pointer = TaskNumberRow(*keys.task_number(workspace_id, int(d.number)), taskId=d.taskId)
         cost = item_bytes(d) + item_bytes(pointer)
-        if not chunks or 2 * (len(chunks[-1]) + 1) > MAX_ACTIONS or size + cost > MAX_TX_BYTES:
+        entry = search_marks.entry_bytes(d) if records else 0
+        batch_items = (text + entry) // search_marks.BATCH_BYTES + 2 if records else 0  # an upper bound of the records
+        if not chunks or 2 * (len(chunks[-1]) + 1) + batch_items > MAX_ACTIONS or size + cost + entry > MAX_TX_BYTES:
             chunks.append([])
-            size = 0
+            size = text = 0
         chunks[-1].append(i)
-        size += cost
+        size += cost + entry
+        text += entry
     return chunks
 
 
@@ -240,15 +259,18 @@ def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missi
     times on top of botocore's own retries; after that the caller reports the step unfinished.
     """
     missing = set(known_missing)
+    records = not _texts_in_first(details)  # else the task set's transaction holds them
     attempts = ATTEMPTS["bulk_create_second_step"]
     for attempt in range(attempts):
         try:
-            for chunk in _full_item_chunks(details, workspace_id, sorted(missing)):
+            for chunk in _full_item_chunks(details, workspace_id, sorted(missing), records=records):
                 def build(tx: Any, chunk: list[int] = chunk) -> None:
                     for i in chunk:
                         d = details[i]
                         task_store.put_rows(tx, d, previous=None, part="full")
                         tx.save(TaskNumberRow(*keys.task_number(workspace_id, int(d.number)), taskId=d.taskId), condition=Row.PK.does_not_exist())
+                    if records:
+                        search_marks.flush_batch(tx)
 
                 db.transact(build)
                 missing -= set(chunk)

@@ -611,6 +611,13 @@ class SearchPendingRow(Row, discriminator="SearchPending"):
     comment = UnicodeAttribute(null=True)
     body = UnicodeAttribute(null=True)  # an artifact's redacted text (artifacts corpus)
     gone = BooleanAttribute(default=False)
+    #: when the text was written (the entity's ``updatedAt`` where it has one): of two pending
+    #: records of one doc the later ``at`` wins, whatever order they are read or streamed in
+    at = UnicodeAttribute(null=True)
+    #: a batch record (sort key ``B#<id>``, one per bulk transaction): JSON list of the docs it
+    #: holds (``doc``, ``taskId``, ``version``, ``title``, ``description``, ``gone``, ``at``);
+    #: :func:`domain.store.search_marks.expand` turns it into per-doc records
+    batch = UnicodeAttribute(null=True)
 
 
 class SessionRow(Row, discriminator="Session"):

@@ -100,8 +100,9 @@ def put_rows(
 
     A changed title or description (or an archive) also puts the search index's pending marker
     (:func:`domain.store.search_marks.mark_task`); the postings follow the commit. Bulk writes
-    (``part="full"``, ``search_marker=False``: 50 tasks already fill a transaction) note the doc
-    without a marker: the postings still follow the commit, and a crash is repaired by the stream.
+    (``part="full"``, ``search_marker=False``: 50 tasks already fill a transaction) keep the doc
+    for one batch record per transaction, which the caller puts with
+    :func:`domain.store.search_marks.flush_batch` before the commit.
 
     ``part`` splits a create in two (bulk_create_tasks only, docs/data-model.md "Bulk writes"):
     ``"compact"`` puts the compact row alone, under "must not exist"; ``"full"`` the full item alone.

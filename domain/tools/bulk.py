@@ -23,7 +23,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import work as work_store
 from domain.store import bulk as bulk_store
-from domain.store import keys
+from domain.store import keys, search_marks
 from domain.store import tasks as task_store
 from domain.store.db import ConditionFailed, Missing
 from domain.store.models import ColumnRow, TaskDetailRow
@@ -382,7 +382,7 @@ class _UpdatePlanner(_Planner):
         edits: list[tuple[int, TaskDetailRow, TaskDetailRow, Any, list[str]]] = []
         spaces: set[str] = set()
         boards: set[str] = set()
-        actions = size = 0
+        actions = size = text = 0
         for i in self.pending():
             planned = self.plan(i)
             if planned is None:
@@ -390,14 +390,17 @@ class _UpdatePlanner(_Planner):
             detail, act, changes = planned
             w = self.where[i]
             cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + work_store.actions(detail)
-            weight = 2 * bulk_store.item_bytes(detail) + bulk_store.item_bytes(act)
-            if edits and (actions + cost > budget or size + weight > bulk_store.MAX_TX_BYTES):
+            entry = search_marks.entry_bytes(detail)  # the text again, in the search batch record
+            weight = 2 * bulk_store.item_bytes(detail) + bulk_store.item_bytes(act) + entry
+            records = len(spaces | {w.workspace_id}) + (text + entry) // search_marks.BATCH_BYTES + 1  # batch records (upper bound)
+            if edits and (actions + cost + records > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
             edits.append((i, self.states[i], detail, act, list(changes)))
             spaces.add(w.workspace_id)
             boards.add(w.board_id)
             actions += cost
             size += weight
+            text += entry
         if not edits:
             return None
 
@@ -405,6 +408,7 @@ class _UpdatePlanner(_Planner):
             for _, state, detail, act, _ in edits:
                 task_store.put_rows(tx, detail, previous=state.updatedAt, search_marker=False)
                 tx.save(act)
+            search_marks.flush_batch(tx)  # the changed texts' durable search record(s)
             bulk_store.guards(tx, user_id=self.ctx.user_id, workspaces=spaces, boards=boards)
 
         applied = [{"i": i, "task": self.view(d).model_dump(mode="json"), "changed": ch} for i, _, d, _, ch in edits]
@@ -516,7 +520,9 @@ class _MovePlanner(_Planner):
             touched = {src_key, dest_key} - set(delta) - grown
             cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + len(touched) + work_store.actions(moved)
             weight = 2 * bulk_store.item_bytes(moved) + bulk_store.item_bytes(act)
-            if edits and (actions + cost > budget or size + weight > bulk_store.MAX_TX_BYTES):
+            # a move leaves the text alone; a row without searchVersion (older data) still gets a
+            # search batch record: one action per workspace held back for it
+            if edits and (actions + cost + len(spaces | {w.workspace_id}) > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
             edits.append((i, state, moved, act))
             spaces.add(w.workspace_id)
@@ -547,6 +553,7 @@ class _MovePlanner(_Planner):
             for _, state, moved, act in edits:
                 task_store.put_rows(tx, moved, previous=state.updatedAt, search_marker=False)
                 tx.save(act)
+            search_marks.flush_batch(tx)
             for b, c, n, last_read, new_last in column_writes:
                 actions_: list[Any] = []
                 cond = ColumnRow.PK.exists()

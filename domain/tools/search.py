@@ -24,7 +24,7 @@ from domain.store import boards as board_store
 from domain.store import keys
 from domain.store.models import ArtifactBodyRow, ArtifactRow, ColumnRow, LabelNameRow, Row, SearchPendingRow, TaskDetailRow, TaskNumberRow, WorkspaceRow
 from domain.store.paging import InvalidCursor, decode_cursor, encode_cursor, list_kind
-from domain.store.search_marks import text_version
+from domain.store.search_marks import pending_docs, text_version
 from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, Priority, WorkspaceIdArg
 
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
@@ -152,7 +152,7 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
         if isinstance(pointer, TaskNumberRow):
             key_task = pointer.taskId
 
-    pending = [m for m in ctx.query("pending") if isinstance(m, SearchPendingRow)]
+    pending = list(pending_docs(ctx.query("pending")).values())  # batch records expanded, the newest record per doc
     live = [doc_of(m) for m in pending if not m.gone]
     gone = [m.doc for m in pending if m.gone]
     answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, pending=live, gone=gone)
@@ -336,7 +336,7 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
     filters = {"ws": ws, "query": text, "type": args.type, "taskId": args.taskId, "projectId": args.projectId, "sessionId": args.sessionId}
     kind = list_kind("search_artifacts", **filters)
     offset = _offset(kind, args.cursor)
-    pending = [m for m in ctx.query("pending") if isinstance(m, SearchPendingRow)]
+    pending = list(pending_docs(ctx.query("pending")).values())
     live = [doc_of(m) for m in pending if not m.gone]
     answer = INDEX.query(ws, tree, substring=substring, pending=live, gone=[m.doc for m in pending if m.gone], corpus=keys.SEARCH_ARTIFACTS)
     hits = {h.task_id: h for h in answer.hits}
