@@ -232,13 +232,18 @@ def test_board_archive_budgets(server_url, owner, board):
 
 def test_bulk_tool_budgets(server_url, owner, board):
     col = board["cols"][0]
-    # bulk_create_tasks: counter + column with the membership; the task set, then the full items + pointers.
-    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 2 + 1 + 6)
-    # + the search index of 50 new docs: one BatchGetItem of the vocabulary sentinels of "b10".."b49"
-    # (words under 3 characters have none), then shared batches: 50 word postings (2), then 40 new
-    # words' one trigram each and 50 doc states (4) = 6 BatchWriteItem
-    assert c.ops["TransactWriteItems"] == 2 and c.ops["BatchGetItem"] == 2
+    # bulk_create_tasks: counter + column with the membership; the task set, then the full items +
+    # pointers + each task's creation entry (3 actions a task: two transactions for 50 tasks).
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 3 + 2 + 8)
+    # + the search index of 50 new docs, which runs after each of the two second-step transactions
+    # (33 + 17 docs): a BatchGetItem of the vocabulary sentinels of the words of 3+ characters in
+    # each, then their postings, new words' trigrams and doc states = 8 BatchWriteItem in all
+    assert c.ops["TransactWriteItems"] == 3 and c.ops["BatchGetItem"] == 3
     made = [t["id"] for t in res["structuredContent"]["tasks"]]
+    # up to 33 tasks: the task set, then one transaction; the index of 33 one-letter titles (no
+    # sentinel read) shares its batches: 4 BatchWriteItem
+    _, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": "k"} for _ in range(33)]}, FIXED_WS + 2 + 4)
+    assert c.ops["TransactWriteItems"] == 2
     # bulk edits: every task's full item with the membership (one BatchGetItem), the board header
     # in parallel, then one transaction per chunk: 1 for up to ~30 tasks, 2 for 50.
     check(server_url, owner.token, "bulk_update_tasks", {"items": [{"taskId": t, "priority": "LOW"} for t in made[:10]]}, FIXED_WS + 2)
