@@ -73,6 +73,7 @@ def test_read_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "list_tasks", {"columnId": board["cols"][0], "response_format": "detailed"}, FIXED_WS + 3)
     check(server_url, owner.token, "list_activity", {"boardId": board["id"]}, FIXED_WS + 1)
     check(server_url, owner.token, "list_activity", {"taskId": t["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "list_activity", {"boardId": board["id"], "type": "board.created", "limit": 1}, FIXED_WS + 1)  # the type's own index: one Query
 
 
 def test_write_tool_budgets(server_url, owner, board):
