@@ -209,6 +209,22 @@ def render_markdown() -> str:
         "`--toolsets`); `X-MCP-Readonly`, `/api/mcp/readonly` and `--read-only` serve only the read-only tools. "
         "Read tools marked with `fields` return only the named row fields (ids always kept).",
         "",
+        "## List results",
+        "",
+        "Every result is an object, and a list sits under one key named by one rule: the plural of its row type as the "
+        "catalog names it (`boards`, `tasks`, `comments`, `sessions`, `artifacts`, `links` …). Rows that are not an entity "
+        "of their own are named for what they are: `activity` (log entries: the log itself), `results` (search hits and "
+        "bulk per-item outcomes, each an entity with how it matched or fared), `matches` (resolve_projects_for_repo: a "
+        "project and how it matched the repository), and list_task_links' `outgoing` / `incoming` (one task's links, split "
+        "by direction). Published keys keep their names; tests/test_tool_surface.py checks "
+        "the rule on every output schema.",
+        "",
+        "A list that pages answers `nextCursor` (null on the last page), `notice` (set whenever the answer is cut short, "
+        "saying how to go on) and `totalCount`, with two stated exceptions: `list_activity` has no count (a board log may "
+        "hold 50k entries, and counting them would mean reading them all), and `list_my_work` answers `totalCount` only when "
+        "one call read the whole list (whether a task is open is decided per row as it is read; otherwise null, and the "
+        "notice says so). Search results also say `truncated` and `capped` (see docs/search.md).",
+        "",
     ]
     lines += _budget(specs)
     for area in AREAS:

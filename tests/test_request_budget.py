@@ -78,6 +78,7 @@ def test_read_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "list_tasks", {"columnId": board["cols"][0], "response_format": "detailed"}, FIXED_WS + 3)
     check(server_url, owner.token, "list_activity", {"boardId": board["id"]}, FIXED_WS + 1)
     check(server_url, owner.token, "list_activity", {"taskId": t["id"]}, FIXED_WS + 1)
+    check(server_url, owner.token, "list_activity", {"boardId": board["id"], "type": "board.created", "limit": 1}, FIXED_WS + 1)  # the type's own index: one Query
 
 
 def test_write_tool_budgets(server_url, owner, board):
@@ -244,11 +245,15 @@ def test_board_archive_budgets(server_url, owner, board):
 def test_bulk_tool_budgets(server_url, owner, board):
     col = board["cols"][0]
     # bulk_create_tasks: column with the membership; 50 numbers claimed (one UpdateItem ADD); the task
-    # set (with the search batch record of the 50 texts), then the full items + pointers. No index
-    # write inside the call.
-    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 3)
-    assert c.ops["TransactWriteItems"] == 2 and c.ops["BatchGetItem"] == 1 and "BatchWriteItem" not in c.ops
+    # set (with the search batch record of the 50 texts), then the full items + pointers + each
+    # task's creation entry (3 actions a task: two transactions for 50 tasks). No index write
+    # inside the call.
+    res, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(50)]}, FIXED_WS + 4)
+    assert c.ops["TransactWriteItems"] == 3 and c.ops["BatchGetItem"] == 1 and "BatchWriteItem" not in c.ops
     made = [t["id"] for t in res["structuredContent"]["tasks"]]
+    # up to 33 tasks: the numbers, the task set, then one transaction
+    _, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": "k"} for _ in range(33)]}, FIXED_WS + 3)
+    assert c.ops["TransactWriteItems"] == 2
     # bulk edits: every task's full item with the membership (one BatchGetItem), the board header
     # in parallel, then one transaction per chunk: 1 for up to ~30 tasks, 2 for 50.
     check(server_url, owner.token, "bulk_update_tasks", {"items": [{"taskId": t, "priority": "LOW"} for t in made[:10]]}, FIXED_WS + 2)

@@ -525,3 +525,40 @@ def test_output_schemas_keep_null_answers_and_merge_row_shapes():
 
     with pytest.raises(SpecError):
         json_schema(Clash, mode="serialization")
+
+
+# -- list results follow one naming rule (docs/tools.md, "List results") -----------------------------
+# A list's key is the plural of its row type; rows that are not an entity of their own are named
+# for what they are. Keys published before the rule stay as they are (clients read them).
+ROW_KEYS_NOT_AN_ENTITY = {"activity": "log entries (the log itself)", "results": "search hits, bulk per-item outcomes",
+                          "matches": "a project and how it matched a repository",
+                          "outgoing": "list_task_links: links from the task", "incoming": "list_task_links: links to the task"}
+PAGED_WITHOUT_TOTAL = {"list_activity": "a board log may hold 50k entries; counting them means reading them all"}
+
+
+def _row_lists(definition: dict[str, Any]) -> list[str]:
+    props = definition["outputSchema"]["properties"]
+    def types(v: dict[str, Any]) -> list[Any]:
+        t = v.get("type")
+        return t if isinstance(t, list) else [t]
+
+    return [k for k, v in props.items() if "array" in types(v) and "object" in types(v.get("items", {}))]
+
+
+def test_every_paged_list_answers_a_count_a_cursor_and_a_notice():
+    for name, definition in DEFS.items():
+        props = definition["outputSchema"]["properties"]
+        if "nextCursor" not in props:
+            continue
+        assert "notice" in props, name
+        assert "totalCount" in props or name in PAGED_WITHOUT_TOTAL, f"{name} pages without totalCount and no stated reason"
+
+
+def test_list_keys_follow_the_rule_and_the_rule_is_documented():
+    plural_of_row = re.compile(r"^[a-z][A-Za-z]*s$")
+    for name, definition in DEFS.items():
+        for key in _row_lists(definition):
+            assert key in ROW_KEYS_NOT_AN_ENTITY or plural_of_row.fullmatch(key), (name, key)
+    text = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
+    assert "## List results" in text and all(f"`{k}`" in text for k in [*ROW_KEYS_NOT_AN_ENTITY, *PAGED_WITHOUT_TOTAL])
+

@@ -128,19 +128,27 @@ async def test_paging_walks_every_entry_once(server_url, owner, limit):
         assert filtered == [e for e in everything if e["type"] == "task.updated"]
 
 
-async def test_a_rare_filter_reads_a_bounded_number_of_pages(server_url, owner):
-    """A filter that matches only old entries answers empty pages with a cursor instead of
-    reading the whole log in one call; following the cursor still reaches the match."""
+async def test_a_board_log_filtered_by_type_answers_full_pages(server_url, owner):
+    """The type filter reads the type's own index: entries buried under many newer ones of other
+    types still fill the first page, and every page is full until the log is exhausted."""
     async with mcp_client(server_url, owner.token) as c:
         made = await new_board(c, owner.workspace_id, "Busy")
-        bid, col = made["board"]["id"], made["columns"][0]["id"]
-        task = await new_task(c, col, "busy")
-        for i in range(24):
+        bid, cols = made["board"]["id"], [col["id"] for col in made["columns"]]
+        moved = [await new_task(c, cols[0], f"moved {i}") for i in range(3)]
+        for t in moved:
+            await ok(c, "move_task", {"taskId": t["id"], "columnId": cols[1]})
+        await ok(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": f"noise {i}"} for i in range(20)]})
+        task = await new_task(c, cols[0], "busy")
+        for i in range(6):
             await ok(c, "update_task", {"taskId": task["id"], "priority": ["LOW", "HIGH"][i % 2]})
-        first = await ok(c, "list_activity", {"boardId": bid, "type": "board.created", "limit": 1})
-        assert first["activity"] == [] and first["nextCursor"] and first["notice"]
-        found, sizes = await _walk(c, {"boardId": bid, "type": "board.created"}, 1)
-        assert [e["type"] for e in found] == ["board.created"] and len(sizes) > 1
+        first = await ok(c, "list_activity", {"boardId": bid, "type": "task.moved", "limit": 2})
+        assert [e["taskId"] for e in first["activity"]] == [moved[2]["id"], moved[1]["id"]] and first["nextCursor"], first
+        rest = await ok(c, "list_activity", {"boardId": bid, "type": "task.moved", "limit": 2, "cursor": first["nextCursor"]})
+        assert [e["taskId"] for e in rest["activity"]] == [moved[0]["id"]] and rest["nextCursor"] is None and rest["notice"] is None
+        oldest = await ok(c, "list_activity", {"boardId": bid, "type": "board.created", "limit": 1})
+        assert [e["type"] for e in oldest["activity"]] == ["board.created"] and oldest["nextCursor"] is None
+        found, sizes = await _walk(c, {"boardId": bid, "type": "task.created"}, 5)
+        assert len(found) == 24 and sizes == [5, 5, 5, 5, 4]  # 3 + 20 (bulk, their own entries) + 1, in full pages
 
 
 async def test_list_activity_refusals(server_url, owner, outsider):

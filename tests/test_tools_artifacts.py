@@ -250,11 +250,32 @@ async def test_secret_in_a_findings_body_never_reaches_storage_or_logs(server_ur
     assert server_lines and not any(token in line for line in server_lines)
 
 
+async def _agent_session(client: Any, ws: str, name: str) -> tuple[dict[str, Any], str]:
+    """A project linked to a repo, and a real agent session of it: (project, session id)."""
+    project = (await ok(client, "create_project", {"workspaceId": ws, "name": name}))["project"]
+    await ok(client, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": "acme/widgets"})
+    made = await ok(client, "create_agent_session", {"projectId": project["id"], "repo": "acme/widgets", "idempotencyKey": f"k-{name}-{ws}"})
+    return project, made["session"]["id"]
+
+
+async def test_a_session_that_does_not_exist_is_not_found_and_nothing_is_written(server_url, owner):
+    ws = owner.workspace_id
+    async with mcp_client(server_url, owner.token) as client:
+        project, real = await _agent_session(client, ws, "Ghost sessions")
+        ghost = f"ses_{ws[3:]}_{'0' * 25}1"  # well formed, of this workspace, never created
+        before = stored_state()
+        for extra in ({}, {"projectId": project["id"]}):
+            error = await err(client, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "t", "url": "https://example.com/pr", "sessionId": ghost, **extra})
+            assert error["code"] == "NOT_FOUND" and ghost in error["message"], error
+        assert stored_state() == before
+        made = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "t", "url": "https://example.com/pr", "sessionId": real}))["artifact"]
+        assert made["sessionId"] == real
+
+
 async def test_text_kinds_and_trace_parts(server_url, owner):
     ws = owner.workspace_id
-    session = f"ses_{ws[3:]}_{'0' * 25}1"  # the shape of a session id of this workspace
     async with mcp_client(server_url, owner.token) as client:
-        project = (await ok(client, "create_project", {"workspaceId": ws, "name": "Kinds"}))["project"]
+        project, session = await _agent_session(client, ws, "Kinds")
         plan = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PLAN", "title": "Plan", "body": "1. do it", "projectId": project["id"], "sessionId": session}))["artifact"]
         assert plan["storage"] == "INLINE" and plan["searchable"] and plan["hasBody"] and not plan["redactions"]
         trace = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "TRACE", "title": "part 1", "body": "turn 1", "tracePart": "part-0001", "sessionId": session}))["artifact"]

@@ -100,6 +100,10 @@ async def test_bulk_create_is_ordered_gapless_and_complete(server_url, owner):
         assert by_number["task"]["id"] == tasks[1]["id"] and by_number["task"]["priority"] == "HIGH"
         log = await ok(c, "list_activity", {"boardId": board_id, "type": "task.bulk_created"})
         assert len(log["activity"]) == 1 and log["activity"][0]["data"]["taskIds"] == [t["id"] for t in tasks]
+        for t in tasks:  # every task has its own creation entry, as a single create_task writes it
+            own = (await ok(c, "list_activity", {"taskId": t["id"]}))["activity"]
+            assert [(e["type"], e["taskId"], e["actorId"]) for e in own] == [("task.created", t["id"], owner.user_id)], own
+            assert t["key"] in own[0]["summary"] and own[0]["at"] == t["createdAt"]
         # A later single create continues the numbering.
         after = await new_task(c, cols[0], "after")
         assert after["number"] == tasks[-1]["number"] + 1
@@ -342,6 +346,9 @@ def test_bulk_create_whose_second_step_fails_is_finished_by_a_keyed_retry(server
     assert by_number["task"]["id"] == ids_[1]
     snap = rpc.ok(rpc.call_tool(server_url, owner.token, "get_board_snapshot", {"boardId": board_id}))
     assert [t["id"] for t in snap["tasks"]] == ids_
+    for task_id in ids_:  # the retry wrote each missing creation entry once, with the task's full item
+        own = rpc.ok(rpc.call_tool(server_url, owner.token, "list_activity", {"taskId": task_id}))["activity"]
+        assert [e["type"] for e in own] == ["task.created"], own
 
 
 def test_bulk_create_without_a_key_retries_its_second_step_within_the_call(server_url, owner, monkeypatch):
@@ -375,7 +382,9 @@ def test_worst_case_descriptions_are_split_under_the_transaction_size_limit():
     assert len(chunks) == 2 and sorted(i for c in chunks for i in c) == list(range(50))
     assert all(sum(bulk.item_bytes(details[i]) for i in c) < bulk.MAX_TX_BYTES for c in chunks)
     plain = [TaskDetailRow(**{**d.attribute_values, "description": "d" * 2000}) for d in details]
-    assert len(bulk._full_item_chunks(plain, "ws_x", list(range(50)))) == 1  # noqa: SLF001
+    # three actions a task (full item, pointer, creation entry): 33 fit one transaction, 50 take two
+    assert [len(c) for c in bulk._full_item_chunks(plain, "ws_x", list(range(50)))] == [33, 17]  # noqa: SLF001
+    assert len(bulk._full_item_chunks(plain, "ws_x", list(range(33)))) == 1  # noqa: SLF001
 
 
 async def test_an_archived_board_refuses_bulk_writes_and_nothing_is_written(server_url, owner):

@@ -201,10 +201,12 @@ async def test_links_add_remove_noops_and_repo_normalisation(server_url, owner, 
         bad = await err(c, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "https://gitlab.com/a/b"})
         assert names_field(bad, "targetId")
         gone = await ok(c, "remove_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "Owner/Name"})
-        assert gone["removed"] is True
+        assert gone["removed"] is True and gone["link"] == {**repo["link"]}
         before = stored_state()
         none = await ok(c, "remove_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "Owner/Name"})
         assert none["removed"] is False and stored_state() == before
+        # the no-op names what was asked (normalised) and invents no creation stamp or author
+        assert none["link"] == {"targetType": "REPO", "targetId": "owner/name", "createdAt": None, "createdBy": None}, none
 
 
 async def test_a_link_to_a_board_of_another_workspace_is_not_found_and_writes_nothing(server_url, owner, outsider):

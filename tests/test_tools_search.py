@@ -112,3 +112,40 @@ async def test_tenant_isolation(server_url, owner):
             r = await ok(c, "search_tasks", {"workspaceId": stranger.workspace_id, "query": "login"})
             assert r["results"] == [] and r["totalCount"] == 0
 
+
+
+async def test_a_page_cut_short_by_the_limit_or_the_cap_says_so(server_url, owner, monkeypatch):
+    ws = owner.workspace_id
+    async with mcp_client(server_url, owner.token) as c:
+        col = (await ok(c, "create_board", {"workspaceId": ws, "name": "Many"}))["columns"][0]["id"]
+        await ok(c, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"wombat number {i}"} for i in range(7)]})
+        page = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 5})
+        assert page["totalCount"] == 7 and len(page["results"]) == 5 and page["nextCursor"]
+        assert page["truncated"] is True and page["capped"] is False and "nextCursor" in page["notice"], page
+        rest = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 5, "cursor": page["nextCursor"]})
+        assert len(rest["results"]) == 2 and rest["nextCursor"] is None and rest["truncated"] is False and rest["notice"] is None
+        # the candidate cap (1,000 in production; 3 here, to stay fast) makes totalCount a lower bound
+        from domain.tools import search
+
+        monkeypatch.setattr(search, "CANDIDATE_CAP", 3)
+        capped = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 20})
+        assert capped["capped"] is True and capped["truncated"] is True and capped["nextCursor"] is None
+        assert "lower bound" in capped["notice"] and "narrow" in capped["notice"], capped
+
+
+async def test_the_exact_key_of_an_archived_or_missing_task_is_named_as_such(server_url, owner):
+    ws = owner.workspace_id
+    async with mcp_client(server_url, owner.token) as c:
+        col = (await ok(c, "create_board", {"workspaceId": ws, "name": "Keys"}))["columns"][0]["id"]
+        task = (await ok(c, "create_task", {"columnId": col, "title": "Retired work"}))["task"]
+        await ok(c, "archive_task", {"taskId": task["id"]})
+        prefix = task["key"].split("-")[0]
+        gone = await ok(c, "search_tasks", {"workspaceId": ws, "query": task["key"].lower()})
+        assert gone["results"] == [] and f"{task['key']} is archived" in gone["hint"] and "get_task" in gone["hint"], gone
+        assert "check the spelling" not in gone["hint"]
+        shown = await ok(c, "get_task", {"workspaceId": ws, "number": task["number"]})  # where the hint points
+        assert shown["task"]["id"] == task["id"]
+        missing = await ok(c, "search_tasks", {"workspaceId": ws, "query": f"{prefix}-{task['number'] + 40}"})
+        assert missing["results"] == [] and f"{prefix}-{task['number'] + 40} does not exist" in missing["hint"], missing
+        foreign = await ok(c, "search_tasks", {"workspaceId": ws, "query": "ZZQ-3"})
+        assert foreign["results"] == [] and f"{prefix}-" in foreign["hint"] and "ZZQ-3" in foreign["hint"], foreign

@@ -120,6 +120,7 @@ async def test_bad_input_cursor_and_paging(server_url, owner):
                                             "taskId": task["id"]})
         first = await ok(c, "search_artifacts", {"workspaceId": ws, "query": "platypus", "limit": 2})
         assert first["totalCount"] == 5 and len(first["results"]) == 2 and first["nextCursor"]
+        assert first["truncated"] is True and first["capped"] is False and "nextCursor" in first["notice"], first
         seen = _ids(first)
         cursor = first["nextCursor"]
         while cursor:
@@ -127,6 +128,7 @@ async def test_bad_input_cursor_and_paging(server_url, owner):
             seen += _ids(page)
             cursor = page["nextCursor"]
         assert len(seen) == len(set(seen)) == 5
+        assert page["truncated"] is False and page["notice"] is None  # the last page holds the rest
         e = await err(c, "search_artifacts", {"workspaceId": ws, "query": "report", "limit": 2, "cursor": first["nextCursor"]})
         assert e["code"] == "INVALID_INPUT" and "cursor" in e["message"]
         e = await err(c, "search_artifacts", {"workspaceId": ws, "query": "platypus", "type": "PLAN", "cursor": first["nextCursor"]})

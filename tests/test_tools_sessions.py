@@ -365,6 +365,36 @@ async def test_list_filters_paginates_with_totals_and_omits_thread_ids(server_ur
         assert none["totalCount"] == 0
 
 
+async def test_a_provider_thread_id_is_shown_only_to_the_operator_and_admins(server_url, owner):
+    ws = owner.workspace_id
+    _, bea = _add_member(ws, "MEMBER", "Bea")
+    _, cid = _add_member(ws, "MEMBER", "Cid")
+    _, ada = _add_member(ws, "ADMIN", "Ada")
+    thread = f"secret-thread-{uuid.uuid4()}"
+    async with mcp_client(server_url, owner.token) as c:
+        project = await _project(c, ws, "Threads")
+    async with mcp_client(server_url, bea) as c:
+        made = await _session(c, project["id"])
+        bound = await ok(c, "attach_agent_session", {"sessionId": made["id"], "provider": "codex", "threadId": thread, "idempotencyKey": _key()})
+        assert bound["session"]["providerThreadId"] == thread
+        assert (await ok(c, "get_agent_session", {"sessionId": made["id"]}))["session"]["providerThreadId"] == thread
+    for token in (owner.token, ada):  # the workspace's owner and admins steer sessions: they see it
+        async with mcp_client(server_url, token) as c:
+            assert (await ok(c, "get_agent_session", {"sessionId": made["id"]}))["session"]["providerThreadId"] == thread
+    async with mcp_client(server_url, cid) as c:  # another member sees the session, not its thread
+        seen = await ok(c, "get_agent_session", {"sessionId": made["id"]})
+        assert seen["session"]["id"] == made["id"] and seen["session"]["providerThreadId"] is None
+        listed = await ok(c, "list_agent_sessions", {"workspaceId": ws})
+        assert thread not in json.dumps(listed) and thread not in json.dumps(seen)
+        refused = await client_call_text(c, "align_agent_session", {"sessionId": made["id"], "expectedUpdatedAt": "2020-01-01T00:00:00.000Z"})
+        assert thread not in refused
+
+
+async def client_call_text(c: Any, name: str, args: dict[str, Any]) -> str:
+    result = await c.call_tool(name, args)
+    return json.dumps([getattr(b, "text", "") for b in result.content]) + json.dumps(result.structured_content)
+
+
 async def test_another_workspace_sees_no_session(server_url, owner, outsider):
     async with mcp_client(server_url, owner.token) as c:
         project = await _project(c, owner.workspace_id)

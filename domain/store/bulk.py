@@ -6,8 +6,9 @@ fit one transaction with their counters and activity (docs/data-model.md, "Bulk 
 * :func:`create_many` commits the task *set* in one transaction — the compact rows, the
   workspace counter claiming every number at once, the column and board counters, the
   membership guard, one activity row for the batch and the creation marker — and then writes
-  the full items and number pointers in as few further transactions as 100 actions and
-  :data:`MAX_TX_BYTES` allow (one for 50 ordinary tasks). The call retries that second step
+  each task's full item, number pointer and own ``task.created`` activity row together, in as
+  few further transactions as 100 actions and :data:`MAX_TX_BYTES` allow (one for up to 33
+  ordinary tasks, two for 50). The call retries that second step
   itself; a retry with the same ``idempotencyKey`` meets the marker and completes whatever the
   second step left undone.
 * :func:`run_chunks` applies planned edits chunk by chunk (:class:`Chunk`, built by the tool's
@@ -57,6 +58,9 @@ MAX_ITEMS = 50
 #: take at most this many bytes (50 tasks with 20,000-character descriptions may not: then each
 #: second-step transaction carries the records of its own tasks)
 FIRST_TX_TEXT_BYTES = 2_500_000
+# The second step of a bulk create writes three items per task: full item, number pointer and
+# the task's own creation entry (so list_activity {taskId} starts with it, as for create_task).
+SECOND_STEP_ACTIONS_PER_TASK = 3
 
 
 def item_bytes(row: Row) -> int:
@@ -89,15 +93,19 @@ class Created:
 
 
 Transient = Callable[[BaseException], bool]  # whether a store exception is a failure to reach the store (the tool layer's domain.faults)
+EntryFor = Callable[[TaskDetailRow], ActivityRow]  # a task's own creation entry (the tool words it)
 
 
 def create_many(
     *, workspace_id: str, board_id: str, column_id: str, actor_id: str, items: Sequence[NewTask], activity_for: Callable[[list[TaskDetailRow], ColumnRow], ActivityRow],
-    marker: CreationMarkerRow | None, transient: Transient, first_read: dict[tuple[str, str], Any] | None = None,
+    marker: CreationMarkerRow | None, transient: Transient, entry_for: EntryFor, first_read: dict[tuple[str, str], Any] | None = None,
 ) -> Created:
     """Create ``items`` at the bottom of a column, in order, with consecutive workspace numbers.
 
-    ``transient`` tells which exceptions of the second step are storage failures worth retrying.
+    ``activity_for`` words the batch's row (first step); ``entry_for`` each task's own
+    ``task.created`` row, written with its full item (second step), so a task whose full item
+    exists always has its creation entry, whichever call wrote it. ``transient`` tells which
+    exceptions of the second step are storage failures worth retrying.
 
     Raises:
         Missing: the column or the caller's membership is gone.
@@ -184,8 +192,9 @@ def create_many(
             raise
         earlier = failed
         details, present = _recover(earlier.task_id, items, actor_id)
-        return Created(details, None, _second_step(details, workspace_id, known_missing=set(range(len(details))) - present, transient=transient))
-    return Created(details, column, _second_step(details, workspace_id, known_missing=set(range(len(details))), transient=transient))
+        missing = set(range(len(details))) - present
+        return Created(details, None, _second_step(details, workspace_id, known_missing=missing, transient=transient, entry_for=entry_for))
+    return Created(details, column, _second_step(details, workspace_id, known_missing=set(range(len(details))), transient=transient, entry_for=entry_for))
 
 
 def _recover(first_task_id: str, items: Sequence[NewTask], actor_id: str) -> tuple[list[TaskDetailRow], set[int]]:
@@ -222,19 +231,21 @@ def _texts_in_first(details: list[TaskDetailRow]) -> bool:
     return sum(len(json.dumps([d.title or "", d.description or ""], ensure_ascii=False).encode()) for d in details) <= FIRST_TX_TEXT_BYTES
 
 
-def _full_item_chunks(details: list[TaskDetailRow], workspace_id: str, wanted: list[int], *, records: bool = False) -> list[list[int]]:
-    """Indices of ``details`` grouped into transactions of at most 100 actions (full item +
-    pointer per task, and with ``records`` the search batch records of their texts, one per
-    :data:`search_marks.BATCH_BYTES`) and :data:`MAX_TX_BYTES`."""
+def _full_item_chunks(details: list[TaskDetailRow], workspace_id: str, wanted: list[int], entries: dict[int, ActivityRow] | None = None, *,
+                      records: bool = False) -> list[list[int]]:
+    """Indices of ``details`` grouped into transactions of at most 100 actions (full item,
+    pointer and creation entry per task: :data:`SECOND_STEP_ACTIONS_PER_TASK`; with ``records``
+    the search batch records of their texts, one per :data:`search_marks.BATCH_BYTES`) and
+    :data:`MAX_TX_BYTES`."""
     chunks: list[list[int]] = []
     size = text = 0
     for i in wanted:
         d = details[i]
         pointer = TaskNumberRow(*keys.task_number(workspace_id, int(d.number)), taskId=d.taskId)
-        cost = item_bytes(d) + item_bytes(pointer)
+        cost = item_bytes(d) + item_bytes(pointer) + (item_bytes(entries[i]) if entries and i in entries else 0)
         entry = search_marks.entry_bytes(d) if records else 0
         batch_items = (text + entry) // search_marks.BATCH_BYTES + 2 if records else 0  # an upper bound of the records
-        if not chunks or 2 * (len(chunks[-1]) + 1) + batch_items > MAX_ACTIONS or size + cost + entry > MAX_TX_BYTES:
+        if not chunks or SECOND_STEP_ACTIONS_PER_TASK * (len(chunks[-1]) + 1) + batch_items > MAX_ACTIONS or size + cost + entry > MAX_TX_BYTES:
             chunks.append([])
             size = text = 0
         chunks[-1].append(i)
@@ -250,25 +261,29 @@ def _existing_full_items(details: list[TaskDetailRow]) -> set[int]:
     return {wanted[(r.PK, r.SK)] for r in got}
 
 
-def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missing: set[int], transient: Transient) -> bool:
-    """Write the full items and number pointers that do not exist yet; True when all exist.
+def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missing: set[int], transient: Transient, entry_for: EntryFor) -> bool:
+    """Write the full items, number pointers and creation entries that do not exist yet; True
+    when all exist.
 
-    Each transaction puts a task's full item and pointer together under "must not exist", so
-    a transaction that fails its conditions was (partly) written by a concurrent retry: the
-    missing set is read again. Storage failures are retried ``ATTEMPTS["bulk_create_second_step"]``
-    times on top of botocore's own retries; after that the caller reports the step unfinished.
+    Each transaction puts a task's full item and pointer together under "must not exist", with
+    its creation entry, so a transaction that fails its conditions was (partly) written by a
+    concurrent retry (and the entries with it): the missing set is read again. Storage failures
+    are retried ``ATTEMPTS["bulk_create_second_step"]`` times on top of botocore's own retries;
+    after that the caller reports the step unfinished.
     """
     missing = set(known_missing)
     records = not _texts_in_first(details)  # else the task set's transaction holds them
+    entries = {i: entry_for(details[i]) for i in missing}
     attempts = ATTEMPTS["bulk_create_second_step"]
     for attempt in range(attempts):
         try:
-            for chunk in _full_item_chunks(details, workspace_id, sorted(missing), records=records):
+            for chunk in _full_item_chunks(details, workspace_id, sorted(missing), entries, records=records):
                 def build(tx: Any, chunk: list[int] = chunk) -> None:
                     for i in chunk:
                         d = details[i]
                         task_store.put_rows(tx, d, previous=None, part="full")
                         tx.save(TaskNumberRow(*keys.task_number(workspace_id, int(d.number)), taskId=d.taskId), condition=Row.PK.does_not_exist())
+                        tx.save(entries[i])
                     if records:
                         search_marks.flush_batch(tx)
 

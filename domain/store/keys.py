@@ -121,6 +121,16 @@ def activity(board_id: str, at: str, ulid: str) -> Key:
     return board_activity_partition(board_id), activity_sort_key(at, ulid)
 
 
+def activity_type_partition(board_id: str, type_: str) -> str:
+    """GSI3 ``ACTT#<board>#<type>``: a board's activity rows of one type (list_activity's type filter)."""
+    return f"ACTT#{board_id}#{type_}"
+
+
+def activity_type_index(board_id: str, type_: str, at: str, ulid: str) -> Key:
+    """GSI3 of an activity row: its board and type, newest last, like the board log."""
+    return activity_type_partition(board_id, type_), activity_sort_key(at, ulid)
+
+
 def activity_sort_key(at: str, ulid: str) -> str:
     """``<at>#<ulid>``: activity rows sort by time, ties broken by the ULID."""
     return f"{at}#{ulid}"

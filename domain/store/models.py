@@ -519,7 +519,8 @@ class TaskNumberRow(Row, discriminator="TaskNumber"):
 
 
 class ActivityRow(Row, discriminator="Activity"):
-    """Activity row (``keys.activity``; GSI1 ``keys.task_activity`` for a task's log)."""
+    """Activity row (``keys.activity``; GSI1 ``keys.task_activity`` for a task's log; GSI3
+    ``keys.activity_type_index`` for the board's rows of one type)."""
 
     activityId = UnicodeAttribute()
     workspaceId = UnicodeAttribute()

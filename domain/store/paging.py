@@ -69,15 +69,17 @@ def decode_cursor(kind: str, cursor: str | None, key_shape: dict[str, str] | Non
         raise InvalidCursor(kind) from None
 
 
-def row_key(row: Any, index: bool = False) -> dict[str, Any]:
-    """The ExclusiveStartKey that resumes a Query right after ``row`` (base table or GSI1)."""
+def row_key(row: Any, index: bool | str = False) -> dict[str, Any]:
+    """The ExclusiveStartKey that resumes a Query right after ``row``: base table, GSI1
+    (``index=True``) or the GSI named by ``index`` (``"GSI3"``)."""
     key = {"PK": {"S": row.PK}, "SK": {"S": row.SK}}
     if index:
-        key |= {"GSI1PK": {"S": row.GSI1PK}, "GSI1SK": {"S": row.GSI1SK}}
+        name = "GSI1" if index is True else index
+        key |= {f"{name}PK": {"S": getattr(row, f"{name}PK")}, f"{name}SK": {"S": getattr(row, f"{name}SK")}}
     return key
 
 
-def take_page(result: Any, limit: int, *, index: bool = False, max_pages: int | None = None) -> tuple[list[Any], dict[str, Any] | None]:
+def take_page(result: Any, limit: int, *, index: bool | str = False, max_pages: int | None = None) -> tuple[list[Any], dict[str, Any] | None]:
     """Up to ``limit`` items of a Query issued with ``Limit = limit + 1``, and the key to resume after them.
 
     Pages are pulled from ``result.page_iter`` one request at a time and typed through the

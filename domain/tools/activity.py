@@ -70,11 +70,12 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
     since = clock.iso(clock.parse_iso(args.since)) if args.since is not None else None
     # A cursor belongs to this subject and these filters; replayed with others it is INVALID_INPUT.
     kind = list_kind("act", task=args.taskId, board=None if args.taskId else board_id, since=since, source=args.source, type=args.type)
-    start = decode_cursor(kind, args.cursor, activity_store.log_key_shape(board_id=board_id, task_id=args.taskId))
+    start = decode_cursor(kind, args.cursor, activity_store.log_key_shape(board_id=board_id, task_id=args.taskId, type_=args.type))
     result = activity_store.query_log(
         board_id=board_id, task_id=args.taskId, since=since, source=args.source, type_=args.type, limit=args.limit + 1, start=start,
     )
-    page, last = take_page(result, args.limit, index=bool(args.taskId), max_pages=MAX_PAGES)
+    by_type = bool(args.type) and not args.taskId  # the type's own index: every page full (docs/data-model.md)
+    page, last = take_page(result, args.limit, index="GSI3" if by_type else bool(args.taskId), max_pages=MAX_PAGES)
     out = [a for a in page if isinstance(a, ActivityRow)]
     if not out and start is None and not activity_store.subject_exists(board_id=board_id, task_number=where.task.number if where.task else None):
         # An empty first page is the only case where the subject might not exist (every board

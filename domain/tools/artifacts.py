@@ -21,7 +21,7 @@ from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import artifacts as artifact_store
 from domain.store import db, keys
-from domain.store.models import ArtifactBodyRow, ArtifactRow, ProjectRow, TaskDetailRow
+from domain.store.models import ArtifactBodyRow, ArtifactRow, ProjectRow, SessionRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.text import has_visible
 from domain.tools.args import CursorArg, LimitArg, WorkspaceIdArg
@@ -35,7 +35,6 @@ _OPAQUE = r"^[A-Za-z0-9_.:\-]+$"
 RunIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your run id.")]
 DecisionIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your decision id.")]
 WorkOrderIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your work order id.")]
-_SESSION_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,120}$")
 URI_PREFIX = "stacks://artifact/"
 
 
@@ -120,6 +119,9 @@ def _attach_prefetch(where: Any, args: Any) -> Prefetch:
     project = ids.parse_project(args.projectId) if args.projectId else None
     if project is not None and project[0] == where.workspace_id:
         items.append(keys.project(where.workspace_id, project[1]))
+    session = ids.parse_session(args.sessionId) if args.sessionId else None
+    if session is not None and session.workspace_id == where.workspace_id:
+        items.append(keys.session(where.workspace_id, session.ulid))
     return Prefetch(items=tuple(items))
 
 
@@ -163,14 +165,9 @@ def _links(ctx: CallContext, args: AttachArtifactInput) -> dict[str, str]:
         project = ids.parse_project(args.projectId)
         if project is None or not isinstance(ctx.item(keys.project(ws, project[1])), ProjectRow):
             raise errors.not_found("project", args.projectId)
-    if args.sessionId is not None:
-        parse = getattr(ids, "parse_session", None)
-        if parse is not None:
-            ref = parse(args.sessionId)
-            ref_ws = getattr(ref, "workspace_id", ref[0] if isinstance(ref, tuple) else None) if ref is not None else None
-            if ref is None or ref_ws != ws:
-                raise errors.not_found("session", args.sessionId)
-        elif not _SESSION_ID.fullmatch(args.sessionId):
+    if args.sessionId is not None:  # its head rode in the membership read (_attach_prefetch)
+        session = ids.parse_session(args.sessionId)
+        if session is None or session.workspace_id != ws or not isinstance(ctx.item(keys.session(ws, session.ulid)), SessionRow):
             raise errors.not_found("session", args.sessionId)
     return links
 

@@ -284,10 +284,15 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
             data={"columnId": where.column_id, "taskIds": [d.taskId for d in details], "keys": [d.key for d in details]}, at=details[0].createdAt,
         )
 
+    def entry_for(detail: TaskDetailRow) -> Any:  # the task's own creation entry, as create_task words it (+ "bulk")
+        return ctx.activity(where.workspace_id, where.board_id, "task.created", f"Created {detail.key} {detail.title!r} (bulk)",
+                            task_id=detail.taskId, data={"columnId": where.column_id, "bulk": True}, at=detail.createdAt)
+
     try:
         made = bulk_store.create_many(
             workspace_id=where.workspace_id, board_id=where.board_id, column_id=where.column_id, actor_id=ctx.user_id, items=items,
-            activity_for=activity_for, marker=creation_marker(ctx, where.workspace_id), transient=_transient, first_read=ctx.prefetched,
+            activity_for=activity_for, entry_for=entry_for, marker=creation_marker(ctx, where.workspace_id), transient=_transient,
+            first_read=ctx.prefetched,
         )
     except task_store.ColumnArchived:
         raise errors.invalid("columnId", "this column is archived", "Create the tasks in an active column (list_columns).") from None

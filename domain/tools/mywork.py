@@ -47,6 +47,7 @@ class WorkRowView(TaskRowView):
 class ListMyWorkOutput(ToolOutput):
     assigneeId: str
     tasks: list[WorkRowView] = Field(description="Open tasks, soonest due first (no due date last), then by priority.")
+    totalCount: int | None = Field(description="How many open tasks match, when one call read the whole list; else null (see notice).")
     nextCursor: str | None
     notice: str | None
 
@@ -117,17 +118,26 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
         if len(out) == args.limit:
             more = entries and last != _entry_key(entries[-1]) or start is not None
             next_cursor = encode_cursor(kind, last) if more else None
-            return ListMyWorkOutput(assigneeId=user, tasks=out, nextCursor=next_cursor, notice=_notice(next_cursor, len(out)))
+            return _answer(user, out, next_cursor, whole=args.cursor is None and next_cursor is None)
         if start is None:
-            return ListMyWorkOutput(assigneeId=user, tasks=out, nextCursor=None, notice=None)
-    next_cursor = encode_cursor(kind, start)
-    return ListMyWorkOutput(assigneeId=user, tasks=out, nextCursor=next_cursor, notice=_notice(next_cursor, len(out)))
+            return _answer(user, out, None, whole=args.cursor is None)
+    return _answer(user, out, encode_cursor(kind, start), whole=False)
+
+
+def _answer(user: str, out: list[WorkRowView], cursor: str | None, *, whole: bool) -> ListMyWorkOutput:
+    """The page, with totalCount only when this call read the list from its start to its end."""
+    return ListMyWorkOutput(assigneeId=user, tasks=out, totalCount=len(out) if whole else None, nextCursor=cursor, notice=_notice(cursor, len(out)))
 
 
 def _notice(cursor: str | None, shown: int) -> str | None:
+    """Why a page has a cursor and no totalCount: whether an entry is open (its column not done,
+    its board not archived) is known only from the rows read with it, so the total of a list
+    is known only once it has been read to its end; counting the index alone would count done
+    and archived work (docs/data-model.md, "Work index")."""
     if cursor is None:
         return None
-    return f"Showing {shown} open task{'s' if shown != 1 else ''}; pass nextCursor for more (done and archived ones are skipped)."
+    return (f"Showing {shown} open task{'s' if shown != 1 else ''}; pass nextCursor for more. totalCount is null until the list fits "
+            "one page: open-ness (done columns, archived boards) is decided per row as it is read.")
 
 
 def _entry_key(entry: WorkItemRow) -> dict[str, Any]:

@@ -507,6 +507,22 @@ class ProjectLinkOutput(ToolOutput):
     removed: bool | None = Field(default=None, description="remove_project_link: false when there was no such link (nothing written).")
 
 
+class RemovedLinkView(ToolOutput):
+    """The link remove_project_link acted on; with no such link, the arguments (normalised) and no stamps."""
+
+    targetType: str
+    targetId: str = Field(description="The linked entity's id; lowercase owner/name for a REPO.")
+    createdAt: str | None = Field(description="When the removed link was made; null when there was no such link.")
+    createdBy: str | None = Field(description="Who made the removed link; null when there was no such link.")
+
+
+class RemoveProjectLinkOutput(ToolOutput):
+    projectId: str
+    link: RemovedLinkView
+    added: bool | None = Field(default=None, description="Always null here (kept for the shape shared with add_project_link).")
+    removed: bool = Field(description="false when there was no such link (nothing written).")
+
+
 def _target_id(args: ProjectLinkInput, workspace_id: str) -> str:
     if args.targetType == "REPO":
         repo = repos.normalise_repo(args.targetId)
@@ -622,21 +638,22 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
     min_role="ADMIN",
     prefetch=_link_prefetch,
     input_model=ProjectLinkInput,
-    output_model=ProjectLinkOutput,
+    output_model=RemoveProjectLinkOutput,
 )
-def remove_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOutput:
+def remove_project_link(ctx: CallContext, args: ProjectLinkInput) -> RemoveProjectLinkOutput:
     where = ctx.target
     target_id = _target_id(args, where.workspace_id)
     _head(ctx)
     existing = ctx.item(keys.project_link(where.project_id, args.targetType, target_id))
-    if not isinstance(existing, ProjectLinkRow):
-        ghost = LinkView(targetType=args.targetType, targetId=target_id, createdAt="", createdBy="")
-        return ProjectLinkOutput(projectId=where.project_id, link=ghost, removed=False)
+    if not isinstance(existing, ProjectLinkRow):  # a no-op: echo what was asked, invent nothing
+        asked = RemovedLinkView(targetType=args.targetType, targetId=target_id, createdAt=None, createdBy=None)
+        return RemoveProjectLinkOutput(projectId=where.project_id, link=asked, removed=False)
     try:
         removed = project_store.remove_link(existing, actor_id=ctx.user_id, stamp=clock.now_iso())
     except Missing:
         raise errors.not_found("project", where.project_id) from None
-    return ProjectLinkOutput(projectId=where.project_id, link=link_view(existing), removed=removed)
+    link = RemovedLinkView(**link_view(existing).model_dump())
+    return RemoveProjectLinkOutput(projectId=where.project_id, link=link, removed=removed)
 
 
 # -- resolve_projects_for_repo ---------------------------------------------------------------------

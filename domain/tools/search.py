@@ -29,6 +29,7 @@ from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, Priori
 
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
+CANDIDATE_CAP = 1000  # candidates the index returns per word group (domain/search); past it totalCount is a lower bound
 
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
 'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
@@ -66,9 +67,11 @@ class SearchRow(ToolOutput):
 
 class SearchTasksOutput(ToolOutput):
     results: list[SearchRow]
-    totalCount: int = Field(description="Matches after filters (a lower bound when truncated).")
-    truncated: bool = Field(description="True when a word matched more tasks than the candidate cap (1,000).")
+    totalCount: int = Field(description="Matches after filters (a lower bound when capped).")
+    truncated: bool = Field(description="True when this answer does not hold every match: more pages, or capped.")
+    capped: bool = Field(description="True when a word matched more tasks than the candidate cap (1,000): narrow the query.")
     nextCursor: str | None
+    notice: str | None = Field(description="Set when the list is cut short: by the page (pass nextCursor) or the cap.")
     hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
 
 
@@ -111,6 +114,37 @@ def _offset(kind: str, cursor: str | None) -> int:
                              "Send the cursor with the same query and filters, or omit it for the first page.") from None
 
 
+def _page_notice(*, offset: int, shown: int, total: int, more: bool, capped: bool, what: str) -> str | None:
+    """The notice of a search answer that does not hold every match (None when it does)."""
+    parts = []
+    if more:
+        parts.append(f"Showing {what}s {offset + 1}-{offset + shown} of {total}{' or more' if capped else ''}; pass nextCursor for the next page.")
+    if capped:
+        parts.append(f"The words matched more {what}s than the search ranks at once, so totalCount is a lower bound and some matches "
+                     "are left out; narrow the query with more words, a phrase or a filter.")
+    return " ".join(parts) or None
+
+
+def _key_note(key: tuple[str, int], wsrow: object, pointer: object, row: TaskDetailRow | None, entry: object) -> str | None:
+    """Why an exact task key found nothing to show: another workspace's prefix, a number never
+    given out, an archived task or a task of an archived board. None when the key's task is shown."""
+    prefix = (wsrow.taskPrefix or "") if isinstance(wsrow, WorkspaceRow) else ""
+    asked = f"{key[0]}-{key[1]}"
+    if not prefix or prefix.upper() != key[0]:
+        return f"{asked} is not a key of this workspace: its task keys start with {prefix}-." if prefix else None
+    shown = f"{prefix}-{key[1]}"
+    if not isinstance(pointer, TaskNumberRow) or row is None:
+        last = int(wsrow.taskCounter or 0)  # type: ignore[union-attr]
+        span = f"its tasks run from {prefix}-1 to {prefix}-{last}" if last else "it has no tasks yet"
+        return f"{shown} does not exist in this workspace ({span})."
+    see = f"get_task with workspaceId and number {key[1]} still shows it"
+    if row.archivedAt:
+        return f"{shown} is archived, and search leaves archived tasks out; {see}."
+    if entry is None or getattr(entry, "archivedAt", None):
+        return f"{shown} is on an archived board, and search leaves those out; {see} (unarchive_boards restores the board)."
+    return None
+
+
 def _zero_hint(answer, matched_any: bool, what: str) -> str:
     if answer.unmatched:
         return f"No {what} contains " + ", ".join(f"'{w}'" for w in answer.unmatched) + "; check the spelling or drop that word."
@@ -147,15 +181,14 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     # the key: the workspace's own prefix and the number pointer, read with the membership
     key_task: str | None = None
     wsrow = ctx.item(keys.workspace_head(ws))
-    if key and isinstance(wsrow, WorkspaceRow) and (wsrow.taskPrefix or "").upper() == key[0]:
-        pointer = ctx.item(keys.task_number(ws, key[1]))
-        if isinstance(pointer, TaskNumberRow):
-            key_task = pointer.taskId
+    pointer = ctx.item(keys.task_number(ws, key[1])) if key else None
+    if key and isinstance(wsrow, WorkspaceRow) and (wsrow.taskPrefix or "").upper() == key[0] and isinstance(pointer, TaskNumberRow):
+        key_task = pointer.taskId
 
     pending = list(pending_docs(ctx.query("pending")).values())  # batch records expanded, the newest record per doc
     live = [doc_of(m) for m in pending if not m.gone]
     gone = [m.doc for m in pending if m.gone]
-    answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, pending=live, gone=gone)
+    answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=gone)
     hits = {h.task_id: h for h in answer.hits}
     wanted = set(hits) | ({key_task} if key_task else set())
 
@@ -222,8 +255,16 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
             score=round(1000.0 + score if is_key else score, 4), matchedFields=fields,
         ))
     cursor = encode_cursor(kind, {"o": offset + args.limit}) if offset + args.limit < total else None
-    hint = _zero_hint(answer, bool(hits), "task") if total == 0 else None
-    return SearchTasksOutput(results=results, totalCount=total, truncated=answer.truncated, nextCursor=cursor, hint=hint)
+    key_note = None
+    if key is not None:
+        key_row = rows.get(key_task) if key_task else None
+        key_note = _key_note(key, wsrow, pointer, key_row, entries.get(key_row.boardId) if key_row else None)
+    hint = (key_note or _zero_hint(answer, bool(hits), "task")) if total == 0 else None
+    notice = _page_notice(offset=offset, shown=len(results), total=total, more=cursor is not None, capped=answer.truncated, what="task")
+    if total and key_note:  # other tasks matched the words; the key's own task is not among them
+        notice = f"{key_note} {notice or ''}".strip()
+    return SearchTasksOutput(results=results, totalCount=total, truncated=bool(cursor) or answer.truncated, capped=answer.truncated,
+                             nextCursor=cursor, notice=notice, hint=hint)
 
 
 def _desc(stamp: str) -> tuple[int, ...]:
@@ -289,9 +330,11 @@ class ArtifactHit(ToolOutput):
 
 class SearchArtifactsOutput(ToolOutput):
     results: list[ArtifactHit]
-    totalCount: int = Field(description="Matches after filters (a lower bound when truncated).")
-    truncated: bool = Field(description="True when a word matched more artifacts than the candidate cap (1,000).")
+    totalCount: int = Field(description="Matches after filters (a lower bound when capped).")
+    truncated: bool = Field(description="True when this answer does not hold every match: more pages, or capped.")
+    capped: bool = Field(description="True when a word matched more artifacts than a candidate cap: narrow the query.")
     nextCursor: str | None
+    notice: str | None = Field(description="Set when the list is cut short: by the page (pass nextCursor) or a cap.")
     hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
 
 
@@ -338,7 +381,8 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
     offset = _offset(kind, args.cursor)
     pending = list(pending_docs(ctx.query("pending")).values())
     live = [doc_of(m) for m in pending if not m.gone]
-    answer = INDEX.query(ws, tree, substring=substring, pending=live, gone=[m.doc for m in pending if m.gone], corpus=keys.SEARCH_ARTIFACTS)
+    answer = INDEX.query(ws, tree, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=[m.doc for m in pending if m.gone],
+                         corpus=keys.SEARCH_ARTIFACTS)
     hits = {h.task_id: h for h in answer.hits}
 
     # heads of every candidate: withdrawn, non-text and filtered-out artifacts drop out
@@ -352,7 +396,8 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
               and all(getattr(args, f) is None or getattr(h, f) == getattr(args, f) for f in ("type", "taskId", "projectId", "sessionId"))}
     # substring-only candidates are rechecked on their bodies (read with the page's, for snippets)
     needle = search_text.fold(text) if substring else ""
-    recheck = [aid for aid in wanted if hits[aid].score == 0 and not hits[aid].fields][:RECHECK_CAP]
+    unscored = [aid for aid in wanted if hits[aid].score == 0 and not hits[aid].fields]
+    recheck = unscored[:RECHECK_CAP]  # past it, substring-only candidates are left out (the answer says capped)
     bodies = _bodies(ws, recheck, live)
     ranked = []
     for aid, head in wanted.items():
@@ -374,7 +419,10 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
                for score, _, h, fields in page]
     cursor = encode_cursor(kind, {"o": offset + args.limit}) if offset + args.limit < total else None
     hint = _zero_hint(answer, bool(hits), "artifact") if total == 0 else None
-    return SearchArtifactsOutput(results=results, totalCount=total, truncated=answer.truncated, nextCursor=cursor, hint=hint)
+    capped = answer.truncated or len(unscored) > RECHECK_CAP
+    notice = _page_notice(offset=offset, shown=len(results), total=total, more=cursor is not None, capped=capped, what="artifact")
+    return SearchArtifactsOutput(results=results, totalCount=total, truncated=bool(cursor) or capped, capped=capped, nextCursor=cursor,
+                                 notice=notice, hint=hint)
 
 
 def _bodies(ws: str, artifact_ids: list[str], pending) -> dict[str, str]:

@@ -116,7 +116,7 @@ class SessionSummaryView(ToolOutput):
 
 
 class SessionView(SessionSummaryView):
-    providerThreadId: str | None = Field(description="Set by a provider hook through attach_agent_session.")
+    providerThreadId: str | None = Field(description="Set by a provider hook (attach_agent_session); null unless you are its operator or an admin.")
     alignment: AlignmentSnapshot | None
     repoStart: RepoStateView | None
     repoEnd: RepoStateView | None
@@ -139,9 +139,19 @@ def _summary_fields(r: SessionRow) -> dict[str, Any]:
     }
 
 
-def session_view(r: SessionRow) -> SessionView:
+def _thread_shown(r: SessionRow, ctx: CallContext) -> str | None:
+    """The provider thread id, for the session's operator and the workspace's admins and owners
+    only: it names a thread in the operator's own provider account, so other members (who may
+    read the session) get null, as list_agent_sessions leaves it out for everyone."""
+    if not r.providerThreadId or r.operatorId == ctx.user_id:
+        return r.providerThreadId
+    return r.providerThreadId if ROLE_RANK[ctx.member(r.workspaceId).role] >= ROLE_RANK["ADMIN"] else None
+
+
+def session_view(r: SessionRow, ctx: CallContext) -> SessionView:
+    """A session as ``ctx``'s caller may see it (:func:`_thread_shown`)."""
     return SessionView(
-        **_summary_fields(r), providerThreadId=r.providerThreadId, alignment=AlignmentSnapshot(**r.alignment) if r.alignment else None,
+        **_summary_fields(r), providerThreadId=_thread_shown(r, ctx), alignment=AlignmentSnapshot(**r.alignment) if r.alignment else None,
         repoStart=RepoStateView(**r.repoStart) if r.repoStart else None, repoEnd=RepoStateView(**r.repoEnd) if r.repoEnd else None,
         usage=UsageView(**r.usage) if r.usage else None, capture=CaptureView(**r.capture) if r.capture else None,
         resumeCount=int(r.resumeCount or 0), boundAt=r.boundAt,
@@ -152,8 +162,8 @@ def _copy(r: SessionRow) -> SessionRow:
     return SessionRow.from_raw_data(r.serialize())
 
 
-def _current(r: SessionRow) -> dict[str, Any]:
-    return session_view(r).model_dump(mode="json")
+def _current(r: SessionRow, ctx: CallContext) -> dict[str, Any]:
+    return session_view(r, ctx).model_dump(mode="json")
 
 
 # -- shared checks -----------------------------------------------------------------------------
@@ -220,10 +230,10 @@ def _session(ctx: CallContext) -> SessionRow:
     return row
 
 
-def _stale(args_stamp: str, row: SessionRow) -> errors.ToolError:
+def _stale(args_stamp: str, row: SessionRow, ctx: CallContext) -> errors.ToolError:
     return errors.conflict(
         f"The session changed since you read it (your expectedUpdatedAt {args_stamp}, now {row.updatedAt}).",
-        "Read error.current (or get_agent_session) and call again with its updatedAt.", current=_current(row),
+        "Read error.current (or get_agent_session) and call again with its updatedAt.", current=_current(row, ctx),
     )
 
 
@@ -290,7 +300,7 @@ def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionO
     session_id = ids.new_session_id(ws)
     row = _new_row(session_id, ws, project, member, repo, now, status="STARTING", provider=args.provider, repo_state=args.repoState,
                    continues=args.continuesSessionId)
-    return SessionOutput(session=session_view(_create(ctx, row, by_link=by_link)))
+    return SessionOutput(session=session_view(_create(ctx, row, by_link=by_link), ctx))
 
 
 def _read(wanted: tuple[tuple[str, str], ...]) -> dict[tuple[str, str], Any]:
@@ -413,17 +423,17 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
             raise errors.invalid("provider", f"the session was launched for {state.provider}, not {args.provider}")
         if state.providerThreadId:
             if state.providerThreadId == args.threadId:
-                return Unchanged(AttachSessionOutput(session=session_view(state), attached="existing"))
+                return Unchanged(AttachSessionOutput(session=session_view(state, ctx), attached="existing"))
             raise errors.conflict("This session is already bound to another provider thread; a binding never changes.",
-                                  "Start a new session (jentrix agent launch) for the other thread.", current=_current(state), reason="SESSION_ALREADY_BOUND")
+                                  "Start a new session (jentrix agent launch) for the other thread.", current=_current(state, ctx), reason="SESSION_ALREADY_BOUND")
         if state.status != "STARTING":
             raise errors.conflict(f"The session is {state.status}; only a STARTING session can be bound.",
-                                  "Create a new session for this thread (attach_agent_session with projectId).", current=_current(state))
+                                  "Create a new session for this thread (attach_agent_session with projectId).", current=_current(state, ctx))
         stamp = clock.next_stamp(state.updatedAt)
         edited = _copy(state)
         edited.provider, edited.providerThreadId, edited.status, edited.boundAt, edited.updatedAt = args.provider, args.threadId, "ACTIVE", stamp, stamp
         return session_store.edit(edited, state, actor_id=ctx.user_id, claim=session_store.new_claim(edited, stamp),
-                                  result=lambda: AttachSessionOutput(session=session_view(edited), attached="bound"))
+                                  result=lambda: AttachSessionOutput(session=session_view(edited, ctx), attached="bound"))
 
     try:
         return compare_and_set("attach_agent_session", current, plan)
@@ -431,7 +441,7 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
         if bound.claim is not None and bound.claim.sessionId == current.sessionId:
             found = session_store.get(ctx.target.session)
             if found is not None:
-                return AttachSessionOutput(session=session_view(found), attached="existing")
+                return AttachSessionOutput(session=session_view(found, ctx), attached="existing")
         raise _bound_elsewhere(bound.claim, current.workspaceId) from None
     except Missing:
         raise errors.not_found("session", current.sessionId) from None
@@ -455,7 +465,7 @@ def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: Sessi
         if bound.claim is None:
             raise _bound_elsewhere(None, ws) from None
         return _converge(ctx, bound.claim, where.project_id)
-    return AttachSessionOutput(session=session_view(made), attached="created" if made.sessionId == row.sessionId else "existing")
+    return AttachSessionOutput(session=session_view(made, ctx), attached="created" if made.sessionId == row.sessionId else "existing")
 
 
 def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> AttachSessionOutput:
@@ -466,7 +476,7 @@ def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> Atta
     found = session_store.get(ref) if ref else None
     if found is None:
         raise _bound_elsewhere(claim, ctx.target.workspace_id)
-    return AttachSessionOutput(session=session_view(found), attached="existing")
+    return AttachSessionOutput(session=session_view(found, ctx), attached="existing")
 
 
 # -- align_agent_session -----------------------------------------------------------------------
@@ -548,14 +558,14 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
 
     def plan(state: SessionRow) -> Any:
         if state.updatedAt != args.expectedUpdatedAt:
-            raise _stale(args.expectedUpdatedAt, state)
+            raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status not in session_store.OPEN:
             raise errors.conflict(f"The session is {state.status}; only an open (STARTING or ACTIVE) session can be aligned.",
-                                  "Resume it (resume_agent_session) if it was interrupted, or start a new session.", current=_current(state))
+                                  "Resume it (resume_agent_session) if it was interrupted, or start a new session.", current=_current(state, ctx))
         new_task = task.taskId if task else None
         count = int(state.alignmentCount or 0)
         if count and state.taskId == new_task and state.ownerId == owner.userId and state.alignment:
-            return Unchanged(AlignSessionOutput(session=session_view(state), alignment=AlignmentSnapshot(**state.alignment), ordinal=count, changed=False))
+            return Unchanged(AlignSessionOutput(session=session_view(state, ctx), alignment=AlignmentSnapshot(**state.alignment), ordinal=count, changed=False))
         if count >= session_store.MAX_ALIGNMENTS:
             raise errors.invalid("sessionId", f"the session holds {session_store.MAX_ALIGNMENTS} alignments, the most it can",
                                  "Complete it and start a new session with continuesSessionId.")
@@ -590,7 +600,7 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
             return None
 
         return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, failed=failed,
-                                  result=lambda: AlignSessionOutput(session=session_view(edited), alignment=snapshot, ordinal=ordinal, changed=True))
+                                  result=lambda: AlignSessionOutput(session=session_view(edited, ctx), alignment=snapshot, ordinal=ordinal, changed=True))
 
     try:
         return compare_and_set("align_agent_session", current, plan)
@@ -690,12 +700,12 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
         if again:
             probe = closed_state(state, state.updatedAt, (state.capture or {}).get("summaryArtifactId"))
             if probe.serialize() == state.serialize():  # an exact repeat: nothing would change
-                return Unchanged(SessionOutput(session=session_view(state)))
+                return Unchanged(SessionOutput(session=session_view(state, ctx)))
         if state.updatedAt != args.expectedUpdatedAt:
-            raise _stale(args.expectedUpdatedAt, state)
+            raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status not in session_store.OPEN and not again:
             raise errors.conflict(f"The session is already {state.status}; it cannot end again as {args.outcome}.",
-                                  "Resume an INTERRUPTED session first (resume_agent_session), or start a new one.", current=_current(state))
+                                  "Resume an INTERRUPTED session first (resume_agent_session), or start a new one.", current=_current(state, ctx))
         stamp = clock.next_stamp(state.updatedAt)
         summary_id = session_capture.new_summary_id(state.workspaceId)  # a re-check after late parts stores a new summary; the head names the latest
         edited = closed_state(state, stamp, summary_id)
@@ -710,7 +720,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
             if edited.status in session_store.CLOSED and state.status in session_store.OPEN:
                 session_store.release_claim(tx, edited)
 
-        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, result=lambda: SessionOutput(session=session_view(edited)))
+        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, result=lambda: SessionOutput(session=session_view(edited, ctx)))
 
     try:
         return compare_and_set("complete_agent_session", current, plan)
@@ -736,9 +746,9 @@ def _resume_prefetch(where: Located, args: ResumeSessionInput) -> Prefetch:
     return Prefetch(items=tuple(items))
 
 
-def _resume_conflict(message: str, row: SessionRow) -> errors.ToolError:
+def _resume_conflict(message: str, row: SessionRow, ctx: CallContext) -> errors.ToolError:
     return errors.conflict(message + "; nothing was written.", "A new period of work elsewhere is a new session: create_agent_session with continuesSessionId.",
-                           current=_current(row), reason="SESSION_RESUME_CONFLICT")
+                           current=_current(row, ctx), reason="SESSION_RESUME_CONFLICT")
 
 
 @tool(
@@ -762,31 +772,31 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
     _may_steer(ctx, current, "resume")
     repo = _repo(ctx, args.repo)
     if args.projectId is not None and args.projectId != current.projectId:
-        raise _resume_conflict(f"The session belongs to project {current.projectName} ({current.projectId}), not {args.projectId}", current)
+        raise _resume_conflict(f"The session belongs to project {current.projectName} ({current.projectId}), not {args.projectId}", current, ctx)
     if repo != current.repository:
-        raise _resume_conflict(f"The session works on {current.repository}; this checkout is {repo}", current)
+        raise _resume_conflict(f"The session works on {current.repository}; this checkout is {repo}", current, ctx)
     ws = current.workspaceId
     if args.projectId is None or args.repo is None:  # else _resume_prefetch read them with the membership
         ctx.prefetched.update(_read(_gate_keys(ws, current.projectId, repo)))
     try:
         _, by_link = _project_for_session(ctx, ws, current.projectId, repo)
     except errors.ToolError as refused:
-        raise _resume_conflict(f"The session's project no longer admits {repo} ({refused.message})", current) from None
+        raise _resume_conflict(f"The session's project no longer admits {repo} ({refused.message})", current, ctx) from None
 
     def plan(state: SessionRow) -> Any:
         if state.status == "ACTIVE" and int(state.resumeCount or 0) and state.updatedAt != args.expectedUpdatedAt:
-            return Unchanged(SessionOutput(session=session_view(state)))  # the repeat of a resume that went through
+            return Unchanged(SessionOutput(session=session_view(state, ctx)))  # the repeat of a resume that went through
         if state.updatedAt != args.expectedUpdatedAt:
-            raise _stale(args.expectedUpdatedAt, state)
+            raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status != "INTERRUPTED":
             raise errors.conflict(f"The session is {state.status}; only an INTERRUPTED session can be resumed.",
-                                  "Start a new session with continuesSessionId for new work.", current=_current(state))
+                                  "Start a new session with continuesSessionId for new work.", current=_current(state, ctx))
         stamp = clock.next_stamp(state.updatedAt)
         edited = _copy(state)
         edited.status, edited.outcome, edited.endedAt, edited.resumeCount, edited.updatedAt = "ACTIVE", None, None, int(state.resumeCount or 0) + 1, stamp
         return session_store.edit(edited, state, actor_id=ctx.user_id, extra=lambda tx: session_store.repo_gate(tx, ws, state.projectId, repo, by_link=by_link),
-                                  failed=lambda failure: _resume_conflict(f"The session's project no longer admits {repo}", state),
-                                  result=lambda: SessionOutput(session=session_view(edited)))
+                                  failed=lambda failure: _resume_conflict(f"The session's project no longer admits {repo}", state, ctx),
+                                  result=lambda: SessionOutput(session=session_view(edited, ctx)))
 
     try:
         return compare_and_set("resume_agent_session", current, plan)
@@ -854,7 +864,7 @@ def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutp
     summary = next((a for a in summaries if a.artifactId == named), summaries[-1] if summaries else None)
     traces = sorted((a for a in found if a.type == "TRACE"), key=lambda a: a.name)
     return GetSessionOutput(
-        session=session_view(row),
+        session=session_view(row, ctx),
         alignments=[AlignmentView(ordinal=int(a.ordinal), snapshot=AlignmentSnapshot(**a.snapshot), alignedBy=a.alignedBy, startedAt=a.startedAt, endedAt=a.endedAt)
                     for a in intervals],
         artifacts=SessionArtifacts(summary=_artifact_ref(summary) if summary else None, transcripts=[_artifact_ref(a) for a in traces]),
