@@ -49,9 +49,10 @@ def _count(pk_prefix_ws: str) -> int:
     client = db.dynamodb_client()
     from domain.store.models import Row
 
-    items = client.scan(TableName=Row.Meta.table_name, FilterExpression="begins_with(PK, :p)",
-                        ExpressionAttributeValues={":p": {"S": pk_prefix_ws}})["Items"]
-    return len(items)
+    # every page: a shared table holding megabytes of other tests' text spans several 1 MB pages
+    pages = client.get_paginator("scan").paginate(TableName=Row.Meta.table_name, FilterExpression="begins_with(PK, :p)",
+                                                  ExpressionAttributeValues={":p": {"S": pk_prefix_ws}}, Select="COUNT")
+    return sum(page["Count"] for page in pages)
 
 
 def _postings(ws: str) -> int:
