@@ -546,5 +546,5 @@ def test_bulk_create_budget_does_not_grow_with_new_vocabulary(server_url, owner,
         return " ".join(words)[:n]
 
     tasks = [{"title": text(60), "description": text(2000)} for _ in range(50)]
-    _, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": board["cols"][0], "tasks": tasks}, FIXED_WS + 3)
+    _, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": board["cols"][0], "tasks": tasks}, FIXED_WS + 4)
     assert c.total <= 10 and "BatchWriteItem" not in c.ops
