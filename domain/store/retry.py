@@ -16,7 +16,8 @@ Either way the wait between attempts is :func:`backoff` ("full jitter": uniform 
 from __future__ import annotations
 
 import random
-import time
+
+from domain.store import deadline
 
 # Attempts per operation. The table is mirrored in docs/data-model.md next to the request budgets.
 ATTEMPTS: dict[str, int] = {
@@ -75,4 +76,6 @@ def backoff_seconds(attempt: int) -> float:
 
 
 def backoff(attempt: int) -> None:
-    time.sleep(backoff_seconds(attempt))
+    """Sleep before the next attempt; :class:`~domain.store.deadline.DeadlineExceeded` instead
+    when the wait would end past the call's deadline."""
+    deadline.sleep(backoff_seconds(attempt))

@@ -54,8 +54,30 @@ OverdueFilter = Annotated[bool | None, Field(default=None, description="true: du
 UpdatedSinceFilter = Annotated[str | None, Field(default=None, max_length=40, description="ISO-8601 time.")]
 
 
+# -- single-line text: titles and names (docs/decisions.md, "Control characters in names") --------
+# C0 controls but tab and newline, DEL and the C1 block: an ANSI escape (ESC, U+001B) would
+# otherwise reach every terminal and log that shows the name.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_HINT = "Remove terminal escape sequences and other control characters; newline and tab are the only ones accepted."
+
+
+def no_controls(value: str | None) -> str | None:
+    """``value`` unchanged; INVALID_INPUT (through pydantic) when it holds a control character
+    other than newline or tab."""
+    if value is None:
+        return None
+    found = _CONTROL.search(value)
+    if found is not None:
+        code = f"U+{ord(found.group()):04X}"
+        raise PydanticCustomError("control_character", f"contains the control character {code}", {"hint": CONTROL_HINT})
+    return value
+
+
+SingleLine = AfterValidator(no_controls)
+"""The validator every title and name argument carries (``Annotated[str, Field(...), SingleLine]``)."""
+
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
-TitleArg = Annotated[str, Field(min_length=1, max_length=500)]
+TitleArg = Annotated[str, Field(min_length=1, max_length=500), SingleLine]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown.")]
 DUE_FORMS = "YYYY-MM-DD or zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates

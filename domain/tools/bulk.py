@@ -9,7 +9,7 @@ transaction shapes and budgets; docs/decisions.md records the deviation from "on
 """
 
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fractional_indexing import generate_key_between
 from pydantic import Field
@@ -37,6 +37,7 @@ from domain.tools.args import (
     NewDueDateArg,
     Priority,
     TaskIdArg,
+    SingleLine,
     TitleArg,
     requested_changes,
 )
@@ -316,7 +317,7 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 
 class UpdateItem(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500)
+    title: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=500)
     description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
     priority: Priority | None = None
     dueDate: NewDueDateArg

@@ -27,25 +27,25 @@ from domain.store.models import BoardEntryRow, MemberRow, ProjectLinkRow, Projec
 from domain.store.paging import list_kind
 from domain.store.workspaces import slugify
 from domain.text import has_visible
-from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, WorkspaceIdArg, null_rule, requested_changes
+from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, SingleLine, WorkspaceIdArg, null_rule, requested_changes
 
 Status = Literal["PLANNED", "ACTIVE", "ON_HOLD", "COMPLETED", "ARCHIVED"]
 TargetType = Literal["BOARD", "TASK", "REPO", "DOC", "DECISION", "METRIC", "AGENT"]
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="pj_…")]
-NameArg = Annotated[str, Field(min_length=1, max_length=120)]
+NameArg = Annotated[str, Field(min_length=1, max_length=120), SingleLine]
 ShortText = Annotated[str, Field(min_length=1, max_length=300)]
 
 
 class Milestone(ToolInput):
-    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached.")]
+    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached."), SingleLine]
     dueDate: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")
     done: bool = Field(default=False, description="Reached.")
 
 
 class Risk(ToolInput):
-    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk.")]
+    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk."), SingleLine]
     severity: Literal["LOW", "MEDIUM", "HIGH"] = Field(default="MEDIUM", description="Severity.")
     mitigation: str | None = Field(default=None, max_length=1000, description="How it is handled.")
 
@@ -369,7 +369,7 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
 # -- update_project ----------------------------------------------------------------------------
 class UpdateProjectInput(ToolInput):
     projectId: ProjectIdArg
-    name: str | None = Field(default=None, min_length=1, max_length=120)
+    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=120)
     status: Status | None = Field(default=None, description="Status.")
     ownerId: str | None = Field(default=None, max_length=64, description="userId; null: without one.")
     parentId: str | None = Field(default=None, max_length=64, description="pj_… of the workspace; null: top-level; no cycles.")

@@ -10,7 +10,7 @@ each request budget.
 
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from fractional_indexing import generate_key_between
 from pydantic import Field
@@ -49,6 +49,7 @@ from domain.tools.args import (
     Priority,
     ResponseFormat,
     TaskIdArg,
+    SingleLine,
     TitleArg,
     UpdatedSinceFilter,
     null_rule,
@@ -307,7 +308,7 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500)
+    title: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=500)
     description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
     priority: Priority | None = None
     dueDate: NewDueDateArg
