@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
+from domain import ids
+
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
 ActivityType = Literal[
@@ -52,6 +54,31 @@ DueBeforeFilter = Annotated[str | None, Field(default=None, pattern=_DAY, descri
 DueAfterFilter = Annotated[str | None, Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")]
 OverdueFilter = Annotated[bool | None, Field(default=None, description="true: due before now.")]
 UpdatedSinceFilter = Annotated[str | None, Field(default=None, max_length=40, description="ISO-8601 time.")]
+
+
+# -- the shape of id filters (docs/decisions.md, "Malformed ids cost no request") ------------------
+# Targets and refs are checked by the pipeline (domain.access.refuse_malformed: NOT_FOUND or the
+# ref's error); an id argument that only filters a list, or that a handler reads itself, carries
+# IdShape instead: a value that cannot be an id of its kind is INVALID_INPUT before any read.
+_ID_FORMS: dict[str, tuple[Any, str]] = {
+    "user": (ids.parse_user, "usr_…"),
+    "board": (ids.parse_board, "bd_…"),
+    "column": (ids.parse_column, "cl_…"),
+    "project": (ids.parse_project, "pj_…"),
+    "upload_grant": (ids.parse_upload_grant, "ug_…"),
+}
+
+
+def IdShape(kind: str, *, also: tuple[str, ...] = ()) -> Any:  # noqa: N802 - used like a type
+    """A validator refusing a value that is not a ``kind`` id (``also``: extra accepted words such as "me")."""
+    parse, form = _ID_FORMS[kind]
+
+    def check(value: str | None) -> str | None:
+        if value is None or value in also or parse(value) is not None:
+            return value
+        raise PydanticCustomError("id_shape", f"is not a {kind.replace('_', ' ')} id ({form})", {"hint": f"Send an id of the form {form} as the list and get tools return them."})
+
+    return AfterValidator(check)
 
 
 # -- single-line text: titles and names (docs/decisions.md, "Control characters in names") --------

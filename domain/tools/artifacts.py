@@ -24,7 +24,7 @@ from domain.store import db, keys
 from domain.store.models import ArtifactBodyRow, ArtifactRow, ProjectRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.text import has_visible
-from domain.tools.args import CursorArg, LimitArg, SingleLine, WorkspaceIdArg
+from domain.tools.args import CursorArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg
 
 # Every kind: the file-like and run kinds, then the written ones (domain.store.artifacts; DIFF is both).
 ArtifactType = Literal[("EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", *artifact_store.TEXT_KIND_NAMES)]
@@ -98,7 +98,7 @@ class AttachArtifactInput(ToolInput):
     storage: Storage | None = Field(default=None, description="Default: from body, url or uploadGrantId.")
     body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text; secrets get redacted.")
     url: str | None = Field(default=None, min_length=1, max_length=2048, description="http(s) URL.")
-    uploadGrantId: str | None = Field(default=None, min_length=1, max_length=80, description="Grant of the uploaded file.")
+    uploadGrantId: Annotated[str | None, IdShape("upload_grant")] = Field(default=None, min_length=1, max_length=80, description="Grant of the uploaded file.")
     taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
     projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
     sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="ses_…")

@@ -37,6 +37,7 @@ from domain.tools.args import (
     NewDueDateArg,
     Priority,
     TaskIdArg,
+    IdShape,
     SingleLine,
     TitleArg,
     requested_changes,
@@ -448,7 +449,7 @@ def bulk_update_tasks(ctx: CallContext, args: BulkUpdateInput) -> BulkEditOutput
 # -- bulk_move_tasks -----------------------------------------------------------------------------
 class MoveItem(ToolInput):
     taskId: TaskIdArg
-    columnId: ColumnIdArg
+    columnId: Annotated[str, IdShape("column")] = Field(min_length=1, max_length=80, description="cl_…")
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 

@@ -19,7 +19,7 @@ from domain.store import columns as column_store
 from domain.store.db import Missing
 from domain.store.models import BoardRow, ColumnRow
 from domain.text import has_visible
-from domain.tools.args import BoardIdArg, SingleLine, requested_changes
+from domain.tools.args import BoardIdArg, IdShape, SingleLine, requested_changes
 from domain.tools.views import ColumnView, column_view
 
 # Bounds a board's width so that re-ranking all its columns, and the IN filter over active
@@ -64,8 +64,8 @@ class ManageColumnsInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="bd_…; create only.")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…; not for create.")
     name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=80, description="Required for create.")
-    beforeColumnId: str | None = Field(default=None, max_length=80, description="Place before it.")
-    afterColumnId: str | None = Field(default=None, max_length=80, description="Place after it.")
+    beforeColumnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=80, description="Place before it.")
+    afterColumnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=80, description="Place after it.")
     wipLimit: int | None = Field(
         default=None, ge=1, le=1000,
         description=(

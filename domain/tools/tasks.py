@@ -49,6 +49,7 @@ from domain.tools.args import (
     Priority,
     ResponseFormat,
     TaskIdArg,
+    IdShape,
     SingleLine,
     TitleArg,
     UpdatedSinceFilter,
@@ -533,7 +534,7 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
 class ListTasksInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="bd_…")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…")
-    assigneeId: str | None = Field(default=None, max_length=64, description='userId or "me".')
+    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(default=None, max_length=64, description='userId or "me".')
     labelName: LabelNameFilter = None
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None
