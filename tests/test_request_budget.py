@@ -198,7 +198,9 @@ def test_set_task_assignees_budget(server_url, owner, board):
     _, c = check(server_url, owner.token, "set_task_assignees", args, FIXED_WS + 1)  # member items read with the membership; one transaction
     assert c.ops["BatchGetItem"] == 1 and c.ops["TransactWriteItems"] == 1
     check(server_url, owner.token, "set_task_assignees", args, FIXED_WS + 0)  # the same set: no write
-    check(server_url, owner.token, "set_task_assignees", {"taskId": t["id"], "userIds": ["usr_nobodyatall"]}, FIXED_WS + 0, error=True)
+    check(server_url, owner.token, "set_task_assignees", {"taskId": t["id"], "userIds": ["usr_" + "n" * 12]}, FIXED_WS + 0, error=True)
+    # a value that cannot be a user id is refused before the access read (issue 24)
+    check(server_url, owner.token, "set_task_assignees", {"taskId": t["id"], "userIds": ["usr_nobodyatall"]}, FIXED + 0, error=True)
 
 
 def test_label_tool_budgets(server_url, owner, board):
