@@ -148,6 +148,8 @@ def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = N
     """
     if kind == "workspace":
         ws = ctx.workspace_argument(value, field_name or "workspaceId")
+        if ids.parse_workspace(ws) is None:  # refused here, before any read (issue 24)
+            raise errors.not_found("workspace", value)
         return Located("workspace", ws, ws)
     where = locate_plain(kind, value)
     if where is None:
@@ -194,6 +196,41 @@ def _check_ref(ref: Ref, where: Located, value: Any) -> None:
         if ref.error is ErrorCode.NOT_FOUND:
             raise errors.not_found(ref.kind, v)
         raise errors.invalid(ref.field, ref.message or f"must be a {ref.kind} of the same {ref.within} as the {where.kind}", ref.hint or "")
+
+
+def well_formed(kind: str, value: str) -> bool:
+    """Whether ``value`` has the shape of a ``kind`` id (users and labels included); read from
+    the id alone."""
+    if kind == "user":
+        return ids.parse_user(value) is not None
+    return locate_plain(kind, value) is not None
+
+
+def refuse_malformed(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
+    """Refuse a malformed id before any storage work (issue 24): every alternative of the
+    target that the call sets, and every ref, must have the shape of its kind. The answers are
+    the ones the same id gets after the reads (NOT_FOUND for a target, the ref's declared
+    error), so only the cost changes: no read at all for an id that cannot exist.
+
+    ``workspaceId: ""`` (the bound workspace) is left to :func:`locate`."""
+    t = spec.target
+    if t is None:
+        return
+    if t.each is None and t.resolve is not None:
+        for tf in t.fields:
+            value = getattr(args, tf.field, None)
+            if not isinstance(value, str) or (tf.kind == "workspace" and value == ""):
+                continue
+            if not well_formed(tf.kind, value):
+                raise errors.not_found(tf.kind, value)
+    for ref in spec.refs:
+        value = getattr(args, ref.field, None)
+        values = value if ref.many and isinstance(value, list) else [value]
+        for v in values:
+            if isinstance(v, str) and not well_formed(ref.kind, v):
+                if ref.error is ErrorCode.NOT_FOUND:
+                    raise errors.not_found("member" if ref.kind == "user" else ref.kind, v)  # worded as the handlers word it
+                raise errors.invalid(ref.field, ref.message or f"is not a {ref.kind} id", ref.hint or "")
 
 
 def locate_plain(kind: str, value: str) -> Located | None:
@@ -356,6 +393,7 @@ def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
     t = spec.target
     if t is None:
         return
+    refuse_malformed(spec, ctx, args)
     if t.each is not None:
         first = t.fields[0]
         results: list[ItemAccess] = []

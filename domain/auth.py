@@ -186,16 +186,28 @@ def authorizer_context(principal: Principal) -> dict[str, str]:
     }
 
 
+class MalformedContext(ValueError):
+    """An authorizer context this app cannot read (e.g. an expiry that is not an ISO time): the
+    transports answer it as a server failure in JSON, never trusting the context."""
+
+
 def principal_from_context(ctx: dict[str, Any]) -> Principal | None:
     """The principal an authorizer context describes, or ``None`` when it describes none.
 
     A context whose token has expired since the gateway cached the answer also gives ``None``
-    (the caller answers 401): the cache may outlive the expiry, never the other way round."""
+    (the caller answers 401): the cache may outlive the expiry, never the other way round.
+
+    Raises:
+        MalformedContext: the expiry is present but not a time this app can read."""
     user_id = ctx.get(f"{_CTX}UserId")
     if not user_id:
         return None
     expires_at = str(ctx.get(f"{_CTX}ExpiresAt") or "") or None
-    if _expired(expires_at):
+    try:
+        expired = _expired(expires_at)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise MalformedContext(f"the authorizer context's expiry {expires_at!r} is not an ISO-8601 time") from exc
+    if expired:
         return None
     return Principal(
         user_id=str(user_id),

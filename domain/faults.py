@@ -8,7 +8,7 @@ generic INTERNAL.
 
 The botocore errors that mean "no answer from the endpoint" are connection refused or DNS
 failure (``EndpointConnectionError``), a connect or read timeout, and a connection dropped
-mid-response. PynamoDB wraps them in its own exceptions (``cause``), Powertools idempotency in
+mid-response; so does the call's deadline stopping a request (``DeadlineExceeded``). PynamoDB wraps them in its own exceptions (``cause``), Powertools idempotency in
 its persistence-layer errors (``__cause__`` or an argument), so the whole chain is searched.
 
 Throttling is the other failure worth retrying as-is: DynamoDB answered, but refused the request
@@ -29,8 +29,11 @@ from botocore.exceptions import (
 )
 
 from domain.errors import ErrorCode, ToolError
+from domain.store.deadline import DeadlineExceeded
 
-UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
+# DeadlineExceeded: the call's own deadline (domain/store/deadline.py) stopped a request, a
+# retry or a back-off; to the caller it is the same as a store that did not answer in time.
+UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError, DeadlineExceeded)
 RETRY_AFTER_SECONDS = 5
 THROTTLING_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "ThrottlingError"})
 BUSY_RETRY_AFTER_SECONDS = 2

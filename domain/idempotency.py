@@ -12,8 +12,9 @@ Two layers (docs/data-model.md, "Idempotency"; catalog: shared contract, idempot
    between the two finds the marker and answers with the entity it names.
 
 A concurrent duplicate that meets an in-progress record waits and retries for up to
-:data:`WAIT_SECONDS`, then gets CONFLICT with a retry hint. Outside Lambda the in-progress
-record's lifetime is bounded by ``JENTRIX_CALL_BUDGET_MS`` instead of the Lambda deadline.
+:data:`WAIT_SECONDS` (never past the call's deadline), then gets CONFLICT with a retry hint. The
+in-progress record's lifetime is ``JENTRIX_CALL_BUDGET_MS`` from the start of the keyed step,
+or the call's remaining time (:mod:`domain.store.deadline`) when that is shorter.
 """
 
 from __future__ import annotations
@@ -26,22 +27,24 @@ from typing import Any
 
 from domain import errors
 from domain.settings import settings
-from domain.store import db
+from domain.store import db, deadline
 from domain.store.idempotency_markers import marker_for
 from domain.store.models import CreationMarkerRow
 
 WAIT_SECONDS = 8.0
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("jentrix_call_deadline", default=None)
+_lease: contextvars.ContextVar[float | None] = contextvars.ContextVar("jentrix_idempotency_lease", default=None)
 
 
 class _RemainingTime:
     """Stands in for the Lambda context: remaining time of the current call, per thread/task."""
 
     def get_remaining_time_in_millis(self) -> int:
-        deadline = _deadline.get()
-        if deadline is None:
-            return settings.call_budget_ms
-        return max(0, int((deadline - time.monotonic()) * 1000))
+        lease = _lease.get()
+        left = settings.call_budget_ms / 1000 if lease is None else lease - time.monotonic()
+        call = deadline.remaining()  # a call never outlives its deadline, so neither need its record
+        if call is not None:
+            left = min(left, call)
+        return max(0, int(left * 1000))
 
 
 class Unfinished(Exception):  # noqa: N818 - a result, not an error
@@ -118,7 +121,7 @@ def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[
     )
 
     fn = _wrapper(tool)
-    token = _deadline.set(time.monotonic() + (budget_ms or settings.call_budget_ms) / 1000)
+    token = _lease.set(time.monotonic() + (budget_ms or settings.call_budget_ms) / 1000)
     try:
         give_up = time.monotonic() + WAIT_SECONDS
         while True:
@@ -132,15 +135,17 @@ def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[
                     "Reuse a key only to retry the identical call; use a fresh key for a new request.",
                 ) from None
             except IdempotencyAlreadyInProgressError:
-                if time.monotonic() >= give_up:
+                pause = random.uniform(0.05, 0.2)
+                left = deadline.remaining()
+                if time.monotonic() >= give_up or (left is not None and left - pause <= 1.0):
                     raise errors.conflict(
                         "A call with this idempotencyKey is still in progress.",
                         "Retry the identical call in a few seconds to receive its result.",
                         retry_after_seconds=2,
                     ) from None
-                time.sleep(random.uniform(0.05, 0.2))
+                time.sleep(pause)
     finally:
-        _deadline.reset(token)
+        _lease.reset(token)
 
 
 def creation_marker(ctx: Any, workspace_id: str, entity_id: str = "") -> CreationMarkerRow | None:

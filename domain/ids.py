@@ -91,6 +91,14 @@ def new_user_id() -> str:
     return f"usr_{_rand(12)}"
 
 
+USER_RE = rf"^usr_({_PART}{{12}})$"
+
+
+def parse_user(value: str) -> str | None:
+    """``value`` when it is a well-formed user id (``usr_`` and 12 base32 characters), else ``None``."""
+    return value if _rx(USER_RE).fullmatch(value) else None
+
+
 def new_token_id() -> str:
     return f"tok_{_rand(12)}"
 

@@ -1,7 +1,10 @@
 """The call pipeline every transport runs (docs/architecture.md, "The call pipeline"):
 
-scope -> rate window -> input validation -> binding rules -> idempotency (keyed tools) ->
-access policy (target, role, refs; :mod:`domain.access`) -> handler -> envelope.
+rate window -> scope -> input validation -> binding rules -> access policy (target, role,
+refs; :mod:`domain.access`) -> idempotency (keyed tools) -> handler -> envelope.
+
+Access runs before idempotency, so a stored answer is replayed only to a caller who may still
+make the call (a member removed since the first call gets NOT_FOUND, not the stored result).
 
 :func:`call_tool` never raises for a tool-level failure: it returns :class:`CallOutcome` with
 either ``result`` (the tool's structured result) or ``error`` (the seed-002 envelope). An
@@ -16,6 +19,7 @@ import hashlib
 import json
 import time
 import uuid
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +31,7 @@ from domain.context import Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
-from domain.store import parallel
+from domain.store import deadline, parallel
 from domain.store.boards import BoardArchived
 from domain.store.db import Missing
 from domain.store.idempotency_markers import IdempotencyMismatch
@@ -79,20 +83,28 @@ def call_tool(
     binding: Binding | None = None,
     correlation_id: str | None = None,
     selection: tuple[tuple[str, ...], bool] | None = None,
+    rate: Future[ratelimit.Window] | None = None,
 ) -> CallOutcome:
     """Run one tool call through the whole pipeline; see the module docstring.
 
     ``selection`` is the connection's effective (toolsets, read-only) when it chose any
-    (:func:`domain.toolsets.effective`); get_token_context reports it.
+    (:func:`domain.toolsets.effective`); get_token_context reports it. ``rate`` is this
+    request's rate-window update when the protocol layer already started it (it counts every
+    request once); otherwise the call starts its own.
 
     The call is observed (domain/observability.py): one X-Ray subsegment, one ``tool call`` log
     line (tool, principal, token, outcome, latency; never arguments) and its metrics. The
-    correlation id is the API Gateway request id when the transport bound one."""
+    correlation id is the API Gateway request id when the transport bound one.
+
+    The whole call runs under one deadline (:mod:`domain.store.deadline`):
+    ``JENTRIX_CALL_DEADLINE_MS``, or the transport's own when that is earlier (on Lambda the
+    invocation's remaining time less a margin). A call that runs out of it answers the INTERNAL
+    "storage unavailable" envelope with ``retryAfterSeconds``."""
     spec = spec.load()  # a manifest row's LazySpec: the real spec, once, not per attribute
     cid = correlation_id or observability.request_id() or uuid.uuid4().hex
     started = time.perf_counter()
-    with observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub:
-        outcome = _run(spec, arguments, principal, binding=binding, cid=cid, selection=selection)
+    with observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub, deadline.bound(settings.call_deadline_ms / 1000):
+        outcome = _run(spec, arguments, principal, binding=binding, cid=cid, selection=selection, rate=rate)
         code = outcome.error["error"]["code"] if outcome.error else "OK"
         if sub is not None:
             sub.put_annotation(key="outcome", value=code)
@@ -107,17 +119,18 @@ def call_tool(
 
 
 def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Binding | None, cid: str,
-         selection: tuple[tuple[str, ...], bool] | None = None) -> CallOutcome:
+         selection: tuple[tuple[str, ...], bool] | None = None, rate: Future[ratelimit.Window] | None = None) -> CallOutcome:
     ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, selection=selection)
     try:
+        # The window's UpdateItem runs while the call validates and reads; ctx.settle_rate()
+        # joins it before anything is written or answered (RATE_LIMITED still comes first).
+        # Every call counts, a call refused for its scope too (docs/rate-limits.md).
+        ctx.rate = rate if rate is not None else parallel.submit(ratelimit.hit, principal.token_id, settings.rate_limit_per_minute)
         if not principal.allows(spec.scope):
             raise errors.forbidden(
                 f"{spec.name} needs the '{spec.scope}' scope; this token has {', '.join(principal.scopes) or 'none'}.",
                 "Use a token minted with that scope (get_token_context shows this token's scopes).",
             )
-        # The window's UpdateItem runs while the call validates and reads; ctx.settle_rate()
-        # joins it before anything is written or answered (RATE_LIMITED still comes first).
-        ctx.rate = parallel.submit(ratelimit.hit, principal.token_id, settings.rate_limit_per_minute)
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -131,6 +144,8 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
         access.check_binding(spec, ctx)
         key = getattr(args, "idempotencyKey", None) if spec.keyed else None
         if key:
+            # The access policy first: a replay answers only a caller the policy still admits.
+            access.authorize(spec, ctx, args)
             ctx.settle_rate()  # Powertools writes its record next
             ctx.idempotency_key = key
             # Compare what the arguments mean, not how they were spelled: defaults filled in,
@@ -138,7 +153,7 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             canonical = _canonical(args.model_dump(mode="json"))
             ctx.args_hash = hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
-            stored = idempotency.run(spec.name, scope, canonical, lambda: _invoke(spec, ctx, args))
+            stored = idempotency.run(spec.name, scope, canonical, lambda: _execute(spec, ctx, args))
             # Powertools stores the response with sorted keys; re-render it in schema order so a
             # replay is byte-identical to the first answer.
             result = spec.output_model.model_validate(stored).model_dump(mode="json", by_alias=True)
@@ -169,13 +184,21 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
 
 
 def _drain(ctx: CallContext) -> None:
-    """Let a pending rate-window update finish (its outcome no longer matters)."""
-    if ctx.rate is not None:
+    """Let the call's pending pool work finish before it answers: the rate-window update and any
+    prefetch query the handler never consumed (their outcome no longer matters). Their requests
+    stop at the call's deadline, so this waits at most until then; one that is somehow still
+    running is logged, never left behind silently."""
+    pending = [f for f in (ctx.rate, *ctx._queries.values()) if f is not None]  # noqa: SLF001
+    ctx.rate = None
+    ctx._queries.clear()  # noqa: SLF001
+    left = deadline.remaining()
+    for future in pending:
         try:
-            ctx.rate.result()
+            future.result(timeout=None if left is None else max(0.0, left) + 1.0)
+        except FutureTimeout:
+            logger.warning("pool work outlived its call", extra={"tool": ctx.tool, "correlation_id": ctx.correlation_id})
         except Exception:  # noqa: BLE001 - already failing; the window is best effort here
             pass
-        ctx.rate = None
 
 
 def internal_error(correlation_id: str) -> ToolError:
@@ -221,6 +244,11 @@ def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     access.authorize(spec, ctx, args)  # settles the rate window once its reads are under way
     ctx.settle_rate()
+    return _execute(spec, ctx, args)
+
+
+def _execute(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
+    """Governance, the handler and its result, for a call the access policy admitted."""
     parked = None
     if spec.governed is not None:
         if spec.precheck is not None:

@@ -8,7 +8,8 @@
 | ``AWS_REGION`` | ``us-east-1`` | region of the table |
 | ``JENTRIX_RATE_LIMIT_PER_MINUTE`` | ``120`` | tool calls per token per minute window |
 | ``JENTRIX_TOKEN_CACHE_SECONDS`` | ``5`` | how long a warm process trusts a verified PAT |
-| ``JENTRIX_CALL_BUDGET_MS`` | ``25000`` | outside Lambda, the time a keyed call may stay in progress |
+| ``JENTRIX_CALL_BUDGET_MS`` | ``25000`` | the time a keyed call's idempotency record may stay in progress |
+| ``JENTRIX_CALL_DEADLINE_MS`` | ``25000`` | the deadline of one call, all its DynamoDB requests included (on Lambda also the invocation's remaining time less 2 s) |
 | ``JENTRIX_ALLOWED_ORIGINS`` | loopback origins | comma list of browser origins allowed to POST |
 | ``JENTRIX_DYNAMODB_CONNECT_TIMEOUT`` | ``2`` | seconds to open a connection to DynamoDB |
 | ``JENTRIX_DYNAMODB_READ_TIMEOUT`` | ``5`` | seconds to wait for DynamoDB's answer |
@@ -26,7 +27,9 @@
 
 The three DynamoDB numbers apply to both clients (PynamoDB's and boto3's). With the defaults
 one request gives up after at most 3 x (2 + 5) s plus 3 s of retry back-off = 24 s, under the
-29 s Lambda timeout in template.yaml (tests/test_storage_faults.py checks the sum).
+29 s Lambda timeout in template.yaml (tests/test_storage_faults.py checks the sum). A call that
+makes several requests is bounded as a whole by ``JENTRIX_CALL_DEADLINE_MS``
+(domain/store/deadline.py): each request's read timeout is capped to the time left.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class Settings:
     rate_limit_per_minute: int = field(default_factory=lambda: _int("JENTRIX_RATE_LIMIT_PER_MINUTE", 120))
     token_cache_seconds: int = field(default_factory=lambda: _int("JENTRIX_TOKEN_CACHE_SECONDS", 5))
     call_budget_ms: int = field(default_factory=lambda: _int("JENTRIX_CALL_BUDGET_MS", 25000))
+    call_deadline_ms: int = field(default_factory=lambda: max(100, _int("JENTRIX_CALL_DEADLINE_MS", 25000)))
     dynamodb_connect_timeout: float = field(default_factory=lambda: _float("JENTRIX_DYNAMODB_CONNECT_TIMEOUT", 2.0))
     dynamodb_read_timeout: float = field(default_factory=lambda: _float("JENTRIX_DYNAMODB_READ_TIMEOUT", 5.0))
     dynamodb_max_attempts: int = field(default_factory=lambda: max(1, _int("JENTRIX_DYNAMODB_MAX_ATTEMPTS", 3)))

@@ -35,7 +35,7 @@ from domain.auth import Principal
 from domain.settings import settings
 from domain import faults, observability
 from domain.search import install_index_hook
-from domain.store import db
+from domain.store import db, deadline
 from domain.store.parallel import LazyPool
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
@@ -69,6 +69,21 @@ async def in_worker(fn: Callable[[], T], scope: dict[str, Any]) -> T:
         return fn()
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_WORKERS.get(), contextvars.copy_context().run, fn)
+
+
+def request_deadline_seconds(scope: dict[str, Any]) -> float:
+    """The time one request may take, token check and call included: ``JENTRIX_CALL_DEADLINE_MS``,
+    and in a Lambda invocation (Mangum's ``aws.context``) no more than its remaining time less
+    :data:`~domain.store.deadline.LAMBDA_MARGIN_SECONDS`, so the envelope is written before
+    the function (and API Gateway's 29 s) times out."""
+    seconds = settings.call_deadline_ms / 1000
+    remaining = getattr(scope.get("aws.context"), "get_remaining_time_in_millis", None)
+    if callable(remaining):
+        try:
+            seconds = min(seconds, remaining() / 1000 - deadline.LAMBDA_MARGIN_SECONDS)
+        except (TypeError, ValueError):
+            pass
+    return max(seconds, deadline.MIN_READ_TIMEOUT_SECONDS)
 
 
 def origin_allowed(origin: str | None) -> bool:
@@ -112,6 +127,15 @@ def _unauthorized(description: str, *, missing: bool = False) -> Response:
     challenge = 'Bearer realm="jentrix"' if missing else f'Bearer realm="jentrix", error="invalid_token", error_description="{description}"'
     body = {"error": "unauthorized", "error_description": description}
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+
+
+def _context_failed(exc: Exception) -> Response:
+    """The REST routes' answer to an unreadable authorizer context: the INTERNAL envelope, 500."""
+    from domain.pipeline import internal_error
+
+    cid = uuid.uuid4().hex
+    log.error("unreadable authorizer context (correlation id %s): %s", cid, exc)
+    return JSONResponse(internal_error(cid).envelope(), status_code=500)
 
 
 def _auth_failed(raw: bytes, exc: Exception) -> Response:
@@ -215,21 +239,26 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
     ``None`` when the request body is not UTF-8 JSON)."""
     if not origin_allowed(request.headers.get("origin")):
         return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
-    principal = principal_from_authorizer(request.scope)
+    try:
+        principal = principal_from_authorizer(request.scope)
+    except auth.MalformedContext as exc:
+        return _context_failed(exc)
     secret = bearer(request.headers) if principal is None else None
     if principal is None and secret is None:
         return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
     raw = await request.body()
+    budget = request_deadline_seconds(request.scope)
 
     def serve() -> tuple[int, dict[str, Any]] | None:
-        caller = principal or auth.authenticate(secret)
-        if caller is None:
-            return None
-        try:
-            body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            body = None
-        return reply(caller, body)
+        with deadline.bound(budget):
+            caller = principal or auth.authenticate(secret)
+            if caller is None:
+                return None
+            try:
+                body = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                body = None
+            return reply(caller, body)
 
     try:
         out = await in_worker(serve, request.scope)
@@ -312,7 +341,10 @@ class McpEndpoint:
             return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
         event = lambda_event(scope)
         request_id = (event.get("requestContext") or {}).get("requestId") if event else None
-        principal = principal_from_authorizer(scope)
+        try:
+            principal = principal_from_authorizer(scope)
+        except auth.MalformedContext as exc:  # a JSON-RPC 500 like any failed token check, never plain text
+            return _auth_failed(await read_body(receive), exc)
         if principal is None and authorizer_context(scope) is not None:
             # The gateway's cached answer outlived the token's expiry.
             return _unauthorized("The token is unknown, revoked or expired.")
@@ -322,20 +354,23 @@ class McpEndpoint:
             if secret is None:
                 return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
         raw = await read_body(receive)
+        budget = request_deadline_seconds(scope)
 
         def serve() -> Any:
-            """The token check and the call in one worker-thread hop (both block on DynamoDB)."""
+            """The token check and the call in one worker-thread hop (both block on DynamoDB),
+            under one deadline (:func:`request_deadline_seconds`)."""
             observability.bind_request(request_id)  # this thread's context: the calls' correlation id
-            caller = principal
-            if caller is None:
-                try:
-                    caller = auth.authenticate(secret)
-                except Exception as exc:  # noqa: BLE001 - answered as JSON-RPC, never as a bare 500
-                    return exc
+            with deadline.bound(budget):
+                caller = principal
                 if caller is None:
-                    return None
-            layers = (path_layer,) if path_layer is not None else ()
-            return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
+                    try:
+                        caller = auth.authenticate(secret)
+                    except Exception as exc:  # noqa: BLE001 - answered as JSON-RPC, never as a bare 500
+                        return exc
+                    if caller is None:
+                        return None
+                layers = (path_layer,) if path_layer is not None else ()
+                return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
         reply = await in_worker(serve, scope)
         if reply is None:
@@ -353,7 +388,7 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
     # OpenTelemetry layer would look up three global providers on every request to learn that
     # none is configured, and would trace each request a second time where one is.
     app = FastAPI(title="jentrix-mcp", docs_url=None, redoc_url=None, openapi_url=None, telemetry=NO_TELEMETRY)
-    proto = protocol or McpProtocol()
+    proto = protocol or McpProtocol(metered=True)  # every request counts against the token's window
 
     async def mcp_other(request: Request) -> Response:
         return JSONResponse(

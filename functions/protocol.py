@@ -29,20 +29,35 @@ Eras (MCP 2026-07-28 "Base protocol" and 2025-11-25 "Lifecycle"; docs/decisions.
 
 HTTP statuses: -32700/-32600/-32602/-32020/-32022 -> 400 and -32601 -> 404 in the modern era;
 in the handshake era only envelope-level failures are 400 and method errors ride on 200.
+
+Rate window (docs/rate-limits.md): with ``metered=True`` (the HTTP app; on stdio the requests
+other than tool calls never leave the user's machine, so only tool calls count there) every
+JSON-RPC request counts once against its token's minute window, not only tool calls:
+``initialize``, ``ping``, ``tools/list``, ``resources/list``, unknown methods, unknown tools and
+malformed params too. Over the limit a request the pipeline does not answer gets the JSON-RPC error -32029 carrying the RATE_LIMITED
+envelope in ``data.error`` (HTTP 429 with ``Retry-After``), the shape the gateway's usage plan
+answers with; a tool call over it keeps its RATE_LIMITED envelope. The update starts with the
+request and is handed to the pipeline, so each request is counted once. Notifications and the
+client's answers to our own requests are not counted (they do no work and get no answer). When
+the window cannot be counted (the store is down), a request that needs no storage is answered anyway.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import ids, toolsets
+from domain import clock, ids, ratelimit, toolsets
 from domain.auth import Principal
+from domain.errors import ErrorCode, ToolError
+from domain.settings import settings
+from domain.store import parallel
 from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
 from domain.registry import Registry
@@ -82,6 +97,7 @@ INSTRUCTIONS = (
     "several it is refused with INVALID_INPUT listing their ids. get_token_context tells what this token may do."
 )
 
+RATE_LIMITED = -32029  # the code the gateway's THROTTLED/QUOTA_EXCEEDED answers carry (template.yaml)
 # A missing resource is Invalid params carrying data.uri (SEP-2164; -32002 is retired).
 RESOURCE_NOT_FOUND = INVALID_PARAMS
 ARTIFACT_TOOL = "get_artifact"
@@ -241,8 +257,11 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 100, server_layer: Any = None) -> None:
+    def __init__(self, *, registry: Registry | None = None, page_size: int = 100, server_layer: Any = None, metered: bool = False) -> None:
         # page_size: the whole catalog (62 tools and the extras beyond it) fits one default page
+        # metered: count every request against the token's window (see the module docstring);
+        # off for in-process protocol objects of tests that have no store.
+        self.metered = metered
         if server_layer is None:
             server_layer = _ENV
         if registry is None:
@@ -289,6 +308,23 @@ class McpProtocol:
             if not isinstance(params, dict):
                 return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: params must be an object."))
             return Reply(202, None)  # notifications are acknowledged and dropped (stateless server)
+        if not self.metered:
+            return self._dispatch(id_, method, params, headers, session)
+        # Counted once, whatever the method: the update runs while the request is served; a
+        # tools/call or resources/read that reaches the pipeline hands it over (_take_window).
+        pending = _PendingWindow(parallel.submit(_count, session.principal))
+        token = _WINDOW.set(pending)
+        try:
+            reply = self._dispatch(id_, method, params, headers, session)
+        finally:
+            _WINDOW.reset(token)
+        if not pending.taken:
+            limited = _settle(pending.future)
+            if limited is not None:
+                return self._rpc_reply(id_, limited, modern=False)
+        return reply
+
+    def _dispatch(self, id_: Any, method: str, params: Any, headers: Mapping[str, str] | None, session: Session) -> Reply:
         if not isinstance(params, dict):
             return Reply(400, _error(id_, INVALID_PARAMS, "Invalid params: params must be an object."))
         meta = params.get("_meta")
@@ -301,11 +337,19 @@ class McpProtocol:
                 return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._modern(method, params, meta, headers, session)})
             return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session, headers)})
         except RpcError as exc:
-            if modern:
-                status = _MODERN_STATUS.get(exc.code, 200)
-            else:
-                status = 400 if exc.code in (INVALID_REQUEST, PARSE_ERROR) else 200
-            return Reply(status, _error(id_, exc.code, exc.message, exc.data))
+            return self._rpc_reply(id_, exc, modern=modern)
+
+    @staticmethod
+    def _rpc_reply(id_: Any, exc: RpcError, *, modern: bool) -> Reply:
+        if exc.code == RATE_LIMITED:
+            wait = ((exc.data or {}).get("error") or {}).get("retryAfterSeconds", 1)
+            return Reply(429, _error(id_, exc.code, exc.message, exc.data), {"Retry-After": str(wait)})
+        if modern:
+            status = _MODERN_STATUS.get(exc.code, 200)
+        else:
+            status = 400 if exc.code in (INVALID_REQUEST, PARSE_ERROR) else 200
+        return Reply(status, _error(id_, exc.code, exc.message, exc.data))
+
 
     # -- eras -----------------------------------------------------------------------------
     def _modern(self, method: str, params: dict[str, Any], meta: dict[str, Any], headers: Mapping[str, str] | None, session: Session) -> dict[str, Any]:
@@ -442,12 +486,12 @@ class McpProtocol:
         artifact is -32602 with ``data.uri`` (SEP-2164); other refusals carry the tool's envelope in ``data``."""
         uri = params.get("uri")
         if not isinstance(uri, str):
-            raise RpcError(INVALID_PARAMS, "Invalid params: params.uri must be a string.")
+            raise (RpcError(INVALID_PARAMS, "Invalid params: params.uri must be a string."))
         spec = self.registry.get(ARTIFACT_TOOL)
         assert spec is not None  # serves_resources
         if not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX):]:
-            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).", {"uri": uri})
-        outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=self._binding(session, headers))
+            raise (RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).", {"uri": uri}))
+        outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=self._binding(session, headers), rate=_take_window())
         if outcome.error is not None:
             error = outcome.error["error"]
             code = INVALID_PARAMS if error["code"] in ("NOT_FOUND", "INVALID_INPUT", "FORBIDDEN") else INTERNAL_ERROR
@@ -458,15 +502,64 @@ class McpProtocol:
     def _call_tool(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
-            raise RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string).")
+            raise (RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string)."))
         spec = self.registry.get(name)
         if spec is None:
-            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers.")
+            raise (RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers."))
         layers = self._layers(session, headers)
         if layers:
             reason = toolsets.hidden_by(spec, layers)
             if reason is not None:
-                raise RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here.")
+                raise (RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here."))
         binding = self._binding(session, headers)
-        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding, selection=toolsets.effective(self.registry, layers) if layers else None)
+        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding, selection=toolsets.effective(self.registry, layers) if layers else None,
+                            rate=_take_window())
         return tool_result(outcome)
+
+
+# -- the rate window of requests that do not reach the pipeline ---------------------------------
+@dataclass
+class _PendingWindow:
+    future: Any
+    taken: bool = False
+
+
+_WINDOW: contextvars.ContextVar[_PendingWindow | None] = contextvars.ContextVar("jentrix_request_window", default=None)
+
+
+def _take_window() -> Any:
+    """The current request's window update, handed to the pipeline (which settles it and answers
+    RATE_LIMITED in the envelope); ``None`` when the protocol object is not metered."""
+    pending = _WINDOW.get()
+    if pending is None or pending.taken:
+        return None
+    pending.taken = True
+    return pending.future
+
+
+def _count(principal: Principal) -> ratelimit.Window:
+    return ratelimit.hit(principal.token_id, settings.rate_limit_per_minute)
+
+
+def _limited(window: ratelimit.Window) -> RpcError | None:
+    """The -32029 error for a request over ``window``'s limit, else ``None``."""
+    if window.used <= window.limit:
+        return None
+    wait = window.retry_after_seconds(clock.now_ms())
+    envelope = ToolError(
+        ErrorCode.RATE_LIMITED,
+        f"This token made more than {window.limit} requests in the current minute.",
+        "Wait for the window to reset, then retry.",
+        retry_after_seconds=wait,
+    ).envelope()
+    return RpcError(RATE_LIMITED, f"Too many requests: this token made more than {window.limit} requests in the current minute. Nothing was done.", envelope)
+
+
+def _settle(pending: Any) -> RpcError | None:
+    """Wait for a request's window update; the -32029 error when it went over the limit. A
+    window that could not be counted (the store is down) lets the request through."""
+    try:
+        window = pending.result()
+    except Exception:  # noqa: BLE001 - these requests need no storage; the outage is answered where it matters
+        return None
+    return _limited(window)

@@ -97,6 +97,27 @@ def test_expired_context_from_a_stale_gateway_cache_is_refused(aws_actor):
     assert status == 401 and headers["www-authenticate"].startswith("Bearer ")
 
 
+@pytest.mark.parametrize("expiry", ["tomorrow", "2026-13-45T99:00:00Z", "9" * 40])
+def test_a_context_with_an_unreadable_expiry_is_answered_in_json(aws_actor, expiry):
+    """An expiry the app cannot parse is a server-side fault: a JSON-RPC error (500, correlation
+    id, the request's id) on the MCP endpoint and the INTERNAL envelope on the REST routes; never
+    a plain-text 500, and the context is not trusted."""
+    from functions.lambda_handler import handler
+
+    ctx = {**_authorize(aws_actor.token)["context"], "jentrixExpiresAt": expiry}
+    request = tools_call("get_token_context", {})
+    event = rest_event("POST", "/api/mcp", mcp_headers(None), request, authorizer=ctx)
+    status, headers, body = answer(handler(event, LambdaContext()))
+    assert status == 500 and headers["content-type"].startswith("application/json"), body
+    assert body["jsonrpc"] == "2.0" and body["error"]["code"] == -32603, body
+    assert body["error"]["data"]["correlationId"] in body["error"]["message"]
+    assert body["id"] == json.loads(request)["id"]
+    event = rest_event("POST", "/api/artifacts/upload-grant", mcp_headers(None), b"{}", authorizer=ctx)
+    status, headers, body = answer(handler(event, LambdaContext()))
+    assert status == 500 and headers["content-type"].startswith("application/json"), body
+    assert body["error"]["code"] == "INTERNAL" and "correlation id" in body["error"]["message"], body
+
+
 def test_a_direct_http_request_cannot_borrow_the_authorizer_path(server_url, aws_actor):
     """uvicorn has no Lambda event: whatever the client sends, the token itself is checked."""
     body = tools_call("get_token_context", {})

@@ -187,6 +187,9 @@ def _sample(schema: dict[str, Any]) -> Any:
     return None
 
 
+WELL_FORMED_USER = "usr_" + "a" * 12  # the shape of a user id, nobody's
+
+
 def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = None) -> dict[str, Any]:
     """Arguments that pass validation and name ``place``'s entities through ``alternative``
     (default: the target's first alternative)."""
@@ -194,9 +197,15 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
     if "idempotencyKey" in args:  # a required key (create/attach_agent_session): a fresh one per call, never a replay
         args["idempotencyKey"] = uuid.uuid4().hex
+    # a typed id (project links' targetType + targetId) names place's entity of that type: a
+    # malformed one is refused before the access step (issue 24), so it would hide the role check
+    if isinstance(args.get("targetType"), str) and "targetId" in args and args["targetType"].lower() in ("board", "task"):
+        args["targetId"] = place.of(args["targetType"].lower())
     for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
         if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation", "session", "artifact"):
             args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
+        elif ref.field in args and ref.kind == "user":  # well-formed (a malformed one is refused before the role check)
+            args[ref.field] = [WELL_FORMED_USER] if ref.many else WELL_FORMED_USER
     if spec.target is not None:
         alt = alternative or spec.target.fields[0]
         if spec.target.each is None:

@@ -155,6 +155,18 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("eua-offset", "update_task", lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": w.task["updatedAt"][:-1] + "+00:00"}, "expectedUpdatedAt"),
     ("eua-int", "update_task", lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": 1_700_000_000_000}, "expectedUpdatedAt"),
     ("eua-move", "move_task", lambda w: {"taskId": w.task["id"], "columnId": w.columns[1], "expectedUpdatedAt": w.task["updatedAt"].replace("T", " ")}, "expectedUpdatedAt"),
+    # control characters in titles and names (terminal escapes; only newline and tab pass)
+    ("title-ansi", "create_task", lambda w: {"columnId": w.columns[0], "title": "\x1b[31mred\x1b[0m"}, "title"),
+    ("title-c1-csi", "update_task", lambda w: {"taskId": w.task["id"], "title": "x\x9b2J"}, "title"),
+    ("title-bell-bulk", "bulk_create_tasks", lambda w: {"columnId": w.columns[0], "tasks": [{"title": "ok"}, {"title": "ring\x07"}]}, "tasks.1.title"),
+    ("title-nul-subtask", "create_subtask", lambda w: {"taskId": w.task["id"], "title": "a\x00b"}, "title"),
+    ("name-ansi-board", "create_board", lambda w: {"workspaceId": w.me.workspace_id, "name": "\x1b]0;pwned\x07Board"}, "name"),
+    ("name-cr-rename", "rename_board", lambda w: {"boardId": w.board, "name": "Checks\rFake"}, "name"),
+    ("name-del-column", "manage_columns", lambda w: {"action": "create", "boardId": w.board, "name": "QA\x7f"}, "name"),
+    ("name-esc-label", "manage_labels", lambda w: {"action": "create", "boardId": w.board, "name": "\x1b[5mbug", "color": "#112233"}, "name"),
+    ("name-esc-workspace", "create_workspace", lambda w: {"name": "Space\x1b[2J"}, "name"),
+    ("name-esc-project", "create_project", lambda w: {"workspaceId": w.me.workspace_id, "name": "P\x1b[0m"}, "name"),
+    ("milestone-esc", "create_project", lambda w: {"workspaceId": w.me.workspace_id, "name": "P", "milestones": [{"title": "M\x1b[0m"}]}, "milestones.0.title"),
 ]
 
 
@@ -166,6 +178,19 @@ async def test_invalid_input_names_the_field_and_writes_nothing(server_url, worl
         async with mcp_client(server_url, world.me.token, "auto") as c:
             names_field(envelope(await c.call_tool(tool, args)), field)
     assert board_view(server_url, world) == view_before
+
+
+async def test_tab_and_newline_are_the_control_characters_a_title_keeps(server_url, world):
+    async with mcp_client(server_url, world.me.token, "auto") as c:
+        task = structured(await c.call_tool("create_task", {"columnId": world.columns[1], "title": "a\tb\nc"}))["task"]
+    assert task["title"] == "a\tb\nc"
+    error = envelope(await _one_call(server_url, world, "create_task", {"columnId": world.columns[1], "title": "a\x1bb"}))
+    assert "U+001B" in error["message"] and "newline and tab" in error["hint"], error
+
+
+async def _one_call(url: str, w: World, tool: str, args: dict[str, Any]) -> Any:
+    async with mcp_client(url, w.me.token, "auto") as c:
+        return await c.call_tool(tool, args)
 
 
 @pytest.mark.parametrize("arguments", [[1], "title=x", 5, True], ids=["array", "string", "number", "bool"])

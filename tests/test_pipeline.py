@@ -45,6 +45,102 @@ def test_rate_window_limits_and_reports_retry_after(server_url, stack, monkeypat
     ok(rpc_call(server_url, other.token, "list_workspaces", {}))
 
 
+def _rpc(url: str, token: str, method: str, params: dict | None = None, id_: int = 1):
+    import httpx2
+
+    body = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+    return httpx2.post(url, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+
+def _window_used(token_id: str) -> int:
+    from domain import clock
+    from domain.settings import settings
+    from domain.store import db, keys
+    from domain.store.models import RateWindowRow
+
+    now = clock.now_ms()
+    pk, sk = keys.rate_window(token_id, now - now % 60_000)
+    item = db.dynamodb_client().get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True).get("Item")
+    return int(item[RateWindowRow.count.attr_name]["N"]) if item else 0
+
+
+def test_every_request_counts_against_the_window(server_url, stack, monkeypatch):
+    """initialize, ping, tools/list, resources/list, an unknown method, an unknown tool and a
+    call refused for its scope each count once (a tool call once too, not twice); over the limit,
+    the requests the pipeline does not answer get -32029 with the RATE_LIMITED envelope and 429."""
+    from domain.settings import settings
+
+    actor = make_actor("Cora", None)
+    reader = auth.mint_pat(actor.user_id, scopes=["read"])
+    principal = auth.authenticate(reader[0])
+    token_id = principal.token_id
+    monkeypatch.setattr(settings, "rate_limit_per_minute", 9)
+    # (a window that turns over between requests would restart the count: retried below)
+    for attempt in range(3):
+        start = _window_used(token_id)
+        sent = [
+            _rpc(server_url, reader[0], "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            _rpc(server_url, reader[0], "ping"),
+            _rpc(server_url, reader[0], "tools/list"),
+            _rpc(server_url, reader[0], "resources/list"),
+            _rpc(server_url, reader[0], "no/such/method"),
+            _rpc(server_url, reader[0], "tools/call", {"name": "no_such_tool", "arguments": {}}),
+            _rpc(server_url, reader[0], "tools/call", {"name": "create_workspace", "arguments": {"name": "Nope"}}),  # write scope: refused
+            _rpc(server_url, reader[0], "tools/call", {"name": "get_token_context", "arguments": {}}),
+        ]
+        if _window_used(token_id) - start == len(sent):
+            break
+    else:
+        raise AssertionError(f"window grew by {_window_used(token_id) - start}, sent {len(sent)}")
+    assert all(r.status_code == 200 for r in sent), [r.text for r in sent]
+    refused = json.loads(sent[6].json()["result"]["content"][0]["text"])["error"]
+    assert refused["code"] == "FORBIDDEN"
+    # Fill the window, then everything is refused, each kind in its own shape.
+    while _window_used(token_id) < 9:
+        _rpc(server_url, reader[0], "ping")
+    for method in ("ping", "tools/list", "initialize"):
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}} if method == "initialize" else {}
+        over = _rpc(server_url, reader[0], method, params, id_=77)
+        assert over.status_code == 429 and int(over.headers["retry-after"]) >= 1, (method, over.text)
+        body = over.json()
+        assert body["id"] == 77 and body["error"]["code"] == -32029, body
+        envelope = body["error"]["data"]["error"]
+        assert envelope["code"] == "RATE_LIMITED" and 1 <= envelope["retryAfterSeconds"] <= 60, envelope
+    unknown = _rpc(server_url, reader[0], "tools/call", {"name": "no_such_tool", "arguments": {}})
+    assert unknown.status_code == 429 and unknown.json()["error"]["code"] == -32029
+    call = err(rpc_call(server_url, reader[0], "get_token_context", {}))
+    assert call["code"] == "RATE_LIMITED"  # a tool call keeps its envelope
+    scope = err(rpc_call(server_url, reader[0], "create_workspace", {"name": "Nope"}))
+    assert scope["code"] == "RATE_LIMITED"  # refused for scope, and over the window: the window speaks
+
+
+def test_a_replay_answers_only_a_caller_who_may_still_make_the_call(server_url, stack):
+    """A member makes a keyed create, is removed from the workspace, and repeats the identical
+    call: the access policy runs before the stored answer is looked up, so the former member gets
+    NOT_FOUND (worded as for any workspace they cannot see), not the stored result."""
+    import uuid
+
+    from domain.store import governance, keys, members
+    from domain.store.models import UserRow
+    from domain.store.workspaces import create as create_workspace_rows
+
+    owner = make_actor("Olga", None)
+    ws, _ = create_workspace_rows(UserRow.get(*keys.user_profile(owner.user_id)), "Replays")
+    board = ok(rpc_call(server_url, owner.token, "create_board", {"workspaceId": ws.workspaceId, "name": "Replays"}))
+    column = board["columns"][0]["id"]
+    member = make_actor("Max", None)
+    members.add(ws.workspaceId, UserRow.get(*keys.user_profile(member.user_id)), "MEMBER")
+    args = {"columnId": column, "title": "made once", "idempotencyKey": f"replay-{uuid.uuid4()}"}
+    first = ok(rpc_call(server_url, member.token, "create_task", args))
+    assert ok(rpc_call(server_url, member.token, "create_task", args)) == first  # a member still: the replay
+    governance.set_policy(ws.workspaceId, "membership", "ALLOW", actor_id=owner.user_id, source="ui")  # no approval step
+    removed = ok(rpc_call(server_url, owner.token, "remove_member", {"workspaceId": ws.workspaceId, "userId": member.user_id}))
+    assert members.get(ws.workspaceId, member.user_id) is None, removed
+    refused = err(rpc_call(server_url, member.token, "create_task", args))
+    assert refused["code"] == "NOT_FOUND", refused
+    assert first["task"]["id"] not in json.dumps(refused) and "made once" not in json.dumps(refused)
+
+
 def test_unexpected_exception_is_internal_with_correlation_id(stack, caplog):
     actor = make_actor("Ivy")
     principal = auth.authenticate(actor.token)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -151,7 +152,7 @@ user = auth.create_user("faults@example.com", "Faults")
 ws, _ = create_workspace_rows(user, "Faults")
 warm, _ = auth.mint_pat(user.userId)
 cold, _ = auth.mint_pat(user.userId)
-os.environ.update(JENTRIX_DYNAMODB_CONNECT_TIMEOUT="0.5", JENTRIX_DYNAMODB_READ_TIMEOUT="2", JENTRIX_DYNAMODB_MAX_ATTEMPTS="1")
+os.environ.update(json.loads(sys.argv[2]))  # the fault settings of the test
 settings.reload()
 from functions.http_app import create_app  # its import configures the store with the short timeouts
 print(json.dumps({"warm": warm, "cold": cold, "workspace": ws.workspaceId}), flush=True)
@@ -165,9 +166,27 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+SHORT_TIMEOUTS = {"JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "0.5", "JENTRIX_DYNAMODB_READ_TIMEOUT": "2", "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "1"}
+
+
 @pytest.fixture
 def doomed_stack() -> Iterator[dict[str, Any]]:
     """A DynamoDB Local of its own and a uvicorn process on it (one attempt per request, short timeouts)."""
+    yield from _stack(SHORT_TIMEOUTS)
+
+
+# Per request up to 2 x 6 s read timeouts plus up to 1 s of back-off (about 13 s), per call 3 s.
+SLOW_REQUESTS_SHORT_DEADLINE = {"JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "1", "JENTRIX_DYNAMODB_READ_TIMEOUT": "6",
+                                "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "2", "JENTRIX_CALL_DEADLINE_MS": "3000"}
+
+
+@pytest.fixture
+def deadline_stack() -> Iterator[dict[str, Any]]:
+    """As :func:`doomed_stack`, with requests that could each wait ~13 s and a 3 s call deadline."""
+    yield from _stack(SLOW_REQUESTS_SHORT_DEADLINE)
+
+
+def _stack(fault_env: dict[str, str]) -> Iterator[dict[str, Any]]:
     from infra.ddb_local import DynamoDBLocal
 
     ddb = DynamoDBLocal(in_memory=True)
@@ -179,7 +198,7 @@ def doomed_stack() -> Iterator[dict[str, Any]]:
         JENTRIX_TOKEN_CACHE_SECONDS="3600", AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", POWERTOOLS_LOG_LEVEL="ERROR",
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-c", SERVER, str(port), json.dumps(fault_env)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
         assert proc.stdout is not None
@@ -197,6 +216,8 @@ def doomed_stack() -> Iterator[dict[str, Any]]:
                 time.sleep(0.1)
         yield {"url": url + "/api/mcp", "ddb": ddb, "env": env, **seed}
     finally:
+        if ddb.process is not None and ddb.process.poll() is None:
+            os.kill(ddb.process.pid, signal.SIGCONT)  # a paused emulator cannot stop
         proc.terminate()
         try:
             proc.wait(timeout=20)
@@ -262,3 +283,87 @@ def test_killed_then_stalled_dynamodb_gets_json_answers(doomed_stack: dict[str, 
         silent.bind(("127.0.0.1", port))
         silent.listen(64)
         _assert_outage_answers(stack, "stalled")
+
+
+# -- one deadline per call --------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_paused_store_is_answered_within_the_call_deadline(deadline_stack: dict[str, Any]) -> None:
+    """The emulator is paused (SIGSTOP): connections open, nothing answers. Each request could
+    wait ~13 s with these settings (two 6 s read timeouts and a back-off), and a call makes
+    several; the call's 3 s deadline caps them, so both the tool call and the cold token's check
+    answer in JSON well before a single attempt would have timed out. (The bound on the elapsed
+    time is the behaviour under test: API Gateway answers 504 at 29 s, whatever the function
+    was doing.)"""
+    stack = deadline_stack
+    for _ in range(10):  # a cold emulator on a loaded machine may miss the short deadline at first
+        ok = _call(stack["url"], stack["warm"], "list_workspaces", {})
+        if ok.status_code == 200 and not ok.json()["result"]["isError"]:
+            break
+    assert ok.status_code == 200 and not ok.json()["result"]["isError"], ok.text
+    java = stack["ddb"].process
+    os.kill(java.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        answer = _call(stack["url"], stack["warm"], "list_boards", {"workspaceId": stack["workspace"]}, id_="paused-tool")
+        tool_seconds = time.monotonic() - started
+        started = time.monotonic()
+        refused = _call(stack["url"], stack["cold"], "list_boards", {"workspaceId": stack["workspace"]}, id_="paused-auth")
+        auth_seconds = time.monotonic() - started
+    finally:
+        os.kill(java.pid, signal.SIGCONT)
+    assert answer.status_code == 200, answer.text
+    error = json.loads(answer.json()["result"]["content"][0]["text"])["error"]
+    assert error["code"] == "INTERNAL" and "unavailable" in error["message"], error
+    assert error["retryAfterSeconds"] == faults.RETRY_AFTER_SECONDS
+    assert refused.status_code == 503 and refused.json()["error"]["data"]["retryAfterSeconds"] == faults.RETRY_AFTER_SECONDS, refused.text
+    # 3 s deadline; one attempt alone would have waited 6 s, one request ~13 s.
+    assert tool_seconds < 5.9, tool_seconds
+    assert auth_seconds < 5.9, auth_seconds
+    # Resumed, the same server answers again: nothing was left stuck.
+    for _ in range(10):
+        again = _call(stack["url"], stack["warm"], "list_boards", {"workspaceId": stack["workspace"]})
+        if again.status_code == 200 and not again.json()["result"]["isError"]:
+            break
+    assert again.status_code == 200 and not again.json()["result"]["isError"], again.text
+
+
+class _LambdaContext:
+    """Stands in for the Lambda context object (only its remaining time is read)."""
+
+    def __init__(self, remaining_ms: int) -> None:
+        self.remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_ms
+
+
+def test_a_request_deadline_stays_under_the_invocations_remaining_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from domain.settings import settings
+    from domain.store import deadline
+    from functions.http_app import request_deadline_seconds
+
+    monkeypatch.setattr(settings, "call_deadline_ms", 25000)
+    assert request_deadline_seconds({}) == 25.0  # uvicorn: the configured deadline
+    assert request_deadline_seconds({"aws.context": _LambdaContext(29000)}) == 25.0
+    assert request_deadline_seconds({"aws.context": _LambdaContext(10000)}) == 10.0 - deadline.LAMBDA_MARGIN_SECONDS
+    assert 0 < request_deadline_seconds({"aws.context": _LambdaContext(500)}) < 0.5
+    assert _lambda_timeout() * 1000 > settings.call_deadline_ms + deadline.LAMBDA_MARGIN_SECONDS * 1000
+
+
+def test_a_request_after_the_deadline_is_not_sent(stack: dict[str, str]) -> None:
+    """In process, on the shared emulator: inside an expired deadline no request leaves (a
+    botocore counter sees none), and the call answers "storage unavailable"."""
+    from domain import auth, pipeline
+    from domain.catalog import registry
+    from domain.store import deadline
+    from tests.conftest import make_actor
+    from tests.rpc import RequestCounter
+
+    actor = make_actor("Late")
+    principal = auth.authenticate(actor.token)
+    counter = RequestCounter()
+    with deadline.bound(0.0), counter.watching():
+        outcome = pipeline.call_tool(registry().get("list_boards"), {"workspaceId": actor.workspace_id}, principal)
+    assert outcome.error is not None and outcome.error["error"]["code"] == "INTERNAL", outcome
+    assert "unavailable" in outcome.error["error"]["message"]
+    assert counter.total == 0, dict(counter.ops)

@@ -25,6 +25,7 @@ from pynamodb.transactions import TransactWrite
 
 from domain import settings as _settings_module
 from domain.settings import Settings, settings as _settings
+from domain.store import deadline
 from domain.store.models import Row
 from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 
@@ -91,6 +92,7 @@ def configure(cfg: Settings | None = None) -> None:
     # here — at import in Lambda's init phase — rather than inside the first request. PynamoDB
     # builds it from the Meta settings above (timeouts, attempts, pool size).
     _dynamodb_client = Row._get_connection().connection.client  # type: ignore[attr-defined]
+    deadline.install(_dynamodb_client)  # every request checks the call's deadline (domain.store.deadline)
 
 
 def connection() -> Connection:
@@ -178,6 +180,7 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
     """
     attempts = ATTEMPTS["transaction"]
     for attempt in range(attempts):
+        deadline.check("a transaction attempt")
         tx = TransactWrite(connection=connection())
         build(tx)
         try:

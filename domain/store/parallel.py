@@ -17,6 +17,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from domain.store import deadline
+
 T = TypeVar("T")
 MAX_WORKERS = 16
 _local = threading.local()
@@ -49,13 +51,16 @@ _POOL = LazyPool(MAX_WORKERS, "jentrix-io")
 
 
 def submit(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
-    """Start ``fn(*args, **kwargs)`` on the I/O pool."""
+    """Start ``fn(*args, **kwargs)`` on the I/O pool, under the caller's call deadline
+    (:mod:`domain.store.deadline`): its requests stop when the call's time is up."""
     issued = time.perf_counter()
+    at = deadline.current()
 
     def run() -> T:
         _local.issued = issued
         try:
-            return fn(*args, **kwargs)
+            with deadline.adopt(at):
+                return fn(*args, **kwargs)
         finally:
             _local.issued = None
 

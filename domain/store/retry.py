@@ -16,7 +16,8 @@ Either way the wait between attempts is :func:`backoff` ("full jitter": uniform 
 from __future__ import annotations
 
 import random
-import time
+
+from domain.store import deadline
 
 # Attempts per operation. The table is mirrored in docs/data-model.md next to the request budgets.
 ATTEMPTS: dict[str, int] = {
@@ -73,13 +74,15 @@ class Contended(Exception):
         self.attempts = attempts
 
 
-def backoff_seconds(attempt: int) -> float:
+def backoff_seconds(attempt: int, *, cap: float = BACKOFF_CAP_SECONDS) -> float:
     """The wait before retry number ``attempt + 1`` (attempt counts from 0)."""
-    return random.uniform(0.0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
+    return random.uniform(0.0, min(cap, BACKOFF_BASE_SECONDS * 2**attempt))
 
 
 def backoff(attempt: int, *, cap: float = BACKOFF_CAP_SECONDS) -> None:
-    time.sleep(random.uniform(0.0, min(cap, BACKOFF_BASE_SECONDS * 2**attempt)))
+    """Sleep before the next attempt; :class:`~domain.store.deadline.DeadlineExceeded` instead
+    when the wait would end past the call's deadline."""
+    deadline.sleep(backoff_seconds(attempt, cap=cap))
 
 
 def conflict_backoff(attempt: int) -> None:

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
+from domain import ids
+
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
 ActivityType = Literal[
@@ -54,8 +56,55 @@ OverdueFilter = Annotated[bool | None, Field(default=None, description="true: du
 UpdatedSinceFilter = Annotated[str | None, Field(default=None, max_length=40, description="ISO-8601 time.")]
 
 
+# -- the shape of id filters (docs/decisions.md, "Malformed ids cost no request") ------------------
+# Targets and refs are checked by the pipeline (domain.access.refuse_malformed: NOT_FOUND or the
+# ref's error); an id argument that only filters a list, or that a handler reads itself, carries
+# IdShape instead: a value that cannot be an id of its kind is INVALID_INPUT before any read.
+_ID_FORMS: dict[str, tuple[Any, str]] = {
+    "user": (ids.parse_user, "usr_…"),
+    "board": (ids.parse_board, "bd_…"),
+    "column": (ids.parse_column, "cl_…"),
+    "project": (ids.parse_project, "pj_…"),
+    "upload_grant": (ids.parse_upload_grant, "ug_…"),
+}
+
+
+def IdShape(kind: str, *, also: tuple[str, ...] = ()) -> Any:  # noqa: N802 - used like a type
+    """A validator refusing a value that is not a ``kind`` id (``also``: extra accepted words such as "me")."""
+    parse, form = _ID_FORMS[kind]
+
+    def check(value: str | None) -> str | None:
+        if value is None or value in also or parse(value) is not None:
+            return value
+        raise PydanticCustomError("id_shape", f"is not a {kind.replace('_', ' ')} id ({form})", {"hint": f"Send an id of the form {form} as the list and get tools return them."})
+
+    return AfterValidator(check)
+
+
+# -- single-line text: titles and names (docs/decisions.md, "Control characters in names") --------
+# C0 controls but tab and newline, DEL and the C1 block: an ANSI escape (ESC, U+001B) would
+# otherwise reach every terminal and log that shows the name.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_HINT = "Remove terminal escape sequences and other control characters; newline and tab are the only ones accepted."
+
+
+def no_controls(value: str | None) -> str | None:
+    """``value`` unchanged; INVALID_INPUT (through pydantic) when it holds a control character
+    other than newline or tab."""
+    if value is None:
+        return None
+    found = _CONTROL.search(value)
+    if found is not None:
+        code = f"U+{ord(found.group()):04X}"
+        raise PydanticCustomError("control_character", f"contains the control character {code}", {"hint": CONTROL_HINT})
+    return value
+
+
+SingleLine = AfterValidator(no_controls)
+"""The validator every title and name argument carries (``Annotated[str, Field(...), SingleLine]``)."""
+
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
-TitleArg = Annotated[str, Field(min_length=1, max_length=500)]
+TitleArg = Annotated[str, Field(min_length=1, max_length=500), SingleLine]
 DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown.")]
 DUE_FORMS = "YYYY-MM-DD or zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates

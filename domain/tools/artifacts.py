@@ -24,7 +24,7 @@ from domain.store import db, keys
 from domain.store.models import ArtifactBodyRow, ArtifactRow, ProjectRow, SessionRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.text import has_visible
-from domain.tools.args import CursorArg, LimitArg, WorkspaceIdArg
+from domain.tools.args import CursorArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg
 
 # Every kind: the file-like and run kinds, then the written ones (domain.store.artifacts; DIFF is both).
 ArtifactType = Literal[("EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", *artifact_store.TEXT_KIND_NAMES)]
@@ -93,11 +93,11 @@ def _redact(text: str) -> tuple[str, tuple[str, ...]]:
 class AttachArtifactInput(ToolInput):
     workspaceId: WorkspaceIdArg
     type: ArtifactType = Field(description="Kind; the written kinds (plans, findings, reports, diffs…) carry their text in body.")
-    title: str = Field(min_length=1, max_length=200, description="Short title.")
+    title: Annotated[str, SingleLine] = Field(min_length=1, max_length=200, description="Short title.")
     storage: Storage | None = Field(default=None, description="Default: from body, url or uploadGrantId.")
     body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text; secrets get redacted.")
     url: str | None = Field(default=None, min_length=1, max_length=2048, description="http(s) URL.")
-    uploadGrantId: str | None = Field(default=None, min_length=1, max_length=80, description="Grant of the uploaded file.")
+    uploadGrantId: Annotated[str | None, IdShape("upload_grant")] = Field(default=None, min_length=1, max_length=80, description="Grant of the uploaded file.")
     taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
     projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
     sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="ses_…")

@@ -26,7 +26,7 @@ from domain.store.models import BoardEntryRow
 from domain.store.retry import ATTEMPTS, Contended, backoff
 from domain.text import has_visible
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
-from domain.tools.args import BoardIdArg, CursorArg, IdempotencyKeyArg, WorkspaceIdArg
+from domain.tools.args import BoardIdArg, CursorArg, IdempotencyKeyArg, SingleLine, WorkspaceIdArg
 from domain.tools.views import BoardView, ColumnView, TaskRowView, board_view, column_view, task_row_view
 
 BoardKind = Literal["TASKS", "CRM", "SUPPORT", "BUGS", "ROADMAP"]
@@ -38,7 +38,7 @@ DEFAULT_COLUMNS: dict[str, list[str]] = {
     "ROADMAP": ["Ideas", "Planned", "In Progress", "Shipped"],
 }
 SNAPSHOT_CAP = 500
-NameArg = Annotated[str, Field(min_length=1, max_length=120)]
+NameArg = Annotated[str, Field(min_length=1, max_length=120), SingleLine]
 
 
 # -- list_boards -----------------------------------------------------------------------------

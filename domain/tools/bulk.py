@@ -9,7 +9,7 @@ transaction shapes and budgets; docs/decisions.md records the deviation from "on
 """
 
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fractional_indexing import generate_key_between
 from pydantic import Field
@@ -37,6 +37,8 @@ from domain.tools.args import (
     NewDueDateArg,
     Priority,
     TaskIdArg,
+    IdShape,
+    SingleLine,
     TitleArg,
     requested_changes,
 )
@@ -321,7 +323,7 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 
 class UpdateItem(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500)
+    title: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=500)
     description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
     priority: Priority | None = None
     dueDate: NewDueDateArg
@@ -456,7 +458,7 @@ def bulk_update_tasks(ctx: CallContext, args: BulkUpdateInput) -> BulkEditOutput
 # -- bulk_move_tasks -----------------------------------------------------------------------------
 class MoveItem(ToolInput):
     taskId: TaskIdArg
-    columnId: ColumnIdArg
+    columnId: Annotated[str, IdShape("column")] = Field(min_length=1, max_length=80, description="cl_…")
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 

@@ -5,7 +5,7 @@ Items, keys and request costs: docs/data-model.md (columns, board head ``activeC
 
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -19,7 +19,7 @@ from domain.store import columns as column_store
 from domain.store.db import Missing
 from domain.store.models import BoardRow, ColumnRow
 from domain.text import has_visible
-from domain.tools.args import BoardIdArg, requested_changes
+from domain.tools.args import BoardIdArg, IdShape, SingleLine, requested_changes
 from domain.tools.views import ColumnView, column_view
 
 # Bounds a board's width so that re-ranking all its columns, and the IN filter over active
@@ -63,9 +63,9 @@ class ManageColumnsInput(ToolInput):
     action: Literal["create", "rename", "move", "archive"]
     boardId: str | None = Field(default=None, max_length=64, description="bd_…; create only.")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…; not for create.")
-    name: str | None = Field(default=None, min_length=1, max_length=80, description="Required for create.")
-    beforeColumnId: str | None = Field(default=None, max_length=80, description="Place before it.")
-    afterColumnId: str | None = Field(default=None, max_length=80, description="Place after it.")
+    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=80, description="Required for create.")
+    beforeColumnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=80, description="Place before it.")
+    afterColumnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=80, description="Place after it.")
     wipLimit: int | None = Field(
         default=None, ge=1, le=1000,
         description=(

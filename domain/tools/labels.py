@@ -22,7 +22,7 @@ from domain.store import labels as label_store
 from domain.store.db import Missing
 from domain.store.models import BoardEntryRow, LabelNameRow, LabelRow, TaskDetailRow
 from domain.text import has_visible
-from domain.tools.args import BoardIdArg, TaskIdArg
+from domain.tools.args import BoardIdArg, SingleLine, TaskIdArg
 from domain.tools.views import ChangedFields, LabelView, TaskDetailView, label_view, task_detail_view
 
 NAME_MAX = 50
@@ -50,7 +50,7 @@ class ManageLabelsInput(ToolInput):
     action: Literal["create", "update", "delete"] = Field(description="create (boardId, name, color), update (labelId + name/color), delete (labelId).")
     boardId: str | None = Field(default=None, min_length=1, max_length=64, description="bd_…")
     labelId: str | None = Field(default=None, min_length=1, max_length=80, description="lb_…")
-    name: str | None = Field(default=None, min_length=1, max_length=NAME_MAX, description="Unique on the board, any case.")
+    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=NAME_MAX, description="Unique on the board, any case.")
     color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="#rrggbb")
 
 

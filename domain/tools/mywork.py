@@ -9,7 +9,7 @@ the workspace (docs/data-model.md, "list_my_work").
 """
 
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -21,7 +21,7 @@ from domain.store import keys
 from domain.store import work as work_store
 from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskRow, WorkItemRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
-from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, LabelNameFilter, OverdueFilter, Priority, UpdatedSinceFilter, WorkspaceIdArg
+from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, IdShape, LabelNameFilter, OverdueFilter, Priority, UpdatedSinceFilter, WorkspaceIdArg
 from domain.tools.views import TaskRowView, task_row_view
 
 MAX_PAGES = 4  # index pages one call reads before it answers with a cursor (filtered-out entries)
@@ -29,7 +29,7 @@ MAX_PAGES = 4  # index pages one call reads before it answers with a cursor (fil
 
 class ListMyWorkInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    assigneeId: str = Field(default="me", max_length=64, description='"me" or a userId.')
+    assigneeId: Annotated[str, IdShape("user", also=("me",))] = Field(default="me", max_length=64, description='"me" or a userId.')
     labelName: LabelNameFilter = None
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None

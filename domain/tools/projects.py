@@ -27,25 +27,25 @@ from domain.store.models import BoardEntryRow, MemberRow, ProjectLinkRow, Projec
 from domain.store.paging import list_kind
 from domain.store.workspaces import slugify
 from domain.text import has_visible
-from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, WorkspaceIdArg, null_rule, requested_changes
+from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg, null_rule, requested_changes
 
 Status = Literal["PLANNED", "ACTIVE", "ON_HOLD", "COMPLETED", "ARCHIVED"]
 TargetType = Literal["BOARD", "TASK", "REPO", "DOC", "DECISION", "METRIC", "AGENT"]
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="pj_…")]
-NameArg = Annotated[str, Field(min_length=1, max_length=120)]
+NameArg = Annotated[str, Field(min_length=1, max_length=120), SingleLine]
 ShortText = Annotated[str, Field(min_length=1, max_length=300)]
 
 
 class Milestone(ToolInput):
-    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached.")]
+    title: Annotated[str, Field(min_length=1, max_length=200, description="What is reached."), SingleLine]
     dueDate: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD.")
     done: bool = Field(default=False, description="Reached.")
 
 
 class Risk(ToolInput):
-    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk.")]
+    title: Annotated[str, Field(min_length=1, max_length=300, description="The risk."), SingleLine]
     severity: Literal["LOW", "MEDIUM", "HIGH"] = Field(default="MEDIUM", description="Severity.")
     mitigation: str | None = Field(default=None, max_length=1000, description="How it is handled.")
 
@@ -142,7 +142,7 @@ class CreateProjectInput(ToolInput):
     name: NameArg
     slug: str | None = Field(default=None, min_length=1, max_length=60, description="Unique; a-z, 0-9, dashes; default from name.")
     status: Status = Field(default="ACTIVE", description="Status.")
-    ownerId: str | None = Field(default=None, max_length=64, description="Accountable userId; default you.")
+    ownerId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="Accountable userId; default you.")
     parentId: str | None = Field(default=None, max_length=64, description="Parent pj_… (same workspace).")
     goal: str | None = Field(default=None, max_length=4000, description="Goal statement.")
     constraints: TextList = Field(default=None, max_length=20, description="Constraints (≤300 chars each).")
@@ -311,8 +311,8 @@ def get_project(ctx: CallContext, args: GetProjectInput) -> GetProjectOutput:
 class ListProjectsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     status: Status | None = Field(default=None, description="Status.")
-    ownerId: str | None = Field(default=None, max_length=64, description="Owner's userId.")
-    parentId: str | None = Field(default=None, max_length=64, description="Direct children of this pj_….")
+    ownerId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="Owner's userId.")
+    parentId: Annotated[str | None, IdShape("project")] = Field(default=None, max_length=64, description="Direct children of this pj_….")
     limit: LimitArg
     cursor: CursorArg
 
@@ -369,9 +369,9 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
 # -- update_project ----------------------------------------------------------------------------
 class UpdateProjectInput(ToolInput):
     projectId: ProjectIdArg
-    name: str | None = Field(default=None, min_length=1, max_length=120)
+    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=120)
     status: Status | None = Field(default=None, description="Status.")
-    ownerId: str | None = Field(default=None, max_length=64, description="userId; null: without one.")
+    ownerId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="userId; null: without one.")
     parentId: str | None = Field(default=None, max_length=64, description="pj_… of the workspace; null: top-level; no cycles.")
     goal: str | None = Field(default=None, max_length=4000, description="null removes it.")
     constraints: TextList = Field(default=None, max_length=20, description="Replaces all; null empties.")
@@ -555,10 +555,9 @@ def _target_key(target_type: str, target_id: str) -> tuple[str, str] | None:
 def _link_prefetch(where: Located, args: ProjectLinkInput) -> Prefetch:
     ws = where.workspace_id
     items = [keys.project(ws, where.project_id or "")]
-    try:
-        target_id = _target_id(args, ws)
-    except errors.ToolError:
-        return Prefetch(items=tuple(items))
+    # A malformed or foreign targetId is refused here, before the access read: the answer
+    # depends on the ids the caller sent alone, so nothing is read for it (issue 24).
+    target_id = _target_id(args, ws)
     items.append(keys.project_link(where.project_id or "", args.targetType, target_id))
     key = _target_key(args.targetType, target_id)
     if key:

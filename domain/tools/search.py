@@ -25,7 +25,7 @@ from domain.store import keys
 from domain.store.models import ArtifactBodyRow, ArtifactRow, ColumnRow, LabelNameRow, Row, SearchPendingRow, TaskDetailRow, TaskNumberRow, WorkspaceRow
 from domain.store.paging import InvalidCursor, decode_cursor, encode_cursor, list_kind
 from domain.store.search_marks import pending_docs, text_version
-from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, Priority, WorkspaceIdArg
+from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, IdShape, Priority, WorkspaceIdArg
 
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
@@ -39,9 +39,9 @@ SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50)]
 class SearchTasksInput(ToolInput):
     workspaceId: WorkspaceIdArg
     query: QueryArg
-    boardId: str | None = Field(default=None, max_length=120, description="bd_…")
-    columnId: str | None = Field(default=None, max_length=120, description="cl_…")
-    assigneeId: str | None = Field(default=None, max_length=120, description='userId or "me".')
+    boardId: Annotated[str | None, IdShape("board")] = Field(default=None, max_length=120, description="bd_…")
+    columnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=120, description="cl_…")
+    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(default=None, max_length=120, description='userId or "me".')
     labelName: str | None = Field(default=None, max_length=120, description="Label name, any case.")
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None

@@ -28,7 +28,7 @@ from domain.store import sessions as session_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.models import MemberRow, ProjectLinkRow, ProjectRow, Row, SessionAlignmentRow, SessionClaimRow, SessionRow, TaskDetailRow, WorkspaceRow
-from domain.tools.args import CursorArg, LimitArg, WorkspaceIdArg
+from domain.tools.args import CursorArg, IdShape, LimitArg, WorkspaceIdArg
 
 Provider = Literal["claude-code", "codex", "cursor", "other"]
 Status = Literal["STARTING", "ACTIVE", "COMPLETED", "INTERRUPTED", "CANCELLED"]
@@ -732,7 +732,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
 class ResumeSessionInput(ToolInput):
     sessionId: SessionIdArg
     expectedUpdatedAt: RequiredStampArg
-    projectId: str | None = Field(default=None, max_length=64, description="Must be the session's.")
+    projectId: Annotated[str | None, IdShape("project")] = Field(default=None, max_length=64, description="Must be the session's.")
     repo: RepoArg
 
 
@@ -875,7 +875,7 @@ def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutp
 class ListSessionsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     projectId: str | None = Field(default=None, max_length=64, description="pj_…")
-    operatorId: str | None = Field(default=None, max_length=64, description="Operator's userId.")
+    operatorId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="Operator's userId.")
     provider: Provider | None = Field(default=None, description="Provider.")
     status: Status | None = Field(default=None, description="Lifecycle status.")
     captureComplete: bool | None = Field(default=None, description="Capture complete or not.")

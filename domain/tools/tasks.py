@@ -10,7 +10,7 @@ each request budget.
 
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from fractional_indexing import generate_key_between
 from pydantic import Field
@@ -49,6 +49,8 @@ from domain.tools.args import (
     Priority,
     ResponseFormat,
     TaskIdArg,
+    IdShape,
+    SingleLine,
     TitleArg,
     UpdatedSinceFilter,
     null_rule,
@@ -307,7 +309,7 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: str | None = Field(default=None, min_length=1, max_length=500)
+    title: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=500)
     description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
     priority: Priority | None = None
     dueDate: NewDueDateArg
@@ -532,7 +534,7 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
 class ListTasksInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="bd_…")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…")
-    assigneeId: str | None = Field(default=None, max_length=64, description='userId or "me".')
+    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(default=None, max_length=64, description='userId or "me".')
     labelName: LabelNameFilter = None
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None

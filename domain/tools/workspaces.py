@@ -18,7 +18,7 @@ from domain.store.db import Missing
 from domain.store.models import UserRow, WorkspaceRow
 from domain.store import keys
 from domain.text import has_visible
-from domain.tools.args import IdempotencyKeyArg, WorkspaceIdArg, null_rule
+from domain.tools.args import IdempotencyKeyArg, SingleLine, WorkspaceIdArg, null_rule
 from domain.tools.views import MemberView, WorkspaceView, member_view, workspace_view
 
 
@@ -52,7 +52,7 @@ def list_workspaces(ctx: CallContext, args: ListWorkspacesInput) -> ListWorkspac
 
 # -- create_workspace ------------------------------------------------------------------------
 class CreateWorkspaceInput(ToolInput):
-    name: Annotated[str, Field(min_length=1, max_length=80, description="Name; derives slug and key prefix.")]
+    name: Annotated[str, Field(min_length=1, max_length=80, description="Name; derives slug and key prefix."), SingleLine]
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -181,7 +181,7 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
 # -- update_workspace ------------------------------------------------------------------------
 class UpdateWorkspaceInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    name: str | None = Field(default=None, min_length=1, max_length=80, description="Name (slug, prefix unchanged).")
+    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=80, description="Name (slug, prefix unchanged).")
     expectedName: str | None = Field(
         default=None, max_length=80,
         description="Name you read; if changed: CONFLICT.",
