@@ -15,6 +15,7 @@ Workspace visibility (catalog: shared contract, bearer auth + scopes; docs/decis
 from __future__ import annotations
 
 from concurrent.futures import Future
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,12 @@ from domain.store.models import ActivityRow, MemberRow
 
 
 LISTED_WORKSPACES = 20  # ids an INVALID_INPUT for an ambiguous ``workspaceId: ""`` names at most
+
+# While the pipeline parses a call's arguments, the set that Redact-typed fields (domain.tools.args)
+# add the rule ids of the secrets they took out to. A context variable rather than pydantic's
+# validation context: models with their own __init__ (domain.registry) do not pass that one on.
+REDACTING: ContextVar[set[str] | None] = ContextVar("redacting", default=None)
+REDACTIONS = "redactions"  # the answer field naming them
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class CallContext:
     absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
     governance_request: Any = None  # domain.store.governance.Request of a governed call (set by the access step)
     approval: Any = None  # the APPROVED ApprovalRow letting this agent call through once (domain.governance.gate)
+    redactions: set[str] = field(default_factory=set)  # rule ids of secrets taken out of the arguments (domain.tools.args.Redact)
 
     def __post_init__(self) -> None:
         # A write made with a human's credential is recorded as from the UI, an agent's as from MCP.

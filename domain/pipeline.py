@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from domain import access, errors, governance, idempotency, log_redaction, observability, projection, ratelimit
 from domain.auth import Principal
-from domain.context import Binding, CallContext
+from domain.context import REDACTING, REDACTIONS, Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
@@ -136,7 +136,12 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
         if not isinstance(arguments, dict):
             raise errors.invalid("arguments", "must be a JSON object", "Send the tool arguments as an object of named fields.")
         try:
-            args = spec.input_model.model_validate(arguments)
+            # Redact-typed fields (domain.tools.args.Redact) are cleaned here and name their rules in ctx.redactions.
+            collecting = REDACTING.set(ctx.redactions)
+            try:
+                args = spec.input_model.model_validate(arguments)
+            finally:
+                REDACTING.reset(collecting)
         except ValidationError as exc:
             raise _validation_error(exc) from None
         if spec.fields_of is not None:
@@ -159,6 +164,8 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             result = spec.output_model.model_validate(stored).model_dump(mode="json", by_alias=True)
         else:
             result = _invoke(spec, ctx, args)
+        if REDACTIONS in spec.output_model.model_fields:  # a write tool names the secrets kept out of its text
+            result[REDACTIONS] = sorted(ctx.redactions)  # (a replay parsed the same arguments: the same ids)
         return CallOutcome(result=result)
     except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing, BoardArchived) as raised:
         exc = raised if isinstance(raised, ToolError) else store_error(raised, ctx)

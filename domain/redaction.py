@@ -2,7 +2,7 @@
 
 :func:`redact` returns a :class:`Redacted`: the text with every secret replaced by
 ``[REDACTED:<rule-id>]``, and the findings (rule id and offsets in the ORIGINAL text, never the
-value). Two sources of rules run over the text:
+value). Three sources of rules run over the text:
 
 * **Provider detectors** from ``bc-detect-secrets`` (the maintained fork of Yelp's
   detect-secrets, a runtime dependency): the regex plugins for AWS key ids, GitHub, Slack,
@@ -16,11 +16,24 @@ value). Two sources of rules run over the text:
   back as ``ghp``, a JWT without its signature, a PEM block as its header), so each value is
   located inside its match and widened to the whole token it sits in; a private key widens to
   its whole ``BEGIN … END`` block.
-* **House rules** (ours): Jentrix tokens (``tm_``/``tmo_`` with a valid checksum, and legacy
-  PATs by shape), ``Authorization: Bearer|Basic|token …``, passwords in URL userinfo, AWS
-  secret access keys next to their name, generic ``password=``/``secret:`` assignments, and a
-  few provider shapes detect-secrets lacks (GitHub fine-grained PATs, GitLab PATs, OpenAI and
-  Anthropic keys, PyPI tokens).
+* **House rules** (ours): Jentrix tokens (``tm_``/``tmo_`` by shape, whatever their checksum,
+  and legacy PATs), ``Authorization: Bearer|Basic|token …``, passwords in URL userinfo (also
+  when they hold ``@`` or ``/``), AWS secret access keys next to their name and bare ones (40
+  base64 characters of high entropy), ``mysql -pPASSWORD``, ``.npmrc`` auth lines, Azure
+  connection-string keys and SAS signatures, generic ``password=``/``secret:`` assignments, and
+  a few provider shapes detect-secrets lacks (GitHub fine-grained PATs,
+  PyPI tokens, Google API keys anywhere in a text).
+* **Our rule file** (``domain/redaction_rules/rules.toml``, :func:`file_rules`): a few dozen
+  provider token shapes (cloud, source hosting, package registries, AI, payments, messaging,
+  SaaS), each written here from the provider's public description of its token format, with
+  lowercase keywords, an optional capture group and an optional entropy floor. The file is
+  parsed on the first redaction, and each pattern is compiled only when one of its keywords
+  occurs in a text.
+
+Matching runs over a normalised copy of the text (NFKC, which folds full-width and other
+compatibility characters, with zero-width characters removed), so a secret split by U+200B or
+written in full-width letters is found; the spans are mapped back and replaced in the text as it
+was written, which otherwise stays unchanged.
 
 Every pattern runs under one deadline per call (``timeout``, seconds). When a pattern runs out
 of time over the whole text, the rest of the text is scanned line by line; a line that cannot be
@@ -34,9 +47,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 import time
+import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -96,9 +113,60 @@ class Rule:
     pem: bool = False
 
 
+class Lazy:
+    """A pattern compiled on first use (``regex.compile(pattern, flags)``); quacks like the
+    compiled pattern for ``finditer``/``search``/``fullmatch``. :meth:`ready` compiles it and
+    returns the seconds that took (0.0 once compiled)."""
+
+    __slots__ = ("pattern", "flags", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags, self._rx = pattern, flags, None
+
+    def ready(self) -> float:
+        if self._rx is not None:
+            return 0.0
+        began = time.monotonic()
+        self._rx = regex.compile(self.pattern, self.flags)
+        return time.monotonic() - began
+
+    def compiled(self) -> Any:
+        self.ready()
+        return self._rx
+
+    def finditer(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compiled().finditer(*args, **kwargs)
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compiled().search(*args, **kwargs)
+
+    def fullmatch(self, *args: Any, **kwargs: Any) -> Any:
+        return self.compiled().fullmatch(*args, **kwargs)
+
+
 def _not_hex(value: str) -> bool:
     """An AWS secret is 40 base64 characters; 40 hex characters is a git SHA, not a key."""
     return not regex.fullmatch(r"[0-9a-f]{40}|[0-9A-F]{40}", value)
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def _bare_aws_secret(value: str) -> bool:
+    """A 40-character base64 run alone in prose counts as an AWS secret key when it looks random."""
+    return (
+        _not_hex(value)
+        and any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+        and value.count("/") <= 3
+        and entropy(value) > 4.25
+    )
+
+
+def _not_a_port(value: str) -> bool:
+    return not value.startswith("/") and not regex.fullmatch(r"\d{1,5}(?:/.*)?", value, regex.DOTALL)
 
 
 def _mixed(value: str) -> bool:
@@ -162,15 +230,42 @@ def _literal(value: str) -> bool:
     return not _looks_like_code(value)
 
 
+# A value that starts with a lowercase word and a separator is an identifier or a phrase
+# (``enable_new_board_2026``, ``req-2024-11-02-abc``, our ``tsk_…``/``cm_…`` ids), not a secret.
+_WORDY = regex.compile(r"[a-z]{1,12}[_-]")
+
+
+def _random_literal(value: str) -> bool:
+    """A value that reads as a generated secret, not a reference (``settings.api_key``, ``${X}``):
+    letters and digits with entropy above 3 bits per character (random hex reaches about
+    3.5-3.9), or both letter cases with entropy above 4 bits (random base62 reaches about 4.5-5)."""
+    if _looks_like_code(value) or _WORDY.match(value):
+        return False
+    h = entropy(value)
+    digits_and_letters = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return (digits_and_letters and h > 3.0) or (_mixed(value) and h > 4.0)
+
+
 def _house_rules() -> list[Rule]:
     not_marker = r"(?!\[REDACTED:)"
     house = [
         # Ours first: a checksummed tm_/tmo_ token (verified below), then legacy PATs by shape.
-        Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tmo?_[A-Za-z0-9]{42}(?![A-Za-z0-9_-])"), ("tm",), accept=tokens.checksum_ok),
+        # By shape: a token with a wrong checksum (mistyped, truncated by one, or forged) is still
+        # somebody's credential attempt and is not stored either.
+        Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tmo?_[A-Za-z0-9]{42}(?![A-Za-z0-9_-])"), ("tm",)),
         Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tm_([A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"), ("tm_",), group=0, accept=lambda v: _mixed(v[3:])),
         Rule("auth-header", regex.compile(r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+" + not_marker + r"([^\s\"'<>,;]{8,})"), ("authorization",), group=1),
         Rule("bearer-token", regex.compile(r"(?i)\bbearer\s+" + not_marker + r"([A-Za-z0-9._~+/-]{16,}=*)"), ("bearer",), group=1),
-        Rule("url-password", regex.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@\[\]\"'<>]{0,256}:" + not_marker + r"([^\s/@\"'<>]{1,256})@"), ("://",), group=1, charset=frozenset()),
+        # The password ends at the last '@' before the host, so it may hold '@' and '/' itself;
+        # a port ("host:443/@user") or a query ("?mail=a@b.c") is not a password.
+        Rule(
+            "url-password",
+            regex.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@\[\]\"'<>]{0,256}:" + not_marker + r"([^\s\"'<>?#]{1,256})@(?=[a-z0-9\[][a-z0-9.\[\]:-]{0,253}(?:[/?#:\s\"'<>),;]|$))"),
+            ("://",),
+            group=1,
+            charset=frozenset(),
+            accept=_not_a_port,
+        ),
         Rule(
             "aws-secret-key",
             regex.compile(r"(?i)(?:aws_?)?secret_?(?:access_?)?key[\"']?\s*(?::=|=>|[:=])\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
@@ -178,7 +273,58 @@ def _house_rules() -> list[Rule]:
             group=1,
             accept=_not_hex,
         ),
+        # A bare AWS secret access key in prose: 40 base64 characters alone, of high entropy, with
+        # both cases and a digit (a hex run is a git SHA; a path has many slashes and low entropy).
+        Rule(
+            "aws-secret-key-shape",
+            regex.compile(r"(?<![A-Za-z0-9/+_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])"),
+            (),
+            accept=_bare_aws_secret,
+            charset=frozenset(),
+        ),
+        # mysql/mariadb clients take the password glued to -p ("-p secret" would prompt instead).
+        Rule(
+            "mysql-password",
+            regex.compile(r"(?i)\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]{0,256}?[ \t](?-i:-p)" + not_marker + r"(\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s]{0,127})"),
+            ("mysql", "mariadb"),
+            group=1,
+            charset=frozenset(),
+        ),
+        # .npmrc: "//registry.example.com/:_authToken=…", "_auth=…", "_password=…".
+        Rule(
+            "npmrc-auth",
+            regex.compile(r"(?im)(?:^|[\s:\"'])_(?:authtoken|auth|password)[ \t]*=[ \t]*[\"']?" + not_marker + r"([^\s\"'$]{6,512})"),
+            ("_auth", "_password"),
+            group=1,
+            charset=frozenset(),
+        ),
+        # Azure storage / Service Bus connection strings and SAS signatures.
+        Rule(
+            "azure-connection-string",
+            regex.compile(r"(?i)\b(?:AccountKey|SharedAccessKey|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*" + not_marker + r"([A-Za-z0-9+/]{20,}={0,2})"),
+            ("accountkey", "sharedaccesskey", "primarykey", "secondarykey"),
+            group=1,
+            charset=frozenset(),
+        ),
+        Rule(
+            "azure-sas-signature",
+            regex.compile(r"(?i)(?:[?&;]|\bSharedAccessSignature=)(?:[^\s&;]*&)?sig=" + not_marker + r"([A-Za-z0-9%+/]{20,}(?:%3D|=){0,2})"),
+            ("sig=",),
+            group=1,
+            charset=frozenset(),
+        ),
         Rule("password-assignment", regex.compile(_NAME + r"\s*(?::=|=>|=)\s*(?:\"|'|)" + not_marker + _VALUE), _WORDS, group=1, charset=frozenset(), accept=_literal),
+        # Any other prefixed *_TOKEN / *_KEY name with a random-looking literal value: a
+        # provider with no known shape (DD_API_TOKEN=…, cloudflare_key: "…"). Prose and code pass:
+        # the value must be 16+ characters of letters and digits together, of high entropy.
+        Rule(
+            "token-assignment",
+            regex.compile(r"(?i)\b(?:[a-z0-9]+[_-])+(?:token|key)[\"']?\s*(?::=|=>|=|:)\s*[\"']?" + not_marker + r"([A-Za-z0-9][A-Za-z0-9_+/.=-]{15,255})(?![A-Za-z0-9_+/.=-])"),
+            ("token", "key"),
+            group=1,
+            charset=frozenset(),
+            accept=_random_literal,
+        ),
         # With a colon (YAML, JSON, prose): quoted, or holding a digit or symbol, so "Password: see the vault" stays.
         Rule("password-assignment", regex.compile(_NAME + r"\s*:\s*[\"']" + not_marker + _VALUE), _WORDS, group=1, charset=frozenset(), accept=_literal),
         Rule(
@@ -190,8 +336,8 @@ def _house_rules() -> list[Rule]:
             accept=_literal,
         ),
         Rule("github-fine-grained-pat", regex.compile(r"github_pat_[A-Za-z0-9_]{22,255}"), ("github_pat_",), charset=ALNUM | {"_"}),
-        Rule("gitlab-token", regex.compile(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",), charset=B64URL),
-        Rule("openai-key", regex.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj|svcacct|admin|ant-api\d\d|ant-admin\d\d)-[A-Za-z0-9_-]{20,}"), ("sk-",), charset=B64URL),
+        # Google API keys are exactly AIza + 35, anywhere: also inside a URL query ("?key=AIza…&cb=").
+        Rule("google-api-key", regex.compile(r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), ("aiza",), charset=frozenset()),
         Rule("pypi-token", regex.compile(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",), charset=B64URL),
     ]
     return house
@@ -209,10 +355,47 @@ def _looks_like_code(value: str) -> bool:
         return False
 
 
+# -- our rule file ---------------------------------------------------------------------------------
+RULES_TOML = Path(__file__).with_name("redaction_rules") / "rules.toml"
+
+
+def _above(threshold: float) -> Callable[[str], bool]:
+    return lambda value: entropy(value) > threshold
+
+
+@functools.cache
+def file_rules() -> tuple[Rule, ...]:
+    """The provider rules of ``domain/redaction_rules/rules.toml`` (ours, written from each
+    provider's public token format; the file's header documents its fields). Parsed once, on the
+    first redaction; each pattern compiles the first time one of its keywords occurs in a text.
+    Raises ``KeyError``/``tomllib.TOMLDecodeError`` on a malformed file (a packaging defect,
+    caught by tests/test_redaction.py)."""
+    import tomllib  # deferred with the rest: parsed on the first redaction only
+
+    with RULES_TOML.open("rb") as fh:
+        data = tomllib.load(fh)
+    out = []
+    for spec in data["rules"]:
+        threshold = float(spec.get("entropy", 0.0))
+        out.append(
+            Rule(
+                spec["id"],
+                Lazy(spec["regex"]),
+                tuple(k.lower() for k in spec["keywords"]),
+                group=int(spec.get("group", 0)),
+                charset=frozenset(),
+                accept=_above(threshold) if threshold else None,
+                pem=bool(spec.get("pem", False)),
+            )
+        )
+    return tuple(out)
+
+
 @functools.cache
 def rules() -> tuple[Rule, ...]:
-    """Every rule, house rules first (built once, on first use)."""
-    return tuple(_house_rules() + _plugin_rules())
+    """Every rule: house rules, then the detect-secrets plugins, then our rule file's (built once,
+    on first use; the file's patterns compile lazily)."""
+    return tuple(_house_rules() + _plugin_rules()) + file_rules()
 
 
 class _Clock:
@@ -294,8 +477,8 @@ def _widen(text: str, start: int, end: int, charset: frozenset[str]) -> tuple[in
     return start, end
 
 
-_PEM_BEGIN = regex.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY-----|PuTTY-User-Key-File-\d:")
-_PEM_END = regex.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY-----|Private-MAC:[ \t]*[0-9a-fA-F]+")
+_PEM_BEGIN = regex.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d:")
+_PEM_END = regex.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|Private-MAC:[ \t]*[0-9a-fA-F]+")
 
 
 def _pem_block(text: str, start: int, end: int) -> tuple[int, int]:
@@ -324,12 +507,12 @@ def _pem_block(text: str, start: int, end: int) -> tuple[int, int]:
 def _spans(rule: Rule, base: int, m: Any, text: str) -> Iterable[tuple[int, int]]:
     if rule.plugin is None:
         s, e = m.span(rule.group)
-        if s < 0:
-            return
+        if s < 0:  # the group sits in an alternative that did not match: the match is the secret
+            s, e = m.span()
         s, e = s + base, e + base
         if rule.accept and not rule.accept(text[s:e]):
             return
-        yield _widen(text, s, e, rule.charset)
+        yield _pem_block(text, s, e) if rule.pem else _widen(text, s, e, rule.charset)
         return
     ms, me = m.start() + base, m.end() + base
     chunk = text[ms:me]
@@ -348,7 +531,7 @@ def _spans(rule: Rule, base: int, m: Any, text: str) -> Iterable[tuple[int, int]
             at = chunk.find(value, at + len(value))
 
 
-GENERIC = frozenset({"password-assignment", "bearer-token", "auth-header", "url-password", TIMEOUT_RULE})
+GENERIC = frozenset({"password-assignment", "token-assignment", "bearer-token", "auth-header", "url-password", "aws-secret-key-shape", "npmrc-auth", TIMEOUT_RULE})
 
 
 def _name(a: Finding, b: Finding) -> str:
@@ -381,12 +564,33 @@ def _inside(markers: list[tuple[int, int]], start: int, end: int) -> bool:
 _FAR = 1 << 62
 
 
-def redact(text: str, *, timeout: float | None = None) -> Redacted:
-    """Replace the secrets in ``text``; see the module docstring. Never raises on content."""
-    if not text:
-        return Redacted(text, ())
-    ruleset = rules()  # built (once) before the clock starts: compiling is not scanning
-    clock = _Clock(DEFAULT_TIMEOUT if timeout is None else timeout)
+# Invisible characters that can split a secret without showing: zero-width space, non-joiner,
+# joiner, word joiner, the BOM / zero-width no-break space, and the soft hyphen.
+ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
+
+
+def normalise(text: str) -> tuple[str, list[int] | None]:
+    """``(folded, origin)``: ``text`` with each character NFKC-folded (full-width and other
+    compatibility forms become ASCII) and zero-width characters removed, and for every position
+    of the folded text the position in ``text`` it came from (plus one past the end). ``origin``
+    is ``None`` when nothing changed (ASCII text, the common case, costs one check)."""
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not any(c in ZERO_WIDTH for c in text)):
+        return text, None
+    out: list[str] = []
+    origin: list[int] = []
+    for i, c in enumerate(text):
+        if c in ZERO_WIDTH:
+            continue
+        folded = c if c < "\x80" else unicodedata.normalize("NFKC", c)
+        out.append(folded)
+        origin.extend([i] * len(folded))
+    origin.append(len(text))
+    return "".join(out), origin
+
+
+def _scan(text: str, clock: _Clock) -> list[Finding]:
+    """The merged findings in ``text`` (offsets in ``text``)."""
+    ruleset = rules()
     low = text.lower()
     markers = [m.span() for m in MARKER.finditer(text)]
     found: list[Finding] = []
@@ -397,13 +601,31 @@ def redact(text: str, *, timeout: float | None = None) -> Redacted:
             continue
         if rule.keywords and not any(k in low for k in rule.keywords):
             continue
+        if isinstance(rule.rx, Lazy):
+            clock.deadline += rule.rx.ready()  # compiling a pattern is not scanning: not on the clock
         for base, m in _matches(rule, text, clock, failed):
             for s, e in _spans(rule, base, m, text):
                 if e <= s or _inside(markers, s, e):
                     continue  # empty, or inside a marker an earlier pass wrote
                 found.append(Finding(rule.id, s, e))
     found.extend(_failed_lines(text, failed))
-    findings = _merge(found)
+    return _merge(found)
+
+
+def redact(text: str, *, timeout: float | None = None) -> Redacted:
+    """Replace the secrets in ``text``; see the module docstring. Never raises on content.
+
+    Matching runs over :func:`normalise`'s folded copy; each span found there is mapped back to
+    the characters of ``text`` it came from (zero-width characters inside it included), and only
+    those are replaced: the rest of ``text`` keeps its full-width letters or invisible marks."""
+    if not text:
+        return Redacted(text, ())
+    rules()  # built (once) before the clock starts: loading rules is not scanning
+    clock = _Clock(DEFAULT_TIMEOUT if timeout is None else timeout)
+    folded, origin = normalise(text)
+    findings = _scan(folded, clock)
+    if origin is not None:
+        findings = _merge([Finding(f.rule_id, origin[f.start], origin[f.end - 1] + 1) for f in findings])
     parts: list[str] = []
     tail = len(text)
     for f in reversed(findings):  # right to left: earlier offsets stay valid
@@ -416,3 +638,21 @@ def redact(text: str, *, timeout: float | None = None) -> Redacted:
 
 def redact_text(text: str) -> str:
     return redact(text).text
+
+
+_USERINFO = regex.compile(r"(?i)([a-z][a-z0-9+.-]{0,20}://)([^\s/?#:@]*):([^\s?#]*)@(?=[a-z0-9\[][a-z0-9.\[\]:-]{0,253}(?:[/?#]|$))")
+
+
+def redact_url(url: str, *, timeout: float | None = None) -> Redacted:
+    """A link as it is stored: a ``user:password@`` userinfo is removed whole (the link keeps
+    scheme, host and the rest; the password may hold ``@`` or ``/``), then the rest is redacted
+    like any text (a token in a query string, say). Findings name ``url-password`` for the
+    userinfo; offsets are in ``url``."""
+    found: list[Finding] = []
+    m = _USERINFO.match(url)
+    if m is not None and _not_a_port(m.group(3)) and (m.group(2) or m.group(3)):
+        found.append(Finding("url-password", m.start(2), m.end(0)))
+        url_rest = m.group(1) + url[m.end(0) :]
+        rest = redact(url_rest, timeout=timeout)
+        return Redacted(rest.text, tuple(found) + rest.findings)
+    return redact(url, timeout=timeout)

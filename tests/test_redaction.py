@@ -95,7 +95,7 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("square-oauth", "square secret {s}", "sq0csp-" + pick(B64URL, 43))
     add("artifactory-token", "artifactory api key {s} ", "AKC" + pick(ALNUM, 70))
     add("openai-key", "OPENAI_API_KEY={s}", "sk-proj-" + pick(B64URL, 48))
-    add("openai-key", "anthropic: {s}", "sk-ant-api03-" + pick(B64URL, 93))
+    add("anthropic-key", "anthropic: {s}", "sk-ant-api03-" + pick(B64URL, 93))
     add("pypi-token", "password = {s}", "pypi-AgEIcHlwaS5vcmc" + pick(B64URL, 60))
     add("password-assignment", 'DB_PASSWORD="{s}"', pick(ALNUM + "!@#%^&*", 20))
     add("password-assignment", "db:\n  password: '{s}'\n", pick(ALNUM, 14))
@@ -104,7 +104,90 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add({"password-assignment", "cloudant"}, "cloudant_password = '{s}'", pick(LOWER_HEX, 64))
     add("ibm-cos-hmac", "cos_hmac_secret_access_key = '{s}'", pick(LOWER_HEX, 48))
     add({"softlayer", "password-assignment"}, "softlayer_api_key = {s}", pick(string.ascii_lowercase + string.digits, 64))
+    # issue 24 (items 7 and 8): shapes that used to be stored in clear
+    add("aws-secret-key-shape", "I pasted {s} into the runbook by mistake", bare_aws_secret())
+    add("jentrix-token", "the token {s} did not work (typo?)", bad_checksum(tokens.mint("tm_")))
+    add("jentrix-token", "oauth {s}", bad_checksum(tokens.mint("tmo_")))
+    add("private-key", "encrypted key:\n{s}\n", pem("ENCRYPTED "))
+    add("google-api-key", "maps.js?key={s}&callback=init", "AIza" + pick(B64URL, 35))
+    add("google-api-key", "GOOGLE_API_KEY={s}", "AIza" + pick(B64URL, 35))
+    add("stripe-key", "test mode: {s}", "sk_test_" + pick(ALNUM, 24))
+    add("stripe-key", "restricted test key {s}", "rk_test_" + pick(ALNUM, 24))
+    add("azure-connection-string", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net", pick(B64, 86) + "==")
+    add("azure-sas-signature", "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig={s}", pick(ALNUM, 43) + "%3D")
+    add({"npmrc-auth", "npm-token"}, "//npm.internal.example/:_authToken={s}", pick(LOWER_HEX, 8) + "-" + pick(LOWER_HEX, 4) + "-4" + pick(LOWER_HEX, 3) + "-a" + pick(LOWER_HEX, 3) + "-" + pick(LOWER_HEX, 12))
+    add("npmrc-auth", "_auth={s}", base64.b64encode(f"ci:{pick(ALNUM, 16)}".encode()).decode())
+    add("url-password", "DATABASE_URL=postgres://app:{s}@db.internal:5432/app", pick(ALNUM, 6) + "@" + pick(ALNUM, 6) + "/" + pick(ALNUM, 6))
+    add("mysql-password", "mysql -h db.internal -u root -p{s} app < dump.sql", pick(ALNUM, 14))
+    add("mysql-password", "mysqldump -u backup -p'{s}' --all-databases", pick(ALNUM, 6) + " " + pick(ALNUM, 6))
+    # our rule file (domain/redaction_rules/rules.toml): one case per provider family at least
+    add("private-key", "pgp:\n{s}\n", pgp_block())
+    add("age-secret-key", "age key {s}", "AGE-SECRET-KEY-1" + pick("023456789ACDEFGHJKLMNPQRSTUVWXYZ", 58))
+    add("github-token", "see {s}", "gho_" + pick(ALNUM, 36))
+    add("gitlab-token", "deploy token {s}", "gldt-" + pick(B64URL, 20))
+    add("gitlab-token", "CI_JOB_TOKEN is not {s}", "glpat-" + pick(B64URL, 20))
+    add("npm-token", "token {s} ", "npm_" + pick(string.ascii_lowercase + string.digits, 36))
+    add("gem-api-key", "GEM_HOST_API_KEY: {s}", "rubygems_" + pick(LOWER_HEX, 48))
+    add("dockerhub-pat", "docker login -u ci -p {s}", "dckr_pat_" + pick(B64URL, 27))
+    add("huggingface-token", "HF_TOKEN={s}", "hf_" + pick(string.ascii_letters, 34))
+    add("digitalocean-token", "doctl auth init -t {s}", "dop_v1_" + pick(LOWER_HEX, 64))
+    add("google-oauth-secret", "client secret {s}", "GOCSPX-" + pick(B64URL, 28))
+    add("google-oauth-token", "access {s} expired", "ya29." + pick(B64URL, 60))
+    add("azure-ad-client-secret", "app secret {s}", pick(ALNUM, 3) + "8Q~" + pick(ALNUM + "_-", 34))
+    add("heroku-key", "heroku api {s}", "HRKU-" + pick(B64URL, 60))
+    add("heroku-key", "HEROKU_API_KEY={s}", "{}-{}-{}-{}-{}".format(pick(LOWER_HEX, 8), pick(LOWER_HEX, 4), pick(LOWER_HEX, 4), pick(LOWER_HEX, 4), pick(LOWER_HEX, 12)))
+    add("databricks-token", "DATABRICKS_TOKEN {s}", "dapi" + pick(LOWER_HEX, 32))
+    add("terraform-cloud-token", "credentials {s}", pick(ALNUM, 14) + ".atlasv1." + pick(B64URL, 67))
+    add("vault-token", "VAULT_TOKEN={s}", "hvs." + pick(B64URL, 90))
+    add("doppler-token", "doppler {s}", "dp.pt." + pick(ALNUM, 43))
+    add("pulumi-token", "PULUMI_ACCESS_TOKEN {s}", "pul-" + pick(LOWER_HEX, 40))
+    add("flyio-token", "fly token {s}", "fo1_" + pick(B64URL, 43))
+    add("netlify-token", "netlify {s}", "nfp_" + pick(ALNUM, 36))
+    add("supabase-token", "supabase {s}", "sbp_" + pick(LOWER_HEX, 40))
+    add("planetscale-token", "pscale {s}", "pscale_tkn_" + pick(ALNUM, 43))
+    add("openai-key", "legacy openai {s}", "sk-" + pick(ALNUM, 20) + "T3BlbkFJ" + pick(ALNUM, 20))
+    add("groq-key", "GROQ_API_KEY {s}", "gsk_" + pick(ALNUM, 52))
+    add("replicate-token", "replicate {s}", "r8_" + pick(ALNUM, 37))
+    add("perplexity-key", "pplx {s}", "pplx-" + pick(ALNUM, 48))
+    add("xai-key", "grok {s}", "xai-" + pick(ALNUM, 80))
+    add("stripe-key", "webhook signing {s}", "whsec_" + pick(ALNUM, 32))
+    add("square-token", "square access {s}", "EAAA" + pick(B64URL, 60))
+    add("shopify-token", "shopify admin {s}", "shpat_" + pick(LOWER_HEX, 32))
+    add("slack-token", "socket mode {s}", "xapp-1-A" + pick(UPPER_DIGITS, 10) + "-" + pick(string.digits, 13) + "-" + pick(LOWER_HEX, 64))
+    add("telegram-bot-token", "bot {s}", pick(string.digits, 10) + ":AA" + pick(B64URL, 33))
+    add("mailgun-key", "mailgun {s}", "key-" + pick(LOWER_HEX, 32))
+    add("brevo-key", "brevo {s}", "xkeysib-" + pick(LOWER_HEX, 64) + "-" + pick(ALNUM, 16))
+    add("atlassian-token", "jira api token {s}", "ATATT3xFfGF0" + pick(B64URL, 170) + "=" + pick("0123456789ABCDEF", 8))
+    add("postman-key", "postman {s}", "PMAK-" + pick(LOWER_HEX, 24) + "-" + pick(LOWER_HEX, 34))
+    add("linear-key", "LINEAR_API_KEY={s}", "lin_api_" + pick(ALNUM, 40))
+    add("notion-token", "notion integration {s}", "ntn_" + pick(ALNUM, 46))
+    add("airtable-token", "airtable {s}", "pat" + pick(ALNUM, 14) + "." + pick(LOWER_HEX, 64))
+    add("figma-token", "figma {s}", "figd_" + pick(B64URL, 40))
+    add("sentry-token", "SENTRY_AUTH_TOKEN {s}", "sntryu_" + pick(LOWER_HEX, 64))
+    add("grafana-token", "grafana {s}", "glsa_" + pick(ALNUM, 32) + "_" + pick(LOWER_HEX, 8))
+    add("newrelic-key", "new relic {s}", "NRAK-" + pick(UPPER_DIGITS, 27))
+    add("mapbox-secret-token", "mapbox {s}", "sk.eyJ" + pick(B64URL, 60) + "." + pick(B64URL, 22))
+    add("dropbox-token", "dropbox {s}", "sl." + pick(B64URL, 140))
+    # a random value assigned to any *_TOKEN / *_KEY / *-token name (a provider with no known shape)
+    add("token-assignment", "DD_API_TOKEN={s}", pick(LOWER_HEX, 32))
+    add("token-assignment", 'cloudflare_key: "{s}"', pick(ALNUM, 37))
     return out
+
+
+def pgp_block() -> str:
+    body = "\n".join(pick(B64, 64) for _ in range(6)) + "\n=" + pick(B64, 4)
+    return f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n-----END PGP PRIVATE KEY BLOCK-----"
+
+
+def bad_checksum(token: str) -> str:
+    return token[:-1] + ("A" if token[-1] != "A" else "B")
+
+
+def bare_aws_secret() -> str:
+    while True:
+        value = pick(B64, 40)
+        if redaction._bare_aws_secret(value):
+            return value
 
 
 SHAPES = shapes()
@@ -133,8 +216,33 @@ def test_each_rule_catches_its_shape_whole(rules: set[str], line: str, secret: s
 
 
 def test_every_rule_has_a_shape_in_the_corpus() -> None:
+    """Every rule, house, detect-secrets and our rule file's, has a shape above."""
     covered = set().union(*(r for r, _, _ in SHAPES))
     assert {r.id for r in redaction.rules()} <= covered
+
+
+def test_rule_file_loads_and_every_pattern_compiles() -> None:
+    """rules.toml is well formed: ids are marker-safe, keywords lowercase (the prefilter lowers
+    the text), every pattern compiles, and the file ships with the package data."""
+    loaded = redaction.file_rules()
+    assert len(loaded) >= 40
+    for rule in loaded:
+        assert redaction.MARKER.fullmatch(f"[REDACTED:{rule.id}]"), rule.id
+        assert rule.keywords and all(k == k.lower() for k in rule.keywords), rule.id
+        rule.rx.compiled()
+    assert sorted(p.name for p in redaction.RULES_TOML.parent.iterdir() if p.is_file()) == ["README.md", "rules.toml"]
+
+
+def test_placeholders_and_identifiers_are_not_secrets() -> None:
+    """An entropy floor keeps a placeholder of a token's shape; a name ending in _key or _token
+    with an identifier or a phrase as its value (not random-looking) keeps it too."""
+    assert redact("VAULT_TOKEN=hvs." + "a" * 30).findings == ()
+    assert redact("HF_TOKEN=hf_" + "x" * 34).findings == ()
+    assert redact("api_version = aaaaaaaaaaaaaaaa").findings == ()
+    assert redact("CACHE_KEY=user_profile_settings and sort_key: created_at_desc_order").findings == ()
+    # identifiers under a *_key / *_token name are not secrets
+    for text in ("flag_key: enable_new_board_2026", "idempotency_key: req-2024-11-02-abc", "lookup_key = cm_w1_b2_17_01j9zk3m4n5p6q7r8s9t0v1w2x"):
+        assert redact(text).findings == (), text
 
 
 def test_widening_recovers_what_the_detector_truncates() -> None:
@@ -153,11 +261,52 @@ def test_widening_recovers_what_the_detector_truncates() -> None:
     assert text[finding.start : finding.end] == block
 
 
-def test_checksum_is_what_makes_a_jentrix_token() -> None:
+def test_a_jentrix_token_is_redacted_by_its_shape_whatever_its_checksum() -> None:
+    """Issue 24 item 7: a token with a wrong checksum (a typo, a forgery) is still a credential
+    attempt; it is redacted like a valid one, in a title as in a body."""
     good = tokens.mint("tm_")
-    bad = good[:-1] + ("A" if good[-1] != "A" else "B")
+    bad = bad_checksum(good)
+    assert not tokens.checksum_ok(bad)
     assert redact(f"t={good}").rule_ids == ("jentrix-token",)
-    assert "jentrix-token" not in redact(f"see tm_{pick(ALNUM, 42)} and {bad}").rule_ids
+    out = redact(f"see tm_{pick(ALNUM, 42)} and {bad} and {bad_checksum(tokens.mint('tmo_'))}")
+    assert out.text == "see [REDACTED:jentrix-token] and [REDACTED:jentrix-token] and [REDACTED:jentrix-token]"
+    assert redact("tm_short_identifier and tmo_x").findings == ()
+
+
+def fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize(
+    ("secret", "shown"),
+    [
+        ("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16), lambda s: s[:4] + "\u200b" + s[4:]),
+        ("ghp_" + pick(ALNUM, 36), lambda s: "\u200d".join(s[i : i + 6] for i in range(0, len(s), 6))),
+        ("ghp_" + pick(ALNUM, 36), fullwidth),
+        ("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16), lambda s: fullwidth(s[:10]) + "\u2060" + s[10:15] + "\ufeff" + s[15:]),
+        (tokens.mint("tm_"), lambda s: s[:5] + "\u200c" + s[5:]),
+    ],
+)
+def test_split_and_full_width_secrets_are_found_and_the_rest_stays_as_written(secret, shown) -> None:
+    """Matching runs over the NFKC-folded text without zero-width characters; the replacement is
+    made in the text as written, whose other full-width or invisible characters stay."""
+    disguised = shown(secret)
+    text = f"Ｎｏｔｅ：\u200bsee {disguised} — ｏｋ"
+    out = redact(text)
+    assert out.changed, out.text
+    assert out.text.startswith("Ｎｏｔｅ：\u200bsee [REDACTED:") and out.text.endswith("] — ｏｋ"), out.text
+    folded = redaction.normalise(out.text)[0]
+    assert secret not in folded and leftovers(secret, folded) == []
+    (f,) = out.findings
+    assert text[f.start : f.end] == disguised
+
+
+def test_normalise_maps_every_folded_position_back() -> None:
+    text = "ａ\u200bｂ ﬁx"
+    folded, origin = redaction.normalise(text)
+    assert folded == "ab fix"
+    assert [text[i] for i in origin[:-1]] == ["ａ", "ｂ", " ", "ﬁ", "ﬁ", "x"] and origin[-1] == len(text)
+    assert redaction.normalise("plain ascii") == ("plain ascii", None)
 
 
 PROSE = """

@@ -285,3 +285,21 @@ async def test_text_kinds_and_trace_parts(server_url, owner):
         assert [r.artifactId for r in artifact_store.for_session(ws, session)] == [plan["id"], trace["id"]]
         by_session = await ok(client, "list_artifacts", {"workspaceId": ws, "sessionId": session, "type": "TRACE"})
         assert [a["id"] for a in by_session["artifacts"]] == [trace["id"]]
+
+
+async def test_an_external_url_loses_its_userinfo_password(server_url, owner):
+    """Issue 24 item 8: an EXTERNAL_URL artifact is stored without the ``user:password@`` it was
+    given (a password holding '@' or '/' included); the link keeps its host, path and query."""
+    ws = owner.workspace_id
+    password = "p@ss/w0rd-" + "Zq7Lx"
+    async with mcp_client(server_url, owner.token) as client:
+        project = (await ok(client, "create_project", {"workspaceId": ws, "name": "Links"}))["project"]
+        made = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PR", "projectId": project["id"], "title": "CI log",
+                                                     "url": f"https://deploy:{password}@ci.example.com/job/42?view=full"}))["artifact"]
+        assert made["url"] == "https://ci.example.com/job/42?view=full" and made["redactions"] == ["url-password"]
+        got = await ok(client, "get_artifact", {"artifactId": made["id"]})
+        assert got["downloadUrl"] == "https://ci.example.com/job/42?view=full"
+        plain = (await ok(client, "attach_artifact", {"workspaceId": ws, "type": "PR", "projectId": project["id"], "title": "PR",
+                                                      "url": "https://github.com/o/r/pull/7"}))["artifact"]
+        assert plain["url"] == "https://github.com/o/r/pull/7" and plain["redactions"] == []
+    assert password not in str(stored_state()) and "deploy:" not in str(stored_state())

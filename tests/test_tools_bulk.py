@@ -399,3 +399,28 @@ async def test_an_archived_board_refuses_bulk_writes_and_nothing_is_written(serv
             out = await ok(c, tool, {"items": items})
             assert out["failed"] == 2 and all(r["error"]["code"] == "INVALID_INPUT" and "archived" in r["error"]["message"] for r in out["results"]), out
         assert stored_state() == before
+
+
+async def test_bulk_titles_and_descriptions_are_redacted(server_url, owner):
+    """Issue 24 item 8: bulk_create_tasks and bulk_update_tasks carry titles and descriptions too;
+    they are redacted like create_task's, and the answer names the rules."""
+    import secrets
+
+    key = "AKIA" + "".join(secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16))
+    slack = "xoxb-" + "".join(secrets.choice("0123456789") for _ in range(12)) + "-" + "".join(secrets.choice("0123456789") for _ in range(13)) + "-" + uuid.uuid4().hex[:24]
+    async with mcp_client(server_url, owner.token) as c:
+        _, cols = await _column(c, owner.workspace_id)
+        made = await ok(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [
+            {"title": f"key {key}", "description": "first"}, {"title": "clean", "description": f"bot {slack}"},
+        ]})
+        assert made["redactions"] == ["aws-access-key", "slack-token"], made["redactions"]
+        assert made["tasks"][0]["title"] == "key [REDACTED:aws-access-key]"
+        t0, t1 = made["tasks"]
+        upd = await ok(c, "bulk_update_tasks", {"items": [{"taskId": t1["id"], "description": f"rotated; old id was {key}"}, {"taskId": t0["id"], "priority": "LOW"}]})
+        assert upd["redactions"] == ["aws-access-key"] and upd["applied"] == 2
+        full = await ok(c, "get_task", {"taskId": t1["id"]})
+        assert key not in full["task"]["description"] and "[REDACTED:aws-access-key]" in full["task"]["description"]
+        moved = await ok(c, "bulk_move_tasks", {"items": [{"taskId": t0["id"], "columnId": cols[1]}]})
+        assert "redactions" not in moved
+    state = str(stored_state())
+    assert key not in state and slack not in state

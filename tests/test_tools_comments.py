@@ -134,3 +134,27 @@ async def test_another_workspaces_comment_is_not_found(server_url, owner, stack)
     async with mcp_client(server_url, owner.token) as c:
         for tool, args in (("list_comments", {"taskId": task["id"]}), ("update_comment", {"commentId": theirs["id"], "body": "x"}), ("delete_comment", {"commentId": theirs["id"]})):
             assert (await err(c, tool, args))["code"] == "NOT_FOUND"
+
+
+async def test_secrets_in_comment_bodies_are_redacted_on_create_and_update(server_url, owner):
+    """Issue 24 item 8: comment bodies lose their secrets before storage (a Stripe test key, a
+    mysql -p password, a Google API key in a URL), and the answers name the rules."""
+    import secrets
+    import string
+
+    alnum = string.ascii_letters + string.digits
+    stripe = "sk_test_" + "".join(secrets.choice(alnum) for _ in range(24))
+    pw = "".join(secrets.choice(alnum) for _ in range(14))
+    gkey = "AIza" + "".join(secrets.choice(alnum + "-_") for _ in range(35))
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id)
+        task = await new_task(c, board["columns"][0]["id"], "Payments")
+        made = await ok(c, "create_comment", {"taskId": task["id"], "body": f"use {stripe} for the sandbox"})
+        assert made["redactions"] == ["stripe-key"] and stripe not in made["comment"]["body"]
+        upd = await ok(c, "update_comment", {"commentId": made["comment"]["id"], "body": f"`mysql -u app -p{pw} pay`, map https://maps.example.com/js?key={gkey}&cb=x"})
+        assert upd["redactions"] == ["google-api-key", "mysql-password"], upd["redactions"]
+        assert pw not in upd["comment"]["body"] and gkey not in upd["comment"]["body"] and "&cb=x" in upd["comment"]["body"]
+        listed = await ok(c, "list_comments", {"taskId": task["id"]})
+        assert stripe not in str(listed) and pw not in str(listed) and gkey not in str(listed)
+    state = str(stored_state())
+    assert stripe not in state and pw not in state and gkey not in state

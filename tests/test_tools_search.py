@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import make_actor, mcp_client
-from tests.tools_support import err, ok
+from tests.tools_support import err, ok, stored_state
 
 
 async def _world(server_url, actor):
@@ -149,3 +149,34 @@ async def test_the_exact_key_of_an_archived_or_missing_task_is_named_as_such(ser
         assert missing["results"] == [] and f"{prefix}-{task['number'] + 40} does not exist" in missing["hint"], missing
         foreign = await ok(c, "search_tasks", {"workspaceId": ws, "query": "ZZQ-3"})
         assert foreign["results"] == [] and f"{prefix}-" in foreign["hint"] and "ZZQ-3" in foreign["hint"], foreign
+
+def _fake_aws_key_id() -> str:
+    import secrets
+
+    return "AKIA" + "".join(secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16))
+
+
+async def test_a_pasted_aws_key_id_is_neither_stored_nor_found_by_search(server_url, owner):
+    """Issue 24 item 8: a fake AWS key id pasted into a task description and a comment is redacted
+    before storage, so search_tasks with the key itself as the query finds nothing (words,
+    substring or snippet), and the answers say which rule fired."""
+    ws = owner.workspace_id
+    key, other = _fake_aws_key_id(), _fake_aws_key_id()
+    async with mcp_client(server_url, owner.token) as c:
+        b = await ok(c, "create_board", {"workspaceId": ws, "name": "Keys board"})
+        col = b["columns"][0]["id"]
+        made = await ok(c, "create_task", {"columnId": col, "title": "Rotate the deploy credentials",
+                                           "description": f"The pipeline used {key} until Friday; rotate it."})
+        assert made["redactions"] == ["aws-access-key"]
+        assert key not in made["task"]["description"] and "[REDACTED:aws-access-key]" in made["task"]["description"]
+        comment = await ok(c, "create_comment", {"taskId": made["task"]["id"], "body": f"also {other} on staging"})
+        assert comment["redactions"] == ["aws-access-key"] and other not in comment["comment"]["body"]
+        for query in (key, key.lower(), key[4:], other):
+            r = await ok(c, "search_tasks", {"workspaceId": ws, "query": query})
+            assert r["results"] == [] and key not in str(r) and other not in str(r), (query, r)
+        r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "rotate"})
+        assert [x["id"] for x in r["results"]] == [made["task"]["id"]] and key not in str(r)
+        plain = await ok(c, "create_task", {"columnId": col, "title": "Nothing secret", "description": "just words"})
+        assert plain["redactions"] == []
+    stored = str(stored_state())
+    assert key not in stored and other not in stored

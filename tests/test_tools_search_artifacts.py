@@ -155,3 +155,26 @@ async def test_tenant_isolation(server_url, owner):
         assert r["results"] == []
         e = await err(c, "search_artifacts", {"workspaceId": other.workspace_id, "query": "quokka"})
         assert e["code"] in ("FORBIDDEN", "NOT_FOUND")
+
+
+async def test_a_bare_aws_secret_key_in_prose_is_not_indexed_nor_shown(server_url, owner):
+    """Issue 24 item 7: a 40-character AWS secret access key written in prose, with no keyword near
+    it, is redacted before storage, so neither the body, the index nor a snippet holds it."""
+    import secrets
+
+    from domain import redaction
+
+    while True:  # a fake key: 40 random base64 characters, as AWS makes them
+        key = "".join(secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(40))
+        if redaction._bare_aws_secret(key):
+            break
+    ws = owner.workspace_id
+    body = f"The wombat migration notes: the old worker signed with {key} and nobody rotated it."
+    async with mcp_client(server_url, owner.token) as c:
+        project = (await ok(c, "create_project", {"workspaceId": ws, "name": "Wombat"}))["project"]
+        made = (await ok(c, "attach_artifact", {"workspaceId": ws, "type": "FINDINGS", "title": "Wombat notes", "body": body, "projectId": project["id"]}))["artifact"]
+        assert made["redactions"] == ["aws-secret-key-shape"]
+        r = await ok(c, "search_artifacts", {"workspaceId": ws, "query": "wombat"})
+        assert _ids(r) == [made["id"]] and key not in r["results"][0]["snippet"] and "[REDACTED:" in r["results"][0]["snippet"]
+        assert (await ok(c, "search_artifacts", {"workspaceId": ws, "query": key}))["results"] == []
+    assert key not in str(stored_state())

@@ -548,3 +548,41 @@ async def test_concurrent_moves_into_one_column_all_land(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         order = await _column_order(c, cols[2])
     assert sorted(order) == sorted(t["id"] for t in tasks)
+
+
+async def test_secrets_in_task_text_are_redacted_before_storage(server_url, owner):
+    """Issue 24 items 7 and 8: titles, descriptions (create and update) and subtask titles lose
+    their secrets before anything is stored: a tm_ token with a wrong checksum in a title, a
+    GitHub token split by a zero-width space, an .npmrc auth line. Each answer names the rules
+    in ``redactions``; the activity lines carry the redacted title only."""
+    import secrets
+    import string
+
+    from domain import tokens
+
+    good = tokens.mint("tm_")
+    bad = good[:-1] + ("A" if good[-1] != "A" else "B")
+    ghp = "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
+    npm = "".join(secrets.choice("0123456789abcdef") for _ in range(32))
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id)
+        col = board["columns"][0]["id"]
+        made = await ok(c, "create_task", {"columnId": col, "title": f"Token {bad} stopped working", "description": "see the logs"})
+        assert made["redactions"] == ["jentrix-token"] and made["task"]["title"] == "Token [REDACTED:jentrix-token] stopped working"
+        task_id = made["task"]["id"]
+        split = ghp[:12] + "\u200b" + ghp[12:]
+        upd = await ok(c, "update_task", {"taskId": task_id, "description": f"Ｕｓｅ {split} then\n//npm.example.com/:_authToken={npm}"})
+        assert upd["redactions"] == ["github-token", "npmrc-auth"], upd["redactions"]
+        assert upd["task"]["description"].startswith("Ｕｓｅ [REDACTED:github-token] then") and npm not in upd["task"]["description"]
+        assert upd["changedFields"] == ["description"]
+        same = await ok(c, "update_task", {"taskId": task_id, "priority": "HIGH"})
+        assert same["redactions"] == []
+        sub = await ok(c, "create_subtask", {"taskId": task_id, "title": f"revoke {ghp}"})
+        assert sub["redactions"] == ["github-token"] and sub["subtask"]["title"] == "revoke [REDACTED:github-token]"
+        got = await ok(c, "get_task", {"taskId": task_id})
+        assert bad not in str(got) and ghp not in str(got) and ghp[12:] not in str(got)
+        activity = activity_rows(board["board"]["id"])
+    state = str(stored_state())
+    for secret in (bad, ghp, ghp[12:], npm):
+        assert secret not in state
+    assert any("[REDACTED:jentrix-token]" in str(a) for a in activity)

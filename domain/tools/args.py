@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from pydantic_core import PydanticCustomError
 
 from domain import ids
+from domain.context import REDACTING
 
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
@@ -103,9 +104,38 @@ def no_controls(value: str | None) -> str | None:
 SingleLine = AfterValidator(no_controls)
 """The validator every title and name argument carries (``Annotated[str, Field(...), SingleLine]``)."""
 
+# -- redaction at ingest (issue 24) --------------------------------------------------------------
+# Text a tool stores for people to read again (task titles and descriptions, comment bodies,
+# subtask titles) loses its secrets while the arguments are parsed, so that nothing after the
+# parse (idempotency record, handler, activity line, table, search index, logs) sees them.
+
+
+def _redacted(value: Any) -> Any:
+    if not isinstance(value, str) or not value:
+        return value
+    from domain.redaction import redact  # deferred: the rules load with the first text, not at cold start
+
+    out = redact(value)
+    if not out.findings:
+        return value
+    seen = REDACTING.get()
+    if seen is not None:
+        seen.update(out.rule_ids)
+    return out.text
+
+
+Redact = AfterValidator(_redacted)
+
+
+def redactions_field() -> Any:
+    """The ``redactions`` field of a write tool's answer, filled by the pipeline from the call's
+    arguments (an empty list when nothing was redacted)."""
+    return Field(default_factory=list, description="Rule ids of secrets replaced in your text before it was stored.")
+
+
 # -- task fields (create_task, update_task and the bulk task tools) ----------------------------------
-TitleArg = Annotated[str, Field(min_length=1, max_length=500), SingleLine]
-DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown.")]
+TitleArg = Annotated[str, Field(min_length=1, max_length=500), SingleLine, Redact]
+DescriptionArg = Annotated[str | None, Field(default=None, max_length=20000, description="Markdown."), Redact]
 DUE_FORMS = "YYYY-MM-DD or zoned timestamp (stored UTC)"
 # Explicit shapes: Python's fromisoformat also takes week dates (2026-W32-6), ordinal dates
 # (2026-213) and timestamps without a zone, which would be stored as something else than asked.

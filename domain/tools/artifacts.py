@@ -210,12 +210,18 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
     if args.body is not None:
         body, rules = _redact(args.body)
     title, title_rules = _redact(args.title)
+    url, url_rules = (None, ())
+    if args.url is not None:
+        from domain.redaction import redact_url
+
+        cleaned = redact_url(args.url)  # user:password@ removed, a token in the query redacted
+        url, url_rules = cleaned.text, cleaned.rule_ids
     artifact_id = ids.new_artifact_id(ws)
     now = clock.now_iso()
     record = artifact_store.ArtifactRecord(
         artifact_id=artifact_id, workspace_id=ws, type=args.type, title=title, storage=storage, created_by=ctx.user_id,
-        created_by_name=ctx.member(ws).displayName, created_at=now, url=args.url, body=body,
-        redactions=tuple(sorted(set(rules) | set(title_rules))), links=links, trace_part=args.tracePart,
+        created_by_name=ctx.member(ws).displayName, created_at=now, url=url, body=body,
+        redactions=tuple(sorted(set(rules) | set(title_rules) | set(url_rules))), links=links, trace_part=args.tracePart,
     )
     final = None
     if grant is not None:

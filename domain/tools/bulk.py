@@ -36,10 +36,12 @@ from domain.tools.args import (
     IdempotencyKeyArg,
     NewDueDateArg,
     Priority,
+    Redact,
     TaskIdArg,
     IdShape,
     SingleLine,
     TitleArg,
+    redactions_field,
     requested_changes,
 )
 from domain.tools.views import TaskRowView, task_row_view
@@ -85,6 +87,10 @@ class BulkEditOutput(ToolOutput):
     applied: int = Field(description="Items written (status applied).")
     failed: int = Field(description="Items not applied (status failed); retry just those.")
     notice: str | None = Field(description="Set when items failed, or when a column is now over its work-in-progress limit.")
+
+
+class BulkUpdateOutput(BulkEditOutput):
+    redactions: list[str] = redactions_field()
 
 
 def _item_error(exc: ToolError) -> ItemError:
@@ -174,12 +180,12 @@ class _Planner:
             _, cols = ctx.query(f"header:{b}", lambda b=b: board_store.header(b))
             self.columns[b] = {c.columnId: c for c in cols}
 
-    def output(self, notices: list[str]) -> BulkEditOutput:
+    def output(self, notices: list[str], model: type[BulkEditOutput] | None = None) -> BulkEditOutput:
         results = [self.results[i] for i in range(self.count)]
         failed = sum(1 for r in results if r.status == "failed")
         if failed:
             notices.insert(0, f"{failed} of {self.count} items were not applied; each failed result carries its error. Retry just those.")
-        return BulkEditOutput(results=results, applied=sum(1 for r in results if r.status == "applied"), failed=failed, notice=" ".join(notices) or None)
+        return (model or BulkEditOutput)(results=results, applied=sum(1 for r in results if r.status == "applied"), failed=failed, notice=" ".join(notices) or None)
 
     # shared failure handling
     def failed_common(self, chunk: bulk_store.Chunk, failure: ConditionFailed) -> None:
@@ -251,6 +257,7 @@ class BulkCreateInput(ToolInput):
 class BulkCreateOutput(ToolOutput):
     tasks: list[TaskRowView] = Field(description="The new tasks in input order, each with its id, number and key (numbers are consecutive).")
     notice: str | None = Field(description="Set when the column is now over its work-in-progress limit, or when the descriptions are still being written.")
+    redactions: list[str] = redactions_field()
 
 
 @tool(
@@ -323,8 +330,8 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 
 class UpdateItem(ToolInput):
     taskId: TaskIdArg
-    title: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=500)
-    description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
+    title: Annotated[str | None, Field(default=None, min_length=1, max_length=500), SingleLine, Redact]
+    description: Annotated[str | None, Field(default=None, max_length=20000, description="Markdown; null empties it."), Redact]
     priority: Priority | None = None
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
@@ -443,16 +450,16 @@ class _UpdatePlanner(_Planner):
     open_board=True,
     prefetch=_bulk_reads,
     input_model=BulkUpdateInput,
-    output_model=BulkEditOutput,
+    output_model=BulkUpdateOutput,
 )
-def bulk_update_tasks(ctx: CallContext, args: BulkUpdateInput) -> BulkEditOutput:
+def bulk_update_tasks(ctx: CallContext, args: BulkUpdateInput) -> BulkUpdateOutput:
     ids_ = [item.taskId for item in args.items]
     _refuse_duplicates(ids_)
     planner = _UpdatePlanner(ctx, args)
     planner.start(ctx, ids_)
     planner.prepare()
     run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_update_tasks", transient=_transient, halt_error=_halt_error(ctx), conflict_error=_conflict_error())
-    return answer(ctx, planner.output([]), finished=run.halted is None)
+    return answer(ctx, planner.output([], BulkUpdateOutput), finished=run.halted is None)
 
 
 # -- bulk_move_tasks -----------------------------------------------------------------------------

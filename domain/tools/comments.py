@@ -23,10 +23,20 @@ from domain.store.db import Missing
 from domain.store.models import CommentCountRow, CommentRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.text import has_visible
-from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, LimitArg, TaskIdArg, null_rule, requested_changes
+from domain.tools.args import (
+    CursorArg,
+    ExpectedUpdatedAtArg,
+    IdempotencyKeyArg,
+    LimitArg,
+    Redact,
+    TaskIdArg,
+    null_rule,
+    redactions_field,
+    requested_changes,
+)
 from domain.tools.views import ChangedFields
 
-BodyArg = Annotated[str, Field(min_length=1, max_length=20000, description="Markdown.")]
+BodyArg = Annotated[str, Field(min_length=1, max_length=20000, description="Markdown."), Redact]
 CommentIdArg = Annotated[str, Field(min_length=1, max_length=120, description="cm_…")]
 
 
@@ -85,6 +95,7 @@ class CreateCommentInput(ToolInput):
 
 class CommentOutput(ToolOutput):
     comment: CommentView
+    redactions: list[str] = redactions_field()
 
 
 @tool(
@@ -183,13 +194,14 @@ def list_comments(ctx: CallContext, args: ListCommentsInput) -> ListCommentsOutp
 # -- update_comment --------------------------------------------------------------------------
 class UpdateCommentInput(ToolInput):
     commentId: CommentIdArg
-    body: str | None = Field(default=None, min_length=1, max_length=20000, description="Markdown.")
+    body: Annotated[str | None, Field(default=None, min_length=1, max_length=20000, description="Markdown."), Redact]
     expectedUpdatedAt: ExpectedUpdatedAtArg
 
 
 class UpdateCommentOutput(ToolOutput):
     comment: CommentView
     changedFields: ChangedFields
+    redactions: list[str] = redactions_field()
 
 
 @tool(

@@ -28,11 +28,11 @@ from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.models import SubtaskRow, TaskDetailRow
 from domain.text import has_visible
-from domain.tools.args import IdempotencyKeyArg, SingleLine, TaskIdArg
+from domain.tools.args import IdempotencyKeyArg, Redact, SingleLine, TaskIdArg, redactions_field
 from domain.tools.views import SubtaskView, subtask_view
 
 MAX = subtask_store.MAX_PER_TASK
-SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500), SingleLine]
+SubtaskTitleArg = Annotated[str, Field(min_length=1, max_length=500), SingleLine, Redact]
 SubtaskIdArg = Annotated[str, Field(min_length=1, max_length=120, description="st_…")]
 
 
@@ -87,6 +87,7 @@ class CreateSubtaskInput(ToolInput):
 class CreateSubtaskOutput(ToolOutput):
     subtask: SubtaskView
     progress: SubtaskProgress
+    redactions: list[str] = redactions_field()
 
 
 @tool(

@@ -51,9 +51,11 @@ from domain.tools.args import (
     TaskIdArg,
     IdShape,
     SingleLine,
+    Redact,
     TitleArg,
     UpdatedSinceFilter,
     null_rule,
+    redactions_field,
     requested_changes,
 )
 from domain.tools.views import (
@@ -149,6 +151,10 @@ class TaskOutput(ToolOutput):
     notice: str | None = Field(default=None, description="create_task/move_task: set when the task's column is now over its work-in-progress limit.")
 
 
+class CreateTaskOutput(TaskOutput):
+    redactions: list[str] = redactions_field()
+
+
 @tool(
     "create_task",
     title="Create task",
@@ -164,7 +170,7 @@ class TaskOutput(ToolOutput):
     open_board=True,
     prefetch=lambda where, args: Prefetch(items=(keys.column(where.board_id, where.column_id),)),
     input_model=CreateTaskInput,
-    output_model=TaskOutput,
+    output_model=CreateTaskOutput,
 )
 def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     where = ctx.target
@@ -199,10 +205,10 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         found = task_store.get(ref) if ref else None
         if found is None:
             raise errors.not_found("task", earlier.task_id) from None
-        return TaskOutput(task=task_detail_view(found, task_store.column_name(found.boardId, found.columnId)))
+        return CreateTaskOutput(task=task_detail_view(found, task_store.column_name(found.boardId, found.columnId)))
     if column is None:
-        return TaskOutput(task=task_detail_view(detail, None))
-    return TaskOutput(task=task_detail_view(detail, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1))
+        return CreateTaskOutput(task=task_detail_view(detail, None))
+    return CreateTaskOutput(task=task_detail_view(detail, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1))
 
 
 # -- get_task --------------------------------------------------------------------------------
@@ -309,8 +315,8 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
-    title: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=500)
-    description: str | None = Field(default=None, max_length=20000, description="Markdown; null empties it.")
+    title: Annotated[str | None, Field(default=None, min_length=1, max_length=500), SingleLine, Redact]
+    description: Annotated[str | None, Field(default=None, max_length=20000, description="Markdown; null empties it."), Redact]
     priority: Priority | None = None
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
@@ -322,6 +328,7 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 
 class UpdateTaskOutput(TaskOutput):
     changedFields: ChangedFields
+    redactions: list[str] = redactions_field()
 
 
 @tool(
