@@ -215,8 +215,8 @@ def render_markdown() -> str:
         "catalog names it (`boards`, `tasks`, `comments`, `sessions`, `artifacts`, `links` …). Rows that are not an entity "
         "of their own are named for what they are: `activity` (log entries: the log itself), `results` (search hits and "
         "bulk per-item outcomes, each an entity with how it matched or fared), `matches` (resolve_projects_for_repo: a "
-        "project and how it matched the repository), and list_task_links' `outgoing` / `incoming` (one task's links, split "
-        "by direction). Published keys keep their names; tests/test_tool_surface.py checks "
+        "project and how it matched the repository), list_task_links' `outgoing` / `incoming` (one task's links, split "
+        "by direction), and get_task's `recentActivity` (the newest entries of the task's log, a preview beside the task). Published keys keep their names; tests/test_tool_surface.py checks "
         "the rule on every output schema.",
         "",
         "A list that pages answers `nextCursor` (null on the last page), `notice` (set whenever the answer is cut short, "

@@ -113,7 +113,9 @@ def place(stack) -> tuple[Any, Place]:
 def _bad_values(field: str, schema: dict[str, Any], here: Place) -> list[str]:
     other_kind = here.column if "task" in field.lower() else here.task
     longest = schema.get("maxLength", 80)
-    return ["😀", "", "zz_" + here.task[3:], other_kind, "tk_" + "a" * (longest + 1)]
+    # "" is no malformed workspaceId: it names the caller's only workspace (docs/data-model.md)
+    empty = [] if field == "workspaceId" else [""]
+    return ["😀", *empty, "zz_" + here.task[3:], other_kind, "tk_" + "a" * (longest + 1)]
 
 
 def _with(args: dict[str, Any], field: str, inner: str | None, value: str, many: bool) -> dict[str, Any]:

@@ -532,7 +532,8 @@ def test_output_schemas_keep_null_answers_and_merge_row_shapes():
 # for what they are. Keys published before the rule stay as they are (clients read them).
 ROW_KEYS_NOT_AN_ENTITY = {"activity": "log entries (the log itself)", "results": "search hits, bulk per-item outcomes",
                           "matches": "a project and how it matched a repository",
-                          "outgoing": "list_task_links: links from the task", "incoming": "list_task_links: links to the task"}
+                          "outgoing": "list_task_links: links from the task", "incoming": "list_task_links: links to the task",
+                          "recentActivity": "get_task: the newest entries of the task's log"}
 PAGED_WITHOUT_TOTAL = {"list_activity": "a board log may hold 50k entries; counting them means reading them all"}
 
 
