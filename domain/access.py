@@ -222,7 +222,8 @@ def refuse_malformed(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
             if not isinstance(value, str) or (tf.kind == "workspace" and value == ""):
                 continue
             if not well_formed(tf.kind, value):
-                raise errors.not_found(tf.kind, value)
+                by_number = any(f.kind == "workspace" and "number" in dict(f.with_args) for f in t.fields)
+                raise (errors.task_key_for_id(value) if tf.kind == "task" and by_number else None) or errors.not_found(tf.kind, value)
     for ref in spec.refs:
         value = getattr(args, ref.field, None)
         values = value if ref.many and isinstance(value, list) else [value]

@@ -9,6 +9,8 @@ client must tell apart without parsing the message (:data:`REASONS`); it is pres
 
 from __future__ import annotations
 
+import re
+
 from enum import StrEnum
 from typing import Any
 
@@ -138,3 +140,20 @@ def forbidden(message: str, hint: str) -> ToolError:
 
 def conflict(message: str, hint: str, *, current: dict[str, Any] | None = None, retry_after_seconds: int | None = None, reason: str | None = None) -> ToolError:
     return ToolError(ErrorCode.CONFLICT, message, hint, current=current, retry_after_seconds=retry_after_seconds, reason=reason)
+
+
+# A human task key (ST-42): what people paste where a task id belongs.
+TASK_KEY = re.compile(r"\s*[A-Za-z][A-Za-z0-9]*-([1-9][0-9]{0,9})\s*")
+
+
+def task_key_for_id(value: str) -> ToolError | None:
+    """NOT_FOUND naming the workspaceId + number way when ``value`` is a task key sent as a task
+    id (get_task takes both); ``None`` for any other value."""
+    key = TASK_KEY.fullmatch(value)
+    if key is None:
+        return None
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"No task with id {value!r}: that is a task key, and taskId takes an id (tk_…).",
+        f'To look a task up by its key, pass workspaceId ("" for the bound workspace) and number {int(key.group(1))} instead of taskId.',
+    )

@@ -226,23 +226,15 @@ class GetTaskOutput(ToolOutput):
     recentActivity: list[ActivityView] | None = Field(description="Newest first, up to 10; null in concise format.")
 
 
-# A human task key (ST-42): what people paste where an id belongs.
-_TASK_KEY = re.compile(r"\s*[A-Za-z][A-Za-z0-9]*-([1-9][0-9]{0,9})\s*")
-
-
 def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     from domain.access import locate
 
     if args.taskId is not None:
         if args.number is not None or args.workspaceId is not None:
             raise errors.invalid("taskId", "give taskId, or workspaceId + number, not both")
-        key = _TASK_KEY.fullmatch(args.taskId)
-        if key is not None:
-            raise ToolError(
-                ErrorCode.NOT_FOUND,
-                f"No task with id {args.taskId!r}: that is a task key, and taskId takes an id (tk_…).",
-                f'To look a task up by its key, pass workspaceId ("" for the bound workspace) and number {int(key.group(1))} instead of taskId.',
-            )
+        keyed = errors.task_key_for_id(args.taskId)
+        if keyed is not None:
+            raise keyed
         return locate(ctx, "task", args.taskId)
     if args.number is None or args.workspaceId is None:
         raise errors.invalid("taskId", "is required unless workspaceId and number are both given")
