@@ -16,14 +16,14 @@ from typing import Any
 
 def _all_workspaces() -> list[str]:
     """Every workspace head's id: a paginated Scan (an operator command; no request path scans)."""
-    from domain.store import db
+    from domain.store import db, keys
     from domain.store.models import Row
 
     client, out, start = db.dynamodb_client(), [], None
     while True:
         kwargs: dict[str, Any] = {"TableName": Row.Meta.table_name, "FilterExpression": "#k = :k AND SK = :m",
                                   "ExpressionAttributeNames": {"#k": "kind"},
-                                  "ExpressionAttributeValues": {":k": {"S": "Workspace"}, ":m": {"S": "META"}},
+                                  "ExpressionAttributeValues": {":k": {"S": "Workspace"}, ":m": {"S": keys.WORKSPACE_HEAD_SORT_KEY}},
                                   "ProjectionExpression": "workspaceId"}
         if start:
             kwargs["ExclusiveStartKey"] = start

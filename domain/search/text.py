@@ -80,9 +80,10 @@ def simple(word: str) -> str:
     return word.lower()
 
 
-#: the longest lexeme kept whole, in UTF-8 bytes. A word posting's partition key is
-#: ``W#<ws>#T#<lexeme>`` and DynamoDB refuses a partition key over 2,048 bytes (a sort key over
-#: 1,024), so a longer "word" (a base64 blob, a run of 20,000 ``x``) is cut by :func:`cap`
+#: the longest lexeme kept whole, in UTF-8 bytes. A word posting's partition key
+#: (:func:`domain.store.keys.search_term_posting`) holds the lexeme, and DynamoDB refuses a
+#: partition key over 2,048 bytes (a sort key over 1,024), so a longer "word" (a base64 blob,
+#: a run of 20,000 ``x``) is cut by :func:`cap`
 MAX_TERM_BYTES = 200
 _CUT_BYTES = 160
 

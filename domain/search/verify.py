@@ -73,7 +73,7 @@ def _entities(workspace_id: str) -> list[_Entity]:
     out: list[_Entity] = []
     for entry in board_store.entries(workspace_id):
         pk = keys.board_partition(entry.boardId)
-        for row in Row.query(pk, Row.SK.startswith("X#"), consistent_read=True):
+        for row in Row.query(pk, Row.SK.startswith(keys.TASK_ITEMS_PREFIX), consistent_read=True):
             if not isinstance(row, TaskDetailRow):
                 continue
             doc = Doc(keys.search_doc_task(row.taskId), row.taskId, title=row.title or "", description=row.description or "")

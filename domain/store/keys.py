@@ -64,8 +64,12 @@ def membership_mirror(user_id: str, workspace_id: str) -> Key:
     return user_partition(user_id), f"WS#{workspace_id}"
 
 
+#: the sort key of a workspace head (its partition is :func:`workspace_partition`)
+WORKSPACE_HEAD_SORT_KEY = "META"
+
+
 def workspace_head(workspace_id: str) -> Key:
-    return workspace_partition(workspace_id), "META"
+    return workspace_partition(workspace_id), WORKSPACE_HEAD_SORT_KEY
 
 
 def member(workspace_id: str, user_id: str) -> Key:
