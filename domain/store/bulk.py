@@ -187,7 +187,7 @@ def create_many(
         details, column = compare_and_set("bulk_create_tasks", None, plan)
     except Exception as failed:
         if claimed:
-            task_store.release_numbers(workspace_id, claimed[0][0], count)
+            task_store.give_back(workspace_id, board_id, claimed[0][0], count, failed, definite=isinstance(failed, BoardClosed))
         if not isinstance(failed, task_store.Earlier):
             raise
         earlier = failed

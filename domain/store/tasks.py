@@ -20,7 +20,7 @@ from domain import clock, ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
 from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 from domain.store.models import (
     ActivityRow,
@@ -198,19 +198,44 @@ def claim_numbers(workspace_id: str, count: int = 1) -> tuple[int, WorkspaceRow]
     raise Contended("transaction", attempts)
 
 
-def release_numbers(workspace_id: str, first: int, count: int = 1) -> None:
+def release_numbers(workspace_id: str, first: int, count: int = 1, *, unless_written: tuple[str, str] | None = None) -> None:
     """Give back numbers a create claimed and then did not use, when no later claim was made
     (``taskCounter`` still ends at them): one conditional ``UpdateItem``, best effort. A quiet
     workspace thus keeps its numbers gapless; under concurrent creates the gap stays.
 
-    Safe even when the failure hid a commit (a timeout after DynamoDB applied the create): the
-    next claim then gets a number whose pointer exists, its transaction fails on the pointer's
-    "must not exist", and it claims again. No number ever names two tasks."""
+    ``unless_written`` is the key of an item the create's (first) transaction puts, given when
+    the failure may hide a commit (a timeout after DynamoDB applied it): one consistent
+    ``GetItem`` first, and the numbers are kept when that item exists (the create committed
+    and uses them) or cannot be read. Otherwise the counter would fall below a committed task's
+    number, and the keyed retry that finds the creation marker would leave it there."""
+    if unless_written is not None:
+        try:
+            TaskRow.get(*unless_written, consistent_read=True, attributes_to_get=["PK", "SK", "kind"])
+            return  # committed: the numbers are in use
+        except TaskRow.DoesNotExist:
+            pass
+        except Exception:  # noqa: BLE001 - unknown whether it committed: keep the gap
+            return
     head = WorkspaceRow(*keys.workspace_head(workspace_id))
     try:
         head.update(actions=[WorkspaceRow.taskCounter.add(-count)], condition=WorkspaceRow.taskCounter == first + count - 1)
     except Exception:  # noqa: BLE001 - best effort: a later claim, a gone workspace or an unreachable store keeps the gap
         pass
+
+
+# What ends a create with nothing written: its claimed numbers are given back at once. Any other
+# exception (a timeout, a reset) may hide a commit: release_numbers checks the create's first
+# compact row before giving them back.
+NOT_WRITTEN: tuple[type[BaseException], ...] = (
+    db.Missing, db.ConditionFailed, Contended, ColumnArchived, Earlier, board_store.BoardArchived, IdempotencyMismatch,
+)
+
+
+def give_back(workspace_id: str, board_id: str, first: int, count: int, failed: BaseException, *, definite: bool = False) -> None:
+    """Release the numbers a failed create claimed (:func:`release_numbers`), checking for a
+    hidden commit unless ``failed`` is a definite refusal (:data:`NOT_WRITTEN`, or ``definite``)."""
+    definite = definite or isinstance(failed, NOT_WRITTEN)
+    release_numbers(workspace_id, first, count, unless_written=None if definite else keys.task_compact(board_id, first))
 
 
 def create(
@@ -299,9 +324,9 @@ def create(
 
     try:
         return compare_and_set("create_task", None, plan)
-    except Exception:
+    except Exception as failed:
         if claimed:
-            release_numbers(workspace_id, claimed[0][0])
+            give_back(workspace_id, board_id, claimed[0][0], 1, failed)
         raise
 
 
