@@ -286,6 +286,8 @@ def fullwidth(text: str) -> str:
         ("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16), lambda s: fullwidth(s[:10]) + "\u2060" + s[10:15] + "\ufeff" + s[15:]),
         (tokens.mint("tm_"), lambda s: s[:5] + "\u200c" + s[5:]),
     ],
+    # fixed ids: a minted token differs per process, and xdist workers must collect the same names
+    ids=["aws-key-id-zero-width-space", "github-token-zero-width-joiners", "github-token-full-width", "aws-key-id-mixed", "jentrix-token-zwnj"],
 )
 def test_split_and_full_width_secrets_are_found_and_the_rest_stays_as_written(secret, shown) -> None:
     """Matching runs over the NFKC-folded text without zero-width characters; the replacement is
