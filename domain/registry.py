@@ -298,6 +298,16 @@ def nullable_fields(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(name for name, sub in props.items() if any(b.get("type") == "null" for b in sub.get("anyOf", [])))
 
 
+def _const_as_enum(out: dict[str, Any]) -> dict[str, Any]:
+    """``const`` as a one-value ``enum`` (typed ``string`` for a text value), in place."""
+    if "const" in out:
+        value = out.pop("const")
+        out.setdefault("enum", [value])
+        if "type" not in out and isinstance(value, str):
+            out["type"] = "string"
+    return out
+
+
 def _portable(node: dict[str, Any]) -> dict[str, Any]:
     """One input-schema node in the shape every major client accepts.
 
@@ -320,12 +330,7 @@ def _portable(node: dict[str, Any]) -> dict[str, Any]:
         out["type"] = kinds[0] if len(kinds) == 1 else kinds
         if "default" in out and out["default"] is None:
             del out["default"]
-    if "const" in out:
-        value = out.pop("const")
-        out.setdefault("enum", [value])
-        if "type" not in out and isinstance(value, str):
-            out["type"] = "string"
-    return out
+    return _const_as_enum(out)
 
 
 LEAN_MAX_LENGTH = 2049  # string bounds up to 2048 are sanity caps (ids, names, titles, cursors): enforced, not published
@@ -441,12 +446,7 @@ def _output_node(node: dict[str, Any]) -> dict[str, Any]:
                     out["enum"] = [*out["enum"], None]
             if "default" in out and out["default"] is None:
                 del out["default"]
-    if "const" in out:
-        value = out.pop("const")
-        out.setdefault("enum", [value])
-        if "type" not in out and isinstance(value, str):
-            out["type"] = "string"
-    return out
+    return _const_as_enum(out)
 
 
 def _merge_objects(branches: list[dict[str, Any]]) -> dict[str, Any]:

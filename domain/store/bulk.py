@@ -119,15 +119,7 @@ def create_many(
     claimed: list[tuple[int, WorkspaceRow]] = []
 
     def plan(_: None) -> Write[None, tuple[list[TaskDetailRow], ColumnRow]]:
-        if pending:
-            column = pending.pop()
-        else:
-            try:
-                column = ColumnRow.get(*col_key, consistent_read=True)
-            except ColumnRow.DoesNotExist:
-                column = None
-        if not isinstance(column, ColumnRow):
-            raise db.Missing(column_id)
+        column = task_store.planned_column(pending, col_key, column_id)
         if column.archivedAt:
             raise task_store.ColumnArchived(column_id)
         if not claimed:  # one block of consecutive numbers per call, kept across attempts (tasks.claim_numbers)

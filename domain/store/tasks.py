@@ -238,6 +238,25 @@ def give_back(workspace_id: str, board_id: str, first: int, count: int, failed: 
     release_numbers(workspace_id, first, count, unless_written=None if definite else keys.task_compact(board_id, first))
 
 
+def planned_column(pending: list[Any], col_key: tuple[str, str], column_id: str) -> ColumnRow:
+    """The column a create plans on: the image a lost race (or the access read) left in
+    ``pending``, else one consistent GetItem.
+
+    Raises:
+        Missing: the column does not exist.
+    """
+    if pending:
+        column = pending.pop()
+    else:
+        try:
+            column = ColumnRow.get(*col_key, consistent_read=True)
+        except ColumnRow.DoesNotExist:
+            column = None
+    if not isinstance(column, ColumnRow):
+        raise db.Missing(column_id)
+    return column
+
+
 def create(
     *, workspace_id: str, board_id: str, column_id: str, actor_id: str, build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
     activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow], marker: CreationMarkerRow | None,
@@ -268,15 +287,7 @@ def create(
     claimed: list[tuple[int, WorkspaceRow]] = []
 
     def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow]] | Unchanged[Any]:
-        if pending:
-            column = pending.pop()
-        else:
-            try:
-                column = ColumnRow.get(*col_key, consistent_read=True)
-            except ColumnRow.DoesNotExist:
-                column = None
-        if not isinstance(column, ColumnRow):
-            raise db.Missing(column_id)
+        column = planned_column(pending, col_key, column_id)
         if column.archivedAt:
             raise ColumnArchived(column_id)
         if not claimed:
