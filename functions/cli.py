@@ -113,15 +113,20 @@ def _is_aws_host(url: str) -> bool:
 _target: dict[str, str] = {}  # the endpoint the token commands use and where it came from (error messages)
 
 
+def _pick_endpoint(aws: bool, flag: str | None, flag_name: str, env: str, default: str, dev_service: str) -> tuple[str | None, str]:
+    """``(endpoint, where it came from)``: ``--aws`` (no endpoint: the service in AWS), else the
+    flag, else the environment variable, else ``default`` (where `jentrix dev` runs ``dev_service``)."""
+    if aws:
+        return None, "--aws"
+    if flag:
+        return flag, flag_name
+    if os.environ.get(env):
+        return os.environ[env], env
+    return default, f"the default, where `jentrix dev` runs {dev_service}"
+
+
 def _connect(args: argparse.Namespace) -> None:
-    if args.aws:
-        endpoint, source = None, "--aws"
-    elif args.endpoint:
-        endpoint, source = args.endpoint, "--endpoint"
-    elif os.environ.get("JENTRIX_DYNAMODB_ENDPOINT"):
-        endpoint, source = os.environ["JENTRIX_DYNAMODB_ENDPOINT"], "JENTRIX_DYNAMODB_ENDPOINT"
-    else:
-        endpoint, source = DEFAULT_DYNAMODB_ENDPOINT, "the default, where `jentrix dev` runs DynamoDB Local"
+    endpoint, source = _pick_endpoint(args.aws, args.endpoint, "--endpoint", "JENTRIX_DYNAMODB_ENDPOINT", DEFAULT_DYNAMODB_ENDPOINT, "DynamoDB Local")
     _target.update(endpoint=endpoint or "DynamoDB in AWS", source=source)
     if endpoint and _is_aws_host(endpoint):
         raise CliError(f"{endpoint} is DynamoDB in AWS; use --aws (with --region) instead of an endpoint to say so explicitly.", code=2)
@@ -144,14 +149,8 @@ def _connect_s3(args: argparse.Namespace) -> None:
     S3 (:data:`DEFAULT_S3_ENDPOINT`); S3 in AWS only with ``--aws``."""
     from domain import objects, settings as settings_module
 
-    if getattr(args, "aws", False):
-        endpoint, source = None, "--aws"
-    elif getattr(args, "s3_endpoint", None):
-        endpoint, source = args.s3_endpoint, "--s3-endpoint"
-    elif os.environ.get("JENTRIX_S3_ENDPOINT"):
-        endpoint, source = os.environ["JENTRIX_S3_ENDPOINT"], "JENTRIX_S3_ENDPOINT"
-    else:
-        endpoint, source = DEFAULT_S3_ENDPOINT, "the default, where `jentrix dev` runs its local S3"
+    endpoint, source = _pick_endpoint(getattr(args, "aws", False), getattr(args, "s3_endpoint", None), "--s3-endpoint", "JENTRIX_S3_ENDPOINT",
+                                      DEFAULT_S3_ENDPOINT, "its local S3")
     _s3_target.update(endpoint=endpoint or "S3 in AWS", source=source)
     if endpoint:
         os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
