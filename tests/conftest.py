@@ -102,7 +102,7 @@ def make_actor(name: str = "Ada", workspace: str | None = "Test Space", **token_
     from domain import auth
     from domain.store.workspaces import create as create_workspace_rows
 
-    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name)
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name)
     ws_id = ""
     if workspace:
         ws, _ = create_workspace_rows(user, workspace)

@@ -108,15 +108,15 @@ def _error(result: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _place(secret: str, workspace_id: str) -> Place:
-    board = _ok(secret, "create_board", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:6]}"})
+    board = _ok(secret, "create_board", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:12]}"})
     cols = [c["id"] for c in board["columns"]]
     t1 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness one"})["task"]
     t2 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness two"})["task"]
     comment = _ok(secret, "create_comment", {"taskId": t1["id"], "body": "harness comment"})["comment"]
     subtask = _ok(secret, "create_subtask", {"taskId": t1["id"], "title": "harness subtask"})["subtask"]
     label = _ok(secret, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"})["label"]
-    project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:6]}"})["project"]
-    invitation = _ok(secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:6]}@example.com"})["invitation"]
+    project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:12]}"})["project"]
+    invitation = _ok(secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:12]}@example.com"})["invitation"]
     _ok(secret, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": "harness/repo"})
     session = _ok(secret, "create_agent_session", {"projectId": project["id"], "repo": "harness/repo", "idempotencyKey": uuid.uuid4().hex})["session"]
     artifact = _ok(secret, "attach_artifact", {"workspaceId": workspace_id, "type": "PR", "title": "harness", "url": "https://example.com/pr", "projectId": project["id"]})["artifact"]
@@ -135,7 +135,7 @@ def world(stack) -> World:
     from domain.store.models import UserRow
     from domain.store import keys
 
-    tag = uuid.uuid4().hex[:6]
+    tag = uuid.uuid4().hex[:12]
     me = make_actor("Harness", f"Harness {tag}")
     other = make_actor("Stranger", f"Stranger {tag}")
     # The world's workspaces let agents' membership changes through (policy ALLOW), so every
@@ -149,7 +149,7 @@ def world(stack) -> World:
     tokens["role:OWNER"] = me.token
     member_ids = {}
     for role in ("MEMBER", "ADMIN"):
-        user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:6]}@example.com", f"{role.title()} User")
+        user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:12]}@example.com", f"{role.title()} User")
         members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
         tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
         member_ids[role] = user.userId
@@ -344,7 +344,7 @@ def test_governed_tools_park_or_refuse_agents(world, spec):
     if "userId" in args:
         args["userId"] = world.member_ids["MEMBER"]
     if "email" in args:
-        args["email"] = f"gated-{uuid.uuid4().hex[:6]}@example.com"
+        args["email"] = f"gated-{uuid.uuid4().hex[:12]}@example.com"
     try:
         governance.set_policy(ws, spec.governed, "REQUIRE_APPROVAL", actor_id=world.user_id, source="ui")
         before = stored_state()

@@ -137,7 +137,7 @@ def test_token_create_plain_output_shows_the_secret_once(capsys: pytest.CaptureF
 
 
 def test_token_commands_refuse_bad_input(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
-    unknown = f"nobody-{uuid.uuid4().hex[:6]}@example.com"
+    unknown = f"nobody-{uuid.uuid4().hex[:12]}@example.com"
     code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
     assert code == 1 and "no user" in err and out == ""
 
@@ -152,7 +152,7 @@ def test_token_commands_refuse_bad_input(capsys: pytest.CaptureFixture[str], own
 
 
 def test_token_create_can_create_the_user(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
-    email = f"New.Person-{uuid.uuid4().hex[:6]}@Example.com"
+    email = f"New.Person-{uuid.uuid4().hex[:12]}@Example.com"
     code, out, err = run_cli(
         capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", email, "--create-user", "--display-name", "New Person", "--json",
     )
@@ -196,7 +196,7 @@ def test_token_commands_default_to_the_dev_stack_endpoint(capsys: pytest.Capture
 
 
 def test_unknown_email_hints_only_at_what_the_command_accepts(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
-    unknown = f"nobody-{uuid.uuid4().hex[:6]}@example.com"
+    unknown = f"nobody-{uuid.uuid4().hex[:12]}@example.com"
     code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
     assert code == 1 and "--create-user" in err
     for argv in (["list"], ["revoke", "tok_0123456789abcdef"]):
@@ -408,7 +408,7 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     assert oct((data_dir / "dev-token").stat().st_mode & 0o777) == "0o600"
     await _wait_ready(first.url)
 
-    board_name = f"Persisted {uuid.uuid4().hex[:6]}"
+    board_name = f"Persisted {uuid.uuid4().hex[:12]}"
     async with mcp_client(first.url, first.token) as client:
         tools = await client.list_tools()
         assert {"list_workspaces", "create_board", "get_board_snapshot"} <= {t.name for t in tools.tools}
@@ -710,7 +710,7 @@ def test_dev_keeps_a_human_token_and_the_banner_says_how_to_approve(stack: dict[
     prints the approval commands with it; an in-memory stack's banner prints how to mint one."""
     from infra.seed import seed_dev
 
-    email = f"dev-{uuid.uuid4().hex[:6]}@jentrix.local"
+    email = f"dev-{uuid.uuid4().hex[:12]}@jentrix.local"
     token_file, human_file = tmp_path / "dev-token", tmp_path / "dev-human-token"
     seed = seed_dev(token_file, email=email, human_token_file=human_file)
     human = auth.authenticate(human_file.read_text(encoding="utf-8").strip())

@@ -26,7 +26,7 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def human(stack):
-    return make_actor("Hana", f"Artifact CLI {uuid.uuid4().hex[:6]}", holder="human")
+    return make_actor("Hana", f"Artifact CLI {uuid.uuid4().hex[:12]}", holder="human")
 
 
 def _file(tmp_path: Path, name: str, data: bytes) -> str:

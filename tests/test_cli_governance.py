@@ -24,11 +24,11 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 @pytest.fixture
 def human(stack):
-    return make_actor("Hugo", f"Gov CLI {uuid.uuid4().hex[:6]}", holder="human")
+    return make_actor("Hugo", f"Gov CLI {uuid.uuid4().hex[:12]}", holder="human")
 
 
 def _token_file(tmp_path: Path, secret: str) -> str:
-    path = tmp_path / f"token-{uuid.uuid4().hex[:6]}"
+    path = tmp_path / f"token-{uuid.uuid4().hex[:12]}"
     path.write_text(secret + "\n", encoding="utf-8")
     return str(path)
 
@@ -37,7 +37,7 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
     ws = human.workspace_id
     human_file = _token_file(tmp_path, human.token)
     agent_token, _ = auth.mint_pat(human.user_id, scopes=["admin"])
-    args = {"workspaceId": ws, "email": f"new-{uuid.uuid4().hex[:6]}@example.com", "role": "ADMIN"}
+    args = {"workspaceId": ws, "email": f"new-{uuid.uuid4().hex[:12]}@example.com", "role": "ADMIN"}
     async with mcp_client(server_url, agent_token) as c:
         parked = await ok(c, "invite_member", args)
         assert parked["status"] == "PENDING_APPROVAL"
@@ -59,7 +59,7 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
         # the same address again is answered with its pending invitation: nothing to approve (issue 24)
         pending = await err(c, "invite_member", args)
         assert pending["code"] == "CONFLICT" and pending["current"]["id"] == done["invitation"]["id"]
-        again = await ok(c, "invite_member", {**args, "email": f"other-{uuid.uuid4().hex[:6]}@example.com"})
+        again = await ok(c, "invite_member", {**args, "email": f"other-{uuid.uuid4().hex[:12]}@example.com"})
         assert again["status"] == "PENDING_APPROVAL" and again["approval"]["newRequest"] and again["approval"]["id"] != approval_id
         code, out, _ = run_cli(capsys, "approvals", "reject", again["approval"]["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint)
         assert code == 0 and "Rejected" in out
@@ -75,7 +75,7 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
 async def test_invite_link_printed_once_and_accepted_revoked_refused(capsys, tmp_path, server_url, dynamodb_endpoint, human):
     ws = human.workspace_id
     human_file = _token_file(tmp_path, human.token)
-    email = f"joiner-{uuid.uuid4().hex[:6]}@example.com"
+    email = f"joiner-{uuid.uuid4().hex[:12]}@example.com"
     async with mcp_client(server_url, human.token) as c:
         inv = (await ok(c, "invite_member", {"workspaceId": ws, "email": email, "role": "ADMIN"}))["invitation"]
         gone = (await ok(c, "invite_member", {"workspaceId": ws, "email": f"gone-{email}"}))["invitation"]
@@ -107,7 +107,7 @@ async def test_governance_set_needs_a_human_owner_and_applies(capsys, tmp_path, 
     from domain.store.models import UserRow
 
     ws = human.workspace_id
-    admin = auth.create_user(f"adm-{uuid.uuid4().hex[:6]}@example.com", "Adm")
+    admin = auth.create_user(f"adm-{uuid.uuid4().hex[:12]}@example.com", "Adm")
     members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
     admin_file = _token_file(tmp_path, auth.mint_pat(admin.userId, holder="human")[0])
     code, _, error = run_cli(capsys, "governance", "set", "--workspace", ws, "--policy", "DENY", "--token-file", admin_file, "--endpoint", dynamodb_endpoint)

@@ -20,7 +20,7 @@ from tests.tools_support import ok
 
 
 def _checkout(tmp_path: Path, repo: str) -> Path:
-    path = tmp_path / f"checkout-{uuid.uuid4().hex[:6]}"
+    path = tmp_path / f"checkout-{uuid.uuid4().hex[:12]}"
     path.mkdir()
     for argv in (["init", "-q"], ["remote", "add", "origin", f"https://github.com/{repo}.git"]):
         subprocess.run(["git", "-C", str(path), *argv], check=True, capture_output=True)
@@ -28,7 +28,7 @@ def _checkout(tmp_path: Path, repo: str) -> Path:
 
 
 def _token_file(tmp_path: Path, secret: str) -> str:
-    path = tmp_path / f"token-{uuid.uuid4().hex[:6]}"
+    path = tmp_path / f"token-{uuid.uuid4().hex[:12]}"
     path.write_text(secret + "\n", encoding="utf-8")
     return str(path)
 
@@ -38,7 +38,7 @@ def launcher(stack, server_url, tmp_path, monkeypatch):
     # the provider command runs in the checkout: its hook's `python -m functions.cli` must find this tree
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
     actor = make_actor("Launch")
-    repo = f"acme/launch-{uuid.uuid4().hex[:6]}"
+    repo = f"acme/launch-{uuid.uuid4().hex[:12]}"
     return actor, repo, _checkout(tmp_path, repo), _token_file(tmp_path, actor.token)
 
 

@@ -112,7 +112,7 @@ def _member(workspace_id: str, name: str) -> str:
     from domain import auth
     from domain.store import members
 
-    user = auth.create_user(f"{name}-{uuid.uuid4().hex[:6]}@example.com", name)
+    user = auth.create_user(f"{name}-{uuid.uuid4().hex[:12]}@example.com", name)
     members.add(workspace_id, user, "MEMBER")
     secret, _ = auth.mint_pat(user.userId)
     return secret

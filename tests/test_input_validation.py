@@ -272,7 +272,7 @@ async def test_moving_a_task_into_a_foreign_column_is_refused_like_any_column_of
     """A task never leaves its board, so a column id naming another board is refused from the id
     alone (INVALID_INPUT on columnId) — the same answer for a foreign column, a column of another
     board of the caller's own, and a made-up one: the foreign column's existence is not revealed."""
-    other_own_board = raw_ok(server_url, world.me.token, "create_board", {"workspaceId": world.me.workspace_id, "name": f"Side {uuid.uuid4().hex[:6]}"})
+    other_own_board = raw_ok(server_url, world.me.token, "create_board", {"workspaceId": world.me.workspace_id, "name": f"Side {uuid.uuid4().hex[:12]}"})
     own_other_column = other_own_board["columns"][0]["id"]
     made_up = ids.new_column_id(ids.new_board_id(world.me.workspace_id))
     view_before = board_view(server_url, world)

@@ -245,7 +245,7 @@ def test_call_list_workspaces(inspector, recorded, me, era):
 @pytest.mark.parametrize("era", ERAS)
 def test_call_create_board_with_json_arguments(inspector, recorded, me, era):
     _, url = recorded
-    name = f"Roadmap via {era} {uuid.uuid4().hex[:6]}"
+    name = f"Roadmap via {era} {uuid.uuid4().hex[:12]}"
     args = json.dumps({"workspaceId": me.workspace_id, "name": name, "kind": "ROADMAP"})
     rc, out, err = inspector(url, me.token, "--method", "tools/call", "--tool-name", "create_board", "--tool-args-json", args, era=era)
     assert rc == EXIT_OK, err

@@ -104,7 +104,7 @@ class RequestLog:
 def place(stack) -> tuple[Any, Place]:
     from domain.store import governance
 
-    me = make_actor("Malformed", f"Malformed {uuid.uuid4().hex[:6]}")
+    me = make_actor("Malformed", f"Malformed {uuid.uuid4().hex[:12]}")
     governance.set_policy(me.workspace_id, "membership", "ALLOW", actor_id=me.user_id, source="ui")
     principal = auth.authenticate(me.token)
     return principal, _place(me.token, me.workspace_id)

@@ -110,8 +110,8 @@ def test_create_workspace_budget(server_url, stack):
 
     actor = make_actor("Budd", None)
     # + the caller's memberships Query (the prefixes to avoid); the heads' BatchGetItem once there are any
-    check(server_url, actor.token, "create_workspace", {"name": f"Counted {uuid.uuid4().hex[:6]}"}, FIXED + 2 + 1)
-    check(server_url, actor.token, "create_workspace", {"name": f"Counted {uuid.uuid4().hex[:6]}"}, FIXED + 2 + 2)
+    check(server_url, actor.token, "create_workspace", {"name": f"Counted {uuid.uuid4().hex[:12]}"}, FIXED + 2 + 1)
+    check(server_url, actor.token, "create_workspace", {"name": f"Counted {uuid.uuid4().hex[:12]}"}, FIXED + 2 + 2)
 
 
 def test_warm_token_cache_saves_the_lookup(server_url, owner, monkeypatch):
@@ -303,7 +303,7 @@ def test_project_tool_budgets(server_url, owner, board):
     check(server_url, owner.token, "remove_project_link", link, FIXED_WS + 0)
 
     human, _ = auth.mint_pat(owner.user_id, holder="human")
-    repo = f"budget/resolve-{uuid.uuid4().hex[:6]}"
+    repo = f"budget/resolve-{uuid.uuid4().hex[:12]}"
     # no match: memberships Query ‖ GSI2 Query
     check(server_url, human, "resolve_projects_for_repo", {"repo": repo}, FIXED + 2)
     ok(call_tool(server_url, owner.token, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": repo}))
@@ -327,7 +327,7 @@ def test_member_and_governance_budgets(server_url, stack):
 
     human = make_actor("Hal", "Budget Gov", holder="human")
     ws = human.workspace_id
-    bea = auth.create_user(f"bea-{uuid.uuid4().hex[:6]}@example.com", "Bea")
+    bea = auth.create_user(f"bea-{uuid.uuid4().hex[:12]}@example.com", "Bea")
     members.add(ws, UserRow.get(*keys.user_profile(bea.userId)), "MEMBER")
     check(server_url, human.token, "set_member_role", {"workspaceId": ws, "userId": bea.userId, "role": "ADMIN", "expectedRole": "MEMBER"}, FIXED_WS + 1)
     check(server_url, human.token, "set_member_role", {"workspaceId": ws, "userId": bea.userId, "role": "MEMBER", "expectedRole": "MEMBER"}, FIXED_WS, error=True)  # CONFLICT from the access read
@@ -385,7 +385,7 @@ def test_session_tool_budgets(server_url, owner, board):
     """docs/data-model.md, "Agent sessions": every session write is one transaction after the
     access read; the gates (project, REPO link or workspace default, provider claim) ride in that
     BatchGetItem; create and attach always carry their required idempotencyKey (Powertools 2)."""
-    ws, repo = owner.workspace_id, f"budget/repo-{uuid.uuid4().hex[:6]}"
+    ws, repo = owner.workspace_id, f"budget/repo-{uuid.uuid4().hex[:12]}"
     project = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"Sessions {uuid.uuid4().hex[:4]}"}))["project"]
     ok(call_tool(server_url, owner.token, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": repo}))
     create = {"projectId": project["id"], "repo": repo, "idempotencyKey": f"k-{uuid.uuid4()}"}

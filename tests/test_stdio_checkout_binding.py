@@ -43,7 +43,7 @@ def _bound(stack, actor: Actor, checkout) -> tuple[Adapter, dict]:
 def test_one_workspace_linking_the_repository_binds_it_writable(stack, tmp_path):
     actor = make_actor("Binder", "First Space")
     other = _second(actor, "Other Space")
-    tag = uuid.uuid4().hex[:6]
+    tag = uuid.uuid4().hex[:12]
     _link(actor, other, f"https://github.com/Owner/Name-{tag}.git")
     checkout = git_checkout(tmp_path / "name", f"https://github.com/Owner/Name-{tag}.git")
     a, bound = _bound(stack, actor, checkout)
@@ -56,7 +56,7 @@ def test_one_workspace_linking_the_repository_binds_it_writable(stack, tmp_path)
 def test_a_default_repo_binds_too(stack, tmp_path):
     actor = make_actor("Defaulter", "First Space")
     other = _second(actor, "Other Space")
-    tag = uuid.uuid4().hex[:6]
+    tag = uuid.uuid4().hex[:12]
     _call(actor, "create_project", {"workspaceId": other, "name": "Anything"})
     _call(actor, "update_workspace", {"workspaceId": other, "defaultRepo": f"owner/dflt-{tag}"})
     a, bound = _bound(stack, actor, git_checkout(tmp_path / "d", f"git@github.com:Owner/Dflt-{tag}.git"))
@@ -67,7 +67,7 @@ def test_a_default_repo_binds_too(stack, tmp_path):
 def test_two_matching_workspaces_observe_and_name_the_candidates(stack, tmp_path):
     actor = make_actor("Torn", "First Space")
     other = _second(actor, "Other Space")
-    tag = uuid.uuid4().hex[:6]
+    tag = uuid.uuid4().hex[:12]
     _link(actor, actor.workspace_id, f"owner/both-{tag}", "Here")
     _link(actor, other, f"owner/both-{tag}", "There")
     a, bound = _bound(stack, actor, git_checkout(tmp_path / "b", f"https://github.com/Owner/Both-{tag}"))
@@ -81,7 +81,7 @@ def test_two_matching_workspaces_observe_and_name_the_candidates(stack, tmp_path
 def test_no_matching_workspace_observes_with_the_reason(stack, tmp_path):
     actor = make_actor("Unmatched", "First Space")
     _second(actor, "Other Space")
-    a, bound = _bound(stack, actor, git_checkout(tmp_path / "n", f"https://github.com/Owner/None-{uuid.uuid4().hex[:6]}.git"))
+    a, bound = _bound(stack, actor, git_checkout(tmp_path / "n", f"https://github.com/Owner/None-{uuid.uuid4().hex[:12]}.git"))
     with a:
         assert bound["workspaceId"] is None and bound["observe"] is True and "matches no project" in bound["observeReason"]
 
@@ -91,7 +91,7 @@ def test_a_resource_read_before_the_roots_answer_waits_for_the_binding(stack, tm
     while the checkout may still choose one, so it could read a workspace the binding then excludes."""
     actor = make_actor("Early Reader", "First Space")
     other = _second(actor, "Other Space")
-    tag = uuid.uuid4().hex[:6]
+    tag = uuid.uuid4().hex[:12]
     _link(actor, other, f"owner/early-{tag}")
     here = _call(actor, "create_project", {"workspaceId": actor.workspace_id, "name": "Unlinked"})["project"]
     elsewhere = _call(actor, "attach_artifact", {"workspaceId": actor.workspace_id, "type": "PR", "title": "not this one",

@@ -54,8 +54,8 @@ def worlds(stack) -> Worlds:
     from domain.store.models import UserRow
     from domain.store.workspaces import create as create_workspace_rows
 
-    user = make_actor("Two Spaces", f"Space A {uuid.uuid4().hex[:6]}")
-    c_row, _ = create_workspace_rows(UserRow.get(f"USER#{user.user_id}", "PROFILE"), f"Space C {uuid.uuid4().hex[:6]}")
+    user = make_actor("Two Spaces", f"Space A {uuid.uuid4().hex[:12]}")
+    c_row, _ = create_workspace_rows(UserRow.get(f"USER#{user.user_id}", "PROFILE"), f"Space C {uuid.uuid4().hex[:12]}")
     for ws in (user.workspace_id, c_row.workspaceId):  # membership tools reach their handlers (as in the catalog harness)
         governance_store.set_policy(ws, "membership", "ALLOW", actor_id=user.user_id, source="ui")
     from domain.search import repair

@@ -194,7 +194,7 @@ def _stack(fault_env: dict[str, str]) -> Iterator[dict[str, Any]]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JENTRIX_")}
     env.update(
-        JENTRIX_DYNAMODB_ENDPOINT=ddb.endpoint, JENTRIX_TABLE=f"faults-{uuid.uuid4().hex[:6]}", JENTRIX_IDEMPOTENCY_TABLE="faults-idem",
+        JENTRIX_DYNAMODB_ENDPOINT=ddb.endpoint, JENTRIX_TABLE=f"faults-{uuid.uuid4().hex[:12]}", JENTRIX_IDEMPOTENCY_TABLE="faults-idem",
         JENTRIX_TOKEN_CACHE_SECONDS="3600", AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", POWERTOOLS_LOG_LEVEL="ERROR",
     )
     proc = subprocess.Popen(

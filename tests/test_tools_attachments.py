@@ -60,7 +60,7 @@ def stored_objects(ws: str) -> list[str]:
 
 
 async def _task(c: Any, ws: str) -> dict[str, Any]:
-    board = await new_board(c, ws, f"Files {uuid.uuid4().hex[:6]}")
+    board = await new_board(c, ws, f"Files {uuid.uuid4().hex[:12]}")
     return await new_task(c, board["columns"][0]["id"], "Has files")
 
 
@@ -112,7 +112,7 @@ async def test_refusals_store_nothing(server_url, owner, outsider):
         task = await _task(c, ws)
         archived = await _task(c, ws)
         await ok(c, "archive_task", {"taskId": archived["id"]})
-        closed_board = await new_board(c, ws, f"Closed {uuid.uuid4().hex[:6]}")
+        closed_board = await new_board(c, ws, f"Closed {uuid.uuid4().hex[:12]}")
         on_closed = await new_task(c, closed_board["columns"][0]["id"], "On a board to archive")
         await ok(c, "archive_board", {"boardId": closed_board["board"]["id"] if "board" in closed_board else closed_board["id"]})
     never = grant(server_url, owner.token, ws)

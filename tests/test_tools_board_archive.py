@@ -13,7 +13,7 @@ from tests.tools_support import err, names_field, new_board, new_task, ok, store
 
 
 async def _board(c, workspace_id, name=None):
-    return await new_board(c, workspace_id, name or f"Archive {uuid.uuid4().hex[:6]}")
+    return await new_board(c, workspace_id, name or f"Archive {uuid.uuid4().hex[:12]}")
 
 
 def _member_token(workspace_id, role):
@@ -21,7 +21,7 @@ def _member_token(workspace_id, role):
     from domain.store import keys, members
     from domain.store.models import UserRow
 
-    user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:6]}@example.com", f"{role.title()} Bo")
+    user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:12]}@example.com", f"{role.title()} Bo")
     members.add(workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
     return auth.mint_pat(user.userId)[0]
 

@@ -76,7 +76,7 @@ def _no_retry_sleep(monkeypatch) -> None:
 
 
 async def _column(c, ws, name="Bulk"):
-    board = await new_board(c, ws, f"{name} {uuid.uuid4().hex[:6]}")
+    board = await new_board(c, ws, f"{name} {uuid.uuid4().hex[:12]}")
     return board["board"]["id"], [col["id"] for col in board["columns"]]
 
 

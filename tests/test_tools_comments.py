@@ -10,7 +10,7 @@ from tests.tools_support import err, names_field, new_board, new_task, ok, store
 
 
 async def _task(c, workspace_id):
-    board = await new_board(c, workspace_id, f"Comments {uuid.uuid4().hex[:6]}")
+    board = await new_board(c, workspace_id, f"Comments {uuid.uuid4().hex[:12]}")
     return await new_task(c, board["columns"][0]["id"], "Discuss me")
 
 
@@ -38,7 +38,7 @@ async def test_only_the_author_edits_or_deletes_even_an_admin_is_refused(server_
     from domain.store import keys, members
     from domain.store.models import UserRow
 
-    admin = auth.create_user(f"adm-{uuid.uuid4().hex[:6]}@example.com", "Admin Alice")
+    admin = auth.create_user(f"adm-{uuid.uuid4().hex[:12]}@example.com", "Admin Alice")
     members.add(owner.workspace_id, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
     admin_token, _ = auth.mint_pat(admin.userId)
     async with mcp_client(server_url, owner.token) as c:
@@ -127,7 +127,7 @@ async def test_a_keyed_create_comment_replays(server_url, owner):
 
 
 async def test_another_workspaces_comment_is_not_found(server_url, owner, stack):
-    stranger = make_actor("Stranger", f"Far {uuid.uuid4().hex[:6]}")
+    stranger = make_actor("Stranger", f"Far {uuid.uuid4().hex[:12]}")
     async with mcp_client(server_url, stranger.token) as c:
         task = await _task(c, stranger.workspace_id)
         theirs = (await ok(c, "create_comment", {"taskId": task["id"], "body": "private"}))["comment"]

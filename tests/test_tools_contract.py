@@ -237,7 +237,7 @@ def test_null_is_described_only_where_it_means_something():
 
 
 async def _nulled_project(c, ws, parent_id, field):
-    made = (await ok(c, "create_project", {"workspaceId": ws, "name": f"Nulls {uuid.uuid4().hex[:6]}", "parentId": parent_id, **PROJECT_FILLED}))["project"]
+    made = (await ok(c, "create_project", {"workspaceId": ws, "name": f"Nulls {uuid.uuid4().hex[:12]}", "parentId": parent_id, **PROJECT_FILLED}))["project"]
     return await ok(c, "update_project", {"projectId": made["id"], field: None})
 
 
@@ -270,7 +270,7 @@ async def test_null_has_the_described_effect_on_every_such_field(server_url, own
                 lambda out: out["workspace"]["defaultRepo"] is None and out["changedFields"] == ["defaultRepo"],
             ),
         }
-        parent = (await ok(c, "create_project", {"workspaceId": owner.workspace_id, "name": f"Null parent {uuid.uuid4().hex[:6]}"}))["project"]
+        parent = (await ok(c, "create_project", {"workspaceId": owner.workspace_id, "name": f"Null parent {uuid.uuid4().hex[:12]}"}))["project"]
         for field in PROJECT_EMPTY:
             effects[("update_project", field)] = (
                 lambda field=field: _nulled_project(c, owner.workspace_id, parent["id"], field),

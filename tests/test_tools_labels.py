@@ -12,7 +12,7 @@ from tests.tools_support import err, names_field, new_board, new_task, ok, store
 
 
 async def _board(c, workspace_id):
-    return await new_board(c, workspace_id, f"Labels {uuid.uuid4().hex[:6]}")
+    return await new_board(c, workspace_id, f"Labels {uuid.uuid4().hex[:12]}")
 
 
 async def _label(c, board_id, name, color="#d73a4a"):

@@ -16,7 +16,7 @@ from tests.tools_support import activity_rows, err, names_field, new_board, new_
 
 async def _tasks(c, workspace_id, *titles, boards=1):
     """Tasks titled ``titles``, spread round-robin over ``boards`` new boards."""
-    made = [await new_board(c, workspace_id, f"Links {i} {uuid.uuid4().hex[:6]}") for i in range(boards)]
+    made = [await new_board(c, workspace_id, f"Links {i} {uuid.uuid4().hex[:12]}") for i in range(boards)]
     return [await new_task(c, made[i % boards]["columns"][0]["id"], t) for i, t in enumerate(titles)]
 
 
@@ -60,7 +60,7 @@ async def test_links_cross_boards_and_list_from_both_ends_with_current_names(ser
 
 
 async def test_a_task_of_another_workspace_is_not_found_and_nothing_is_written(server_url, owner):
-    stranger = make_actor("Stranger", f"Far {uuid.uuid4().hex[:6]}")
+    stranger = make_actor("Stranger", f"Far {uuid.uuid4().hex[:12]}")
     async with mcp_client(server_url, stranger.token) as c:
         [far] = await _tasks(c, stranger.workspace_id, "theirs")
     async with mcp_client(server_url, owner.token) as c:

@@ -19,7 +19,7 @@ def _join(workspace_id: str, role: str, name: str = "Bea", *, holder: str = "age
     from domain.store import keys, members
     from domain.store.models import UserRow
 
-    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name)
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name)
     members.add(workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
     return user.userId, auth.mint_pat(user.userId, holder=holder)[0]
 
@@ -248,7 +248,7 @@ async def test_two_racing_replays_of_one_approval_apply_once(server_url, human):
 
     ws = human.workspace_id
     agent_token, _ = auth.mint_pat(human.user_id)
-    args = {"workspaceId": ws, "email": f"race-{uuid.uuid4().hex[:6]}@example.com"}
+    args = {"workspaceId": ws, "email": f"race-{uuid.uuid4().hex[:12]}@example.com"}
     async with mcp_client(server_url, agent_token) as c1, mcp_client(server_url, agent_token) as c2:
         parked = await ok(c1, "invite_member", args)
         row = governance.get_approval(ids.parse_approval(parked["approval"]["id"]))
@@ -286,7 +286,7 @@ async def test_inviting_a_member_or_a_pending_address_is_answered_and_parks_noth
     bea, _ = _join(ws, "MEMBER")
     bea_email = next(m["email"] for m in (await _members(server_url, human.token, ws)) if m["userId"] == bea)
     agent_token, _ = auth.mint_pat(human.user_id)
-    fresh = f"Sam-{uuid.uuid4().hex[:6]}@Example.com"
+    fresh = f"Sam-{uuid.uuid4().hex[:12]}@Example.com"
     async with mcp_client(server_url, human.token) as c:
         first = (await ok(c, "invite_member", {"workspaceId": ws, "email": fresh}))["invitation"]
         before = stored_state()

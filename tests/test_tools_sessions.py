@@ -25,7 +25,7 @@ def _add_member(workspace_id: str, role: str, name: str = "Bea") -> tuple[str, s
     from domain.store import keys, members
     from domain.store.models import UserRow
 
-    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name)
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name)
     members.add(workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
     return user.userId, auth.mint_pat(user.userId)[0]
 

@@ -13,7 +13,7 @@ from tests.tools_support import activity_rows, err, names_field, new_board, new_
 
 
 async def _task(c, workspace_id, title="Checklist"):
-    board = await new_board(c, workspace_id, f"Subtasks {uuid.uuid4().hex[:6]}")
+    board = await new_board(c, workspace_id, f"Subtasks {uuid.uuid4().hex[:12]}")
     return board, await new_task(c, board["columns"][0]["id"], title)
 
 
@@ -257,7 +257,7 @@ def _member(workspace_id: str, name: str) -> str:
     from domain.store import keys, members
     from domain.store.models import UserRow
 
-    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name)
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name)
     members.add(workspace_id, UserRow.get(*keys.user_profile(user.userId)), "MEMBER")
     return user.userId
 
@@ -265,7 +265,7 @@ def _member(workspace_id: str, name: str) -> str:
 def _stranger(name: str) -> str:
     from domain import auth
 
-    return auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@example.com", name).userId
+    return auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name).userId
 
 
 async def test_assignees_replace_the_set_with_display_names_and_rows_agree(server_url, owner):
