@@ -326,6 +326,8 @@ def build_server(args: argparse.Namespace, env: dict[str, str]) -> Server:
     if args.url:
         if args.bridge or args.ephemeral or args.endpoint or args.workspace or args.read_only or args.toolsets:
             raise ConnectError("--url makes the client talk to the remote itself; the adapter flags (--bridge, --ephemeral, --endpoint, --workspace, --read-only, --toolsets) do not apply.")
+        if args.token_file and not args.store_secret:
+            raise ConnectError("--token-file is read by the adapter; with --url the client sends the token itself (from JENTRIX_TOKEN, or the file's content with --store-secret).")
         return Server(remote=True, url=_check_url(args.url, "--url"), secret=secret)
     argv = jentrix_argv()
     mcp_args = [*argv[1:], "mcp"]

@@ -318,6 +318,11 @@ def test_refuses_files_it_cannot_edit_safely_and_bad_arguments(home, project, ca
     assert rc == 2 and "https://" in err
     rc, _, err = connect(capsys, monkeypatch, "cursor", "--yes", "--url", "https://x.example/api/mcp", "--workspace", "ws_a")
     assert rc == 2 and "do not apply" in err
+    token_file = project / "token"
+    token_file.write_text(FAKE_TOKEN)
+    rc, _, err = connect(capsys, monkeypatch, "cursor", "--yes", "--url", "https://x.example/api/mcp", "--token-file", str(token_file))
+    assert rc == 2 and "--store-secret" in err
+    assert not (home / ".cursor" / "mcp.json").read_text().count("jentrix")
 
 
 def test_dev_banner_offers_connect(home, project, tmp_path, capsys, monkeypatch):
