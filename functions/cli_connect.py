@@ -126,6 +126,7 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     token_file: str | None = None
     secret: str | None = None
+    ephemeral: bool = False  # `jentrix mcp --ephemeral` seeds its own token: none to pass
 
 
 @dataclass
@@ -173,13 +174,13 @@ def entry_for(client: str, server: Server, name: str) -> Entry:
             return Entry(value, _vscode_input(name), "VS Code asks for the token once and keeps it in its own secret storage")
         return Entry(value, token_note=f"{'Claude Code' if client == 'claude-code' else 'Cursor'} fills in ${TOKEN_ENV} from its environment")
     env = dict(server.env)
-    note = "the adapter reads the token from --token-file"
+    note = "the ephemeral stack mints its own token" if server.ephemeral else "the adapter reads the token from --token-file"
     inp = None
     extra: dict[str, Any] = {}
     if secret:
         env[TOKEN_ENV] = secret
         note = "the token is written in the file (--store-secret)"
-    elif not server.token_file:
+    elif not server.token_file and not server.ephemeral:
         if client == "codex":
             extra["env_vars"] = [TOKEN_ENV]
             note = f"Codex forwards ${TOKEN_ENV} from its environment to the adapter (env_vars)"
@@ -352,7 +353,7 @@ def build_server(args: argparse.Namespace, env: dict[str, str]) -> Server:
         mcp_args += ["--toolsets", args.toolsets]
     if args.read_only:
         mcp_args.append("--read-only")
-    return Server(remote=False, command=argv[0], args=mcp_args, env=server_env, token_file=token_file, secret=secret)
+    return Server(remote=False, command=argv[0], args=mcp_args, env=server_env, token_file=token_file, secret=secret, ephemeral=args.ephemeral)
 
 
 def _mask(text: str, secret: str | None) -> str:

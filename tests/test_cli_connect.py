@@ -256,6 +256,13 @@ def test_vscode_user_file_remote_entry(home, project, capsys, monkeypatch):
     assert [i["id"] for i in data["inputs"]] == ["jentrix-token"]
 
 
+def test_an_ephemeral_entry_asks_for_no_token(home, project, capsys, monkeypatch):
+    rc, out, _ = connect(capsys, monkeypatch, "vscode", "--scope", "project", "--yes", "--ephemeral")
+    assert rc == 0 and "mints its own token" in out
+    data = json.loads((project / ".vscode" / "mcp.json").read_text())
+    assert data == {"servers": {"jentrix": {"type": "stdio", "command": adapter_cmd()[0], "args": [*adapter_cmd()[1:], "mcp", "--ephemeral"], "env": {}}}}
+
+
 # -- diff, confirmation, detection, secrets, refusals ---------------------------------------------------
 def test_the_diff_comes_first_and_no_writes_nothing(home, project, capsys, monkeypatch):
     (home / ".cursor").mkdir()
