@@ -40,6 +40,10 @@ CLIENTS = ("claude-code", "codex", "cursor", "vscode")
 SCOPES = {"claude-code": ("user", "local", "project"), "codex": ("user", "project"), "cursor": ("user", "project"), "vscode": ("user", "project")}
 TOKEN_ENV = "JENTRIX_TOKEN"
 DEFAULT_NAME = "jentrix"
+PROJECT_NOTES = {  # what each client asks before it uses a project file's servers (docs/connect.md)
+    "claude-code": "Claude Code asks each person to approve the servers of a project's .mcp.json before starting them.",
+    "codex": "Codex reads .codex/config.toml only in projects it trusts.",
+}
 DEFAULT_DYNAMODB_ENDPOINT = "http://127.0.0.1:8000"  # where `jentrix dev` runs DynamoDB Local (functions/cli.py)
 
 
@@ -430,6 +434,8 @@ def cmd_connect(args: argparse.Namespace) -> int:
                 print(f"  WARNING: {place.path} will hold the token in clear text; {shared}.")
             elif place.shared:
                 print("  This file is meant to be shared: it names no secret, only where the token comes from.")
+            if place.shared and place.client in PROJECT_NOTES:
+                print(f"  {PROJECT_NOTES[place.client]}")
         if args.dry_run:
             continue
         if not args.yes and not _confirm(f"{'Remove the entry from' if server is None else 'Write'} {place.path}?"):

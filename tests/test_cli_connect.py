@@ -113,7 +113,7 @@ def test_claude_code_project_and_local_scopes(home, project, capsys, monkeypatch
     assert rc == 0, out
     shared = json.loads((project / ".mcp.json").read_text())
     assert shared == {"mcpServers": {"jentrix": {"type": "http", "url": "https://mcp.example.com/api/mcp", "headers": {"Authorization": "Bearer ${JENTRIX_TOKEN}"}}}}
-    assert "meant to be shared" in out
+    assert "meant to be shared" in out and "approve the servers" in out
 
     rc, out, _ = connect(capsys, monkeypatch, "claude-code", "--scope", "local", "--yes", "--bridge", "https://mcp.example.com/api/mcp")
     assert rc == 0, out
@@ -179,7 +179,7 @@ def test_codex_project_scope_and_codex_home(home, project, tmp_path, capsys, mon
     assert rc == 0 and "Detected: codex" in out
     assert "jentrix" in tomllib.loads((codex_home / "config.toml").read_text())["mcp_servers"]
     rc, out, _ = connect(capsys, monkeypatch, "codex", "--scope", "project", "--yes")
-    assert rc == 0
+    assert rc == 0 and "only in projects it trusts" in out
     assert tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]["jentrix"]["env_vars"] == ["JENTRIX_TOKEN"]
 
 
