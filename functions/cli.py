@@ -270,6 +270,14 @@ def dev_banner(
             f"  {in_process}",
             "",
         ]
+        # `jentrix connect` writes the in-process line above into each detected client's own
+        # file (diff first, asks before writing; docs/connect.md); printed, never run from here.
+        lines += [
+            "Write it into your MCP clients' config files (Claude Code, Codex, Cursor, VS Code; shows a diff, asks first):",
+            " ".join([f"  {jentrix}", "connect", "all", "--endpoint", endpoint, *token_arg, "--workspace", workspace_id]),
+            *([] if token_file else [f"  # the clients then need JENTRIX_TOKEN={token} in their environment"]),
+            "",
+        ]
     # Approvals, invitation links and resolve_projects_for_repo take a person's token; the dev
     # token above is an agent's (what a pasted client is).
     lines.append("Human token (approve agents' membership changes, print invitation links, resolve_projects_for_repo):")
@@ -747,6 +755,9 @@ def build_parser() -> argparse.ArgumentParser:
     from functions import cli_search
 
     cli_search.add_parsers(sub)  # search verify
+    from functions import cli_connect
+
+    cli_connect.add_parsers(sub)  # connect
 
     pkg = sub.add_parser("package", help="build the Lambda artifact (build/lambda + build/lambda.zip) from runtime dependencies only")
     from infra import package as _package
