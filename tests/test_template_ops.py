@@ -267,3 +267,13 @@ def test_every_checkov_finding_left_is_explained_in_the_template_and_in_the_docs
             assert re.search(rf"^\| `{skip['id']}`[^|\n]*\|[^|\n]*\b{name}\b", docs, re.M), f"{skip['id']} on {name} is not in docs/deploy.md"
             skipped += 1
     assert skipped  # the table exists because there are findings to explain
+
+
+def test_the_monthly_quota_lets_a_token_use_its_window_all_month(out):
+    """An agent inside the app's per-minute window never meets QUOTA_EXCEEDED (200,000 ran out
+    after ~28 hours at 120 calls a minute)."""
+    params = out["Parameters"]
+    month = params["RateLimitPerMinute"]["Default"] * 60 * 24 * 31
+    assert params["UsagePlanMonthlyQuota"]["Default"] >= month
+    (plan,) = _of_type(out, "AWS::ApiGateway::UsagePlan").values()
+    assert plan["Properties"]["Quota"] == {"Limit": {"Ref": "UsagePlanMonthlyQuota"}, "Period": "MONTH"}
