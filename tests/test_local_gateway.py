@@ -136,3 +136,11 @@ async def test_an_mcp_client_works_through_the_local_gateway(gateway_url):
     async with httpx2.AsyncClient(timeout=30) as http:
         refused = await http.post(gateway_url, content=INIT, headers={"content-type": "application/json"})
     assert refused.status_code == 401 and refused.json()["error"]["data"]["error"]["code"] == "FORBIDDEN"
+
+
+def test_jentrix_dev_has_the_gateway_switch():
+    from functions.cli import build_parser, cmd_dev
+
+    args = build_parser().parse_args(["dev", "--gateway", "--stage", "v1"])
+    assert args.func is cmd_dev and args.gateway is True and args.stage == "v1"
+    assert build_parser().parse_args(["dev"]).gateway is False
