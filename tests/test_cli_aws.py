@@ -118,12 +118,14 @@ def test_without_region_the_profiles_region_is_used_never_us_east_1(aws, capsys,
     """`sam deploy` put the stack in the profile's region; token commands follow the same one."""
     api, plan_id, _ = aws
     monkeypatch.delenv("AWS_REGION", raising=False)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    profile = tmp_path / "profile-config"
+    profile.write_text(f"[default]\nregion = {REGION}\n")  # the region lives only in the profile, as `aws configure` writes it
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(profile))
     code, out, err = _run(capsys, "token", "create", "--user-email", "r@example.com", "--create-user", "--usage-plan", plan_id, "--json",
                           "--aws", "--table", "jx-app")
     assert code == 0, err  # the plan and the table exist only in REGION
     assert api.get_usage_plan_keys(usagePlanId=plan_id)["items"]
-    monkeypatch.delenv("AWS_DEFAULT_REGION")
     empty = tmp_path / "config"
     empty.write_text("")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
