@@ -102,7 +102,7 @@ def _add_target_flags(p: argparse.ArgumentParser) -> None:
     )
     where.add_argument("--aws", action="store_true", help="use real AWS with the ambient credentials (never implied)")
     p.add_argument("--table", help="application table name (default: $JENTRIX_TABLE or 'jentrix')")
-    p.add_argument("--region", help="AWS region (default: $AWS_REGION or us-east-1)")
+    p.add_argument("--region", help="AWS region (with --aws, default: the region of your AWS profile or $AWS_REGION / $AWS_DEFAULT_REGION)")
 
 
 def _is_aws_host(url: str) -> bool:
@@ -125,7 +125,26 @@ def _pick_endpoint(aws: bool, flag: str | None, flag_name: str, env: str, defaul
     return default, f"the default, where `jentrix dev` runs {dev_service}"
 
 
+def _aws_region(args: argparse.Namespace) -> str | None:
+    """With --aws: --region, else the region boto3 resolves for the ambient profile
+    (AWS_REGION, AWS_DEFAULT_REGION, the profile's config), which is where `sam deploy` with the
+    same profile put the stack. Never a silent us-east-1.
+
+    Raises:
+        CliError: no region anywhere."""
+    if args.region:
+        return args.region
+    import boto3
+
+    region = boto3.session.Session().region_name
+    if not region:
+        raise CliError("--aws needs a region: pass --region (the stack's), or set AWS_REGION or a region in your AWS profile.", code=2)
+    return region
+
+
 def _connect(args: argparse.Namespace) -> None:
+    if getattr(args, "aws", False):
+        args.region = _aws_region(args)
     endpoint, source = _pick_endpoint(args.aws, args.endpoint, "--endpoint", "JENTRIX_DYNAMODB_ENDPOINT", DEFAULT_DYNAMODB_ENDPOINT, "DynamoDB Local")
     _target.update(endpoint=endpoint or "DynamoDB in AWS", source=source)
     if endpoint and _is_aws_host(endpoint):
@@ -439,8 +458,16 @@ def cmd_dev(args: argparse.Namespace) -> int:
         # pending search records into postings (docs/search.md, "Write path").
         repair = RepairLoop(lambda: [seed.user.userId]).start()
 
+        if args.gateway:
+            # the deployed path without Docker: route check, the real authorizer, then the Lambda
+            # handler on REST-API events (functions/local_gateway.py)
+            from functions.local_gateway import asgi_app
+
+            app = asgi_app(stage=args.stage)
+        else:
+            app = create_app()
         config = uvicorn.Config(
-            create_app(), host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
+            app, host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
         )
         server = AnnouncingServer(config)
         watcher = _DynamoDBWatch(ddb.process, server)
@@ -575,14 +602,14 @@ def cmd_token_create(args: argparse.Namespace) -> int:
             raise CliError(f"{user.email} is not a member of workspace {args.workspace}.")
     expires_at = clock.iso(clock.now_ms() + int(args.expires_in_days * 86_400_000)) if args.expires_in_days else None
     token_id = ids.new_token_id()
-    usage_key = _create_usage_key(args, token_id, user.email)
+    usage_key = _create_usage_key(args, token_id, user.email, user.userId)
     try:
         secret, row = auth.mint_pat(
             user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,
             holder="human" if args.human else "agent", usage_key=usage_key.as_tuple() if usage_key else None, token_id=token_id,
         )
     except BaseException:
-        if usage_key:
+        if usage_key and not usage_key.shared:
             _delete_usage_key(args, usage_key.key_id, usage_key.usage_plan_id)
         raise
     if args.json:
@@ -594,7 +621,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     print(f"  expires:   {expires_at or 'never'}")
     print(f"  holder:    {'a human' if args.human else 'an agent'}")
     if usage_key:
-        print(f"  usage key: {usage_key.key_id} in usage plan {usage_key.usage_plan_id}")
+        print(f"  usage key: {usage_key.key_id} in usage plan {usage_key.usage_plan_id}" + (f" (shared per {args.usage_key})" if usage_key.shared else ""))
     if args.name or args.emoji:
         print(f"  name:      {' '.join(x for x in (args.emoji, args.name) if x)}")
     print()
@@ -610,22 +637,23 @@ def _check_usage_flags(args: argparse.Namespace) -> None:
         raise CliError("--aws needs --usage-plan ID (the stack's UsagePlanId output): the authorizer refuses tokens without a usage-plan key.", code=2)
 
 
-def _create_usage_key(args: argparse.Namespace, token_id: str, email: str) -> Any:
-    """With --aws: the token's API key in the stack's usage plan (infra/aws_keys.py)."""
+def _create_usage_key(args: argparse.Namespace, token_id: str, email: str, user_id: str) -> Any:
+    """With --aws: the token's API key in the stack's usage plan, its own or a shared one
+    (``--usage-key``; infra/aws_keys.py)."""
     if not args.aws:
         return None
     from infra import aws_keys
 
     try:
-        return aws_keys.create(token_id, args.usage_plan, region=args.region or os.environ.get("AWS_REGION"), user_email=email)
+        return aws_keys.create(token_id, args.usage_plan, region=args.region, user_email=email, per=args.usage_key, user_id=user_id)
     except aws_keys.UsageKeyError as exc:
         raise CliError(str(exc)) from None
 
 
-def _delete_usage_key(args: argparse.Namespace, key_id: str, usage_plan_id: str | None) -> None:
+def _delete_usage_key(args: argparse.Namespace, key_id: str, usage_plan_id: str | None) -> bool:
     from infra import aws_keys
 
-    aws_keys.delete(key_id, usage_plan_id, region=args.region or os.environ.get("AWS_REGION"))
+    return aws_keys.delete(key_id, usage_plan_id, region=args.region)
 
 
 def cmd_token_list(args: argparse.Namespace) -> int:
@@ -663,8 +691,18 @@ def cmd_token_revoke(args: argparse.Namespace) -> int:
         raise CliError(f"{user.email} has no token {args.token_id} (see `jentrix token list`).")
     if row.usageKeyId:
         # The token item now says revoked, which is what stops access; the key only meters it.
-        _delete_usage_key(args, row.usageKeyId, row.usagePlanId)
-        print(f"Deleted its usage-plan key {row.usageKeyId}.")
+        if _delete_usage_key(args, row.usageKeyId, row.usagePlanId):
+            print(f"Deleted its usage-plan key {row.usageKeyId}.")
+        else:
+            print(f"Kept the usage-plan key {row.usageKeyId}: it is shared with other tokens (or already gone).")
+    if args.aws:
+        # On AWS the gateway, not the function, caches the check (the authorizer keeps none).
+        print(
+            f"Revoked {args.token_id}. Every new check of the token answers 401; API Gateway reuses an "
+            "authorizer answer it already holds for the same Authorization header for up to the stack's "
+            "AuthorizerCacheSeconds (30 s unless configured)."
+        )
+        return 0
     # Servers cache a successful token check for JENTRIX_TOKEN_CACHE_SECONDS (their setting, not
     # this process's), so say what is true for any of them.
     print(
@@ -707,6 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
     dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
     dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
+    dev.add_argument("--gateway", action="store_true",
+                     help="serve through the Lambda handlers as API Gateway would run them: the authorizer, then the function, on REST-API events (no Docker)")
+    dev.add_argument("--stage", default="prod", help="the stage name the --gateway events carry (default prod)")
     dev.set_defaults(func=cmd_dev)
 
     token = sub.add_parser("token", help="create, list or revoke personal access tokens")
@@ -723,7 +764,10 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--create-user", action="store_true", help="create the user when the email is unknown")
     create.add_argument("--display-name", help="display name for a user created with --create-user")
     create.add_argument("--json", action="store_true", help="print one JSON object (includes the secret)")
-    create.add_argument("--usage-plan", metavar="ID", help="with --aws: the stack's UsagePlanId output; the token gets its own API key in it")
+    create.add_argument("--usage-plan", metavar="ID", help="with --aws: the stack's UsagePlanId output; the token gets an API key in it")
+    create.add_argument("--usage-key", choices=["token", "user", "plan"], default="token",
+                        help="with --aws: whose API key meters the token: its own (default; API Gateway allows 10,000 keys per "
+                             "account and Region), the user's (shared by their tokens) or the plan's (one key, no ceiling; docs/deploy.md)")
     _add_target_flags(create)
     create.set_defaults(func=cmd_token_create)
 

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAMBDA_PLATFORM = ("manylinux2014_aarch64", "3.12")
 SDK = ("boto3", "botocore", "s3transfer")  # what the Lambda Python runtime provides itself
 NEVER = ("setuptools", "pkg_resources", "_distutils_hack")  # see the module docstring
-SKIP_FUNCTIONS = ("cli.py", "cli_governance.py", "stdio_adapter.py", "stdio")
+SKIP_FUNCTIONS = ("cli.py", "cli_governance.py", "stdio_adapter.py", "stdio", "local_gateway.py")
 # The clients the functions create, plus X-Ray's (its SDK makes one for central sampling when
 # it does not detect Lambda; tiny).
 SDK_SERVICES = ("dynamodb", "dynamodbstreams", "s3", "sts", "xray")
@@ -250,10 +250,27 @@ def distributions(target: Path) -> dict[str, list[str]]:
     return found
 
 
+def source_key(*, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = ()) -> str:
+    """sha256 (hex) of everything an artifact is made from: the lock, this recipe, the options,
+    and every file under ``domain/`` and ``functions/``. Two builds with the same key hold the
+    same distributions and code, so ``--cache`` may copy one instead of building again."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps([platform, sdk, sorted(skip), sys.version_info[:2] if platform == "host" else None]).encode())
+    files = [LOCK, Path(__file__).resolve()]
+    for top in ("domain", "functions"):
+        files += sorted(p for p in (ROOT / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = (), archive: Path | None = None) -> dict:
-    """Build the artifact in ``out`` (replaced) and its zip; return the manifest."""
+    """Build the artifact in ``out`` (replaced) and its zip (``archive``, default ``out`` with
+    ``.zip``); return the manifest."""
     if platform not in ("arm64", "host"):
         raise ValueError("platform is arm64 (Lambda) or host")
+    key = source_key(platform=platform, sdk=sdk, skip=skip)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -274,6 +291,7 @@ def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[s
         "sdkServices": list(SDK_SERVICES) if sdk else None,
         "bytecode": f"cpython {version} (unchecked-hash)" if compiler else "none: no Python " + version + " on this machine",
         "skipped": list(skip),
+        "sourceKey": key,
         "lock": str(LOCK.relative_to(ROOT)),
         "requirements": [entry.split(" --hash", 1)[0] for entry in requirements],
         "versions": versions(out),
@@ -288,15 +306,68 @@ def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[s
     return manifest
 
 
+def _replace_with_copy(source: Path, out: Path) -> None:
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(source, out, symlinks=True)
+
+
+def build_cached(out: Path, cache: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = (),
+                 archive: Path | None = None) -> dict:
+    """``out`` as :func:`build` makes it, through ``cache``: when ``cache/manifest.json`` carries
+    this build's :func:`source_key` the cached tree is copied, otherwise the artifact is built in
+    ``cache`` (its zip at ``archive``) and then copied. ``sam build`` builds each of the three
+    functions separately (infra/sam/Makefile); this makes that one build and two copies."""
+    key = source_key(platform=platform, sdk=sdk, skip=skip)
+    cached = cache / "manifest.json"
+    manifest = json.loads(cached.read_text()) if cached.exists() else {}
+    if manifest.get("sourceKey") != key:
+        manifest = build(cache, platform=platform, sdk=sdk, skip=skip, archive=archive)
+    if out.resolve() != cache.resolve():
+        _replace_with_copy(cache, out)
+    return manifest
+
+
+def unpack(archive: Path, out: Path) -> dict:
+    """Replace ``out`` by the tree of a kept ``lambda.zip`` (what ``jentrix package`` zipped) and
+    return its manifest; a zip without ``manifest.json`` is refused (not one of ours).
+
+    Raises:
+        SystemExit: the zip is missing or holds no manifest."""
+    if not archive.is_file():
+        raise SystemExit(f"{archive}: no such artifact (build one with `jentrix package`)")
+    with zipfile.ZipFile(archive) as zf:
+        if "manifest.json" not in zf.namelist():
+            raise SystemExit(f"{archive} holds no manifest.json: not an artifact of `jentrix package`")
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        zf.extractall(out)
+    return json.loads((out / "manifest.json").read_text())
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", choices=["arm64", "host"], default="arm64", help="arm64: Lambda's manylinux2014_aarch64 + Python 3.12 (default); host: this interpreter")
     p.add_argument("--out", default=str(ROOT / "build" / "lambda"), help="output directory (default build/lambda, the template's CodeUri)")
     p.add_argument("--no-sdk", action="store_true", help="leave boto3/botocore/s3transfer to the Lambda runtime")
     p.add_argument("--skip-missing", action="append", default=[], metavar="DIST", help="leave out a dependency with a fallback (PyStemmer)")
+    p.add_argument("--archive", default=None, help="where the zip goes (default: the output directory's name + .zip)")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="build in DIR unless it already holds this exact build (same lock, code, options), then copy it to --out")
+    p.add_argument("--unpack", default=None, metavar="ZIP", help="fill --out from a kept lambda.zip instead of building")
 
 
 def run(args: argparse.Namespace) -> int:
-    manifest = build(Path(args.out), platform=args.platform, sdk=not args.no_sdk, skip=tuple(args.skip_missing))
+    out, archive = Path(args.out), Path(args.archive) if args.archive else None
+    options = {"platform": args.platform, "sdk": not args.no_sdk, "skip": tuple(args.skip_missing)}
+    if args.unpack:
+        manifest = unpack(Path(args.unpack), out)
+        print(f"{args.out}: unpacked {args.unpack} ({manifest['platform']}, {len(manifest['distributions'])} distributions)")
+        return 0
+    if args.cache:
+        manifest = build_cached(out, Path(args.cache), archive=archive, **options)
+    else:
+        manifest = build(out, archive=archive, **options)
     mb = lambda n: f"{n / 1_000_000:.1f} MB"  # noqa: E731
     print(f"{args.out}: {manifest['platform']}, {len(manifest['distributions'])} distributions, "
           f"{mb(manifest['unzippedBytes'])} unzipped, {mb(manifest['zippedBytes'])} zipped ({manifest['zip']})")

@@ -85,3 +85,49 @@ def test_usage_plan_flag_without_aws_is_refused(stack, capsys):
     code, _, err = _run(capsys, "token", "create", "--user-email", "b@example.com", "--create-user", "--usage-plan", "p1",
                         "--endpoint", stack["JENTRIX_DYNAMODB_ENDPOINT"], "--table", stack["JENTRIX_TABLE"])
     assert code == 2 and "--aws" in err
+
+
+@pytest.mark.parametrize("per", ["plan", "user"])
+def test_shared_usage_keys_are_reused_and_outlive_a_revoke(aws, capsys, per):
+    """Past API Gateway's 10,000 keys per account and Region: tokens share the plan's key (or
+    their user's), so the number of keys no longer grows with the number of tokens."""
+    api, plan_id, auth = aws
+    target = ["--aws", "--region", REGION, "--table", "jx-app"]
+    made = []
+    for email in ("one@example.com", "one@example.com", "two@example.com"):
+        code, out, err = _run(capsys, "token", "create", "--user-email", email, "--create-user", "--usage-plan", plan_id,
+                              "--usage-key", per, "--json", *target)
+        assert code == 0, err
+        made.append(json.loads(out))
+    keys = {m["usageKeyId"] for m in made}
+    assert len(keys) == (1 if per == "plan" else 2)
+    assert made[0]["usageKeyId"] == made[1]["usageKeyId"]
+    assert {k["id"] for k in api.get_usage_plan_keys(usagePlanId=plan_id)["items"]} == keys
+    values = {auth.authenticate(m["token"]).usage_key for m in made}
+    assert len(values) == len(keys)  # the authorizer hands the shared value as usageIdentifierKey
+
+    code, out, err = _run(capsys, "token", "revoke", "--user-email", "one@example.com", made[0]["id"], *target)
+    assert code == 0, err
+    assert "shared" in out
+    assert {k["id"] for k in api.get_usage_plan_keys(usagePlanId=plan_id)["items"]} == keys  # kept for the others
+    assert auth.authenticate(made[0]["token"]) is None and auth.authenticate(made[1]["token"]).usage_key in values
+    assert "AuthorizerCacheSeconds" in out  # on AWS the gateway's cache is the revocation delay
+
+
+def test_without_region_the_profiles_region_is_used_never_us_east_1(aws, capsys, monkeypatch, tmp_path):
+    """`sam deploy` put the stack in the profile's region; token commands follow the same one."""
+    api, plan_id, _ = aws
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    profile = tmp_path / "profile-config"
+    profile.write_text(f"[default]\nregion = {REGION}\n")  # the region lives only in the profile, as `aws configure` writes it
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(profile))
+    code, out, err = _run(capsys, "token", "create", "--user-email", "r@example.com", "--create-user", "--usage-plan", plan_id, "--json",
+                          "--aws", "--table", "jx-app")
+    assert code == 0, err  # the plan and the table exist only in REGION
+    assert api.get_usage_plan_keys(usagePlanId=plan_id)["items"]
+    empty = tmp_path / "config"
+    empty.write_text("")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
+    code, _, err = _run(capsys, "token", "create", "--user-email", "r@example.com", "--usage-plan", plan_id, "--aws", "--table", "jx-app")
+    assert code == 2 and "--region" in err

@@ -257,3 +257,110 @@ def test_host_artifact_serves_canned_api_gateway_events_in_a_clean_interpreter(h
     emf = [json.loads(l) for l in done.stdout.splitlines() if l.startswith("{") and "_aws" in l]
     names = {metric["Name"] for m in emf for directive in m["_aws"]["CloudWatchMetrics"] for metric in directive["Metrics"]}
     assert names >= {"ColdStart", "ToolCalls", "ToolLatency"}
+
+
+# -- `sam build` (template.yaml: BuildMethod makefile, CodeUri infra/sam) ------------------------
+
+MAKEFILE = ROOT / "infra" / "sam" / "Makefile"
+
+
+def _tree(root: Path) -> dict[str, str]:
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _make_as_sam_does(target: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    """What aws-lambda-builders' CustomMake workflow runs: a scratch copy of the CodeUri folder as
+    the working directory, ``make --makefile <the original Makefile> build-<LogicalId>``, and
+    ARTIFACTS_DIR in the environment."""
+    import shutil
+
+    scratch = tmp_path / "scratch"
+    shutil.copytree(MAKEFILE.parent, scratch, dirs_exist_ok=True)
+    return subprocess.run(["make", "--makefile", str(MAKEFILE), target], cwd=scratch, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHON": sys.executable, **env})
+
+
+def test_every_function_is_built_by_the_makefile():
+    from cfnlint.decode import cfn_yaml
+
+    raw = cfn_yaml.load(str(ROOT / "template.yaml"))
+    functions = {k: v for k, v in raw["Resources"].items() if v["Type"] == "AWS::Serverless::Function"}
+    assert len(functions) == 3
+    for name, fn in functions.items():
+        assert fn["Metadata"]["BuildMethod"] == "makefile", name
+        code_uri = fn["Properties"].get("CodeUri", raw["Globals"]["Function"]["CodeUri"])
+        assert (ROOT / code_uri / "Makefile").resolve() == MAKEFILE, name
+        dry = subprocess.run(["make", "-n", "--makefile", str(MAKEFILE), f"build-{name}", "ARTIFACTS_DIR=/x"], capture_output=True, text=True, cwd=ROOT)
+        assert dry.returncode == 0 and "-m infra.package --cache" in dry.stdout and '--out "/x"' in dry.stdout, dry.stdout + dry.stderr
+    # make refuses to run outside sam build (nowhere to put the artifact)
+    lost = subprocess.run(["make", "--makefile", str(MAKEFILE), "build-McpFunction"], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "ARTIFACTS_DIR": ""})
+    assert lost.returncode != 0 and "ARTIFACTS_DIR" in lost.stderr
+
+
+def test_sam_build_through_the_makefile_yields_the_package_tree(host, tmp_path):
+    """The cache holds this exact build (same source key), so make copies it: the function's
+    build folder is byte for byte the tree `jentrix package` made, .so files and bytecode
+    included (SAM's own Python builder drops both)."""
+    import shutil
+
+    out, manifest = host
+    assert manifest["sourceKey"] == package.source_key(platform="host")
+    assert package.source_key(platform="arm64") != manifest["sourceKey"] != package.source_key(platform="host", sdk=False)
+    cache = tmp_path / "cache"
+    shutil.copytree(out, cache)
+    artifacts = tmp_path / "artifacts" / "AuthorizerFunction"
+    done = _make_as_sam_does("build-AuthorizerFunction", tmp_path, ARTIFACTS_DIR=str(artifacts), JENTRIX_BUILD_CACHE=str(cache),
+                             JENTRIX_PACKAGE_ARGS="--platform host")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _tree(artifacts) == _tree(out)
+    assert list(artifacts.rglob("*.so"))
+
+
+def test_a_kept_zip_redeploys_through_sam_build(host, tmp_path):
+    out, manifest = host
+    artifacts = tmp_path / "artifacts" / "McpFunction"
+    done = _make_as_sam_does("build-McpFunction", tmp_path, ARTIFACTS_DIR=str(artifacts), JENTRIX_ARTIFACT=manifest["zip"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine, kept = _tree(artifacts), _tree(out)
+    assert mine.keys() == kept.keys() and {k: v for k, v in mine.items() if k != "manifest.json"} == {k: v for k, v in kept.items() if k != "manifest.json"}
+    unpacked = json.loads((artifacts / "manifest.json").read_text())
+    assert {k: unpacked[k] for k in ("versions", "distributions", "sourceKey")} == {k: manifest[k] for k in ("versions", "distributions", "sourceKey")}
+    # a zip that is not ours is refused
+    bogus = tmp_path / "other.zip"
+    import zipfile
+
+    with zipfile.ZipFile(bogus, "w") as zf:
+        zf.writestr("app.py", "")
+    done = _make_as_sam_does("build-McpFunction", tmp_path, ARTIFACTS_DIR=str(artifacts), JENTRIX_ARTIFACT=str(bogus))
+    assert done.returncode != 0 and "manifest.json" in done.stderr
+
+
+def test_aws_sam_build_folder_is_ignored():
+    done = subprocess.run(["git", "check-ignore", "-q", ".aws-sam/build/template.yaml"], cwd=ROOT)
+    assert done.returncode == 0
+
+
+def _sam() -> str | None:
+    import shutil
+
+    return os.environ.get("SAM_CLI") or shutil.which("sam")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_sam() is None, reason="SAM CLI not installed (pip install aws-sam-cli, or set SAM_CLI); needs no Docker")
+def test_sam_cli_build_equals_jentrix_package(tmp_path):
+    """The real `sam build` (SAM CLI, makefile builder, no container): one arm64 build, and all
+    three functions' folders are that tree."""
+    cache = tmp_path / "cache"
+    done = subprocess.run([_sam(), "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(tmp_path / "sam")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1500,
+                          env={**os.environ, "SAM_CLI_TELEMETRY": "0", "JENTRIX_BUILD_CACHE": str(cache), "PYTHON": sys.executable})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    built = _tree(cache)
+    never = {package.canonical(n) for n in package.NEVER}
+    assert json.loads((cache / "manifest.json").read_text())["versions"] == {n: v for n, v in package.pinned().items() if n not in never}
+    for name in ("McpFunction", "AuthorizerFunction", "SearchStreamFunction"):
+        assert _tree(tmp_path / "sam" / name) == built, name
+    assert list((tmp_path / "sam" / "McpFunction").rglob("*.so"))

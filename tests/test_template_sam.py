@@ -196,6 +196,13 @@ def _named(resource: Any, out: dict[str, Any]) -> set[str]:
 def test_iam_is_scoped_to_named_resources(out):
     roles = _of_type(out, "AWS::IAM::Role")
     functions = _of_type(out, "AWS::Lambda::Function")
+    # Two roles serve no function: SAM's CodeDeploy role (gradual deploys; the AWS-managed
+    # policy made for it) and the region's API Gateway logging role (tests/test_template_ops.py).
+    services = {name: role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]["Service"] for name, role in roles.items()}
+    assert _list(services.pop("CodeDeployServiceRole")) == ["codedeploy.amazonaws.com"]
+    assert roles["CodeDeployServiceRole"]["Properties"]["ManagedPolicyArns"] == ["arn:aws:iam::aws:policy/service-role/AWSCodeDeployRoleForLambda"]
+    assert _list(services.pop("ApiGatewayLogsRole")) == ["apigateway.amazonaws.com"]
+    roles = {name: roles[name] for name in services}
     assert {f["Properties"]["Role"]["Fn::GetAtt"][0] for f in functions.values()} == set(roles)
     allowed = {"AppTable", "IdempotencyTable", "ArtifactBucket", "McpFunctionLogGroup", "AuthorizerFunctionLogGroup", "SearchStreamFunctionLogGroup",
                "SearchStreamFailureQueue"}
@@ -240,7 +247,7 @@ def test_functions_runtime_tracing_timeout_and_powertools(out):
         assert env["POWERTOOLS_SERVICE_NAME"] and env["POWERTOOLS_LOG_LEVEL"] == {"Ref": "LogLevel"}, name
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "jentrix", name
         group = out["Resources"][p["LoggingConfig"]["LogGroup"]["Ref"]]
-        assert group["Type"] == "AWS::Logs::LogGroup" and group["Properties"]["RetentionInDays"] == 30, name
+        assert group["Type"] == "AWS::Logs::LogGroup" and group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, name
     mcp = functions["McpFunction"]["Properties"]["Environment"]["Variables"]
     assert mcp["JENTRIX_BASE_PATH"] == {"Ref": "BasePath"}
     assert mcp["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"  # never a body in a trace
