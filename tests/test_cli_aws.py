@@ -8,6 +8,7 @@ intercepts), then the store is pointed back at the session's DynamoDB Local.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -24,6 +25,12 @@ def aws(stack, monkeypatch):
     for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_SESSION_TOKEN", "testing")):
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
+    # db.use() (here and in every `--aws --region` CLI run) writes these to os.environ for child
+    # processes; put them back afterwards, or a later test's `jentrix dev` inherits eu-west-1.
+    for name in ("AWS_REGION", "JENTRIX_TABLE", "JENTRIX_IDEMPOTENCY_TABLE", "JENTRIX_DYNAMODB_ENDPOINT"):
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+        if not os.environ[name]:
+            monkeypatch.delenv(name)
     with moto.mock_aws():
         import boto3
 
