@@ -9,7 +9,8 @@ each doc gets one verdict:
 - ``pending``: not (yet) posted, but a pending record of the doc is waiting (not drift);
 - ``missing``: no state, or a live doc whose state is removed, and no record waiting;
 - ``stale``: the state holds another version of the text, no record waiting;
-- ``postings``: the state is right but postings it lists are absent or carry another version;
+- ``postings``: the state is right but postings it lists are absent, carry another version, or
+  lack their impact-index keys (written before GSI2 ordered the lists, so best-first reads miss them);
 - ``not_removed``: an archived task or deleted comment still has postings;
 - ``claim``: a task's ``searchVersion`` differs from its text's version (it claims a text that
   is not the stored one).
@@ -95,7 +96,7 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
         posting_keys = [keys.search_term_posting(workspace_id, t, e.doc.doc_id) for t in sorted(terms)]
         plan[e.doc.doc_id] = (state["v"]["S"] if state else "", posting_keys)
         wanted += posting_keys
-    postings = _batch_get(wanted, projection="PK, SK, v", consistent=True) if wanted else {}
+    postings = _batch_get(wanted, projection="PK, SK, v, GSI2SK", consistent=True) if wanted else {}
     drift: dict[str, str] = {}
     verdicts: Counter = Counter()
     for e in entities:
@@ -106,7 +107,8 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
             verdict = "claim"
         elif version != e.doc.version:
             verdict = "missing" if version in ("", GONE) else "stale"
-        elif any(postings.get(k, {}).get("v", {}).get("S") != version for k in posting_keys) or len(posting_keys) != len(postings_of(e.doc)):
+        elif (any(postings.get(k, {}).get("v", {}).get("S") != version for k in posting_keys) or len(posting_keys) != len(postings_of(e.doc))
+              or any("GSI2SK" not in postings[k] for k in posting_keys)):  # written before the impact index: not in best-first reads
             verdict = "postings"
         else:
             verdict = "ok"
