@@ -23,6 +23,7 @@ from tests.tools_support import ok
 
 TASKS_A, TASKS_B = 1100, 100
 FILLER = "pad"
+HIGH = (7, 507, 907)  # the tasks of priority HIGH
 
 
 class ReadMeter:
@@ -89,7 +90,8 @@ async def _load(c, ws: str) -> tuple[str, str, dict[int, str], set[str]]:
         board = chunk[0][0]
         assert all(x[0] is board for x in chunk)
         out = await ok(c, "bulk_create_tasks", {"columnId": board["columns"][0]["id"], "tasks": [
-            {"title": "retry alpha", "description": " ".join([FILLER] * k)} for _, k in chunk]})
+            {"title": "retry alpha", "description": " ".join([FILLER] * k), "priority": "HIGH" if k in HIGH else "NONE"}
+            for _, k in chunk]})
         for (_, k), task in zip(chunk, out["tasks"]):
             by_k[k] = task["id"]
             if board is b:
@@ -141,6 +143,10 @@ async def test_search_plans_hold_at_size(server_url, owner):
         assert meter.items <= 200 and meter.read_units <= 60, (meter.items, meter.read_units, dict(meter.ops))
         second = await ok(c, "search_tasks", {"workspaceId": ws, "query": "retry", "limit": 20, "cursor": page["nextCursor"]})
         assert [r["id"] for r in second["results"]] == [by_k[k] for k in range(20, 40)]
+
+        # a filter without an index (priority): the rows are checked best first until the page is full
+        page = await ok(c, "search_tasks", {"workspaceId": ws, "query": "retry", "priority": "HIGH", "limit": 20})
+        assert [r["id"] for r in page["results"]] == [by_k[k] for k in HIGH] and page["capped"] is True
 
         # 3. two words in every task: still best first, same order
         page = await ok(c, "search_tasks", {"workspaceId": ws, "query": "retry alpha", "limit": 20})

@@ -193,8 +193,11 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     # a board (named, or the column's) narrows every posting list before any cap
     column = ids.parse_column(args.columnId) if args.columnId else None
     scope = args.boardId or (column[1] if column and column[0] == ws else None)
+    # filters without an index of their own drop rows the plan cannot foresee: a best-first read
+    # then takes up to the cap of postings, and the rows are checked best first until the page fills
+    unindexed = any((args.assigneeId, args.labelName, args.priority, args.dueBefore, args.dueAfter))
     answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=gone,
-                         board_id=scope, want=offset + args.limit)
+                         board_id=scope, want=CANDIDATE_CAP if unindexed else offset + args.limit)
     hits = {h.task_id: h for h in answer.hits}
     entries = {e.boardId: e for e in ctx.query("entries")}
     label_ids: dict[str, str | None] = {}  # the label-name claim's partition -> its label id
