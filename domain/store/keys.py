@@ -499,6 +499,11 @@ def search_pending(workspace_id: str, doc: str) -> Key:
     return search_pending_partition(workspace_id, search_corpus_of(doc)), doc
 
 
+#: sort-key prefix of a batch pending record (one bulk transaction's docs) in the pending
+#: partition; doc records use the doc id (``D#``, ``C#``, ``A#``), which never starts with it
+SEARCH_BATCH_PREFIX = "B#"
+
+
 def search_pending_partition(workspace_id: str, corpus: str = SEARCH_TASKS) -> str:
     return f"W#{workspace_id}#{corpus}IXQ"
 
