@@ -272,3 +272,36 @@ async def test_bulk_create_of_long_multibyte_texts_keeps_records_in_the_second_s
         r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "ibis", "limit": 50})
         assert sorted(x["id"] for x in r["results"]) == ids
         assert repair.drain(ws) == 50 and _pending(ws) == [] and _posted(ws, "ibis") == ids
+
+
+async def test_verify_covers_the_artifacts_corpus(server_url):
+    """verify checks artifact docs too: a text artifact whose postings were lost is drift (before,
+    only tasks and comments were compared), --repair rewrites it, and a withdrawn one is checked
+    for left-over postings."""
+    from domain import clock
+    from domain.store import artifacts as artifact_store
+    from domain.store.models import ArtifactRow
+    from domain.search.verify import verify
+
+    actor = make_actor("Papers")
+    ws = actor.workspace_id
+    async with mcp_client(server_url, actor.token) as c:
+        b = await ok(c, "create_board", {"workspaceId": ws, "name": "Papers"})
+        task = (await ok(c, "create_task", {"columnId": b["columns"][0]["id"], "title": "Survey"}))["task"]
+        kept = (await ok(c, "attach_artifact", {"workspaceId": ws, "type": "FINDINGS", "title": "Pelican findings",
+                                                "body": "The pelican colony moved north.", "taskId": task["id"]}))["artifact"]
+        gone = (await ok(c, "attach_artifact", {"workspaceId": ws, "type": "PLAN", "title": "Cormorant plan",
+                                                "body": "Count the cormorant nests.", "taskId": task["id"]}))["artifact"]
+    repair.drain(ws)
+    head = next(r for r in ArtifactRow.query(keys.artifact_partition(ws)) if isinstance(r, ArtifactRow) and r.artifactId == gone["id"])
+    artifact_store.withdraw(head, actor_id=actor.user_id, at=clock.now_iso())
+    repair.drain(ws)
+    report = verify(ws)
+    assert report.drifted == 0 and report.docs == 3 and report.verdicts["ok"] == 3, report.lines()  # the task, 2 artifacts
+    # the kept artifact's doc state is lost: drift, then repaired
+    doc = keys.search_doc_artifact(kept["id"])
+    db.dynamodb_client().delete_item(TableName=SearchPendingRow.Meta.table_name,
+                                     Key={"PK": {"S": keys.search_doc_state(ws, doc)[0]}, "SK": {"S": keys.search_doc_state(ws, doc)[1]}})
+    assert verify(ws).drift == {doc: "missing"}
+    report = verify(ws, repair=True)
+    assert report.drifted == 0 and report.repaired == 1, report.lines()
