@@ -3,6 +3,8 @@
     python -m benchmarks.search                  # 1,000 tasks, then grown to 10,000 (budget: ~20 min)
     python -m benchmarks.search --sizes 1000     # the small run only
     python -m benchmarks.search --no-write       # print only; leave docs/performance.md alone
+    python -m benchmarks.search --json before.json           # also keep the figures as JSON
+    python -m benchmarks.search --before before.json         # add the before/after ratios (section search-plans)
 
 Every paragraph of ``pydoc_data.topics`` (standard library; no download) of 120 characters or
 more becomes a task: title = its first line (cut to 200 characters), description = the paragraph
@@ -22,9 +24,14 @@ Queries (all chosen from the first load's tasks, so they exist at every size):
 - *or*: two rare words of two paragraphs joined by ``or``;
 - *common word*: a word in about a fifth of the tasks (hits the 1,000-candidate cap at 10k);
 - *substring*: the inside of a long rare word (no full-text match; the substring vocabulary);
-- *task key*: an exact key.
+- *task key*: an exact key;
+- *every task* (`retry`, which the load appends to every description) with a page of 20, and the
+  *board filter* cases (`retry` and the common word with ``boardId``, page of 20): the load
+  spreads the tasks over ``--boards`` boards (50 at a time, round robin), so a board holds a
+  tenth of them; their expected matches are counted from the loaded texts (the filter must find
+  every one).
 
-For each: matches (``totalCount``), DynamoDB requests, read units and latency (medians over the
+For each: matches (``totalCount``), DynamoDB requests, items read, read units and latency (medians over the
 class's queries, each singleton run 3 times), and write units per created task of each load.
 """
 
@@ -40,6 +47,8 @@ from typing import Any
 from benchmarks._support import DynamoDBMeter, Stack, call, machine_line, table, write_section
 
 COPY_MARK = "xcopy"
+EVERY_WORD = "retry"  # appended to every description: a word present in every task
+PAGE20 = ("every task", "board filter", "board filter, common word")
 
 
 def paragraphs(limit: int) -> list[tuple[str, str]]:
@@ -52,7 +61,7 @@ def paragraphs(limit: int) -> list[tuple[str, str]]:
             if len(para) < 120:
                 continue
             first = para.splitlines()[0].strip()[:200] or "untitled"
-            out.append((first, para[:2000]))
+            out.append((first, para[:1990] + "\n\n" + EVERY_WORD))
     base = list(out)
     copy = 1
     while len(out) < limit:  # past the real paragraphs: copies, marked in the title
@@ -91,24 +100,36 @@ def _queries(docs: list[tuple[str, str]], key: str) -> list[tuple[str, str, int 
     longest = max((w for i in range(0, len(first), 50) for w in raw[i] if len(w) >= 10), key=lambda w: (len(w), w))
     out.append(("substring", longest[1:-1].lower(), None))
     out.append(("task key", key, None))
+    out.append(("every task", EVERY_WORD, None))
+    out.append(("board filter", EVERY_WORD, None))
+    out.append(("board filter, common word", common, None))
     return out
 
 
-def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str], docs) -> dict[str, dict[str, float]]:
+def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str], docs, board: str, on_board: set[int]) -> dict[str, dict[str, float]]:
     from domain.search import text as st
 
-    per: dict[str, list[tuple[int, float, float, int]]] = {}
+    per: dict[str, list[tuple[int, float, float, int, int]]] = {}
+    expected: dict[str, int] = {}
     success, precision = [], []
     words = None
     for cls, qtext, known in queries:
         runs = 1 if cls == "rare pair" else 3
         for _ in range(runs):
             t0 = time.perf_counter()
+            args = {"workspaceId": ws, "query": qtext, "limit": 20 if cls in PAGE20 else 5}
+            if cls.startswith("board filter"):
+                args["boardId"] = board
             with meter.measuring() as reqs:
-                out = call("search_tasks", {"workspaceId": ws, "query": qtext, "limit": 5}, actor.principal)
+                out = call("search_tasks", args, actor.principal)
             ms = (time.perf_counter() - t0) * 1000
             reqs = list(reqs)
-            per.setdefault(cls, []).append((len(reqs), sum(r.read_units for r in reqs), ms, out["totalCount"]))
+            per.setdefault(cls, []).append((len(reqs), sum(r.read_units for r in reqs), ms, out["totalCount"], sum(r.items for r in reqs)))
+        if cls.startswith("board filter") or cls == "every task":
+            lex = st.lexeme(qtext)
+            needle = st.fold(qtext)  # the words, or the query as a substring (3+ characters)
+            expected[cls] = sum(1 for j in range(len(ids)) if (j in on_board or cls == "every task")
+                                and (lex in set(st.lexemes(f"{docs[j][0]} {docs[j][1]}")) or needle in st.fold(f"{docs[j][0]}\n{docs[j][1]}")))
         if cls == "rare pair":
             if words is None:
                 words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in docs[: len(ids)]]
@@ -118,7 +139,8 @@ def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str],
             success.append(bool(same & set(top)))
             precision.append(sum(1 for t in top if t in truth) / max(1, min(5, len(truth))))
     summary = {cls: {"matches": statistics.median(r[3] for r in rows), "requests": statistics.median(r[0] for r in rows),
-                     "read_units": statistics.median(r[1] for r in rows), "ms": statistics.median(r[2] for r in rows)}
+                     "read_units": statistics.median(r[1] for r in rows), "ms": statistics.median(r[2] for r in rows),
+                     "items": statistics.median(r[4] for r in rows), "expected": expected.get(cls)}
                for cls, rows in per.items()}
     summary["_quality"] = {"success": sum(success), "of": len(success), "precision": statistics.mean(precision) if precision else 0.0}
     return summary
@@ -128,6 +150,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000", help="comma-separated task counts, ascending (default 1000,10000)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
+    ap.add_argument("--boards", type=int, default=10, help="boards the load is spread over (50 tasks at a time, round robin)")
+    ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--before", help="figures of an earlier run (--json) to compare with: section search-plans of docs/performance.md")
+    ap.add_argument("--label", default="", help="what this run measures (kept in the JSON, e.g. the commit)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     docs = paragraphs(max(sizes))
@@ -138,8 +164,8 @@ def main() -> None:
 
         actor = stack.actor()
         ws = actor.workspace_id
-        board = call("create_board", {"workspaceId": ws, "name": "Docs"}, actor.principal)
-        col = board["columns"][0]["id"]
+        boards = [call("create_board", {"workspaceId": ws, "name": f"Docs {b}"}, actor.principal) for b in range(args.boards)]
+        cols = [b["columns"][0]["id"] for b in boards]
         meter = DynamoDBMeter(capacity=True).install()
         ids: list[str] = []
         keys_: list[str] = []
@@ -152,7 +178,8 @@ def main() -> None:
             for i in range(start, size, 50):
                 t0 = time.perf_counter()
                 with meter.measuring() as reqs:
-                    out = call("bulk_create_tasks", {"columnId": col, "tasks": [{"title": t, "description": d} for t, d in docs[i : min(i + 50, size)]]},
+                    out = call("bulk_create_tasks", {"columnId": cols[(i // 50) % len(cols)],
+                                                     "tasks": [{"title": t, "description": d} for t, d in docs[i : min(i + 50, size)]]},
                                actor.principal)
                 per_call.append((len(reqs), (time.perf_counter() - t0) * 1000))
                 write_units += sum(r.write_units for r in reqs)
@@ -168,7 +195,8 @@ def main() -> None:
             write_units += sum(r.write_units for r in reqs)
             if queries is None:
                 queries = _queries(docs[:size], keys_[min(499, len(keys_) - 1)])
-            summary = _measure(meter, actor, ws, queries, ids, docs)
+            on_board = {j for j in range(len(ids)) if (j // 50) % len(cols) == 0}
+            summary = _measure(meter, actor, ws, queries, ids, docs, boards[0]["board"]["id"], on_board)
             summary["_load"] = {"seconds": load_s, "tasks": size - start, "wu_per_task": write_units / max(1, size - start),
                                 "call_requests": max(r for r, _ in per_call), "call_ms": statistics.median(ms for _, ms in per_call),
                                 "consumer_s": consumer_s}
@@ -179,16 +207,16 @@ def main() -> None:
         meter.uninstall()
     total_s = time.perf_counter() - began_all
     classes = [c for c in dict.fromkeys(c for c, _, _ in queries)]
-    header = ["query", *(f"{s:,}: matches / requests / RU / ms" for s in sizes)]
+    header = ["query", *(f"{s:,}: matches / requests / items / RU / ms" for s in sizes)]
     if len(sizes) > 1:
         header.append(f"growth {sizes[0]:,} → {sizes[-1]:,}: matches / RU / requests / ms")
     rows = []
     for cls in classes:
         example = next(t for c, t, _ in queries if c == cls)
-        row = [f"{cls} (`{example}`)" if cls != "rare pair" else "rare pair (20 queries, medians)"]
+        row = [_label(cls, example)]
         for s in sizes:
             m = results[s][cls]
-            row.append(f"{m['matches']:g} / {m['requests']:g} / {m['read_units']:.1f} / {m['ms']:.0f}")
+            row.append(f"{_matches(m)} / {m['requests']:g} / {m['items']:g} / {m['read_units']:.1f} / {m['ms']:.0f}")
         if len(sizes) > 1:
             a, b = results[sizes[0]][cls], results[sizes[-1]][cls]
 
@@ -209,13 +237,73 @@ def main() -> None:
         f"`python -m benchmarks.search` ({total_s / 60:.0f} min for this run). {machine_line()}",
         loads,
         table(header, rows),
-        "Matches are `totalCount` (exact below the 1,000-candidate cap, a lower bound at it); requests "
-        "and read units are DynamoDB's own figures per `search_tasks` call (page size 5); ms is "
+        "Matches are `totalCount` (exact below the 1,000-candidate cap, a lower bound at it; `x of y`: "
+        "y tasks hold the word); requests, items and read units are DynamoDB's own figures per "
+        "`search_tasks` call (page size 5; 20 for the every-task and board-filter rows); ms is "
         "in-process latency against DynamoDB Local.",
     ])
     print(body)
+    if args.json:
+        import json
+
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"label": args.label, "sizes": sizes, "queries": [[c, t] for c, t, _ in queries],
+                       "results": {str(k): v for k, v in results.items()}}, fh, indent=1)
     if not args.no_write:
         write_section("search", body)
+    if args.before:
+        compared = compare(args.before, sizes, results, queries, args.label)
+        print(compared)
+        if not args.no_write:
+            write_section("search-plans", compared)
+
+
+def _label(cls: str, example: str) -> str:
+    return f"{cls} (`{example}`)" if cls != "rare pair" else "rare pair (20 queries, medians)"
+
+
+def _matches(m: dict[str, Any]) -> str:
+    return f"{m['matches']:g} of {m['expected']}" if m.get("expected") is not None else f"{m['matches']:g}"
+
+
+def compare(before_path: str, sizes: list[int], results: dict[int, dict[str, Any]], queries, label: str) -> str:
+    """The before/after table: per size and query class, the earlier run's figures, this run's,
+    and after/before ratios of items, read units, requests and ms."""
+    import json
+
+    with open(before_path, encoding="utf-8") as fh:
+        before = json.load(fh)
+    rows = []
+    for s in sizes:
+        old = before["results"].get(str(s))
+        if old is None:
+            continue
+        for cls in dict.fromkeys(c for c, _, _ in queries):
+            a, b = old.get(cls), results[s].get(cls)
+            if not a or not b:
+                continue
+
+            def ratio(key: str) -> str:
+                return f"{b[key] / a[key]:.2f}x" if a.get(key) else "-"
+
+            example = next(t for c, t, _ in queries if c == cls)
+            rows.append((f"{s:,}", _label(cls, example),
+                         f"{_matches(a)} / {a['requests']:g} / {a.get('items', 0):g} / {a['read_units']:.1f} / {a['ms']:.0f}",
+                         f"{_matches(b)} / {b['requests']:g} / {b['items']:g} / {b['read_units']:.1f} / {b['ms']:.0f}",
+                         f"{ratio('items')} / {ratio('read_units')} / {ratio('requests')} / {ratio('ms')}"))
+        la, lb = old.get("_load"), results[s].get("_load")
+        if la and lb:
+            rows.append((f"{s:,}", "bulk_create_tasks of 50 (requests max / ms median)",
+                         f"{la['call_requests']} / {la['call_ms']:.0f}", f"{lb['call_requests']} / {lb['call_ms']:.0f}",
+                         f"ms {lb['call_ms'] / la['call_ms']:.2f}x" if la["call_ms"] else "-"))
+        qa, qb = old.get("_quality"), results[s].get("_quality")
+        if qa and qb:
+            rows.append((f"{s:,}", "success@5 (20 rare pairs)", f"{qa['success']}/{qa['of']}", f"{qb['success']}/{qb['of']}", ""))
+    return "\n\n".join([
+        f"Before: {before.get('label') or before_path}. After: {label or 'this run'}. {machine_line()}",
+        table(("tasks", "query", "before: matches / requests / items / RU / ms", "after: matches / requests / items / RU / ms",
+               "after/before: items / RU / requests / ms"), rows),
+    ])
 
 
 if __name__ == "__main__":

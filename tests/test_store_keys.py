@@ -148,3 +148,11 @@ def test_dependency_range_holds_exactly_a_tasks_dependency_successors():
     assert not any(lo <= sk <= hi for sk in outside)
     slo, shi = keys.SIDECAR_RANGE
     assert all(slo <= sk <= shi for sk in inside + outside[:5]) and not slo <= keys.link_count("tk_a")[1] <= shi
+
+
+def test_batch_pending_records_are_spelled_in_keys_and_never_look_like_a_doc():
+    from domain.store import search_marks
+
+    assert search_marks.BATCH_PREFIX is keys.SEARCH_BATCH_PREFIX
+    for doc in (keys.search_doc_task("tk_a_b_1"), keys.search_doc_comment("tk_a_b_1", "cm_1"), keys.search_doc_artifact("ar_1")):
+        assert not doc.startswith(keys.SEARCH_BATCH_PREFIX)

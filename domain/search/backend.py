@@ -81,6 +81,9 @@ class Answer:
     #: positive words that matched nothing (the zero-result hint)
     unmatched: list[str] = field(default_factory=list)
     requests: int = 0
+    #: the hits hold the best matches, not every one (a group was read best first, to the
+    #: page's need): the caller checks their rows best first and counts a lower bound
+    best_first: bool = False
 
 
 class SearchBackend(Protocol):

@@ -41,8 +41,12 @@ from domain.search.query import And, Node, Not, Or, Phrase, Term
 from domain.store import db, keys, parallel
 from domain.store.models import Row
 
-PAGE = 200  # postings per first-page probe
-CAP = 1000  # candidate cap per AND group
+PAGE = 200  # vocabulary words per trigram-list page, and postings per page past a probe
+PROBE = 100  # postings per first-page probe of a word's list (impact order, or a board's range)
+CAP = 1000  # candidate cap per AND group (postings read from one list)
+SLACK = 10  # best-first hits read past the page's end (archived, stale or filtered rows drop out)
+IMPACT_INDEX = "GSI2"  # word postings by (term, impact): keys.search_impact_key
+IMPACT_SCALE = 10_000
 _DESC_BASE = 100_000  # description positions start here: phrases never span title and body
 BATCH_WRITE = 25
 BATCH_GET = 100
@@ -102,6 +106,18 @@ def postings_of(doc: Doc) -> dict[str, dict[str, Any]]:
 def _state_of(item: dict[str, Any]) -> dict[str, Any]:
     return {"v": item["v"]["S"], "t": set(item.get("t", {}).get("SS", [])), "g": set(item.get("g", {}).get("SS", [])),
             "a": item.get("a", {}).get("S", "")}
+
+
+def impact(w: float, dl: float) -> float:
+    """The part of a posting's BM25 score that does not depend on the query: the saturated,
+    length-normalised weighted term frequency (``score = idf(term) * impact``), at most K1 + 1."""
+    return w * (K1 + 1) / (w + K1 * (1 - B + B * dl / AVGDL)) if w > 0 else 0.0
+
+
+def inverted_impact(w: float, dl: float) -> int:
+    """The impact as GSI2 orders it: ``99999 - round(impact x 10,000)``, so a Query of the index
+    reads a word's list best first (equal impacts by doc id)."""
+    return 99_999 - min(99_999, round(impact(w, dl) * IMPACT_SCALE))
 
 
 def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -241,8 +257,11 @@ class DynamoIndex:
                 terms = postings_of(doc)
                 for term, p in terms.items():
                     pk, sk = keys.search_term_posting(ws, term, doc.doc_id, c)
-                    requests.append(_put(pk, sk, {"kind": "Posting", "tk": doc.task_id, "f": p["f"], "w": p["w"],
-                                                  "p": " ".join(map(str, p["p"])), "dl": p["dl"], "v": doc.version}))
+                    w = round(p["w"], 4)
+                    requests.append(_put(pk, sk, {"kind": "Posting", "tk": doc.task_id, "f": p["f"], "w": w,
+                                                  "p": " ".join(map(str, p["p"])), "dl": p["dl"], "v": doc.version,
+                                                  "GSI2SK": keys.search_term_by_impact(ws, term, sk, inverted_impact(w, p["dl"]), c)[1],
+                                                  "GSI2PK": pk}))
                 requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in set(old.get("t", {})) - set(terms)]
                 # the workspace's substring vocabulary: only words it does not hold yet (no payload;
                 # the sentinel, the word's first trigram, goes last and says the word is complete)
@@ -264,28 +283,34 @@ class DynamoIndex:
 
     # -- reads
     def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int = CAP,
-              pending: Iterable[Doc] = (), gone: Iterable[str] = (), corpus: str = keys.SEARCH_TASKS) -> Answer:
+              pending: Iterable[Doc] = (), gone: Iterable[str] = (), corpus: str = keys.SEARCH_TASKS,
+              board_id: str | None = None, want: int | None = None) -> Answer:
         """``pending`` docs (markers read by the caller) are evaluated in memory instead of their
-        postings; ``gone`` docs are left out."""
-        plan = _Plan(workspace_id, cap, corpus)
+        postings; ``gone`` docs are left out.
+
+        ``board_id``: only that board's docs; every list is read as the board's two ranges of the
+        word's partition (task docs, comment docs), so the filter narrows the lists before any
+        cap. ``want``: how many best hits the caller's page needs (offset + limit). A group none
+        of whose lists ends in its probe is read best first (the impact index) until ``want`` +
+        :data:`SLACK` hits score at least what any unread posting could, or :data:`CAP` postings
+        are read; the answer is then ``best_first`` and ``truncated``: its hits hold the best
+        ones, not every match."""
+        scope = keys.search_board_docs(board_id) if board_id else None
+        plan = _Plan(workspace_id, cap, corpus, scope=scope, need=min(cap, (want or cap) + SLACK))
         plan.skip = {d.doc_id for d in pending} | set(gone)
         answer = Answer(hits=[])
         groups = _groups(tree)
         chunks = text.pattern_chunks(substring) if substring else []
-        # every first page the plan starts from, at once (one round trip): the positive words of
-        # each branch and the trigrams of the substring's chunks
+        # every word's probe at once (one round trip)
         for g in groups:
             for w in _required(g):
-                plan.first(plan.term_pk(w))
-        for chunk in chunks:
-            for gram in text.word_trigrams(chunk):
-                plan.first(plan.gram_pk(gram))
-        lexemes = plan.substring_lexemes(chunks) if chunks else []
+                plan.start(plan.term_pk(w))
         results: dict[str, Hit] = {}
         for g in groups:
-            hits, unmatched, truncated = plan.run_group(g)
+            hits, unmatched, truncated, best_first = plan.run_group(g)
             answer.unmatched += [u for u in unmatched if u not in answer.unmatched]
             answer.truncated |= truncated
+            answer.best_first |= best_first
             for doc_id, (task_id, score, fields, version) in hits.items():
                 _merge(results, task_id, score, fields, doc_id, version)
         # pending docs: evaluated in memory (read-your-write)
@@ -297,12 +322,21 @@ class DynamoIndex:
             if substring and not keys.search_doc_is_comment(doc.doc_id) and _contains(doc, substring):
                 hit = _merge(results, doc.task_id, 0.0, 0, doc.doc_id, doc.version)
                 hit.substring = True
-        if lexemes:
-            found, truncated = plan.substring_docs(lexemes)
-            answer.truncated |= truncated
-            for doc_id, task_id in found.items():
-                hit = _merge(results, task_id, 0.0, 0, doc_id, "")
-                hit.substring = True  # the caller rechecks on the fetched row
+        if chunks and answer.best_first and sum(1 for h in results.values() if h.score > 0) >= plan.need:
+            # substring-only hits score below every word hit: with the page filled by word hits
+            # best first, they could not reach it, so their lists are not read
+            answer.truncated = True
+        elif chunks:
+            for chunk in chunks:
+                for gram in text.word_trigrams(chunk):
+                    plan.start_gram(gram)
+            lexemes = plan.substring_lexemes(chunks)
+            if lexemes:
+                found, truncated = plan.substring_docs(lexemes)
+                answer.truncated |= truncated
+                for doc_id, task_id in found.items():
+                    hit = _merge(results, task_id, 0.0, 0, doc_id, "")
+                    hit.substring = True  # the caller rechecks on the fetched row
         answer.hits = sorted(results.values(), key=lambda h: -h.score)
         answer.requests = plan.requests
         return answer
@@ -400,19 +434,20 @@ def _fields_of(group: And, postings: dict[str, dict[str, Any]]) -> int:
     return bits
 
 
+def _idf(d: int, n: int) -> float:
+    return math.log(1 + (n - d + 0.5) / (d + 0.5))
+
+
 def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], plan: "_Plan") -> float:
-    """BM25 over the weighted term frequency (title x3, description x1, comment x0.5)."""
+    """BM25 over the weighted term frequency (title x3, description x1, comment x0.5):
+    ``sum of idf(w) x impact(w)`` over the group's positive words."""
     n = max(1000, 2 * max(df.values(), default=1))
     total = 0.0
     for w in _positive_words(group):
         p = postings.get(w)
         if not p:
             continue
-        d = df.get(w, 1)
-        idf = math.log(1 + (n - d + 0.5) / (d + 0.5))
-        tf = float(p["w"])
-        dl = float(p.get("dl", AVGDL))
-        total += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / AVGDL))
+        total += _idf(df.get(w, 1), n) * impact(float(p["w"]), float(p.get("dl", AVGDL)))
     return round(total, 4)
 
 
@@ -425,17 +460,23 @@ def _attrs(item: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Plan:
-    """One query's reads. First pages are memoised futures (:meth:`first`), so a list the
-    substring step needs and a word probe already asked for is read once, and every probe is
-    submitted to the I/O pool from the calling thread (pool tasks never wait on pool tasks)."""
+    """One query's reads. A word's list is read from one *source* or two: the impact index
+    (GSI2, best first) for the whole workspace, or the board's two sort-key ranges of the word's
+    partition when the query names a board. First pages are memoised futures (:meth:`start`), so
+    a list the substring step needs and a word probe already asked for is read once, and every
+    probe is submitted to the I/O pool from the calling thread (pool tasks never wait on pool
+    tasks)."""
 
-    def __init__(self, workspace_id: str, cap: int, corpus: str = keys.SEARCH_TASKS) -> None:
+    def __init__(self, workspace_id: str, cap: int, corpus: str = keys.SEARCH_TASKS, *,
+                 scope: tuple[str, ...] | None = None, need: int = CAP) -> None:
         self.ws = workspace_id
         self.cap = cap
         self.corpus = corpus
+        self.scope = scope
+        self.need = need
         self.requests = 0
         self.skip: set[str] = set()
-        self._firsts: dict[str, Future] = {}
+        self._firsts: dict[tuple[str, bool, str | None], Future] = {}
         self._lock = threading.Lock()
 
     def term_pk(self, word: str) -> str:
@@ -444,9 +485,19 @@ class _Plan:
     def gram_pk(self, gram: str) -> str:
         return keys.search_gram_posting(self.ws, gram, "", self.corpus)[0]
 
-    def _page(self, pk: str, start: dict[str, Any] | None, limit: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        kwargs: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "PK = :pk",
-                                  "ExpressionAttributeValues": {":pk": {"S": pk}}, "Limit": limit}
+    def _page(self, source: tuple[str, bool, str | None], start: dict[str, Any] | None,
+              limit: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        pk, index, prefix = source
+        values: dict[str, Any] = {":pk": {"S": pk}}
+        kwargs: dict[str, Any] = {"TableName": _table(), "ExpressionAttributeValues": values, "Limit": limit}
+        if index:
+            kwargs["IndexName"] = IMPACT_INDEX
+            kwargs["KeyConditionExpression"] = "GSI2PK = :pk"
+        elif prefix:
+            kwargs["KeyConditionExpression"] = "PK = :pk AND begins_with(SK, :doc)"
+            values[":doc"] = {"S": prefix}
+        else:
+            kwargs["KeyConditionExpression"] = "PK = :pk"
         if start:
             kwargs["ExclusiveStartKey"] = start
         with self._lock:
@@ -454,46 +505,80 @@ class _Plan:
         out = _client().query(**kwargs)
         return out.get("Items", []), out.get("LastEvaluatedKey")
 
-    def first(self, pk: str) -> Future:
-        """The first page of ``pk``'s list (started once; later calls share the future)."""
+    def _sources(self, pk: str) -> list[tuple[str, bool, str | None]]:
+        if self.scope:
+            return [(pk, False, prefix) for prefix in self.scope]
+        return [(pk, True, None)]
+
+    def _first(self, source: tuple[str, bool, str | None], limit: int) -> Future:
+        """The first page of ``source`` (started once; later calls share the future)."""
         with self._lock:
-            future = self._firsts.get(pk)
+            future = self._firsts.get(source)
             if future is None:
-                future = self._firsts[pk] = parallel.submit(self._page, pk, None, PAGE)
+                future = self._firsts[source] = parallel.submit(self._page, source, None, limit)
         return future
 
-    def _list(self, pk: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
-        items, last = self.first(pk).result()
-        return {i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip}, last
+    def start(self, pk: str) -> None:
+        """Start the probe of a word's list (its sources' first pages of :data:`PROBE`)."""
+        for source in self._sources(pk):
+            self._first(source, PROBE)
 
-    def _complete(self, pk: str, have: dict[str, dict[str, Any]], last: dict[str, Any] | None) -> tuple[dict[str, dict[str, Any]], bool]:
-        """Page the driver on to the cap; ``True`` when the cap cut it short."""
-        while last is not None and len(have) < self.cap:
-            items, last = self._page(pk, last, PAGE)
+    def start_gram(self, gram: str) -> None:
+        self._first((self.gram_pk(gram), False, None), PAGE)
+
+    def _list(self, pk: str) -> tuple[dict[str, dict[str, Any]], list[tuple[tuple[str, bool, str | None], dict[str, Any]]]]:
+        """The probe of a word's list: its docs (in read order: best first from the impact
+        index) and, per source that goes on, where it stopped (empty: the list is complete)."""
+        docs: dict[str, dict[str, Any]] = {}
+        rest = []
+        for source in self._sources(pk):
+            items, last = self._first(source, PROBE).result()
+            docs.update({i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip})
+            if last is not None:
+                rest.append((source, last))
+        return docs, rest
+
+    def _complete(self, have: dict[str, dict[str, Any]], rest: list) -> tuple[dict[str, dict[str, Any]], bool]:
+        """Page the list's sources on to the cap; ``True`` when the cap cut it short."""
+        rest = list(rest)
+        while rest and len(have) < self.cap:
+            source, last = rest.pop(0)
+            items, last = self._page(source, last, PAGE)
             have.update({i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip})
-        return have, last is not None
+            if last is not None:
+                rest.insert(0, (source, last))
+        return have, bool(rest)
 
     def run_group(self, group: And):
+        """``(hits, unmatched words, truncated, best_first)`` of one AND group."""
         required = _required(group)
         if not required:
-            return {}, [], False
+            return {}, [], False, False
         pk = {w: self.term_pk(w) for w in _all_words(group)}
         lists = {w: self._list(pk[w]) for w in required}
-        unmatched = [w for w, (docs, last) in lists.items() if not docs and last is None]
+        unmatched = [w for w, (docs, rest) in lists.items() if not docs and not rest]
         if unmatched:
-            return {}, unmatched, False
-        done = {w: docs for w, (docs, last) in lists.items() if last is None}
+            return {}, unmatched, False, False
+        done = {w: docs for w, (docs, rest) in lists.items() if not rest}
         df = {w: len(docs) for w, (docs, _) in lists.items()}
         if done:
             driver = min(done, key=lambda w: len(done[w]))
             candidates, truncated = done[driver], False
+        elif self.scope is None:
+            return self._best_first(group, required, pk, lists)
         else:
             driver = required[0]
-            candidates, truncated = self._complete(pk[driver], *lists[driver])
+            candidates, truncated = self._complete(*lists[driver])
             done[driver] = candidates
             df[driver] = len(candidates)
+        return self._evaluate(group, pk, driver, candidates, done, {}, df), [], truncated, False
+
+    def _evaluate(self, group: And, pk: dict[str, str], driver: str, candidates: dict[str, dict[str, Any]],
+                  done: dict[str, dict[str, dict[str, Any]]], partial: dict[str, dict[str, dict[str, Any]]],
+                  df: dict[str, int]) -> dict[str, tuple[str, float, int, str]]:
+        """The candidates that match ``group``: every other word from a list read in full
+        (``done``), from a probe that holds the doc (``partial``), else a point lookup."""
         docs: dict[str, dict[str, dict[str, Any]]] = {d: {driver: p} for d, p in candidates.items()}
-        # the other words: from lists read in full, else point lookups on the candidates only
         lookups: list[tuple[str, str]] = []
         for w in dict.fromkeys(_all_words(group)):
             if w == driver:
@@ -502,8 +587,13 @@ class _Plan:
                 for d in docs:
                     if d in done[w]:
                         docs[d][w] = done[w][d]
-            else:
-                lookups += [(pk[w], d) for d in docs]
+                continue
+            seen = partial.get(w, {})
+            for d in docs:
+                if d in seen:
+                    docs[d][w] = seen[d]
+                else:
+                    lookups.append((pk[w], d))
         if lookups:
             with self._lock:
                 self.requests += (len(lookups) + BATCH_GET - 1) // BATCH_GET
@@ -519,7 +609,44 @@ class _Plan:
             if _eval(group, postings):
                 first = next(iter(postings.values()))
                 hits[d] = (first["tk"], _score(group, postings, df, self), _fields_of(group, postings), first["v"])
-        return hits, [], truncated
+        return hits
+
+    def _best_first(self, group: And, required: list[str], pk: dict[str, str], lists: dict):
+        """Top hits of a group whose every list goes on past its probe, read best first: the
+        driver's list in impact order, block by block, each block's docs checked for the other
+        words, until :attr:`need` hits score at least the bound of every unread doc
+        (``idf(driver) x impact of the driver's last read posting + sum of idf(w) x the highest
+        impact of w``, the first posting of w's probe) or :attr:`cap` postings are read."""
+        df = {w: self.cap for w in required}  # past the probe: every list is longer than PROBE
+        n = max(1000, 2 * self.cap)
+        idf = {w: _idf(df[w], n) for w in required}
+
+        def impacts(docs: dict[str, dict[str, Any]]) -> list[float]:
+            return [impact(p["w"], p["dl"]) for p in docs.values()]
+
+        top = {w: max(impacts(lists[w][0]), default=K1 + 1) for w in required}
+        tail = {w: (impacts(lists[w][0]) or [K1 + 1])[-1] for w in required}
+        driver = min(required, key=lambda w: (tail[w] * idf[w], required.index(w)))  # the list that falls fastest
+        block, rest = lists[driver]
+        partial = {w: lists[w][0] for w in required if w != driver}
+        hits: dict[str, tuple[str, float, int, str]] = {}
+        read = len(block)
+        low = tail[driver]
+        while True:
+            hits.update(self._evaluate(group, pk, driver, block, {}, partial, df))
+            if not rest:
+                return hits, [], False, False  # the whole list was read: every match is here
+            bound = idf[driver] * low + sum(idf[w] * top[w] for w in required if w != driver)
+            scores = sorted((h[1] for h in hits.values()), reverse=True)
+            if (len(scores) >= self.need and scores[self.need - 1] >= round(bound, 4)) or read >= self.cap:
+                return hits, [], True, True
+            source, last = rest[0]
+            items, last = self._page(source, last, PAGE)
+            rest = [(source, last)] if last is not None else []
+            read += len(items)
+            block = {i["SK"]["S"]: _attrs(i) for i in items if i["SK"]["S"] not in self.skip}
+            if items:
+                low = impact(*(lambda a: (a["w"], a["dl"]))(_attrs(items[-1])))
 
     # -- substring: chunk -> vocabulary words (trigram lists) -> their lexemes -> docs
     def _words(self, chunk: str) -> set[str] | None:
@@ -527,22 +654,23 @@ class _Plan:
         (paged to the cap when none ends in its first page), rechecked with ``chunk in word``."""
         lists = []
         for gram in text.word_trigrams(chunk):
-            items, last = self.first(self.gram_pk(gram)).result()
-            lists.append((gram, {i["SK"]["S"] for i in items if "#" not in i["SK"]["S"]}, last))
+            source = (self.gram_pk(gram), False, None)
+            items, last = self._first(source, PAGE).result()
+            lists.append((source, {i["SK"]["S"] for i in items if "#" not in i["SK"]["S"]}, last))
         done = [words for _, words, last in lists if last is None]
         if done:
             base = min(done, key=len)
         else:
-            gram, words, last = lists[0]
+            source, words, last = lists[0]
             while last is not None and len(words) < self.cap:
-                items, last = self._page(self.gram_pk(gram), last, PAGE)
+                items, last = self._page(source, last, PAGE)
                 words |= {i["SK"]["S"] for i in items if "#" not in i["SK"]["S"]}
             base = words
         return {w for w in base if chunk in w}
 
     def substring_lexemes(self, chunks: list[str]) -> list[str]:
         """The lexemes whose docs may hold the pattern: those of the chunk with the fewest (a text
-        holding the pattern holds every chunk inside one of its words); their first pages are
+        holding the pattern holds every chunk inside one of its words); their probes are
         started here. Empty when a chunk is in no word of the workspace. Words that are
         stopwords have no postings: a chunk found only inside stopwords cannot drive."""
         best: list[str] | None = None
@@ -554,7 +682,7 @@ class _Plan:
             if lexemes and (best is None or len(lexemes) < len(best)):
                 best = lexemes
         for lx in best or []:
-            self.first(self.term_pk(lx))
+            self.start(self.term_pk(lx))
         return best or []
 
     def substring_docs(self, lexemes: list[str]) -> tuple[dict[str, str], bool]:
@@ -562,9 +690,9 @@ class _Plan:
         out: dict[str, str] = {}
         truncated = False
         for lx in lexemes:
-            docs, last = self._list(self.term_pk(lx))
-            if last is not None:
-                docs, cut = self._complete(self.term_pk(lx), docs, last)
+            docs, rest = self._list(self.term_pk(lx))
+            if rest:
+                docs, cut = self._complete(docs, rest)
                 truncated |= cut
             out.update({d: p["tk"] for d, p in docs.items() if not keys.search_doc_is_comment(d)})
             if len(out) >= self.cap:

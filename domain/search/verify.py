@@ -1,16 +1,18 @@
 """``jentrix search verify``: the index compared with the entities it should reflect.
 
-For one workspace: every task (each board's full items, one Query per board) and every comment
-(one Query per task) is turned into the doc the index should hold (text version from the
-entity itself); the doc states (``IXD``) and the postings they list are read (BatchGetItem) and
+For one workspace: every task (each board's full items, one Query per board), every comment
+(one Query per task) and every artifact of a text kind (the artifacts corpus: one Query of the
+workspace's heads and bodies; a withdrawn one must have no postings) is turned into the doc the
+index should hold (text version from the entity itself); the doc states (``IXD``) and the postings they list are read (BatchGetItem) and
 each doc gets one verdict:
 
 - ``ok``: the state holds the entity's version and every posting it lists is there with it;
 - ``pending``: not (yet) posted, but a pending record of the doc is waiting (not drift);
 - ``missing``: no state, or a live doc whose state is removed, and no record waiting;
 - ``stale``: the state holds another version of the text, no record waiting;
-- ``postings``: the state is right but postings it lists are absent or carry another version;
-- ``not_removed``: an archived task or deleted comment still has postings;
+- ``postings``: the state is right but postings it lists are absent, carry another version, or
+  lack their impact-index keys (written before GSI2 ordered the lists, so best-first reads miss them);
+- ``not_removed``: an archived task or a withdrawn artifact still has postings;
 - ``claim``: a task's ``searchVersion`` differs from its text's version (it claims a text that
   is not the stored one).
 
@@ -35,7 +37,8 @@ from domain.search.dynamo import GONE, INDEX_FORCE, _batch_get, postings_of
 from domain.search.writes import INDEX
 from domain.store import boards as board_store
 from domain.store import keys, search_marks
-from domain.store.models import CommentRow, Row, TaskDetailRow
+from domain.store import artifacts as artifact_store
+from domain.store.models import ArtifactBodyRow, ArtifactRow, CommentRow, Row, TaskDetailRow
 
 
 @dataclass
@@ -82,6 +85,25 @@ def _entities(workspace_id: str) -> list[_Entity]:
                 if isinstance(c, CommentRow):
                     cdoc = Doc(keys.search_doc_comment(c.taskId, c.commentId), c.taskId, comment=c.body or "")
                     out.append(_Entity(cdoc, False, c.updatedAt))  # a comment stays indexed while it exists (its task's archive hides it)
+    return out + _artifacts(workspace_id)
+
+
+def _artifacts(workspace_id: str) -> list[_Entity]:
+    """The artifacts corpus: every artifact of a text kind with a body (one Query of the
+    workspace's heads and bodies); a withdrawn one must have no postings left."""
+    heads: dict[str, ArtifactRow] = {}
+    bodies: dict[str, str] = {}
+    for row in Row.query(keys.artifact_partition(workspace_id), consistent_read=True):
+        if isinstance(row, ArtifactRow):
+            heads[row.artifactId] = row
+        elif isinstance(row, ArtifactBodyRow):
+            bodies[row.artifactId] = row.body or ""
+    out = []
+    for aid, head in heads.items():
+        if head.type not in artifact_store.TEXT_KINDS or not head.bodyChars:
+            continue  # never indexed (TRACE parts, files, links)
+        doc = Doc(keys.search_doc_artifact(aid), aid, title=head.title or "", body=bodies.get(aid, ""))
+        out.append(_Entity(doc, bool(head.withdrawnAt), head.withdrawnAt or head.createdAt))
     return out
 
 
@@ -92,10 +114,10 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
     for e in entities:
         state = states.get(keys.search_doc_state(workspace_id, e.doc.doc_id))
         terms = set(state.get("t", {}).get("SS", [])) if state else set()
-        posting_keys = [keys.search_term_posting(workspace_id, t, e.doc.doc_id) for t in sorted(terms)]
+        posting_keys = [keys.search_term_posting(workspace_id, t, e.doc.doc_id, e.doc.corpus) for t in sorted(terms)]
         plan[e.doc.doc_id] = (state["v"]["S"] if state else "", posting_keys)
         wanted += posting_keys
-    postings = _batch_get(wanted, projection="PK, SK, v", consistent=True) if wanted else {}
+    postings = _batch_get(wanted, projection="PK, SK, v, GSI2SK", consistent=True) if wanted else {}
     drift: dict[str, str] = {}
     verdicts: Counter = Counter()
     for e in entities:
@@ -106,7 +128,8 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
             verdict = "claim"
         elif version != e.doc.version:
             verdict = "missing" if version in ("", GONE) else "stale"
-        elif any(postings.get(k, {}).get("v", {}).get("S") != version for k in posting_keys) or len(posting_keys) != len(postings_of(e.doc)):
+        elif (any(postings.get(k, {}).get("v", {}).get("S") != version for k in posting_keys) or len(posting_keys) != len(postings_of(e.doc))
+              or any("GSI2SK" not in postings[k] for k in posting_keys)):  # written before the impact index: not in best-first reads
             verdict = "postings"
         else:
             verdict = "ok"

@@ -472,6 +472,19 @@ def search_term_posting(workspace_id: str, term: str, doc: str, corpus: str = SE
     return f"W#{workspace_id}#{corpus}T#{term}", doc
 
 
+def search_term_by_impact(workspace_id: str, term: str, doc: str, inverted_impact: int, corpus: str = SEARCH_TASKS) -> Key:
+    """GSI2 keys of a word posting: ``W#<ws>#T#<term> / <99999 - impact x 10,000, 5 digits>#<doc>``,
+    the term's list best first (docs/search.md, "Query plan")."""
+    return search_term_posting(workspace_id, term, doc, corpus)[0], f"{inverted_impact:05d}#{doc}"
+
+
+def search_board_docs(board_id: str) -> tuple[str, str]:
+    """The sort-key prefixes of one board's docs in a word-posting partition (task docs, comment
+    docs): a task id starts with its board's, so each is one contiguous range."""
+    tasks = f"tk_{board_id[3:]}_"
+    return search_doc_task(tasks), f"C#{tasks}"
+
+
 def search_gram_posting(workspace_id: str, gram: str, word: str, corpus: str = SEARCH_TASKS) -> Key:
     """``W#<ws>#G#<trigram> / <word>`` (artifacts: ``W#<ws>#AG#<trigram>``): the corpus's
     substring vocabulary (a word holding the trigram; no attributes). The earlier layout kept
@@ -484,6 +497,11 @@ def search_pending(workspace_id: str, doc: str) -> Key:
     doc's text and version, written in the entity's transaction; deleted once the postings are
     written."""
     return search_pending_partition(workspace_id, search_corpus_of(doc)), doc
+
+
+#: sort-key prefix of a batch pending record (one bulk transaction's docs) in the pending
+#: partition; doc records use the doc id (``D#``, ``C#``, ``A#``), which never starts with it
+SEARCH_BATCH_PREFIX = "B#"
 
 
 def search_pending_partition(workspace_id: str, corpus: str = SEARCH_TASKS) -> str:

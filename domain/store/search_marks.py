@@ -30,7 +30,7 @@ BATCH = "_search_batch"
 #: the text of the docs one batch record holds, in UTF-8 bytes of its JSON: DynamoDB's item
 #: limit is 400 KB; the rest is left to the keys and attribute names
 BATCH_BYTES = 300_000
-BATCH_PREFIX = "B#"
+BATCH_PREFIX = keys.SEARCH_BATCH_PREFIX  # spelled in keys.py
 
 
 def text_version(title: str = "", description: str = "", comment: str = "", body: str = "") -> str:
@@ -146,7 +146,7 @@ def flush_batch(tx: Any) -> int:
         else:
             groups[groups.index(open_)] = (open_[0], [*open_[1], (record, fresh)], open_[2] + size)
     for pk, members_, _ in groups:
-        sk = f"{BATCH_PREFIX}{uuid.uuid4().hex}"
+        sk = f"{keys.SEARCH_BATCH_PREFIX}{uuid.uuid4().hex}"
         at = max((m.at or "" for m, _ in members_), default="") or clock.now_iso()
         row = SearchPendingRow(pk, sk, doc=sk, taskId="-", version="batch", at=at,
                                batch=json.dumps([_entry(m) for m, _ in members_], ensure_ascii=False, separators=(",", ":")))

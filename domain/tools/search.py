@@ -30,6 +30,8 @@ from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, IdShap
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
 CANDIDATE_CAP = 1000  # candidates the index returns per word group (domain/search); past it totalCount is a lower bound
+SLACK = 10  # rows read past the page's end when the index answered best first (some drop out)
+ROUND = 100  # rows per further read when filters dropped too many of the best hits
 
 QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
 'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
@@ -188,58 +190,79 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     pending = list(pending_docs(ctx.query("pending")).values())  # batch records expanded, the newest record per doc
     live = [doc_of(m) for m in pending if not m.gone]
     gone = [m.doc for m in pending if m.gone]
-    answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=gone)
+    # a board (named, or the column's) narrows every posting list before any cap
+    column = ids.parse_column(args.columnId) if args.columnId else None
+    scope = args.boardId or (column[1] if column and column[0] == ws else None)
+    # filters without an index of their own drop rows the plan cannot foresee: a best-first read
+    # then takes up to the cap of postings, and the rows are checked best first until the page fills
+    unindexed = any((args.assigneeId, args.labelName, args.priority, args.dueBefore, args.dueAfter))
+    answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=gone,
+                         board_id=scope, want=CANDIDATE_CAP if unindexed else offset + args.limit)
     hits = {h.task_id: h for h in answer.hits}
-    wanted = set(hits) | ({key_task} if key_task else set())
-
-    # rows: the full items of every candidate (versions, archive, filters)
-    task_keys = []
-    for tid in wanted:
-        ref = ids.parse_task(tid)
-        if ref and ref.workspace_id == ws:
-            task_keys.append(keys.task_full(ref.board_id, ref.number))
-    rows = {r.taskId: r for r in _batch_get(task_keys) if isinstance(r, TaskDetailRow)}
     entries = {e.boardId: e for e in ctx.query("entries")}
-
-    label_ids: dict[str, str | None] = {}
-    if args.labelName:
-        boards = {r.boardId for r in rows.values()}
-        claims = _batch_get([keys.label_name_claim(b, args.labelName) for b in boards])
-        label_ids = {c.PK: c.labelId for c in claims if isinstance(c, LabelNameRow)}
-
+    label_ids: dict[str, str | None] = {}  # the label-name claim's partition -> its label id
+    label_boards: set[str] = set()
     assignee = ctx.user_id if args.assigneeId == "me" else args.assigneeId
+    rows: dict[str, TaskDetailRow] = {}
     ranked = []
-    for tid, row in rows.items():
-        entry = entries.get(row.boardId)
-        if row.archivedAt or entry is None or entry.archivedAt:
-            continue
-        if not _passes(row, args, label_ids, assignee):
-            continue
-        hit = hits.get(tid)
-        fields: list[str] = []
-        score = 0.0
-        if hit is not None:
-            version = text_version(row.title or "", row.description or "")
-            task_doc = keys.search_doc_task(tid)
-            for doc in list(hit.docs):
-                v = hit.docs[doc][2]
-                if doc == task_doc and v and v != version:
-                    del hit.docs[doc]  # a stale posting: the stored text moved on
-            contains = hit.substring and search_text.fold(text) in search_text.fold(f"{row.title}\n{row.description}")
-            if not hit.docs or (hit.score == 0 and not hit.fields and not contains):
-                hit = None
-            else:
-                fields = hit.field_names()
-                score = hit.score
-                if contains and not fields:
-                    fields = [f for f in ("title", "description") if search_text.fold(text) in search_text.fold(getattr(row, f) or "")]
-                    score = 0.1
-        is_key = tid == key_task
-        if hit is None and not is_key:
-            continue
-        if is_key:
-            fields = ["key", *fields]
-        ranked.append((is_key, score, row.updatedAt, row, fields))
+
+    def rank(wanted: list[str]) -> None:
+        """Fetch the full rows of ``wanted`` (versions, archive, filters) and rank those that pass."""
+        task_keys = []
+        for tid in wanted:
+            ref = ids.parse_task(tid)
+            if ref and ref.workspace_id == ws:
+                task_keys.append(keys.task_full(ref.board_id, ref.number))
+        got = {r.taskId: r for r in _batch_get(task_keys) if isinstance(r, TaskDetailRow)}
+        rows.update(got)
+        if args.labelName:
+            boards = {r.boardId for r in got.values()} - label_boards
+            label_boards.update(boards)
+            claims = _batch_get([keys.label_name_claim(b, args.labelName) for b in boards])
+            label_ids.update({c.PK: c.labelId for c in claims if isinstance(c, LabelNameRow)})
+        for tid, row in got.items():
+            entry = entries.get(row.boardId)
+            if row.archivedAt or entry is None or entry.archivedAt:
+                continue
+            if not _passes(row, args, label_ids, assignee):
+                continue
+            hit = hits.get(tid)
+            fields: list[str] = []
+            score = 0.0
+            if hit is not None:
+                version = text_version(row.title or "", row.description or "")
+                task_doc = keys.search_doc_task(tid)
+                for doc in list(hit.docs):
+                    v = hit.docs[doc][2]
+                    if doc == task_doc and v and v != version:
+                        del hit.docs[doc]  # a stale posting: the stored text moved on
+                contains = hit.substring and search_text.fold(text) in search_text.fold(f"{row.title}\n{row.description}")
+                if not hit.docs or (hit.score == 0 and not hit.fields and not contains):
+                    hit = None
+                else:
+                    fields = hit.field_names()
+                    score = hit.score
+                    if contains and not fields:
+                        fields = [f for f in ("title", "description") if search_text.fold(text) in search_text.fold(getattr(row, f) or "")]
+                        score = 0.1
+            is_key = tid == key_task
+            if hit is None and not is_key:
+                continue
+            if is_key:
+                fields = ["key", *fields]
+            ranked.append((is_key, score, row.updatedAt, row, fields))
+
+    if not answer.best_first:
+        rank(list(set(hits) | ({key_task} if key_task else set())))  # every candidate: totalCount is exact
+    else:
+        # the index read the best matches, not all: their rows best first, until the page is full
+        order = [h.task_id for h in answer.hits]  # best first
+        need = offset + args.limit
+        start = min(len(order), need + SLACK)
+        rank(order[:start] + ([key_task] if key_task and key_task not in order[:start] else []))
+        while len(ranked) < need and start < len(order):
+            rank(order[start : start + ROUND])
+            start += ROUND
     ranked.sort(key=lambda r: (not r[0], -r[1], _desc(r[2])))
     total = len(ranked)
     page = ranked[offset : offset + args.limit]
