@@ -139,8 +139,10 @@ def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
             for srv in servers.values():
                 srv.close()
 
-        procs = {k: start(k, http_env) for k in SERVERS}
+        procs: dict[str, tuple[Any, int]] = {}
         try:
+            for k in SERVERS:  # one by one inside the try: a server that fails to start stops the others
+                procs[k] = start(k, http_env)
             for name, (tool, args_for) in loads.items():
                 out["http"][name] = {k: [] for k in SERVERS}
                 for k in SERVERS:  # warm-up
