@@ -60,7 +60,12 @@ def start(kind: str, env: dict[str, str]) -> tuple[Any, int]:
         argv = [S.PYTHON, "-m", "benchmarks.sdk_server", "--http", str(port)]
         env = {**env, "JENTRIX_BENCH_SDK_MODE": "bare" if kind == "floor" else "pipeline"}
     proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for_port(port, proc, 120)
+    try:
+        _wait_for_port(port, proc, 120)
+    except RuntimeError:
+        proc.kill()
+        proc.wait()
+        raise
     return proc, port
 
 
