@@ -10,6 +10,9 @@ and its warm-process cache.
 ``JENTRIX_BENCH_SDK_MODE=direct`` (or :func:`handler_for` with ``mode="direct"``) serves a
 second variant whose tools run only the tool's own handler, without our pipeline: a plain SDK
 server doing the same reads, one DynamoDB request fewer (no rate window).
+``JENTRIX_BENCH_SDK_MODE=bare`` serves the floor (issue 25): ``get_task`` is one GetItem of
+the task's item and ``update_task`` one conditional UpdateItem, with no authentication,
+membership or envelope — the least any server can do for those answers.
 
 Three ways to serve it, matching ours:
 
@@ -74,13 +77,57 @@ def _run(name: str, arguments: dict[str, Any], ctx: Any, mode: str) -> dict[str,
     return outcome.result  # type: ignore[return-value]
 
 
+def _bare_get(task_id: str) -> dict[str, Any]:
+    """The floor of a get_task: one GetItem of the task's item, no authentication, no membership."""
+    from domain import ids
+    from domain.settings import settings
+    from domain.store import db, keys
+
+    ref = ids.parse_task(task_id)
+    if ref is None:
+        raise ToolError("no such task")
+    pk, sk = keys.task_full(ref.board_id, ref.number)
+    item = db.dynamodb_client().get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}).get("Item")
+    if item is None:
+        raise ToolError("no such task")
+    return {"task": {k: next(iter(v.values())) for k, v in item.items() if k in ("taskId", "title", "columnId", "updatedAt", "priority")}}
+
+
+def _bare_update(task_id: str, title: str | None) -> dict[str, Any]:
+    """The floor of an update_task: one conditional UpdateItem of the task's item."""
+    from domain import clock, ids
+    from domain.settings import settings
+    from domain.store import db, keys
+
+    ref = ids.parse_task(task_id)
+    if ref is None:
+        raise ToolError("no such task")
+    pk, sk = keys.task_full(ref.board_id, ref.number)
+    data = db.dynamodb_client().update_item(
+        TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, UpdateExpression="SET #t = :t, #u = :u",
+        ConditionExpression="attribute_exists(PK)", ExpressionAttributeNames={"#t": "title", "#u": "updatedAt"},
+        ExpressionAttributeValues={":t": {"S": title or "x"}, ":u": {"S": clock.iso(clock.now_ms())}}, ReturnValues="ALL_NEW")
+    return {"task": {k: next(iter(v.values())) for k, v in data["Attributes"].items() if k in ("taskId", "title", "updatedAt")}}
+
+
 def build(mode: str | None = None) -> Any:
-    """The ``MCPServer`` with ``get_task`` and ``update_task`` (``mode``: pipeline or direct)."""
+    """The ``MCPServer`` with ``get_task`` and ``update_task`` (``mode``: pipeline, direct or
+    bare: one GetItem / one conditional UpdateItem, the least a server can do for the answer)."""
     mode = mode or MODE
     from benchmarks._support import configure_store
 
     configure_store()
     server = MCPServer("jentrix-sdk-baseline", version="0.0.0", log_level="WARNING")
+    if mode == "bare":
+        @server.tool(name="get_task", description="Fetch one task (benchmark floor: one GetItem).")
+        def bare_get_task(taskId: str, response_format: str = "detailed") -> dict[str, Any]:
+            return _bare_get(taskId)
+
+        @server.tool(name="update_task", description="Edit a task (benchmark floor: one conditional UpdateItem).")
+        def bare_update_task(taskId: str, title: str | None = None) -> dict[str, Any]:
+            return _bare_update(taskId, title)
+
+        return server
 
     @server.tool(name="get_task", description="Fetch one task (benchmark baseline).")
     def get_task(ctx: Context, taskId: str, response_format: str = "detailed") -> dict[str, Any]:

@@ -320,6 +320,7 @@ def board_open_error(spec: "ToolSpec", ctx: "CallContext", where: Located, field
 
 def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, args: Any) -> None:
     from domain.store import keys, parallel
+    from domain.store import members as member_store
     from domain.store.models import MemberRow, Row
 
     plan = _with_entries(spec, spec.prefetch(where, args) if spec.prefetch is not None else Prefetch(), [where])
@@ -329,6 +330,12 @@ def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, 
         plan = governance.with_gate_reads(plan, spec, ctx, where, args)
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
+    if spec.read_only and where.workspace_id not in ctx._members and ctx.visible(where.workspace_id):  # noqa: SLF001
+        # A read tool may use the member item a consistent read in this process returned within
+        # the warm bound (domain/store/warm.py); a write always reads it with its items.
+        kept = member_store.cached(where.workspace_id, ctx.principal.user_id)
+        if kept is not None:
+            ctx._members[where.workspace_id] = kept  # noqa: SLF001
     if where.workspace_id in ctx._members:  # noqa: SLF001 - read once per call
         if plan.items:
             ctx.prefetched.update({(r.PK, r.SK): r for r in Row.batch_get(list(plan.items), consistent_read=True)})
@@ -344,6 +351,7 @@ def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, 
     if not isinstance(member, MemberRow):
         raise errors.not_found(where.kind, where.ident)
     ctx._members[where.workspace_id] = member  # noqa: SLF001
+    member_store.remember(member)
 
 
 def _read_many_with_memberships(spec: "ToolSpec", ctx: "CallContext", wheres: list[Located], args: Any) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from domain import clock, errors
 from domain.auth import Principal
 from domain.errors import ErrorCode, ToolError
-from domain.ratelimit import Window
+from domain.ratelimit import Admission, Window
 from domain.store import activity as activity_store
 from domain.store import members as member_store
 from domain.store.models import ActivityRow, MemberRow
@@ -69,7 +69,7 @@ class CallContext:
     target: Any = None  # domain.access.Located, set by the access step for tools with a target
     targets: list[Any] | None = None  # domain.access.ItemAccess per item, for list targets
     prefetched: dict[tuple[str, str], Any] = field(default_factory=dict)  # items read with the membership
-    rate: Future[Window] | None = None  # the rate-window update, running while the call validates and reads
+    rate: Admission | None = None  # the call's place in the rate window (its add, if any, runs while the call reads)
     _queries: dict[str, Future[Any]] = field(default_factory=dict)
     _members: dict[str, MemberRow] = field(default_factory=dict)
     absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
@@ -91,16 +91,18 @@ class CallContext:
         return governance_store.consume(self.approval), (self.approval.PK, self.approval.SK)
 
     def settle_rate(self) -> None:
-        """Wait for the rate-window update started by the pipeline; RATE_LIMITED when over the limit.
+        """Settle the call's rate-window admission (domain/ratelimit.py); RATE_LIMITED when refused.
 
-        Called before anything is written or answered, so a call over its limit never acts.
+        A call the limiter already knew to be over is refused by the pipeline before it sends
+        any request; otherwise this waits for the add riding on the call (exact mode may still
+        refuse here). Called before anything is written or answered, so a refused call never acts.
         """
         if self.rate is None:
             return
-        future, self.rate = self.rate, None
-        window = future.result()
+        admission, self.rate = self.rate, None
+        window = admission.result()
         self.window = window
-        if window.used > window.limit:
+        if admission.over():
             raise ToolError(
                 ErrorCode.RATE_LIMITED,
                 f"This token made more than {window.limit} calls in the current minute.",

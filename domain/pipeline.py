@@ -19,7 +19,7 @@ import hashlib
 import json
 import time
 import uuid
-from concurrent.futures import Future, TimeoutError as FutureTimeout
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,14 +83,14 @@ def call_tool(
     binding: Binding | None = None,
     correlation_id: str | None = None,
     selection: tuple[tuple[str, ...], bool] | None = None,
-    rate: Future[ratelimit.Window] | None = None,
+    rate: ratelimit.Admission | None = None,
 ) -> CallOutcome:
     """Run one tool call through the whole pipeline; see the module docstring.
 
     ``selection`` is the connection's effective (toolsets, read-only) when it chose any
     (:func:`domain.toolsets.effective`); get_token_context reports it. ``rate`` is this
     request's rate-window update when the protocol layer already started it (it counts every
-    request once); otherwise the call starts its own.
+    request once); otherwise the call takes its own.
 
     The call is observed (domain/observability.py): one X-Ray subsegment, one ``tool call`` log
     line (tool, principal, token, outcome, latency; never arguments) and its metrics. The
@@ -119,13 +119,16 @@ def call_tool(
 
 
 def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Binding | None, cid: str,
-         selection: tuple[tuple[str, ...], bool] | None = None, rate: Future[ratelimit.Window] | None = None) -> CallOutcome:
+         selection: tuple[tuple[str, ...], bool] | None = None, rate: ratelimit.Admission | None = None) -> CallOutcome:
     ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, selection=selection)
     try:
-        # The window's UpdateItem runs while the call validates and reads; ctx.settle_rate()
-        # joins it before anything is written or answered (RATE_LIMITED still comes first).
-        # Every call counts, a call refused for its scope too (docs/rate-limits.md).
-        ctx.rate = rate if rate is not None else parallel.submit(ratelimit.hit, principal.token_id, settings.rate_limit_per_minute)
+        # The limiter decides from memory: a call it already knows to be over the window is
+        # refused here, before any request. An admitted call's add (when one is due) runs while
+        # the call validates and reads; ctx.settle_rate() joins it before anything is written or
+        # answered. Every call counts, a call refused for its scope too (docs/rate-limits.md).
+        ctx.rate = rate if rate is not None else ratelimit.admit(principal.token_id)
+        if ctx.rate.refused:
+            ctx.settle_rate()
         if not principal.allows(spec.scope):
             raise errors.forbidden(
                 f"{spec.name} needs the '{spec.scope}' scope; this token has {', '.join(principal.scopes) or 'none'}.",

@@ -7,6 +7,8 @@
 | ``JENTRIX_DYNAMODB_ENDPOINT`` | unset (AWS) | e.g. ``http://127.0.0.1:8000`` for DynamoDB Local |
 | ``AWS_REGION`` | ``us-east-1`` | region of the table |
 | ``JENTRIX_RATE_LIMIT_PER_MINUTE`` | ``120`` | tool calls per token per minute window |
+| ``JENTRIX_RATE_SYNC_EVERY`` | ``10`` on Lambda, else ``1`` | k: calls a warm environment admits from memory between adds to the shared window count; ``1`` is the exact window (domain/ratelimit.py) |
+| ``JENTRIX_RATE_SYNC_SECONDS`` | ``5`` | the longest a deferred window keeps admitted calls unadded |
 | ``JENTRIX_TOKEN_CACHE_SECONDS`` | ``5`` | how long a warm process trusts a verified PAT |
 | ``JENTRIX_CALL_BUDGET_MS`` | ``25000`` | the time a keyed call's idempotency record may stay in progress |
 | ``JENTRIX_CALL_DEADLINE_MS`` | ``25000`` | the deadline of one call, all its DynamoDB requests included (on Lambda also the invocation's remaining time less 2 s) |
@@ -70,6 +72,8 @@ class Settings:
     endpoint: str | None = field(default_factory=lambda: os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None)
     region: str = field(default_factory=lambda: os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1")
     rate_limit_per_minute: int = field(default_factory=lambda: _int("JENTRIX_RATE_LIMIT_PER_MINUTE", 120))
+    rate_sync_every: int = field(default_factory=lambda: max(1, _int("JENTRIX_RATE_SYNC_EVERY", 10 if os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else 1)))
+    rate_sync_seconds: float = field(default_factory=lambda: _float("JENTRIX_RATE_SYNC_SECONDS", 5.0))
     token_cache_seconds: int = field(default_factory=lambda: _int("JENTRIX_TOKEN_CACHE_SECONDS", 5))
     call_budget_ms: int = field(default_factory=lambda: _int("JENTRIX_CALL_BUDGET_MS", 25000))
     call_deadline_ms: int = field(default_factory=lambda: max(100, _int("JENTRIX_CALL_DEADLINE_MS", 25000)))

@@ -188,8 +188,9 @@ def upload_grant_reply(principal: Principal, body: Any) -> tuple[int, dict[str, 
         unknown = sorted(set(body) - {"workspaceId", "fileName", "contentType", "size", "sha256", "purpose"})
         if unknown:
             raise errors.invalid(unknown[0], "is not a field of an upload-grant request", "Send workspaceId, fileName, contentType, size, sha256 and optionally purpose.")
-        window = ratelimit.hit(principal.token_id, settings.rate_limit_per_minute)
-        if window.used > window.limit:
+        admission = ratelimit.admit(principal.token_id)
+        window = admission.result()
+        if admission.over():
             raise ToolError(ErrorCode.RATE_LIMITED, f"This token made more than {window.limit} calls in the current minute.",
                             "Wait for the window to reset, then retry.", retry_after_seconds=window.retry_after_seconds(clock.now_ms()))
         ws = body.get("workspaceId")

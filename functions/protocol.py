@@ -57,7 +57,6 @@ from domain import clock, ids, ratelimit, toolsets
 from domain.auth import Principal
 from domain.errors import ErrorCode, ToolError
 from domain.settings import settings
-from domain.store import parallel
 from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
 from domain.registry import Registry
@@ -312,7 +311,7 @@ class McpProtocol:
             return self._dispatch(id_, method, params, headers, session)
         # Counted once, whatever the method: the update runs while the request is served; a
         # tools/call or resources/read that reaches the pipeline hands it over (_take_window).
-        pending = _PendingWindow(parallel.submit(_count, session.principal))
+        pending = _PendingWindow(ratelimit.admit(session.principal.token_id))
         token = _WINDOW.set(pending)
         try:
             reply = self._dispatch(id_, method, params, headers, session)
@@ -537,14 +536,8 @@ def _take_window() -> Any:
     return pending.future
 
 
-def _count(principal: Principal) -> ratelimit.Window:
-    return ratelimit.hit(principal.token_id, settings.rate_limit_per_minute)
-
-
-def _limited(window: ratelimit.Window) -> RpcError | None:
-    """The -32029 error for a request over ``window``'s limit, else ``None``."""
-    if window.used <= window.limit:
-        return None
+def _limited(window: ratelimit.Window) -> RpcError:
+    """The -32029 error for a request over ``window``'s limit."""
     wait = window.retry_after_seconds(clock.now_ms())
     envelope = ToolError(
         ErrorCode.RATE_LIMITED,
@@ -555,11 +548,11 @@ def _limited(window: ratelimit.Window) -> RpcError | None:
     return RpcError(RATE_LIMITED, f"Too many requests: this token made more than {window.limit} requests in the current minute. Nothing was done.", envelope)
 
 
-def _settle(pending: Any) -> RpcError | None:
-    """Wait for a request's window update; the -32029 error when it went over the limit. A
-    window that could not be counted (the store is down) lets the request through."""
+def _settle(pending: ratelimit.Admission) -> RpcError | None:
+    """Settle a request's window admission; the -32029 error when it is refused. A window that
+    could not be counted (the store is down) lets the request through."""
     try:
         window = pending.result()
     except Exception:  # noqa: BLE001 - these requests need no storage; the outage is answered where it matters
         return None
-    return _limited(window)
+    return _limited(window) if pending.over() else None

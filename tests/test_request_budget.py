@@ -6,6 +6,11 @@ window UpdateItem 1 + the access step's BatchGetItem 1 for tools acting inside a
 (the membership, together with the items the tool reads first, e.g. the task). The rate
 window and the access step's reads run at the same time (round trips: benchmarks.cost_table
 and tests/test_cost_budget.py).
+
+These are the exact window's counts with every warm cache off. The warm process's counts (the
+deferred window, the member item and column list kept within their bound: 1 request for a
+concise get_task and for list_columns) are pinned in tests/test_warm_facts.py, and a call
+refused for volume or scope, which sends no request of its own, in tests/test_rate_window.py.
 """
 
 from __future__ import annotations

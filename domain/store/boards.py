@@ -18,7 +18,7 @@ from fractional_indexing import generate_n_keys_between
 
 from domain import clock, ids
 from domain.store import columns as column_store
-from domain.store import db, keys, members
+from domain.store import db, keys, members, warm
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import ActivityRow, BoardEntryRow, BoardRow, ColumnRow, CreationMarkerRow, LabelRow, Row, TaskRow
@@ -68,6 +68,20 @@ def header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow]]:
         elif isinstance(row, ColumnRow):
             columns.append(row)
     return board, columns
+
+
+def column_list(board_id: str) -> list[ColumnRow]:
+    """The board's columns for naming a task's column (get_task): the list a consistent
+    :func:`header` read returned in this process at most ``JENTRIX_TOKEN_CACHE_SECONDS`` ago
+    (:mod:`domain.store.warm`; a column write here forgets it at once), else that Query (which
+    keeps its answer). For read tools only: writes read the header fresh."""
+    hit = warm.COLUMNS.get(board_id)
+    if hit is not None:
+        return hit
+    head, columns = header(board_id)
+    if head is not None:
+        warm.COLUMNS.put(board_id, columns)
+    return columns
 
 
 def labeled_header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow], list[LabelRow]]:

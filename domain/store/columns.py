@@ -12,7 +12,7 @@ from typing import Any
 
 from fractional_indexing import generate_key_between, generate_n_keys_between
 
-from domain.store import db, keys, members
+from domain.store import db, keys, members, warm
 from domain.store.models import ActivityRow, BoardRow, ColumnRow, Row
 
 
@@ -88,6 +88,7 @@ def create(column: ColumnRow, moved: dict[str, str], *, workspace_id: str, actor
             caller is no longer a member.
     """
     board_id = column.boardId
+    warm.COLUMNS.forget(board_id)
 
     def build(tx: Any) -> None:
         tx.save(column, condition=Row.PK.does_not_exist())
@@ -106,6 +107,8 @@ def create(column: ColumnRow, moved: dict[str, str], *, workspace_id: str, actor
         db.transact(build)
     except db.ConditionFailed:
         raise db.Missing(board_id) from None
+    finally:
+        warm.COLUMNS.forget(board_id)  # (again: a get_task between the two may have kept the old list)
 
 
 def update(column: ColumnRow, actions: list[Any], previous: str, moved: dict[str, str], *, archiving: bool, workspace_id: str, actor_id: str, activity: ActivityRow) -> None:
@@ -116,6 +119,7 @@ def update(column: ColumnRow, actions: list[Any], previous: str, moved: dict[str
         ColumnChanged: the column changed since it was read (or the caller left the workspace).
     """
     board_id = column.boardId
+    warm.COLUMNS.forget(board_id)
 
     def build(tx: Any) -> None:
         tx.update(column, actions=actions, condition=ColumnRow.updatedAt == previous)
@@ -131,3 +135,5 @@ def update(column: ColumnRow, actions: list[Any], previous: str, moved: dict[str
         if archiving and failure.hit(*keys.board_head(board_id)):
             raise LastActiveColumn(column.columnId) from None
         raise ColumnChanged(column.columnId) from None
+    finally:
+        warm.COLUMNS.forget(board_id)

@@ -191,6 +191,7 @@ def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple
     delta = (1 if role == "OWNER" else 0) - (1 if current.role == "OWNER" else 0)
 
     def build(tx: Any) -> None:
+        members.forget(ws, uid)  # (and again once written: a read in between may have kept the old role)
         tx.update(MemberRow(*keys.member(ws, uid)), actions=[MemberRow.role.set(role), MemberRow.updatedAt.set(stamp)], condition=MemberRow.role == current.role, return_values="ALL_OLD")
         if uid != actor_id:
             role_guard(tx, ws, actor_id, actor_roles)
@@ -202,6 +203,7 @@ def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple
             extra(tx)
 
     def written() -> MemberRow:
+        members.forget(ws, uid)
         current.role, current.updatedAt = role, stamp
         return current
 
@@ -218,6 +220,7 @@ def remove(current: MemberRow, *, actor_id: str, actor_roles: tuple[str, ...], l
     ws, uid = current.workspaceId, current.userId
 
     def build(tx: Any) -> None:
+        members.forget(ws, uid)
         tx.delete(MemberRow(*keys.member(ws, uid)), condition=MemberRow.role == current.role)
         role_guard(tx, ws, actor_id, actor_roles)
         tx.delete(MembershipMirrorRow(*keys.membership_mirror(uid, ws)))
@@ -227,7 +230,11 @@ def remove(current: MemberRow, *, actor_id: str, actor_roles: tuple[str, ...], l
         if extra:
             extra(tx)
 
-    return Write(build=build, result=lambda: current, retry=_replan(ws, uid, actor_id, approval_key))
+    def removed() -> MemberRow:
+        members.forget(ws, uid)
+        return current
+
+    return Write(build=build, result=removed, retry=_replan(ws, uid, actor_id, approval_key))
 
 
 # -- invitations ---------------------------------------------------------------------------------

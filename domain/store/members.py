@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain import clock
-from domain.store import db, keys
+from domain.store import db, keys, warm
 from domain.store.models import MemberRow, MembershipMirrorRow, Row, UserRow
 
 
@@ -20,6 +20,23 @@ def get(workspace_id: str, user_id: str) -> MemberRow | None:
         return MemberRow.get(*keys.member(workspace_id, user_id), consistent_read=True)
     except MemberRow.DoesNotExist:
         return None
+
+
+def cached(workspace_id: str, user_id: str) -> MemberRow | None:
+    """The member item a consistent read in this process returned at most
+    ``JENTRIX_TOKEN_CACHE_SECONDS`` ago (:mod:`domain.store.warm`), else ``None``. For read
+    tools only: a write reads the member item fresh and its transaction checks it again."""
+    return warm.MEMBERS.get((workspace_id, user_id))
+
+
+def remember(row: MemberRow) -> None:
+    """Keep a member item just read consistently (see :func:`cached`)."""
+    warm.MEMBERS.put((row.workspaceId, row.userId), row)
+
+
+def forget(workspace_id: str, user_id: str) -> None:
+    """Drop a cached member item: its role or existence is being changed by this process."""
+    warm.MEMBERS.forget((workspace_id, user_id))
 
 
 def list_members(workspace_id: str) -> list[MemberRow]:

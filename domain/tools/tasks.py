@@ -24,7 +24,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
 from domain.store import boards as board_store
 from domain.store import columns as column_store
-from domain.store import keys, parallel
+from domain.store import keys, parallel, warm
 from domain.store import links as link_store
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
@@ -104,6 +104,20 @@ def task_reads(where: Located, args: Any) -> Prefetch:
         queries.append(("activity", lambda: activity_store.recent_for_task(task_id, 10)))
         queries.append(("sidecar", lambda: task_store.sidecar(task_id)))  # subtasks (and link edges) of get_task
     return Prefetch(items=tuple(items), queries=tuple(queries))
+
+
+def get_task_reads(where: Located, args: Any) -> Prefetch:
+    """get_task's first reads: :func:`task_reads`, with the column names from the warm process's
+    board columns (:func:`domain.store.boards.column_list`) instead of a header Query while they
+    are within the warm bound."""
+    plan = task_reads(where, args)
+    if where.task is None:
+        return plan
+    board_id = where.board_id
+    return Prefetch(items=plan.items, queries=tuple(
+        ("header", lambda: (None, board_store.column_list(board_id))) if name == "header" else (name, fn) for name, fn in plan.queries
+        if name != "header" or warm.COLUMNS.get(board_id) is None
+    ))
 
 
 def _load(ctx: CallContext) -> TaskDetailRow:
@@ -255,7 +269,7 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     fields_of="task",
     target=either(("taskId", "task"), ("workspaceId", "workspace", {"number": 1}), resolve=_locate_task),
     min_role="MEMBER",
-    prefetch=task_reads,
+    prefetch=get_task_reads,
     input_model=GetTaskInput,
     output_model=GetTaskOutput,
 )
@@ -279,7 +293,7 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
     else:
         task_id = where.ident
         detail = ctx.item(keys.task_full(where.board_id, where.task.number))
-        columns = ctx.query("header")[1]
+        columns = ctx.query("header", lambda: (None, board_store.column_list(where.board_id)))[1]
         activity = ctx.query("activity") if args.response_format == "detailed" else None
         sidecar = ctx.query("sidecar") if args.response_format == "detailed" else None
         if not isinstance(detail, TaskDetailRow):

@@ -1,0 +1,132 @@
+"""Facts a warm process reuses (issue 25; domain/store/warm.py): the member item and a board's
+column list, kept for at most JENTRIX_TOKEN_CACHE_SECONDS and used by read tools only. The test
+session turns every warm cache off (0 s); these tests turn them on against the in-process server
+and check both what they save (requests counted with botocore events) and their bound: a change
+made through the tools takes effect at once, one made by another process (written straight to
+the table here, which this process's caches cannot see) within the bound."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx2
+import pytest
+
+from tests.conftest import make_actor, mcp_client
+from tests.rpc import RequestCounter, call_tool as rpc_call, ok as rpc_ok
+from tests.tools_support import err, new_board, ok
+
+
+def _join(workspace_id: str, role: str, name: str = "Bea") -> tuple[str, str]:
+    from domain import auth
+    from domain.store import keys, members
+    from domain.store.models import UserRow
+
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name)
+    members.add(workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
+    return user.userId, auth.mint_pat(user.userId, holder="human")[0]
+
+
+@pytest.fixture
+def warm(monkeypatch):
+    """A warm Lambda-like process: token and warm caches on, the deferred rate window."""
+    from domain.settings import settings
+    from domain.store import warm as warm_store
+
+    monkeypatch.setattr(settings, "token_cache_seconds", 5)
+    monkeypatch.setattr(settings, "rate_sync_every", 1000)
+    monkeypatch.setattr(settings, "rate_sync_seconds", 600.0)
+    warm_store.MEMBERS.clear()
+    warm_store.COLUMNS.clear()
+    yield settings
+    warm_store.MEMBERS.clear()
+    warm_store.COLUMNS.clear()
+
+
+def _count(url, token, name, args):
+    counter = RequestCounter()
+    with httpx2.Client(timeout=60) as c, counter.watching():
+        result = rpc_call(url, token, name, args, c)
+    return rpc_ok(result), counter
+
+
+def test_warm_read_tools_send_one_request(server_url, warm):
+    actor = make_actor("Wendy", holder="human")
+    board = rpc_ok(rpc_call(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Warm"}))
+    col = board["columns"][0]["id"]
+    task = rpc_ok(rpc_call(server_url, actor.token, "create_task", {"columnId": col, "title": "warm"}))["task"]
+    # the first read of each kind fills the caches (token, member item, column list)
+    rpc_ok(rpc_call(server_url, actor.token, "get_task", {"taskId": task["id"], "response_format": "concise"}))
+    got, c = _count(server_url, actor.token, "get_task", {"taskId": task["id"], "response_format": "concise"})
+    assert got["task"]["columnName"] == board["columns"][0]["name"]
+    assert c.total == 1 and c.ops["BatchGetItem"] == 1, dict(c.ops)  # the task alone
+    _, c = _count(server_url, actor.token, "list_columns", {"boardId": board["board"]["id"]})
+    assert c.total == 1 and c.ops["Query"] == 1, dict(c.ops)  # the header alone
+    _, c = _count(server_url, actor.token, "get_task", {"taskId": task["id"]})
+    assert c.total == 3 and c.ops["Query"] == 2, dict(c.ops)  # task ‖ activity ‖ side items
+    # a write still reads the membership with its items: its transaction is not trusted to a cache
+    _, c = _count(server_url, actor.token, "update_task", {"taskId": task["id"], "title": "still warm"})
+    assert c.ops["BatchGetItem"] == 1 and c.ops["TransactWriteItems"] == 1 and c.ops["Query"] == 1, dict(c.ops)
+
+
+async def test_a_removal_through_the_tools_ends_a_warm_readers_access_at_once(server_url, warm):
+    owner = make_actor("Olga", "Warm Space", holder="human")
+    ws = owner.workspace_id
+    bea, bea_token = _join(ws, "MEMBER")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, ws, "Removal")
+        task = (await ok(c, "create_task", {"columnId": board["columns"][0]["id"], "title": "seen"}))["task"]
+    async with mcp_client(server_url, bea_token) as b:
+        await ok(b, "get_task", {"taskId": task["id"]})  # Bea's member item is now warm
+        async with mcp_client(server_url, owner.token) as c:
+            await ok(c, "remove_member", {"workspaceId": ws, "userId": bea, "expectedRole": "MEMBER"})
+        assert (await err(b, "get_task", {"taskId": task["id"]}))["code"] == "NOT_FOUND"
+        assert (await err(b, "list_columns", {"boardId": board["board"]["id"]}))["code"] == "NOT_FOUND"
+
+
+async def test_a_role_change_through_the_tools_applies_to_the_next_call(server_url, warm):
+    owner = make_actor("Omar", "Role Space", holder="human")
+    ws = owner.workspace_id
+    bea, bea_token = _join(ws, "ADMIN")
+    async with mcp_client(server_url, bea_token) as b:
+        await ok(b, "list_members", {"workspaceId": ws})  # warm as ADMIN
+        async with mcp_client(server_url, owner.token) as c:
+            await ok(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedRole": "ADMIN"})
+        refused = await err(b, "invite_member", {"workspaceId": ws, "email": f"x-{uuid.uuid4().hex[:12]}@example.com", "role": "MEMBER"})
+        assert refused["code"] == "FORBIDDEN"
+        members = (await ok(b, "list_members", {"workspaceId": ws}))["members"]
+        assert {m["userId"]: m["role"] for m in members}[bea] == "MEMBER"
+
+
+async def test_a_removal_by_another_process_takes_effect_within_the_bound(server_url, warm):
+    from domain.store import keys
+    from domain.store.models import MemberRow
+
+    warm.token_cache_seconds = 1  # the bound under test, shortened
+    owner = make_actor("Ola", "Far Space", holder="human")
+    ws = owner.workspace_id
+    bea, bea_token = _join(ws, "MEMBER")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, ws, "Elsewhere")
+        task = (await ok(c, "create_task", {"columnId": board["columns"][0]["id"], "title": "far"}))["task"]
+    async with mcp_client(server_url, bea_token) as b:
+        await ok(b, "get_task", {"taskId": task["id"]})
+        started = time.monotonic()
+        MemberRow(*keys.member(ws, bea)).delete()  # another environment removed her: no forget here
+        # a write reads the member item itself: refused at once
+        assert (await err(b, "update_task", {"taskId": task["id"], "title": "no"}))["code"] == "NOT_FOUND"
+        while time.monotonic() - started < 1.05:
+            time.sleep(0.05)
+        assert (await err(b, "get_task", {"taskId": task["id"]}))["code"] == "NOT_FOUND"
+
+
+async def test_a_column_rename_shows_in_get_task_at_once(server_url, warm):
+    owner = make_actor("Cole", "Column Space", holder="human")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id, "Names")
+        col = board["columns"][0]
+        task = (await ok(c, "create_task", {"columnId": col["id"], "title": "named"}))["task"]
+        assert (await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"]["columnName"] == col["name"]
+        await ok(c, "manage_columns", {"action": "rename", "columnId": col["id"], "name": "Renamed"})
+        assert (await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"]["columnName"] == "Renamed"
