@@ -160,3 +160,22 @@ def test_unknown_scope_is_refused():
         oauth.parse_scopes("read offline_access")
     assert err.value.error == "invalid_scope"
     assert oauth.parse_scopes("write read") == ["read", "write"] and oauth.parse_scopes("") == ["read", "write"]
+
+
+def test_lambda_authorizer_passes_oauth_tokens_with_the_shared_usage_key(stack, monkeypatch):
+    """Deployed, the gateway's authorizer checks tmo_ tokens too: they carry no key of their own, so
+    they get the stack's shared OAuth key (template.yaml), and the context keeps kind and audience
+    for the app's per-call audience check."""
+    from domain import auth
+    from functions import authorizer
+
+    monkeypatch.setenv("JENTRIX_OAUTH_USAGE_KEY", "jentrix-oauth-test-key")
+    actor = make_actor("Gw")
+    tokens, _ = grant(actor, "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/mcp")
+    event = {"headers": {"Authorization": f"Bearer {tokens.access_token}"},
+             "methodArn": "arn:aws:execute-api:eu-west-1:123456789012:abc/prod/POST/api/mcp", "requestContext": {"requestId": "r1"}}
+    answer = authorizer.handler(event, None)
+    assert answer["usageIdentifierKey"] == "jentrix-oauth-test-key"
+    principal = auth.principal_from_context(answer["context"])
+    assert principal.kind == "oauth" and principal.audience == "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/mcp"
+    assert principal.token_id == tokens.grant_id and principal.grant_expires_at
