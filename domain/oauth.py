@@ -154,10 +154,13 @@ class TokenSet:
 
 
 def s256(verifier: str) -> str:
-    """The PKCE S256 challenge of ``verifier`` (RFC 7636 §4.2), via Authlib's implementation."""
-    from authlib.oauth2.rfc7636 import create_s256_code_challenge
+    """The PKCE S256 challenge of ``verifier`` (RFC 7636 §4.2): BASE64URL(SHA256(ASCII(verifier)))
+    without padding. Written out rather than taken from Authlib, whose install pulls
+    ``cryptography`` (+21 MB in the one artifact every function ships); tests/test_oauth_tokens.py
+    checks it against Authlib's ``create_s256_code_challenge``."""
+    import base64
 
-    return create_s256_code_challenge(verifier)
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode("ascii")
 
 
 def exchange_code(*, code: str, client_id: str, redirect_uri: str, code_verifier: str, resource: str | None, expected_resource: str) -> TokenSet:

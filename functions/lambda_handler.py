@@ -44,7 +44,9 @@ class _Mangum(Mangum):
 _mangum = _Mangum(app, lifespan="off", api_gateway_base_path="/")
 
 
-from functions.gateway_paths import BASE_PATH, _drop_prefix, _is_execute_api_host, normalize_base_path, route_path  # noqa: E402,F401 - shared with the web function
+from functions.gateway_paths import _drop_prefix, _is_execute_api_host, normalize_base_path, route_path  # noqa: E402,F401 - shared with the web function
+
+BASE_PATH = normalize_base_path(os.environ.get("JENTRIX_BASE_PATH"))
 
 
 def _ensure_event_loop() -> None:
@@ -83,4 +85,4 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # hook did so already where the runtime ran it; this covers a restore without it.
         random.seed()
         observability.record_cold_start(str(getattr(context, "function_name", "") or "jentrix-mcp"))
-    return _mangum(route_path(event), context)
+    return _mangum(route_path(event, BASE_PATH), context)

@@ -37,7 +37,7 @@ def base_url(scope: dict[str, Any]) -> str:
     event = scope.get("aws.event")
     if isinstance(event, dict):
         ctx = event.get("requestContext") or {}
-        host = str(ctx.get("domainName") or _header(scope, "host") or "").lower()
+        host = str(ctx.get("domainName") or _header(scope, "host") or _server(scope)).lower()
         if ".execute-api." in host:
             stage = str(ctx.get("stage") or "")
             prefix = "" if stage in ("", "$default") else "/" + stage
@@ -45,8 +45,14 @@ def base_url(scope: dict[str, Any]) -> str:
             prefix = _norm(os.environ.get("JENTRIX_BASE_PATH"))
         return f"https://{host}{prefix}"
     scheme = scope.get("scheme") or "http"
-    host = _header(scope, "host") or "localhost"
-    return f"{scheme}://{host}"
+    return f"{scheme}://{_header(scope, 'host') or _server(scope)}"
+
+
+def _server(scope: dict[str, Any]) -> str:
+    server = scope.get("server")
+    if server and server[0]:
+        return f"{server[0]}:{server[1]}" if server[1] else str(server[0])
+    return "localhost"
 
 
 def _header(scope: dict[str, Any], name: str) -> str | None:

@@ -179,3 +179,12 @@ def test_lambda_authorizer_passes_oauth_tokens_with_the_shared_usage_key(stack, 
     principal = auth.principal_from_context(answer["context"])
     assert principal.kind == "oauth" and principal.audience == "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/mcp"
     assert principal.token_id == tokens.grant_id and principal.grant_expires_at
+
+
+def test_s256_matches_authlib():
+    """Our PKCE S256 (domain.oauth.s256) against Authlib's implementation."""
+    from authlib.oauth2.rfc7636 import create_s256_code_challenge
+
+    for _ in range(20):
+        v = secrets.token_urlsafe(48)
+        assert oauth.s256(v) == create_s256_code_challenge(v)
