@@ -88,6 +88,17 @@ def test_sign_in_consent_and_connected_apps_in_chromium(base, tmp_path):
         assert httpx2.post(base + "/api/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                            headers={"Authorization": f"Bearer {tokens['access_token']}", "Accept": "application/json"}).status_code == 401
 
+        # personal access tokens: created once (the secret shown on that answer only), listed
+        page.goto(base + "/console/tokens")
+        page.fill("#name", "CI bot")
+        page.select_option("#scopes", "read")
+        page.click("#create")
+        secret = page.locator("#secret").inner_text()
+        assert secret.startswith("tm_") and "CI bot" in page.locator("#tokens").inner_text()
+        page.screenshot(path=str(SHOTS / "tokens.png"), full_page=True)
+        page.goto(base + "/console/tokens")
+        assert secret not in page.content()
+
         # the session cookie is HttpOnly and SameSite=Lax; no page broke its own CSP
         cookie = next(c for c in page.context.cookies() if c["name"] == "jentrix_session")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"

@@ -260,3 +260,32 @@ def test_metadata_document_on_a_private_address_is_refused(stack):
 def test_token_endpoint_tells_unknown_clients_to_register_again(base):
     r = httpx2.post(base + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "x", "client_id": "dcr_gone"})
     assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+
+
+async def test_personal_access_token_page_creates_once_lists_and_revokes(base):
+    """The PAT page: the secret appears in the creation answer only; the token works on /api/mcp
+    at once; revoking it from the page stops it; every form needs the CSRF token."""
+    actor = make_actor("Pat")
+    browser = Browser(base, actor.user_id)
+    await browser.sign_in()
+    page = await browser.http.get(base + "/console/tokens")
+    assert page.status_code == 200 and 'id="no-tokens"' not in page.text  # make_actor minted one already
+    csrf = form_fields(page.text)["csrf"]
+    refused = await browser.http.post(base + "/console/tokens", data={"name": "ci", "scopes": "read"})
+    assert refused.status_code == 403
+    made = await browser.http.post(base + "/console/tokens", data={"csrf": csrf, "name": "ci bot", "scopes": "read", "workspace": actor.workspace_id})
+    assert made.status_code == 201
+    import re
+
+    secret = re.search(r'<code id="secret">(tm_[A-Za-z0-9]+)</code>', made.text).group(1)
+    assert raw_ping(base, secret) == 200
+    again = await browser.http.get(base + "/console/tokens")
+    assert secret not in again.text and "ci bot" in again.text
+    from domain import auth
+
+    row = next(t for t in auth.list_tokens(actor.user_id) if t.displayName == "ci bot")
+    assert row.scopes == ["read"] and row.workspaceId == actor.workspace_id and row.holder == "agent"
+    done = await browser.http.post(f"{base}/console/tokens/{row.tokenId}/revoke", data={"csrf": csrf})
+    assert done.status_code == 303
+    auth.PAT_VERIFIER.clear()
+    assert raw_ping(base, secret) == 401

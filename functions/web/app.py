@@ -393,6 +393,57 @@ def create_web_app() -> FastAPI:
         oauth.revoke_grant(session.userId, grant_id)
         return RedirectResponse("/console/apps", status_code=303)
 
+    def workspaces_of(user_id: str) -> list[Any]:
+        from domain.store import keys
+        from domain.store.models import MembershipMirrorRow
+        from domain.store.workspaces import get_many
+
+        mirrors = [r for r in MembershipMirrorRow.query(keys.user_partition(user_id), MembershipMirrorRow.SK.startswith("WS#"))
+                   if isinstance(r, MembershipMirrorRow)]
+        return get_many([m.workspaceId for m in mirrors]) if mirrors else []
+
+    def tokens_page(session: Any, secret: str | None = None, status: int = 200) -> Response:
+        live = [t for t in auth.list_tokens(session.userId) if not t.revokedAt]
+        return page("tokens.html", status=status, tokens=sorted(live, key=lambda t: t.createdAt, reverse=True), csrf=session.csrf,
+                    user=_user(session.userId), workspaces=workspaces_of(session.userId), secret=secret)
+
+    @app.get("/console/tokens")
+    async def tokens(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return RedirectResponse("/console/signin?" + urlencode({"next": "/console/tokens"}), status_code=303)
+        return tokens_page(session)
+
+    @app.post("/console/tokens")
+    async def create_token(request: Request) -> Response:
+        """Mint a PAT for the signed-in person; the secret is in this one answer only."""
+        form = await request.form()
+        session = session_of(request)
+        if session is None:
+            return error_page("Your session has expired; sign in again.", 401)
+        if not csrf_ok(session, form):
+            return error_page("The form was not sent from this page (CSRF check failed); no token was created.", 403)
+        scopes = [s for s in str(form.get("scopes") or "").split(",") if s]
+        workspace = str(form.get("workspace") or "") or None
+        if any(s not in auth.SCOPES for s in scopes) or not scopes:
+            return error_page("Choose read, write or admin access.", 400)
+        if workspace and not auth_member(session.userId, workspace):
+            return error_page("You are not a member of that workspace.", 403)
+        secret, _ = auth.mint_pat(session.userId, scopes=scopes, workspace_id=workspace, display_name=str(form.get("name") or "")[:80] or None,
+                                  holder="human" if form.get("human") else "agent")
+        return tokens_page(session, secret=secret, status=201)
+
+    @app.post("/console/tokens/{token_id}/revoke")
+    async def revoke_pat(token_id: str, request: Request) -> Response:
+        form = await request.form()
+        session = session_of(request)
+        if session is None:
+            return error_page("Your session has expired; sign in again.", 401)
+        if not csrf_ok(session, form):
+            return error_page("The form was not sent from this page (CSRF check failed); nothing was revoked.", 403)
+        auth.revoke_token(session.userId, token_id)
+        return RedirectResponse("/console/tokens", status_code=303)
+
     return app
 
 
@@ -415,6 +466,5 @@ def safe_next(raw: str | None) -> str:
     return "/console/apps"
 
 
-_ = auth  # the principal types live there; the web function reads tokens only through domain.oauth
 db.configure()
 app = create_web_app()
