@@ -1,12 +1,15 @@
 """The console in a real browser: Debian's Chromium, headless, driven by Playwright's Python API
 (no browser download). Sign in with a one-time link, consent to a client (workspace pinned), the
 redirect with code + iss, the code exchanged for a tmo_ token that works, connected apps listed and
-disconnected. Screenshots land in docs/console/ (docs/console.md shows them)."""
+disconnected, personal access tokens. Screenshots go to a temporary folder; with
+JENTRIX_UPDATE_SCREENSHOTS=1 they replace docs/console/*.png (docs/console.md shows them), so an
+ordinary run leaves the work tree clean."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import secrets
 import shutil
 from pathlib import Path
@@ -21,7 +24,7 @@ from tests.oauth_support import callback_of, start_server
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
-SHOTS = Path(__file__).resolve().parent.parent / "docs" / "console"
+DOCS_SHOTS = Path(__file__).resolve().parent.parent / "docs" / "console"
 CALLBACK = "http://127.0.0.1:43118/callback"
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
@@ -40,6 +43,8 @@ def base(stack):
 
 def test_sign_in_consent_and_connected_apps_in_chromium(base, tmp_path):
     from playwright.sync_api import sync_playwright
+
+    SHOTS = DOCS_SHOTS if os.environ.get("JENTRIX_UPDATE_SCREENSHOTS") == "1" else tmp_path  # noqa: N806
 
     from functions.cli import signin_url
 
