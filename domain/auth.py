@@ -56,6 +56,8 @@ class Principal:
     scopes: tuple[str, ...] = field(default=())
     holder: Literal["agent", "human"] = "agent"  # who holds the credential (governance: agents' membership changes wait for a human)
     usage_key: str | None = None  # the API Gateway key of the token's usage plan (AWS only; not a secret of the caller)
+    audience: str | None = None  # OAuth: the resource (RFC 8707) the token was issued for; checked on every call
+    grant_expires_at: str | None = None  # OAuth: when the grant behind the token ends (the access token itself lives 1 h)
 
     @property
     def human(self) -> bool:
@@ -111,13 +113,25 @@ class PatVerifier:
         key = digest(secret)
         ttl = settings.token_cache_seconds
         now = time.monotonic()
+        principal = self.load(secret)
+        if principal is None:
+            return None
+        if ttl > 0:
+            with self._lock:
+                if len(self._cache) >= 1024:  # a warm process sees few tokens; drop the stale ones
+                    self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+                self._cache[key] = (now + ttl, principal)
+        return principal
+
+    def load(self, secret: str) -> Principal | None:
+        """The principal of ``secret`` from storage (one GetItem), uncached."""
         try:
-            row = TokenRow.get(*keys.token(key), consistent_read=True)
+            row = TokenRow.get(*keys.token(digest(secret)), consistent_read=True)
         except DoesNotExist:
             return None
         if row.revokedAt or _expired(row.expiresAt):
             return None
-        principal = Principal(
+        return Principal(
             user_id=row.userId,
             token_id=row.tokenId,
             kind="pat",
@@ -129,12 +143,33 @@ class PatVerifier:
             holder="human" if row.holder == "human" else "agent",
             usage_key=row.usageKeyValue,
         )
-        if ttl > 0:
-            with self._lock:
-                if len(self._cache) >= 1024:  # a warm process sees few tokens; drop the stale ones
-                    self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
-                self._cache[key] = (now + ttl, principal)
-        return principal
+
+
+class OAuthVerifier(PatVerifier):
+    """Looks an OAuth access token (``tmo_``) up by digest (:func:`domain.oauth.load_access`, one
+    GetItem), with the same few-second cache. The principal is an agent's: an OAuth client acts
+    for its user the way an agent holding a PAT does (governance, activity ``source: mcp``)."""
+
+    prefix = "tmo_"
+
+    def load(self, secret: str) -> Principal | None:
+        from domain import oauth  # the MCP function imports it only when a tmo_ token arrives
+
+        row = oauth.load_access(secret)
+        if row is None:
+            return None
+        return Principal(
+            user_id=row.userId,
+            token_id=row.grantId,  # rate windows and activity follow the grant across refreshes
+            kind="oauth",
+            stored_scopes=tuple(row.scopes or ()) or ("read",),
+            workspace_pin=row.workspaceId,
+            display_name=row.clientName,
+            expires_at=row.expiresAt,
+            holder="agent",
+            audience=row.audience,
+            grant_expires_at=row.grantExpiresAt,
+        )
 
 
 def _expired(expires_at: str | None) -> bool:
@@ -142,8 +177,10 @@ def _expired(expires_at: str | None) -> bool:
 
 
 PAT_VERIFIER = PatVerifier()
+OAUTH_VERIFIER = OAuthVerifier()
 db.on_reconfigure(PAT_VERIFIER.clear)
-VERIFIERS: list[TokenVerifier] = [PAT_VERIFIER]
+db.on_reconfigure(OAUTH_VERIFIER.clear)
+VERIFIERS: list[TokenVerifier] = [OAUTH_VERIFIER, PAT_VERIFIER]  # "tmo_" before "tm_", which is its prefix
 
 
 def authenticate(secret: str | None) -> Principal | None:
@@ -183,6 +220,9 @@ def authorizer_context(principal: Principal) -> dict[str, str]:
         f"{_CTX}ExpiresAt": principal.expires_at or "",
         f"{_CTX}Name": principal.display_name or "",
         f"{_CTX}Emoji": principal.emoji or "",
+        f"{_CTX}Kind": principal.kind,
+        f"{_CTX}Audience": principal.audience or "",
+        f"{_CTX}GrantExpiresAt": principal.grant_expires_at or "",
     }
 
 
@@ -212,13 +252,15 @@ def principal_from_context(ctx: dict[str, Any]) -> Principal | None:
     return Principal(
         user_id=str(user_id),
         token_id=str(ctx.get(f"{_CTX}TokenId") or ""),
-        kind="pat",
+        kind="oauth" if ctx.get(f"{_CTX}Kind") == "oauth" else "pat",
         stored_scopes=tuple(s for s in str(ctx.get(f"{_CTX}Scopes") or "").split(",") if s),
         workspace_pin=str(ctx.get(f"{_CTX}WorkspaceId") or "") or None,
         display_name=str(ctx.get(f"{_CTX}Name") or "") or None,
         emoji=str(ctx.get(f"{_CTX}Emoji") or "") or None,
         expires_at=expires_at,
         holder="human" if ctx.get(f"{_CTX}Holder") == "human" else "agent",
+        audience=str(ctx.get(f"{_CTX}Audience") or "") or None,
+        grant_expires_at=str(ctx.get(f"{_CTX}GrantExpiresAt") or "") or None,
     )
 
 

@@ -20,6 +20,7 @@ never logged; the token id is.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -72,6 +73,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if principal is None:
         log.info("denied", extra={"reason": "unknown, revoked or expired token"})
         raise Unauthorized()
+    if principal.kind == "oauth" and not principal.usage_key:
+        # OAuth tokens share one key in the usage plan (template.yaml, OAuthClientsApiKey).
+        principal = dataclasses.replace(principal, usage_key=os.environ.get("JENTRIX_OAUTH_USAGE_KEY") or None)
     if not principal.usage_key and _require_usage_key():
         log.info("denied", extra={"reason": "token has no usage-plan key", "principal": principal.user_id, "token_id": principal.token_id})
         raise Unauthorized()

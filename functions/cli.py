@@ -237,7 +237,7 @@ def inspector_command(url: str, auth_header: str) -> str:
 
 def dev_banner(
     *, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None,
-    human_token_file: Path | None = None,
+    human_token_file: Path | None = None, signin: str | None = None,
 ) -> str:
     auth_header = f"Authorization: Bearer {token}"
     jentrix = jentrix_command()
@@ -264,8 +264,13 @@ def dev_banner(
         f"  Data:            {storage}",
         *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects {s3_storage(data_dir)})"] if s3_endpoint else []),
         "",
+        *([f"  Console sign-in:  {signin} (one use, 15 min; then {url.removesuffix(MCP_PATH)}/console/apps)",
+           f"                   (another local user: {jentrix_command()} signin-link --user-email … --url {url.removesuffix(MCP_PATH)})", ""]
+          if signin else []),
         "Claude Code:",
         f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
+        "  # or with OAuth sign-in instead of the token (consent in the console):",
+        f"  claude mcp add --transport http jentrix {url}",
         "",
         "MCP Inspector CLI:",
         f"  {inspector_command(url, auth_header)}",
@@ -377,6 +382,21 @@ def _lock_error(exc: Any) -> CliError:
     return CliError(f"the data dir {exc.path} is already in use by {who}; stop that one, or pass a different --data-dir.")
 
 
+def _gateway_with_pages(gateway: Any) -> Any:
+    """``jentrix dev --gateway``: /api/* through the local gateway (authorizer, then the Lambda
+    handler), every other path (OAuth metadata and endpoints, the console) to the pages app, as the
+    deployed stack routes them to their own function."""
+    from functions.web.app import create_web_app
+
+    pages = create_web_app()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        target = gateway if scope.get("type") == "http" and scope.get("path", "").startswith("/api/") else pages
+        await target(scope, receive, send)
+
+    return app
+
+
 def cmd_dev(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -448,10 +468,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
         seed = seed_dev(token_file, human_token_file=human_token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
         banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint,
-                            human_token_file=human_token_file)
+                            human_token_file=human_token_file, signin=signin_url(url.removesuffix(MCP_PATH), seed.user.userId))
 
         from domain.search.repair import RepairLoop
-        from functions.http_app import create_app
+        from functions.web.dev import combined_app
 
         # The local stack has no Streams consumer: this loop is it. Woken by each commit of the
         # server (same process) and polling the dev user's workspaces every second, it turns the
@@ -463,9 +483,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
             # handler on REST-API events (functions/local_gateway.py)
             from functions.local_gateway import asgi_app
 
-            app = asgi_app(stage=args.stage)
+            app = _gateway_with_pages(asgi_app(stage=args.stage))
         else:
-            app = create_app()
+            app = combined_app()  # MCP at /api/mcp, the OAuth and console pages beside it
         config = uvicorn.Config(
             app, host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
         )
@@ -583,6 +603,20 @@ def _table_name() -> str:
     from domain.settings import settings
 
     return settings.table
+
+
+def signin_url(base_url: str, user_id: str) -> str:
+    """A one-time console sign-in URL for ``user_id`` under ``base_url`` (domain/console.py)."""
+    from domain import console
+
+    return f"{base_url.rstrip('/')}/console/signin/link?t={console.mint_signin_link(user_id)}"
+
+
+def cmd_signin_link(args: argparse.Namespace) -> int:
+    _connect(args)
+    user = _user(args.user_email, create=False, display_name=None, can_create=False)
+    print(signin_url(args.url, user.userId))
+    return 0
 
 
 def cmd_token_create(args: argparse.Namespace) -> int:
@@ -782,6 +816,12 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("token_id", metavar="TOKEN_ID")
     _add_target_flags(revoke)
     revoke.set_defaults(func=cmd_token_revoke)
+
+    link = sub.add_parser("signin-link", help="print a one-time console sign-in link for a local user (15 min, one use)")
+    link.add_argument("--user-email", required=True)
+    link.add_argument("--url", default="http://127.0.0.1:8080", help="the base URL of the running `jentrix dev` (default http://127.0.0.1:8080)")
+    _add_target_flags(link)
+    link.set_defaults(func=cmd_signin_link)
 
     from functions import cli_governance
 

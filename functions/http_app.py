@@ -37,6 +37,7 @@ from domain import faults, observability
 from domain.search import install_index_hook
 from domain.store import db, deadline
 from domain.store.parallel import LazyPool
+from functions import public_url
 from functions.jsonrpc import encode
 from functions.protocol import McpProtocol, Session
 
@@ -121,12 +122,54 @@ def principal_from_authorizer(scope: dict[str, Any]) -> Principal | None:
     return auth.principal_from_context(ctx) if ctx else None
 
 
-def _unauthorized(description: str, *, missing: bool = False) -> Response:
-    """401 with a Bearer challenge. A request that sent no credentials gets the bare challenge
-    (RFC 6750 §3.1: no error code then); a bad token gets ``error="invalid_token"``."""
-    challenge = 'Bearer realm="jentrix"' if missing else f'Bearer realm="jentrix", error="invalid_token", error_description="{description}"'
+CHALLENGE_SCOPE = "read write"  # what a new connection asks for; admin tools step up with a 403 (below)
+
+
+def _unauthorized(description: str, *, missing: bool = False, scope: dict[str, Any] | None = None) -> Response:
+    """401 with a Bearer challenge naming our protected-resource metadata (RFC 9728 §5.1) and the
+    scopes a connection needs. A request that sent no credentials gets no error code (RFC 6750
+    §3.1); a bad token gets ``error="invalid_token"``."""
+    challenge = 'Bearer realm="jentrix"'
+    if scope is not None:
+        challenge += f', resource_metadata="{public_url.resource_metadata_url(scope)}", scope="{CHALLENGE_SCOPE}"'
+    if not missing:
+        challenge += f', error="invalid_token", error_description="{description}"'
     body = {"error": "unauthorized", "error_description": description}
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+
+
+def _insufficient_scope(needed: str, tool: str, scope: dict[str, Any]) -> Response:
+    """403 for an OAuth token that lacks a tool's scope (RFC 6750 §3.1), listing every scope the
+    call needs in one challenge (the ladder up to the tool's), so the client asks once."""
+    from domain.auth import SCOPES
+
+    scopes = " ".join(SCOPES[: SCOPES.index(needed) + 1])  # type: ignore[arg-type]
+    description = f"{tool} needs the {needed} scope"
+    challenge = (f'Bearer realm="jentrix", error="insufficient_scope", scope="{scopes}", '
+                 f'resource_metadata="{public_url.resource_metadata_url(scope)}", error_description="{description}"')
+    return JSONResponse({"error": "insufficient_scope", "error_description": description, "scope": scopes},
+                        status_code=403, headers={"WWW-Authenticate": challenge})
+
+
+def oauth_refusal(caller: Principal, raw: bytes, registry: Any, scope: dict[str, Any]) -> Response | None:
+    """The HTTP refusal an OAuth token draws before the call runs, or ``None``.
+
+    * audience (RFC 8707): the token must have been issued for this server's resource -> else 401;
+    * scope: a ``tools/call`` of a tool above the token's scopes -> 403 ``insufficient_scope``,
+      so the client can ask the user for more (a PAT gets the FORBIDDEN envelope instead)."""
+    if caller.audience != public_url.resource(scope):
+        return _unauthorized("The token was issued for another resource.", scope=scope)
+    try:
+        message = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call" or not isinstance(message.get("params"), dict):
+        return None
+    name = message["params"].get("name")
+    spec = registry.get(name) if isinstance(name, str) else None
+    if spec is not None and not caller.allows(spec.scope):
+        return _insufficient_scope(spec.scope, name, scope)
+    return None
 
 
 def _context_failed(exc: Exception) -> Response:
@@ -246,14 +289,14 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
         return _context_failed(exc)
     secret = bearer(request.headers) if principal is None else None
     if principal is None and secret is None:
-        return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
+        return _unauthorized("Send Authorization: Bearer <token>.", missing=True, scope=request.scope)
     raw = await request.body()
     budget = request_deadline_seconds(request.scope)
 
     def serve() -> tuple[int, dict[str, Any]] | None:
         with deadline.bound(budget):
             caller = principal or auth.authenticate(secret)
-            if caller is None:
+            if caller is None or (caller.kind == "oauth" and caller.audience != public_url.resource(request.scope)):
                 return None
             try:
                 body = json.loads(raw.decode("utf-8"))
@@ -270,7 +313,7 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
         err = faults.unavailable_error(cid) if faults.storage_unavailable(exc) else internal_error(cid)
         return JSONResponse(err.envelope(), status_code=503 if faults.storage_unavailable(exc) else 500)
     if out is None:
-        return _unauthorized("The token is unknown, revoked or expired.")
+        return _unauthorized("The token is unknown, revoked, expired or for another resource.", scope=request.scope)
     status, payload = out
     headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
     return JSONResponse(payload, status_code=status, headers=headers)
@@ -348,12 +391,12 @@ class McpEndpoint:
             return _auth_failed(await read_body(receive), exc)
         if principal is None and authorizer_context(scope) is not None:
             # The gateway's cached answer outlived the token's expiry.
-            return _unauthorized("The token is unknown, revoked or expired.")
+            return _unauthorized("The token is unknown, revoked or expired.", scope=scope)
         secret = None
         if principal is None:
             secret = bearer(headers)
             if secret is None:
-                return _unauthorized("Send Authorization: Bearer <token>.", missing=True)
+                return _unauthorized("Send Authorization: Bearer <token>.", missing=True, scope=scope)
         raw = await read_body(receive)
         budget = request_deadline_seconds(scope)
 
@@ -370,12 +413,18 @@ class McpEndpoint:
                         return exc
                     if caller is None:
                         return None
+                if caller.kind == "oauth":
+                    refusal = oauth_refusal(caller, raw, proto.registry, scope)
+                    if refusal is not None:
+                        return refusal
                 layers = (path_layer,) if path_layer is not None else ()
                 return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
 
         reply = await in_worker(serve, scope)
         if reply is None:
-            return _unauthorized("The token is unknown, revoked or expired.")
+            return _unauthorized("The token is unknown, revoked or expired.", scope=scope)
+        if isinstance(reply, Response):
+            return reply
         if isinstance(reply, Exception):
             return _auth_failed(raw, reply)
         if reply.message is None:

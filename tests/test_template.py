@@ -36,9 +36,9 @@ def _list(value: Any) -> list[Any]:
 
 
 def _function(template: dict[str, Any]) -> dict[str, Any]:
-    """The MCP function (the others are the authorizer and the search stream consumer)."""
+    """The MCP function (the others are the authorizer, the search stream consumer and the web function)."""
     functions = _by_type(template, "AWS::Serverless::Function")
-    assert set(functions) == {"McpFunction", "AuthorizerFunction", "SearchStreamFunction"}, functions.keys()
+    assert set(functions) == {"McpFunction", "AuthorizerFunction", "SearchStreamFunction", "WebFunction"}, functions.keys()
     return functions["McpFunction"]["Properties"]
 
 

@@ -80,12 +80,19 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
     assert auth["authorizerResultTtlInSeconds"] == 7  # the AuthorizerCacheSeconds parameter
     assert auth["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {"Ref": "AuthorizerFunctionAliaslive"}  # the published (SnapStart) version
     routes = {(path, verb) for path, methods in body["paths"].items() for verb in methods}
+    web = {("/.well-known/{proxy+}", "get"), ("/oauth/{proxy+}", "x-amazon-apigateway-any-method"), ("/console", "get"),
+           ("/console/{proxy+}", "x-amazon-apigateway-any-method")}
     assert routes == {
         ("/api/mcp", "post"), ("/api/mcp", "x-amazon-apigateway-any-method"), ("/api/mcp/{selection+}", "post"),
-        ("/api/artifacts/upload-grant", "post"), ("/api/tasks/{taskId}/attachments", "post"),
+        ("/api/artifacts/upload-grant", "post"), ("/api/tasks/{taskId}/attachments", "post"), *web,
     }
     for path, methods in body["paths"].items():
         for verb, method in methods.items():
+            if (path, verb) in web:
+                # the OAuth endpoints and console pages are public: no authorizer, no API key, the web function
+                assert method.get("security") in (None, [], [{"NONE": []}]), (path, verb, method.get("security"))
+                assert "/functions/${WebFunction.Arn}/invocations" in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"], (path, verb)
+                continue
             # every route: our authorizer and the usage plan's API key (sourced from the authorizer)
             assert method["security"] == [{"TokenAuthorizer": []}, {"api_key": []}], (path, verb)
             assert method["x-amazon-apigateway-integration"]["type"] == "aws_proxy"
@@ -96,7 +103,7 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
 
 
 @pytest.mark.parametrize("apply_on", ["PublishedVersions", "None"])
-def test_functions_behind_the_gateway_are_served_through_published_aliases_with_snapstart(apply_on):
+def test_functions_behind_the_gateway_are_served_through_published_aliases_with_snapstart(apply_on, monkeypatch_module):
     """SnapStart only applies to published versions: the gateway must invoke the aliases SAM
     moves to each deploy's versions (the MCP function and the authorizer), with permissions on
     those aliases, not on the functions."""
@@ -129,8 +136,13 @@ def test_usage_plan_is_attached_to_the_stage(out):
     assert stage["Properties"]["TracingEnabled"] is True
     assert plan["Properties"]["Throttle"] == {"RateLimit": {"Ref": "UsagePlanRateLimit"}, "BurstLimit": {"Ref": "UsagePlanBurstLimit"}}
     assert plan["Properties"]["Quota"] == {"Limit": {"Ref": "UsagePlanMonthlyQuota"}, "Period": "MONTH"}
-    # No API key in the template: each token brings its own (jentrix token create --aws).
-    assert not _of_type(out, "AWS::ApiGateway::ApiKey")
+    # One API key in the template, shared by OAuth access tokens (the authorizer assigns it);
+    # each PAT brings its own (jentrix token create --aws).
+    (key,) = _of_type(out, "AWS::ApiGateway::ApiKey").values()
+    (plan_key,) = _of_type(out, "AWS::ApiGateway::UsagePlanKey").values()
+    assert plan_key["Properties"]["UsagePlanId"] == {"Ref": "McpUsagePlan"} and plan_key["Properties"]["KeyId"] == {"Ref": "OAuthClientsApiKey"}
+    auth_env = out["Resources"]["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
+    assert auth_env["JENTRIX_OAUTH_USAGE_KEY"] == key["Properties"]["Value"]
     assert out["Outputs"]["UsagePlanId"]["Value"] == {"Ref": "McpUsagePlan"}
 
 
@@ -205,7 +217,7 @@ def test_iam_is_scoped_to_named_resources(out):
     roles = {name: roles[name] for name in services}
     assert {f["Properties"]["Role"]["Fn::GetAtt"][0] for f in functions.values()} == set(roles)
     allowed = {"AppTable", "IdempotencyTable", "ArtifactBucket", "McpFunctionLogGroup", "AuthorizerFunctionLogGroup", "SearchStreamFunctionLogGroup",
-               "SearchStreamFailureQueue"}
+               "SearchStreamFailureQueue", "WebFunctionLogGroup"}
     for name, role in roles.items():
         props = role["Properties"]
         assert not props.get("ManagedPolicyArns"), f"{name}: managed policies grant on '*'"
@@ -237,7 +249,7 @@ def test_iam_is_scoped_to_named_resources(out):
 
 def test_functions_runtime_tracing_timeout_and_powertools(out):
     functions = _of_type(out, "AWS::Lambda::Function")
-    assert set(functions) == {"McpFunction", "AuthorizerFunction", "SearchStreamFunction"}
+    assert set(functions) == {"McpFunction", "AuthorizerFunction", "SearchStreamFunction", "WebFunction"}
     for name, fn in functions.items():
         p = fn["Properties"]
         assert p["Runtime"] == "python3.12" and p["Architectures"] == ["arm64"], name

@@ -244,6 +244,50 @@ def token(secret_digest: str) -> Key:
     return f"TOKEN#{secret_digest}", "TOKEN"
 
 
+# -- OAuth (docs/oauth.md, "Rows"): every secret is keyed by its SHA-256, never stored itself --
+def oauth_access(secret_digest: str) -> Key:
+    """An OAuth access token (``tmo_``), by digest: the one GetItem of a call's token check."""
+    return f"OAT#{secret_digest}", "OAT"
+
+
+def oauth_refresh(secret_digest: str) -> Key:
+    return f"ORT#{secret_digest}", "ORT"
+
+
+def oauth_code(secret_digest: str) -> Key:
+    return f"OAC#{secret_digest}", "OAC"
+
+
+def oauth_grant(user_id: str, grant_id: str) -> Key:
+    """A grant lives in its user's partition, so "connected apps" is one Query."""
+    return user_partition(user_id), f"{OAUTH_GRANTS_PREFIX}{grant_id}"
+
+
+OAUTH_GRANTS_PREFIX = "OAG#"
+
+
+def oauth_client(client_id: str) -> Key:
+    """A dynamically registered client (RFC 7591)."""
+    return f"OCL#{client_id}", "OCL"
+
+
+def oauth_client_document(url_digest: str) -> Key:
+    """The cached copy of a client ID metadata document, by the SHA-256 of its URL."""
+    return f"OCM#{url_digest}", "OCM"
+
+
+def signin_link(secret_digest: str) -> Key:
+    return f"OSL#{secret_digest}", "OSL"
+
+
+def web_session(secret_digest: str) -> Key:
+    return f"OSS#{secret_digest}", "OSS"
+
+
+def oidc_state(state_digest: str) -> Key:
+    return f"OST#{state_digest}", "OST"
+
+
 def rate_window(token_id: str, window_start_ms: int) -> Key:
     return f"RATE#{token_id}#{window_start_ms}", "RATE"
 

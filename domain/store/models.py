@@ -553,6 +553,114 @@ class TokenRow(Row, discriminator="Token"):
     usagePlanId = UnicodeAttribute(null=True)
 
 
+class OAuthAccessRow(Row, discriminator="OAuthAccess"):
+    """OAuth access token (``keys.oauth_access``): what a call's token check needs, in one item.
+    ``ttl`` drops it a day after ``expiresAt``; the check compares ``expiresAt`` itself."""
+
+    grantId = UnicodeAttribute()
+    userId = UnicodeAttribute()
+    clientId = UnicodeAttribute()
+    clientName = UnicodeAttribute()
+    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    workspaceId = UnicodeAttribute(null=True)
+    audience = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+    grantExpiresAt = UnicodeAttribute()
+
+
+class OAuthRefreshRow(Row, discriminator="OAuthRefresh"):
+    """OAuth refresh token (``keys.oauth_refresh``). ``usedAt`` is set when it is rotated; a
+    second use of a used one revokes the grant (reuse detection)."""
+
+    grantId = UnicodeAttribute()
+    userId = UnicodeAttribute()
+    clientId = UnicodeAttribute()
+    usedAt = UnicodeAttribute(null=True)
+
+
+class OAuthCodeRow(Row, discriminator="OAuthCode"):
+    """Authorization code (``keys.oauth_code``): single use, 60 s."""
+
+    userId = UnicodeAttribute()
+    clientId = UnicodeAttribute()
+    clientName = UnicodeAttribute()
+    redirectUri = UnicodeAttribute()
+    codeChallenge = UnicodeAttribute()
+    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    workspaceId = UnicodeAttribute(null=True)
+    resource = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+    usedAt = UnicodeAttribute(null=True)
+    grantId = UnicodeAttribute(null=True)  # the grant its exchange created (revoked if the code is replayed)
+
+
+class OAuthGrantRow(Row, discriminator="OAuthGrant"):
+    """A user's consent to one client (``keys.oauth_grant``): the "connected app"."""
+
+    grantId = UnicodeAttribute()
+    userId = UnicodeAttribute()
+    clientId = UnicodeAttribute()
+    clientName = UnicodeAttribute()
+    clientHost = UnicodeAttribute()
+    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    workspaceId = UnicodeAttribute(null=True)
+    resource = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    lastUsedAt = UnicodeAttribute(null=True)
+    expiresAt = UnicodeAttribute()  # sliding: each refresh moves it, never past absoluteExpiresAt
+    absoluteExpiresAt = UnicodeAttribute()
+    revokedAt = UnicodeAttribute(null=True)
+    revokedReason = UnicodeAttribute(null=True)
+    accessDigests = ListAttribute(of=UnicodeAttribute, default=list)  # "<digest> <expiry ms>" of live access tokens
+
+
+class OAuthClientRow(Row, discriminator="OAuthClient"):
+    """A dynamically registered public client (``keys.oauth_client``); ``ttl`` collects it when unused."""
+
+    clientId = UnicodeAttribute()
+    clientName = UnicodeAttribute()
+    redirectUris = ListAttribute(of=UnicodeAttribute, default=list)
+    applicationType = UnicodeAttribute(default="native")
+    createdAt = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+
+
+class OAuthClientDocumentRow(Row, discriminator="OAuthClientDocument"):
+    """The last good copy of a client ID metadata document (``keys.oauth_client_document``)."""
+
+    url = UnicodeAttribute()
+    document = UnicodeAttribute()  # the JSON as fetched (at most the fetcher's size cap)
+    fetchedAt = UnicodeAttribute()
+    freshUntil = UnicodeAttribute()
+    staleUntil = UnicodeAttribute()
+
+
+class SigninLinkRow(Row, discriminator="SigninLink"):
+    """A one-time sign-in link (``keys.signin_link``): local stacks only."""
+
+    userId = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+    usedAt = UnicodeAttribute(null=True)
+
+
+class WebSessionRow(Row, discriminator="WebSession"):
+    """A browser session of the console (``keys.web_session``); the cookie holds the secret."""
+
+    userId = UnicodeAttribute()
+    csrf = UnicodeAttribute()
+    createdAt = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+
+
+class OidcStateRow(Row, discriminator="OidcState"):
+    """A sign-in in flight at the OpenID Connect provider (``keys.oidc_state``)."""
+
+    nonce = UnicodeAttribute()
+    codeVerifier = UnicodeAttribute()
+    returnTo = UnicodeAttribute()
+    expiresAt = UnicodeAttribute()
+
+
 class RateWindowRow(Row, discriminator="RateWindow"):
     """Rate window (``keys.rate_window``): one atomic counter per token per minute."""
 

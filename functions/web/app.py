@@ -1,0 +1,470 @@
+"""The web function: OAuth 2.1 authorization server endpoints and the console pages (docs/oauth.md,
+docs/console.md).
+
+A FastAPI app of its own, deployed as its own Lambda function behind the same API as the MCP
+function (template.yaml), so the MCP function never imports Jinja2, Authlib or this module.
+Locally ``jentrix dev`` serves both apps from one server (:func:`functions.web.dev.combined_app`).
+
+Endpoints (paths relative to the issuer, :func:`functions.public_url.issuer`):
+
+* ``GET /.well-known/oauth-protected-resource[/api/mcp]``: RFC 9728 metadata of the MCP resource;
+* ``GET /.well-known/oauth-authorization-server[/…]`` and ``/.well-known/openid-configuration``:
+  RFC 8414 metadata (``issuer`` equal to the URL prefix it was fetched under);
+* ``GET|POST /oauth/authorize``: authorization code + PKCE S256; a consent page; the redirect
+  carries ``code``, ``state`` and ``iss`` (RFC 9207);
+* ``POST /oauth/token``: ``authorization_code`` and ``refresh_token`` (rotated);
+* ``POST /oauth/register``: RFC 7591, public clients only;
+* ``POST /oauth/revoke``: RFC 7009;
+* ``/console/…``: sign-in (link or OpenID Connect), connected apps, sign-out.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from domain import auth, console, oauth
+from domain.store import db
+from functions import public_url
+from functions.web import cimd
+
+log = logging.getLogger("jentrix.web")
+HERE = Path(__file__).parent
+TEMPLATES = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]))
+COOKIE = "jentrix_session"
+SCOPE_TEXT = {
+    "read": "Read boards, tasks, comments and activity",
+    "write": "Create and change boards, tasks and comments",
+    "admin": "Manage workspaces and members",
+}
+CSS = (HERE / "static" / "console.css").read_text()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _loopback(host: str | None) -> bool:
+    if host in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address((host or "").strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def csp(form_action: str = "'self'") -> str:
+    return ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; "
+            f"form-action {form_action}")
+
+
+def page(name: str, status: int = 200, form_action: str = "'self'", **ctx: Any) -> HTMLResponse:
+    html = TEMPLATES.get_template(name).render(**ctx)
+    return HTMLResponse(html, status_code=status, headers={
+        "Content-Security-Policy": csp(form_action), "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
+
+
+def error_page(message: str, status: int = 400) -> HTMLResponse:
+    return page("error.html", status=status, message=message)
+
+
+def redirect_matches(registered: list[str] | tuple[str, ...], asked: str) -> bool:
+    """Exact match, except that a loopback ``http`` redirect may use any port (RFC 8252 §7.3)."""
+    if asked in registered:
+        return True
+    a = urlsplit(asked)
+    if a.scheme != "http" or not _loopback(a.hostname):
+        return False
+    for uri in registered:
+        r = urlsplit(uri)
+        if r.scheme == "http" and r.hostname == a.hostname and r.path == a.path and r.query == a.query:
+            return True
+    return False
+
+
+def session_of(request: Request) -> Any:
+    return console.load_session(request.cookies.get(COOKIE))
+
+
+def set_session_cookie(response: Response, request: Request, secret: str) -> None:
+    secure = not _loopback(request.url.hostname)
+    response.set_cookie(COOKIE, secret, max_age=console.SESSION_SECONDS, httponly=True, secure=secure, samesite="lax", path="/")
+
+
+def csrf_ok(session: Any, form: Any) -> bool:
+    sent = form.get("csrf")
+    return bool(session and isinstance(sent, str) and secrets.compare_digest(sent, session.csrf))
+
+
+class Client:
+    """The client an authorization request names: from its metadata document or its registration."""
+
+    def __init__(self, client_id: str, name: str, redirect_uris: tuple[str, ...] | list[str], metadata_document: bool) -> None:
+        self.client_id, self.name, self.redirect_uris, self.metadata_document = client_id, name, list(redirect_uris), metadata_document
+
+    @property
+    def domain(self) -> str:
+        return urlsplit(self.client_id).hostname or "" if self.metadata_document else "registered by the client itself (unverified)"
+
+
+def find_client(client_id: str) -> Client:
+    """Raises cimd.DocumentError when the client is unknown or its document unusable."""
+    if cimd.is_url_client_id(client_id):
+        doc = cimd.resolve(client_id, FETCHER[0])
+        return Client(doc.client_id, doc.client_name, doc.redirect_uris, True)
+    row = oauth.registered_client(client_id)
+    if row is None:
+        raise cimd.DocumentError("unknown client_id (registrations expire after 30 days unused); register again")
+    return Client(row.clientId, row.clientName, row.redirectUris, False)
+
+
+FETCHER: list[Any] = [cimd.fetch]  # tests swap in a fetcher that trusts their local certificate
+
+
+def metadata(request: Request) -> dict[str, Any]:
+    issuer = public_url.issuer(request.scope)
+    return {
+        "issuer": issuer,
+        "authorization_endpoint": issuer + "/oauth/authorize",
+        "token_endpoint": issuer + "/oauth/token",
+        "registration_endpoint": issuer + "/oauth/register",
+        "revocation_endpoint": issuer + "/oauth/revoke",
+        "scopes_supported": list(oauth.SCOPES),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "revocation_endpoint_auth_methods_supported": ["none"],
+        "client_id_metadata_document_supported": True,
+        "authorization_response_iss_parameter_supported": True,
+    }
+
+
+# -- the app -----------------------------------------------------------------------------------
+def create_web_app() -> FastAPI:
+    app = FastAPI(title="jentrix-web", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.get("/.well-known/oauth-protected-resource")
+    @app.get("/.well-known/oauth-protected-resource/{rest:path}")
+    async def protected_resource(request: Request) -> Response:
+        return JSONResponse({
+            "resource": public_url.resource(request.scope),
+            "authorization_servers": [public_url.issuer(request.scope)],
+            "scopes_supported": list(oauth.SCOPES),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Jentrix",
+        }, headers={"Cache-Control": "max-age=3600"})
+
+    @app.get("/.well-known/oauth-authorization-server")
+    @app.get("/.well-known/oauth-authorization-server/{rest:path}")
+    @app.get("/.well-known/openid-configuration")
+    async def server_metadata(request: Request) -> Response:
+        return JSONResponse(metadata(request), headers={"Cache-Control": "max-age=3600"})
+
+    @app.get("/console/static/console.css")
+    async def stylesheet() -> Response:
+        return Response(CSS, media_type="text/css", headers={"Cache-Control": "max-age=3600"})
+
+    # -- authorization ---------------------------------------------------------------------
+    def check_request(params: Any, request: Request) -> tuple[Client, dict[str, str]] | Response:
+        """The validated authorization request, or the response refusing it (RFC 6749 §4.1.2.1:
+        no redirect when the client or its redirect URI cannot be trusted)."""
+        client_id, redirect_uri = params.get("client_id") or "", params.get("redirect_uri") or ""
+        try:
+            client = find_client(client_id)
+        except cimd.DocumentError as exc:
+            return error_page(f"This application cannot sign in: {exc}.")
+        if not redirect_uri or not redirect_matches(client.redirect_uris, redirect_uri):
+            return error_page("The redirect_uri is not one this application registered; nothing was sent to it.")
+        issuer = public_url.issuer(request.scope)
+        state = params.get("state")
+
+        def refuse(error: str, description: str) -> Response:
+            q = {"error": error, "error_description": description, "iss": issuer, **({"state": state} if state else {})}
+            return RedirectResponse(redirect_uri + ("&" if "?" in redirect_uri else "?") + urlencode(q), status_code=303)
+
+        if params.get("response_type") != "code":
+            return refuse("unsupported_response_type", "only response_type=code is supported")
+        if params.get("code_challenge_method") != "S256" or not params.get("code_challenge"):
+            return refuse("invalid_request", "PKCE with code_challenge_method=S256 is required")
+        resource = params.get("resource") or public_url.resource(request.scope)
+        if resource != public_url.resource(request.scope):
+            return refuse("invalid_target", f"this server issues tokens for {public_url.resource(request.scope)} only")
+        try:
+            scopes = oauth.parse_scopes(params.get("scope"))
+        except oauth.OAuthError as exc:
+            return refuse(exc.error, exc.description)
+        fields = {"client_id": client_id, "redirect_uri": redirect_uri, "state": state or "", "code_challenge": params["code_challenge"],
+                  "scope": " ".join(scopes), "resource": resource}
+        return client, fields
+
+    @app.get("/oauth/authorize")
+    async def authorize(request: Request) -> Response:
+        checked = check_request(request.query_params, request)
+        if isinstance(checked, Response):
+            return checked
+        client, fields = checked
+        session = session_of(request)
+        if session is None:
+            return RedirectResponse("/console/signin?" + urlencode({"next": str(request.url.path) + "?" + request.url.query}), status_code=303)
+        from domain.store.workspaces import get_many
+        from domain.store.models import MembershipMirrorRow
+        from domain.store import keys
+
+        mirrors = [r for r in MembershipMirrorRow.query(keys.user_partition(session.userId), MembershipMirrorRow.SK.startswith("WS#"))
+                   if isinstance(r, MembershipMirrorRow)]
+        workspaces = get_many([m.workspaceId for m in mirrors]) if mirrors else []
+        origin = urlsplit(fields["redirect_uri"])
+        return page("consent.html", form_action=f"'self' {origin.scheme}://{origin.netloc}", client=client, fields=fields,
+                    scopes=[(s, SCOPE_TEXT[s]) for s in fields["scope"].split()], workspaces=workspaces, csrf=session.csrf,
+                    redirect_host=origin.hostname)
+
+    @app.post("/oauth/authorize")
+    async def decide(request: Request) -> Response:
+        form = await request.form()
+        session = session_of(request)
+        if session is None:
+            return error_page("Your session has expired; start the connection again from your application.", 401)
+        if not csrf_ok(session, form):
+            return error_page("The form was not sent from this page (CSRF check failed); nothing was granted.", 403)
+        checked = check_request(form, request)
+        if isinstance(checked, Response):
+            return checked
+        client, fields = checked
+        issuer = public_url.issuer(request.scope)
+        sep = "&" if "?" in fields["redirect_uri"] else "?"
+        state = {"state": fields["state"]} if fields["state"] else {}
+        if form.get("decision") != "allow":
+            q = {"error": "access_denied", "error_description": "the user declined", "iss": issuer, **state}
+            return RedirectResponse(fields["redirect_uri"] + sep + urlencode(q), status_code=303)
+        workspace = str(form.get("workspace") or "") or None
+        if workspace and not auth_member(session.userId, workspace):
+            return error_page("You are not a member of that workspace.", 403)
+        code = oauth.issue_code(oauth.Consent(session.userId, client.client_id, client.name, fields["redirect_uri"], fields["code_challenge"],
+                                              fields["scope"].split(), workspace, fields["resource"]))
+        q = {"code": code, "iss": issuer, **state}
+        return RedirectResponse(fields["redirect_uri"] + sep + urlencode(q), status_code=303)
+
+    def auth_member(user_id: str, workspace_id: str) -> bool:
+        from pynamodb.exceptions import DoesNotExist
+
+        from domain.store import keys
+        from domain.store.models import MembershipMirrorRow
+
+        try:
+            MembershipMirrorRow.get(*keys.membership_mirror(user_id, workspace_id), consistent_read=True)
+            return True
+        except DoesNotExist:
+            return False
+
+    # -- token, registration, revocation ---------------------------------------------------
+    def oauth_json(body: dict[str, Any], status: int = 200) -> JSONResponse:
+        return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+    @app.post("/oauth/token")
+    async def token(request: Request) -> Response:
+        form = await request.form()
+        if form.get("client_secret") or request.headers.get("authorization"):
+            return oauth_json({"error": "invalid_client", "error_description": "clients here are public: send client_id only"}, 401)
+        client_id = str(form.get("client_id") or "")
+        resource = str(form["resource"]) if form.get("resource") else None
+        expected = public_url.resource(request.scope)
+        try:
+            if not cimd.is_url_client_id(client_id) and oauth.registered_client(client_id) is None:
+                return oauth_json({"error": "invalid_client", "error_description": "unknown or expired client_id; register again"}, 401)
+            grant_type = form.get("grant_type")
+            if grant_type == "authorization_code":
+                tokens = oauth.exchange_code(code=str(form.get("code") or ""), client_id=client_id, redirect_uri=str(form.get("redirect_uri") or ""),
+                                             code_verifier=str(form.get("code_verifier") or ""), resource=resource, expected_resource=expected)
+            elif grant_type == "refresh_token":
+                tokens = oauth.refresh(refresh_token=str(form.get("refresh_token") or ""), client_id=client_id, resource=resource,
+                                       expected_resource=expected)
+            else:
+                return oauth_json({"error": "unsupported_grant_type", "error_description": "use authorization_code or refresh_token"}, 400)
+        except oauth.OAuthError as exc:
+            return oauth_json(exc.body(), exc.status)
+        return oauth_json(tokens.body())
+
+    @app.post("/oauth/register")
+    async def register(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return oauth_json({"error": "invalid_client_metadata", "error_description": "send a JSON object"}, 400)
+        uris = body.get("redirect_uris")
+        if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+            return oauth_json({"error": "invalid_redirect_uri", "error_description": "redirect_uris must list at least one URI"}, 400)
+        for uri in uris:
+            parts = urlsplit(uri)
+            if parts.fragment or not (parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+                                      or (parts.scheme not in ("http", "https", "") and "." in parts.scheme)):
+                return oauth_json({"error": "invalid_redirect_uri", "error_description": f"{uri!r}: use https, a loopback http URI or a private-use scheme"}, 400)
+        method = body.get("token_endpoint_auth_method", "none")
+        if method != "none":
+            return oauth_json({"error": "invalid_client_metadata", "error_description": "only public clients (token_endpoint_auth_method none)"}, 400)
+        name = body.get("client_name") if isinstance(body.get("client_name"), str) else "Unnamed client"
+        row = oauth.register_client(name[:100], uris, str(body.get("application_type") or "native"))
+        return oauth_json({
+            "client_id": row.clientId, "client_id_issued_at": 0, "client_name": row.clientName, "redirect_uris": row.redirectUris,
+            "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+            "application_type": row.applicationType,
+        }, 201)
+
+    @app.post("/oauth/revoke")
+    async def revoke(request: Request) -> Response:
+        form = await request.form()
+        if form.get("token"):
+            oauth.revoke_token(str(form["token"]), str(form.get("client_id") or "") or None)
+        return Response(status_code=200)
+
+    # -- console ---------------------------------------------------------------------------
+    @app.get("/console/signin")
+    async def signin(request: Request) -> Response:
+        nxt = safe_next(request.query_params.get("next"))
+        from functions.web import oidc
+
+        provider = oidc.configured()
+        if provider is not None:
+            return RedirectResponse(oidc.start(provider, request, nxt), status_code=303)
+        return page("signin.html", next=nxt)
+
+    @app.get("/console/oidc/callback")
+    async def oidc_callback(request: Request) -> Response:
+        from functions.web import oidc
+
+        provider = oidc.configured()
+        if provider is None:
+            return error_page("No OpenID Connect provider is configured.", 404)
+        try:
+            user_id, nxt = oidc.finish(provider, request)
+        except oidc.SigninError as exc:
+            return error_page(f"Sign-in failed: {exc}.", 401)
+        response = RedirectResponse(nxt, status_code=303)
+        set_session_cookie(response, request, console.create_session(user_id))
+        return response
+
+    @app.get("/console/signin/link")
+    async def signin_link(request: Request) -> Response:
+        user_id = console.consume_signin_link(request.query_params.get("t") or "")
+        if user_id is None:
+            return error_page("This sign-in link is unknown, expired or already used. Ask for a new one (jentrix signin-link).", 401)
+        response = RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
+        set_session_cookie(response, request, console.create_session(user_id))
+        return response
+
+    @app.post("/console/signout")
+    async def signout(request: Request) -> Response:
+        form = await request.form()
+        session = session_of(request)
+        if not csrf_ok(session, form):
+            return error_page("CSRF check failed; you are still signed in.", 403)
+        console.end_session(request.cookies.get(COOKIE))
+        response = RedirectResponse("/console/signin", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    @app.get("/console")
+    @app.get("/console/apps")
+    async def apps(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return RedirectResponse("/console/signin?" + urlencode({"next": "/console/apps"}), status_code=303)
+        user = _user(session.userId)
+        return page("apps.html", grants=oauth.list_grants(session.userId), csrf=session.csrf, user=user)
+
+    @app.post("/console/apps/{grant_id}/revoke")
+    async def revoke_app(grant_id: str, request: Request) -> Response:
+        form = await request.form()
+        session = session_of(request)
+        if session is None:
+            return error_page("Your session has expired; sign in again.", 401)
+        if not csrf_ok(session, form):
+            return error_page("The form was not sent from this page (CSRF check failed); nothing was revoked.", 403)
+        oauth.revoke_grant(session.userId, grant_id)
+        return RedirectResponse("/console/apps", status_code=303)
+
+    def workspaces_of(user_id: str) -> list[Any]:
+        from domain.store import keys
+        from domain.store.models import MembershipMirrorRow
+        from domain.store.workspaces import get_many
+
+        mirrors = [r for r in MembershipMirrorRow.query(keys.user_partition(user_id), MembershipMirrorRow.SK.startswith("WS#"))
+                   if isinstance(r, MembershipMirrorRow)]
+        return get_many([m.workspaceId for m in mirrors]) if mirrors else []
+
+    def tokens_page(session: Any, secret: str | None = None, status: int = 200) -> Response:
+        live = [t for t in auth.list_tokens(session.userId) if not t.revokedAt]
+        return page("tokens.html", status=status, tokens=sorted(live, key=lambda t: t.createdAt, reverse=True), csrf=session.csrf,
+                    user=_user(session.userId), workspaces=workspaces_of(session.userId), secret=secret)
+
+    @app.get("/console/tokens")
+    async def tokens(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return RedirectResponse("/console/signin?" + urlencode({"next": "/console/tokens"}), status_code=303)
+        return tokens_page(session)
+
+    @app.post("/console/tokens")
+    async def create_token(request: Request) -> Response:
+        """Mint a PAT for the signed-in person; the secret is in this one answer only."""
+        form = await request.form()
+        session = session_of(request)
+        if session is None:
+            return error_page("Your session has expired; sign in again.", 401)
+        if not csrf_ok(session, form):
+            return error_page("The form was not sent from this page (CSRF check failed); no token was created.", 403)
+        scopes = [s for s in str(form.get("scopes") or "").split(",") if s]
+        workspace = str(form.get("workspace") or "") or None
+        if any(s not in auth.SCOPES for s in scopes) or not scopes:
+            return error_page("Choose read, write or admin access.", 400)
+        if workspace and not auth_member(session.userId, workspace):
+            return error_page("You are not a member of that workspace.", 403)
+        secret, _ = auth.mint_pat(session.userId, scopes=scopes, workspace_id=workspace, display_name=str(form.get("name") or "")[:80] or None,
+                                  holder="human" if form.get("human") else "agent")
+        return tokens_page(session, secret=secret, status=201)
+
+    @app.post("/console/tokens/{token_id}/revoke")
+    async def revoke_pat(token_id: str, request: Request) -> Response:
+        form = await request.form()
+        session = session_of(request)
+        if session is None:
+            return error_page("Your session has expired; sign in again.", 401)
+        if not csrf_ok(session, form):
+            return error_page("The form was not sent from this page (CSRF check failed); nothing was revoked.", 403)
+        auth.revoke_token(session.userId, token_id)
+        return RedirectResponse("/console/tokens", status_code=303)
+
+    return app
+
+
+def _user(user_id: str) -> Any:
+    from pynamodb.exceptions import DoesNotExist
+
+    from domain.store import keys
+    from domain.store.models import UserRow
+
+    try:
+        return UserRow.get(*keys.user_profile(user_id))
+    except DoesNotExist:
+        return None
+
+
+def safe_next(raw: str | None) -> str:
+    """Only a path on this site (no scheme, no host, no ``//``): no open redirect."""
+    if raw and raw.startswith("/") and not raw.startswith("//") and "\\" not in raw:
+        return raw
+    return "/console/apps"
+
+
+db.configure()
+app = create_web_app()
