@@ -139,6 +139,7 @@ WATCHED = {
     ("AWS/Lambda", "Throttles", "McpFunction"),
     ("AWS/Lambda", "Throttles", "AuthorizerFunction"),
     ("AWS/Lambda", "Errors", "McpFunction"),
+    ("AWS/Lambda", "Errors", "WebFunction"),
     ("AWS/Lambda", "Duration", "McpFunction"),
     ("AWS/DynamoDB", "ReadThrottleEvents", "AppTable"),
     ("AWS/DynamoDB", "WriteThrottleEvents", "AppTable"),
