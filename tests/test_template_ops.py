@@ -224,7 +224,7 @@ def test_dashboard_is_valid_json_and_shows_every_alarm_and_function(out):
     body = json.loads(re.sub(r"\$\{([\w:.]+)\}", lambda m: f"SUB-{m.group(1)}", text))
     (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
     assert {a.removeprefix("SUB-").removesuffix(".Arn") for a in alarm_widget["properties"]["alarms"]} == set(_alarms(out))
-    assert {"McpFunction", "AuthorizerFunction", "SearchStreamFunction", "AppTable", "SearchStreamFailureQueue.QueueName", "ApiName"} <= refs
+    assert {"McpFunction", "AuthorizerFunction", "WebFunction", "SearchStreamFunction", "AppTable", "SearchStreamFailureQueue.QueueName", "ApiName"} <= refs
     assert set(variables) == {"ApiName"} and variables["ApiName"] == {"Fn::Sub": "${AWS::StackName}-mcp"}
     # the API's metrics are found by the name the API really has
     (api,) = _of_type(out, "AWS::ApiGateway::RestApi").values()
