@@ -112,7 +112,11 @@ def gateway_url(stack):
     import uvicorn
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(local_gateway.asgi_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    from functions.cli import _gateway_with_pages
+
+    # as `jentrix dev --gateway` serves it: /api/* through the gateway, the pages beside it
+    app = _gateway_with_pages(local_gateway.asgi_app())
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -136,6 +140,15 @@ async def test_an_mcp_client_works_through_the_local_gateway(gateway_url):
     async with httpx2.AsyncClient(timeout=30) as http:
         refused = await http.post(gateway_url, content=INIT, headers={"content-type": "application/json"})
     assert refused.status_code == 401 and refused.json()["error"]["data"]["error"]["code"] == "FORBIDDEN"
+
+
+async def test_the_gateway_switch_still_serves_the_oauth_pages(gateway_url):
+    import httpx2
+
+    base = gateway_url.removesuffix("/api/mcp")
+    async with httpx2.AsyncClient(timeout=30) as http:
+        meta = await http.get(f"{base}/.well-known/oauth-authorization-server")
+    assert meta.status_code == 200 and meta.json()["issuer"].startswith(base)
 
 
 def test_jentrix_dev_has_the_gateway_switch():
