@@ -148,6 +148,58 @@ def task_side_partition(task_id: str) -> str:
     return f"TCOM#{task_id}"
 
 
+# -- coordination (docs/coordination.md) --------------------------------------------------------
+def coordination_partition(task_id: str) -> str:
+    """``CO#<task>``: the coordination around one task: its claim head ``CLAIMS`` and its peer
+    requests ``RQ#<ulid>`` (one Query answers mj_work_context)."""
+    return f"CO#{task_id}"
+
+
+def claim_head(task_id: str) -> Key:
+    """``CO#<task> / CLAIMS``: the live claims on a task, rewritten under its ``revision``."""
+    return coordination_partition(task_id), "CLAIMS"
+
+
+def peer_request(task_id: str, ulid: str) -> Key:
+    """``CO#<task> / RQ#<ulid>``: one peer question asked from the task."""
+    return coordination_partition(task_id), f"RQ#{ulid}"
+
+
+REQUEST_PREFIX = "RQ#"
+
+
+def actor_partition(workspace_id: str, actor_id: str) -> str:
+    """``ACTOR#<ws>#<actor>``: an actor's own coordination index (its claims ``CLAIM#<task>``)."""
+    return f"ACTOR#{workspace_id}#{actor_id}"
+
+
+def actor_claim(workspace_id: str, actor_id: str, task_id: str) -> Key:
+    return actor_partition(workspace_id, actor_id), f"CLAIM#{task_id}"
+
+
+ACTOR_CLAIM_PREFIX = "CLAIM#"
+#: an inbox is written across this many partitions (by the entry's ULID) and read from all of them at once
+INBOX_SHARDS = 4
+
+
+def inbox_shard(ulid: str) -> int:
+    """The shard of an inbox entry: its ULID's random tail, so concurrent senders spread evenly."""
+    return int.from_bytes(ulid[-4:].encode(), "big") % INBOX_SHARDS
+
+
+def inbox_partition(workspace_id: str, actor_id: str, shard: int) -> str:
+    """``INBOX#<ws>#<actor>#<shard>``: one of the :data:`INBOX_SHARDS` partitions of an actor's inbox."""
+    return f"INBOX#{workspace_id}#{actor_id}#{shard}"
+
+
+def inbox_entry(workspace_id: str, actor_id: str, ulid: str) -> Key:
+    """``INBOX#<ws>#<actor>#<shard> / IN#<ulid>``: one addressed item (newest last in each shard)."""
+    return inbox_partition(workspace_id, actor_id, inbox_shard(ulid)), f"IN#{ulid}"
+
+
+INBOX_PREFIX = "IN#"
+
+
 def comment(task_id: str, ulid: str) -> Key:
     return task_side_partition(task_id), f"CM#{ulid}"
 

@@ -359,6 +359,71 @@ class CommentRow(Row, discriminator="Comment"):
     editedAt = UnicodeAttribute(null=True)
 
 
+class ClaimHeadRow(Row, discriminator="ClaimHead"):
+    """Claim head (``keys.claim_head``): the claims on one task, as a list of
+    ``{claimId, actorId, actorKind, scope, shared, leaseExpiresAt, claimedAt}``; every change is a
+    conditional rewrite on ``revision`` (docs/coordination.md, "Claims")."""
+
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    claims = JSONAttribute(default=list)
+    revision = NumberAttribute(default=0)
+    updatedAt = UnicodeAttribute()
+
+
+class ActorClaimRow(Row, discriminator="ActorClaim"):
+    """An actor's copy of its claim (``keys.actor_claim``), for mj_brief; written with the head."""
+
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    claimId = UnicodeAttribute()
+    scope = JSONAttribute(default=list)
+    shared = BooleanAttribute(default=False)
+    leaseExpiresAt = UnicodeAttribute()
+    claimedAt = UnicodeAttribute()
+
+
+class PeerRequestRow(Row, discriminator="PeerRequest"):
+    """Peer question (``keys.peer_request``): OPEN -> ANSWERED | CANCELLED; ``lateReplies`` are
+    kept on a CANCELLED one without reopening it. ``revision`` counts its changes."""
+
+    requestId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    requesterId = UnicodeAttribute()
+    requesterKind = UnicodeAttribute()
+    assigneeId = UnicodeAttribute()
+    question = UnicodeAttribute()
+    state = UnicodeAttribute()
+    answer = JSONAttribute(null=True)  # {text, by, byKind, at}
+    lateReplies = JSONAttribute(default=list)  # [{text, by, byKind, at}]
+    cancelReason = UnicodeAttribute(null=True)
+    inboxSk = UnicodeAttribute()  # the assignee's inbox entry (its partition follows from the ULID)
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
+class InboxRow(Row, discriminator="Inbox"):
+    """Inbox entry (``keys.inbox_entry``): something addressed to one actor. ``deliveredAt`` is
+    when it was stored, ``readAt`` when an inbox read first returned it, ``ackedAt`` when the actor
+    acknowledged it; three separate facts."""
+
+    entryId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    actorId = UnicodeAttribute()
+    type = UnicodeAttribute()  # question | answer | cancelled | late_reply | message | review
+    fromId = UnicodeAttribute()
+    fromKind = UnicodeAttribute()
+    subjectId = UnicodeAttribute(null=True)  # the request, message or artifact it is about
+    taskId = UnicodeAttribute(null=True)
+    text = UnicodeAttribute(null=True)
+    deliveredAt = UnicodeAttribute()
+    readAt = UnicodeAttribute(null=True)
+    ackedAt = UnicodeAttribute(null=True)
+    closedAt = UnicodeAttribute(null=True)  # a question that no longer waits (answered or cancelled)
+
+
 class AttachmentRow(Row, discriminator="Attachment"):
     """Task attachment (``keys.attachment``): a file stored at ``objectKey`` (objects/<ws>/attachment/<id>),
     recorded with what its upload grant declared and who uploaded it."""
