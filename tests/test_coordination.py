@@ -293,3 +293,49 @@ def test_wait_bound_holds_behind_the_lambda_handler(server_url, coord_url, team)
     assert not result["isError"], result
     assert result["structuredContent"]["changed"] is False and result["structuredContent"]["request"]["state"] == "OPEN"
     assert elapsed < 5.0, elapsed
+
+
+# -- messages and the inbox -------------------------------------------------------------------------
+def test_post_delivers_and_inbox_records_read_and_ack_apart(server_url, coord_url, team):
+    owner, member = team
+    b = member("Ina")
+    ws = owner.workspace_id
+    posted = ok(call_tool(coord_url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": key(), "to_actor_id": b.user_id, "text": "Build is green."}))
+    assert posted["recipients"] == [b.user_id]
+    brief = ok(call_tool(coord_url, b.token, "mj_brief", {"workspace": ws}))
+    assert brief["unreadCount"] == 1 and brief["unreadEntries"][0]["readAt"] is None  # the brief marks nothing read
+    first = ok(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws}))
+    entry = first["entries"][0]
+    assert first["unreadCount"] == 1 and entry["type"] == "message" and entry["subjectId"] == posted["messageId"]
+    assert entry["content"]["text"] == "Build is green." and entry["content"]["fromActorId"] == owner.user_id and entry["content"]["trust"] == "data"
+    assert entry["readAt"] and entry["ackedAt"] is None and entry["deliveredAt"] == posted["deliveredAt"]
+    assert ok(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws, "unread_only": True}))["entries"] == []
+    acked = ok(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws, "acknowledge": [entry["id"]]}))
+    again = acked["entries"][0]
+    assert acked["acknowledged"] == [entry["id"]] and again["ackedAt"] and again["readAt"] == entry["readAt"]  # the first read time stays
+    assert err(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws, "acknowledge": ["in_nope"]}))["code"] == "INVALID_INPUT"
+    assert ok(call_tool(coord_url, owner.token, "mj_inbox", {"workspace": ws}))["entries"] == []  # the sender's inbox is its own
+
+
+def test_post_to_a_task_reaches_its_followers_and_a_busy_inbox_is_spread(server_url, coord_url, team):
+    from domain.store import keys
+    from domain.store.models import InboxRow
+
+    owner, member = team
+    _, task = _board(server_url, owner)
+    b, c = member("Fay"), member("Gus")
+    ws = owner.workspace_id
+    ok(call_tool(server_url, owner.token, "set_task_assignees", {"taskId": task["id"], "userIds": [b.user_id, owner.user_id]}))
+    ok(call_tool(coord_url, c.token, "mj_begin", {"workspace": ws, "idempotency_key": key(), "task_id": task["id"]}))
+    posted = ok(call_tool(coord_url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "text": "Rebased on main."}))
+    assert sorted(posted["recipients"]) == sorted([b.user_id, c.user_id])
+    for peer in (b, c):
+        entries = ok(call_tool(coord_url, peer.token, "mj_inbox", {"workspace": ws}))["entries"]
+        assert [e["taskId"] for e in entries] == [task["id"]]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: ok(call_tool(coord_url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": key(), "to_actor_id": b.user_id, "text": f"note {i}"})), range(24)))
+    shards = {len(list(InboxRow.query(keys.inbox_partition(ws, b.user_id, s)))) for s in range(keys.INBOX_SHARDS)}
+    assert len([n for n in shards if n]) >= 2  # written over several partitions
+    inbox = ok(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws, "unread_only": True, "limit": 100}))
+    assert inbox["unreadCount"] == 24 and len(inbox["entries"]) == 24
+    assert [e["deliveredAt"] for e in inbox["entries"]] == sorted(e["deliveredAt"] for e in inbox["entries"])

@@ -592,3 +592,9 @@ def test_coordination_tool_budgets(server_url, owner, board):
     res, _ = check(url, owner.token, "mj_ask", {**ask, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
     rid = res["structuredContent"]["request"]["id"]
     check(url, peer_token, "mj_answer", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "request_id": rid, "answer": "This."}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    # a direct message: the recipient's member item rides with the membership; one transaction
+    check(url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "to_actor_id": peer.userId, "text": "hi"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    # one Query per shard, all at once; + one transaction stamping readAt on what was unread
+    _, c = check(url, peer_token, "mj_inbox", {"workspace": ws}, FIXED_WS + keys.INBOX_SHARDS + 1)
+    assert c.ops["TransactWriteItems"] == 1
+    check(url, peer_token, "mj_inbox", {"workspace": ws, "unread_only": True}, FIXED_WS + keys.INBOX_SHARDS)  # nothing new: no write

@@ -237,27 +237,51 @@ def inbox(workspace_id: str, actor_id: str, *, per_shard: int = 50) -> list[Inbo
     return sorted(found, key=lambda r: r.SK)
 
 
-def mark(entries: list[InboxRow], attribute: str, at: str) -> None:
-    """Set ``readAt`` or ``ackedAt`` on entries that do not have it yet (one batch of updates in a
-    transaction; an entry stamped meanwhile keeps its first stamp)."""
-    todo = [e for e in entries if getattr(e, attribute) is None]
-    if not todo:
+def post(entries: list[InboxRow], *, workspace_id: str, sender_id: str, log: Any) -> None:
+    """Deliver one message: every recipient's entry, the sender's membership guard and the log row
+    (a board activity row or a workspace log entry), in one transaction.
+
+    Raises:
+        Missing: the sender or a recipient is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        for entry in entries:
+            tx.save(entry, condition=Row.PK.does_not_exist())
+            if entry.actorId != sender_id:
+                member_store.guard(tx, workspace_id, entry.actorId)
+        member_store.guard(tx, workspace_id, sender_id)
+        tx.save(log)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(workspace_id) from failure
+
+
+def stamp(entries: list[InboxRow], *, read: list[InboxRow], acked: list[InboxRow], at: str) -> None:
+    """Set ``readAt`` on ``read`` and ``ackedAt`` on ``acked`` where not set yet (first stamp kept),
+    in transactions of up to 100 actions; ``entries`` are updated in memory."""
+    actions: dict[tuple[str, str], list[Any]] = {}
+    for e in read:
+        if e.readAt is None:
+            actions.setdefault((e.PK, e.SK), []).append(InboxRow.readAt.set(InboxRow.readAt | at))
+    for e in acked:
+        if e.ackedAt is None:
+            actions.setdefault((e.PK, e.SK), []).append(InboxRow.ackedAt.set(InboxRow.ackedAt | at))
+    if not actions:
         return
-    attr = getattr(InboxRow, attribute)
+    todo = list(actions.items())
     for i in range(0, len(todo), 100):
         chunk = todo[i : i + 100]
 
-        def build(tx: Any, chunk: list[InboxRow] = chunk) -> None:
-            for e in chunk:
-                tx.update(InboxRow(e.PK, e.SK), actions=[attr.set(at)], condition=Row.PK.exists() & attr.does_not_exist())
+        def build(tx: Any, chunk: list[Any] = chunk) -> None:
+            for (pk, sk), acts in chunk:
+                tx.update(InboxRow(pk, sk), actions=acts, condition=Row.PK.exists())  # if_not_exists: the first stamp stays
 
-        try:
-            db.transact(build)
-        except db.ConditionFailed:
-            for e in chunk:  # one was stamped meanwhile: stamp the rest one by one
-                try:
-                    InboxRow(e.PK, e.SK).update(actions=[attr.set(at)], condition=Row.PK.exists() & attr.does_not_exist())
-                except InboxRow.UpdateError:
-                    pass
-        for e in chunk:
-            setattr(e, attribute, getattr(e, attribute) or at)
+        db.transact(build)
+    by_key = {(e.PK, e.SK): e for e in entries}
+    for e in read:
+        by_key.get((e.PK, e.SK), e).readAt = e.readAt or at
+    for e in acked:
+        by_key.get((e.PK, e.SK), e).ackedAt = e.ackedAt or at

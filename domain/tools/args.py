@@ -27,7 +27,7 @@ ActivityType = Literal[
     "session.aligned",
     "artifact.attached",
     "attachment.added",
-    "claim.recorded", "request.asked", "request.answered", "request.cancelled", "request.late_reply",
+    "claim.recorded", "request.asked", "request.answered", "request.cancelled", "request.late_reply", "message.posted",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='ws_…; "" = the bound one.')]

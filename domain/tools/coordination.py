@@ -805,4 +805,133 @@ def mj_wait_request(ctx: CallContext, args: WaitInput) -> WaitOutput:
     return WaitOutput(request=request_view(current), changed=True, waitedMs=int((time.monotonic() - started) * 1000), pollAfterMs=None)
 
 
-TOOLS = (mj_answer, mj_ask, mj_begin, mj_brief, mj_cancel_request, mj_peers, mj_reply_late, mj_request, mj_start_work, mj_wait_request, mj_work_context)
+# -- mj_post / mj_inbox ---------------------------------------------------------------------------
+MAX_RECIPIENTS = 40
+
+
+class PostInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    text: TextArg
+    to_actor_id: Annotated[str | None, Field(default=None, min_length=1, max_length=64, description="usr_… to message one member.")]
+    task_id: Annotated[str | None, Field(default=None, min_length=1, max_length=80, description="tk_…: the message is about it; without to_actor_id it goes to the task's followers (assignees and live claim holders).")]
+
+
+class PostOutput(ToolOutput):
+    messageId: str
+    recipients: list[str] = Field(description="Actor ids that got an inbox entry (delivered; not yet read).")
+    deliveredAt: str
+
+
+def _post_prefetch(where: Any, args: Any) -> Prefetch:
+    found: list[tuple[str, str]] = []
+    ref = ids.parse_task(args.task_id) if args.task_id else None
+    if ref is not None:
+        found += [keys.task_full(ref.board_id, ref.number), keys.claim_head(ids.task_id(ref.board_id, ref.number))]
+    if args.to_actor_id and ids.parse_user(args.to_actor_id):
+        found.append(keys.member(where.workspace_id, args.to_actor_id))
+    return Prefetch(items=tuple(found))
+
+
+@tool(
+    "mj_post",
+    title="Post a message",
+    description=(
+        "Leaves a retained message in inboxes: one member's (to_actor_id), or the followers of a task (task_id alone: "
+        "its assignees and live claim holders, you excluded). Delivery is not reading: mj_inbox records that."
+    ),
+    area=COORDINATION,
+    scope="write",
+    keyed=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("task_id", "task"), Ref("to_actor_id", "user")),
+    prefetch=_post_prefetch,
+    input_model=PostInput,
+    output_model=PostOutput,
+)
+def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
+    if not has_visible(args.text):
+        raise errors.invalid("text", "must contain visible characters")
+    if args.to_actor_id is None and args.task_id is None:
+        raise errors.invalid("to_actor_id", "or task_id is required", "Name a member (mj_peers) or a task whose followers should get it.")
+    ws = ctx.target.workspace_id
+    task = _live_task(ctx, args.task_id) if args.task_id else None
+    if args.to_actor_id is not None:
+        if not isinstance(ctx.item(keys.member(ws, args.to_actor_id)), MemberRow):
+            raise errors.not_found("member", args.to_actor_id)
+        recipients = [args.to_actor_id]
+    else:
+        assert task is not None
+        head = ctx.item(keys.claim_head(task.taskId))
+        holders = [c["actorId"] for c in store.live(list(head.claims), clock.now_iso())] if isinstance(head, ClaimHeadRow) else []
+        recipients = [a for a in dict.fromkeys([*(task.assigneeIds or []), *holders]) if a != ctx.user_id]
+        if not recipients:
+            raise errors.invalid("task_id", "the task has no followers besides you (no assignee, no live claim)", "Address a member with to_actor_id.")
+    if len(recipients) > MAX_RECIPIENTS:
+        raise errors.invalid("task_id", f"has {len(recipients)} followers; a message reaches at most {MAX_RECIPIENTS}", "Address members one by one.")
+    now = clock.now_iso()
+    message_id = f"msg_{str(ULID()).lower()}"
+    entries = [_entry(ws, actor, str(ULID()).lower(), "message", ctx, message_id, task.taskId if task else None, args.text, now) for actor in recipients]
+    if task is not None:
+        log = ctx.activity(ws, task.boardId, "message.posted", f"Posted a message about {task.key} to {len(recipients)} member(s)", task_id=task.taskId,
+                           data={"messageId": message_id, "recipients": recipients}, at=now)
+    else:
+        from domain.store import governance as governance_store
+
+        log = governance_store.log_row(ws, "message.posted", "Posted a direct message", actor_id=ctx.user_id, source=ctx.source,
+                                       data={"messageId": message_id, "recipients": recipients})
+    try:
+        store.post(entries, workspace_id=ws, sender_id=ctx.user_id, log=log)
+    except Missing:
+        raise errors.not_found("member", ", ".join(recipients)) from None
+    return PostOutput(messageId=message_id, recipients=recipients, deliveredAt=now)
+
+
+class InboxInput(ToolInput):
+    workspace: WorkspaceArg
+    unread_only: bool = Field(default=False, description="Only entries no inbox read returned before.")
+    acknowledge: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(default_factory=list, max_length=100,
+                           description="in_… ids to acknowledge (an explicit fact, apart from reading).")]
+    limit: Annotated[int, Field(default=50, ge=1, le=200)]
+
+
+class InboxOutput(ToolOutput):
+    actorId: str = Field(description="Whose inbox: always the caller's.")
+    entries: list[InboxEntryView] = Field(description="Oldest first; readAt is set by this read where it was empty.")
+    unreadCount: int = Field(description="Unread before this read.")
+    acknowledged: list[str] = Field(description="The acknowledge ids now acknowledged.")
+
+
+@tool(
+    "mj_inbox",
+    title="Inbox",
+    description=(
+        "Your addressed entries (questions, answers, cancels, late replies, messages), oldest first. Returning an entry "
+        "records it as read; acknowledge records an explicit acknowledgement. Both keep their first time."
+    ),
+    area=COORDINATION,
+    scope="read",
+    idempotent=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    input_model=InboxInput,
+    output_model=InboxOutput,
+)
+def mj_inbox(ctx: CallContext, args: InboxInput) -> InboxOutput:
+    ws = ctx.target.workspace_id
+    entries = store.inbox(ws, ctx.user_id, per_shard=max(args.limit, 50))
+    by_id = {e.entryId: e for e in entries}
+    missing = [i for i in args.acknowledge if i not in by_id]
+    if missing:
+        raise errors.invalid("acknowledge", f"names entries not in your recent inbox: {', '.join(missing[:5])}", "Pass in_… ids that mj_inbox returned.")
+    unread = [e for e in entries if e.readAt is None]
+    shown = unread if args.unread_only else entries
+    shown = shown[-args.limit:]
+    acked = [by_id[i] for i in dict.fromkeys(args.acknowledge)]
+    store.stamp(entries, read=shown, acked=acked, at=clock.now_iso())
+    return InboxOutput(actorId=ctx.user_id, entries=[entry_view(e) for e in shown], unreadCount=len(unread), acknowledged=[e.entryId for e in acked])
+
+
+TOOLS = (mj_answer, mj_ask, mj_begin, mj_brief, mj_cancel_request, mj_inbox, mj_peers, mj_post, mj_reply_late, mj_request, mj_start_work,
+         mj_wait_request, mj_work_context)
