@@ -127,6 +127,12 @@ EXTRA: dict[str, SeedTool] = {
 # (seed 000), served only when asked for over HTTP and by default in jentrix mcp (domain.toolsets.OPT_IN).
 # Same table shape; counted apart from the catalog's 62.
 COORDINATION: dict[str, SeedTool] = {
+    "mj_accept_artifact": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_artifact": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_artifact_comments": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_finish": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_request_artifact_changes": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_submit_research": SeedTool("write", False, False, False, True, "coordination", "built"),
     "mj_answer": SeedTool("write", False, False, False, True, "coordination", "built"),
     "mj_ask": SeedTool("write", False, False, False, True, "coordination", "built"),
     "mj_begin": SeedTool("write", False, False, False, True, "coordination", "built"),

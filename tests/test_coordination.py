@@ -339,3 +339,57 @@ def test_post_to_a_task_reaches_its_followers_and_a_busy_inbox_is_spread(server_
     inbox = ok(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws, "unread_only": True, "limit": 100}))
     assert inbox["unreadCount"] == 24 and len(inbox["entries"]) == 24
     assert [e["deliveredAt"] for e in inbox["entries"]] == sorted(e["deliveredAt"] for e in inbox["entries"])
+
+
+# -- artifact review ------------------------------------------------------------------------------
+def _attach(server_url, actor, task_id, title):
+    return ok(call_tool(server_url, actor.token, "attach_artifact", {"workspaceId": actor.workspace_id, "type": "PR", "title": title,
+                                                                     "url": "https://example.com/pr/1", "taskId": task_id}))["artifact"]
+
+
+def test_review_only_by_the_named_reviewer_and_only_on_the_submitted_identity(server_url, coord_url, team):
+    from domain import clock
+    from domain.store import artifacts
+
+    owner, member = team
+    _, task = _board(server_url, owner)
+    b, c = member("Rev"), member("Other")
+    ws = owner.workspace_id
+    art = _attach(server_url, owner, task["id"], "First cut")
+    seen = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}))
+    digest = seen["artifact"]["digest"]
+    assert digest.startswith("sha256:") and seen["reviews"] == []
+    stale = err(call_tool(coord_url, owner.token, "mj_finish", {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "reviewer_actor_id": b.user_id,
+                                                               "artifacts": [{"artifact_id": art["id"], "digest": "sha256:0"}]}))
+    assert stale["code"] == "CONFLICT" and stale["current"]["digest"] == digest
+    submitted = ok(call_tool(coord_url, owner.token, "mj_finish", {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "reviewer_actor_id": b.user_id,
+                                                                   "artifacts": [{"artifact_id": art["id"], "digest": digest}], "note": "Ready"}))
+    review = submitted["review"]
+    assert review["state"] == "SUBMITTED" and "accepts nothing" not in submitted["notice"] and "nothing is accepted" in submitted["notice"]
+    assert [r["subjectId"] for r in ok(call_tool(coord_url, b.token, "mj_brief", {"workspace": ws}))["reviews"]] == [review["id"]]
+    decide = {"workspace": ws, "review_id": review["id"], "expected_revision": 1}
+    # not the reviewer: the submitter is FORBIDDEN, a bystander does not see it
+    assert err(call_tool(coord_url, owner.token, "mj_accept_artifact", {**decide, "idempotency_key": key()}))["code"] == "FORBIDDEN"
+    assert err(call_tool(coord_url, c.token, "mj_accept_artifact", {**decide, "idempotency_key": key()}))["code"] == "NOT_FOUND"
+    changes = ok(call_tool(coord_url, b.token, "mj_request_artifact_changes", {**decide, "idempotency_key": key(), "comment": "Add tests."}))
+    assert changes["review"]["state"] == "CHANGES_REQUESTED" and changes["review"]["comments"][0]["text"] == "Add tests."
+    assert err(call_tool(coord_url, b.token, "mj_accept_artifact", {**decide, "idempotency_key": key()}))["code"] == "CONFLICT"  # settled
+    read = ok(call_tool(coord_url, owner.token, "mj_artifact_comments", {"workspace": ws, "review_id": review["id"]}))["review"]
+    assert read["comments"][0]["fromActorId"] == b.user_id and read["comments"][0]["trust"] == "data"
+    # the second round: a new artifact, accepted; then a changed artifact blocks a decision
+    art2 = _attach(server_url, owner, task["id"], "With tests")
+    d2 = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art2["id"]}))["artifact"]["digest"]
+    second = ok(call_tool(coord_url, owner.token, "mj_finish", {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "reviewer_actor_id": b.user_id,
+                                                                "artifacts": [{"artifact_id": art2["id"], "digest": d2}]}))["review"]
+    accepted = ok(call_tool(coord_url, b.token, "mj_accept_artifact", {"workspace": ws, "idempotency_key": key(), "review_id": second["id"], "expected_revision": 1}))
+    assert accepted["review"]["state"] == "ACCEPTED" and accepted["review"]["decidedAt"]
+    art3 = _attach(server_url, owner, task["id"], "Third")
+    d3 = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art3["id"]}))["artifact"]["digest"]
+    third = ok(call_tool(coord_url, owner.token, "mj_submit_research", {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "reviewer_actor_id": b.user_id,
+                                                                        "artifacts": [{"artifact_id": art3["id"], "digest": d3}]}))["review"]
+    assert third["kind"] == "research"
+    artifacts.withdraw(artifacts.get(ws, art3["id"]), actor_id=owner.user_id, at=clock.now_iso())  # the artifact changes after submission
+    moved = err(call_tool(coord_url, b.token, "mj_accept_artifact", {"workspace": ws, "idempotency_key": key(), "review_id": third["id"], "expected_revision": 1}))
+    assert moved["code"] == "CONFLICT" and moved["current"]["reviewed"] == d3 and moved["current"]["digest"] != d3
+    context = ok(call_tool(coord_url, owner.token, "mj_work_context", {"workspace": ws, "task_id": task["id"]}))
+    assert [r["state"] for r in context["reviews"]] == ["SUBMITTED", "ACCEPTED", "CHANGES_REQUESTED"]

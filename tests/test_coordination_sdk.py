@@ -5,8 +5,9 @@ adapters, where the toolset is on by default).
 The scenario so far (the parts built): A starts work on a new task, B's overlapping claim is
 refused naming A, A finds B with mj_peers and asks; B's brief shows the question, B answers while
 A is waiting in mj_wait_request, and the wait returns the answer; a second question is cancelled
-and B's late reply stays attached without reopening it. (Artifact review and channel promotion
-are not built yet: docs/coordination.md.)"""
+and B's late reply stays attached without reopening it; A submits an artifact, B asks for
+changes, A submits a new one and B accepts it. (Channel promotion is not built yet:
+docs/coordination.md.)"""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def _key() -> str:
     return uuid.uuid4().hex
 
 
-async def scenario(a: Any, b: Any, ws: str, a_id: str, b_id: str, column_id: str) -> None:
+async def scenario(a: Any, b: Any, ws: str, a_id: str, b_id: str, column_id: str, workspace_id: str) -> None:
     call = lambda c, name, args: c.call_tool(name, {"workspace": ws, **args})  # noqa: E731
     started = structured(await call(a, "mj_start_work", {"idempotency_key": _key(), "column_id": column_id, "title": "Refactor the parser", "scope": ["src/parser"]}))
     task_id = started["task"]["id"]
@@ -59,6 +60,24 @@ async def scenario(a: Any, b: Any, ws: str, a_id: str, b_id: str, column_id: str
     context = structured(await call(b, "mj_work_context", {"task_id": task_id}))
     assert [c["actorId"] for c in context["claims"]] == [a_id] and not context["openRequests"] and len(context["closedRequests"]) == 2
 
+    # review: A finishes with an artifact, B asks for changes, A submits a new one, B accepts it
+    async def evidence(title: str) -> dict[str, str]:
+        art = structured(await a.call_tool("attach_artifact", {"workspaceId": workspace_id, "type": "PR", "title": title, "url": "https://example.com/pr/7", "taskId": task_id}))
+        seen = structured(await call(a, "mj_artifact", {"artifact_id": art["artifact"]["id"]}))
+        return {"artifact_id": art["artifact"]["id"], "digest": seen["artifact"]["digest"]}
+
+    first = structured(await call(a, "mj_finish", {"idempotency_key": _key(), "task_id": task_id, "reviewer_actor_id": b_id, "artifacts": [await evidence("Parser refactor")]}))
+    assert first["review"]["state"] == "SUBMITTED"
+    assert [r["subjectId"] for r in structured(await call(b, "mj_brief", {}))["reviews"]] == [first["review"]["id"]]
+    changes = structured(await call(b, "mj_request_artifact_changes", {"idempotency_key": _key(), "review_id": first["review"]["id"], "expected_revision": 1,
+                                                                      "comment": "Please keep the old entry point."}))
+    assert changes["review"]["state"] == "CHANGES_REQUESTED"
+    second = structured(await call(a, "mj_finish", {"idempotency_key": _key(), "task_id": task_id, "reviewer_actor_id": b_id, "artifacts": [await evidence("Parser refactor, v2")]}))
+    accepted = structured(await call(b, "mj_accept_artifact", {"idempotency_key": _key(), "review_id": second["review"]["id"], "expected_revision": 1}))
+    assert accepted["review"]["state"] == "ACCEPTED"
+    inbox = structured(await call(a, "mj_inbox", {}))
+    assert {"answer", "late_reply", "review"} <= {e["type"] for e in inbox["entries"]}
+
 
 def _setup(server_url: str, owner: Any) -> tuple[Any, str]:
     from domain import auth
@@ -73,9 +92,9 @@ def _setup(server_url: str, owner: Any) -> tuple[Any, str]:
 
 async def test_two_agents_coordinate_over_http(server_url, owner):
     (b_id, b_token), column = _setup(server_url, owner)
-    url = f"{server_url}/x/coordination"
+    url = f"{server_url}/x/coordination,artifacts"  # the coordination toolset, and attach_artifact
     async with mcp_client(url, owner.token) as a, mcp_client(url, b_token) as b:
-        await scenario(a, b, owner.workspace_id, owner.user_id, b_id, column)
+        await scenario(a, b, owner.workspace_id, owner.user_id, b_id, column, owner.workspace_id)
 
 
 async def test_two_agents_coordinate_over_stdio(stack, server_url, owner, tmp_path):
@@ -85,4 +104,4 @@ async def test_two_agents_coordinate_over_stdio(stack, server_url, owner, tmp_pa
             sdk_client(args, adapter_env(stack, b_token), "auto", tmp_path / "b.log") as b:
         names = {t.name for t in (await a.list_tools()).tools}
         assert {"mj_brief", "mj_ask", "create_task"} <= names  # on by default in jentrix mcp
-        await scenario(a, b, "", owner.user_id, b_id, column)
+        await scenario(a, b, "", owner.user_id, b_id, column, "")

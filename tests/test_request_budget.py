@@ -598,3 +598,13 @@ def test_coordination_tool_budgets(server_url, owner, board):
     _, c = check(url, peer_token, "mj_inbox", {"workspace": ws}, FIXED_WS + keys.INBOX_SHARDS + 1)
     assert c.ops["TransactWriteItems"] == 1
     check(url, peer_token, "mj_inbox", {"workspace": ws, "unread_only": True}, FIXED_WS + keys.INBOX_SHARDS)  # nothing new: no write
+    # review: the artifact's head read for its digest (one GetItem per artifact) + one transaction
+    art = ok(call_tool(server_url, owner.token, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "pr", "url": "https://example.com/pr", "taskId": t["id"]}))["artifact"]
+    seen, _ = check(url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}, FIXED_WS + 2)  # head GetItem + its task's Query
+    digest = seen["structuredContent"]["artifact"]["digest"]
+    res, _ = check(url, owner.token, "mj_finish", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "task_id": t["id"], "reviewer_actor_id": peer.userId,
+                                                   "artifacts": [{"artifact_id": art["id"], "digest": digest}]}, FIXED_WS + 1 + 1 + POWERTOOLS_FIRST_RUN)
+    review = res["structuredContent"]["review"]["id"]
+    check(url, peer_token, "mj_artifact_comments", {"workspace": ws, "review_id": review}, FIXED_WS)  # the review rides with the membership
+    check(url, peer_token, "mj_accept_artifact", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "review_id": review, "expected_revision": 1},
+          FIXED_WS + 1 + 1 + POWERTOOLS_FIRST_RUN)

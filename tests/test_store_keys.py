@@ -69,6 +69,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "claim head": (keys.claim_head("tk_e"), None),
     "peer request": (keys.peer_request("tk_e", "01j0abc"), None),
     "actor claim copy": (keys.actor_claim("ws_b", "usr_a", "tk_e"), None),
+    "review": (keys.review("tk_e", "01j0abc"), None),
     "inbox entry": (keys.inbox_entry("ws_b", "usr_a", "01j0abc"), None),
     "activity, by type": (keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"),
                           keys.activity_type_index("bd_c", "task.moved", "2026-12-01T10:00:00.000Z", "01j0abc")),

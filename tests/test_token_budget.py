@@ -41,7 +41,9 @@ ALL_SPECS = product_registry().ordered()
 # toolset (issue 29) is budgeted on its own below
 SPECS = [s for s in ALL_SPECS if s.area not in OPT_IN]
 COORDINATION_SPECS = [s for s in ALL_SPECS if s.area in OPT_IN]
-COORDINATION_BUDGET = 3_500  # tokens of the whole coordination toolset, when a connection asks for it
+# tokens of the whole coordination toolset when a connection asks for it (measured 3,590 with 19 tools,
+# each tool's larger count; room for the channel family)
+COORDINATION_BUDGET = 4_800
 PLANNED = [n for n, r in SEED.items() if r.status == "planned"]
 # measured: 4,922 (each tool's larger count; 4,889 bytes/4, 4,793 o200k), then 4,948 with get_board_snapshot's
 # limit and cursor (issue 24, item 13: its default answer became one page; docs/decisions.md)

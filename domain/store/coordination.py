@@ -22,7 +22,7 @@ from typing import Any
 from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
-from domain.store.models import ActivityRow, ActorClaimRow, ClaimHeadRow, InboxRow, PeerRequestRow, Row
+from domain.store.models import ActivityRow, ActorClaimRow, ClaimHeadRow, InboxRow, PeerRequestRow, ReviewRow, Row
 
 
 class ClaimRefused(Exception):
@@ -154,16 +154,19 @@ def actor_claims(workspace_id: str, actor_id: str) -> list[ActorClaimRow]:
     return [r for r in rows if isinstance(r, ActorClaimRow)]
 
 
-def around_task(task_id: str, limit: int = 100) -> tuple[ClaimHeadRow | None, list[PeerRequestRow]]:
-    """A task's claim head and its requests, newest request first (one Query of ``CO#<task>``)."""
+def around_task(task_id: str, limit: int = 200) -> tuple[ClaimHeadRow | None, list[PeerRequestRow], list[ReviewRow]]:
+    """A task's claim head, its requests and its reviews, newest first (one Query of ``CO#<task>``)."""
     found_head: ClaimHeadRow | None = None
     requests: list[PeerRequestRow] = []
+    reviews: list[ReviewRow] = []
     for row in Row.query(keys.coordination_partition(task_id), consistent_read=True, scan_index_forward=False, limit=limit + 1):
         if isinstance(row, ClaimHeadRow):
             found_head = row
         elif isinstance(row, PeerRequestRow):
             requests.append(row)
-    return found_head, requests
+        elif isinstance(row, ReviewRow):
+            reviews.append(row)
+    return found_head, requests, reviews
 
 
 # -- requests -------------------------------------------------------------------------------------
@@ -285,3 +288,75 @@ def stamp(entries: list[InboxRow], *, read: list[InboxRow], acked: list[InboxRow
         by_key.get((e.PK, e.SK), e).readAt = e.readAt or at
     for e in acked:
         by_key.get((e.PK, e.SK), e).ackedAt = e.ackedAt or at
+
+
+# -- reviews --------------------------------------------------------------------------------------
+def artifact_digest(head: Any) -> str:
+    """The identity a review is bound to: a SHA-256 over what makes the artifact what it is (its
+    content fields, its stored object's checksum, its times, whether it was withdrawn). Any change
+    to the artifact gives another digest."""
+    import hashlib
+    import json
+
+    fields = ("artifactId", "type", "title", "storage", "url", "objectKey", "sha256", "bodyChars", "updatedAt", "withdrawnAt")
+    data = {name: getattr(head, name, None) for name in fields}
+    data["bodyChars"] = int(data["bodyChars"]) if data["bodyChars"] is not None else None
+    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def get_review(task_id: str, ulid: str) -> ReviewRow | None:
+    try:
+        return ReviewRow.get(*keys.review(task_id, ulid), consistent_read=True)
+    except ReviewRow.DoesNotExist:
+        return None
+
+
+def submit(review: ReviewRow, entry: InboxRow, *, activity: ActivityRow) -> None:
+    """Store a new review and the reviewer's inbox entry (both members guarded), one transaction.
+
+    Raises:
+        Missing: the submitter or the reviewer is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(review, condition=Row.PK.does_not_exist())
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, review.workspaceId, review.submitterId)
+        member_store.guard(tx, review.workspaceId, review.reviewerId)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(review.reviewId) from failure
+
+
+def decide(current: ReviewRow, updated: ReviewRow, *, entry: InboxRow, close_entry: tuple[str, str], activity: ActivityRow, actor_id: str) -> None:
+    """Record the reviewer's decision if the review is still as read (state and revision).
+
+    Raises:
+        ReviewChanged: another decision committed first (``current`` is the stored row).
+        Missing: the reviewer's membership is gone.
+    """
+
+    def build(tx: Any) -> None:
+        cond = (ReviewRow.revision == int(current.revision)) & (ReviewRow.state == current.state)
+        tx.save(updated, condition=cond, return_values="ALL_OLD")
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        tx.update(InboxRow(*close_entry), actions=[InboxRow.closedAt.set(updated.updatedAt)], condition=Row.PK.exists())
+        member_store.guard(tx, current.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if member_store.guard_failed(failure, current.workspaceId, actor_id):
+            raise db.Missing(current.reviewId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise ReviewChanged(ReviewRow.from_raw_data(stored) if stored else None) from failure
+
+
+class ReviewChanged(Exception):
+    def __init__(self, current: ReviewRow | None) -> None:
+        super().__init__("review changed")
+        self.current = current

@@ -168,6 +168,11 @@ def peer_request(task_id: str, ulid: str) -> Key:
 REQUEST_PREFIX = "RQ#"
 
 
+def review(task_id: str, ulid: str) -> Key:
+    """``CO#<task> / RV#<ulid>``: one submitted review of artifacts on the task."""
+    return coordination_partition(task_id), f"RV#{ulid}"
+
+
 def actor_partition(workspace_id: str, actor_id: str) -> str:
     """``ACTOR#<ws>#<actor>``: an actor's own coordination index (its claims ``CLAIM#<task>``)."""
     return f"ACTOR#{workspace_id}#{actor_id}"

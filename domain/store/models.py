@@ -404,6 +404,27 @@ class PeerRequestRow(Row, discriminator="PeerRequest"):
     updatedAt = UnicodeAttribute()
 
 
+class ReviewRow(Row, discriminator="Review"):
+    """Review (``keys.review``): artifacts submitted on a task for one named reviewer, each bound to
+    its digest. SUBMITTED -> ACCEPTED | CHANGES_REQUESTED, under ``revision``."""
+
+    reviewId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    reviewKind = UnicodeAttribute()  # finish | research
+    state = UnicodeAttribute()
+    submitterId = UnicodeAttribute()
+    reviewerId = UnicodeAttribute()
+    artifacts = JSONAttribute(default=list)  # [{artifactId, digest}]
+    note = JSONAttribute(null=True)  # {text, by, byKind, at}
+    comments = JSONAttribute(default=list)
+    inboxSk = UnicodeAttribute()  # the reviewer's inbox entry
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    decidedAt = UnicodeAttribute(null=True)
+
+
 class InboxRow(Row, discriminator="Inbox"):
     """Inbox entry (``keys.inbox_entry``): something addressed to one actor. ``deliveredAt`` is
     when it was stored, ``readAt`` when an inbox read first returned it, ``ackedAt`` when the actor

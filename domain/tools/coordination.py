@@ -30,7 +30,8 @@ from domain.store import members as member_store
 from domain.store import sessions as session_store
 from domain.store import tasks as task_store
 from domain.store.db import Missing
-from domain.store.models import ActorClaimRow, ClaimHeadRow, InboxRow, MemberRow, PeerRequestRow, TaskDetailRow
+from domain.store import artifacts as artifact_store
+from domain.store.models import ActorClaimRow, ClaimHeadRow, InboxRow, MemberRow, PeerRequestRow, ReviewRow, TaskDetailRow
 from domain.text import has_visible
 from domain.tools.args import Redact, TitleArg
 
@@ -372,6 +373,7 @@ class WorkContextOutput(ToolOutput):
     openRequests: list[RequestView]
     closedRequests: list[RequestView] = Field(description="Answered or cancelled, newest first (at most 20).")
     revision: int = Field(description="The task's claim revision (0: never claimed).")
+    reviews: list[ReviewView] = Field(description="Reviews submitted on the task, newest first (at most 20).")
 
 
 @tool(
@@ -390,13 +392,14 @@ class WorkContextOutput(ToolOutput):
 )
 def mj_work_context(ctx: CallContext, args: WorkContextInput) -> WorkContextOutput:
     task = _live_task(ctx, args.task_id)
-    head, requests = store.around_task(task.taskId)
+    head, requests, reviews = store.around_task(task.taskId)
     now = clock.now_iso()
     claims = [claim_view(task.taskId, c) for c in store.live(list(head.claims) if head else [], now)]
     views = [request_view(r) for r in requests]
     return WorkContextOutput(
         task=_summary(task, False), claims=claims, openRequests=[v for v in views if v.state == "OPEN"],
         closedRequests=[v for v in views if v.state != "OPEN"][:20], revision=int(head.revision) if head else 0,
+        reviews=[review_view(r) for r in reviews[:20]],
     )
 
 
@@ -933,5 +936,299 @@ def mj_inbox(ctx: CallContext, args: InboxInput) -> InboxOutput:
     return InboxOutput(actorId=ctx.user_id, entries=[entry_view(e) for e in shown], unreadCount=len(unread), acknowledged=[e.entryId for e in acked])
 
 
-TOOLS = (mj_answer, mj_ask, mj_begin, mj_brief, mj_cancel_request, mj_inbox, mj_peers, mj_post, mj_reply_late, mj_request, mj_start_work,
-         mj_wait_request, mj_work_context)
+# -- artifact review: mj_finish, mj_submit_research, mj_artifact, mj_artifact_comments,
+# -- mj_accept_artifact, mj_request_artifact_changes ---------------------------------------------
+class EvidenceArg(ToolInput):
+    artifact_id: Annotated[str, Field(min_length=1, max_length=64, description="ar_… already attached (attach_artifact).")]
+    digest: Annotated[str, Field(min_length=1, max_length=80, description="The artifact's digest as mj_artifact shows it.")]
+
+
+class SubmitInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    task_id: TaskArg
+    reviewer_actor_id: Annotated[str, Field(min_length=1, max_length=64, description="usr_… who may accept it or ask for changes.")]
+    artifacts: Annotated[list[EvidenceArg], Field(min_length=1, max_length=10, description="Evidence: ids with their current digests.")]
+    note: Annotated[str | None, Field(default=None, min_length=1, max_length=8000, description="For the reviewer."), Redact]
+
+
+class Evidence(ToolOutput):
+    artifactId: str
+    digest: str = Field(description="The identity reviewed: a decision needs the artifact unchanged.")
+
+
+class ReviewView(ToolOutput):
+    id: str
+    taskId: str
+    kind: Literal["finish", "research"]
+    state: Literal["SUBMITTED", "ACCEPTED", "CHANGES_REQUESTED"]
+    submitterId: str
+    reviewerId: str
+    artifacts: list[Evidence]
+    note: PeerText | None
+    comments: list[PeerText] = Field(description="The reviewer's comments with each decision.")
+    revision: int
+    createdAt: str
+    decidedAt: str | None
+
+
+def review_view(r: ReviewRow) -> ReviewView:
+    return ReviewView(
+        id=r.reviewId, taskId=r.taskId, kind=r.reviewKind, state=r.state, submitterId=r.submitterId, reviewerId=r.reviewerId,
+        artifacts=[Evidence(artifactId=a["artifactId"], digest=a["digest"]) for a in r.artifacts], note=peer_text(r.note),
+        comments=[p for p in (peer_text(c) for c in (r.comments or [])) if p is not None], revision=int(r.revision), createdAt=r.createdAt, decidedAt=r.decidedAt,
+    )
+
+
+class ReviewOutput(ToolOutput):
+    review: ReviewView
+    notice: str | None = Field(default=None, description="What this outcome is, and what it is not.")
+
+
+def _current_evidence(ws: str, wanted: list[EvidenceArg]) -> list[dict[str, str]]:
+    out = []
+    for item in wanted:
+        head = artifact_store.get(ws, item.artifact_id)
+        if head is None:
+            raise errors.not_found("artifact", item.artifact_id)
+        digest = store.artifact_digest(head)
+        if head.withdrawnAt:
+            raise errors.invalid("artifacts", f"{item.artifact_id} was withdrawn", "Attach the evidence again and submit the new artifact.")
+        if digest != item.digest:
+            raise errors.conflict(f"Artifact {item.artifact_id} is not the one you named: its digest is now {digest}.",
+                                  "Read it with mj_artifact and submit the digest it shows.", current={"artifactId": item.artifact_id, "digest": digest})
+        out.append({"artifactId": item.artifact_id, "digest": digest})
+    return out
+
+
+def _submit(ctx: CallContext, args: SubmitInput, kind: str) -> ReviewOutput:
+    ws = ctx.target.workspace_id
+    task = _live_task(ctx, args.task_id)
+    if args.reviewer_actor_id == ctx.user_id:
+        raise errors.invalid("reviewer_actor_id", "is you; a review needs another member", "Pick a reviewer from mj_peers.")
+    reviewer = ctx.item(keys.member(ws, args.reviewer_actor_id))
+    if not isinstance(reviewer, MemberRow):
+        raise errors.not_found("member", args.reviewer_actor_id)
+    evidence = _current_evidence(ws, args.artifacts)
+    now = clock.now_iso()
+    ulid = str(ULID()).lower()
+    review_id = ids.new_review_id(_task_ref(task.taskId), ulid)
+    entry_ulid = str(ULID()).lower()
+    note = {"text": args.note, "by": ctx.user_id, "byKind": _kind(ctx), "at": now} if args.note else None
+    row = ReviewRow(*keys.review(task.taskId, ulid), reviewId=review_id, workspaceId=ws, taskId=task.taskId, reviewKind=kind, state="SUBMITTED",
+                    submitterId=ctx.user_id, reviewerId=reviewer.userId, artifacts=evidence, note=note, comments=[],
+                    inboxSk=keys.inbox_entry(ws, reviewer.userId, entry_ulid)[1], revision=1, createdAt=now, updatedAt=now)
+    entry = _entry(ws, reviewer.userId, entry_ulid, "review", ctx, review_id, task.taskId, args.note, now)
+    act = ctx.activity(ws, task.boardId, "review.submitted", f"Submitted {len(evidence)} artifact(s) on {task.key} for review by {reviewer.displayName}",
+                       task_id=task.taskId, data={"reviewId": review_id, "artifacts": [e["artifactId"] for e in evidence]}, at=now)
+    try:
+        store.submit(row, entry, activity=act)
+    except Missing:
+        raise errors.not_found("member", args.reviewer_actor_id) from None
+    return ReviewOutput(review=review_view(row), notice="Submitted for review: nothing was run and nothing is accepted until the reviewer decides.")
+
+
+def _submit_prefetch(where: Any, args: Any) -> Prefetch:
+    found: list[tuple[str, str]] = []
+    ref = ids.parse_task(args.task_id)
+    if ref is not None:
+        found.append(keys.task_full(ref.board_id, ref.number))
+    if ids.parse_user(args.reviewer_actor_id):
+        found.append(keys.member(where.workspace_id, args.reviewer_actor_id))
+    return Prefetch(items=tuple(found))
+
+
+_SUBMIT_POLICY: dict[str, Any] = dict(
+    area=COORDINATION, scope="write", keyed=True, target=target("workspace", "workspace"), min_role="MEMBER",
+    refs=(_TASK_REF, Ref("reviewer_actor_id", "user")), prefetch=_submit_prefetch, input_model=SubmitInput, output_model=ReviewOutput,
+)
+
+
+@tool(
+    "mj_finish",
+    title="Submit finished work",
+    description=(
+        "Submits evidence you already attached (artifact ids with the digests mj_artifact shows) for one named reviewer. "
+        "It runs no check and accepts nothing; an artifact whose digest moved is CONFLICT with the current one."
+    ),
+    **_SUBMIT_POLICY,
+)
+def mj_finish(ctx: CallContext, args: SubmitInput) -> ReviewOutput:
+    return _submit(ctx, args, "finish")
+
+
+@tool(
+    "mj_submit_research",
+    title="Submit research",
+    description="As mj_finish, for findings rather than a change: the artifacts (notes, reports) go to the named reviewer, marked as research.",
+    **_SUBMIT_POLICY,
+)
+def mj_submit_research(ctx: CallContext, args: SubmitInput) -> ReviewOutput:
+    return _submit(ctx, args, "research")
+
+
+def _review_of(ctx: CallContext, review_id: str) -> ReviewRow:
+    ref = ids.parse_review(review_id)
+    if ref is None or ref.task.workspace_id != ctx.target.workspace_id:
+        raise errors.not_found("review", review_id)
+    found = ctx.item(keys.review(ref.task_id, ref.ulid))
+    if not isinstance(found, ReviewRow):
+        raise errors.not_found("review", review_id)
+    return found
+
+
+def _review_prefetch(where: Any, args: Any) -> Prefetch:
+    ref = ids.parse_review(args.review_id)
+    if ref is None or ref.task.workspace_id != where.workspace_id:
+        return Prefetch()
+    return Prefetch(items=(keys.review(ref.task_id, ref.ulid),))
+
+
+class ArtifactInput(ToolInput):
+    workspace: WorkspaceArg
+    artifact_id: Annotated[str, Field(min_length=1, max_length=64, description="ar_…")]
+
+
+class ArtifactSummary(ToolOutput):
+    id: str
+    type: str
+    title: str
+    taskId: str | None
+    createdBy: str
+    createdAt: str
+    withdrawn: bool
+    digest: str = Field(description="Pass it to mj_finish; a review's decision needs it unchanged.")
+
+
+class ArtifactReviewOutput(ToolOutput):
+    artifact: ArtifactSummary
+    reviews: list[ReviewView] = Field(description="Reviews of it on its task, newest first.")
+
+
+@tool(
+    "mj_artifact",
+    title="Artifact identity and reviews",
+    description="An artifact's identity for review (its digest) and the reviews it is part of on its task. get_artifact returns its content.",
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    input_model=ArtifactInput,
+    output_model=ArtifactReviewOutput,
+)
+def mj_artifact(ctx: CallContext, args: ArtifactInput) -> ArtifactReviewOutput:
+    head = artifact_store.get(ctx.target.workspace_id, args.artifact_id)
+    if head is None:
+        raise errors.not_found("artifact", args.artifact_id)
+    reviews: list[ReviewView] = []
+    if head.taskId:
+        _, _, found = store.around_task(head.taskId)
+        reviews = [review_view(r) for r in found if any(a["artifactId"] == head.artifactId for a in r.artifacts)]
+    summary = ArtifactSummary(id=head.artifactId, type=head.type, title=head.title, taskId=head.taskId, createdBy=head.createdBy, createdAt=head.createdAt,
+                              withdrawn=bool(head.withdrawnAt), digest=store.artifact_digest(head))
+    return ArtifactReviewOutput(artifact=summary, reviews=reviews)
+
+
+class CommentsInput(ToolInput):
+    workspace: WorkspaceArg
+    review_id: Annotated[str, Field(min_length=1, max_length=120, description="rv_… from mj_finish or mj_submit_research.")]
+
+
+@tool(
+    "mj_artifact_comments",
+    title="Review comments",
+    description="One review as it stands: its evidence and digests, the submitter's note and the reviewer's comments. Only its submitter and reviewer can read it.",
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    prefetch=_review_prefetch,
+    input_model=CommentsInput,
+    output_model=ReviewOutput,
+)
+def mj_artifact_comments(ctx: CallContext, args: CommentsInput) -> ReviewOutput:
+    found = _review_of(ctx, args.review_id)
+    if ctx.user_id not in (found.submitterId, found.reviewerId):
+        raise errors.not_found("review", args.review_id)
+    return ReviewOutput(review=review_view(found))
+
+
+class DecideInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    review_id: Annotated[str, Field(min_length=1, max_length=120, description="rv_…")]
+    expected_revision: Annotated[int, Field(ge=1, description="The review's revision as you read it.")]
+    comment: Annotated[str | None, Field(default=None, min_length=1, max_length=8000, description="For the submitter."), Redact]
+
+
+def _decide(ctx: CallContext, args: DecideInput, state: str, type_: str) -> ReviewOutput:
+    current = _review_of(ctx, args.review_id)
+    if ctx.user_id not in (current.submitterId, current.reviewerId):
+        raise errors.not_found("review", args.review_id)
+    if current.reviewerId != ctx.user_id:
+        raise errors.forbidden(f"Only the named reviewer ({current.reviewerId}) decides {current.reviewId}.", "Ask the reviewer (mj_ask) or submit again to another.")
+    if int(current.revision) != args.expected_revision or current.state != "SUBMITTED":
+        raise errors.conflict(f"Review {current.reviewId} is {current.state} at revision {int(current.revision)}; you read revision {args.expected_revision}.",
+                              "Read it again with mj_artifact_comments; a decided review is settled (the submitter sends a new one).",
+                              current=review_view(current).model_dump(mode="json"))
+    ws = current.workspaceId
+    for item in current.artifacts:
+        head = artifact_store.get(ws, item["artifactId"])
+        digest = store.artifact_digest(head) if head is not None else None
+        if digest != item["digest"]:
+            raise errors.conflict(f"Artifact {item['artifactId']} changed since it was submitted: its digest is now {digest}.",
+                                  "Decide only on the evidence submitted; the submitter can send the changed artifact in a new review.",
+                                  current={"artifactId": item["artifactId"], "digest": digest, "reviewed": item["digest"]})
+    now = clock.now_iso()
+    updated = ReviewRow.from_raw_data(current.serialize())
+    updated.state, updated.revision, updated.updatedAt, updated.decidedAt = state, int(current.revision) + 1, now, now
+    if args.comment:
+        updated.comments = [*(current.comments or []), {"text": args.comment, "by": ctx.user_id, "byKind": _kind(ctx), "at": now}]
+    entry = _entry(ws, current.submitterId, str(ULID()).lower(), "review", ctx, current.reviewId, current.taskId, args.comment, now)
+    ref = ids.parse_review(current.reviewId)
+    assert ref is not None
+    close = (keys.inbox_partition(ws, current.reviewerId, keys.inbox_shard(current.inboxSk.removeprefix(keys.INBOX_PREFIX))), current.inboxSk)
+    act = ctx.activity(ws, ref.task.board_id, type_, f"Review {state.lower().replace('_', ' ')}", task_id=current.taskId, data={"reviewId": current.reviewId}, at=now)
+    try:
+        store.decide(current, updated, entry=entry, close_entry=close, activity=act, actor_id=ctx.user_id)
+    except store.ReviewChanged as moved:
+        raise errors.conflict(f"Review {current.reviewId} changed meanwhile.", "Read it again with mj_artifact_comments.",
+                              current=review_view(moved.current).model_dump(mode="json") if moved.current else None) from None
+    except Missing:
+        raise errors.not_found("review", current.reviewId) from None
+    return ReviewOutput(review=review_view(updated))
+
+
+_DECIDE_POLICY: dict[str, Any] = dict(
+    area=COORDINATION, scope="write", keyed=True, target=target("workspace", "workspace"), min_role="MEMBER", prefetch=_review_prefetch,
+    input_model=DecideInput, output_model=ReviewOutput,
+)
+
+
+@tool(
+    "mj_accept_artifact",
+    title="Accept reviewed work",
+    description="The named reviewer accepts a submitted review, at the revision read, only while every artifact still has the digest that was submitted (else CONFLICT with the current digest).",
+    **_DECIDE_POLICY,
+)
+def mj_accept_artifact(ctx: CallContext, args: DecideInput) -> ReviewOutput:
+    return _decide(ctx, args, "ACCEPTED", "review.accepted")
+
+
+@tool(
+    "mj_request_artifact_changes",
+    title="Request changes",
+    description="The named reviewer sends a submitted review back with a comment; same revision and digest rules as mj_accept_artifact. The submitter answers with a new submission.",
+    **_DECIDE_POLICY,
+)
+def mj_request_artifact_changes(ctx: CallContext, args: DecideInput) -> ReviewOutput:
+    if args.comment is None or not has_visible(args.comment):
+        raise errors.invalid("comment", "is required: say what should change", "Add a comment for the submitter.")
+    return _decide(ctx, args, "CHANGES_REQUESTED", "review.changes_requested")
+
+
+TOOLS = (mj_accept_artifact, mj_answer, mj_artifact, mj_artifact_comments, mj_ask, mj_begin, mj_brief, mj_cancel_request, mj_finish, mj_inbox,
+         mj_peers, mj_post, mj_reply_late, mj_request, mj_request_artifact_changes, mj_start_work, mj_submit_research, mj_wait_request,
+         mj_work_context)
