@@ -70,8 +70,9 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     assert not [n for n in plain if n.startswith("mj_")]
     assert "create_task" in plain
     asked = [t["name"] for t in _list(coord_url, owner.token)["result"]["tools"]]
-    assert set(asked) == {"mj_answer", "mj_ask", "mj_begin", "mj_brief", "mj_cancel_request", "mj_peers", "mj_reply_late", "mj_request",
-                          "mj_start_work", "mj_wait_request", "mj_work_context"}
+    from domain.catalog import COORDINATION
+
+    assert set(asked) == set(COORDINATION) and len(asked) == 23
     header = [t["name"] for t in _list(server_url, owner.token, {"X-MCP-Toolsets": "coordination,tasks"})["result"]["tools"]]
     assert "mj_brief" in header and "create_task" in header and "list_members" not in header
     # calling one on the default endpoint: unknown here, and the message says how to ask for it
@@ -393,3 +394,40 @@ def test_review_only_by_the_named_reviewer_and_only_on_the_submitted_identity(se
     assert moved["code"] == "CONFLICT" and moved["current"]["reviewed"] == d3 and moved["current"]["digest"] != d3
     context = ok(call_tool(coord_url, owner.token, "mj_work_context", {"workspace": ws, "task_id": task["id"]}))
     assert [r["state"] for r in context["reviews"]] == ["SUBMITTED", "ACCEPTED", "CHANGES_REQUESTED"]
+
+
+# -- channels -------------------------------------------------------------------------------------
+def test_channel_message_promoted_once_to_an_unclaimed_task(server_url, coord_url, team):
+    owner, member = team
+    cols, _ = _board(server_url, owner)
+    b = member("Ida")
+    ws = owner.workspace_id
+    channel = f"ideas-{uuid.uuid4().hex[:8]}"
+    posted = ok(call_tool(coord_url, b.token, "mj_post", {"workspace": ws, "idempotency_key": key(), "channel": channel, "text": "Cache the schema\nIt is read on every call."}))
+    assert posted["messageId"].startswith("chm_") and posted["recipients"] == []
+    assert ok(call_tool(coord_url, b.token, "mj_inbox", {"workspace": ws}))["entries"] == []  # a channel addresses nobody
+    listed = {c["name"]: c for c in ok(call_tool(coord_url, owner.token, "mj_channels", {"workspace": ws}))["channels"]}
+    assert listed[channel]["messageCount"] == 1
+    msgs = ok(call_tool(coord_url, owner.token, "mj_channel_messages", {"workspace": ws, "channel": channel}))["messages"]
+    assert msgs[0]["id"] == posted["messageId"] and msgs[0]["content"]["fromActorId"] == b.user_id and msgs[0]["content"]["trust"] == "data"
+    args = {"workspace": ws, "channel": channel, "message_id": posted["messageId"], "column_id": cols[0]}
+    barrier = threading.Barrier(4)
+
+    def promote(i):
+        barrier.wait()
+        return call_tool(coord_url, (owner if i % 2 else b).token, "mj_promote_message", {**args, "idempotency_key": key()})
+
+    with ThreadPoolExecutor(4) as pool:
+        results = [ok(r) if not r["isError"] else err(r) for r in pool.map(promote, range(4))]
+    done = [r for r in results if "promotion" in r]
+    assert len({r["promotion"]["taskId"] for r in done}) == 1 and sum(r["created"] for r in done) == 1, results
+    assert all(r.get("code") == "CONFLICT" for r in results if "promotion" not in r)
+    task_id = done[0]["promotion"]["taskId"]
+    task = ok(call_tool(server_url, owner.token, "get_task", {"taskId": task_id}))["task"]
+    assert task["title"] == "Cache the schema" and task["assigneeIds"] == [] if "assigneeIds" in task else task["title"] == "Cache the schema"
+    assert ok(call_tool(coord_url, owner.token, "mj_work_context", {"workspace": ws, "task_id": task_id}))["claims"] == []  # nobody started it
+    again = ok(call_tool(coord_url, owner.token, "mj_promote_message", {**args, "idempotency_key": key()}))
+    assert not again["created"] and again["promotion"]["taskId"] == task_id
+    promos = ok(call_tool(coord_url, owner.token, "mj_promotions", {"workspace": ws, "channel": channel}))["promotions"]
+    assert [p["taskId"] for p in promos] == [task_id]
+    assert err(call_tool(coord_url, owner.token, "mj_promote_message", {**args, "idempotency_key": key(), "message_id": "chm_nope"}))["code"] == "NOT_FOUND"

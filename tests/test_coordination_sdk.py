@@ -6,8 +6,8 @@ The scenario so far (the parts built): A starts work on a new task, B's overlapp
 refused naming A, A finds B with mj_peers and asks; B's brief shows the question, B answers while
 A is waiting in mj_wait_request, and the wait returns the answer; a second question is cancelled
 and B's late reply stays attached without reopening it; A submits an artifact, B asks for
-changes, A submits a new one and B accepts it. (Channel promotion is not built yet:
-docs/coordination.md.)"""
+changes, A submits a new one and B accepts it; B's channel message is promoted by A to an unclaimed
+task."""
 
 from __future__ import annotations
 
@@ -77,6 +77,15 @@ async def scenario(a: Any, b: Any, ws: str, a_id: str, b_id: str, column_id: str
     assert accepted["review"]["state"] == "ACCEPTED"
     inbox = structured(await call(a, "mj_inbox", {}))
     assert {"answer", "late_reply", "review"} <= {e["type"] for e in inbox["entries"]}
+
+    # a channel message promoted to an unclaimed task
+    channel = f"ideas-{uuid.uuid4().hex[:8]}"
+    posted = structured(await call(b, "mj_post", {"idempotency_key": _key(), "channel": channel, "text": "Fuzz the lexer"}))
+    messages = structured(await call(a, "mj_channel_messages", {"channel": channel}))["messages"]
+    assert [m["id"] for m in messages] == [posted["messageId"]]
+    promoted = structured(await call(a, "mj_promote_message", {"idempotency_key": _key(), "channel": channel, "message_id": posted["messageId"], "column_id": column_id}))
+    assert promoted["created"] and promoted["promotion"]["messageId"] == posted["messageId"]
+    assert structured(await call(a, "mj_work_context", {"task_id": promoted["promotion"]["taskId"]}))["claims"] == []
 
 
 def _setup(server_url: str, owner: Any) -> tuple[Any, str]:

@@ -608,3 +608,13 @@ def test_coordination_tool_budgets(server_url, owner, board):
     check(url, peer_token, "mj_artifact_comments", {"workspace": ws, "review_id": review}, FIXED_WS)  # the review rides with the membership
     check(url, peer_token, "mj_accept_artifact", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "review_id": review, "expected_revision": 1},
           FIXED_WS + 1 + 1 + POWERTOOLS_FIRST_RUN)
+    # channels: the message, the channel entry's ADD, the guard and the log row in one transaction
+    res, _ = check(url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "channel": "ideas", "text": "idea"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    message = res["structuredContent"]["messageId"]
+    check(url, owner.token, "mj_channels", {"workspace": ws}, FIXED_WS + 1)
+    check(url, owner.token, "mj_channel_messages", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)
+    promote = {"workspace": ws, "channel": "ideas", "message_id": message, "column_id": board["cols"][0]}
+    # message + promotion GetItems, the task number's UpdateItem, one transaction
+    check(url, owner.token, "mj_promote_message", {**promote, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + 4 + POWERTOOLS_FIRST_RUN)
+    check(url, peer_token, "mj_promote_message", {**promote, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)  # promoted already
+    check(url, owner.token, "mj_promotions", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)

@@ -22,7 +22,9 @@ from typing import Any
 from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
-from domain.store.models import ActivityRow, ActorClaimRow, ClaimHeadRow, InboxRow, PeerRequestRow, ReviewRow, Row
+from domain.store.models import (
+    ActivityRow, ActorClaimRow, ChannelMessageRow, ChannelRow, ClaimHeadRow, InboxRow, PeerRequestRow, PromotionRow, ReviewRow, Row,
+)
 
 
 class ClaimRefused(Exception):
@@ -360,3 +362,59 @@ class ReviewChanged(Exception):
     def __init__(self, current: ReviewRow | None) -> None:
         super().__init__("review changed")
         self.current = current
+
+
+# -- channels ---------------------------------------------------------------------------------------
+def post_to_channel(message: ChannelMessageRow, *, sender_id: str, log: Any) -> None:
+    """Append a message to a channel and count it on the channel's entry (created by the first post)."""
+
+    def build(tx: Any) -> None:
+        tx.save(message, condition=Row.PK.does_not_exist())
+        entry = ChannelRow(*keys.channel_entry(message.workspaceId, message.channel))
+        # an update makes the entry on the first post: it sets the item type (kind) itself
+        tx.update(entry, actions=[ChannelRow.kind.set(ChannelRow), ChannelRow.name.set(message.channel), ChannelRow.workspaceId.set(message.workspaceId),
+                                  ChannelRow.messageCount.add(1), ChannelRow.lastMessageAt.set(message.postedAt)])
+        member_store.guard(tx, message.workspaceId, sender_id)
+        tx.save(log)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(message.workspaceId) from failure
+
+
+def channels(workspace_id: str) -> list[ChannelRow]:
+    rows = ChannelRow.query(keys.channels_partition(workspace_id), consistent_read=True)
+    return [r for r in rows if isinstance(r, ChannelRow)]
+
+
+def channel_messages(workspace_id: str, channel: str, limit: int) -> list[ChannelMessageRow]:
+    rows = ChannelMessageRow.query(keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.CHANNEL_MESSAGE_PREFIX),
+                                   consistent_read=True, scan_index_forward=False, limit=limit)
+    return [r for r in rows if isinstance(r, ChannelMessageRow)][:limit]
+
+
+def channel_message(workspace_id: str, channel: str, message_id: str) -> ChannelMessageRow | None:
+    if not message_id.startswith("chm_"):
+        return None
+    try:
+        return ChannelMessageRow.get(*keys.channel_message(workspace_id, channel, message_id.removeprefix("chm_")), consistent_read=True)
+    except ChannelMessageRow.DoesNotExist:
+        return None
+
+
+def new_promotion(workspace_id: str, channel: str, message_id: str, task_id: str, actor_id: str, at: str) -> PromotionRow:
+    return PromotionRow(*keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), workspaceId=workspace_id, channel=channel,
+                        messageId=message_id, target="task", taskId=task_id, promotedBy=actor_id, promotedAt=at)
+
+
+def promotion(workspace_id: str, channel: str, message_id: str) -> PromotionRow | None:
+    try:
+        return PromotionRow.get(*keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), consistent_read=True)
+    except PromotionRow.DoesNotExist:
+        return None
+
+
+def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
+    rows = PromotionRow.query(keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.PROMOTION_PREFIX), consistent_read=True)
+    return [r for r in rows if isinstance(r, PromotionRow)]

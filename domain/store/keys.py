@@ -205,6 +205,32 @@ def inbox_entry(workspace_id: str, actor_id: str, ulid: str) -> Key:
 INBOX_PREFIX = "IN#"
 
 
+def channels_partition(workspace_id: str) -> str:
+    """``CHANNELS#<ws>``: one entry per channel of the workspace (mj_channels)."""
+    return f"CHANNELS#{workspace_id}"
+
+
+def channel_entry(workspace_id: str, channel: str) -> Key:
+    return channels_partition(workspace_id), f"CH#{channel}"
+
+
+def channel_partition(workspace_id: str, channel: str) -> str:
+    """``CH#<ws>#<channel>``: a channel's messages ``M#<ulid>`` and their promotions ``P#<ulid>#<target>``."""
+    return f"CH#{workspace_id}#{channel}"
+
+
+def channel_message(workspace_id: str, channel: str, ulid: str) -> Key:
+    return channel_partition(workspace_id, channel), f"M#{ulid}"
+
+
+def promotion(workspace_id: str, channel: str, ulid: str, target: str) -> Key:
+    return channel_partition(workspace_id, channel), f"P#{ulid}#{target}"
+
+
+CHANNEL_MESSAGE_PREFIX = "M#"
+PROMOTION_PREFIX = "P#"
+
+
 def comment(task_id: str, ulid: str) -> Key:
     return task_side_partition(task_id), f"CM#{ulid}"
 

@@ -425,6 +425,40 @@ class ReviewRow(Row, discriminator="Review"):
     decidedAt = UnicodeAttribute(null=True)
 
 
+class ChannelRow(Row, discriminator="Channel"):
+    """Channel entry (``keys.channel_entry``): made by the first post, counted by every post."""
+
+    name = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    messageCount = NumberAttribute(default=0)
+    lastMessageAt = UnicodeAttribute()
+
+
+class ChannelMessageRow(Row, discriminator="ChannelMessage"):
+    """Channel message (``keys.channel_message``): retained, addressed to nobody."""
+
+    messageId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    channel = UnicodeAttribute()
+    fromId = UnicodeAttribute()
+    fromKind = UnicodeAttribute()
+    text = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)
+    postedAt = UnicodeAttribute()
+
+
+class PromotionRow(Row, discriminator="Promotion"):
+    """Promotion (``keys.promotion``): a channel message made into a task, once per message and target."""
+
+    workspaceId = UnicodeAttribute()
+    channel = UnicodeAttribute()
+    messageId = UnicodeAttribute()
+    target = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    promotedBy = UnicodeAttribute()
+    promotedAt = UnicodeAttribute()
+
+
 class InboxRow(Row, discriminator="Inbox"):
     """Inbox entry (``keys.inbox_entry``): something addressed to one actor. ``deliveredAt`` is
     when it was stored, ``readAt`` when an inbox read first returned it, ``ackedAt`` when the actor

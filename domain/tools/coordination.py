@@ -31,7 +31,9 @@ from domain.store import sessions as session_store
 from domain.store import tasks as task_store
 from domain.store.db import Missing
 from domain.store import artifacts as artifact_store
-from domain.store.models import ActorClaimRow, ClaimHeadRow, InboxRow, MemberRow, PeerRequestRow, ReviewRow, TaskDetailRow
+from domain.store.models import (
+    ActorClaimRow, ChannelMessageRow, ClaimHeadRow, InboxRow, MemberRow, PeerRequestRow, PromotionRow, ReviewRow, TaskDetailRow,
+)
 from domain.text import has_visible
 from domain.tools.args import Redact, TitleArg
 
@@ -818,6 +820,7 @@ class PostInput(ToolInput):
     text: TextArg
     to_actor_id: Annotated[str | None, Field(default=None, min_length=1, max_length=64, description="usr_… to message one member.")]
     task_id: Annotated[str | None, Field(default=None, min_length=1, max_length=80, description="tk_…: the message is about it; without to_actor_id it goes to the task's followers (assignees and live claim holders).")]
+    channel: Annotated[str | None, Field(default=None, min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9-]*$", description="Post to this channel instead (a-z, 0-9, -); made by its first post.")]
 
 
 class PostOutput(ToolOutput):
@@ -856,8 +859,12 @@ def _post_prefetch(where: Any, args: Any) -> Prefetch:
 def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
     if not has_visible(args.text):
         raise errors.invalid("text", "must contain visible characters")
+    if args.channel is not None:
+        if args.to_actor_id is not None:
+            raise errors.invalid("channel", "and to_actor_id cannot go together", "Post to a channel or to a member, not both.")
+        return _post_to_channel(ctx, args)
     if args.to_actor_id is None and args.task_id is None:
-        raise errors.invalid("to_actor_id", "or task_id is required", "Name a member (mj_peers) or a task whose followers should get it.")
+        raise errors.invalid("to_actor_id", "or task_id is required", "Name a member (mj_peers), a task whose followers should get it, or a channel.")
     ws = ctx.target.workspace_id
     task = _live_task(ctx, args.task_id) if args.task_id else None
     if args.to_actor_id is not None:
@@ -889,6 +896,25 @@ def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
     except Missing:
         raise errors.not_found("member", ", ".join(recipients)) from None
     return PostOutput(messageId=message_id, recipients=recipients, deliveredAt=now)
+
+
+def _post_to_channel(ctx: CallContext, args: PostInput) -> PostOutput:
+    from domain.store import governance as governance_store
+
+    ws = ctx.target.workspace_id
+    task = _live_task(ctx, args.task_id) if args.task_id else None
+    now = clock.now_iso()
+    ulid = str(ULID()).lower()
+    assert args.channel is not None
+    row = ChannelMessageRow(*keys.channel_message(ws, args.channel, ulid), messageId=f"chm_{ulid}", workspaceId=ws, channel=args.channel,
+                            fromId=ctx.user_id, fromKind=_kind(ctx), text=args.text, taskId=task.taskId if task else None, postedAt=now)
+    log = governance_store.log_row(ws, "message.posted", f"Posted in #{args.channel}", actor_id=ctx.user_id, source=ctx.source,
+                                   data={"messageId": row.messageId, "channel": args.channel})
+    try:
+        store.post_to_channel(row, sender_id=ctx.user_id, log=log)
+    except Missing:
+        raise errors.not_found("workspace", ws) from None
+    return PostOutput(messageId=row.messageId, recipients=[], deliveredAt=now)
 
 
 class InboxInput(ToolInput):
@@ -936,8 +962,7 @@ def mj_inbox(ctx: CallContext, args: InboxInput) -> InboxOutput:
     return InboxOutput(actorId=ctx.user_id, entries=[entry_view(e) for e in shown], unreadCount=len(unread), acknowledged=[e.entryId for e in acked])
 
 
-# -- artifact review: mj_finish, mj_submit_research, mj_artifact, mj_artifact_comments,
-# -- mj_accept_artifact, mj_request_artifact_changes ---------------------------------------------
+# -- reviews of submitted evidence (the review family; docs/coordination.md) -----------------------
 class EvidenceArg(ToolInput):
     artifact_id: Annotated[str, Field(min_length=1, max_length=64, description="ar_… already attached (attach_artifact).")]
     digest: Annotated[str, Field(min_length=1, max_length=80, description="The artifact's digest as mj_artifact shows it.")]
@@ -1229,6 +1254,198 @@ def mj_request_artifact_changes(ctx: CallContext, args: DecideInput) -> ReviewOu
     return _decide(ctx, args, "CHANGES_REQUESTED", "review.changes_requested")
 
 
-TOOLS = (mj_accept_artifact, mj_answer, mj_artifact, mj_artifact_comments, mj_ask, mj_begin, mj_brief, mj_cancel_request, mj_finish, mj_inbox,
-         mj_peers, mj_post, mj_reply_late, mj_request, mj_request_artifact_changes, mj_start_work, mj_submit_research, mj_wait_request,
-         mj_work_context)
+# -- channels (docs/coordination.md, "Channels") ------------------------------------------------------
+ChannelArg = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z0-9][a-z0-9-]*$", description="Channel name: a-z, 0-9, -.")]
+
+
+class ChannelView(ToolOutput):
+    name: str
+    messageCount: int
+    lastMessageAt: str
+
+
+class ChannelsInput(ToolInput):
+    workspace: WorkspaceArg
+
+
+class ChannelsOutput(ToolOutput):
+    channels: list[ChannelView] = Field(description="By name.")
+
+
+@tool(
+    "mj_channels",
+    title="Channels",
+    description="The workspace's channels (made by the first mj_post to them), with message counts and the time of the last message.",
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    input_model=ChannelsInput,
+    output_model=ChannelsOutput,
+)
+def mj_channels(ctx: CallContext, args: ChannelsInput) -> ChannelsOutput:
+    rows = store.channels(ctx.target.workspace_id)
+    return ChannelsOutput(channels=[ChannelView(name=r.name, messageCount=int(r.messageCount), lastMessageAt=r.lastMessageAt) for r in rows])
+
+
+class ChannelMessageView(ToolOutput):
+    id: str
+    channel: str
+    content: PeerText
+
+
+class ChannelMessagesInput(ToolInput):
+    workspace: WorkspaceArg
+    channel: ChannelArg
+    limit: Annotated[int, Field(default=50, ge=1, le=200)]
+
+
+class ChannelMessagesOutput(ToolOutput):
+    messages: list[ChannelMessageView] = Field(description="Newest first.")
+
+
+@tool(
+    "mj_channel_messages",
+    title="Channel messages",
+    description="The newest messages of one channel. Reading a channel marks nothing and addresses nobody.",
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    input_model=ChannelMessagesInput,
+    output_model=ChannelMessagesOutput,
+)
+def mj_channel_messages(ctx: CallContext, args: ChannelMessagesInput) -> ChannelMessagesOutput:
+    rows = store.channel_messages(ctx.target.workspace_id, args.channel, args.limit)
+    return ChannelMessagesOutput(messages=[_message_view(r) for r in rows])
+
+
+def _message_view(r: ChannelMessageRow) -> ChannelMessageView:
+    return ChannelMessageView(id=r.messageId, channel=r.channel, content=PeerText(text=r.text, fromActorId=r.fromId, fromKind=r.fromKind, at=r.postedAt))
+
+
+class PromoteInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    channel: ChannelArg
+    message_id: Annotated[str, Field(min_length=1, max_length=40, description="chm_… from mj_channel_messages.")]
+    column_id: Annotated[str, Field(min_length=1, max_length=80, description="cl_… where the unclaimed task is created.")]
+    title: TitleArg | None = None
+
+
+class PromotionView(ToolOutput):
+    messageId: str
+    channel: str
+    target: Literal["task"]
+    taskId: str
+    promotedBy: str
+    promotedAt: str
+
+
+class PromoteOutput(ToolOutput):
+    promotion: PromotionView
+    created: bool = Field(description="false: the message had been promoted already; this is that promotion.")
+    notice: str = Field(description="Promotion starts nothing: the task is unclaimed and unassigned.")
+
+
+@tool(
+    "mj_promote_message",
+    title="Promote a channel message",
+    description=(
+        "Turns a channel message into an unclaimed, unassigned task in a column (its text becomes the description). "
+        "A message is promoted once: promoting it again answers the first promotion. Nothing is started or accepted."
+    ),
+    area=COORDINATION,
+    scope="write",
+    keyed=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("column_id", "column"),),
+    prefetch=lambda where, args: Prefetch(items=(keys.column(p[1], args.column_id),)) if (p := ids.parse_column(args.column_id)) else Prefetch(),
+    input_model=PromoteInput,
+    output_model=PromoteOutput,
+)
+def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
+    from domain.store.idempotency_markers import marker_for
+
+    ws = ctx.target.workspace_id
+    message = store.channel_message(ws, args.channel, args.message_id)
+    if message is None:
+        raise errors.not_found("message", args.message_id)
+    notice = "An unclaimed task: nobody was assigned, nothing was started or accepted."
+    earlier = store.promotion(ws, args.channel, args.message_id)
+    if earlier is not None:
+        return PromoteOutput(promotion=_promotion_view(earlier), created=False, notice=notice)
+    parsed = ids.parse_column(args.column_id)
+    assert parsed is not None
+    board_id = parsed[1]
+    title = (args.title or message.text.strip().splitlines()[0])[:200].strip() or "Promoted message"
+    now = clock.now_iso()
+    # one promotion per message and target, whoever asks: the creation marker is keyed by them
+    marker = marker_for("promotion", ws, "mj_promote_message", f"{args.channel}:{args.message_id}:task", "", "")
+    made: list[Any] = []
+
+    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
+        return task_store.new_detail(workspace_prefix=wsrow.taskPrefix, board_id=board_id, column_id=args.column_id, number=number, rank=rank,
+                                     title=title, priority="NONE", due=None, description=message.text, created_by=ctx.user_id)
+
+    def activity_for(detail: TaskDetailRow, column: Any) -> Any:
+        return ctx.activity(ws, board_id, "message.promoted", f"Promoted a #{args.channel} message to {detail.key}", task_id=detail.taskId,
+                            data={"messageId": args.message_id, "channel": args.channel}, at=detail.createdAt)
+
+    def extra(tx: Any, detail: TaskDetailRow) -> None:
+        row = store.new_promotion(ws, args.channel, args.message_id, detail.taskId, ctx.user_id, now)
+        made[:] = [row]
+        tx.save(row)
+
+    try:
+        task_store.create(workspace_id=ws, board_id=board_id, column_id=args.column_id, actor_id=ctx.user_id, build_detail=build_detail,
+                          activity_for=activity_for, marker=marker, first_read=ctx.prefetched, extra=extra)
+    except task_store.ColumnArchived:
+        raise errors.invalid("column_id", "this column is archived", "Promote into an active column (list_columns).") from None
+    except board_store.BoardArchived:
+        raise errors.board_archived("columnId") from None
+    except Missing:
+        raise errors.not_found("column", args.column_id) from None
+    except task_store.Earlier:  # another call promoted it first
+        found = store.promotion(ws, args.channel, args.message_id)
+        if found is None:
+            raise errors.conflict("The message is being promoted by another call.", "Call again in a moment.", retry_after_seconds=1) from None
+        return PromoteOutput(promotion=_promotion_view(found), created=False, notice=notice)
+    return PromoteOutput(promotion=_promotion_view(made[0]), created=True, notice=notice)
+
+
+def _promotion_view(r: PromotionRow) -> PromotionView:
+    return PromotionView(messageId=r.messageId, channel=r.channel, target="task", taskId=r.taskId, promotedBy=r.promotedBy, promotedAt=r.promotedAt)
+
+
+class PromotionsInput(ToolInput):
+    workspace: WorkspaceArg
+    channel: ChannelArg
+
+
+class PromotionsOutput(ToolOutput):
+    promotions: list[PromotionView] = Field(description="Oldest message first.")
+
+
+@tool(
+    "mj_promotions",
+    title="Promotions of a channel",
+    description="Which messages of a channel were promoted, to which tasks, by whom and when.",
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    input_model=PromotionsInput,
+    output_model=PromotionsOutput,
+)
+def mj_promotions(ctx: CallContext, args: PromotionsInput) -> PromotionsOutput:
+    return PromotionsOutput(promotions=[_promotion_view(r) for r in store.promotions(ctx.target.workspace_id, args.channel)])
+
+
+TOOLS = (mj_accept_artifact, mj_answer, mj_artifact, mj_artifact_comments, mj_ask, mj_begin, mj_brief, mj_cancel_request, mj_channel_messages,
+         mj_channels, mj_finish, mj_inbox, mj_peers, mj_post, mj_promote_message, mj_promotions, mj_reply_late, mj_request,
+         mj_request_artifact_changes, mj_start_work, mj_submit_research, mj_wait_request, mj_work_context)
