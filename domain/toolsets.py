@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -175,9 +175,13 @@ def from_headers(registry: Registry, headers: Mapping[str, str] | None) -> Layer
     if not headers:
         return None
     ts, tools, ro = headers.get("x-mcp-toolsets"), headers.get("x-mcp-tools"), headers.get("x-mcp-readonly")
-    if ts is None and tools is None and ro is None:
+    opt_in = headers.get("x-mcp-opt-in")  # opt-in toolsets turned on without narrowing (the stdio bridge sends it)
+    if ts is None and tools is None and ro is None and opt_in is None:
         return None
     found = layer(registry, toolsets=ts, tools=tools, read_only=ro, labels=("the X-MCP-Toolsets header", "the X-MCP-Tools header", "the X-MCP-Readonly header"))
+    if opt_in is not None:
+        wanted, _ = _names(opt_in, known=OPT_IN, what="toolset", label="the X-MCP-Opt-In header")
+        found = replace(found, opt_in=wanted or frozenset())
     return None if found.empty else found
 
 
@@ -229,6 +233,8 @@ def as_headers(found: Layer | None) -> dict[str, str]:
         out["X-MCP-Tools"] = ",".join(tools)
     if found.read_only:
         out["X-MCP-Readonly"] = "true"
+    if found.opt_in:
+        out["X-MCP-Opt-In"] = ",".join(sorted(found.opt_in))
     return out
 
 

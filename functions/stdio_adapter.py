@@ -258,7 +258,8 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
     if args.url:
         backend.session = session  # from now on every request carries the binding (X-MCP-Binding)
         backend.confirm_binding()  # before the selection headers: they may hide get_token_context
-        backend.selection_headers = as_headers(picked)  # the remote server applies the flags as X-MCP-* headers
+        # the remote server applies the flags as X-MCP-* headers, and serves the opt-in toolsets as jentrix mcp does
+        backend.selection_headers = {**as_headers(OPT_IN_ON), **as_headers(picked)}
     else:
         backend = LocalBackend(session, token=token)
         # a local process has no gateway in front: mj_wait_request may wait longer (domain/tools/coordination.py)

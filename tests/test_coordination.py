@@ -83,6 +83,19 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     assert error["code"] == -32602 and "coordination" in error["message"] and "/api/mcp/x/coordination" in error["message"]
 
 
+def test_the_opt_in_header_adds_coordination_to_the_whole_listing(server_url, owner):
+    """What the stdio bridge (jentrix mcp --url) sends, so the remote serves what jentrix mcp serves."""
+    from domain import toolsets
+
+    assert toolsets.as_headers(toolsets.OPT_IN_ON) == {"X-MCP-Opt-In": "coordination"}
+    names = [t["name"] for t in _list(server_url, owner.token, toolsets.as_headers(toolsets.OPT_IN_ON))["result"]["tools"]]
+    assert "mj_brief" in names and "create_task" in names and "list_members" in names
+    narrowed = [t["name"] for t in _list(server_url, owner.token, {"X-MCP-Opt-In": "coordination", "X-MCP-Toolsets": "tasks"})["result"]["tools"]]
+    assert "mj_brief" not in narrowed and "create_task" in narrowed
+    bad = _list(server_url, owner.token, {"X-MCP-Opt-In": "tasks"})
+    assert bad["error"]["code"] == -32602 and "X-MCP-Opt-In" in bad["error"]["message"]
+
+
 def test_the_stdio_adapter_layer_turns_coordination_on_and_toolsets_still_narrow():
     from domain import toolsets
     from domain.catalog import registry
