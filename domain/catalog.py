@@ -123,9 +123,39 @@ EXTRA: dict[str, SeedTool] = {
 }
 
 
+# The coordination toolset (issue 29; docs/coordination.md): tool names from the coordination spec
+# (seed 000), served only when asked for over HTTP and by default in jentrix mcp (domain.toolsets.OPT_IN).
+# Same table shape; counted apart from the catalog's 62.
+COORDINATION: dict[str, SeedTool] = {
+    "mj_accept_artifact": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_artifact": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_artifact_comments": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_channel_messages": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_channels": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_promote_message": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_promotions": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_finish": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_request_artifact_changes": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_submit_research": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_answer": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_ask": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_begin": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_brief": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_cancel_request": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_inbox": SeedTool("read", False, False, True, False, "coordination", "built"),
+    "mj_peers": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_post": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_reply_late": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_request": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_start_work": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_wait_request": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_work_context": SeedTool("read", True, False, False, False, "coordination", "built"),
+}
+
+
 MODULES: tuple[str, ...] = (
     "workspaces", "boards", "columns", "tasks", "activity", "comments", "labels", "subtasks", "assignees", "links",
-    "bulk", "members", "projects", "search", "artifacts", "sessions", "attachments", "mywork",
+    "bulk", "members", "projects", "search", "artifacts", "sessions", "attachments", "mywork", "coordination",
 )
 
 

@@ -14,6 +14,8 @@
 * upload grant ``ug_<w>_<ulid>``             — its workspace, and its creation order
 * artifact  ``ar_<w>_<ulid>``                — its workspace, and its creation order (list order)
 * session   ``ses_<w>_<ulid>``               — an agent session: its workspace, and its creation order
+* request   ``rq_<w>_<b>_<number>_<ulid>``   — a peer question (coordination): its source task, and its order
+* review    ``rv_<w>_<b>_<number>_<ulid>``   — a submitted review (coordination): its task, and its order
 
 Because a task id names its workspace and board, a write can guard membership with a
 ``ConditionCheck`` in the same transaction and address the task's items without a lookup.
@@ -45,6 +47,8 @@ APPROVAL_RE = rf"^ap_({_PART}{{12}})_([0-9a-f]{{16}})_([0-9a-hjkmnp-tv-z]{{26}})
 UPLOAD_GRANT_RE = rf"^ug_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 ARTIFACT_RE = rf"^ar_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 SESSION_RE = rf"^ses_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$"
+REQUEST_RE = rf"^rq_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
+REVIEW_RE = rf"^rv_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 SUBTASK_RE = rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 
 
@@ -174,6 +178,30 @@ def parse_attachment(value: str) -> CommentRef | None:
 
 def parse_comment(value: str) -> CommentRef | None:
     m = _rx(COMMENT_RE).fullmatch(value)
+    if not m:
+        return None
+    return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
+
+
+def new_request_id(task: TaskRef, ulid: str) -> str:
+    return f"rq_{task.board_id[3:]}_{task.number}_{ulid}"
+
+
+def parse_request(value: str) -> CommentRef | None:
+    """A request id has a comment id's shape (its source task + ULID); the ref reuses :class:`CommentRef`."""
+    m = _rx(REQUEST_RE).fullmatch(value)
+    if not m:
+        return None
+    return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
+
+
+def new_review_id(task: TaskRef, ulid: str) -> str:
+    return f"rv_{task.board_id[3:]}_{task.number}_{ulid}"
+
+
+def parse_review(value: str) -> CommentRef | None:
+    """A review id has a comment id's shape (its task + ULID); the ref reuses :class:`CommentRef`."""
+    m = _rx(REVIEW_RE).fullmatch(value)
     if not m:
         return None
     return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))

@@ -150,7 +150,7 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
         if spec.fields_of is not None:
             projection.check(spec, args.fields)
         access.check_binding(spec, ctx)
-        key = getattr(args, "idempotencyKey", None) if spec.keyed else None
+        key = getattr(args, spec.key_field, None) if spec.keyed else None
         if key:
             # The access policy first: a replay answers only a caller the policy still admits.
             access.authorize(spec, ctx, args)
@@ -158,7 +158,7 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             ctx.idempotency_key = key
             # Compare what the arguments mean, not how they were spelled: defaults filled in,
             # explicit nulls equal to omitted fields.
-            canonical = _canonical(args.model_dump(mode="json"))
+            canonical = _canonical(args.model_dump(mode="json"), spec.key_field)
             ctx.args_hash = hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
             stored = idempotency.run(spec.name, scope, canonical, lambda: _execute(spec, ctx, args))
@@ -247,8 +247,8 @@ def store_error(exc: Exception, ctx: CallContext) -> ToolError:
     return errors.not_found("entity", str(exc))
 
 
-def _canonical(arguments: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in sorted(arguments.items()) if k != "idempotencyKey"}
+def _canonical(arguments: dict[str, Any], key_field: str = "idempotencyKey") -> dict[str, Any]:
+    return {k: v for k, v in sorted(arguments.items()) if k != key_field}
 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:

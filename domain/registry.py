@@ -28,8 +28,11 @@ from pydantic import BaseModel, ConfigDict
 from domain.access import Ref, Target
 from domain.auth import Role, Scope
 
-Area = Literal["workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context"]
-AREAS: tuple[str, ...] = ("workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context")
+Area = Literal["workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context", "coordination"]
+AREAS: tuple[str, ...] = ("workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context", "coordination")
+# The argument names an idempotency key may take: the catalog's camelCase, and the snake_case of the
+# coordination tools, whose arguments follow their own spec (docs/coordination.md).
+KEY_FIELDS: tuple[str, ...] = ("idempotencyKey", "idempotency_key")
 
 
 _FIRST_BUILD = threading.RLock()
@@ -130,8 +133,8 @@ class ToolSpec:
         fields = self.input_model.model_fields
         if self.area not in AREAS:
             raise SpecError(f"{self.name}: unknown area {self.area!r}")
-        if self.keyed and "idempotencyKey" not in fields:
-            raise SpecError(f"keyed tool {self.name} must accept idempotencyKey")
+        if self.keyed and not any(k in fields for k in KEY_FIELDS):
+            raise SpecError(f"keyed tool {self.name} must accept idempotencyKey (or idempotency_key)")
         if self.min_role is not None and self.target is None:
             raise SpecError(f"{self.name}: min_role needs a target (which workspace would the role be checked in?)")
         if self.target is not None and self.min_role is None:
@@ -165,6 +168,12 @@ class ToolSpec:
             out = self.output_model.model_fields
             if "status" not in out or "approval" not in out:
                 raise SpecError(f"{self.name}: a governed tool's output needs 'status' and 'approval' (the parked answer)")
+
+    @property
+    def key_field(self) -> str:
+        """The argument holding this tool's idempotency key (``idempotencyKey`` unless it takes ``idempotency_key``)."""
+        fields = self.input_model.model_fields
+        return next((k for k in KEY_FIELDS if k in fields), KEY_FIELDS[0])
 
     def load(self) -> ToolSpec:
         """This spec (a :class:`~domain.catalog.LazySpec` answers the real one): callers resolve

@@ -15,6 +15,12 @@ inclusion at all = everything); exclusions win over inclusions; read-only remove
 is not ``readOnlyHint`` — even one named in the tool list. Each layer remembers the label of the
 setting that set it, so a call of a hidden tool can say which setting hides it.
 
+Opt-in toolsets (:data:`OPT_IN`: ``coordination``) are served only when a layer asks for them:
+a layer that names the toolset or one of its tools, or a transport's default layer that turns it
+on (:data:`OPT_IN_ON`; the stdio adapter, ``jentrix mcp``, adds it). The remote default listing
+leaves them out, so the everyday token budget holds; ``/api/mcp/x/coordination`` or
+``X-MCP-Toolsets: coordination`` serve them over HTTP.
+
 Scope is not a layer: a read-scope token's ``tools/list`` leaves out the tools its scope cannot
 call (:func:`listable`), but calling one still answers the FORBIDDEN envelope.
 
@@ -26,12 +32,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from domain.registry import AREAS, Registry, ToolSpec
 
+OPT_IN: frozenset[str] = frozenset({"coordination"})
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 URL_PREFIX = "/api/mcp"
@@ -50,6 +57,8 @@ class Layer:
     exclude_toolsets: frozenset[str] = frozenset()
     exclude_tools: frozenset[str] = frozenset()
     read_only: bool = False
+    # opt-in toolsets this layer turns on without narrowing anything else (a transport's default)
+    opt_in: frozenset[str] = frozenset()
     # labels naming the setting behind each part, for messages
     toolsets_label: str = ""
     tools_label: str = ""
@@ -57,7 +66,11 @@ class Layer:
 
     @property
     def empty(self) -> bool:
-        return self.toolsets is None and self.tools is None and not self.exclude_toolsets and not self.exclude_tools and not self.read_only
+        return self.toolsets is None and self.tools is None and not self.exclude_toolsets and not self.exclude_tools and not self.read_only and not self.opt_in
+
+    def asks_for(self, spec: ToolSpec) -> bool:
+        """Whether this layer turns on ``spec``'s opt-in toolset (names it, names the tool, or opts in)."""
+        return spec.area in self.opt_in or spec.area in (self.toolsets or ()) or spec.name in (self.tools or ())
 
     def hides(self, spec: ToolSpec) -> str | None:
         """The label of the setting in this layer that hides ``spec``, or ``None`` if it is served."""
@@ -77,6 +90,9 @@ class Layer:
 
 Layers = tuple[Layer, ...]
 
+#: the stdio adapter's default layer: every opt-in toolset on, nothing else narrowed
+OPT_IN_ON = Layer(opt_in=OPT_IN)
+
 
 def hidden_by(spec: ToolSpec, layers: Iterable[Layer]) -> str | None:
     """The first layer's reason for hiding ``spec`` (the server-wide layer comes first)."""
@@ -84,6 +100,9 @@ def hidden_by(spec: ToolSpec, layers: Iterable[Layer]) -> str | None:
         reason = layer.hides(spec)
         if reason is not None:
             return reason
+    if spec.area in OPT_IN and not any(layer.asks_for(spec) for layer in layers):
+        return (f"the default selection (the {spec.area} toolset is served only when asked for: "
+                f"/api/mcp/x/{spec.area}, the X-MCP-Toolsets header, or jentrix mcp)")
     return None
 
 
@@ -156,9 +175,13 @@ def from_headers(registry: Registry, headers: Mapping[str, str] | None) -> Layer
     if not headers:
         return None
     ts, tools, ro = headers.get("x-mcp-toolsets"), headers.get("x-mcp-tools"), headers.get("x-mcp-readonly")
-    if ts is None and tools is None and ro is None:
+    opt_in = headers.get("x-mcp-opt-in")  # opt-in toolsets turned on without narrowing (the stdio bridge sends it)
+    if ts is None and tools is None and ro is None and opt_in is None:
         return None
     found = layer(registry, toolsets=ts, tools=tools, read_only=ro, labels=("the X-MCP-Toolsets header", "the X-MCP-Tools header", "the X-MCP-Readonly header"))
+    if opt_in is not None:
+        wanted, _ = _names(opt_in, known=OPT_IN, what="toolset", label="the X-MCP-Opt-In header")
+        found = replace(found, opt_in=wanted or frozenset())
     return None if found.empty else found
 
 
@@ -210,6 +233,8 @@ def as_headers(found: Layer | None) -> dict[str, str]:
         out["X-MCP-Tools"] = ",".join(tools)
     if found.read_only:
         out["X-MCP-Readonly"] = "true"
+    if found.opt_in:
+        out["X-MCP-Opt-In"] = ",".join(sorted(found.opt_in))
     return out
 
 

@@ -268,6 +268,8 @@ class McpProtocol:
 
             registry = product_registry()
         self.registry = registry
+        # the listing with no selection at all: every tool but the opt-in toolsets' (domain.toolsets.OPT_IN)
+        self._default_specs = [s for s in registry.ordered() if s.area not in toolsets.OPT_IN]
         self.page_size = page_size
         # The resources capability comes with get_artifact (the product catalog); a registry
         # without it (the conformance fixtures, test registries) offers tools only.
@@ -444,7 +446,7 @@ class McpProtocol:
         layers = self._layers(session, headers) if session is not None else ()
         scopes = tuple(session.principal.scopes) if session is not None else ("read", "write", "admin")
         if not layers and len(scopes) == 3:
-            specs = self.registry.ordered()
+            specs = self._default_specs
         else:
             specs = list(toolsets.served(self.registry, layers, scopes))
         cursor = params.get("cursor")
@@ -506,7 +508,7 @@ class McpProtocol:
         if spec is None:
             raise (RpcError(INVALID_PARAMS, f"Unknown tool: {name}. tools/list shows the tools this server offers."))
         layers = self._layers(session, headers)
-        if layers:
+        if layers or spec.area in toolsets.OPT_IN:
             reason = toolsets.hidden_by(spec, layers)
             if reason is not None:
                 raise (RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here."))

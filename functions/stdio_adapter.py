@@ -223,7 +223,7 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
     from functions.stdio.binding import choose_workspace, new_lifetime_id
     from functions.stdio.checkout import CheckoutError, verify_checkout
     from functions.stdio.server import BindingState, StdioServer
-    from domain.toolsets import as_headers
+    from domain.toolsets import OPT_IN_ON, as_headers
     from infra.ddb_local import SetupError
 
     token = None if args.ephemeral else read_token(args)
@@ -252,14 +252,18 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
         principal, member_of = local_identity(token or "")
     choice = choose_workspace(args.workspace, principal.workspace_pin, member_of, ephemeral=ephemeral_ws)
     picked = selection_layer(args)
-    session = Session(principal=principal, transport="stdio", layers=(picked,) if picked is not None else ())
+    # jentrix mcp serves the opt-in toolsets (coordination) by default; --toolsets still narrows
+    session = Session(principal=principal, transport="stdio", layers=(OPT_IN_ON, picked) if picked is not None else (OPT_IN_ON,))
     state = BindingState(session, choice, new_lifetime_id(), checkout, None if args.url else repo_resolver(principal.user_id))
     if args.url:
         backend.session = session  # from now on every request carries the binding (X-MCP-Binding)
         backend.confirm_binding()  # before the selection headers: they may hide get_token_context
-        backend.selection_headers = as_headers(picked)  # the remote server applies the flags as X-MCP-* headers
+        # the remote server applies the flags as X-MCP-* headers, and serves the opt-in toolsets as jentrix mcp does
+        backend.selection_headers = {**as_headers(OPT_IN_ON), **as_headers(picked)}
     else:
         backend = LocalBackend(session, token=token)
+        # a local process has no gateway in front: mj_wait_request may wait longer (domain/tools/coordination.py)
+        os.environ.setdefault("JENTRIX_WAIT_CAP_SECONDS", "55")
     log.info("serving MCP on stdio (%s); token %s of user %s; workspace %s (%s)", "bridge to " + args.url if args.url else "in-process",
              principal.token_id, principal.user_id, choice.workspace_id or "none", choice.source)
     server = StdioServer(backend, state, out=out, max_line_bytes=args.max_line_bytes, workers=args.workers, roots_timeout=args.roots_timeout)

@@ -77,6 +77,10 @@ def _budget(specs: list[Any]) -> list[str]:
     from domain.catalog import SEED
     from domain.registry import AREAS
 
+    from domain.toolsets import OPT_IN
+
+    opt_in = [s for s in specs if s.area in OPT_IN]
+    specs = [s for s in specs if s.area not in OPT_IN]  # the default listing; opt-in toolsets are counted apart
     total = sum(estimate_tokens(s.definition()) for s in specs) or 1
     lines = [
         "## Context budget",
@@ -96,12 +100,17 @@ def _budget(specs: list[Any]) -> list[str]:
     everyday = sum(estimate_tokens(s.definition()) for s in specs if s.area in EVERYDAY)
     planned = sorted(n for n, r in SEED.items() if r.status == "planned")
     lines += [
-        f"| **all built** | {len(specs)} | {total} | 100% |",
+        f"| **all built** (served by default) | {len(specs)} | {total} | 100% |",
         "",
         f"Everyday set ({', '.join(EVERYDAY)}): ≈{everyday} tokens. "
         f"{len(planned)} planned catalog tools at ≈{planned_estimate(specs)} tokens each would add ≈{len(planned) * planned_estimate(specs)}.",
         "",
     ]
+    for area in sorted({s.area for s in opt_in}):
+        group = [s for s in opt_in if s.area == area]
+        n = sum(estimate_tokens(s.definition()) for s in group)
+        lines += [f"Opt-in toolset {area}: {len(group)} tools, ≈{n} tokens, not in the default listing over HTTP "
+                  f"(`/api/mcp/x/{area}` or `X-MCP-Toolsets: {area}` add it; `jentrix mcp` serves it by default).", ""]
     return lines
 
 
@@ -186,6 +195,7 @@ def _overview(specs: list[Any]) -> list[str]:
 def render_markdown() -> str:
     from domain.catalog import EXTRA, SEED
     from domain.registry import AREAS
+    from domain.toolsets import OPT_IN
 
     specs = _specs()
     planned = sorted(name for name, row in SEED.items() if row.status == "planned")
@@ -238,6 +248,8 @@ def render_markdown() -> str:
             lines += [f"### {s.name}", "", f"**{s.title}** — {s.description}", ""]
             if s.name in EXTRA:
                 lines += ["*Extra: beyond the product catalog's 62 tools (issue 14); not in the seed table.*", ""]
+            if s.area in OPT_IN:
+                lines += ["*Opt-in toolset: not listed over HTTP unless asked for; see docs/coordination.md.*", ""]
             lines += _arguments_table(definition["inputSchema"])
             result_fields = ", ".join(f"`{k}`" for k in definition["outputSchema"].get("properties", {}))
             if result_fields:

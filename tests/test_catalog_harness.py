@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from domain import auth, ids
+from domain import auth, ids, toolsets
 from domain.access import TargetField
 from domain.auth import ROLE_RANK, SCOPES
 from domain.catalog import registry as product_registry
@@ -42,6 +42,8 @@ from tests.test_input_validation import table_fingerprint
 REGISTRY = product_registry()
 SPECS = REGISTRY.ordered()
 PROTOCOL = McpProtocol(registry=REGISTRY)
+# every toolset, the opt-in ones (coordination) too, as jentrix mcp serves them
+SERVE_ALL = (toolsets.OPT_IN_ON,)
 FUZZ_EXAMPLES = int(os.environ.get("JENTRIX_FUZZ_EXAMPLES", "12"))
 _ids = itertools.count(1)
 
@@ -84,7 +86,7 @@ def _call(secret: str, name: str, arguments: Any) -> dict[str, Any]:
     assert principal is not None
     reply = PROTOCOL.handle(
         {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": name, "arguments": arguments}},
-        headers=None, session=Session(principal=principal, transport="test"),
+        headers=None, session=Session(principal=principal, transport="test", layers=SERVE_ALL),
     )
     message = reply.message
     assert message is not None and "result" in message, message
@@ -195,8 +197,9 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     (default: the target's first alternative)."""
     schema = json_schema(spec.input_model, mode="validation")  # the full bounds: the published schema is lean
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
-    if "idempotencyKey" in args:  # a required key (create/attach_agent_session): a fresh one per call, never a replay
-        args["idempotencyKey"] = uuid.uuid4().hex
+    for key_field in ("idempotencyKey", "idempotency_key"):  # a required key (create/attach_agent_session, the coordination
+        if key_field in args:  # tools): a fresh one per call, never a replay
+            args[key_field] = uuid.uuid4().hex
     # a typed id (project links' targetType + targetId) names place's entity of that type: a
     # malformed one is refused before the access step (issue 24), so it would hide the role check
     if isinstance(args.get("targetType"), str) and "targetId" in args and args["targetType"].lower() in ("board", "task"):

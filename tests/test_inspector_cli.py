@@ -32,6 +32,14 @@ from domain.catalog import SEED as CATALOG
 from domain.catalog import registry as product_registry
 from tests.conftest import Actor, make_actor
 
+
+def default_listing():
+    """What a connection that asks for no toolset lists: every tool but the opt-in toolsets' (coordination)."""
+    from domain.toolsets import OPT_IN
+
+    return [s for s in product_registry().ordered() if s.area not in OPT_IN]
+
+
 REPO = Path(__file__).resolve().parent.parent
 NODE_HOME = Path(os.environ.get("JENTRIX_HOME") or REPO / ".jentrix") / "node"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"
@@ -188,7 +196,7 @@ def test_tools_list_shows_every_tool(inspector, recorded, me, era):
     rc, out, err = inspector(url, me.token, "--method", "tools/list", era=era)
     assert rc == EXIT_OK, err
     names = [t["name"] for t in out["result"]["tools"]]
-    assert names == [s.name for s in product_registry().ordered()]
+    assert names == [s.name for s in default_listing()]
     assert len(names) == sum(row.status == "built" for row in CATALOG.values()) + sum(row.status == "built" for row in EXTRA.values())
     _assert_era(rec, era)
 
@@ -325,7 +333,7 @@ def test_read_only_url_is_strict_clean_and_hides_writes(inspector, recorded, me,
     assert rc == EXIT_OK, err
     _assert_strict_clean(out, err)
     names = [t["name"] for t in out["result"]["tools"]]
-    assert names == [s.name for s in product_registry().ordered() if s.read_only]
+    assert names == [s.name for s in default_listing() if s.read_only]
     rc, out, err = inspector(url + "/readonly", me.token, "--method", "tools/call", "--tool-name", "create_board",
                              "--tool-arg", f"workspaceId={me.workspace_id}", "--tool-arg", "name=Nope", era=era)
     # resolved against the filtered tools/list: the CLI finds no such tool on this connection
@@ -339,6 +347,6 @@ def test_toolset_header_connection_is_strict_clean(inspector, recorded, me, era)
     assert rc == EXIT_OK, err
     _assert_strict_clean(out, err)
     names = [t["name"] for t in out["result"]["tools"]]
-    assert names == [s.name for s in product_registry().ordered() if s.area in ("tasks", "search")]
+    assert names == [s.name for s in default_listing() if s.area in ("tasks", "search")]
     rc, out, err = inspector(url + "/x/tasks", me.token, "--method", "tools/call", "--tool-name", "get_token_context", era=era)
     assert rc == EXIT_TOOL_ERROR and "tool_not_found" in err, (rc, out, err)

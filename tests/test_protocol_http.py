@@ -23,6 +23,14 @@ from domain.catalog import registry as product_registry
 from functions.protocol import McpProtocol, Session
 from tests.conftest import Actor, make_actor
 
+
+def default_listing():
+    """What a connection that asks for no toolset lists: every tool but the opt-in toolsets' (coordination)."""
+    from domain.toolsets import OPT_IN
+
+    return [s for s in product_registry().ordered() if s.area not in OPT_IN]
+
+
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
@@ -300,7 +308,7 @@ def test_modern_list_results_carry_cache_hints(server_url, owner):
     assert result["resultType"] == "complete"
     assert isinstance(result["ttlMs"], int) and result["ttlMs"] > 0
     assert result["cacheScope"] in ("public", "private")
-    assert len(result["tools"]) == len(product_registry().ordered())
+    assert len(result["tools"]) == len(default_listing())
 
 
 # -- handshake era -------------------------------------------------------------------------
@@ -346,7 +354,7 @@ def test_handshake_unsupported_protocol_version_header_is_400(server_url, owner)
 def test_handshake_results_have_no_modern_fields(server_url, owner):
     result = rpc_result(post(server_url, owner.token, handshake_body("tools/list", {}), {"MCP-Protocol-Version": "2025-06-18"}))
     assert "resultType" not in result and "ttlMs" not in result
-    assert len(result["tools"]) == len(product_registry().ordered())
+    assert len(result["tools"]) == len(default_listing())
     assert rpc_result(post(server_url, owner.token, handshake_body("ping"))) == {}
 
 
@@ -544,9 +552,9 @@ def test_tools_list_cursor_walk_covers_every_tool_once_in_name_order(small_pages
     proto, session = small_pages
     pages = _walk(proto, session, modern=modern)
     every = [name for page in pages for name in page]
-    expected = sorted(s.name for s in product_registry().ordered())
+    expected = sorted(s.name for s in default_listing())
     assert every == expected
-    assert len(every) == len(set(every)) == len(product_registry().ordered())
+    assert len(every) == len(set(every)) == len(default_listing())
     assert all(len(p) == 5 for p in pages[:-1]) and 1 <= len(pages[-1]) <= 5
     assert len(pages) == -(-len(expected) // 5)
 
@@ -575,4 +583,4 @@ def test_tools_list_bad_cursor_is_invalid_params(small_pages, cursor, modern):
 def test_tools_list_over_http_fits_one_default_page(server_url, owner):
     result = rpc_result(post(server_url, owner.token, handshake_body("tools/list", {})))
     assert "nextCursor" not in result
-    assert [t["name"] for t in result["tools"]] == sorted(s.name for s in product_registry().ordered())
+    assert [t["name"] for t in result["tools"]] == sorted(s.name for s in default_listing())

@@ -405,7 +405,10 @@ KEYED_CASES: dict[str, Callable[[str], KeyedCase]] = {
     "create_agent_session": _create_session_case,
     "attach_agent_session": _attach_session_case,
 }
-KEYED_TOOLS = sorted(spec.name for spec in registry() if spec.keyed)
+# The catalog's keyed tools (idempotencyKey). The opt-in coordination toolset's keyed tools take the
+# spec's idempotency_key; their identical-call races are in tests/test_coordination.py (20 identical
+# mj_ask calls -> one request; concurrent promotions -> one task); storm cases here are not written yet.
+KEYED_TOOLS = sorted(spec.name for spec in registry() if spec.keyed and spec.area != "coordination")
 
 
 def keyed_case(tool: str, url: str) -> KeyedCase:

@@ -556,3 +556,70 @@ def test_bulk_create_budget_does_not_grow_with_new_vocabulary(server_url, owner,
     tasks = [{"title": text(60), "description": text(2000)} for _ in range(50)]
     _, c = check(server_url, owner.token, "bulk_create_tasks", {"columnId": board["cols"][0], "tasks": tasks}, FIXED_WS + 4)
     assert c.total <= 10 and "BatchWriteItem" not in c.ops
+
+
+def test_coordination_tool_budgets(server_url, owner, board):
+    """The coordination toolset (issue 29; docs/data-model.md, "Coordination"), served at /api/mcp/x/coordination."""
+    from domain import auth
+    from domain.store import keys, members
+    from domain.store.models import UserRow
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    peer = auth.create_user(f"peer-{uuid.uuid4().hex[:12]}@example.com", "Peer")
+    members.add(ws, UserRow.get(*keys.user_profile(peer.userId)), "MEMBER")
+    peer_token = auth.mint_pat(peer.userId)[0]
+    t = board["t1"]
+    # the task and its claim head ride in the membership BatchGetItem; + the claim transaction
+    args = {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "task_id": t["id"], "scope": ["src"]}
+    _, c = check(url, owner.token, "mj_begin", args, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    assert c.ops["TransactWriteItems"] == 1
+    check(url, owner.token, "mj_begin", args, FIXED_WS + POWERTOOLS_REPLAY)
+    check(url, peer_token, "mj_begin", {**args, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + POWERTOOLS_FIRST_RUN, error=True)  # refused: no write
+    # a new task and its claim: the number claimed (UpdateItem ADD) + one transaction
+    new = {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "column_id": board["cols"][0], "title": "claimed at birth"}
+    _, c = check(url, owner.token, "mj_start_work", new, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    assert c.ops["TransactWriteItems"] == 1
+    check(url, owner.token, "mj_work_context", {"workspace": ws, "task_id": t["id"]}, FIXED_WS + 1)  # one Query of CO#<task>
+    check(url, owner.token, "mj_peers", {"workspace": ws}, FIXED_WS + 2)  # members Query + sessions Query, parallel
+    # the caller's claims Query + one Query per inbox shard, all at once
+    _, c = check(url, owner.token, "mj_brief", {"workspace": ws}, FIXED_WS + 1 + keys.INBOX_SHARDS)
+    assert c.ops["Query"] == 1 + keys.INBOX_SHARDS
+    ask = {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "task_id": t["id"], "assignee_actor_id": peer.userId, "question": "Which one?"}
+    res, c = check(url, owner.token, "mj_ask", ask, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)  # the assignee's member item rides with the membership
+    assert c.ops["TransactWriteItems"] == 1
+    rid = res["structuredContent"]["request"]["id"]
+    check(url, owner.token, "mj_ask", ask, FIXED_WS + POWERTOOLS_REPLAY)
+    check(url, owner.token, "mj_request", {"workspace": ws, "request_id": rid}, FIXED_WS)  # the request rides with the membership
+    check(url, owner.token, "mj_wait_request", {"workspace": ws, "request_id": rid, "timeout_seconds": 0}, FIXED_WS)  # bound 0: no poll
+    check(url, owner.token, "mj_cancel_request", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "request_id": rid}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    check(url, peer_token, "mj_reply_late", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "request_id": rid, "reply": "ok"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    res, _ = check(url, owner.token, "mj_ask", {**ask, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    rid = res["structuredContent"]["request"]["id"]
+    check(url, peer_token, "mj_answer", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "request_id": rid, "answer": "This."}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    # a direct message: the recipient's member item rides with the membership; one transaction
+    check(url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "to_actor_id": peer.userId, "text": "hi"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    # one Query per shard, all at once; + one transaction stamping readAt on what was unread
+    _, c = check(url, peer_token, "mj_inbox", {"workspace": ws}, FIXED_WS + keys.INBOX_SHARDS + 1)
+    assert c.ops["TransactWriteItems"] == 1
+    check(url, peer_token, "mj_inbox", {"workspace": ws, "unread_only": True}, FIXED_WS + keys.INBOX_SHARDS)  # nothing new: no write
+    # review: the artifact's head read for its digest (one GetItem per artifact) + one transaction
+    art = ok(call_tool(server_url, owner.token, "attach_artifact", {"workspaceId": ws, "type": "PR", "title": "pr", "url": "https://example.com/pr", "taskId": t["id"]}))["artifact"]
+    seen, _ = check(url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}, FIXED_WS + 2)  # head GetItem + its task's Query
+    digest = seen["structuredContent"]["artifact"]["digest"]
+    res, _ = check(url, owner.token, "mj_finish", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "task_id": t["id"], "reviewer_actor_id": peer.userId,
+                                                   "artifacts": [{"artifact_id": art["id"], "digest": digest}]}, FIXED_WS + 1 + 1 + POWERTOOLS_FIRST_RUN)
+    review = res["structuredContent"]["review"]["id"]
+    check(url, peer_token, "mj_artifact_comments", {"workspace": ws, "review_id": review}, FIXED_WS)  # the review rides with the membership
+    check(url, peer_token, "mj_accept_artifact", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "review_id": review, "expected_revision": 1},
+          FIXED_WS + 1 + 1 + POWERTOOLS_FIRST_RUN)
+    # channels: the message, the channel entry's ADD, the guard and the log row in one transaction
+    res, _ = check(url, owner.token, "mj_post", {"workspace": ws, "idempotency_key": f"k-{uuid.uuid4()}", "channel": "ideas", "text": "idea"}, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)
+    message = res["structuredContent"]["messageId"]
+    check(url, owner.token, "mj_channels", {"workspace": ws}, FIXED_WS + 1)
+    check(url, owner.token, "mj_channel_messages", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)
+    promote = {"workspace": ws, "channel": "ideas", "message_id": message, "column_id": board["cols"][0]}
+    # message + promotion GetItems, the task number's UpdateItem, one transaction
+    check(url, owner.token, "mj_promote_message", {**promote, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + 4 + POWERTOOLS_FIRST_RUN)
+    check(url, peer_token, "mj_promote_message", {**promote, "idempotency_key": f"k-{uuid.uuid4()}"}, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)  # promoted already
+    check(url, owner.token, "mj_promotions", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)

@@ -31,7 +31,8 @@ from jsonschema import Draft202012Validator
 
 from domain.auth import Principal
 from domain.catalog import KEY_REQUIRED
-from domain.catalog import EXTRA
+from domain import toolsets
+from domain.catalog import COORDINATION, EXTRA
 from domain.catalog import SEED as CATALOG
 from domain import catalog
 from domain.catalog import eager_registry as product_registry  # the modules' own specs, never the manifest made from them
@@ -43,7 +44,8 @@ RERUN = "Run `.venv/bin/python scripts/gen_tool_docs.py` and commit docs/tools.m
 UPDATE = os.environ.get("JENTRIX_UPDATE_SNAPSHOTS") == "1"
 
 # The catalog's 62 plus the tools beyond it (issue 14: list_my_work), which are never compared with the seed document.
-TABLE = {**CATALOG, **EXTRA}
+# The coordination toolset (issue 29) has its own table, never compared with the catalog either.
+TABLE = {**CATALOG, **EXTRA, **COORDINATION}
 # name: (scope, readOnlyHint, destructiveHint, idempotentHint) of every built tool, from the catalog table
 SEED: dict[str, tuple[str, bool, bool, bool]] = {
     name: (row.scope, row.read_only, row.destructive, row.idempotent) for name, row in TABLE.items() if row.status == "built"
@@ -160,7 +162,8 @@ def test_no_snapshot_without_a_tool():
 def test_snapshots_are_what_tools_list_serves():
     """The snapshots are the wire form: the protocol layer's tools/list returns exactly them, by name."""
     snapshots = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in GEN.SNAPSHOT_DIR.glob("*.json")}
-    session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
+    # every toolset, the opt-in coordination one too (as jentrix mcp serves them)
+    session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None), layers=(toolsets.OPT_IN_ON,))
     tools, params = [], {}
     while True:  # every page (the catalog has more tools than one page holds)
         reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, headers=None, session=session)
@@ -268,6 +271,10 @@ def test_keyed_tools_take_an_idempotency_key(name):
     spec = product_registry().get(name)
     props = DEFS[name]["inputSchema"]["properties"]
     assert spec.keyed == (name in KEYED)
+    if name in COORDINATION:  # the coordination spec's snake_case key, required on every mutation
+        assert ("idempotency_key" in props) == (name in KEYED) and "idempotencyKey" not in props
+        assert ("idempotency_key" in DEFS[name]["inputSchema"].get("required", [])) == (name in KEYED)
+        return
     assert ("idempotencyKey" in props) == (name in KEYED)
     if name in KEYED:  # optional, except where the catalog says the tool requires it
         assert ("idempotencyKey" in DEFS[name]["inputSchema"].get("required", [])) == (name in KEY_REQUIRED)

@@ -19,7 +19,8 @@ from functions.protocol import McpProtocol, Session
 from tests.conftest import make_actor
 from tests.tools_support import err, new_board, new_task, ok
 
-REG = product_registry()
+# what a connection lists when it asks for nothing: the opt-in coordination toolset is left out
+REG = [s for s in product_registry() if s.area not in toolsets.OPT_IN]
 READ_ONLY = sorted(s.name for s in REG if s.read_only)
 EVERYDAY = ("boards", "tasks", "collaboration", "search", "context")
 
@@ -133,7 +134,7 @@ def _list(proto: McpProtocol, session: Session, headers: dict[str, str] | None =
 
 
 def test_server_wide_setting_is_an_upper_bound_headers_cannot_widen():
-    server = toolsets.server_layer(REG, {"JENTRIX_MCP_READONLY": "1", "JENTRIX_MCP_TOOLSETS": "tasks,search"})
+    server = toolsets.server_layer(product_registry(), {"JENTRIX_MCP_READONLY": "1", "JENTRIX_MCP_TOOLSETS": "tasks,search"})
     proto = McpProtocol(server_layer=server, page_size=500)
     names = _list(proto, _session(), {"x-mcp-readonly": "false", "x-mcp-toolsets": "boards,tasks"})
     assert names == sorted(s.name for s in REG if s.area == "tasks" and s.read_only)

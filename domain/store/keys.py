@@ -148,6 +148,89 @@ def task_side_partition(task_id: str) -> str:
     return f"TCOM#{task_id}"
 
 
+# -- coordination (docs/coordination.md) --------------------------------------------------------
+def coordination_partition(task_id: str) -> str:
+    """``CO#<task>``: the coordination around one task: its claim head ``CLAIMS`` and its peer
+    requests ``RQ#<ulid>`` (one Query answers mj_work_context)."""
+    return f"CO#{task_id}"
+
+
+def claim_head(task_id: str) -> Key:
+    """``CO#<task> / CLAIMS``: the live claims on a task, rewritten under its ``revision``."""
+    return coordination_partition(task_id), "CLAIMS"
+
+
+def peer_request(task_id: str, ulid: str) -> Key:
+    """``CO#<task> / RQ#<ulid>``: one peer question asked from the task."""
+    return coordination_partition(task_id), f"RQ#{ulid}"
+
+
+REQUEST_PREFIX = "RQ#"
+
+
+def review(task_id: str, ulid: str) -> Key:
+    """``CO#<task> / RV#<ulid>``: one submitted review of artifacts on the task."""
+    return coordination_partition(task_id), f"RV#{ulid}"
+
+
+def actor_partition(workspace_id: str, actor_id: str) -> str:
+    """``ACTOR#<ws>#<actor>``: an actor's own coordination index (its claims ``CLAIM#<task>``)."""
+    return f"ACTOR#{workspace_id}#{actor_id}"
+
+
+def actor_claim(workspace_id: str, actor_id: str, task_id: str) -> Key:
+    return actor_partition(workspace_id, actor_id), f"CLAIM#{task_id}"
+
+
+ACTOR_CLAIM_PREFIX = "CLAIM#"
+#: an inbox is written across this many partitions (by the entry's ULID) and read from all of them at once
+INBOX_SHARDS = 4
+
+
+def inbox_shard(ulid: str) -> int:
+    """The shard of an inbox entry: its ULID's random tail, so concurrent senders spread evenly."""
+    return int.from_bytes(ulid[-4:].encode(), "big") % INBOX_SHARDS
+
+
+def inbox_partition(workspace_id: str, actor_id: str, shard: int) -> str:
+    """``INBOX#<ws>#<actor>#<shard>``: one of the :data:`INBOX_SHARDS` partitions of an actor's inbox."""
+    return f"INBOX#{workspace_id}#{actor_id}#{shard}"
+
+
+def inbox_entry(workspace_id: str, actor_id: str, ulid: str) -> Key:
+    """``INBOX#<ws>#<actor>#<shard> / IN#<ulid>``: one addressed item (newest last in each shard)."""
+    return inbox_partition(workspace_id, actor_id, inbox_shard(ulid)), f"IN#{ulid}"
+
+
+INBOX_PREFIX = "IN#"
+
+
+def channels_partition(workspace_id: str) -> str:
+    """``CHANNELS#<ws>``: one entry per channel of the workspace (mj_channels)."""
+    return f"CHANNELS#{workspace_id}"
+
+
+def channel_entry(workspace_id: str, channel: str) -> Key:
+    return channels_partition(workspace_id), f"CH#{channel}"
+
+
+def channel_partition(workspace_id: str, channel: str) -> str:
+    """``CH#<ws>#<channel>``: a channel's messages ``M#<ulid>`` and their promotions ``P#<ulid>#<target>``."""
+    return f"CH#{workspace_id}#{channel}"
+
+
+def channel_message(workspace_id: str, channel: str, ulid: str) -> Key:
+    return channel_partition(workspace_id, channel), f"M#{ulid}"
+
+
+def promotion(workspace_id: str, channel: str, ulid: str, target: str) -> Key:
+    return channel_partition(workspace_id, channel), f"P#{ulid}#{target}"
+
+
+CHANNEL_MESSAGE_PREFIX = "M#"
+PROMOTION_PREFIX = "P#"
+
+
 def comment(task_id: str, ulid: str) -> Key:
     return task_side_partition(task_id), f"CM#{ulid}"
 

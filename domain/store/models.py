@@ -359,6 +359,126 @@ class CommentRow(Row, discriminator="Comment"):
     editedAt = UnicodeAttribute(null=True)
 
 
+class ClaimHeadRow(Row, discriminator="ClaimHead"):
+    """Claim head (``keys.claim_head``): the claims on one task, as a list of
+    ``{claimId, actorId, actorKind, scope, shared, leaseExpiresAt, claimedAt}``; every change is a
+    conditional rewrite on ``revision`` (docs/coordination.md, "Claims")."""
+
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    claims = JSONAttribute(default=list)
+    revision = NumberAttribute(default=0)
+    updatedAt = UnicodeAttribute()
+
+
+class ActorClaimRow(Row, discriminator="ActorClaim"):
+    """An actor's copy of its claim (``keys.actor_claim``), for mj_brief; written with the head."""
+
+    taskId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    claimId = UnicodeAttribute()
+    scope = JSONAttribute(default=list)
+    shared = BooleanAttribute(default=False)
+    leaseExpiresAt = UnicodeAttribute()
+    claimedAt = UnicodeAttribute()
+
+
+class PeerRequestRow(Row, discriminator="PeerRequest"):
+    """Peer question (``keys.peer_request``): OPEN -> ANSWERED | CANCELLED; ``lateReplies`` are
+    kept on a CANCELLED one without reopening it. ``revision`` counts its changes."""
+
+    requestId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    requesterId = UnicodeAttribute()
+    requesterKind = UnicodeAttribute()
+    assigneeId = UnicodeAttribute()
+    question = UnicodeAttribute()
+    state = UnicodeAttribute()
+    answer = JSONAttribute(null=True)  # {text, by, byKind, at}
+    lateReplies = JSONAttribute(default=list)  # [{text, by, byKind, at}]
+    cancelReason = UnicodeAttribute(null=True)
+    inboxSk = UnicodeAttribute()  # the assignee's inbox entry (its partition follows from the ULID)
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
+class ReviewRow(Row, discriminator="Review"):
+    """Review (``keys.review``): artifacts submitted on a task for one named reviewer, each bound to
+    its digest. SUBMITTED -> ACCEPTED | CHANGES_REQUESTED, under ``revision``."""
+
+    reviewId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    reviewKind = UnicodeAttribute()  # finish | research
+    state = UnicodeAttribute()
+    submitterId = UnicodeAttribute()
+    reviewerId = UnicodeAttribute()
+    artifacts = JSONAttribute(default=list)  # [{artifactId, digest}]
+    note = JSONAttribute(null=True)  # {text, by, byKind, at}
+    comments = JSONAttribute(default=list)
+    inboxSk = UnicodeAttribute()  # the reviewer's inbox entry
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+    decidedAt = UnicodeAttribute(null=True)
+
+
+class ChannelRow(Row, discriminator="Channel"):
+    """Channel entry (``keys.channel_entry``): made by the first post, counted by every post."""
+
+    name = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    messageCount = NumberAttribute(default=0)
+    lastMessageAt = UnicodeAttribute()
+
+
+class ChannelMessageRow(Row, discriminator="ChannelMessage"):
+    """Channel message (``keys.channel_message``): retained, addressed to nobody."""
+
+    messageId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    channel = UnicodeAttribute()
+    fromId = UnicodeAttribute()
+    fromKind = UnicodeAttribute()
+    text = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)
+    postedAt = UnicodeAttribute()
+
+
+class PromotionRow(Row, discriminator="Promotion"):
+    """Promotion (``keys.promotion``): a channel message made into a task, once per message and target."""
+
+    workspaceId = UnicodeAttribute()
+    channel = UnicodeAttribute()
+    messageId = UnicodeAttribute()
+    target = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    promotedBy = UnicodeAttribute()
+    promotedAt = UnicodeAttribute()
+
+
+class InboxRow(Row, discriminator="Inbox"):
+    """Inbox entry (``keys.inbox_entry``): something addressed to one actor. ``deliveredAt`` is
+    when it was stored, ``readAt`` when an inbox read first returned it, ``ackedAt`` when the actor
+    acknowledged it; three separate facts."""
+
+    entryId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    actorId = UnicodeAttribute()
+    type = UnicodeAttribute()  # question | answer | cancelled | late_reply | message | review
+    fromId = UnicodeAttribute()
+    fromKind = UnicodeAttribute()
+    subjectId = UnicodeAttribute(null=True)  # the request, message or artifact it is about
+    taskId = UnicodeAttribute(null=True)
+    text = UnicodeAttribute(null=True)
+    deliveredAt = UnicodeAttribute()
+    readAt = UnicodeAttribute(null=True)
+    ackedAt = UnicodeAttribute(null=True)
+    closedAt = UnicodeAttribute(null=True)  # a question that no longer waits (answered or cancelled)
+
+
 class AttachmentRow(Row, discriminator="Attachment"):
     """Task attachment (``keys.attachment``): a file stored at ``objectKey`` (objects/<ws>/attachment/<id>),
     recorded with what its upload grant declared and who uploaded it."""

@@ -56,6 +56,9 @@ ATTEMPTS: dict[str, int] = {
     "align_agent_session": 3,
     "complete_agent_session": 3,
     "resume_agent_session": 3,
+    # A claim that lost to another claimer plans again on the head the failure returned: it is then
+    # refused (overlap) or joins (shared, or a disjoint scope); many racers settle in a few rounds.
+    "claim_task": 20,
 }
 BACKOFF_BASE_SECONDS = 0.01
 BACKOFF_CAP_SECONDS = 0.1

@@ -260,7 +260,7 @@ def planned_column(pending: list[Any], col_key: tuple[str, str], column_id: str)
 def create(
     *, workspace_id: str, board_id: str, column_id: str, actor_id: str, build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
     activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow], marker: CreationMarkerRow | None,
-    first_read: dict[tuple[str, str], Any] | None = None,
+    first_read: dict[tuple[str, str], Any] | None = None, extra: Callable[[Any, TaskDetailRow], None] | None = None,
 ) -> tuple[TaskDetailRow, ColumnRow | None]:
     """Create a task at the bottom of a column with the next workspace number.
 
@@ -312,6 +312,8 @@ def create(
             tx.save(pointer, condition=Row.PK.does_not_exist())
             members.guard(tx, workspace_id, actor_id)
             tx.save(act)
+            if extra is not None:  # items written with the task (mj_start_work's first claim on it)
+                extra(tx, detail)
 
         def retry(failure: db.ConditionFailed) -> None:
             earlier = earlier_entity(failure, marker)

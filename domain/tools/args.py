@@ -27,6 +27,7 @@ ActivityType = Literal[
     "session.aligned",
     "artifact.attached",
     "attachment.added",
+    "claim.recorded", "request.asked", "request.answered", "request.cancelled", "request.late_reply", "message.posted", "review.submitted", "review.accepted", "review.changes_requested", "message.promoted",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='ws_…; "" = the bound one.')]

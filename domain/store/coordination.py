@@ -1,0 +1,420 @@
+"""Coordination items (docs/coordination.md, docs/data-model.md "Coordination"): claims on tasks,
+peer requests and inbox entries.
+
+* A task's claims live on one head item (``keys.claim_head``), rewritten as a whole under its
+  ``revision`` (compare-and-set), so racing claimers serialise on one conditional write: the
+  first commits, the others plan again on the new head and are refused or join as shared.
+  Every change also writes the claimer's own copy (``keys.actor_claim``) for mj_brief and drops
+  the copies of claims that expired.
+* A peer request lives beside the claims (``keys.peer_request``); its assignee gets an inbox
+  entry in the same transaction. Every state change is conditional on the state and revision
+  that were read.
+* An inbox is spread over :data:`keys.INBOX_SHARDS` partitions by the entry's ULID and read from
+  all of them at once, so many senders writing to one busy actor do not queue on one partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from domain.store import db, keys, parallel
+from domain.store import members as member_store
+from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.models import (
+    ActivityRow, ActorClaimRow, ChannelMessageRow, ChannelRow, ClaimHeadRow, InboxRow, PeerRequestRow, PromotionRow, ReviewRow, Row,
+)
+
+
+class ClaimRefused(Exception):
+    """A live claim of another actor overlaps the requested scope (``holder`` is its claim dict)."""
+
+    def __init__(self, holder: dict[str, Any]) -> None:
+        super().__init__(f"claimed by {holder.get('actorId')}")
+        self.holder = holder
+
+
+class StateChanged(Exception):
+    """A request's state or revision moved since it was read (``current`` is the stored row)."""
+
+    def __init__(self, current: PeerRequestRow | None) -> None:
+        super().__init__("request changed")
+        self.current = current
+
+
+# -- claims ---------------------------------------------------------------------------------------
+def overlaps(a: list[str], b: list[str]) -> bool:
+    """Whether two claimed scopes overlap: an empty scope is the whole task; a path overlaps a
+    path it contains or lies in (``src/api`` and ``src/api/users.py``), compared by segment."""
+    if not a or not b:
+        return True
+
+    def parts(p: str) -> list[str]:
+        return [s for s in p.strip().strip("/").split("/") if s]
+
+    for x in a:
+        for y in b:
+            px, py = parts(x), parts(y)
+            n = min(len(px), len(py))
+            if px[:n] == py[:n]:
+                return True
+    return False
+
+
+def live(claims: list[dict[str, Any]], now: str) -> list[dict[str, Any]]:
+    return [c for c in claims if c.get("leaseExpiresAt", "") > now]
+
+
+def head(task_id: str) -> ClaimHeadRow | None:
+    """The task's claim head (consistent GetItem), or ``None`` when nobody ever claimed it."""
+    try:
+        return ClaimHeadRow.get(*keys.claim_head(task_id), consistent_read=True)
+    except ClaimHeadRow.DoesNotExist:
+        return None
+
+
+@dataclass(frozen=True)
+class Claimed:
+    claim: dict[str, Any]
+    head: ClaimHeadRow
+
+
+def claim(
+    *, workspace_id: str, task_id: str, first: ClaimHeadRow | None, new_claim: Callable[[dict[str, Any] | None], dict[str, Any]],
+    now: Callable[[], str], actor_id: str, activity: Callable[[dict[str, Any]], ActivityRow], extra: Callable[[Any], None] | None = None,
+) -> Claimed:
+    """Record ``actor_id``'s claim on a task (its earlier claim there is replaced: a renewal).
+
+    ``first`` is the head as read (or ``None``); ``new_claim(mine)`` builds the claim dict from the
+    caller's current live claim (``None`` if it holds none). Expired claims are dropped, with their
+    actors' copies. ``extra(tx)`` adds actions (the task's creation, for a new task).
+
+    Raises:
+        ClaimRefused: another live, overlapping claim and the new one is not shared.
+        Missing: the caller's membership is gone.
+        Contended: lost every attempt to other claimers.
+    """
+    state: list[ClaimHeadRow | None] = [first]
+
+    def plan(current: ClaimHeadRow | None) -> Write[Any, Claimed] | Unchanged[Claimed]:
+        at = now()
+        claims = list(current.claims) if current is not None else []
+        alive = live(claims, at)
+        mine = next((c for c in alive if c["actorId"] == actor_id), None)
+        others = [c for c in alive if c["actorId"] != actor_id]
+        wanted = new_claim(mine)
+        if not wanted.get("shared"):
+            for other in others:
+                if overlaps(other.get("scope") or [], wanted.get("scope") or []):
+                    raise ClaimRefused(other)
+        dropped = {c["actorId"] for c in claims if c not in alive and c["actorId"] != actor_id}
+        revision = int(current.revision) if current is not None else 0
+        new_head = ClaimHeadRow(*keys.claim_head(task_id), taskId=task_id, workspaceId=workspace_id, claims=[*others, wanted],
+                                revision=revision + 1, updatedAt=at)
+        copy = ActorClaimRow(*keys.actor_claim(workspace_id, actor_id, task_id), taskId=task_id, workspaceId=workspace_id,
+                             claimId=wanted["claimId"], scope=wanted.get("scope") or [], shared=bool(wanted.get("shared")),
+                             leaseExpiresAt=wanted["leaseExpiresAt"], claimedAt=wanted["claimedAt"])
+        act = activity(wanted)
+
+        def build(tx: Any) -> None:
+            cond = Row.PK.does_not_exist() if current is None else (ClaimHeadRow.revision == revision)
+            tx.save(new_head, condition=cond, return_values="ALL_OLD")
+            tx.save(copy)
+            for gone in sorted(dropped):
+                tx.delete(ActorClaimRow(*keys.actor_claim(workspace_id, gone, task_id)))
+            member_store.guard(tx, workspace_id, actor_id)
+            tx.save(act)
+            if extra is not None:
+                extra(tx)
+
+        def retry(failure: db.ConditionFailed) -> ClaimHeadRow | None:
+            if member_store.guard_failed(failure, workspace_id, actor_id):
+                raise db.Missing(task_id)
+            stored = failure.item(*keys.claim_head(task_id))
+            return ClaimHeadRow.from_raw_data(stored) if stored else head(task_id)
+
+        return Write(build=build, result=lambda: Claimed(wanted, new_head), retry=retry)
+
+    return compare_and_set("claim_task", state[0], plan)
+
+
+def first_claim_actions(tx: Any, *, workspace_id: str, task_id: str, actor_id: str, wanted: dict[str, Any], at: str, activity: ActivityRow) -> ClaimHeadRow:
+    """The actions of the first claim on a task created in the same transaction; returns the head."""
+    new_head = ClaimHeadRow(*keys.claim_head(task_id), taskId=task_id, workspaceId=workspace_id, claims=[wanted], revision=1, updatedAt=at)
+    tx.save(new_head, condition=Row.PK.does_not_exist())
+    tx.save(ActorClaimRow(*keys.actor_claim(workspace_id, actor_id, task_id), taskId=task_id, workspaceId=workspace_id,
+                          claimId=wanted["claimId"], scope=wanted.get("scope") or [], shared=bool(wanted.get("shared")),
+                          leaseExpiresAt=wanted["leaseExpiresAt"], claimedAt=wanted["claimedAt"]))
+    tx.save(activity)
+    return new_head
+
+
+def actor_claims(workspace_id: str, actor_id: str) -> list[ActorClaimRow]:
+    """The caller's claim copies (one Query; expired ones are still there until rewritten)."""
+    rows = ActorClaimRow.query(keys.actor_partition(workspace_id, actor_id), Row.SK.startswith(keys.ACTOR_CLAIM_PREFIX), consistent_read=True)
+    return [r for r in rows if isinstance(r, ActorClaimRow)]
+
+
+def around_task(task_id: str, limit: int = 200) -> tuple[ClaimHeadRow | None, list[PeerRequestRow], list[ReviewRow]]:
+    """A task's claim head, its requests and its reviews, newest first (one Query of ``CO#<task>``)."""
+    found_head: ClaimHeadRow | None = None
+    requests: list[PeerRequestRow] = []
+    reviews: list[ReviewRow] = []
+    for row in Row.query(keys.coordination_partition(task_id), consistent_read=True, scan_index_forward=False, limit=limit + 1):
+        if isinstance(row, ClaimHeadRow):
+            found_head = row
+        elif isinstance(row, PeerRequestRow):
+            requests.append(row)
+        elif isinstance(row, ReviewRow):
+            reviews.append(row)
+    return found_head, requests, reviews
+
+
+# -- requests -------------------------------------------------------------------------------------
+def get_request(task_id: str, ulid: str) -> PeerRequestRow | None:
+    try:
+        return PeerRequestRow.get(*keys.peer_request(task_id, ulid), consistent_read=True)
+    except PeerRequestRow.DoesNotExist:
+        return None
+
+
+def ask(request: PeerRequestRow, entry: InboxRow, *, activity: ActivityRow) -> None:
+    """Store a new request and its assignee's inbox entry (one transaction; both members guarded).
+
+    Raises:
+        Missing: the caller or the assignee is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(request, condition=Row.PK.does_not_exist())
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, request.workspaceId, request.requesterId)
+        member_store.guard(tx, request.workspaceId, request.assigneeId)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(request.requestId) from failure
+
+
+def change_request(
+    current: PeerRequestRow, updated: PeerRequestRow, *, entries: list[InboxRow], close_entry: tuple[str, str] | None, activity: ActivityRow, actor_id: str,
+) -> None:
+    """Replace a request by ``updated`` if it still has the state and revision of ``current``; put
+    ``entries`` (notifications) and mark ``close_entry`` (the assignee's question) closed.
+
+    Raises:
+        StateChanged: another change committed first (``current`` holds the stored row).
+        Missing: the caller's membership is gone.
+    """
+
+    def build(tx: Any) -> None:
+        cond = (PeerRequestRow.revision == int(current.revision)) & (PeerRequestRow.state == current.state)
+        tx.save(updated, condition=cond, return_values="ALL_OLD")
+        for entry in entries:
+            tx.save(entry, condition=Row.PK.does_not_exist())
+        if close_entry is not None:
+            tx.update(InboxRow(*close_entry), actions=[InboxRow.closedAt.set(updated.updatedAt)], condition=Row.PK.exists())
+        member_store.guard(tx, current.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if member_store.guard_failed(failure, current.workspaceId, actor_id):
+            raise db.Missing(current.requestId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise StateChanged(PeerRequestRow.from_raw_data(stored) if stored else get_request(current.taskId, current.SK.removeprefix(keys.REQUEST_PREFIX))) from failure
+
+
+# -- inbox ----------------------------------------------------------------------------------------
+def inbox(workspace_id: str, actor_id: str, *, per_shard: int = 50) -> list[InboxRow]:
+    """The actor's newest entries, oldest first: one Query per shard, all at once (parallel)."""
+    def one(shard: int) -> list[InboxRow]:
+        rows = InboxRow.query(keys.inbox_partition(workspace_id, actor_id, shard), Row.SK.startswith(keys.INBOX_PREFIX),
+                              consistent_read=True, scan_index_forward=False, limit=per_shard)
+        return [r for r in rows if isinstance(r, InboxRow)]
+
+    futures = [parallel.submit(one, shard) for shard in range(keys.INBOX_SHARDS)]
+    found = [row for f in futures for row in f.result()]
+    return sorted(found, key=lambda r: r.SK)
+
+
+def post(entries: list[InboxRow], *, workspace_id: str, sender_id: str, log: Any) -> None:
+    """Deliver one message: every recipient's entry, the sender's membership guard and the log row
+    (a board activity row or a workspace log entry), in one transaction.
+
+    Raises:
+        Missing: the sender or a recipient is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        for entry in entries:
+            tx.save(entry, condition=Row.PK.does_not_exist())
+            if entry.actorId != sender_id:
+                member_store.guard(tx, workspace_id, entry.actorId)
+        member_store.guard(tx, workspace_id, sender_id)
+        tx.save(log)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(workspace_id) from failure
+
+
+def stamp(entries: list[InboxRow], *, read: list[InboxRow], acked: list[InboxRow], at: str) -> None:
+    """Set ``readAt`` on ``read`` and ``ackedAt`` on ``acked`` where not set yet (first stamp kept),
+    in transactions of up to 100 actions; ``entries`` are updated in memory."""
+    actions: dict[tuple[str, str], list[Any]] = {}
+    for e in read:
+        if e.readAt is None:
+            actions.setdefault((e.PK, e.SK), []).append(InboxRow.readAt.set(InboxRow.readAt | at))
+    for e in acked:
+        if e.ackedAt is None:
+            actions.setdefault((e.PK, e.SK), []).append(InboxRow.ackedAt.set(InboxRow.ackedAt | at))
+    if not actions:
+        return
+    todo = list(actions.items())
+    for i in range(0, len(todo), 100):
+        chunk = todo[i : i + 100]
+
+        def build(tx: Any, chunk: list[Any] = chunk) -> None:
+            for (pk, sk), acts in chunk:
+                tx.update(InboxRow(pk, sk), actions=acts, condition=Row.PK.exists())  # if_not_exists: the first stamp stays
+
+        db.transact(build)
+    by_key = {(e.PK, e.SK): e for e in entries}
+    for e in read:
+        by_key.get((e.PK, e.SK), e).readAt = e.readAt or at
+    for e in acked:
+        by_key.get((e.PK, e.SK), e).ackedAt = e.ackedAt or at
+
+
+# -- reviews --------------------------------------------------------------------------------------
+def artifact_digest(head: Any) -> str:
+    """The identity a review is bound to: a SHA-256 over what makes the artifact what it is (its
+    content fields, its stored object's checksum, its times, whether it was withdrawn). Any change
+    to the artifact gives another digest."""
+    import hashlib
+    import json
+
+    fields = ("artifactId", "type", "title", "storage", "url", "objectKey", "sha256", "bodyChars", "updatedAt", "withdrawnAt")
+    data = {name: getattr(head, name, None) for name in fields}
+    data["bodyChars"] = int(data["bodyChars"]) if data["bodyChars"] is not None else None
+    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def get_review(task_id: str, ulid: str) -> ReviewRow | None:
+    try:
+        return ReviewRow.get(*keys.review(task_id, ulid), consistent_read=True)
+    except ReviewRow.DoesNotExist:
+        return None
+
+
+def submit(review: ReviewRow, entry: InboxRow, *, activity: ActivityRow) -> None:
+    """Store a new review and the reviewer's inbox entry (both members guarded), one transaction.
+
+    Raises:
+        Missing: the submitter or the reviewer is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(review, condition=Row.PK.does_not_exist())
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, review.workspaceId, review.submitterId)
+        member_store.guard(tx, review.workspaceId, review.reviewerId)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(review.reviewId) from failure
+
+
+def decide(current: ReviewRow, updated: ReviewRow, *, entry: InboxRow, close_entry: tuple[str, str], activity: ActivityRow, actor_id: str) -> None:
+    """Record the reviewer's decision if the review is still as read (state and revision).
+
+    Raises:
+        ReviewChanged: another decision committed first (``current`` is the stored row).
+        Missing: the reviewer's membership is gone.
+    """
+
+    def build(tx: Any) -> None:
+        cond = (ReviewRow.revision == int(current.revision)) & (ReviewRow.state == current.state)
+        tx.save(updated, condition=cond, return_values="ALL_OLD")
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        tx.update(InboxRow(*close_entry), actions=[InboxRow.closedAt.set(updated.updatedAt)], condition=Row.PK.exists())
+        member_store.guard(tx, current.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if member_store.guard_failed(failure, current.workspaceId, actor_id):
+            raise db.Missing(current.reviewId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise ReviewChanged(ReviewRow.from_raw_data(stored) if stored else None) from failure
+
+
+class ReviewChanged(Exception):
+    def __init__(self, current: ReviewRow | None) -> None:
+        super().__init__("review changed")
+        self.current = current
+
+
+# -- channels ---------------------------------------------------------------------------------------
+def post_to_channel(message: ChannelMessageRow, *, sender_id: str, log: Any) -> None:
+    """Append a message to a channel and count it on the channel's entry (created by the first post)."""
+
+    def build(tx: Any) -> None:
+        tx.save(message, condition=Row.PK.does_not_exist())
+        entry = ChannelRow(*keys.channel_entry(message.workspaceId, message.channel))
+        # an update makes the entry on the first post: it sets the item type (kind) itself
+        tx.update(entry, actions=[ChannelRow.kind.set(ChannelRow), ChannelRow.name.set(message.channel), ChannelRow.workspaceId.set(message.workspaceId),
+                                  ChannelRow.messageCount.add(1), ChannelRow.lastMessageAt.set(message.postedAt)])
+        member_store.guard(tx, message.workspaceId, sender_id)
+        tx.save(log)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        raise db.Missing(message.workspaceId) from failure
+
+
+def channels(workspace_id: str) -> list[ChannelRow]:
+    rows = ChannelRow.query(keys.channels_partition(workspace_id), consistent_read=True)
+    return [r for r in rows if isinstance(r, ChannelRow)]
+
+
+def channel_messages(workspace_id: str, channel: str, limit: int) -> list[ChannelMessageRow]:
+    rows = ChannelMessageRow.query(keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.CHANNEL_MESSAGE_PREFIX),
+                                   consistent_read=True, scan_index_forward=False, limit=limit)
+    return [r for r in rows if isinstance(r, ChannelMessageRow)][:limit]
+
+
+def channel_message(workspace_id: str, channel: str, message_id: str) -> ChannelMessageRow | None:
+    if not message_id.startswith("chm_"):
+        return None
+    try:
+        return ChannelMessageRow.get(*keys.channel_message(workspace_id, channel, message_id.removeprefix("chm_")), consistent_read=True)
+    except ChannelMessageRow.DoesNotExist:
+        return None
+
+
+def new_promotion(workspace_id: str, channel: str, message_id: str, task_id: str, actor_id: str, at: str) -> PromotionRow:
+    return PromotionRow(*keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), workspaceId=workspace_id, channel=channel,
+                        messageId=message_id, target="task", taskId=task_id, promotedBy=actor_id, promotedAt=at)
+
+
+def promotion(workspace_id: str, channel: str, message_id: str) -> PromotionRow | None:
+    try:
+        return PromotionRow.get(*keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), consistent_read=True)
+    except PromotionRow.DoesNotExist:
+        return None
+
+
+def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
+    rows = PromotionRow.query(keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.PROMOTION_PREFIX), consistent_read=True)
+    return [r for r in rows if isinstance(r, PromotionRow)]
