@@ -66,7 +66,7 @@ def _queries(docs: list[tuple[str, str]], key: str) -> list[tuple[str, str, int 
     from domain.search import text as st
 
     first = docs
-    words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in first]
+    words = [{w for w in st.lexemes(f"{t} {d}") if w} for t, d in first]
     df = Counter(w for ws in words for w in ws)
     raw = [[w for w in st.raw_words(d) if w.isalpha()] for _, d in first]
     out: list[tuple[str, str, int | None]] = []
@@ -111,7 +111,7 @@ def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str],
             per.setdefault(cls, []).append((len(reqs), sum(r.read_units for r in reqs), ms, out["totalCount"]))
         if cls == "rare pair":
             if words is None:
-                words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in docs[: len(ids)]]
+                words = [{w for w in st.lexemes(f"{t} {d}") if w} for t, d in docs[: len(ids)]]
             truth = {ids[j] for j, w in enumerate(words) if all(x in w for x in qtext.split())}
             same = {ids[j] for j in range(len(ids)) if docs[j][1] == docs[known][1]}
             top = [r["id"] for r in out["results"]]
@@ -178,7 +178,7 @@ def main() -> None:
                   f"success@5 {q['success']}/{q['of']}, precision@5 {q['precision']:.2f}", flush=True)
         meter.uninstall()
     total_s = time.perf_counter() - began_all
-    classes = [c for c in dict.fromkeys(c for c, _, _ in queries)]
+    classes = list(dict.fromkeys(c for c, _, _ in queries))
     header = ["query", *(f"{s:,}: matches / requests / RU / ms" for s in sizes)]
     if len(sizes) > 1:
         header.append(f"growth {sizes[0]:,} → {sizes[-1]:,}: matches / RU / requests / ms")

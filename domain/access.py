@@ -139,7 +139,7 @@ def each(list_field: str, id_field: str, kind: Kind, *, all_or_nothing: bool = F
 
 
 # -- locating ---------------------------------------------------------------------------------
-def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = None) -> Located:
+def locate(ctx: CallContext, kind: str, value: str, field_name: str | None = None) -> Located:
     """Read where ``value`` lives from the id alone.
 
     Raises:
@@ -157,7 +157,7 @@ def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = N
     return where
 
 
-def _admit(spec: "ToolSpec", ctx: "CallContext", where: Located) -> None:
+def _admit(spec: ToolSpec, ctx: CallContext, where: Located) -> None:
     row = ctx.member(where.workspace_id, where.kind, where.ident)
     needed = spec.min_role or "MEMBER"
     if ROLE_RANK[row.role] < ROLE_RANK[needed]:
@@ -168,7 +168,7 @@ def _admit(spec: "ToolSpec", ctx: "CallContext", where: Located) -> None:
         )
 
 
-def refuse_when_bound(ctx: "CallContext") -> None:
+def refuse_when_bound(ctx: CallContext) -> None:
     """A pinned token or a bound connection works in one workspace and cannot act outside it."""
     if ctx.principal.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
         raise errors.forbidden(
@@ -177,7 +177,7 @@ def refuse_when_bound(ctx: "CallContext") -> None:
         )
 
 
-def check_binding(spec: "ToolSpec", ctx: "CallContext") -> None:
+def check_binding(spec: ToolSpec, ctx: CallContext) -> None:
     """The binding rules of a spec, shared by the pipeline and the stdio bridge."""
     if not spec.read_only:
         ctx.ensure_writable()
@@ -206,7 +206,7 @@ def well_formed(kind: str, value: str) -> bool:
     return locate_plain(kind, value) is not None
 
 
-def refuse_malformed(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
+def refuse_malformed(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
     """Refuse a malformed id before any storage work (issue 24): every alternative of the
     target that the call sets, and every ref, must have the shape of its kind. The answers are
     the ones the same id gets after the reads (NOT_FOUND for a target, the ref's declared
@@ -291,7 +291,7 @@ class Prefetch:
 _FIELD_OF_KIND = {"board": "boardId", "column": "columnId", "task": "taskId", "comment": "commentId", "subtask": "subtaskId", "label": "labelId"}
 
 
-def _with_entries(spec: "ToolSpec", plan: Prefetch, wheres: list[Located]) -> Prefetch:
+def _with_entries(spec: ToolSpec, plan: Prefetch, wheres: list[Located]) -> Prefetch:
     """``plan`` plus the board entries an ``open_board`` spec checks (same BatchGetItem)."""
     if not spec.open_board:
         return plan
@@ -301,7 +301,7 @@ def _with_entries(spec: "ToolSpec", plan: Prefetch, wheres: list[Located]) -> Pr
     return Prefetch(items=tuple(dict.fromkeys([*plan.items, *entries])), queries=plan.queries)
 
 
-def board_open_error(spec: "ToolSpec", ctx: "CallContext", where: Located, field: str | None = None) -> ToolError | None:
+def board_open_error(spec: ToolSpec, ctx: CallContext, where: Located, field: str | None = None) -> ToolError | None:
     """For an ``open_board`` spec: INVALID_INPUT when ``where``'s board is archived (its entry,
     read with the membership, carries ``archivedAt``) — an archived board's tasks, their side
     items and its labels are read-only (docs/data-model.md, "Archived boards"). The write's own
@@ -318,7 +318,7 @@ def board_open_error(spec: "ToolSpec", ctx: "CallContext", where: Located, field
     return errors.board_archived(field)
 
 
-def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, args: Any) -> None:
+def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> None:
     from domain.store import keys, parallel
     from domain.store.models import MemberRow, Row
 
@@ -346,7 +346,7 @@ def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, 
     ctx._members[where.workspace_id] = member  # noqa: SLF001
 
 
-def _read_many_with_memberships(spec: "ToolSpec", ctx: "CallContext", wheres: list[Located], args: Any) -> None:
+def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[Located], args: Any) -> None:
     """The list-target form of :func:`_read_with_membership`: ``spec.prefetch(wheres, args)``
     names the items and queries of every located item; the caller's member item of each visible
     workspace is read in the same BatchGetItem. A workspace without one is remembered as such,
@@ -383,7 +383,7 @@ class ItemAccess:
     error: ToolError | None = None
 
 
-def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
+def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
     """Check the spec's access policy for this call; see the module docstring.
 
     Sets ``ctx.target`` (one target) or ``ctx.targets`` (a list target).

@@ -214,7 +214,7 @@ class LazySpec:
     :class:`~domain.registry.ToolSpec`, whose module is imported on first use (thread-safe: the
     import system serialises concurrent imports of one module)."""
 
-    __slots__ = ("name", "area", "scope", "read_only", "destructive", "idempotent", "keyed", "_definition", "_module", "_spec")
+    __slots__ = ("_definition", "_module", "_spec", "area", "destructive", "idempotent", "keyed", "name", "read_only", "scope")
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.name: str = row["name"]

@@ -47,7 +47,7 @@ class _RemainingTime:
         return max(0, int(left * 1000))
 
 
-class Unfinished(Exception):  # noqa: N818 - a result, not an error
+class Unfinished(Exception):  # a result, not an error
     """A keyed call that answers ``result`` but left work a retry with the same key must finish
     (a bulk whose later transaction failed after an earlier one committed). Raised through
     Powertools, which then deletes its in-progress record instead of storing the answer."""

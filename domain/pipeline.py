@@ -175,7 +175,7 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             exc = limited
         logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
         return CallOutcome(error=exc.envelope())
-    except Exception as exc:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+    except Exception as exc:  # the boundary: nothing unexpected reaches the client
         _drain(ctx)
         if faults.storage_unavailable(exc):
             logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})

@@ -58,7 +58,6 @@ from typing import Any
 
 import regex
 
-from domain import tokens
 
 DEFAULT_TIMEOUT = 2.0  # seconds for one redact() call, all rules together
 MAX_WIDEN = 4096  # characters a value may grow by on each side
@@ -118,7 +117,7 @@ class Lazy:
     compiled pattern for ``finditer``/``search``/``fullmatch``. :meth:`ready` compiles it and
     returns the seconds that took (0.0 once compiled)."""
 
-    __slots__ = ("pattern", "flags", "_rx")
+    __slots__ = ("_rx", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern, self.flags, self._rx = pattern, flags, None

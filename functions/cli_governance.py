@@ -84,7 +84,7 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
     from domain.store import governance, keys
     from domain.store.models import UserRow
 
-    secret = args.secret if args.secret else _secret_from(args.secret_file) if args.secret_file else None
+    secret = args.secret or (_secret_from(args.secret_file) if args.secret_file else None)
     if not secret:
         raise CliError("pass --secret or --secret-file.", code=2)
     _connect(args)

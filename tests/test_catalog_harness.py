@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from domain import auth, ids
+from domain import auth
 from domain.access import TargetField
 from domain.auth import ROLE_RANK, SCOPES
 from domain.catalog import registry as product_registry

@@ -140,14 +140,12 @@ def _batch_write_then(requests: list[dict[str, Any]], last: list[dict[str, Any]]
 
 def _send_chunks(chunks: list[list[dict[str, Any]]]) -> int:
     def send(chunk: list[dict[str, Any]]) -> int:
-        sent = 0
         pending = {_table(): chunk}
         for attempt in range(WRITE_ATTEMPTS):
             out = _client().batch_write_item(RequestItems=pending)
-            sent += 1
             pending = out.get("UnprocessedItems") or {}
             if not pending:
-                return sent
+                return attempt + 1  # requests sent
             time.sleep(min(0.05 * 2**attempt, 1.0))
         raise RuntimeError("search postings: unprocessed items after retries")
 
@@ -212,13 +210,13 @@ class DynamoIndex:
         from a later ``at`` is left alone, so a late or replayed record never rolls a text back."""
         state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _, _ in work if not fresh]
         words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, *_ in work]
-        sentinels = sorted({_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of) for w in words})
+        sentinels = sorted({_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of, strict=True) for w in words})
         found = _batch_get(state_keys + sentinels, consistent=True) if state_keys or sentinels else {}
         states = {k: _state_of(found[k]) for k in state_keys if k in found}
         known = {k for k in sentinels if k in found}
         requests: list[dict[str, Any]] = []
         last: list[dict[str, Any]] = []
-        for (ws, doc, gone, _fresh, also, at), words in zip(work, words_of):
+        for (ws, doc, gone, _fresh, also, at), words in zip(work, words_of, strict=True):
             state_key = keys.search_doc_state(ws, doc.doc_id)
             old = states.get(state_key, {})
             c = doc.corpus
@@ -380,7 +378,7 @@ def _eval(node: Any, postings: dict[str, dict[str, Any]]) -> bool:
         if any(w not in postings for w in node.lexemes):
             return False
         sets = [_positions(postings[w]) for w in node.lexemes]
-        return any(all(start + off in s for off, s in zip(node.offsets, sets)) for start in sets[0])
+        return any(all(start + off in s for off, s in zip(node.offsets, sets, strict=True)) for start in sets[0])
     if isinstance(node, Not):
         return not _eval(node.item, postings)
     if isinstance(node, And):
@@ -400,7 +398,7 @@ def _fields_of(group: And, postings: dict[str, dict[str, Any]]) -> int:
     return bits
 
 
-def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], plan: "_Plan") -> float:
+def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], plan: _Plan) -> float:
     """BM25 over the weighted term frequency (title x3, description x1, comment x0.5)."""
     n = max(1000, 2 * max(df.values(), default=1))
     total = 0.0
