@@ -128,7 +128,7 @@ def either(*alternatives: tuple[str, Kind] | tuple[str, Kind, dict[str, Any]], r
     alternative may carry the companion arguments that select it."""
     fields = []
     for alt in alternatives:
-        companions = tuple(sorted(alt[2].items())) if len(alt) > 2 else ()  # type: ignore[misc]
+        companions = tuple(sorted(alt[2].items())) if len(alt) > 2 else ()
         fields.append(TargetField(alt[0], alt[1], companions))
     return Target(tuple(fields), resolve=resolve)
 
@@ -250,8 +250,8 @@ def locate_plain(kind: str, value: str) -> Located | None:
         t = ids.parse_task(value)
         return Located("task", value, t.workspace_id, board_id=t.board_id, task=t) if t else None
     if kind == "comment":
-        c = ids.parse_comment(value)
-        return Located("comment", value, c.task.workspace_id, board_id=c.task.board_id, task=c.task, comment=c) if c else None
+        cm = ids.parse_comment(value)
+        return Located("comment", value, cm.task.workspace_id, board_id=cm.task.board_id, task=cm.task, comment=cm) if cm else None
     if kind == "subtask":
         st = ids.parse_subtask(value)
         return Located("subtask", value, st.task.workspace_id, board_id=st.task.board_id, task=st.task, subtask=st) if st else None
@@ -357,7 +357,8 @@ def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[L
     plan = _with_entries(spec, spec.prefetch(wheres, args) if spec.prefetch is not None else Prefetch(), wheres)
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
-    spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in ctx._members))  # noqa: SLF001
+    known = ctx._members  # noqa: SLF001
+    spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in known))
     member_keys = [keys.member(ws, ctx.principal.user_id) for ws in spaces]
     wanted = list(dict.fromkeys([*member_keys, *plan.items]))
     if not wanted:
@@ -399,7 +400,7 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
         first = t.fields[0]
         results: list[ItemAccess] = []
         for i, item in enumerate(getattr(args, first.field) or []):
-            value = getattr(item, t.each) if not isinstance(item, dict) else item.get(t.each)
+            value: Any = getattr(item, t.each) if not isinstance(item, dict) else item.get(t.each)
             entry = ItemAccess(i, value)
             try:
                 entry.where = locate(ctx, first.kind, value)

@@ -120,7 +120,8 @@ class Lazy:
     __slots__ = ("_rx", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern, self.flags, self._rx = pattern, flags, None
+        self.pattern, self.flags = pattern, flags
+        self._rx: Any = None  # the compiled `regex` pattern (an untyped library), built on first use
 
     def ready(self) -> float:
         if self._rx is not None:
@@ -214,7 +215,7 @@ def _plugin_rules() -> list[Rule]:
     rules = []
     for rule_id, cls, keywords, charset, accept in table:
         plugin = cls()
-        for pattern in cls.denylist:  # type: ignore[attr-defined]
+        for pattern in cls.denylist:
             rx = regex.compile(pattern.pattern, (pattern.flags & _FLAGS) | regex.V0)
             rules.append(Rule(rule_id, rx, keywords, plugin=plugin, charset=charset, accept=accept, pem=rule_id == "private-key"))
     return rules

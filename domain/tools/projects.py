@@ -696,7 +696,7 @@ def resolve_projects_for_repo(ctx: CallContext, args: ResolveProjectsInput) -> R
     if repo is None:
         raise errors.invalid("repo", f"is not a GitHub repository: {args.repo!r}", f"Send {repos.FORMS}.")
     found, names = project_store.lookup(ctx.user_id, repo)
-    matches = [RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)  # type: ignore[arg-type]
+    matches = [RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)
                for pj, how in sorted(found, key=lambda m: (m[0].workspaceId, m[0].projectId))]
     return ResolveProjectsOutput(repo=repo, matches=matches)
 

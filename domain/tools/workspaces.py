@@ -173,7 +173,7 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
         fullAccess="admin" in p.scopes, workspaceId=p.workspace_pin,
         boundWorkspaceId=ctx.binding.workspace_id if ctx.binding else None,
         observe=bool(ctx.binding and ctx.binding.observe), displayName=p.display_name, emoji=p.emoji,
-        expiresAt=p.expires_at, rateLimit=RateWindowView(**window.as_dict()),  # type: ignore[arg-type]
+        expiresAt=p.expires_at, rateLimit=RateWindowView(**window.as_dict()),
         toolsets=list(ctx.selection[0]) if ctx.selection else list(AREAS), readOnly=bool(ctx.selection and ctx.selection[1]),
     )
 
