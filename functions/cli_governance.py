@@ -19,9 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from domain.auth import ROLE_RANK
 from functions.cli import CliError, _add_target_flags, _connect
-
-ROLE_RANK = {"MEMBER": 1, "ADMIN": 2, "OWNER": 3}
 
 
 def _secret_from(path: str) -> str:
