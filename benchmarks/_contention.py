@@ -130,7 +130,7 @@ class Contention:
             for k in keys:
                 self.held[k] += 1
         try:
-            response = self._client._endpoint.http_session.send(request)  # noqa: SLF001 - send it for real, holding the items meanwhile
+            response = self._client._endpoint.http_session.send(request)  # send it for real, holding the items meanwhile
             response.content  # noqa: B018 - read it all before the items are let go
             return response
         finally:

@@ -237,7 +237,7 @@ def ratio(a: float, b: float) -> str:
 
 def ratios_of_pairs(a: Sequence[float], b: Sequence[float]) -> Summary:
     """Median and range of the per-round ratios a[i]/b[i] of interleaved runs."""
-    return summary([x / y for x, y in zip(a, b) if y])
+    return summary([x / y for x, y in zip(a, b, strict=True) if y])
 
 
 def interleave(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
@@ -383,11 +383,8 @@ def write_section(name: str, body: str) -> None:
     start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
     text = PERF_DOC.read_text(encoding="utf-8") if PERF_DOC.exists() else "# Performance\n"
     block = f"{start}\n{body.rstrip()}\n{end}"
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: block, text)
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     PERF_DOC.write_text(text, encoding="utf-8")
 
 

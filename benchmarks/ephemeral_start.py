@@ -52,7 +52,7 @@ def one_run() -> tuple[float, list[tuple[float, str]]]:
             break
     proc.stdin.close()
     proc.wait(timeout=60)
-    assert elapsed is not None, "\n".join(l for _, l in err)
+    assert elapsed is not None, "\n".join(line for _, line in err)
     return elapsed, err
 
 

@@ -32,7 +32,6 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from benchmarks import _support as S
 from benchmarks._contention import Contention

@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         procs = {k: start_http(k, env) for k in ("ours", "sdk", "sdk-direct")}
         http: dict[str, list[dict[str, Any]]] = {k: [] for k in procs}
         try:
-            for name, (_, port) in procs.items():  # warm-up
+            for _, port in procs.values():  # warm-up
                 asyncio.run(_load(port, actor.token, task_id, None, 16, CLIENTS))
             for r in range(args.rounds):
                 order = list(procs)[r % 3:] + list(procs)[: r % 3]

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def vm_hwm_mib(pid: int) -> float:
     text = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"^VmHWM:\s+(\d+) kB", text, re.M).group(1)) / 1024  # type: ignore[union-attr]
+    return int(re.search(r"^VmHWM:\s+(\d+) kB", text, re.MULTILINE).group(1)) / 1024  # type: ignore[union-attr]
 
 
 def main() -> int:

@@ -90,7 +90,7 @@ def block(target: Target, meter: S.DynamoDBMeter, calls: int, make_args: Callabl
         ddb.append(spent)
         cpu.append(c1 - c0)
         reqs_per_call.append(len(reqs))
-    return {"wall": wall, "ddb": ddb, "overhead": [w - d for w, d in zip(wall, ddb)], "cpu": cpu, "requests": reqs_per_call}
+    return {"wall": wall, "ddb": ddb, "overhead": [w - d for w, d in zip(wall, ddb, strict=True)], "cpu": cpu, "requests": reqs_per_call}
 
 
 def compare(targets: list[Target], meter: S.DynamoDBMeter, rounds: int, calls: int, make_args: Callable[[int], tuple[str, dict[str, Any]]]) -> dict[str, dict[str, list[float]]]:

@@ -128,7 +128,7 @@ def either(*alternatives: tuple[str, Kind] | tuple[str, Kind, dict[str, Any]], r
     alternative may carry the companion arguments that select it."""
     fields = []
     for alt in alternatives:
-        companions = tuple(sorted(alt[2].items())) if len(alt) > 2 else ()  # type: ignore[misc]
+        companions = tuple(sorted(alt[2].items())) if len(alt) > 2 else ()
         fields.append(TargetField(alt[0], alt[1], companions))
     return Target(tuple(fields), resolve=resolve)
 
@@ -139,7 +139,7 @@ def each(list_field: str, id_field: str, kind: Kind, *, all_or_nothing: bool = F
 
 
 # -- locating ---------------------------------------------------------------------------------
-def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = None) -> Located:
+def locate(ctx: CallContext, kind: str, value: str, field_name: str | None = None) -> Located:
     """Read where ``value`` lives from the id alone.
 
     Raises:
@@ -157,7 +157,7 @@ def locate(ctx: "CallContext", kind: str, value: str, field_name: str | None = N
     return where
 
 
-def _admit(spec: "ToolSpec", ctx: "CallContext", where: Located) -> None:
+def _admit(spec: ToolSpec, ctx: CallContext, where: Located) -> None:
     row = ctx.member(where.workspace_id, where.kind, where.ident)
     needed = spec.min_role or "MEMBER"
     if ROLE_RANK[row.role] < ROLE_RANK[needed]:
@@ -168,7 +168,7 @@ def _admit(spec: "ToolSpec", ctx: "CallContext", where: Located) -> None:
         )
 
 
-def refuse_when_bound(ctx: "CallContext") -> None:
+def refuse_when_bound(ctx: CallContext) -> None:
     """A pinned token or a bound connection works in one workspace and cannot act outside it."""
     if ctx.principal.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
         raise errors.forbidden(
@@ -177,7 +177,7 @@ def refuse_when_bound(ctx: "CallContext") -> None:
         )
 
 
-def check_binding(spec: "ToolSpec", ctx: "CallContext") -> None:
+def check_binding(spec: ToolSpec, ctx: CallContext) -> None:
     """The binding rules of a spec, shared by the pipeline and the stdio bridge."""
     if not spec.read_only:
         ctx.ensure_writable()
@@ -206,7 +206,7 @@ def well_formed(kind: str, value: str) -> bool:
     return locate_plain(kind, value) is not None
 
 
-def refuse_malformed(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
+def refuse_malformed(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
     """Refuse a malformed id before any storage work (issue 24): every alternative of the
     target that the call sets, and every ref, must have the shape of its kind. The answers are
     the ones the same id gets after the reads (NOT_FOUND for a target, the ref's declared
@@ -250,8 +250,8 @@ def locate_plain(kind: str, value: str) -> Located | None:
         t = ids.parse_task(value)
         return Located("task", value, t.workspace_id, board_id=t.board_id, task=t) if t else None
     if kind == "comment":
-        c = ids.parse_comment(value)
-        return Located("comment", value, c.task.workspace_id, board_id=c.task.board_id, task=c.task, comment=c) if c else None
+        cm = ids.parse_comment(value)
+        return Located("comment", value, cm.task.workspace_id, board_id=cm.task.board_id, task=cm.task, comment=cm) if cm else None
     if kind == "subtask":
         st = ids.parse_subtask(value)
         return Located("subtask", value, st.task.workspace_id, board_id=st.task.board_id, task=st.task, subtask=st) if st else None
@@ -291,7 +291,7 @@ class Prefetch:
 _FIELD_OF_KIND = {"board": "boardId", "column": "columnId", "task": "taskId", "comment": "commentId", "subtask": "subtaskId", "label": "labelId"}
 
 
-def _with_entries(spec: "ToolSpec", plan: Prefetch, wheres: list[Located]) -> Prefetch:
+def _with_entries(spec: ToolSpec, plan: Prefetch, wheres: list[Located]) -> Prefetch:
     """``plan`` plus the board entries an ``open_board`` spec checks (same BatchGetItem)."""
     if not spec.open_board:
         return plan
@@ -301,7 +301,7 @@ def _with_entries(spec: "ToolSpec", plan: Prefetch, wheres: list[Located]) -> Pr
     return Prefetch(items=tuple(dict.fromkeys([*plan.items, *entries])), queries=plan.queries)
 
 
-def board_open_error(spec: "ToolSpec", ctx: "CallContext", where: Located, field: str | None = None) -> ToolError | None:
+def board_open_error(spec: ToolSpec, ctx: CallContext, where: Located, field: str | None = None) -> ToolError | None:
     """For an ``open_board`` spec: INVALID_INPUT when ``where``'s board is archived (its entry,
     read with the membership, carries ``archivedAt``) — an archived board's tasks, their side
     items and its labels are read-only (docs/data-model.md, "Archived boards"). The write's own
@@ -318,7 +318,7 @@ def board_open_error(spec: "ToolSpec", ctx: "CallContext", where: Located, field
     return errors.board_archived(field)
 
 
-def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, args: Any) -> None:
+def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> None:
     from domain.store import keys, parallel
     from domain.store import members as member_store
     from domain.store.models import MemberRow, Row
@@ -354,7 +354,7 @@ def _read_with_membership(spec: "ToolSpec", ctx: "CallContext", where: Located, 
     member_store.remember(member)
 
 
-def _read_many_with_memberships(spec: "ToolSpec", ctx: "CallContext", wheres: list[Located], args: Any) -> None:
+def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[Located], args: Any) -> None:
     """The list-target form of :func:`_read_with_membership`: ``spec.prefetch(wheres, args)``
     names the items and queries of every located item; the caller's member item of each visible
     workspace is read in the same BatchGetItem. A workspace without one is remembered as such,
@@ -365,7 +365,8 @@ def _read_many_with_memberships(spec: "ToolSpec", ctx: "CallContext", wheres: li
     plan = _with_entries(spec, spec.prefetch(wheres, args) if spec.prefetch is not None else Prefetch(), wheres)
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
-    spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in ctx._members))  # noqa: SLF001
+    known = ctx._members  # noqa: SLF001
+    spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in known))
     member_keys = [keys.member(ws, ctx.principal.user_id) for ws in spaces]
     wanted = list(dict.fromkeys([*member_keys, *plan.items]))
     if not wanted:
@@ -391,7 +392,7 @@ class ItemAccess:
     error: ToolError | None = None
 
 
-def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
+def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
     """Check the spec's access policy for this call; see the module docstring.
 
     Sets ``ctx.target`` (one target) or ``ctx.targets`` (a list target).
@@ -407,7 +408,7 @@ def authorize(spec: "ToolSpec", ctx: "CallContext", args: Any) -> None:
         first = t.fields[0]
         results: list[ItemAccess] = []
         for i, item in enumerate(getattr(args, first.field) or []):
-            value = getattr(item, t.each) if not isinstance(item, dict) else item.get(t.each)
+            value: Any = getattr(item, t.each) if not isinstance(item, dict) else item.get(t.each)
             entry = ItemAccess(i, value)
             try:
                 entry.where = locate(ctx, first.kind, value)

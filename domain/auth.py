@@ -17,7 +17,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from pynamodb.exceptions import DoesNotExist
 
@@ -36,7 +36,7 @@ def effective_scopes(stored: list[str]) -> list[Scope]:
     """Expand stored scopes along the ladder; empty means every scope."""
     if not stored:
         return list(SCOPES)
-    top = max(SCOPES.index(s) for s in stored if s in SCOPES)  # type: ignore[arg-type]
+    top = max(SCOPES.index(s) for s in stored if s in SCOPES)
     return list(SCOPES[: top + 1])
 
 
@@ -135,7 +135,7 @@ class PatVerifier:
             user_id=row.userId,
             token_id=row.tokenId,
             kind="pat",
-            stored_scopes=tuple(row.scopes or ()),
+            stored_scopes=tuple(cast("list[str]", row.scopes) or ()),
             workspace_pin=row.workspaceId,
             display_name=row.displayName,
             emoji=row.emoji,

@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from domain.registry import Registry, ToolSpec
 
@@ -179,7 +179,8 @@ def registry() -> Registry:
     if not eager_init():
         rows = manifest_rows()
         if rows is not None:
-            return Registry(LazySpec(row) for row in rows)
+            # a LazySpec stands in for the ToolSpec it loads on first use (same attributes)
+            return Registry(cast("list[ToolSpec]", [LazySpec(row) for row in rows]))
     return eager_registry()
 
 
@@ -244,7 +245,7 @@ class LazySpec:
     :class:`~domain.registry.ToolSpec`, whose module is imported on first use (thread-safe: the
     import system serialises concurrent imports of one module)."""
 
-    __slots__ = ("name", "area", "scope", "read_only", "destructive", "idempotent", "keyed", "_definition", "_module", "_spec")
+    __slots__ = ("_definition", "_module", "_spec", "area", "destructive", "idempotent", "keyed", "name", "read_only", "scope")
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.name: str = row["name"]
@@ -260,11 +261,11 @@ class LazySpec:
 
     @property
     def title(self) -> str:
-        return self._definition["title"]
+        return cast(str, self._definition["title"])
 
     @property
     def description(self) -> str:
-        return self._definition["description"]
+        return cast(str, self._definition["description"])
 
     def definition(self) -> dict[str, Any]:
         """The MCP ``Tool`` object (the manifest's copy of :meth:`ToolSpec.definition`)."""

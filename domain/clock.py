@@ -32,7 +32,7 @@ def parse_iso(value: str) -> int:
     Raises:
         ValueError: not a timestamp, or a naive one (no zone).
     """
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    dt = datetime.fromisoformat(value)
     if dt.tzinfo is None:
         raise ValueError("timestamp has no time zone")
     return int(dt.timestamp() * 1000)

@@ -78,7 +78,7 @@ def request_budget_seconds(connect_timeout: float, read_timeout: float, attempts
     standard retry mode sleeps at most ``2**(n-1)`` seconds before the n-th retry (jittered
     below that). The sum must stay under the Lambda timeout so a slow store still gets an answer.
     """
-    backoff = sum(min(2 ** (n - 1), 20) for n in range(1, attempts))
+    backoff: int = sum(min(2 ** (n - 1), 20) for n in range(1, attempts))
     return attempts * (connect_timeout + read_timeout) + backoff
 
 

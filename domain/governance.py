@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from domain.registry import ToolSpec
 
 
-def request_for(spec: "ToolSpec", ctx: "CallContext", where: "Located", args: Any) -> store.Request:
+def request_for(spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> store.Request:
     """The call as an approval binds it: the workspace argument resolved, so ``""`` and the
     explicit id are the same call."""
     canonical = {k: v for k, v in sorted(args.model_dump(mode="json").items()) if v is not None}
@@ -41,7 +41,7 @@ def request_for(spec: "ToolSpec", ctx: "CallContext", where: "Located", args: An
     return store.Request(where.workspace_id, spec.name, digest, canonical, ctx.principal.user_id, ctx.principal.token_id)
 
 
-def with_gate_reads(plan: "Prefetch", spec: "ToolSpec", ctx: "CallContext", where: "Located", args: Any) -> "Prefetch":
+def with_gate_reads(plan: Prefetch, spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> Prefetch:
     """The access step's reads plus the gate's: the policy item, and for an agent its earlier requests."""
     from domain.access import Prefetch
 
@@ -54,7 +54,7 @@ def with_gate_reads(plan: "Prefetch", spec: "ToolSpec", ctx: "CallContext", wher
     return Prefetch(items=items, queries=queries)
 
 
-def summary(req: store.Request, ctx: "CallContext | None" = None) -> str:
+def summary(req: store.Request, ctx: CallContext | None = None) -> str:
     """The call in one line for the human who decides: ``remove_member(userId=usr_… (bea@example.com)) in ws_…``.
 
     A ``userId`` shows the member's e-mail beside it when the access step read the member (the
@@ -89,7 +89,7 @@ def approval_view(row: Any, *, new: bool) -> dict[str, Any]:
     }
 
 
-def gate(spec: "ToolSpec", ctx: "CallContext", args: Any) -> dict[str, Any] | None:
+def gate(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any] | None:
     """``None`` to run the handler, or the parked answer; raises FORBIDDEN under DENY."""
     if ctx.principal.human or ctx.target is None:
         return None

@@ -23,7 +23,7 @@ import contextvars
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from domain import errors
 from domain.settings import settings
@@ -47,7 +47,7 @@ class _RemainingTime:
         return max(0, int(left * 1000))
 
 
-class Unfinished(Exception):  # noqa: N818 - a result, not an error
+class Unfinished(Exception):  # a result, not an error
     """A keyed call that answers ``result`` but left work a retry with the same key must finish
     (a bulk whose later transaction failed after an earlier one committed). Raised through
     Powertools, which then deletes its in-progress record instead of storing the answer."""
@@ -126,9 +126,9 @@ def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[
         give_up = time.monotonic() + WAIT_SECONDS
         while True:
             try:
-                return fn(request={"scope": scope, "args": args}, run=handler)
+                return cast(dict[str, Any], fn(request={"scope": scope, "args": args}, run=handler))
             except Unfinished as partial:
-                return partial.result  # answered, but not stored: a retry with the key runs again
+                return cast(dict[str, Any], partial.result)  # answered, but not stored: a retry with the key runs again
             except IdempotencyValidationError:
                 raise errors.conflict(
                     "This idempotencyKey was already used with different arguments.",

@@ -65,7 +65,7 @@ class RedactingFilter(logging.Filter):
     It never drops a record.
     """
 
-    def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - the logging API's name
+    def filter(self, record: logging.LogRecord) -> bool:  # the logging API's name
         if _plain(record):  # e.g. the pipeline's per-call "tool call" line: nothing to scan
             return True
         if isinstance(record.msg, dict) and not record.args:  # Powertools logs dict messages as JSON
@@ -73,7 +73,7 @@ class RedactingFilter(logging.Filter):
         else:
             try:
                 message = record.getMessage()
-            except Exception:  # a broken format string: keep what there is, redacted
+            except Exception:  # noqa: BLE001 - a broken format string (any error): keep what there is, redacted
                 message = f"{record.msg!r} {record.args!r}"
             record.msg, record.args = _redact(message), ()
         for name, value in list(record.__dict__.items()):

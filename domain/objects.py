@@ -109,7 +109,8 @@ def presign_get(key: str, *, file_name: str | None = None, expires_in: int | Non
     if file_name:
         safe = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in file_name)
         params["ResponseContentDisposition"] = f'attachment; filename="{safe}"'
-    return client().generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in or settings.download_url_seconds)
+    url: str = client().generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in or settings.download_url_seconds)
+    return url
 
 
 @dataclass(frozen=True)

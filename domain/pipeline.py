@@ -171,14 +171,14 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             result[REDACTIONS] = sorted(ctx.redactions)  # (a replay parsed the same arguments: the same ids)
         return CallOutcome(result=result)
     except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing, BoardArchived) as raised:
-        exc = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
+        error = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
         try:
             ctx.settle_rate()  # a call over its limit answers RATE_LIMITED, whatever else failed
         except ToolError as limited:
-            exc = limited
-        logger.info("tool error", extra={"tool": spec.name, "code": exc.code.value, "correlation_id": cid})
-        return CallOutcome(error=exc.envelope())
-    except Exception as exc:  # noqa: BLE001 - the boundary: nothing unexpected reaches the client
+            error = limited
+        logger.info("tool error", extra={"tool": spec.name, "code": error.code.value, "correlation_id": cid})
+        return CallOutcome(error=error.envelope())
+    except Exception as exc:  # the boundary: nothing unexpected reaches the client
         _drain(ctx)
         if faults.storage_unavailable(exc):
             logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel, Field, create_model
 
@@ -29,11 +29,14 @@ FIELDS_DESCRIPTION = "Row fields to return (ids always)."
 MAX_FIELDS = 40
 
 
-def with_fields_argument(model: type[BaseModel]) -> type[BaseModel]:
+M = TypeVar("M", bound=BaseModel)
+
+
+def with_fields_argument(model: type[M]) -> type[M]:
     """``model`` plus ``fields: list[str] | None`` (a subclass, so handlers keep their types)."""
     if "fields" in model.model_fields:
         return model
-    return create_model(  # type: ignore[call-overload, no-any-return]
+    return create_model(
         model.__name__,
         __base__=model,
         __module__=model.__module__,

@@ -58,7 +58,6 @@ from typing import Any
 
 import regex
 
-from domain import tokens
 
 DEFAULT_TIMEOUT = 2.0  # seconds for one redact() call, all rules together
 MAX_WIDEN = 4096  # characters a value may grow by on each side
@@ -118,10 +117,11 @@ class Lazy:
     compiled pattern for ``finditer``/``search``/``fullmatch``. :meth:`ready` compiles it and
     returns the seconds that took (0.0 once compiled)."""
 
-    __slots__ = ("pattern", "flags", "_rx")
+    __slots__ = ("_rx", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern, self.flags, self._rx = pattern, flags, None
+        self.pattern, self.flags = pattern, flags
+        self._rx: Any = None  # the compiled `regex` pattern (an untyped library), built on first use
 
     def ready(self) -> float:
         if self._rx is not None:
@@ -215,7 +215,7 @@ def _plugin_rules() -> list[Rule]:
     rules = []
     for rule_id, cls, keywords, charset, accept in table:
         plugin = cls()
-        for pattern in cls.denylist:  # type: ignore[attr-defined]
+        for pattern in cls.denylist:
             rx = regex.compile(pattern.pattern, (pattern.flags & _FLAGS) | regex.V0)
             rules.append(Rule(rule_id, rx, keywords, plugin=plugin, charset=charset, accept=accept, pem=rule_id == "private-key"))
     return rules

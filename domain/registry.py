@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -382,7 +382,7 @@ def lean(schema: dict[str, Any]) -> dict[str, Any]:
             out[k] = walk(v)
         return out
 
-    return walk(schema)
+    return cast(dict[str, Any], walk(schema))
 
 
 def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:
@@ -417,7 +417,7 @@ def json_schema(model: type[BaseModel], *, mode: str) -> dict[str, Any]:
             return [walk(x) for x in node]
         return node
 
-    schema = walk(raw)
+    schema: dict[str, Any] = walk(raw)
     if mode != "validation":
         schema = portable_output(schema)
     schema["type"] = "object"

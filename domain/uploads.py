@@ -30,7 +30,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from domain import clock, errors, ids, objects
 from domain.auth import Principal
@@ -126,7 +126,7 @@ def _sha256(value: Any) -> str:
 def _purpose(value: Any) -> str:
     if value not in PURPOSES:
         raise errors.invalid("purpose", f"must be one of {', '.join(PURPOSES)}")
-    return value
+    return cast(str, value)
 
 
 # -- issuing -------------------------------------------------------------------------------------
@@ -288,7 +288,7 @@ def claim_failed(failure: db.ConditionFailed, grant: Grant, *, call_hash: str) -
     if not failure.hit(pk, sk):
         return None
     stored = failure.item(pk, sk)
-    row = UploadGrantRow.from_raw_data(stored) if stored else None
+    row: UploadGrantRow | None = UploadGrantRow.from_raw_data(stored) if stored else None
     if row is not None and row.state == "USED" and row.usedBy == call_hash and row.entityId:
         return row.entityId
     if row is not None and row.state == "USED":

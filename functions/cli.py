@@ -755,7 +755,7 @@ def cmd_mcp(argv: list[str]) -> int:
         if exc.name != "functions.stdio_adapter":
             raise
         raise CliError("the stdio adapter (functions/stdio_adapter.py) is not installed in this build.") from None
-    entry = getattr(stdio_adapter, "main", None) or getattr(stdio_adapter, "run")
+    entry = getattr(stdio_adapter, "main", None) or stdio_adapter.run
     result = entry(argv)
     return int(result or 0)
 

@@ -19,9 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from domain.auth import ROLE_RANK
 from functions.cli import CliError, _add_target_flags, _connect
-
-ROLE_RANK = {"MEMBER": 1, "ADMIN": 2, "OWNER": 3}
 
 
 def _secret_from(path: str) -> str:
@@ -84,7 +83,7 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
     from domain.store import governance, keys
     from domain.store.models import UserRow
 
-    secret = args.secret if args.secret else _secret_from(args.secret_file) if args.secret_file else None
+    secret = args.secret or (_secret_from(args.secret_file) if args.secret_file else None)
     if not secret:
         raise CliError("pass --secret or --secret-file.", code=2)
     _connect(args)

@@ -25,10 +25,10 @@ from functions.fastapi_lean import import_fastapi
 
 import_fastapi()  # FastAPI's OpenAPI models deferred: openapi_url=None never builds a document
 
-from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.responses import JSONResponse, Response  # noqa: E402
-from starlette.requests import ClientDisconnect  # noqa: E402
-from starlette.types import Receive, Scope, Send  # noqa: E402
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
 
 from domain import auth, toolsets
 from domain.auth import Principal
@@ -203,7 +203,7 @@ def _auth_failed(raw: bytes, exc: Exception) -> Response:
         data = {"correlationId": cid, "retryAfterSeconds": wait, "hint": f"Retry in about {wait} seconds."}
         status, headers = 503, {"Retry-After": str(wait)}
     else:
-        log.exception("token check failed (correlation id %s)", cid)
+        log.error("token check failed (correlation id %s)", cid, exc_info=exc)
         message = f"The server failed while checking the token (correlation id {cid}). Nothing was done."
         data = {"correlationId": cid, "hint": "Retry once; if it fails again, report the correlation id."}
         status, headers = 500, {}
@@ -246,7 +246,7 @@ def upload_grant_reply(principal: Principal, body: Any) -> tuple[int, dict[str, 
         return 200, grant
     except ToolError as exc:
         return _ENVELOPE_STATUS.get(exc.code.value, 400), exc.envelope()
-    except Exception as exc:  # noqa: BLE001 - the boundary: an envelope, never a traceback
+    except Exception as exc:  # the boundary: an envelope, never a traceback
         if faults.storage_unavailable(exc):
             return 503, faults.unavailable_error(cid).envelope()
         if faults.throttled(exc):

@@ -61,7 +61,7 @@ from domain.context import Binding
 from domain.pipeline import CallOutcome, call_tool
 from domain.registry import Registry
 
-from functions.jsonrpc import (  # noqa: F401 - re-exported for the transports
+from functions.jsonrpc import (  # re-exported for the transports
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -110,7 +110,7 @@ def read_token(args: argparse.Namespace) -> str:
 
 def _is_aws_endpoint(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
-    return host.endswith(".amazonaws.com") or host.endswith(".amazonaws.com.cn") or host.endswith(".api.aws")
+    return host.endswith((".amazonaws.com", ".amazonaws.com.cn", ".api.aws"))
 
 
 def configure_store(args: argparse.Namespace) -> None:

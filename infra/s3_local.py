@@ -97,7 +97,7 @@ class S3Local:
                 self.process = None
                 raise SetupError(f"the local S3 (moto server) exited with code {code} (is port {self.port} free?).")
             try:
-                with urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1):  # noqa: S310 - loopback
+                with urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1):  # loopback
                     return self.endpoint
             except OSError:
                 if time.monotonic() > deadline:

@@ -59,13 +59,16 @@ def _lex(s: str):
             j, buf = i + 1, []
             while True:
                 if s[j] == "\\":
-                    buf.append(s[j + 1]); j += 2
+                    buf.append(s[j + 1])
+                    j += 2
                 elif s[j] == "'" and j + 1 < len(s) and s[j + 1] == "'":
-                    buf.append("'"); j += 2
+                    buf.append("'")
+                    j += 2
                 elif s[j] == "'":
                     break
                 else:
-                    buf.append(s[j]); j += 1
+                    buf.append(s[j])
+                    j += 1
             out.append(("lex", "".join(buf)))
             i = j + 1
         elif ch == "<":
@@ -74,7 +77,8 @@ def _lex(s: str):
             out.append(("phr", 1 if dist == "-" else int(dist)))
             i = j + 1
         elif ch in "&|!()":
-            out.append((ch, None)); i += 1
+            out.append((ch, None))
+            i += 1
         else:
             raise ValueError(f"unexpected {ch!r} in {s!r}")
     return out
@@ -193,7 +197,7 @@ def main() -> None:
     for text, want in _SELF_CHECK.items():
         assert parse_tsquery(text) == want, parse_tsquery(text)
     answers = run_oracle(QUERIES)
-    rows = [{"query": q, "tsquery": a, "normal": parse_tsquery(a)} for q, a in zip(QUERIES, answers)]
+    rows = [{"query": q, "tsquery": a, "normal": parse_tsquery(a)} for q, a in zip(QUERIES, answers, strict=True)]
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps({"source": "PostgreSQL websearch_to_tsquery('simple', q)",
                                   "version": _version(), "cases": rows},

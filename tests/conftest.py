@@ -87,7 +87,7 @@ def stack(dynamodb_endpoint: str, s3_endpoint: str) -> Iterator[dict[str, str]]:
     os.environ.update(env)
     db.use(dynamodb_endpoint, table=env["JENTRIX_TABLE"], idempotency_table=env["JENTRIX_IDEMPOTENCY_TABLE"], region="us-east-1")
     db.create_tables()
-    yield env
+    return env
 
 
 @dataclass
@@ -155,9 +155,11 @@ async def mcp_client(url: str, token: str, mode: str = "auto") -> AsyncIterator[
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client
 
 
 def structured(result: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
-_BOUND = re.compile(r" bound (\{.*\})$", re.M)
+_BOUND = re.compile(r" bound (\{.*\})$", re.MULTILINE)
 
 
 def adapter_env(stack: dict[str, str] | None, token: str | None = None, **extra: str) -> dict[str, str]:
@@ -170,7 +170,7 @@ class Adapter:
     def vm_hwm_kib(self) -> int:
         """Peak resident set size of the adapter process so far (``VmHWM``, KiB)."""
         text = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(re.search(r"^VmHWM:\s+(\d+) kB", text, re.M).group(1))  # type: ignore[union-attr]
+        return int(re.search(r"^VmHWM:\s+(\d+) kB", text, re.MULTILINE).group(1))  # type: ignore[union-attr]
 
     def __enter__(self) -> Adapter:
         return self

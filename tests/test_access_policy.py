@@ -104,7 +104,7 @@ def test_refs_outside_the_target_get_their_declared_error(people):
 
 
 def test_list_targets_are_checked_item_by_item(people):
-    me, other, principal, board = people
+    _me, other, principal, board = people
     items = [{"taskId": ids.task_id(board, 1)}, {"taskId": ids.task_id(ids.new_board_id(other.workspace_id), 1)}, {"taskId": "junk"}, {"taskId": ids.task_id(board, 2)}]
     per_item = _spec(_seen_items, _ItemsIn, target=each("items", "taskId", "task"), min_role="MEMBER")
     assert call_tool(per_item, {"items": items}, principal).result == {"seen": ["0:ok", "1:NOT_FOUND", "2:NOT_FOUND", "3:ok"]}

@@ -318,7 +318,7 @@ def start_dev(
     def pump_err() -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
-            stderr.append(line)
+            stderr.append(line)  # noqa: PERF402 - line by line, so the test sees each as it comes
 
     threading.Thread(target=pump_out, daemon=True).start()
     threading.Thread(target=pump_err, daemon=True).start()
@@ -766,7 +766,7 @@ def test_search_verify_reports_and_repairs_drift(capsys, server_url, dynamodb_en
 
     client, table = db.dynamodb_client(), Row.Meta.table_name
     gecko, iguana, skink = (keys.search_doc_task(t["id"]) for t in made[:3])
-    client.delete_item(TableName=table, Key=dict(zip(("PK", "SK"), ({"S": k} for k in keys.search_term_posting(ws, "gecko", gecko)))))
+    client.delete_item(TableName=table, Key=dict(zip(("PK", "SK"), ({"S": k} for k in keys.search_term_posting(ws, "gecko", gecko)), strict=True)))
     state = keys.search_doc_state(ws, iguana)
     client.update_item(TableName=table, Key={"PK": {"S": state[0]}, "SK": {"S": state[1]}}, UpdateExpression="SET v = :v",
                        ExpressionAttributeValues={":v": {"S": "0123456789abcdef"}})

@@ -13,7 +13,7 @@ import pytest
 
 from functions import cli, cli_artifacts
 from tests.conftest import make_actor, mcp_client
-from tests.tools_support import err, new_board, new_task, ok
+from tests.tools_support import new_board, new_task, ok
 
 pytestmark = pytest.mark.asyncio
 
@@ -80,7 +80,7 @@ async def test_upload_attach_download_withdraw(capsys, tmp_path, server_url, dyn
             code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint)
             assert code == 1 and "already withdrawn" in error
     finally:
-        artifact_store._withdraw_hooks.remove(seen.append)  # noqa: SLF001
+        artifact_store._withdraw_hooks.remove(seen.append)
 
 
 async def test_withdraw_needs_admin(capsys, tmp_path, server_url, dynamodb_endpoint, human):

@@ -89,7 +89,7 @@ async def test_launch_refuses_a_project_without_the_checkouts_repo_link(server_u
 def test_attach_outside_a_launch_needs_a_project_and_hook_input_needs_an_id(launcher, capsys, monkeypatch):
     import io
 
-    actor, _, _, token_file = launcher
+    _actor, _, _, token_file = launcher
     monkeypatch.delenv("JENTRIX_SESSION_ID", raising=False)
     assert cli.main(["session", "attach", "--provider", "codex", "--thread-id", "t-1", "--token-file", token_file]) == 2
     assert "--project" in capsys.readouterr().err

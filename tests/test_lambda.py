@@ -342,7 +342,7 @@ def _invoke_event(event: dict[str, Any], base_path: str) -> Answer:
     ],
 )
 def test_custom_domain_reaches_the_endpoint(shape: str, stage: str, base_path: str, path: str, owner: Actor) -> None:
-    method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+    _method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
     answer = _invoke_event(custom_domain_event(shape, body or b"", headers, stage=stage, path=path), base_path)
     assert answer.status == 200, (answer.status, answer.body)
     assert answer.json()["result"]["structuredContent"]["workspaces"][0]["id"] == owner.workspace_id
@@ -396,7 +396,7 @@ def test_handler_works_when_the_thread_has_no_usable_event_loop(state: str, owne
     answer = invoke("rest-v1", "POST", _headers(owner.token), _body("tools/call", {"name": "list_workspaces", "arguments": {}}))
     assert answer.status == 200
     asyncio.set_event_loop(None)  # the adapter itself, as the custom-domain tests call it
-    method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+    _method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
     assert _invoke_event(custom_domain_event("rest-v1", body or b"", headers, stage="prod", path="/api/mcp"), "").status == 200
 
 
@@ -445,7 +445,7 @@ def test_a_lambda_invocation_serves_the_call_on_its_own_thread(owner: Actor, mon
 
     seen.clear()
     with TestClient(create_app(), base_url="http://127.0.0.1") as client:
-        method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
+        _method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
         assert client.post("/api/mcp", headers=headers, content=body).status_code == 200
     assert len(seen) == 1 and seen[0].startswith("jentrix-http"), seen
 

@@ -84,3 +84,100 @@ def test_keys_are_spelled_only_in_the_keys_module(path):
 def test_the_key_check_bites():
     assert KEY_LITERAL.search('pk = f"BOARD#{board_id}"') and KEY_LITERAL.search('sk = "#META"') and KEY_LITERAL.search('f"T#{n:010d}"')
     assert not KEY_LITERAL.search("keys.board_head(board_id)")
+
+
+# --- import circles (issue 27) ---------------------------------------------------------------
+# Every import counts, deferred (inside a function) and typing-only ones included: a circle broken
+# only by a late import is still a circle in the design. These four exist today; the storage-port
+# work of issue 27 removes them. The list may only shrink: no new circle, none grows.
+KNOWN_CIRCLES = [
+    {"domain.access", "domain.governance", "domain.registry"},
+    {"domain.store.boards", "domain.store.columns"},
+    {"domain.search.repair", "domain.search.verify"},
+    {"functions.cli", "functions.cli_artifacts", "functions.cli_attachments", "functions.cli_governance", "functions.cli_search", "functions.cli_sessions"},
+]
+PACKAGES = ("domain", "functions", "infra")
+
+
+def _graph(top_level_only: bool) -> dict[str, set[str]]:
+    paths = {_name(p): p for folder in PACKAGES for p in _modules(folder)}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        if top_level_only:  # what runs when the module is imported (no function bodies, no TYPE_CHECKING)
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            found: set[str] = set()
+            for node in tree.body:
+                if isinstance(node, ast.Import):
+                    found.update(a.name for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    found.add(node.module)
+                    found.update(f"{node.module}.{a.name}" for a in node.names)
+        else:
+            found = _imports(path)
+        graph[name] = {i for i in found if i in paths and i != name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(component)
+    return out
+
+
+def test_the_circle_finder_finds_circles():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_when_modules_load():
+    assert _circles(_graph(top_level_only=True)) == []
+
+
+def test_no_import_circle_beyond_the_known_ones():
+    new = [c for c in _circles(_graph(top_level_only=False)) if c not in KNOWN_CIRCLES]
+    assert not new, f"new import circles: {new}"
+
+
+def test_the_cli_takes_role_ranks_from_the_domain():
+    """One role ladder (domain.auth.ROLE_RANK): the CLI's governance commands do not keep a copy."""
+    for path in _modules("functions") + _modules("infra"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assigned = {t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+        assert "ROLE_RANK" not in assigned, path

@@ -87,7 +87,7 @@ class RequestLog:
             out[op] += 1
         return out
 
-    def __enter__(self) -> "RequestLog":
+    def __enter__(self) -> RequestLog:
         from domain.store import db
 
         self._clients = db.botocore_clients()

@@ -190,7 +190,7 @@ def test_metrics_calls_latency_errors_by_code_and_cold_start(gated, monkeypatch,
     (error,) = by_name["ToolErrors"]
     assert error["dims"]["code"] == "NOT_FOUND" and error["value"] == 1
     # a call's count and latency share one document (its tool dimension); errors get their own
-    for calls, latency in zip(by_name["ToolCalls"], by_name["ToolLatency"]):
+    for calls, latency in zip(by_name["ToolCalls"], by_name["ToolLatency"], strict=True):
         assert calls["document"] == latency["document"] and calls["dims"] == latency["dims"]
     assert error["document"] not in {r["document"] for r in by_name["ToolCalls"]}
     assert all(r["dims"]["service"] for r in records)

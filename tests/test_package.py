@@ -184,7 +184,7 @@ def test_the_build_refuses_a_host_whose_pydantic_is_not_the_locks(monkeypatch, t
 
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1" if name == "pydantic" else real(name))
-    with pytest.raises(SystemExit, match="pydantic 0.0.1 is installed here but the lock bundles"):
+    with pytest.raises(SystemExit, match=r"pydantic 0\.0\.1 is installed here but the lock bundles"):
         package.build(tmp_path / "lambda", platform="host")
     assert not list((tmp_path / "lambda").iterdir())  # refused before pip ran
 
@@ -244,7 +244,7 @@ def test_host_artifact_serves_canned_api_gateway_events_in_a_clean_interpreter(h
     }
     done = subprocess.run([sys.executable, "-I", "-S", "-c", DRIVER], input=json.dumps(events), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (line,) = [l for l in done.stdout.splitlines() if l.startswith("RESULT ")]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     result = json.loads(line.removeprefix("RESULT "))
     assert result["usageKey"] == "usage-key-value-0123456789abcdef"
     assert result["path"] == []  # nothing but the artifact and the standard library
@@ -254,7 +254,7 @@ def test_host_artifact_serves_canned_api_gateway_events_in_a_clean_interpreter(h
     assert not context["isError"] and not board["isError"], result
     assert board["structuredContent"]["board"]["name"] == "Packed"
     assert result["loaded"] == ["aws_xray_sdk"]  # the tracer, on "Lambda"; no dev module
-    emf = [json.loads(l) for l in done.stdout.splitlines() if l.startswith("{") and "_aws" in l]
+    emf = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{") and "_aws" in x]
     names = {metric["Name"] for m in emf for directive in m["_aws"]["CloudWatchMetrics"] for metric in directive["Metrics"]}
     assert names >= {"ColdStart", "ToolCalls", "ToolLatency"}
 

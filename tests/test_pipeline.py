@@ -76,7 +76,7 @@ def test_every_request_counts_against_the_window(server_url, stack, monkeypatch)
     token_id = principal.token_id
     monkeypatch.setattr(settings, "rate_limit_per_minute", 9)
     # (a window that turns over between requests would restart the count: retried below)
-    for attempt in range(3):
+    for _attempt in range(3):
         start = _window_used(token_id)
         sent = [
             _rpc(server_url, reader[0], "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
@@ -175,7 +175,7 @@ def test_role_is_enforced_per_tool(stack):
     assert call_tool(_spec(handler, min_role="ADMIN"), {"workspaceId": actor.workspace_id}, principal).result == {"ok": True}
 
 
-@pytest.mark.parametrize("read_only,code", [(True, None), (False, "FORBIDDEN")])
+@pytest.mark.parametrize(("read_only", "code"), [(True, None), (False, "FORBIDDEN")])
 def test_observe_binding_refuses_writes_only(stack, read_only, code):
     actor = make_actor("Obi")
     principal = auth.authenticate(actor.token)

@@ -135,7 +135,7 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("google-oauth-token", "access {s} expired", "ya29." + pick(B64URL, 60))
     add("azure-ad-client-secret", "app secret {s}", pick(ALNUM, 3) + "8Q~" + pick(ALNUM + "_-", 34))
     add("heroku-key", "heroku api {s}", "HRKU-" + pick(B64URL, 60))
-    add("heroku-key", "HEROKU_API_KEY={s}", "{}-{}-{}-{}-{}".format(pick(LOWER_HEX, 8), pick(LOWER_HEX, 4), pick(LOWER_HEX, 4), pick(LOWER_HEX, 4), pick(LOWER_HEX, 12)))
+    add("heroku-key", "HEROKU_API_KEY={s}", f"{pick(LOWER_HEX, 8)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 12)}")
     add("databricks-token", "DATABRICKS_TOKEN {s}", "dapi" + pick(LOWER_HEX, 32))
     add("terraform-cloud-token", "credentials {s}", pick(ALNUM, 14) + ".atlasv1." + pick(B64URL, 67))
     add("vault-token", "VAULT_TOKEN={s}", "hvs." + pick(B64URL, 90))
@@ -197,11 +197,11 @@ def leftovers(secret: str, text: str, width: int = 8, ignore: str = "") -> list[
     """Pieces of the secret (``width`` characters or more) still in ``text``; structural
     lines of a PEM block (BEGIN/END) are not secret, nor are pieces that occur in ``ignore``."""
     body = "\n".join(line for line in secret.splitlines() if "PRIVATE KEY" not in line)
-    pieces = (body[i : i + width] for i in range(0, max(1, len(body) - width + 1)))
+    pieces = (body[i : i + width] for i in range(max(1, len(body) - width + 1)))
     return [p for p in pieces if p in text and p.strip() and p not in ignore]
 
 
-@pytest.mark.parametrize(("rules", "line", "secret"), SHAPES, ids=[f"{sorted(r)[0]}-{i}" for i, (r, _, _) in enumerate(SHAPES)])
+@pytest.mark.parametrize(("rules", "line", "secret"), SHAPES, ids=[f"{min(r)}-{i}" for i, (r, _, _) in enumerate(SHAPES)])
 def test_each_rule_catches_its_shape_whole(rules: set[str], line: str, secret: str) -> None:
     doc = f"Notes from Tuesday.\n{line}\nThat was all."
     out = redact(doc)

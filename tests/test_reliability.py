@@ -518,11 +518,11 @@ def botocore_retries(stack, monkeypatch) -> Retries:
     starts full so earlier tests cannot change how many attempts this one sees."""
     seen = Retries()
     for client in _clients():
-        handler = client.meta.events._emitter._unique_id_handlers["retry-config-dynamodb"]["handler"].__self__  # noqa: SLF001
-        quota = handler._retry_quota._quota  # noqa: SLF001
-        monkeypatch.setattr(quota, "_available_capacity", quota._max_capacity)  # noqa: SLF001
-        backoff = handler._retry_policy._retry_backoff  # noqa: SLF001
-        detector = backoff._throttling_detector  # noqa: SLF001
+        handler = client.meta.events._emitter._unique_id_handlers["retry-config-dynamodb"]["handler"].__self__
+        quota = handler._retry_quota._quota
+        monkeypatch.setattr(quota, "_available_capacity", quota._max_capacity)
+        backoff = handler._retry_policy._retry_backoff
+        detector = backoff._throttling_detector
 
         def delay(context: Any, detector: Any = detector) -> float:
             seen.delays.append((context.attempt_number, detector.is_throttling_error_from_context(context)))
@@ -579,7 +579,7 @@ def applied_then(exc: type[Exception]) -> Fault:
     DynamoDB refused gets its real answer: only applied requests lose theirs."""
 
     def fault(request: Any, body: dict[str, Any]) -> Any:
-        response = _clients()[0]._endpoint.http_session.send(request)  # noqa: SLF001
+        response = _clients()[0]._endpoint.http_session.send(request)
         response.content  # noqa: B018 - read it all
         if response.status_code != 200:
             return response
@@ -704,7 +704,7 @@ def test_transient_store_faults_are_retried_by_botocore_and_the_call_writes_once
     assert botocore_retries.throttled == (len(botocore_retries.delays) if is_throttling else 0)
     inject.clear()
     after = _snapshot_ids(server_url, owner.token, board_id)
-    assert sorted(after) == sorted(before + [result["task"]["id"]])
+    assert sorted(after) == sorted([*before, result["task"]["id"]])
 
 
 def _unavailable(error: dict[str, Any]) -> bool:
@@ -769,7 +769,7 @@ def test_persistent_faults_on_a_read_answer_the_same_envelopes(server_url, owner
 
 
 def test_a_transaction_cancelled_for_throttling_answers_busy_and_writes_nothing(server_url, owner, inject):
-    _, columns, task = _task_fixture(server_url, owner)
+    _, _columns, task = _task_fixture(server_url, owner)
     rule = inject.add("TransactWriteItems", cancelled("ThrottlingError"))
     with nothing_written(), api(server_url, owner.token) as a:
         result, error = a.call("update_task", {"taskId": task["id"], "priority": "HIGH"})
@@ -851,7 +851,7 @@ def test_transient_transaction_conflict_is_retried_by_the_store_and_commits_once
         result, error = a.call("update_task", {"taskId": task["id"], "title": "after contention", "expectedUpdatedAt": task["updatedAt"]})
         assert error is None, error
         assert rule.seen == 3  # two cancelled, the third commits
-        made, error = a.call("create_task", {"columnId": columns[0], "title": "contended create"})
+        _made, error = a.call("create_task", {"columnId": columns[0], "title": "contended create"})
         assert error is None, error
     inject.clear()
     assert result["task"]["title"] == "after contention"

@@ -95,7 +95,7 @@ def test_write_tool_budgets(server_url, owner, board):
     # column read with the membership; the number claimed (UpdateItem ADD on the counter); the transaction
     _, c = check(server_url, owner.token, "create_task", {"columnId": board["cols"][1], "title": "three"}, FIXED_WS + 2 + INDEX_NEW)
     assert c.ops["TransactWriteItems"] == 1 and c.ops["UpdateItem"] == RATE + 1
-    res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2 + INDEX_EDIT)  # header + transaction
+    _res, _ = check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "uno", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 2 + INDEX_EDIT)  # header + transaction
     # CONFLICT costs no extra read: the read that every edit makes already shows the stale stamp.
     check(server_url, owner.token, "update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}, FIXED_WS + 1, error=True)
     check(server_url, owner.token, "move_task", {"taskId": t2["id"], "columnId": board["cols"][2]}, FIXED_WS + 2)  # header + transaction

@@ -118,7 +118,7 @@ def test_a_record_dynamodb_refuses_is_retired_by_the_sweep(stack, monkeypatch, c
 
 
 def _image(row: SearchPendingRow) -> dict[str, Any]:
-    return {k: v for k, v in row.serialize().items()} | {"PK": {"S": row.PK}, "SK": {"S": row.SK}}
+    return dict(row.serialize()) | {"PK": {"S": row.PK}, "SK": {"S": row.SK}}
 
 
 def _record(row: SearchPendingRow, seq: str) -> dict[str, Any]:

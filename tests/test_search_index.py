@@ -291,7 +291,8 @@ def test_artifact_pending_markers_live_in_their_own_partition(ws):
     from domain.store.models import SearchPendingRow
 
     class Tx:  # collects what mark_artifact adds to a transaction
-        saved: list = []
+        def __init__(self):
+            self.saved: list = []
 
         def save(self, item):
             self.saved.append(item)

@@ -109,7 +109,7 @@ def test_repair_loop_sweeps_the_users_workspaces_at_start_and_stops(stack, owner
         assert loop.applied >= 1
     finally:
         loop.stop()
-    assert not loop._thread.is_alive()  # noqa: SLF001
+    assert not loop._thread.is_alive()
 
 
 def test_repair_loop_survives_a_failing_sweep(stack):

@@ -211,7 +211,7 @@ class _FakeGateway:
         self.reply: tuple[int, str, bytes] = (200, "application/json", b"{}")
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:  # http.server's naming
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 status, ctype, body = gateway.reply
                 self.send_response(status)

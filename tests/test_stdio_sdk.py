@@ -46,7 +46,7 @@ async def sdk_client(args: list[str], env: dict[str, str], mode: str, errlog: Pa
 
 
 def bound(errlog: Path) -> dict[str, Any]:
-    m = re.search(r" bound (\{.*\})$", errlog.read_text(), re.M)
+    m = re.search(r" bound (\{.*\})$", errlog.read_text(), re.MULTILINE)
     assert m, errlog.read_text()
     return json.loads(m.group(1))
 

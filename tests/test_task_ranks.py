@@ -4,7 +4,6 @@ write DynamoDB refuses for its size is a clear envelope, never INTERNAL."""
 
 from __future__ import annotations
 
-import pytest
 from pydantic import Field
 
 from domain import auth

@@ -108,7 +108,7 @@ def test_the_served_registry_is_the_lazy_one_and_serves_the_same_tools():
     assert not catalog.eager_init()
     assert all(isinstance(s, catalog.LazySpec) for s in served)
     assert [s.name for s in served] == [s.name for s in SPECS]
-    for lazy, real in zip(served, SPECS):
+    for lazy, real in zip(served, SPECS, strict=True):
         assert lazy.definition() == real.definition()
         assert (lazy.area, lazy.scope, lazy.read_only, lazy.destructive, lazy.idempotent, lazy.keyed) == (
             real.area, real.scope, real.read_only, real.destructive, real.idempotent, real.keyed)
@@ -236,7 +236,7 @@ SEED_FILE = REPO.parent / "shared" / "seeds" / "002_e181a395439ef61e.txt"
 @pytest.mark.skipif(not SEED_FILE.exists(), reason="the product catalog (shared/seeds) is not beside this checkout")
 def test_catalog_table_matches_the_product_catalog_document():
     """Every row of the catalog document's table, with its scope and three flags, is in SEED, and nothing else."""
-    rows = re.findall(r"^`(\w+)`\t(\w+)\t(\S)\t(\S)\t(\S)\t", SEED_FILE.read_text(encoding="utf-8"), re.M)
+    rows = re.findall(r"^`(\w+)`\t(\w+)\t(\S)\t(\S)\t(\S)\t", SEED_FILE.read_text(encoding="utf-8"), re.MULTILINE)
     assert rows
     table = {n: (scope, ro == "✓", de == "✓", idem == "✓") for n, scope, ro, de, idem in rows}
     assert table == {n: (r.scope, r.read_only, r.destructive, r.idempotent) for n, r in CATALOG.items()}

@@ -111,7 +111,7 @@ async def test_fifty_boards_restore_in_one_call(server_url, owner):
             BoardEntryRow(*board_store.entry_key(bid)).update(actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")])
         back = await ok(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": made})
         assert back["restoredCount"] == 50
-        too_many = await err(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": made + [made[0]]})
+        too_many = await err(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [*made, made[0]]})
         assert names_field(too_many, "boardIds")
 
 

@@ -393,7 +393,7 @@ async def test_placing_a_column_between_two_tied_ranks_rebalances(server_url, ow
         order_before = [x["id"] for x in (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]]
         made = await ok(c, "manage_columns", {"action": "create", "boardId": board["board"]["id"], "name": "Between", "afterColumnId": order_before[1]})
         order = [x["id"] for x in made["columns"]]
-        assert order == order_before[:2] + [made["column"]["id"]] + order_before[2:]
+        assert order == [*order_before[:2], made["column"]["id"], *order_before[2:]]
         listed = [x["id"] for x in (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]]
         assert listed == order
         ranks = [ColumnRow.get(f"BOARD#{board['board']['id']}", f"C#{cid}").position for cid in listed]

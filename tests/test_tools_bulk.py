@@ -69,10 +69,10 @@ def _no_retry_sleep(monkeypatch) -> None:
     from domain.store import db
 
     for client in db.botocore_clients():
-        handler = client.meta.events._emitter._unique_id_handlers["retry-config-dynamodb"]["handler"].__self__  # noqa: SLF001
-        quota = handler._retry_quota._quota  # noqa: SLF001
-        monkeypatch.setattr(quota, "_available_capacity", quota._max_capacity)  # noqa: SLF001
-        monkeypatch.setattr(handler._retry_policy._retry_backoff, "delay_amount", lambda context: 0.0)  # noqa: SLF001
+        handler = client.meta.events._emitter._unique_id_handlers["retry-config-dynamodb"]["handler"].__self__
+        quota = handler._retry_quota._quota
+        monkeypatch.setattr(quota, "_available_capacity", quota._max_capacity)
+        monkeypatch.setattr(handler._retry_policy._retry_backoff, "delay_amount", lambda context: 0.0)
 
 
 async def _column(c, ws, name="Bulk"):
@@ -378,13 +378,13 @@ def test_worst_case_descriptions_are_split_under_the_transaction_size_limit():
     ]
     per_task = bulk.item_bytes(details[0])
     assert per_task > 80_000 and 50 * per_task > 4_000_000  # one transaction could not hold them
-    chunks = bulk._full_item_chunks(details, "ws_x", list(range(50)))  # noqa: SLF001
+    chunks = bulk._full_item_chunks(details, "ws_x", list(range(50)))
     assert len(chunks) == 2 and sorted(i for c in chunks for i in c) == list(range(50))
     assert all(sum(bulk.item_bytes(details[i]) for i in c) < bulk.MAX_TX_BYTES for c in chunks)
     plain = [TaskDetailRow(**{**d.attribute_values, "description": "d" * 2000}) for d in details]
     # three actions a task (full item, pointer, creation entry): 33 fit one transaction, 50 take two
-    assert [len(c) for c in bulk._full_item_chunks(plain, "ws_x", list(range(50)))] == [33, 17]  # noqa: SLF001
-    assert len(bulk._full_item_chunks(plain, "ws_x", list(range(33)))) == 1  # noqa: SLF001
+    assert [len(c) for c in bulk._full_item_chunks(plain, "ws_x", list(range(50)))] == [33, 17]
+    assert len(bulk._full_item_chunks(plain, "ws_x", list(range(33)))) == 1
 
 
 async def test_an_archived_board_refuses_bulk_writes_and_nothing_is_written(server_url, owner):

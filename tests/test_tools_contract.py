@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 
 from domain.catalog import registry as product_registry
 from tests.conftest import mcp_client

@@ -82,7 +82,7 @@ async def test_racing_creates_of_bug_and_bug_leave_one_label(server_url, owner):
         for round_ in range(3):
             names = (f"Bug{round_}", f"bug{round_}", f"BUG{round_}")
             clients = (a, b, a)
-            results = await asyncio.gather(*(ok(cl, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#111111"}) for cl, n in zip(clients, names)))
+            results = await asyncio.gather(*(ok(cl, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#111111"}) for cl, n in zip(clients, names, strict=True)))
             assert len({r["label"]["id"] for r in results}) == 1
             assert sum(1 for r in results if r["created"]) == 1
         listed = await ok(a, "list_labels", {"boardId": bid})

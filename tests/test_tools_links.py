@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import make_actor, mcp_client
 from tests.tools_support import activity_rows, err, names_field, new_board, new_task, ok, stored_state
+import itertools
 
 
 async def _tasks(c, workspace_id, *titles, boards=1):
@@ -263,7 +264,7 @@ def _chain(n):
 
     base = f"tk_{uuid.uuid4().hex[:12]}_{uuid.uuid4().hex[:8]}"
     tasks = [(f"{base}_{i + 1}", f"CH-{i + 1}") for i in range(n + 1)]
-    for (src, sk), (dst, dk) in zip(tasks, tasks[1:], strict=False):
+    for (src, sk), (dst, dk) in itertools.pairwise(tasks):
         common = {"fromTaskId": src, "toTaskId": dst, "linkKind": "BLOCKS", "fromKey": sk, "toKey": dk, "workspaceId": "ws_x",
                   "createdAt": clock.now_iso(), "createdBy": "usr_x"}
         LinkRow(*keys.link_out(src, "BLOCKS", dst), direction="OUT", **common).save()

@@ -46,7 +46,7 @@ async def test_rename_with_the_name_read_and_a_stale_expected_name_is_conflict_w
         assert same["changedFields"] == []
 
 
-@pytest.mark.parametrize("field,value", [("expectedUpdatedAt", "2026-01-01T00:00:00.000Z"), ("slug", "other"), ("taskPrefix", "XY"), ("slug", None)])
+@pytest.mark.parametrize(("field", "value"), [("expectedUpdatedAt", "2026-01-01T00:00:00.000Z"), ("slug", "other"), ("taskPrefix", "XY"), ("slug", None)])
 async def test_expected_updated_at_and_write_once_fields_are_refused_unwritten(server_url, owner, field, value):
     async with mcp_client(server_url, owner.token) as c:
         before = stored_state()

@@ -24,7 +24,7 @@ async def _world(server_url, actor):
 
 async def test_search_end_to_end(server_url, owner):
     if True:
-        b, made = await _world(server_url, owner)
+        _b, made = await _world(server_url, owner)
         ws = owner.workspace_id
         async with mcp_client(server_url, owner.token) as c:
             r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login"})

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import mcp_client
 from tests.tools_support import STAMP, activity_rows, err, names_field, new_board, new_task, ok, stored_state
+import itertools
 
 
 async def _board(c, ws: str, name: str = "Tasks") -> tuple[str, list[str]]:
@@ -261,7 +262,7 @@ async def test_updated_at_strictly_increases_across_rapid_updates(server_url, ow
         stamps.append((await ok(c, "move_task", {"taskId": task["id"], "columnId": cols[1], "expectedUpdatedAt": stamps[-1]}))["task"]["updatedAt"])
         stamps.append((await ok(c, "archive_task", {"taskId": task["id"]}))["task"]["updatedAt"])
     assert all(STAMP.match(s) for s in stamps), stamps
-    assert all(a < b for a, b in zip(stamps, stamps[1:], strict=False)), stamps
+    assert all(a < b for a, b in itertools.pairwise(stamps)), stamps
 
 
 def test_updated_at_strictly_increases_even_within_one_millisecond(stack, owner):
@@ -355,7 +356,7 @@ async def test_move_task_before_and_after_placement(server_url, owner):
 
 async def test_move_task_refusals(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
-        bid, cols = await _board(c, owner.workspace_id)
+        _bid, cols = await _board(c, owner.workspace_id)
         _, other_cols = await _board(c, owner.workspace_id, "Other")
         a = await new_task(c, cols[0], "a")
         b = await new_task(c, cols[1], "b")
@@ -538,7 +539,7 @@ async def test_concurrent_moves_into_one_column_all_land(server_url, owner):
     import asyncio
 
     async with mcp_client(server_url, owner.token) as c:
-        bid, cols = await _board(c, owner.workspace_id, "Crowded column")
+        _bid, cols = await _board(c, owner.workspace_id, "Crowded column")
         tasks = [await new_task(c, cols[0], f"m{i}") for i in range(8)]
     async def move(t):
         async with mcp_client(server_url, owner.token) as c2:

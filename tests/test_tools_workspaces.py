@@ -221,7 +221,7 @@ async def test_empty_workspace_id_with_an_unpinned_token_is_the_callers_only_wor
         assert got["task"]["id"] == task["id"]
 
 
-@pytest.mark.parametrize("tool,extra", [
+@pytest.mark.parametrize(("tool", "extra"), [
     ("list_members", {}),
     ("list_boards", {}),
     ("create_board", {"name": "Nowhere"}),
@@ -287,7 +287,7 @@ async def test_token_context_says_a_human_token_is_held_by_a_human(server_url, o
     async with mcp_client(server_url, secret) as c:
         ctx = await ok(c, "get_token_context")
     assert ctx["holder"] == "human"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown holder 'robot'"):
         auth.mint_pat(owner.user_id, holder="robot")  # type: ignore[arg-type]
 
 

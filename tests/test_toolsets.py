@@ -31,9 +31,11 @@ async def client(url: str, token: str, headers: dict[str, str] | None = None):
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **(headers or {})}, timeout=60) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as c:
-            yield c
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **(headers or {})}, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http)) as c,
+    ):
+        yield c
 
 
 async def _names(c: Any) -> list[str]:

@@ -59,7 +59,7 @@ def stored_state() -> dict[tuple[str, ...], dict[str, Any]]:
     from domain.settings import settings
 
     state = {k: v for k, v in _scan(settings.table).items() if not k[0].startswith("RATE#")}
-    state.update({("idem",) + k: v for k, v in _scan(settings.idempotency_table).items()})
+    state.update({("idem", *k): v for k, v in _scan(settings.idempotency_table).items()})
     return state
 
 

@@ -180,7 +180,7 @@ def parse(query: str, normalise: Callable[[str], str | None] = _text.lexeme) -> 
             pos += 1
         if pos >= len(toks) or toks[pos][0] not in ("val", "phrase"):
             return _STOP  # a dangling NOT
-        kind, value = toks[pos]
+        _kind, value = toks[pos]
         pos += 1
         node = _operand(value or "", normalise)
         for _ in range(negations):
@@ -216,7 +216,7 @@ def normal(node) -> object:
     if isinstance(node, Term):
         return ["term", node.lexeme]
     if isinstance(node, Phrase):
-        return ["phrase", [[w, o] for w, o in zip(node.lexemes, node.offsets)]]
+        return ["phrase", [[w, o] for w, o in zip(node.lexemes, node.offsets, strict=True)]]
     if isinstance(node, Not):
         return ["not", normal(node.item)]
     kind = "and" if isinstance(node, And) else "or"

@@ -48,8 +48,8 @@ def from_stream_records(records: list[dict[str, Any]]) -> dict[str, Any]:
         body = record.get("dynamodb") or {}
         try:
             marker = _marker(body.get("NewImage") or {})
-        except Exception:  # noqa: BLE001 - a record we cannot read must not hold the shard
-            log.error("search stream: skipped an unreadable record %s", body.get("SequenceNumber"), exc_info=True)
+        except Exception:  # a record we cannot read must not hold the shard
+            log.exception("search stream: skipped an unreadable record %s", body.get("SequenceNumber"))
             continue
         if marker is None:
             continue
@@ -164,7 +164,7 @@ class RepairLoop:
                 if self.verify_every is not None and time.monotonic() >= verify_at:
                     verify_at = time.monotonic() + self.verify_every
                     self._verify()
-            except Exception:  # noqa: BLE001 - a background repair must outlive a storage hiccup
+            except Exception:  # a background repair must outlive a storage hiccup
                 log.warning("search repair sweep failed; retrying in %.0f s", self.interval, exc_info=True)
             self._wake.wait(max(0.0, min(self.interval, full_at - time.monotonic())))
             self._wake.clear()

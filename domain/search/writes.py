@@ -117,13 +117,13 @@ def apply_or_retire(markers: list[tuple[SearchPendingRow, bool, bool]]) -> tuple
     if len(markers) > 1:
         try:
             return apply_all(markers), []
-        except Exception:  # noqa: BLE001 - narrowed down record by record below
+        except Exception:  # narrowed down record by record below
             log.warning("search: a batch of %d pending records failed; applying them one by one", len(markers), exc_info=True)
     applied, failed = 0, []
     for item in markers:
         try:
             applied += apply_all([item])
-        except Exception as exc:  # noqa: BLE001 - one record's failure is reported, not raised
+        except Exception as exc:  # one record's failure is reported, not raised
             m = item[0]
             if faults.too_large(exc):
                 log.error("search: retired pending record %s / %s: DynamoDB refuses its postings (%s)", m.PK, m.SK, exc)

@@ -89,13 +89,13 @@ def searchable(row: Any) -> bool:
 
 
 def head_of(record: ArtifactRecord) -> ArtifactRow:
-    values: dict[str, Any] = dict(
-        artifactId=record.artifact_id, workspaceId=record.workspace_id, type=record.type, title=record.title, storage=record.storage,
-        url=record.url, objectKey=record.object_key, fileName=record.file_name, contentType=record.content_type, size=record.size,
-        sha256=record.sha256, bodyChars=len(record.body) if record.body is not None else None, redactions=list(record.redactions),
-        tracePart=record.trace_part, grantId=record.grant_id, createdBy=record.created_by, createdByName=record.created_by_name,
-        createdAt=record.created_at, updatedAt=record.created_at,
-    )
+    values: dict[str, Any] = {
+        "artifactId": record.artifact_id, "workspaceId": record.workspace_id, "type": record.type, "title": record.title, "storage": record.storage,
+        "url": record.url, "objectKey": record.object_key, "fileName": record.file_name, "contentType": record.content_type, "size": record.size,
+        "sha256": record.sha256, "bodyChars": len(record.body) if record.body is not None else None, "redactions": list(record.redactions),
+        "tracePart": record.trace_part, "grantId": record.grant_id, "createdBy": record.created_by, "createdByName": record.created_by_name,
+        "createdAt": record.created_at, "updatedAt": record.created_at,
+    }
     for _, attr in LINKS:
         values[attr] = record.links.get(attr)
     return ArtifactRow(*keys.artifact(record.workspace_id, record.ulid), **values)
@@ -202,7 +202,7 @@ def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any]
             (the head's condition) or the caller's check.
     """
     ulid = head.SK[len(keys.ARTIFACTS_PREFIX):]
-    stamp = at if at > head.updatedAt else head.updatedAt
+    stamp = max(head.updatedAt, at)
 
     def build(tx: Any) -> None:
         actions = [_ArtifactFields.withdrawnAt.set(stamp), _ArtifactFields.withdrawnBy.set(actor_id), _ArtifactFields.updatedAt.set(stamp)]

@@ -284,7 +284,7 @@ def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missi
             return True
         except db.ConditionFailed:
             missing = set(range(len(details))) - _existing_full_items(details)
-        except Exception as exc:  # noqa: BLE001 - storage faults: retried, then reported unfinished
+        except Exception as exc:  # storage faults: retried, then reported unfinished
             if not (transient(exc) or isinstance(exc, Contended)):
                 raise
             if attempt + 1 == attempts:

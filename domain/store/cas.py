@@ -52,7 +52,7 @@ class Write(Generic[S, R]):
     retry: Callable[[ConditionFailed], S]
 
 
-def compare_and_set(operation: str, state: S, plan: Callable[[S], "Write[S, R] | Unchanged[R]"]) -> R:
+def compare_and_set(operation: str, state: S, plan: Callable[[S], Write[S, R] | Unchanged[R]]) -> R:
     """Run ``plan`` and its write until one commits, within ``ATTEMPTS[operation]`` attempts.
 
     Raises:

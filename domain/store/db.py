@@ -87,17 +87,17 @@ def configure(cfg: Settings | None = None) -> None:
         if "_connection" in cls.__dict__ and cls is not Row:
             delattr(cls, "_connection")
         stack.extend(cls.__subclasses__())
-    Row._connection = None  # type: ignore[attr-defined]
+    Row._connection = None  # noqa: SLF001 - PynamoDB caches it on the class
     # One botocore client for everything (models, transactions, Powertools, table admin), built
     # here — at import in Lambda's init phase — rather than inside the first request. PynamoDB
     # builds it from the Meta settings above (timeouts, attempts, pool size).
-    _dynamodb_client = Row._get_connection().connection.client  # type: ignore[attr-defined]
+    _dynamodb_client = Row._get_connection().connection.client  # noqa: SLF001 - no public accessor
     deadline.install(_dynamodb_client)  # every request checks the call's deadline (domain.store.deadline)
 
 
 def connection() -> Connection:
     """The PynamoDB ``Connection`` every model operation and transaction uses."""
-    return Row._get_connection().connection  # type: ignore[attr-defined]
+    return Row._get_connection().connection  # noqa: SLF001 - no public accessor
 
 
 def dynamodb_client() -> Any:

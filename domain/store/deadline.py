@@ -36,7 +36,7 @@ MIN_READ_TIMEOUT_SECONDS = 0.05  # an attempt with less time than this left is n
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("jentrix_call_deadline", default=None)
 
 
-class DeadlineExceeded(Exception):  # noqa: N818 - named after what happened, like botocore's timeouts
+class DeadlineExceeded(Exception):  # named after what happened, like botocore's timeouts
     """The call's deadline passed (or would pass) before a DynamoDB request or back-off could
     finish; the request was not sent. Answered as "storage unavailable"."""
 
@@ -130,24 +130,24 @@ def _retry_gate(attempts: int, response: Any = None, caught_exception: Any = Non
     deadline. Returns ``None`` in every other case, so botocore's own handler decides."""
     left = remaining()
     if left is None or isinstance(caught_exception, DeadlineExceeded):
-        return None
+        return
     failed = caught_exception is not None
     if not failed and response is not None:
         http, parsed = response
         code = ((parsed or {}).get("Error") or {}).get("Code") if isinstance(parsed, dict) else None
         failed = getattr(http, "status_code", 200) >= 500 or code in _RETRYABLE_CODES
     if not failed:
-        return None
+        return
     config = ((request_dict or {}).get("context") or {}).get("client_config")
     most = ((getattr(config, "retries", None) or {}).get("total_max_attempts")) if config is not None else None
     if most is not None and attempts >= most:
-        return None  # no retry left anyway: botocore raises the attempt's own error
+        return  # no retry left anyway: botocore raises the attempt's own error
     longest = min(2 ** max(attempts - 1, 0), 20)
     if longest >= left - MIN_READ_TIMEOUT_SECONDS:
         raise DeadlineExceeded("a retry would end past the call's deadline") from (
             caught_exception if isinstance(caught_exception, BaseException) else None
         )
-    return None
+    return
 
 
 def install(client: Any) -> None:

@@ -79,7 +79,8 @@ def of_board(board_id: str) -> list[LabelRow]:
     return [r for r in Row.query(keys.board_partition(board_id), Row.SK.startswith(keys.LABELS_PREFIX), consistent_read=True) if isinstance(r, LabelRow)]
 
 
-def _claimed(board_id: str, name: str) -> str | None:
+def claimed(board_id: str, name: str) -> str | None:
+    """The id of the board's label named ``name`` (its name claim, one consistent GetItem), or None."""
     try:
         return LabelNameRow.get(*keys.label_name_claim(board_id, name), consistent_read=True).labelId
     except LabelNameRow.DoesNotExist:
@@ -120,7 +121,7 @@ def create(label: LabelRow, *, workspace_id: str, actor_id: str, activity: Activ
         if board_store.closed(failure, board_id):
             raise board_store.BoardArchived(board_id) from None
         if failure.hit(claim.PK, claim.SK):
-            existing_id = _claimed(board_id, label.name)
+            existing_id = claimed(board_id, label.name)
             existing = get(board_id, existing_id) if existing_id else None
             if not usable(existing):
                 raise db.Missing(existing_id or label.name) from None
@@ -191,7 +192,7 @@ def update(current: LabelRow, *, name: str | None, color: str | None, workspace_
                     raise db.Missing(state.labelId)
                 return LabelRow.from_raw_data(stored)
             if moves_claim and failure.hit(*new_claim):
-                raise NameTaken(_claimed(board_id, edited.name))
+                raise NameTaken(claimed(board_id, edited.name))
             raise db.Missing(state.labelId)
 
         return Write(build=build, result=lambda: (edited, list(changes)), retry=retry)
@@ -268,7 +269,10 @@ def delete(label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: C
             for i, chunk in enumerate(chunks):
                 first, last = i == 0, i == len(chunks) - 1 and remaining == 0
 
-                def build(tx: Any, chunk: list[TaskDetailRow] = chunk, first: bool = first, last: bool = last) -> None:
+                def build(
+                    tx: Any, chunk: list[TaskDetailRow] = chunk, first: bool = first, last: bool = last,
+                    rev: int = rev, label_key: tuple[str, str] = label_key, state: LabelRow = state, stamp: str = stamp, act: Any = act,
+                ) -> None:  # everything bound now: the closure must not see the next attempt's values
                     for task in chunk:
                         _detach(tx, task, label.labelId)
                     cond = (Row.PK.exists() & (LabelRow.rev == rev)) if first else Row.PK.exists()

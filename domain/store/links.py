@@ -173,7 +173,7 @@ def find_cycle(head: tuple[str, str], tail: tuple[str, str], *, limit: int = MAX
                 if other == tail_id:
                     chain = [task_id]
                     while parent[chain[-1]] is not None:
-                        chain.append(parent[chain[-1]])  # type: ignore[arg-type]
+                        chain.append(parent[chain[-1]])
                     return [key_of[t] for t in reversed(chain)] + [tail[1]]
                 if other not in parent:
                     parent[other], key_of[other] = task_id, other_key

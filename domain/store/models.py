@@ -7,7 +7,7 @@ columns and its compact task rows as typed objects.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self, cast
 
 from pynamodb.attributes import (
     Attribute,
@@ -77,7 +77,7 @@ class Row(Model):
     gsi3 = Gsi3()
 
     @classmethod
-    def from_raw_data(cls, data: dict[str, Any]) -> Any:
+    def from_raw_data(cls, data: dict[str, Any]) -> Self:
         """The typed row for one item as DynamoDB returned it (PynamoDB's reads — get, query,
         batch_get, scan — build every row through this classmethod).
 
@@ -99,7 +99,7 @@ class Row(Model):
                 _KINDS[kind_value] = type(row)
             return row
         plan = _READ_PLANS.get(stored) or _read_plan(stored)
-        row = stored.__new__(stored)
+        built: Any = stored.__new__(stored)  # a subclass of cls (checked above)
         filled: dict[str, Any] = {"kind": stored}
         for name, default in plan[0]:
             filled[name] = default() if callable(default) else default
@@ -107,8 +107,8 @@ class Row(Model):
             raw = data.get(stored_name)
             if raw and NULL not in raw:
                 filled[name] = attr.deserialize(attr.get_value(raw))
-        row.attribute_values = filled
-        return row
+        built.attribute_values = filled
+        return cast("Self", built)
 
 
 # Per item type, what from_raw_data needs: (python name, default) for the non-None defaults, in
@@ -500,14 +500,14 @@ class AttachmentRow(Row, discriminator="Attachment"):
 class AttachmentCountRow(Row, discriminator="AttachmentCount"):
     """Attachment counter (``keys.attachment_count``), +1 in each attach transaction."""
 
-    count = NumberAttribute(default=0)
+    count = NumberAttribute(default=0)  # type: ignore[assignment]  # the stored name; shadows Model.count (a query)
 
 
 class CommentCountRow(Row, discriminator="CommentCount"):
     """Comment counter (``keys.comment_count``): sorts before the comments, so one Query gives
     list_comments its total and its first page."""
 
-    count = NumberAttribute(default=0)
+    count = NumberAttribute(default=0)  # type: ignore[assignment]  # the stored name; shadows Model.count (a query)
 
 
 class LinkRow(Row, discriminator="Link"):
@@ -531,7 +531,7 @@ class LinkRow(Row, discriminator="Link"):
 class LinkCountRow(Row, discriminator="LinkCount"):
     """Link counter (``keys.link_count``): the task's edge halves, bounded per task."""
 
-    count = NumberAttribute(default=0)
+    count = NumberAttribute(default=0)  # type: ignore[assignment]  # the stored name; shadows Model.count (a query)
 
 
 class LinkGraphRow(Row, discriminator="LinkGraph"):
@@ -784,7 +784,7 @@ class OidcStateRow(Row, discriminator="OidcState"):
 class RateWindowRow(Row, discriminator="RateWindow"):
     """Rate window (``keys.rate_window``): one atomic counter per token per minute."""
 
-    count = NumberAttribute(default=0)
+    count = NumberAttribute(default=0)  # type: ignore[assignment]  # the stored name; shadows Model.count (a query)
 
 
 class CreationMarkerRow(Row, discriminator="CreationMarker"):

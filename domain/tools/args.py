@@ -71,7 +71,7 @@ _ID_FORMS: dict[str, tuple[Any, str]] = {
 }
 
 
-def IdShape(kind: str, *, also: tuple[str, ...] = ()) -> Any:  # noqa: N802 - used like a type
+def IdShape(kind: str, *, also: tuple[str, ...] = ()) -> Any:  # used like a type
     """A validator refusing a value that is not a ``kind`` id (``also``: extra accepted words such as "me")."""
     parse, form = _ID_FORMS[kind]
 
@@ -154,7 +154,7 @@ def normalise_due(value: str | None) -> str | None:
             date.fromisoformat(value)
             return value
         if _DUE_STAMP.fullmatch(value):
-            utc = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+            utc = datetime.fromisoformat(value).astimezone(UTC)
             return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
     except (ValueError, OverflowError):
         pass

@@ -19,7 +19,6 @@ from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import columns as column_store
-from domain.store import keys
 from domain.store import labels as label_store
 from domain.store.db import Missing
 from domain.store.models import BoardEntryRow

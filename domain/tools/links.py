@@ -71,7 +71,7 @@ def _tasks(ctx: CallContext, args: EdgeInput) -> tuple[TaskDetailRow, TaskDetail
     """The two ends as read with the membership; NOT_FOUND naming the one that is missing."""
     where = ctx.target
     ends = []
-    for name, value in (("fromTaskId", args.fromTaskId), ("toTaskId", args.toTaskId)):
+    for value in (args.fromTaskId, args.toTaskId):
         ref = ids.parse_task(value)
         row = ctx.item(keys.task_full(ref.board_id, ref.number)) if ref is not None and ref.workspace_id == where.workspace_id else None
         if not isinstance(row, TaskDetailRow):

@@ -116,7 +116,7 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
             if len(out) == args.limit:
                 break
         if len(out) == args.limit:
-            more = entries and last != _entry_key(entries[-1]) or start is not None
+            more = (entries and last != _entry_key(entries[-1])) or start is not None
             next_cursor = encode_cursor(kind, last) if more else None
             return _answer(user, out, next_cursor, whole=args.cursor is None and next_cursor is None)
         if start is None:
@@ -183,9 +183,7 @@ def _matches(row: TaskRow, args: ListMyWorkInput, label_id: str | None, now: str
         return False
     if args.overdue is not None and _late(row.dueDate, now) != args.overdue:
         return False
-    if args.updatedSince is not None and row.updatedAt < args.updatedSince:
-        return False
-    return True
+    return not (args.updatedSince is not None and row.updatedAt < args.updatedSince)
 
 
 TOOLS = (list_my_work,)

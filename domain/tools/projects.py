@@ -195,9 +195,8 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
     slug = args.slug if args.slug is not None else slugify(name)
     if not _SLUG.fullmatch(slug):
         raise errors.invalid("slug", "must be lowercase letters and digits separated by single dashes", "For example launch-2026.")
-    if args.parentId:
-        if not isinstance(ctx.item(keys.project(ws, ids.parse_project(args.parentId)[1])), ProjectRow):  # type: ignore[index]
-            raise errors.not_found("project", args.parentId)
+    if args.parentId and not isinstance(ctx.item(keys.project(ws, ids.parse_project(args.parentId)[1])), ProjectRow):  # type: ignore[index]
+        raise errors.not_found("project", args.parentId)
     owner = args.ownerId or ctx.user_id
     if args.ownerId:
         _member_of(ctx, "ownerId", args.ownerId)
@@ -351,7 +350,7 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
             raw = json.loads(base64.urlsafe_b64decode(args.cursor.encode()))
             assert raw["k"] == kind and isinstance(raw["a"], str)
             after = raw["a"]
-        except Exception:
+        except Exception:  # noqa: BLE001 - whatever breaks while decoding, the cursor is the caller's
             raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.") from None
     rows = [p for p in ctx.query("projects")
             if (args.status is None or p.status == args.status) and (args.ownerId is None or p.ownerId == args.ownerId)
@@ -697,7 +696,7 @@ def resolve_projects_for_repo(ctx: CallContext, args: ResolveProjectsInput) -> R
     if repo is None:
         raise errors.invalid("repo", f"is not a GitHub repository: {args.repo!r}", f"Send {repos.FORMS}.")
     found, names = project_store.lookup(ctx.user_id, repo)
-    matches = [RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)  # type: ignore[arg-type]
+    matches = [RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)
                for pj, how in sorted(found, key=lambda m: (m[0].workspaceId, m[0].projectId))]
     return ResolveProjectsOutput(repo=repo, matches=matches)
 

@@ -136,7 +136,7 @@ def _key_note(key: tuple[str, int], wsrow: object, pointer: object, row: TaskDet
         return f"{asked} is not a key of this workspace: its task keys start with {prefix}-." if prefix else None
     shown = f"{prefix}-{key[1]}"
     if not isinstance(pointer, TaskNumberRow) or row is None:
-        last = int(wsrow.taskCounter or 0)  # type: ignore[union-attr]
+        last = int(wsrow.taskCounter or 0)  # type: ignore[attr-defined]
         span = f"its tasks run from {prefix}-1 to {prefix}-{last}" if last else "it has no tasks yet"
         return f"{shown} does not exist in this workspace ({span})."
     see = f"get_task with workspaceId and number {key[1]} still shows it"

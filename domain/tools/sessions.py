@@ -288,7 +288,7 @@ def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionO
     where = ctx.target
     ws = where.workspace_id
     if ctx.binding and ctx.binding.repository and args.repo is None:
-        ctx.prefetched.update({k: r for k, r in _read(_gate_keys(ws, where.project_id, ctx.binding.repository)).items()})
+        ctx.prefetched.update(_read(_gate_keys(ws, where.project_id, ctx.binding.repository)))
     repo = _repo(ctx, args.repo)
     project, by_link = _project_for_session(ctx, ws, where.project_id, repo)
     if args.continuesSessionId:
@@ -922,7 +922,7 @@ def list_agent_sessions(ctx: CallContext, args: ListSessionsInput) -> ListSessio
             raw = json.loads(base64.urlsafe_b64decode(args.cursor.encode()))
             assert raw["k"] == kind and isinstance(raw["b"], str)
             before = raw["b"]
-        except Exception:
+        except Exception:  # noqa: BLE001 - whatever breaks while decoding, the cursor is the caller's
             raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.") from None
     rows = [s for s in ctx.query("sessions", lambda: session_store.in_workspace(ws))
             if (args.projectId is None or s.projectId == args.projectId) and (args.operatorId is None or s.operatorId == args.operatorId)

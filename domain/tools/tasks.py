@@ -9,7 +9,6 @@ each request budget.
 """
 
 
-import re
 from typing import Annotated, Any
 
 from fractional_indexing import generate_key_between
@@ -18,7 +17,7 @@ from pydantic import Field
 from domain import clock, errors, ids
 from domain.access import Located, Prefetch, Ref, either, target
 from domain.context import CallContext
-from domain.errors import ErrorCode, ToolError
+from domain.errors import ErrorCode
 from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
@@ -672,7 +671,7 @@ def _filter_condition(ctx: CallContext, args: ListTasksInput, board_id: str) -> 
     if args.assigneeId is not None:
         parts.append(TaskRow.assigneeIds.contains(ctx.user_id if args.assigneeId == "me" else args.assigneeId))
     if args.labelName is not None:
-        label_id = label_store._claimed(board_id, args.labelName)  # one GetItem on the name claim
+        label_id = label_store.claimed(board_id, args.labelName)  # one GetItem on the name claim
         parts.append(TaskRow.labelIds.contains(label_id or "lb_none"))
     if args.priority is not None:
         parts.append(TaskRow.priority == args.priority)

@@ -143,13 +143,13 @@ def column_view(c: ColumnRow, position: int) -> ColumnView:
 def _task_fields(v: dict[str, Any], column_name: str | None) -> dict[str, Any]:
     """A task view's fields from a task row's ``values()`` (every field of every listed task:
     the descriptor-free read)."""
-    return dict(
-        id=v.get("taskId"), number=int(v.get("number")), key=v.get("key"), title=v.get("title"), boardId=v.get("boardId"),
-        columnId=v.get("columnId"), columnName=column_name, priority=v.get("priority"), dueDate=v.get("dueDate"),
-        assigneeIds=list(v.get("assigneeIds") or []), labelIds=list(v.get("labelIds") or []),
-        subtaskCount=int(v.get("subtaskCount") or 0), subtasksDone=int(v.get("subtasksDone") or 0),
-        createdAt=v.get("createdAt"), updatedAt=v.get("updatedAt"), archivedAt=v.get("archivedAt"),
-    )
+    return {
+        "id": v.get("taskId"), "number": int(v.get("number")), "key": v.get("key"), "title": v.get("title"), "boardId": v.get("boardId"),
+        "columnId": v.get("columnId"), "columnName": column_name, "priority": v.get("priority"), "dueDate": v.get("dueDate"),
+        "assigneeIds": list(v.get("assigneeIds") or []), "labelIds": list(v.get("labelIds") or []),
+        "subtaskCount": int(v.get("subtaskCount") or 0), "subtasksDone": int(v.get("subtasksDone") or 0),
+        "createdAt": v.get("createdAt"), "updatedAt": v.get("updatedAt"), "archivedAt": v.get("archivedAt"),
+    }
 
 
 def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) -> TaskRowView:

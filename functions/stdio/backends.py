@@ -202,7 +202,7 @@ class RemoteBackend:
         out: list[Any] = []
         if ctype.startswith("text/event-stream"):
             data: list[str] = []
-            for line in body.decode("utf-8", "replace").splitlines() + [""]:
+            for line in [*body.decode("utf-8", "replace").splitlines(), ""]:
                 if line.startswith("data:"):
                     data.append(line[5:].removeprefix(" "))
                 elif not line and data:

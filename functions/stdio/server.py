@@ -251,7 +251,7 @@ class StdioServer:
     def _run_notification(self, message: dict[str, Any], slot: bool) -> None:
         try:
             self.backend.notify(message)
-        except Exception:  # noqa: BLE001 - a notification has nobody to tell
+        except Exception:  # a notification has nobody to tell
             log.exception("notification %s failed", message.get("method"))
         finally:
             if slot:
@@ -260,7 +260,7 @@ class StdioServer:
     def _run_request(self, message: dict[str, Any], slot: bool) -> None:
         try:
             replies = self.handle_request(message)
-        except Exception:  # noqa: BLE001 - the boundary: the client gets an error, never a traceback
+        except Exception:  # the boundary: the client gets an error, never a traceback
             log.exception("request %s failed", message.get("method"))
             replies = [error_response(message.get("id"), INTERNAL_ERROR, "Internal error while handling the request; see the adapter's stderr.")]
         finally:
