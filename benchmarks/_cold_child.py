@@ -24,17 +24,45 @@ AUTHORIZER = json.loads(os.environ.get("BENCH_AUTHORIZER_CONTEXT") or "null")
 
 
 def event(token: str, task_id: str, n: int) -> dict:
-    body = json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "get_task", "arguments": {"taskId": task_id}}})
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "tools/call",
+            "params": {"name": "get_task", "arguments": {"taskId": task_id}},
+        }
+    )
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+    }
     return {
-        "resource": "/api/mcp", "path": "/api/mcp", "httpMethod": "POST", "headers": headers,
-        "multiValueHeaders": {k: [v] for k, v in headers.items()}, "queryStringParameters": None,
-        "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
-        "requestContext": {"accountId": "1", "apiId": "b", "resourceId": "r", "resourcePath": "/api/mcp", "httpMethod": "POST",
-                           "path": "/prod/api/mcp", "stage": "prod", "protocol": "HTTP/1.1", "requestId": f"r{n}",
-                           "requestTimeEpoch": 0, "identity": {"sourceIp": "127.0.0.1", "userAgent": "bench"},
-                           **({"authorizer": AUTHORIZER} if AUTHORIZER else {})},
-        "body": body, "isBase64Encoded": False,
+        "resource": "/api/mcp",
+        "path": "/api/mcp",
+        "httpMethod": "POST",
+        "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "accountId": "1",
+            "apiId": "b",
+            "resourceId": "r",
+            "resourcePath": "/api/mcp",
+            "httpMethod": "POST",
+            "path": "/prod/api/mcp",
+            "stage": "prod",
+            "protocol": "HTTP/1.1",
+            "requestId": f"r{n}",
+            "requestTimeEpoch": 0,
+            "identity": {"sourceIp": "127.0.0.1", "userAgent": "bench"},
+            **({"authorizer": AUTHORIZER} if AUTHORIZER else {}),
+        },
+        "body": body,
+        "isBase64Encoded": False,
     }
 
 
@@ -62,7 +90,8 @@ if kind == "floor":
 
 primed: dict = {}
 if kind == "ours":
-    from functions.lambda_handler import PRIMED as primed, handler
+    from functions.lambda_handler import PRIMED as primed
+    from functions.lambda_handler import handler
 else:
     from benchmarks.sdk_server import handler
 t1 = time.perf_counter()
@@ -89,7 +118,9 @@ def once(n: int) -> float:
 
 first = once(1)
 t2 = time.perf_counter()
-print(json.dumps({"import": t1 - T0, "first": first, "ready": t2 - T0, "primed": primed, "restore": restore}), flush=True)
+print(
+    json.dumps({"import": t1 - T0, "first": first, "ready": t2 - T0, "primed": primed, "restore": restore}), flush=True
+)
 warm = [once(n) for n in range(2, 9)]
 uncached = []
 if kind == "ours":  # warm calls that, like the first, must look the token up (its cache emptied first)

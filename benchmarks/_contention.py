@@ -50,13 +50,19 @@ class _Body:
 
 def _error(request: Any, error_type: str, message: str, **extra: Any) -> AWSResponse:
     body = json.dumps({"__type": error_type, "message": message, **extra}).encode()
-    headers = {"x-amzn-RequestId": "injected", "Content-Type": "application/x-amz-json-1.0", "Content-Length": str(len(body))}
+    headers = {
+        "x-amzn-RequestId": "injected",
+        "Content-Type": "application/x-amz-json-1.0",
+        "Content-Length": str(len(body)),
+    }
     return AWSResponse(request.url, 400, headers, _Body(body))
 
 
 def _key(item: dict[str, Any]) -> tuple[str, str, str]:
-    return item.get("TableName", ""), item["Key"]["PK"]["S"] if "Key" in item else item["Item"]["PK"]["S"], (
-        item["Key"]["SK"]["S"] if "Key" in item else item["Item"]["SK"]["S"]
+    return (
+        item.get("TableName", ""),
+        item["Key"]["PK"]["S"] if "Key" in item else item["Item"]["PK"]["S"],
+        (item["Key"]["SK"]["S"] if "Key" in item else item["Item"]["SK"]["S"]),
     )
 
 
@@ -71,8 +77,10 @@ def transaction_keys(body: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _kind(key: tuple[str, str, str]) -> str:
     """A key's shape without its ids (``BOARD#…/COL#…``): what kind of item met a conflict."""
+
     def shape(part: str) -> str:
         return part.split("#", 1)[0] if "#" in part else part[:12]
+
     return f"{shape(key[1])}/{shape(key[2])}"
 
 
@@ -102,7 +110,11 @@ class Contention:
             if throttled:
                 self.stats["throttled"] += 1
         if throttled:
-            return _error(request, "com.amazon.coral.availability#ThrottlingException", "Rate of requests exceeds the allowed throughput.")
+            return _error(
+                request,
+                "com.amazon.coral.availability#ThrottlingException",
+                "Rate of requests exceeds the allowed throughput.",
+            )
         if operation not in ("TransactWriteItems", *SINGLE_WRITES):
             return None
         body = json.loads(request.body or b"{}")
@@ -111,8 +123,11 @@ class Contention:
                 key = _key(body)
                 if self.held[key] and self.rng.random() < self.conflict_rate:
                     self.stats["single_conflicts"] += 1
-                    return _error(request, "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
-                                  "Transaction is ongoing for the item")
+                    return _error(
+                        request,
+                        "com.amazonaws.dynamodb.v20120810#TransactionConflictException",
+                        "Transaction is ongoing for the item",
+                    )
             return None
         keys = transaction_keys(body)
         with self._lock:
@@ -123,14 +138,24 @@ class Contention:
                 for k, s in zip(keys, shared, strict=True):
                     if s:
                         self.stats[f"conflict on {_kind(k)}"] += 1
-                reasons = [{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"} if s else {"Code": "None"} for s in shared]
-                return _error(request, "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-                              "Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",
-                              CancellationReasons=reasons)
+                reasons = [
+                    {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+                    if s
+                    else {"Code": "None"}
+                    for s in shared
+                ]
+                return _error(
+                    request,
+                    "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+                    "Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",
+                    CancellationReasons=reasons,
+                )
             for k in keys:
                 self.held[k] += 1
         try:
-            response = self._client._endpoint.http_session.send(request)  # send it for real, holding the items meanwhile
+            response = self._client._endpoint.http_session.send(
+                request
+            )  # send it for real, holding the items meanwhile
             response.content  # noqa: B018 - read it all before the items are let go
             return response
         finally:

@@ -178,7 +178,12 @@ class Stack:
         env.update(extra)
         return env
 
-    def actor(self, name: str = "Bench", workspace: str | None = "Bench Space", scopes: Sequence[str] = ("read", "write", "admin")) -> Actor:
+    def actor(
+        self,
+        name: str = "Bench",
+        workspace: str | None = "Bench Space",
+        scopes: Sequence[str] = ("read", "write", "admin"),
+    ) -> Actor:
         from domain import auth
 
         user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:6]}@bench.invalid", name)
@@ -201,7 +206,9 @@ def board_with_tasks(actor: Actor, tasks: int, name: str = "Bench board") -> dic
     """A board with ``tasks`` tasks in its first column (created through the tools)."""
     b = call("create_board", {"workspaceId": actor.workspace_id, "name": name}, actor.principal)
     cols = [c["id"] for c in b["columns"]]
-    created = [call("create_task", {"columnId": cols[0], "title": f"task {i}"}, actor.principal)["task"] for i in range(tasks)]
+    created = [
+        call("create_task", {"columnId": cols[0], "title": f"task {i}"}, actor.principal)["task"] for i in range(tasks)
+    ]
     return {"id": b["board"]["id"], "cols": cols, "tasks": created}
 
 
@@ -245,7 +252,7 @@ def interleave(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, l
     names = list(runs)
     out: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds):
-        order = names[r % len(names):] + names[: r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for n in order:
             out[n].append(runs[n]())
     return out
@@ -253,8 +260,16 @@ def interleave(runs: dict[str, Callable[[], float]], rounds: int) -> dict[str, l
 
 # -- DynamoDB metering ------------------------------------------------------------------------
 CAPACITY_OPS = {
-    "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem", "BatchWriteItem",
-    "TransactWriteItems", "TransactGetItems",
+    "GetItem",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "Query",
+    "Scan",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+    "TransactGetItems",
 }
 
 
@@ -318,10 +333,14 @@ class DynamoDBMeter:
                     elif "Responses" in resp and isinstance(resp["Responses"], dict):
                         req.items = sum(len(v) for v in resp["Responses"].values())
                 cc = (resp or {}).get("ConsumedCapacity") if isinstance(resp, dict) else None
-                for entry in ([cc] if isinstance(cc, dict) else cc or []):
+                for entry in [cc] if isinstance(cc, dict) else cc or []:
                     req.read_units += float(entry.get("ReadCapacityUnits") or 0)
                     req.write_units += float(entry.get("WriteCapacityUnits") or 0)
-                    if not entry.get("ReadCapacityUnits") and not entry.get("WriteCapacityUnits") and entry.get("CapacityUnits"):
+                    if (
+                        not entry.get("ReadCapacityUnits")
+                        and not entry.get("WriteCapacityUnits")
+                        and entry.get("CapacityUnits")
+                    ):
                         # GetItem/Query report only CapacityUnits; writes say WriteCapacityUnits
                         if operation_name in ("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"):
                             req.read_units += float(entry["CapacityUnits"])
@@ -470,9 +489,16 @@ def rest_event(body: bytes, headers: dict[str, str], path: str = "/api/mcp") -> 
         "pathParameters": None,
         "stageVariables": None,
         "requestContext": {
-            "accountId": "123456789012", "apiId": "bench", "resourceId": "r", "resourcePath": path,
-            "httpMethod": "POST", "path": f"/prod{path}", "stage": "prod", "protocol": "HTTP/1.1",
-            "requestId": str(uuid.uuid4()), "requestTimeEpoch": 1_790_000_000_000,
+            "accountId": "123456789012",
+            "apiId": "bench",
+            "resourceId": "r",
+            "resourcePath": path,
+            "httpMethod": "POST",
+            "path": f"/prod{path}",
+            "stage": "prod",
+            "protocol": "HTTP/1.1",
+            "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": 1_790_000_000_000,
             "identity": {"sourceIp": "127.0.0.1", "userAgent": "bench"},
         },
         "body": body.decode("utf-8"),

@@ -28,23 +28,42 @@ def build(n: int, *, defer: bool = True) -> Registry:
     specs = []
     for i in range(n):
         view = create_model(
-            f"View{i}", __base__=base_out,
-            id=(str, ...), name=(str, ...), count=(int, Field(description="How many.")), updatedAt=(str, ...),
-            archivedAt=(str | None, None), tags=(list[str], Field(default_factory=list)),
+            f"View{i}",
+            __base__=base_out,
+            id=(str, ...),
+            name=(str, ...),
+            count=(int, Field(description="How many.")),
+            updatedAt=(str, ...),
+            archivedAt=(str | None, None),
+            tags=(list[str], Field(default_factory=list)),
         )
         inp = create_model(
-            f"Input{i}", __base__=base_in,
+            f"Input{i}",
+            __base__=base_in,
             taskId=(Annotated[str, Field(min_length=1, max_length=80, description="Task id.")], ...),
             title=(str | None, Field(default=None, min_length=1, max_length=500, description="Title.")),
             priority=(Literal["NONE", "LOW", "HIGH"] | None, Field(default=None, description="Priority.")),
             limit=(int, Field(default=50, ge=1, le=200, description="Page size.")),
             cursor=(str | None, Field(default=None, max_length=2048, description="Cursor.")),
-            expectedUpdatedAt=(str | None, Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="Guard.")),
+            expectedUpdatedAt=(
+                str | None,
+                Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="Guard."),
+            ),
         )
-        out = create_model(f"Output{i}", __base__=base_out, items=(list[view], ...), total=(int, ...), notice=(str | None, None))
-        specs.append(ToolSpec(
-            name=f"synthetic_{i:02d}", title=f"Synthetic {i}", description="A synthetic tool for the catalog-growth benchmark.",
-            area="tasks", scope="read", read_only=True, input_model=inp, output_model=out,
-            handler=lambda ctx, args: {"items": [], "total": 0, "notice": None},
-        ))
+        out = create_model(
+            f"Output{i}", __base__=base_out, items=(list[view], ...), total=(int, ...), notice=(str | None, None)
+        )
+        specs.append(
+            ToolSpec(
+                name=f"synthetic_{i:02d}",
+                title=f"Synthetic {i}",
+                description="A synthetic tool for the catalog-growth benchmark.",
+                area="tasks",
+                scope="read",
+                read_only=True,
+                input_model=inp,
+                output_model=out,
+                handler=lambda ctx, args: {"items": [], "total": 0, "notice": None},
+            )
+        )
     return Registry(specs)

@@ -48,12 +48,22 @@ if mode.endswith("+45"):
 print(json.dumps({"import": t1 - t0, "extra": extra, "modules": modules}))
 """
 MODES = ("on demand", "all modules", "pre-initialized", "on demand +45", "all modules +45")
-ARG = {"on demand": "lazy", "all modules": "all", "pre-initialized": "pre", "on demand +45": "lazy+45", "all modules +45": "all+45"}
+ARG = {
+    "on demand": "lazy",
+    "all modules": "all",
+    "pre-initialized": "pre",
+    "on demand +45": "lazy+45",
+    "all modules +45": "all+45",
+}
 
 
 def one(mode: str) -> dict[str, float]:
-    env = {k: v for k, v in S.child_env().items() if k not in ("JENTRIX_EAGER_CATALOG", "AWS_LAMBDA_INITIALIZATION_TYPE")}
-    out = subprocess.run([S.PYTHON, "-c", CHILD, ARG[mode]], cwd=S.REPO, env=env, capture_output=True, text=True, timeout=120, check=True)
+    env = {
+        k: v for k, v in S.child_env().items() if k not in ("JENTRIX_EAGER_CATALOG", "AWS_LAMBDA_INITIALIZATION_TYPE")
+    }
+    out = subprocess.run(
+        [S.PYTHON, "-c", CHILD, ARG[mode]], cwd=S.REPO, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -65,33 +75,50 @@ def main(argv: list[str] | None = None) -> None:
     S.compile_bytecode()
     samples: dict[str, list[dict[str, float]]] = {m: [] for m in MODES}
     for r in range(args.rounds):
-        for mode in MODES[r % len(MODES):] + MODES[: r % len(MODES)]:
+        for mode in MODES[r % len(MODES) :] + MODES[: r % len(MODES)]:
             samples[mode].append(one(mode))
     total = {m: [s["import"] + s["extra"] for s in v] for m, v in samples.items()}
     rows = []
     for mode in MODES:
         extra = S.summary([s["extra"] for s in samples[mode]])
-        rows.append([mode, S.summary(total[mode]).ms(), f"{samples[mode][0]['modules']} of 18",
-                     extra.ms() if mode.endswith("+45") else "—",
-                     f"{S.ratios_of_pairs(total[mode], total['on demand']).median:.2f}x"])
-    body = "\n".join([
-        "## Catalog growth",
-        "",
-        "`python -m benchmarks.catalog_growth`",
-        "",
-        S.machine_line(),
-        "",
-        f"Fresh interpreters, {args.rounds} interleaved rounds; the Lambda entry with the real catalog (63 tools), "
-        "then, in the +45 rows, 45 synthetic tools shaped like the real ones; medians (min-max).",
-        "",
-        S.table(["catalog", "import (entry + extra tools)", "tool modules imported", "the 45 extra tools alone", "vs on demand"], rows),
-        "",
-        "On demand the import does not depend on the size of the catalog the manifest lists (0 tool modules imported): "
-        "the registry is read from it and a tool's module (its classes, ~1 ms a tool even with `defer_build`) is imported "
-        "by its first call. The 45 synthetic tools are not in the manifest, so the +45 rows declare them in the process: "
-        "their extra column is what 45 more tools would add to every cold start without the manifest. Importing every "
-        "module is what a pre-initialized environment does on purpose, since its init is paid before traffic.",
-    ])
+        rows.append(
+            [
+                mode,
+                S.summary(total[mode]).ms(),
+                f"{samples[mode][0]['modules']} of 18",
+                extra.ms() if mode.endswith("+45") else "—",
+                f"{S.ratios_of_pairs(total[mode], total['on demand']).median:.2f}x",
+            ]
+        )
+    body = "\n".join(
+        [
+            "## Catalog growth",
+            "",
+            "`python -m benchmarks.catalog_growth`",
+            "",
+            S.machine_line(),
+            "",
+            f"Fresh interpreters, {args.rounds} interleaved rounds; the Lambda entry with the real catalog (63 tools), "
+            "then, in the +45 rows, 45 synthetic tools shaped like the real ones; medians (min-max).",
+            "",
+            S.table(
+                [
+                    "catalog",
+                    "import (entry + extra tools)",
+                    "tool modules imported",
+                    "the 45 extra tools alone",
+                    "vs on demand",
+                ],
+                rows,
+            ),
+            "",
+            "On demand the import does not depend on the size of the catalog the manifest lists (0 tool modules imported): "
+            "the registry is read from it and a tool's module (its classes, ~1 ms a tool even with `defer_build`) is imported "
+            "by its first call. The 45 synthetic tools are not in the manifest, so the +45 rows declare them in the process: "
+            "their extra column is what 45 more tools would add to every cold start without the manifest. Importing every "
+            "module is what a pre-initialized environment does on purpose, since its init is paid before traffic.",
+        ]
+    )
     print(body)
     if not args.no_write:
         S.write_section("catalog_growth", body)

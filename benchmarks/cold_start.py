@@ -63,6 +63,7 @@ CALLERS = tuple(k for k in KINDS if k != "floor")  # the kinds that answer calls
 def floor_modules() -> list[str]:
     """The top-level modules of the declared runtime dependencies (``pyproject.toml``'s
     ``dependencies``, read from the installed metadata, extras left out): what the floor imports."""
+
     def norm(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -104,16 +105,25 @@ def one(kind: str, env: dict[str, str], token: str, task_id: str, authorizer: di
     return data
 
 
-def importtime(env: dict[str, str], module: str, top: int = 12) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
+def importtime(
+    env: dict[str, str], module: str, top: int = 12
+) -> tuple[list[tuple[str, float]], list[tuple[str, float]], float]:
     """``python -X importtime -c 'import module'``: (self time summed per top-level package,
     the largest single self times, total). Summing self times partitions the total exactly."""
-    out = subprocess.run([S.PYTHON, "-X", "importtime", "-c", f"import {module}"], cwd=S.REPO, env=env, capture_output=True, text=True, check=True).stderr
+    out = subprocess.run(
+        [S.PYTHON, "-X", "importtime", "-c", f"import {module}"],
+        cwd=S.REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
     per_package: dict[str, float] = {}
     selfs: list[tuple[str, float]] = []
     for line in out.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        self_us, _cum_us, name = line[len("import time:"):].split("|", 2)
+        self_us, _cum_us, name = line[len("import time:") :].split("|", 2)
         mod = name.strip()
         seconds = int(self_us.strip()) / 1e6
         selfs.append((mod, seconds))
@@ -128,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
-    p.add_argument("--full-botocore", action="store_true", help="every side imports this environment's full botocore instead of the artifact's slim copy")
+    p.add_argument(
+        "--full-botocore",
+        action="store_true",
+        help="every side imports this environment's full botocore instead of the artifact's slim copy",
+    )
     args = p.parse_args(argv)
     began = time.perf_counter()
 
@@ -147,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         # slowly (its own JIT warming up), which would otherwise land on round 1's first kind.
         one("ours", env, actor.token, task_id, authorizer)
         for r in range(args.rounds):
-            order = KINDS[r % len(KINDS):] + KINDS[: r % len(KINDS)]
+            order = KINDS[r % len(KINDS) :] + KINDS[: r % len(KINDS)]
             for kind in order:
                 samples[kind].append(one(kind, env, actor.token, task_id, authorizer))
         cum, selfs, total = importtime(env, "functions.lambda_handler")
@@ -166,10 +180,15 @@ def main(argv: list[str] | None = None) -> int:
             "warm": S.summary([w for x in samples[k] for w in x["warm"]]),
         }
     floor_import = S.summary([x["import"] for x in samples["floor"]])
-    first_over_warm = {k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in CALLERS}
+    first_over_warm = {
+        k: S.summary([x["first"] / sorted(x["warm"])[len(x["warm"]) // 2] for x in samples[k]]) for k in CALLERS
+    }
     pre_vs_sdk = S.ratios_of_pairs(outer["pre"], outer["sdk"])
     # the first call reads the token (nothing is cached yet); so do these warm calls
-    first_over_uncached = {k: S.summary([x["first"] / sorted(x["uncached"])[len(x["uncached"]) // 2] for x in samples[k]]) for k in ("ours", "pre", "snap")}
+    first_over_uncached = {
+        k: S.summary([x["first"] / sorted(x["uncached"])[len(x["uncached"]) // 2] for x in samples[k]])
+        for k in ("ours", "pre", "snap")
+    }
     restore = {k: S.summary([x["restore"] for x in samples[k]]) for k in ("snap", "snap-gw")}
 
     lines = [
@@ -177,23 +196,67 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Fresh interpreters, {args.rounds} interleaved rounds (ours on demand, ours pre-initialized, SDK, floor); medians with min-max; "
         "ratios are medians of per-round ratios. Bytecode compiled ahead for every side; "
-        + ("every side imports this environment's full botocore (`--full-botocore`)" if args.full_botocore else
-           "every side imports botocore as the artifact ships it (`infra.package.slim_botocore`: five model directories, "
-           "endpoints.json cut to their entries; `--full-botocore` measures the full copy)")
+        + (
+            "every side imports this environment's full botocore (`--full-botocore`)"
+            if args.full_botocore
+            else "every side imports botocore as the artifact ships it (`infra.package.slim_botocore`: five model directories, "
+            "endpoints.json cut to their entries; `--full-botocore` measures the full copy)"
+        )
         + "; the floor imports "
         f"{', '.join(f'`{m}`' for m in floor_modules())}.",
         "",
         S.table(
-            ("", "ours, on demand", "ours, pre-initialized", "SDK (MCPServer + Mangum)", "floor (runtime deps imported)"),
+            (
+                "",
+                "ours, on demand",
+                "ours, pre-initialized",
+                "SDK (MCPServer + Mangum)",
+                "floor (runtime deps imported)",
+            ),
             [
                 ("cold init, outside wall (spawn -> first reply)", o.ms(0), pre.ms(0), s.ms(0), f.ms(0)),
-                ("import (init), inside", inner["ours"]["import"].ms(0), inner["pre"]["import"].ms(0), inner["sdk"]["import"].ms(0), floor_import.ms(0)),
-                ("first tools/call get_task", inner["ours"]["first"].ms(1), inner["pre"]["first"].ms(1), inner["sdk"]["first"].ms(1), "—"),
-                ("warm call (7 per process)", inner["ours"]["warm"].ms(1), inner["pre"]["warm"].ms(1), inner["sdk"]["warm"].ms(1), "—"),
-                ("first / warm", f"{first_over_warm['ours'].median:.2f}x", f"{first_over_warm['pre'].median:.2f}x", f"{first_over_warm['sdk'].median:.1f}x", "—"),
-                ("warm call reading the token (token cache emptied)", S.summary([w for x in samples["ours"] for w in x["uncached"]]).ms(1),
-                 S.summary([w for x in samples["pre"] for w in x["uncached"]]).ms(1), "—", "—"),
-                ("first / warm reading the token (the same requests)", f"{first_over_uncached['ours'].median:.2f}x", f"{first_over_uncached['pre'].median:.2f}x", "—", "—"),
+                (
+                    "import (init), inside",
+                    inner["ours"]["import"].ms(0),
+                    inner["pre"]["import"].ms(0),
+                    inner["sdk"]["import"].ms(0),
+                    floor_import.ms(0),
+                ),
+                (
+                    "first tools/call get_task",
+                    inner["ours"]["first"].ms(1),
+                    inner["pre"]["first"].ms(1),
+                    inner["sdk"]["first"].ms(1),
+                    "—",
+                ),
+                (
+                    "warm call (7 per process)",
+                    inner["ours"]["warm"].ms(1),
+                    inner["pre"]["warm"].ms(1),
+                    inner["sdk"]["warm"].ms(1),
+                    "—",
+                ),
+                (
+                    "first / warm",
+                    f"{first_over_warm['ours'].median:.2f}x",
+                    f"{first_over_warm['pre'].median:.2f}x",
+                    f"{first_over_warm['sdk'].median:.1f}x",
+                    "—",
+                ),
+                (
+                    "warm call reading the token (token cache emptied)",
+                    S.summary([w for x in samples["ours"] for w in x["uncached"]]).ms(1),
+                    S.summary([w for x in samples["pre"] for w in x["uncached"]]).ms(1),
+                    "—",
+                    "—",
+                ),
+                (
+                    "first / warm reading the token (the same requests)",
+                    f"{first_over_uncached['ours'].median:.2f}x",
+                    f"{first_over_uncached['pre'].median:.2f}x",
+                    "—",
+                    "—",
+                ),
             ],
         ),
         "",
@@ -206,8 +269,11 @@ def main(argv: list[str] | None = None) -> int:
                 ("cold init, outside wall", S.summary(outer["gw"]).ms(0), S.summary(outer["pre-gw"]).ms(0)),
                 ("first tools/call get_task", inner["gw"]["first"].ms(1), inner["pre-gw"]["first"].ms(1)),
                 ("warm call", inner["gw"]["warm"].ms(1), inner["pre-gw"]["warm"].ms(1)),
-                ("first / warm", f"{first_over_warm['gw'].median:.2f}x ({first_over_warm['gw'].lo:.2f}-{first_over_warm['gw'].hi:.2f})",
-                 f"**{first_over_warm['pre-gw'].median:.2f}x** ({first_over_warm['pre-gw'].lo:.2f}-{first_over_warm['pre-gw'].hi:.2f})"),
+                (
+                    "first / warm",
+                    f"{first_over_warm['gw'].median:.2f}x ({first_over_warm['gw'].lo:.2f}-{first_over_warm['gw'].hi:.2f})",
+                    f"**{first_over_warm['pre-gw'].median:.2f}x** ({first_over_warm['pre-gw'].lo:.2f}-{first_over_warm['pre-gw'].hi:.2f})",
+                ),
             ],
         ),
         "",
@@ -222,10 +288,17 @@ def main(argv: list[str] | None = None) -> int:
                 ("after-restore hook", restore["snap"].ms(1), restore["snap-gw"].ms(1)),
                 ("first tools/call get_task", inner["snap"]["first"].ms(1), inner["snap-gw"]["first"].ms(1)),
                 ("warm call", inner["snap"]["warm"].ms(1), inner["snap-gw"]["warm"].ms(1)),
-                ("first / warm", f"{first_over_warm['snap'].median:.2f}x ({first_over_warm['snap'].lo:.2f}-{first_over_warm['snap'].hi:.2f})",
-                 f"**{first_over_warm['snap-gw'].median:.2f}x** ({first_over_warm['snap-gw'].lo:.2f}-{first_over_warm['snap-gw'].hi:.2f})"),
-                ("first / warm reading the token (the same requests)", f"**{first_over_uncached['snap'].median:.2f}x** "
-                 f"({first_over_uncached['snap'].lo:.2f}-{first_over_uncached['snap'].hi:.2f})", "—"),
+                (
+                    "first / warm",
+                    f"{first_over_warm['snap'].median:.2f}x ({first_over_warm['snap'].lo:.2f}-{first_over_warm['snap'].hi:.2f})",
+                    f"**{first_over_warm['snap-gw'].median:.2f}x** ({first_over_warm['snap-gw'].lo:.2f}-{first_over_warm['snap-gw'].hi:.2f})",
+                ),
+                (
+                    "first / warm reading the token (the same requests)",
+                    f"**{first_over_uncached['snap'].median:.2f}x** "
+                    f"({first_over_uncached['snap'].lo:.2f}-{first_over_uncached['snap'].hi:.2f})",
+                    "—",
+                ),
             ],
         ),
         "",
@@ -234,14 +307,22 @@ def main(argv: list[str] | None = None) -> int:
         f"pre-initialized/SDK {pre_vs_sdk.median:.2f}x (its init is paid before traffic arrives).",
         "",
         "Init-phase priming (functions/priming.py), median milliseconds per step: "
-        + "; ".join(f"{label}: " + ", ".join(f"{step} {S.summary([x['primed'][step] for x in samples[k] if isinstance(x['primed'].get(step), (int, float))]).median:.1f}"
-                                             for step in samples[k][0]["primed"]) for label, k in (("on demand", "ours"), ("pre-initialized", "pre"), ("SnapStart", "snap")))
+        + "; ".join(
+            f"{label}: "
+            + ", ".join(
+                f"{step} {S.summary([x['primed'][step] for x in samples[k] if isinstance(x['primed'].get(step), (int, float))]).median:.1f}"
+                for step in samples[k][0]["primed"]
+            )
+            for label, k in (("on demand", "ours"), ("pre-initialized", "pre"), ("SnapStart", "snap"))
+        )
         + ".",
         "",
         f"`python -X importtime -c 'import functions.lambda_handler'` (one run, {total * 1000:.0f} ms in total; the SDK module: {sdk_total * 1000:.0f} ms). "
         "Import time by top-level package (self times summed, so the rows add up to the total):",
         "",
-        S.table(("package", "self time", "share"), [(f"`{m}`", f"{c * 1000:.0f} ms", f"{c / total:.0%}") for m, c in cum]),
+        S.table(
+            ("package", "self time", "share"), [(f"`{m}`", f"{c * 1000:.0f} ms", f"{c / total:.0%}") for m, c in cum]
+        ),
         "",
         "Largest single modules by self time (the module's own top-level code, its imports excluded); "
         "`functions.http_app`'s self time includes `db.configure()` and `create_app()`, which run at import:",
@@ -254,10 +335,18 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_write:
         S.write_section("cold_start", "## Cold start\n\n`python -m benchmarks.cold_start`\n\n" + text)
-        S.record("cold_init", f"ours {o.median * 1000:.0f} ms, SDK {s.median * 1000:.0f} ms, floor {f.median * 1000:.0f} ms: **{vs_sdk.median:.2f}x the SDK, {vs_floor.median:.2f}x the floor**", "benchmarks.cold_start")
-        S.record("first_call", f"deployed (SnapStart, restored): **{first_over_warm['snap-gw'].median:.2f}x** a warm call behind the gateway's authorizer, "
-                 f"**{first_over_uncached['snap'].median:.2f}x** a warm call making the same requests (both read the token), after a {restore['snap'].median * 1000:.0f} ms after-restore hook; "
-                 f"provisioned: **{first_over_warm['pre-gw'].median:.2f}x** behind the authorizer, **{first_over_uncached['pre'].median:.2f}x** the same requests; on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)", "benchmarks.cold_start")
+        S.record(
+            "cold_init",
+            f"ours {o.median * 1000:.0f} ms, SDK {s.median * 1000:.0f} ms, floor {f.median * 1000:.0f} ms: **{vs_sdk.median:.2f}x the SDK, {vs_floor.median:.2f}x the floor**",
+            "benchmarks.cold_start",
+        )
+        S.record(
+            "first_call",
+            f"deployed (SnapStart, restored): **{first_over_warm['snap-gw'].median:.2f}x** a warm call behind the gateway's authorizer, "
+            f"**{first_over_uncached['snap'].median:.2f}x** a warm call making the same requests (both read the token), after a {restore['snap'].median * 1000:.0f} ms after-restore hook; "
+            f"provisioned: **{first_over_warm['pre-gw'].median:.2f}x** behind the authorizer, **{first_over_uncached['pre'].median:.2f}x** the same requests; on demand {inner['ours']['first'].median * 1000:.0f} ms ({first_over_warm['ours'].median:.2f}x) vs the SDK's {inner['sdk']['first'].median * 1000:.0f} ms ({first_over_warm['sdk'].median:.1f}x)",
+            "benchmarks.cold_start",
+        )
     return 0
 
 

@@ -34,7 +34,14 @@ from benchmarks import _support as S
 SUITES = {"0.1.16": [], "0.2.0-alpha.12": ["--requirements", "2026-07-28"]}
 PRODUCT_SCENARIOS = {
     "0.1.16": ["server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"],
-    "0.2.0-alpha.12": ["server-stateless", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection", "caching", "http-header-validation"],
+    "0.2.0-alpha.12": [
+        "server-stateless",
+        "tools-list",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+        "caching",
+        "http-header-validation",
+    ],
 }
 CONF_DIR = S.REPO / "conformance"
 DOC = S.REPO / "docs" / "conformance.md"
@@ -46,7 +53,17 @@ def node() -> Path | None:
 
 
 def suite_js(version: str) -> Path:
-    return S.REPO / ".jentrix" / "conformance" / version / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    return (
+        S.REPO
+        / ".jentrix"
+        / "conformance"
+        / version
+        / "node_modules"
+        / "@modelcontextprotocol"
+        / "conformance"
+        / "dist"
+        / "index.js"
+    )
 
 
 def missing() -> str | None:
@@ -67,7 +84,19 @@ def install() -> None:
         if not suite_js(v).exists():
             prefix = S.REPO / ".jentrix" / "conformance" / v
             prefix.mkdir(parents=True, exist_ok=True)
-            subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", f"@modelcontextprotocol/conformance@{v}"], check=True)
+            subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    f"@modelcontextprotocol/conformance@{v}",
+                ],
+                check=True,
+            )
 
 
 def baseline(version: str, target: str) -> Path:
@@ -81,9 +110,14 @@ def run_suite(version: str, url: str, target: str, scenarios: list[str] | None) 
     bl = baseline(version, target)
     if bl.exists():
         base += ["--expected-failures", str(bl)]
-    runs = [base + SUITES[version]] if scenarios is None else [
-        base + ["--scenario", s] + (["--spec-version", "2026-07-28"] if version.startswith("0.2") else []) for s in scenarios
-    ]
+    runs = (
+        [base + SUITES[version]]
+        if scenarios is None
+        else [
+            base + ["--scenario", s] + (["--spec-version", "2026-07-28"] if version.startswith("0.2") else [])
+            for s in scenarios
+        ]
+    )
     codes, tail = [], []
     started = time.perf_counter()
     for argv in runs:
@@ -98,33 +132,83 @@ def run_suite(version: str, url: str, target: str, scenarios: list[str] | None) 
         scenarios_out[name] = {
             "passed": sum(c.get("status") == "SUCCESS" for c in checks),
             "failed": sum(c.get("status") == "FAILURE" for c in checks),
-            "failures": [{"check": c.get("id"), "message": (c.get("errorMessage") or "")[:300]} for c in checks if c.get("status") == "FAILURE"],
-            "warnings": [{"check": c.get("id"), "message": (c.get("errorMessage") or c.get("description") or "")[:300]} for c in checks if c.get("status") == "WARNING"],
+            "failures": [
+                {"check": c.get("id"), "message": (c.get("errorMessage") or "")[:300]}
+                for c in checks
+                if c.get("status") == "FAILURE"
+            ],
+            "warnings": [
+                {"check": c.get("id"), "message": (c.get("errorMessage") or c.get("description") or "")[:300]}
+                for c in checks
+                if c.get("status") == "WARNING"
+            ],
         }
     shutil.rmtree(out_dir, ignore_errors=True)
     ok = all(c == 0 for c in codes)
-    return {"version": version, "target": target, "seconds": round(elapsed, 1), "baseline_ok": ok, "scenarios": scenarios_out,
-            "output_tail": "" if ok else "\n".join(tail)[-4000:]}
+    return {
+        "version": version,
+        "target": target,
+        "seconds": round(elapsed, 1),
+        "baseline_ok": ok,
+        "scenarios": scenarios_out,
+        "output_tail": "" if ok else "\n".join(tail)[-4000:],
+    }
 
 
 REASONS: list[tuple[str, str]] = [
-    (r"404-ping", "DEFECT (ours): in the 2026-07-28 era ping is a removed method and must answer HTTP 404 / -32601; "
-                  "functions/protocol.py still answers it with a result. Left for the protocol owner to fix."),
-    (r"Method not found: (prompts|resources|completion|logging)|returned JSON-RPC error -32601: Method not found: (prompts|resources)",
-     "not offered: the server declares only the tools capability (no prompts, resources, completion or logging), so those methods answer -32601."),
-    (r"No (image|audio|resource) content|Expected multiple content",
-     "not supported: the protocol layer renders every result as structuredContent plus one JSON text block; it cannot emit image, audio or embedded-resource blocks."),
-    (r"No progress notifications", "not supported: the HTTP transport answers each POST with one JSON body (no SSE stream), so there is no channel for progress notifications."),
-    (r"did not request (sampling|elicitation)", "not supported: server-to-client requests (sampling, elicitation) need a stream or a session; the server is stateless and answers in JSON."),
-    (r"x-mcp-header", "not applicable: no tool declares x-mcp-header parameters (SEP-2243), so the suite has nothing to exercise."),
-    (r"Not testable", "not testable: the check needs a diagnostic fixture tool (test_missing_capability, test_streaming_elicitation, test_logging_tool) for features the server does not have."),
-    (r"json_schema_2020_12_tool", "fixture not offered: its hand-written 2020-12 schema ($schema, $defs, if/then/else) cannot be expressed by our tool definitions, which are generated from pydantic models and inlined."),
-    (r"slow_compute|failing_job|greet|protocol_error_job|confirm_delete|multi_input|test_tool_with_task|tasks/|-32021|capabilities.extensions|routing-task|task was created|tasks-",
-     "not implemented: the tasks extension (SEP-2663) is not offered, so its fixture tools and tasks/* methods are unknown."),
-    (r"input_required|InputRequiredResult|requestState|prompts/get", "not implemented: input_required results (SEP-2322, multi-round tool calls) are not produced by the protocol layer."),
-    (r"sep-2164", "SHOULD, not offered: with no resources capability, resources/read on a missing resource is -32601 (method not found), not -32602 carrying the uri."),
-    (r"session ID|sse-multiple-streams", "stateless by design: no Mcp-Session-Id is issued and GET is 405, so there are no streams to multiply (the suite reports a warning; the 0.1 line counts the scenario as failed)."),
-    (r"sep-2322", "not implemented: input_required results (SEP-2322) are not produced, so extra inputResponses keys are never looked at."),
+    (
+        r"404-ping",
+        "DEFECT (ours): in the 2026-07-28 era ping is a removed method and must answer HTTP 404 / -32601; "
+        "functions/protocol.py still answers it with a result. Left for the protocol owner to fix.",
+    ),
+    (
+        r"Method not found: (prompts|resources|completion|logging)|returned JSON-RPC error -32601: Method not found: (prompts|resources)",
+        "not offered: the server declares only the tools capability (no prompts, resources, completion or logging), so those methods answer -32601.",
+    ),
+    (
+        r"No (image|audio|resource) content|Expected multiple content",
+        "not supported: the protocol layer renders every result as structuredContent plus one JSON text block; it cannot emit image, audio or embedded-resource blocks.",
+    ),
+    (
+        r"No progress notifications",
+        "not supported: the HTTP transport answers each POST with one JSON body (no SSE stream), so there is no channel for progress notifications.",
+    ),
+    (
+        r"did not request (sampling|elicitation)",
+        "not supported: server-to-client requests (sampling, elicitation) need a stream or a session; the server is stateless and answers in JSON.",
+    ),
+    (
+        r"x-mcp-header",
+        "not applicable: no tool declares x-mcp-header parameters (SEP-2243), so the suite has nothing to exercise.",
+    ),
+    (
+        r"Not testable",
+        "not testable: the check needs a diagnostic fixture tool (test_missing_capability, test_streaming_elicitation, test_logging_tool) for features the server does not have.",
+    ),
+    (
+        r"json_schema_2020_12_tool",
+        "fixture not offered: its hand-written 2020-12 schema ($schema, $defs, if/then/else) cannot be expressed by our tool definitions, which are generated from pydantic models and inlined.",
+    ),
+    (
+        r"slow_compute|failing_job|greet|protocol_error_job|confirm_delete|multi_input|test_tool_with_task|tasks/|-32021|capabilities.extensions|routing-task|task was created|tasks-",
+        "not implemented: the tasks extension (SEP-2663) is not offered, so its fixture tools and tasks/* methods are unknown.",
+    ),
+    (
+        r"input_required|InputRequiredResult|requestState|prompts/get",
+        "not implemented: input_required results (SEP-2322, multi-round tool calls) are not produced by the protocol layer.",
+    ),
+    (
+        r"sep-2164",
+        "SHOULD, not offered: with no resources capability, resources/read on a missing resource is -32601 (method not found), not -32602 carrying the uri.",
+    ),
+    (
+        r"session ID|sse-multiple-streams",
+        "stateless by design: no Mcp-Session-Id is issued and GET is 405, so there are no streams to multiply (the suite reports a warning; the 0.1 line counts the scenario as failed).",
+    ),
+    (
+        r"sep-2322",
+        "not implemented: input_required results (SEP-2322) are not produced, so extra inputResponses keys are never looked at.",
+    ),
     (r"sep1034|sep1330", "not implemented: elicitation is not supported, so the elicitation fixtures are not offered."),
 ]
 
@@ -149,12 +233,17 @@ def write_baselines(results: list[dict[str, Any]]) -> None:
                 continue
             if per_check:
                 for f in bad:
-                    groups.setdefault(reason_for(scenario, f["check"], f["message"]), []).append(f"{scenario}:{f['check']}")
+                    groups.setdefault(reason_for(scenario, f["check"], f["message"]), []).append(
+                        f"{scenario}:{f['check']}"
+                    )
             else:
                 groups.setdefault(reason_for(scenario, bad[0]["check"], bad[0]["message"]), []).append(scenario)
-        lines = [f"# Expected failures: suite {r['version']} against the {r['target']} server.",
-                 "# Written by `python -m benchmarks.conformance --write-baseline`; every entry sits under its reason.",
-                 "# A listed check that starts passing fails the run: remove it then.", "server:"]
+        lines = [
+            f"# Expected failures: suite {r['version']} against the {r['target']} server.",
+            "# Written by `python -m benchmarks.conformance --write-baseline`; every entry sits under its reason.",
+            "# A listed check that starts passing fails the run: remove it then.",
+            "server:",
+        ]
         if not groups:
             lines[-1] = "server: []"
         for reason, entries in groups.items():
@@ -171,8 +260,13 @@ def start_servers(stack: S.Stack, token: str) -> dict[str, tuple[subprocess.Pope
     procs = {}
     for mode in ("fixtures", "product"):
         port = free_port()
-        proc = subprocess.Popen([S.PYTHON, "-m", "benchmarks.conformance_server", "--mode", mode, "--port", str(port)], cwd=S.REPO, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [S.PYTHON, "-m", "benchmarks.conformance_server", "--mode", mode, "--port", str(port)],
+            cwd=S.REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _wait_for_port(port, proc)
         procs[mode] = (proc, port)
     return procs
@@ -186,7 +280,14 @@ def run_all() -> list[dict[str, Any]]:
         try:
             for version in SUITES:
                 results.append(run_suite(version, f"http://127.0.0.1:{procs['fixtures'][1]}/api/mcp", "fixtures", None))
-                results.append(run_suite(version, f"http://127.0.0.1:{procs['product'][1]}/api/mcp", "product", PRODUCT_SCENARIOS[version]))
+                results.append(
+                    run_suite(
+                        version,
+                        f"http://127.0.0.1:{procs['product'][1]}/api/mcp",
+                        "product",
+                        PRODUCT_SCENARIOS[version],
+                    )
+                )
         finally:
             for proc, _ in procs.values():
                 proc.terminate()
@@ -214,15 +315,26 @@ def render(results: list[dict[str, Any]], total_seconds: float) -> str:
         passed = [n for n, s in r["scenarios"].items() if s["failed"] == 0]
         failed = [n for n, s in r["scenarios"].items() if s["failed"]]
         lines += [
-            f"## {r['target']} server, suite {r['version']}" + (" (`--requirements 2026-07-28`)" if r["version"].startswith("0.2") and r["target"] == "fixtures" else ""),
+            f"## {r['target']} server, suite {r['version']}"
+            + (
+                " (`--requirements 2026-07-28`)" if r["version"].startswith("0.2") and r["target"] == "fixtures" else ""
+            ),
             "",
             f"{len(passed)} scenarios pass, {len(failed)} fail; {r['seconds']} s; failures match `conformance/{baseline(r['version'], r['target']).name}`: "
             f"**{'yes' if r['baseline_ok'] else 'NO'}**.",
             "",
-            S.table(("scenario", "checks passed", "checks failed", "failing checks"), [
-                (f"`{n}`", s["passed"], s["failed"], "; ".join(f"`{f['check']}`: {f['message'][:160]}" for f in s["failures"]) or "—")
-                for n, s in r["scenarios"].items()
-            ]),
+            S.table(
+                ("scenario", "checks passed", "checks failed", "failing checks"),
+                [
+                    (
+                        f"`{n}`",
+                        s["passed"],
+                        s["failed"],
+                        "; ".join(f"`{f['check']}`: {f['message'][:160]}" for f in s["failures"]) or "—",
+                    )
+                    for n, s in r["scenarios"].items()
+                ],
+            ),
             "",
         ]
     lines += ["## Baselines (every expected failure, with its reason)", ""]
@@ -235,7 +347,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--install", action="store_true", help="npm-install the suite versions first")
     p.add_argument("--no-write", action="store_true")
-    p.add_argument("--write-baseline", action="store_true", help="rewrite conformance/baseline-*.yml from this run's failures")
+    p.add_argument(
+        "--write-baseline", action="store_true", help="rewrite conformance/baseline-*.yml from this run's failures"
+    )
     args = p.parse_args(argv)
     if args.install:
         install()
@@ -259,9 +373,15 @@ def main(argv: list[str] | None = None) -> int:
         CONF_DIR.mkdir(exist_ok=True)
         (CONF_DIR / "results.json").write_text(json.dumps(results, indent=2) + "\n")
         DOC.write_text(render(results, total) + "\n")
-        S.write_section("conformance", "## Conformance\n\n`python -m benchmarks.conformance`: results in docs/conformance.md; "
-                        + ", ".join(f"{r['target']} {r['version']}: {sum(1 for s in r['scenarios'].values() if not s['failed'])}/{len(r['scenarios'])} scenarios pass"
-                                    for r in results) + f"; {total:.0f} s in all.")
+        S.write_section(
+            "conformance",
+            "## Conformance\n\n`python -m benchmarks.conformance`: results in docs/conformance.md; "
+            + ", ".join(
+                f"{r['target']} {r['version']}: {sum(1 for s in r['scenarios'].values() if not s['failed'])}/{len(r['scenarios'])} scenarios pass"
+                for r in results
+            )
+            + f"; {total:.0f} s in all.",
+        )
     return 0 if all(r["baseline_ok"] for r in results) else 1
 
 

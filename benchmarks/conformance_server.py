@@ -27,10 +27,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 # a 1x1 red PNG and a tiny WAV header, for the content fixtures
-PNG_1PX = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201f0e1d9f90000000049454e44ae426082"
-)).decode()
+PNG_1PX = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c63f8cfc0f01f0005000201f0e1d9f90000000049454e44ae426082"
+    )
+).decode()
 
 
 class NoArgs(BaseModel):
@@ -59,8 +61,11 @@ def _text(value: str) -> Any:
 def _fail(ctx: Any, args: Any) -> Any:
     from domain.errors import ErrorCode, ToolError
 
-    raise ToolError(ErrorCode.INVALID_INPUT,
-                    "This tool intentionally returns an error for testing", "Nothing to fix: the conformance suite expects it.")
+    raise ToolError(
+        ErrorCode.INVALID_INPUT,
+        "This tool intentionally returns an error for testing",
+        "Nothing to fix: the conformance suite expects it.",
+    )
 
 
 def _content(kind: str) -> Any:
@@ -68,8 +73,19 @@ def _content(kind: str) -> Any:
     # it has no way to emit image/audio/resource blocks, so these return what they can.
     payloads = {
         "image": {"type": "image", "data": PNG_1PX, "mimeType": "image/png"},
-        "audio": {"type": "audio", "data": base64.b64encode(b"RIFF$\x00\x00\x00WAVE").decode(), "mimeType": "audio/wav"},
-        "resource": {"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."}},
+        "audio": {
+            "type": "audio",
+            "data": base64.b64encode(b"RIFF$\x00\x00\x00WAVE").decode(),
+            "mimeType": "audio/wav",
+        },
+        "resource": {
+            "type": "resource",
+            "resource": {
+                "uri": "test://embedded-resource",
+                "mimeType": "text/plain",
+                "text": "This is an embedded resource content.",
+            },
+        },
     }
     return lambda ctx, args: TextOut(text=f"{kind} content is not supported by this server", block=payloads.get(kind))
 
@@ -84,7 +100,12 @@ FIXTURES: list[tuple[str, str, type[BaseModel], Any]] = [
     ("test_tool_with_logging", "Logs while running.", NoArgs, _text("Tool with logging executed successfully")),
     ("test_tool_with_progress", "Reports progress.", NoArgs, _text("Progress test completed")),
     ("test_sampling", "Asks the client to sample.", SamplingArgs, _text("sampling is not supported by this server")),
-    ("test_elicitation", "Asks the client for input.", ElicitArgs, _text("elicitation is not supported by this server")),
+    (
+        "test_elicitation",
+        "Asks the client for input.",
+        ElicitArgs,
+        _text("elicitation is not supported by this server"),
+    ),
 ]
 
 
@@ -92,8 +113,18 @@ def make_spec(name: str, description: str, input_model: type[BaseModel], handler
     """A ToolSpec for a fixture: read-only, read scope, no workspace target."""
     from domain.registry import ToolSpec
 
-    return ToolSpec(name=name, title=name, description=description, area="context", scope="read", read_only=True,
-                    idempotent=True, input_model=input_model, output_model=TextOut, handler=handler)
+    return ToolSpec(
+        name=name,
+        title=name,
+        description=description,
+        area="context",
+        scope="read",
+        read_only=True,
+        idempotent=True,
+        input_model=input_model,
+        output_model=TextOut,
+        handler=handler,
+    )
 
 
 def fixture_protocol() -> Any:
@@ -133,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import uvicorn
 
-    uvicorn.run(build(args.mode), host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="off")
+    uvicorn.run(
+        build(args.mode), host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan="off"
+    )
     return 0
 
 

@@ -42,7 +42,12 @@ class Cost:
     is_error: bool
 
     def as_budget(self) -> dict[str, Any]:
-        return {"requests": self.requests, "round_trips": self.round_trips, "read_units": self.read_units, "write_units": self.write_units}
+        return {
+            "requests": self.requests,
+            "round_trips": self.round_trips,
+            "read_units": self.read_units,
+            "write_units": self.write_units,
+        }
 
 
 class LambdaCaller:
@@ -69,7 +74,9 @@ def ok(result: dict[str, Any]) -> dict[str, Any]:
     return result["structuredContent"]
 
 
-def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspace_id: str, meter: S.DynamoDBMeter) -> list[Cost]:
+def run_scenarios(
+    call: Callable[[str, dict[str, Any]], dict[str, Any]], workspace_id: str, meter: S.DynamoDBMeter
+) -> list[Cost]:
     """Set up a board, then measure one call per scenario. ``call(name, args)`` returns the
     CallToolResult; ``workspace_id`` is a workspace the caller owns."""
     costs: list[Cost] = []
@@ -78,13 +85,22 @@ def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspa
         with meter.measuring() as reqs:
             result = call(name, args)
         if bool(result.get("isError")) != error:
-            raise RuntimeError(f"{scenario}: expected {'an error' if error else 'success'}, got {json.dumps(result)[:300]}")
+            raise RuntimeError(
+                f"{scenario}: expected {'an error' if error else 'success'}, got {json.dumps(result)[:300]}"
+            )
         reqs = list(reqs)
-        costs.append(Cost(
-            scenario, name, len(reqs), S.round_trips(reqs),
-            round(sum(r.read_units for r in reqs), 1), round(sum(r.write_units for r in reqs), 1),
-            S.ops_text(reqs), error,
-        ))
+        costs.append(
+            Cost(
+                scenario,
+                name,
+                len(reqs),
+                S.round_trips(reqs),
+                round(sum(r.read_units for r in reqs), 1),
+                round(sum(r.write_units for r in reqs), 1),
+                S.ops_text(reqs),
+                error,
+            )
+        )
         return result
 
     call("get_token_context", {})  # warm the token cache, as in a warm container
@@ -92,10 +108,16 @@ def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspa
     board = ok(measure("create_board", "create_board", {"workspaceId": ws, "name": "Costed"}))
     board_id = board["board"]["id"]
     cols = [c["id"] for c in board["columns"]]
-    t1 = ok(measure("create_task", "create_task", {"columnId": cols[0], "title": "first", "description": "A short description."}))["task"]
+    t1 = ok(
+        measure(
+            "create_task", "create_task", {"columnId": cols[0], "title": "first", "description": "A short description."}
+        )
+    )["task"]
     t2 = ok(call("create_task", {"columnId": cols[0], "title": "second"}))["task"]
     key = f"k-{uuid.uuid4()}"
-    measure("create_task keyed (first run)", "create_task", {"columnId": cols[0], "title": "keyed", "idempotencyKey": key})
+    measure(
+        "create_task keyed (first run)", "create_task", {"columnId": cols[0], "title": "keyed", "idempotencyKey": key}
+    )
     measure("create_task keyed (replay)", "create_task", {"columnId": cols[0], "title": "keyed", "idempotencyKey": key})
 
     measure("list_workspaces", "list_workspaces", {})
@@ -115,18 +137,39 @@ def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspa
     measure("toggle_subtask", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
     measure("toggle_subtask (no change)", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
     measure("delete_subtask", "delete_subtask", {"subtaskId": sub["id"]})
-    comment = ok(measure("create_comment", "create_comment", {"taskId": t1["id"], "body": "Checked the short description."}))["comment"]
+    comment = ok(
+        measure("create_comment", "create_comment", {"taskId": t1["id"], "body": "Checked the short description."})
+    )["comment"]
     measure("update_comment", "update_comment", {"commentId": comment["id"], "body": "Checked the description again."})
     me = ok(call("get_token_context", {}))["userId"]
     measure("set_task_assignees", "set_task_assignees", {"taskId": t2["id"], "userIds": [me]})
 
     measure("rename_board", "rename_board", {"boardId": board_id, "name": "Costed 2"})
     measure("manage_columns create", "manage_columns", {"action": "create", "boardId": board_id, "name": "QA"})
-    measure("manage_columns rename", "manage_columns", {"action": "rename", "boardId": board_id, "columnId": cols[3], "name": "Shipped"})
-    upd = ok(measure("update_task", "update_task", {"taskId": t1["id"], "title": "first, edited", "expectedUpdatedAt": t1["updatedAt"]}))["task"]
-    measure("update_task CONFLICT (stale stamp)", "update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}, error=True)
+    measure(
+        "manage_columns rename",
+        "manage_columns",
+        {"action": "rename", "boardId": board_id, "columnId": cols[3], "name": "Shipped"},
+    )
+    upd = ok(
+        measure(
+            "update_task",
+            "update_task",
+            {"taskId": t1["id"], "title": "first, edited", "expectedUpdatedAt": t1["updatedAt"]},
+        )
+    )["task"]
+    measure(
+        "update_task CONFLICT (stale stamp)",
+        "update_task",
+        {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]},
+        error=True,
+    )
     measure("move_task (append)", "move_task", {"taskId": t2["id"], "columnId": cols[2]})
-    measure("move_task (before a task)", "move_task", {"taskId": t1["id"], "columnId": cols[2], "beforeTaskId": t2["id"], "expectedUpdatedAt": upd["updatedAt"]})
+    measure(
+        "move_task (before a task)",
+        "move_task",
+        {"taskId": t1["id"], "columnId": cols[2], "beforeTaskId": t2["id"], "expectedUpdatedAt": upd["updatedAt"]},
+    )
     measure("archive_task", "archive_task", {"taskId": t2["id"]})
     measure("manage_columns archive", "manage_columns", {"action": "archive", "boardId": board_id, "columnId": cols[1]})
     measure("create_workspace", "create_workspace", {"name": f"Costed {uuid.uuid4().hex[:6]}"})
@@ -135,10 +178,19 @@ def run_scenarios(call: Callable[[str, dict[str, Any]], dict[str, Any]], workspa
 
 def render(costs: list[Cost]) -> str:
     rows = [
-        (f"`{c.scenario}`" + (" (error)" if c.is_error else ""), c.requests, c.round_trips, f"{c.read_units:g}", f"{c.write_units:g}", c.ops)
+        (
+            f"`{c.scenario}`" + (" (error)" if c.is_error else ""),
+            c.requests,
+            c.round_trips,
+            f"{c.read_units:g}",
+            f"{c.write_units:g}",
+            c.ops,
+        )
         for c in costs
     ]
-    return S.table(("scenario", "requests", "sequential round trips", "read units", "write units", "requests in order"), rows)
+    return S.table(
+        ("scenario", "requests", "sequential round trips", "read units", "write units", "requests in order"), rows
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,20 +203,22 @@ def main(argv: list[str] | None = None) -> int:
         actor = stack.actor()
         costs = run_scenarios(LambdaCaller(actor.token), actor.workspace_id, meter)
     meter.uninstall()
-    text = "\n".join([
-        S.machine_line(),
-        "",
-        "One call per scenario through the Lambda handler (REST event) with a warm token cache; a cold container adds "
-        "one token GetItem (1 read unit) to its first call. Capacity is what DynamoDB Local reports with "
-        "`ReturnConsumedCapacity=TOTAL` (the same rules as on-demand DynamoDB: 4 KB per read unit, half for eventually "
-        "consistent reads, 1 KB per write unit, doubled inside transactions). `→` separates requests that ran one after "
-        "the other, `‖` requests that overlapped.",
-        "",
-        render(costs),
-        "",
-        f"_The command took {time.perf_counter() - began:.0f} s. `benchmarks/budgets.json` holds these figures as the budget "
-        "`tests/test_cost_budget.py` enforces._",
-    ])
+    text = "\n".join(
+        [
+            S.machine_line(),
+            "",
+            "One call per scenario through the Lambda handler (REST event) with a warm token cache; a cold container adds "
+            "one token GetItem (1 read unit) to its first call. Capacity is what DynamoDB Local reports with "
+            "`ReturnConsumedCapacity=TOTAL` (the same rules as on-demand DynamoDB: 4 KB per read unit, half for eventually "
+            "consistent reads, 1 KB per write unit, doubled inside transactions). `→` separates requests that ran one after "
+            "the other, `‖` requests that overlapped.",
+            "",
+            render(costs),
+            "",
+            f"_The command took {time.perf_counter() - began:.0f} s. `benchmarks/budgets.json` holds these figures as the budget "
+            "`tests/test_cost_budget.py` enforces._",
+        ]
+    )
     print(text)
     if not args.no_write:
         BUDGETS.write_text(json.dumps({c.scenario: c.as_budget() for c in costs}, indent=2) + "\n")
@@ -173,8 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         ops = [op for step in detailed.ops.split(" → ") for op in step.split(" ‖ ")]
         writes = sum(1 for op in ops if op in ("UpdateItem", "PutItem", "TransactWriteItems"))
         trips = "round trip" if detailed.round_trips == 1 else "sequential round trips"
-        S.record("ddb_get_task", f"{detailed.requests} requests in {detailed.round_trips} {trips}, {writes} a write ({detailed.ops}); "
-                 f"{detailed.read_units:g} read + {detailed.write_units:g} write units", "benchmarks.cost_table")
+        S.record(
+            "ddb_get_task",
+            f"{detailed.requests} requests in {detailed.round_trips} {trips}, {writes} a write ({detailed.ops}); "
+            f"{detailed.read_units:g} read + {detailed.write_units:g} write units",
+            "benchmarks.cost_table",
+        )
     return 0
 
 

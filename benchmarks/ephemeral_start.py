@@ -25,8 +25,13 @@ def one_run() -> tuple[float, list[tuple[float, str]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JENTRIX_")}
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "functions.stdio_adapter", "--ephemeral"], cwd=ROOT, env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "functions.stdio_adapter", "--ephemeral"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     err: list[tuple[float, str]] = []
 
@@ -38,8 +43,16 @@ def one_run() -> tuple[float, list[tuple[float, str]]]:
     threading.Thread(target=pump, daemon=True).start()
     assert proc.stdin is not None and proc.stdout is not None
     msgs = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}},
     ]
@@ -60,7 +73,11 @@ def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     results = [one_run() for _ in range(runs)]
     times = [t for t, _ in results]
-    print("first tools/call answered after: " + ", ".join(f"{t:.1f} s" for t in times) + f" (median {statistics.median(times):.1f} s)")
+    print(
+        "first tools/call answered after: "
+        + ", ".join(f"{t:.1f} s" for t in times)
+        + f" (median {statistics.median(times):.1f} s)"
+    )
     slowest = max(results, key=lambda r: r[0])[1]
     for offset, line in slowest:
         print(f"  {offset:6.2f}s  {line[:150]}")

@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks import _support as S
@@ -44,7 +45,10 @@ def workloads(task_ids: list[str]) -> dict[str, Any]:
     return {
         "get_task concise": ("get_task", lambda c, n: {"taskId": task_ids[0], "response_format": "concise"}),
         "get_task detailed": ("get_task", lambda c, n: {"taskId": task_ids[0], "response_format": "detailed"}),
-        "update_task": ("update_task", lambda c, n: {"taskId": task_ids[1 + c % (len(task_ids) - 1)], "title": f"edit {c}-{n}"}),
+        "update_task": (
+            "update_task",
+            lambda c, n: {"taskId": task_ids[1 + c % (len(task_ids) - 1)], "title": f"edit {c}-{n}"},
+        ),
     }
 
 
@@ -55,7 +59,21 @@ def start(kind: str, env: dict[str, str]) -> tuple[Any, int]:
 
     port = free_port()
     if kind == "ours":
-        argv = [S.PYTHON, "-m", "uvicorn", "functions.http_app:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log", "--lifespan", "off"]
+        argv = [
+            S.PYTHON,
+            "-m",
+            "uvicorn",
+            "functions.http_app:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "--lifespan",
+            "off",
+        ]
     else:
         argv = [S.PYTHON, "-m", "benchmarks.sdk_server", "--http", str(port)]
         env = {**env, "JENTRIX_BENCH_SDK_MODE": "bare" if kind == "floor" else "pipeline"}
@@ -69,7 +87,9 @@ def start(kind: str, env: dict[str, str]) -> tuple[Any, int]:
     return proc, port
 
 
-async def _load(port: int, token: str, tool: str, args_for: Any, seconds: float | None, total: int | None) -> dict[str, Any]:
+async def _load(
+    port: int, token: str, tool: str, args_for: Any, seconds: float | None, total: int | None
+) -> dict[str, Any]:
     lat: list[float] = []
     errors: list[str] = []
     stop_at = time.perf_counter() + seconds if seconds else None
@@ -99,7 +119,11 @@ async def _load(port: int, token: str, tool: str, args_for: Any, seconds: float 
     began = time.perf_counter()
     await asyncio.gather(*(client(i) for i in range(CLIENTS)))
     lat.sort()
-    return {"rps": len(lat) / (time.perf_counter() - began), "p50": lat[len(lat) // 2] if lat else 0.0, "errors": errors}
+    return {
+        "rps": len(lat) / (time.perf_counter() - began),
+        "p50": lat[len(lat) // 2] if lat else 0.0,
+        "errors": errors,
+    }
 
 
 def stdio_run(server: StdioServer, tool: str, args_for: Any, calls: int) -> tuple[float, list[str]]:
@@ -124,9 +148,23 @@ def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
         http_env = {**env, "JENTRIX_RATE_SYNC_EVERY": "10", "JENTRIX_TOKEN_CACHE_SECONDS": "5"}
 
         servers = {
-            "ours": StdioServer("ours", [S.PYTHON, "-m", "functions.stdio_adapter", "--workspace", actor.workspace_id, "--log-level", "WARNING"], env),
+            "ours": StdioServer(
+                "ours",
+                [
+                    S.PYTHON,
+                    "-m",
+                    "functions.stdio_adapter",
+                    "--workspace",
+                    actor.workspace_id,
+                    "--log-level",
+                    "WARNING",
+                ],
+                env,
+            ),
             "sdk": StdioServer("sdk", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], env),
-            "floor": StdioServer("floor", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], {**env, "JENTRIX_BENCH_SDK_MODE": "bare"}),
+            "floor": StdioServer(
+                "floor", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], {**env, "JENTRIX_BENCH_SDK_MODE": "bare"}
+            ),
         }
         try:
             for srv in servers.values():
@@ -136,7 +174,7 @@ def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
                 for srv in servers.values():
                     stdio_run(srv, tool, args_for, 10)  # warm-up
                 for r in range(rounds):
-                    for k in SERVERS[r % 3:] + SERVERS[: r % 3]:
+                    for k in SERVERS[r % 3 :] + SERVERS[: r % 3]:
                         rate, errs = stdio_run(servers[k], tool, args_for, calls)
                         out["stdio"][name][k].append(rate)
                         out["errors"] += [f"stdio {k} {name}: {e}" for e in errs]
@@ -153,7 +191,7 @@ def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
                 for k in SERVERS:  # warm-up
                     asyncio.run(_load(procs[k][1], actor.token, tool, args_for, None, 32))
                 for r in range(rounds):
-                    for k in SERVERS[r % 3:] + SERVERS[: r % 3]:
+                    for k in SERVERS[r % 3 :] + SERVERS[: r % 3]:
                         res = asyncio.run(_load(procs[k][1], actor.token, tool, args_for, seconds, None))
                         out["http"][name][k].append(res["rps"])
                         out["errors"] += [f"http {k} {name}: {e}" for e in res["errors"]]
@@ -175,12 +213,27 @@ def render(after: dict[str, Any], before: dict[str, Any] | None) -> str:
             if before is not None:
                 b = before[transport][name]
                 prior = f"{S.ratios_of_pairs(b['ours'], b['floor']).median:.2f}x"
-            rows.append((
-                f"{transport}: {name} ({unit})", *(f"{S.summary(got[k]).median:.0f}" for k in SERVERS),
-                prior or "-", f"**{ratio.median:.2f}x** ({ratio.lo:.2f}-{ratio.hi:.2f})", f"{sdk.median:.2f}x",
-                f">= {target}x: {'met' if ratio.median >= target else 'NOT met'}",
-            ))
-    return S.table(("workload", *(LABELS[k] for k in SERVERS), "ours/floor before", "ours/floor after", "ours/SDK+pipeline after", "target"), rows)
+            rows.append(
+                (
+                    f"{transport}: {name} ({unit})",
+                    *(f"{S.summary(got[k]).median:.0f}" for k in SERVERS),
+                    prior or "-",
+                    f"**{ratio.median:.2f}x** ({ratio.lo:.2f}-{ratio.hi:.2f})",
+                    f"{sdk.median:.2f}x",
+                    f">= {target}x: {'met' if ratio.median >= target else 'NOT met'}",
+                )
+            )
+    return S.table(
+        (
+            "workload",
+            *(LABELS[k] for k in SERVERS),
+            "ours/floor before",
+            "ours/floor after",
+            "ours/SDK+pipeline after",
+            "target",
+        ),
+        rows,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,27 +247,31 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     began = time.perf_counter()
     after = measure(args.rounds, args.seconds, args.calls)
-    before = json.loads(open(args.before, encoding="utf-8").read()) if args.before else None
+    before = json.loads(Path(args.before).read_text(encoding="utf-8")) if args.before else None
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(after, f)
-    text = "\n".join([
-        S.machine_line(),
-        "",
-        f"{args.rounds} interleaved rounds per workload; HTTP runs of {args.seconds:.0f} s with {CLIENTS} keep-alive clients (uvicorn on "
-        f"loopback), stdio runs of {args.calls} sequential calls. Figures are medians of rounds; ratios medians of per-round ratios. "
-        "Ours over HTTP runs as a warm Lambda environment would (deferred rate window, k = 10; 5 s token and warm caches); "
-        "over stdio with the exact window. \"before\" is the same command on the code before issue 25, run separately.",
-        "",
-        render(after, before),
-        "",
-        f"_The command took {time.perf_counter() - began:.0f} s; {len(after['errors'])} errors._",
-    ])
+    text = "\n".join(
+        [
+            S.machine_line(),
+            "",
+            f"{args.rounds} interleaved rounds per workload; HTTP runs of {args.seconds:.0f} s with {CLIENTS} keep-alive clients (uvicorn on "
+            f"loopback), stdio runs of {args.calls} sequential calls. Figures are medians of rounds; ratios medians of per-round ratios. "
+            "Ours over HTTP runs as a warm Lambda environment would (deferred rate window, k = 10; 5 s token and warm caches); "
+            'over stdio with the exact window. "before" is the same command on the code before issue 25, run separately.',
+            "",
+            render(after, before),
+            "",
+            f"_The command took {time.perf_counter() - began:.0f} s; {len(after['errors'])} errors._",
+        ]
+    )
     print(text)
     for e in after["errors"][:5]:
         print("error:", e)
     if not args.no_write:
-        S.write_section("floor", "## Throughput against the floor (issue 25)\n\n`python -m benchmarks.floor`\n\n" + text)
+        S.write_section(
+            "floor", "## Throughput against the floor (issue 25)\n\n`python -m benchmarks.floor`\n\n" + text
+        )
     return 1 if after["errors"] else 0
 
 

@@ -69,7 +69,9 @@ def layouts(stack: S.Stack) -> dict[str, list[tuple[S.Actor, str]]]:
     }
 
 
-def run(pairs: list[tuple[S.Actor, str]], calls: int, model: Contention, *, strict: bool) -> tuple[float, list[tuple[str, int]], Counter[str]]:
+def run(
+    pairs: list[tuple[S.Actor, str]], calls: int, model: Contention, *, strict: bool
+) -> tuple[float, list[tuple[str, int]], Counter[str]]:
     """All writers at once, ``calls`` creates each: (answered calls per second, (workspace, number)
     made, model stats with ``refused``: calls answered with an error, allowed only when not ``strict``)."""
     from domain.pipeline import call_tool
@@ -116,7 +118,7 @@ def main() -> None:
         with model.installed(db.botocore_clients()):
             for r in range(args.rounds):
                 names = list(plans)
-                for name in names[r % len(names):] + names[: r % len(names)]:
+                for name in names[r % len(names) :] + names[: r % len(names)]:
                     per_second, numbers, seen = run(plans[name], args.calls, model, strict=name != "one column")
                     if len(set(numbers)) != len(numbers):
                         raise SystemExit(f"{name}: duplicate task numbers")
@@ -131,24 +133,43 @@ def main() -> None:
         s = S.summary(rates[name])
         st = stats[name]
         tx = st["transactions"] or 1
-        rows.append((name, f"{s.median:.1f} ({s.lo:.1f}-{s.hi:.1f})", f"{st['conflicts'] / tx:.1%}", st["throttled"], st["refused"]))
-    body = "\n".join([
-        "## Hot items: 32 writers creating tasks",
-        "",
-        S.machine_line(),
-        "",
-        f"`python -m benchmarks.hot_writes --rounds {args.rounds} --calls {args.calls} --conflict-rate {args.conflict_rate} "
-        f"--throttle-rate {args.throttle_rate}`: {WRITERS} writers (one user each) call create_task {args.calls} times each, all at "
-        "once, through the pipeline in one process; layouts interleaved round by round.",
-        "",
-        f"Contention model (benchmarks/_contention.py): {model.describe()}.",
-        "",
-        S.table(["layout", "calls/s, median (range)", "transactions cancelled", "throttled requests", "answered CONFLICT"], rows),
-        "",
-        f"**One workspace / 32 workspaces: {ratio.median:.2f}x** (per-round ratios {ratio.lo:.2f}-{ratio.hi:.2f}); one shared "
-        f"column / 32 workspaces: {column.median:.2f}x ({column.lo:.2f}-{column.hi:.2f}). In the two compared layouts every call "
-        "was answered OK, with no duplicate task numbers.",
-    ])
+        rows.append(
+            (
+                name,
+                f"{s.median:.1f} ({s.lo:.1f}-{s.hi:.1f})",
+                f"{st['conflicts'] / tx:.1%}",
+                st["throttled"],
+                st["refused"],
+            )
+        )
+    body = "\n".join(
+        [
+            "## Hot items: 32 writers creating tasks",
+            "",
+            S.machine_line(),
+            "",
+            f"`python -m benchmarks.hot_writes --rounds {args.rounds} --calls {args.calls} --conflict-rate {args.conflict_rate} "
+            f"--throttle-rate {args.throttle_rate}`: {WRITERS} writers (one user each) call create_task {args.calls} times each, all at "
+            "once, through the pipeline in one process; layouts interleaved round by round.",
+            "",
+            f"Contention model (benchmarks/_contention.py): {model.describe()}.",
+            "",
+            S.table(
+                [
+                    "layout",
+                    "calls/s, median (range)",
+                    "transactions cancelled",
+                    "throttled requests",
+                    "answered CONFLICT",
+                ],
+                rows,
+            ),
+            "",
+            f"**One workspace / 32 workspaces: {ratio.median:.2f}x** (per-round ratios {ratio.lo:.2f}-{ratio.hi:.2f}); one shared "
+            f"column / 32 workspaces: {column.median:.2f}x ({column.lo:.2f}-{column.hi:.2f}). In the two compared layouts every call "
+            "was answered OK, with no duplicate task numbers.",
+        ]
+    )
     print(body)
     if not args.no_write:
         S.write_section("hot-writes", body)

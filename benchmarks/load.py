@@ -44,7 +44,9 @@ CLIENTS = 8
 class StdioServer:
     def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
         self.name = name
-        self.proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            argv, cwd=S.REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self.n = 0
 
     def send(self, data: bytes) -> None:
@@ -60,7 +62,14 @@ class StdioServer:
         return json.loads(line)
 
     def handshake(self) -> None:
-        self.send(S.rpc("initialize", {"protocolVersion": S.HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}, "init") + b"\n")
+        self.send(
+            S.rpc(
+                "initialize",
+                {"protocolVersion": S.HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+                "init",
+            )
+            + b"\n"
+        )
         reply = self.recv()
         if "result" not in reply:
             raise RuntimeError(f"{self.name}: initialize failed: {reply}")
@@ -125,7 +134,21 @@ def start_http(kind: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes],
     if kind == "sdk-direct":
         env = {**env, "JENTRIX_BENCH_SDK_MODE": "direct"}
     if kind == "ours":
-        argv = [S.PYTHON, "-m", "uvicorn", "functions.http_app:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log", "--lifespan", "off"]
+        argv = [
+            S.PYTHON,
+            "-m",
+            "uvicorn",
+            "functions.http_app:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+            "--lifespan",
+            "off",
+        ]
     else:
         argv = [S.PYTHON, "-m", "benchmarks.sdk_server", "--http", str(port)]
     proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -171,7 +194,9 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return status, await reader.readexactly(length or 0)
 
 
-async def _load(port: int, token: str, task_id: str, seconds: float | None, total: int | None, clients: int) -> dict[str, Any]:
+async def _load(
+    port: int, token: str, task_id: str, seconds: float | None, total: int | None, clients: int
+) -> dict[str, Any]:
     """``clients`` connections in a closed loop, for ``seconds`` or until ``total`` calls."""
     lat: list[float] = []
     codes: list[str] = []
@@ -192,7 +217,9 @@ async def _load(port: int, token: str, task_id: str, seconds: float | None, tota
                         return
                     issued += 1
                 n += 1
-                writer.write(request_bytes(port, token, S.tool_call_body("get_task", {"taskId": task_id}, f"{cid}-{n}")))
+                writer.write(
+                    request_bytes(port, token, S.tool_call_body("get_task", {"taskId": task_id}, f"{cid}-{n}"))
+                )
                 t0 = time.perf_counter()
                 status, body = await _read_response(reader)
                 lat.append(time.perf_counter() - t0)
@@ -251,7 +278,9 @@ def rate_window_check(stack: S.Stack, actor: S.Actor, task_id: str, limit: int) 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--seconds", type=float, default=5.0, help="length of one HTTP run (all HTTP runs together stay within 60 s)")
+    p.add_argument(
+        "--seconds", type=float, default=5.0, help="length of one HTTP run (all HTTP runs together stay within 60 s)"
+    )
     p.add_argument("--calls", type=int, default=100, help="stdio calls per run")
     p.add_argument("--rate-limit", type=int, default=100)
     p.add_argument("--no-write", action="store_true")
@@ -266,17 +295,35 @@ def main(argv: list[str] | None = None) -> int:
 
         # stdio
         servers = {
-            "ours": StdioServer("ours", [S.PYTHON, "-m", "functions.stdio_adapter", "--workspace", actor.workspace_id, "--log-level", "WARNING"], env),
+            "ours": StdioServer(
+                "ours",
+                [
+                    S.PYTHON,
+                    "-m",
+                    "functions.stdio_adapter",
+                    "--workspace",
+                    actor.workspace_id,
+                    "--log-level",
+                    "WARNING",
+                ],
+                env,
+            ),
             "sdk": StdioServer("sdk", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], env),
-            "sdk-direct": StdioServer("sdk-direct", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], {**env, "JENTRIX_BENCH_SDK_MODE": "direct"}),
+            "sdk-direct": StdioServer(
+                "sdk-direct",
+                [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"],
+                {**env, "JENTRIX_BENCH_SDK_MODE": "direct"},
+            ),
         }
-        stdio: dict[str, dict[str, list[float]]] = {k: {"seq": [], "pipe": [], "lat": [], "errors": []} for k in servers}
+        stdio: dict[str, dict[str, list[float]]] = {
+            k: {"seq": [], "pipe": [], "lat": [], "errors": []} for k in servers
+        }
         try:
             for srv in servers.values():
                 srv.handshake()
                 srv.sequential(task_id, 5)  # warm-up
             for r in range(args.rounds):
-                order = list(servers)[r % 3:] + list(servers)[: r % 3]
+                order = list(servers)[r % 3 :] + list(servers)[: r % 3]
                 for name in order:
                     rate, lat, e1 = servers[name].sequential(task_id, args.calls)
                     prate, e2 = servers[name].pipelined(task_id, args.calls)
@@ -295,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             for _, port in procs.values():  # warm-up
                 asyncio.run(_load(port, actor.token, task_id, None, 16, CLIENTS))
             for r in range(args.rounds):
-                order = list(procs)[r % 3:] + list(procs)[: r % 3]
+                order = list(procs)[r % 3 :] + list(procs)[: r % 3]
                 for name in order:
                     http[name].append(http_run(procs[name][1], actor.token, task_id, seconds))
         finally:
@@ -340,11 +387,40 @@ def main(argv: list[str] | None = None) -> int:
         "(one warm process each). Calls/s are medians (min-max) over rounds; ratios are medians (range) of per-round ratios.",
         "",
         S.table(
-            ("stdio, get_task", "ours (`functions.stdio_adapter`)", "SDK + our pipeline (`MCPServer` stdio)", "SDK, handler only", "ours/SDK", "ours/SDK handler only"),
+            (
+                "stdio, get_task",
+                "ours (`functions.stdio_adapter`)",
+                "SDK + our pipeline (`MCPServer` stdio)",
+                "SDK, handler only",
+                "ours/SDK",
+                "ours/SDK handler only",
+            ),
             [
-                ("sequential calls/s", rs(stdio["ours"]["seq"]), rs(stdio["sdk"]["seq"]), rs(stdio["sdk-direct"]["seq"]), rr(seq_ratio), rr(seq_d)),
-                ("pipelined calls/s", rs(stdio["ours"]["pipe"]), rs(stdio["sdk"]["pipe"]), rs(stdio["sdk-direct"]["pipe"]), rr(pipe_ratio), rr(pipe_d)),
-                ("sequential latency p50 / p99", *(f"{pct(lat[k], .5) * 1000:.1f} / {pct(lat[k], .99) * 1000:.1f} ms" for k in ("ours", "sdk", "sdk-direct")), "", ""),
+                (
+                    "sequential calls/s",
+                    rs(stdio["ours"]["seq"]),
+                    rs(stdio["sdk"]["seq"]),
+                    rs(stdio["sdk-direct"]["seq"]),
+                    rr(seq_ratio),
+                    rr(seq_d),
+                ),
+                (
+                    "pipelined calls/s",
+                    rs(stdio["ours"]["pipe"]),
+                    rs(stdio["sdk"]["pipe"]),
+                    rs(stdio["sdk-direct"]["pipe"]),
+                    rr(pipe_ratio),
+                    rr(pipe_d),
+                ),
+                (
+                    "sequential latency p50 / p99",
+                    *(
+                        f"{pct(lat[k], 0.5) * 1000:.1f} / {pct(lat[k], 0.99) * 1000:.1f} ms"
+                        for k in ("ours", "sdk", "sdk-direct")
+                    ),
+                    "",
+                    "",
+                ),
                 ("errors", *(sum(stdio[k]["errors"]) for k in ("ours", "sdk", "sdk-direct")), "", ""),
             ],
         ),
@@ -352,12 +428,34 @@ def main(argv: list[str] | None = None) -> int:
         f"HTTP: uvicorn on loopback, {CLIENTS} keep-alive clients in a closed loop, {args.rounds} interleaved runs of {seconds:.0f} s per server.",
         "",
         S.table(
-            ("HTTP, get_task", "ours (uvicorn + FastAPI)", "SDK + our pipeline (uvicorn, stateless JSON)", "SDK, handler only", "ours/SDK", "ours/SDK handler only"),
+            (
+                "HTTP, get_task",
+                "ours (uvicorn + FastAPI)",
+                "SDK + our pipeline (uvicorn, stateless JSON)",
+                "SDK, handler only",
+                "ours/SDK",
+                "ours/SDK handler only",
+            ),
             [
-                ("requests/s", http_cell("ours", "rps"), http_cell("sdk", "rps"), http_cell("sdk-direct", "rps"), rr(http_ratio), rr(http_d)),
+                (
+                    "requests/s",
+                    http_cell("ours", "rps"),
+                    http_cell("sdk", "rps"),
+                    http_cell("sdk-direct", "rps"),
+                    rr(http_ratio),
+                    rr(http_d),
+                ),
                 ("latency p50 (median of runs)", *(http_cell(k, "p50") for k in ("ours", "sdk", "sdk-direct")), "", ""),
                 ("latency p99 (median of runs)", *(http_cell(k, "p99") for k in ("ours", "sdk", "sdk-direct")), "", ""),
-                ("calls / errors", *(f"{sum(x['calls'] for x in http[k])} / {sum(x['errors'] for x in http[k])}" for k in ("ours", "sdk", "sdk-direct")), "", ""),
+                (
+                    "calls / errors",
+                    *(
+                        f"{sum(x['calls'] for x in http[k])} / {sum(x['errors'] for x in http[k])}"
+                        for k in ("ours", "sdk", "sdk-direct")
+                    ),
+                    "",
+                    "",
+                ),
             ],
         ),
         "",
@@ -365,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{CLIENTS} clients in {window['elapsed']:.1f} s, inside one window: **{ok_count} succeeded, {limited} were RATE_LIMITED** "
         f"({'exactly the limit' if window_ok else 'NOT exactly the limit'}).",
         "",
-        "Both SDK variants are described under \"Warm overhead per call\". All servers share one DynamoDB Local (a Java "
+        'Both SDK variants are described under "Warm overhead per call". All servers share one DynamoDB Local (a Java '
         "process on the same two cores), which bounds every figure here: a call costs 4-5 DynamoDB requests.",
         "",
         f"_The command took {time.perf_counter() - began:.0f} s._",
@@ -374,10 +472,18 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_write:
         S.write_section("load", "## Throughput: stdio and HTTP\n\n`python -m benchmarks.load`\n\n" + text)
-        S.record("stdio", f"sequential {S.summary(stdio['ours']['seq']).median:.0f} vs {S.summary(stdio['sdk']['seq']).median:.0f} calls/s (**{seq_ratio.median:.2f}x**; {seq_d.median:.2f}x the handler-only SDK), "
-                 f"pipelined {S.summary(stdio['ours']['pipe']).median:.0f} vs {S.summary(stdio['sdk']['pipe']).median:.0f} (**{pipe_ratio.median:.2f}x**; {pipe_d.median:.2f}x)", "benchmarks.load")
-        S.record("http", f"{S.summary([x['rps'] for x in http['ours']]).median:.0f} vs {S.summary([x['rps'] for x in http['sdk']]).median:.0f} requests/s: "
-                 f"**{http_ratio.median:.2f}x the SDK** ({http_ratio.lo:.2f}-{http_ratio.hi:.2f}); {http_d.median:.2f}x the handler-only SDK", "benchmarks.load")
+        S.record(
+            "stdio",
+            f"sequential {S.summary(stdio['ours']['seq']).median:.0f} vs {S.summary(stdio['sdk']['seq']).median:.0f} calls/s (**{seq_ratio.median:.2f}x**; {seq_d.median:.2f}x the handler-only SDK), "
+            f"pipelined {S.summary(stdio['ours']['pipe']).median:.0f} vs {S.summary(stdio['sdk']['pipe']).median:.0f} (**{pipe_ratio.median:.2f}x**; {pipe_d.median:.2f}x)",
+            "benchmarks.load",
+        )
+        S.record(
+            "http",
+            f"{S.summary([x['rps'] for x in http['ours']]).median:.0f} vs {S.summary([x['rps'] for x in http['sdk']]).median:.0f} requests/s: "
+            f"**{http_ratio.median:.2f}x the SDK** ({http_ratio.lo:.2f}-{http_ratio.hi:.2f}); {http_d.median:.2f}x the handler-only SDK",
+            "benchmarks.load",
+        )
     if total_errors or not window_ok:
         print(f"FAILED: {total_errors} errors; window exact: {window_ok}")
         return 1

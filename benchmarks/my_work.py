@@ -48,7 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with S.Stack() as stack:
         actor = stack.actor()
-        boards = [S.call("create_board", {"workspaceId": actor.workspace_id, "name": f"Board {i}"}, actor.principal) for i in range(BOARDS)]
+        boards = [
+            S.call("create_board", {"workspaceId": actor.workspace_id, "name": f"Board {i}"}, actor.principal)
+            for i in range(BOARDS)
+        ]
         have = 0
         assigned = False
         for size in sizes:
@@ -56,19 +59,47 @@ def main(argv: list[str] | None = None) -> int:
             while have < size:
                 b = boards[(have // 50) % BOARDS]
                 n = min(50, size - have)
-                S.call("bulk_create_tasks", {"columnId": b["columns"][0]["id"], "tasks": [{"title": f"task {have + i}", "dueDate": f"2031-{1 + (have + i) % 12:02d}-10"} for i in range(n)]}, actor.principal)
+                S.call(
+                    "bulk_create_tasks",
+                    {
+                        "columnId": b["columns"][0]["id"],
+                        "tasks": [
+                            {"title": f"task {have + i}", "dueDate": f"2031-{1 + (have + i) % 12:02d}-10"}
+                            for i in range(n)
+                        ],
+                    },
+                    actor.principal,
+                )
                 have += n
             if not assigned:
-                page = S.call("list_tasks", {"boardId": boards[0]["board"]["id"], "limit": ASSIGNED}, actor.principal)["tasks"]
+                page = S.call("list_tasks", {"boardId": boards[0]["board"]["id"], "limit": ASSIGNED}, actor.principal)[
+                    "tasks"
+                ]
                 for i, t in enumerate(page):
                     S.call("set_task_assignees", {"taskId": t["id"], "userIds": [actor.user_id]}, actor.principal)
                     if i < CLOSED:
-                        S.call("move_task", {"taskId": t["id"], "columnId": boards[0]["columns"][-1]["id"]}, actor.principal)
+                        S.call(
+                            "move_task",
+                            {"taskId": t["id"], "columnId": boards[0]["columns"][-1]["id"]},
+                            actor.principal,
+                        )
                 assigned = True
             seeded = time.perf_counter() - t0
-            result, ops = count_requests(lambda: S.call("list_my_work", {"workspaceId": actor.workspace_id}, actor.principal))
-            rows.append((size, len(result["tasks"]), sum(ops.values()), ", ".join(f"{k} {v}" for k, v in sorted(ops.items())), f"{seeded:.0f} s"))
-    print(S.table(["tasks in the workspace", "open tasks returned", "DynamoDB requests", "by operation", "seeding"], rows))
+            result, ops = count_requests(
+                lambda: S.call("list_my_work", {"workspaceId": actor.workspace_id}, actor.principal)
+            )
+            rows.append(
+                (
+                    size,
+                    len(result["tasks"]),
+                    sum(ops.values()),
+                    ", ".join(f"{k} {v}" for k, v in sorted(ops.items())),
+                    f"{seeded:.0f} s",
+                )
+            )
+    print(
+        S.table(["tasks in the workspace", "open tasks returned", "DynamoDB requests", "by operation", "seeding"], rows)
+    )
     return 0
 
 

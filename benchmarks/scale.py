@@ -58,7 +58,11 @@ def grow_activity(board_id: str, target: int) -> tuple[int, int]:
     client = boto3.client("dynamodb", endpoint_url=os.environ["JENTRIX_DYNAMODB_ENDPOINT"], region_name="us-east-1")
     table = os.environ["JENTRIX_TABLE"]
     rows: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": table, "KeyConditionExpression": "PK = :pk", "ExpressionAttributeValues": {":pk": {"S": f"BACT#{board_id}"}}}
+    kwargs: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": f"BACT#{board_id}"}},
+    }
     while True:
         page = client.query(**kwargs)
         rows += page["Items"]
@@ -102,7 +106,12 @@ def page_all(call: LambdaCaller, name: str, args: dict[str, Any], key: str) -> t
 
 
 def fmt(m: dict[str, Any]) -> tuple[str, ...]:
-    return (str(m["requests"]), str(m["items"]), f"{m['read_units']:g}", f"{m['wall'] * 1000:.0f} ms ({m['wall_lo'] * 1000:.0f}-{m['wall_hi'] * 1000:.0f})")
+    return (
+        str(m["requests"]),
+        str(m["items"]),
+        f"{m['read_units']:g}",
+        f"{m['wall'] * 1000:.0f} ms ({m['wall_lo'] * 1000:.0f}-{m['wall_hi'] * 1000:.0f})",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,18 +137,30 @@ def main(argv: list[str] | None = None) -> int:
                 S.call("create_task", {"columnId": col, "title": f"task {made}"}, actor.principal)
                 made += 1
             seed_seconds += time.perf_counter() - t0
-            res, m = measured(meter, lambda: call("get_board_snapshot", {"boardId": board["id"], "limit": 500}), args.repeat)
+            res, m = measured(
+                meter, lambda: call("get_board_snapshot", {"boardId": board["id"], "limit": 500}), args.repeat
+            )
             out = res["structuredContent"]
-            snap_rows.append((size, m, len(out["tasks"]), out.get("truncated", out.get("hasMore", "")), len(json.dumps(out))))
+            snap_rows.append(
+                (size, m, len(out["tasks"]), out.get("truncated", out.get("hasMore", "")), len(json.dumps(out)))
+            )
         big = sizes[-1]
-        _, lt = measured(meter, lambda: page_all(call, "list_tasks", {"boardId": board["id"], "limit": 200}, "tasks"), 1)
+        _, lt = measured(
+            meter, lambda: page_all(call, "list_tasks", {"boardId": board["id"], "limit": 200}, "tasks"), 1
+        )
         lt_pages, lt_rows = page_all(call, "list_tasks", {"boardId": board["id"], "limit": 200}, "tasks")
-        small, act_first_small = measured(meter, lambda: call("list_activity", {"boardId": board["id"], "limit": 200}), args.repeat)
+        small, act_first_small = measured(
+            meter, lambda: call("list_activity", {"boardId": board["id"], "limit": 200}), args.repeat
+        )
         t0 = time.perf_counter()
         act_before, act_rows = grow_activity(board["id"], args.activity)
         seed_seconds += time.perf_counter() - t0
-        large, act_first = measured(meter, lambda: call("list_activity", {"boardId": board["id"], "limit": 200}), args.repeat)
-        _, act_all = measured(meter, lambda: page_all(call, "list_activity", {"boardId": board["id"], "limit": 200}, "activity"), 1)
+        large, act_first = measured(
+            meter, lambda: call("list_activity", {"boardId": board["id"], "limit": 200}), args.repeat
+        )
+        _, act_all = measured(
+            meter, lambda: page_all(call, "list_activity", {"boardId": board["id"], "limit": 200}, "activity"), 1
+        )
         act_pages, act_seen = page_all(call, "list_activity", {"boardId": board["id"], "limit": 200}, "activity")
     meter.uninstall()
 
@@ -163,8 +184,16 @@ def main(argv: list[str] | None = None) -> int:
             ("paging and logs", "requests", "items read", "read units", "wall", "pages / rows"),
             [
                 (f"list_tasks, whole {big:,}-task board, 200 per page", *fmt(lt), f"{lt_pages} / {lt_rows:,}"),
-                (f"list_activity first page (200), {act_before:,} rows", *fmt(act_first_small), f"1 / {len(small['structuredContent']['activity'])}"),
-                (f"list_activity first page (200), {act_rows:,} rows", *fmt(act_first), f"1 / {len(large['structuredContent']['activity'])}"),
+                (
+                    f"list_activity first page (200), {act_before:,} rows",
+                    *fmt(act_first_small),
+                    f"1 / {len(small['structuredContent']['activity'])}",
+                ),
+                (
+                    f"list_activity first page (200), {act_rows:,} rows",
+                    *fmt(act_first),
+                    f"1 / {len(large['structuredContent']['activity'])}",
+                ),
                 (f"list_activity, all {act_rows:,} rows, 200 per page", *fmt(act_all), f"{act_pages} / {act_seen:,}"),
             ],
         ),
@@ -180,7 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         S.write_section("scale", "## Scale\n\n`python -m benchmarks.scale`\n\n" + text)
         if last[0] == 2000:
             m = last[1]
-            S.record("snapshot_2000", f"{m['requests']} requests reading {m['items']:,} items, {m['read_units']:g} read units, to return {last[2]} tasks", "benchmarks.scale")
+            S.record(
+                "snapshot_2000",
+                f"{m['requests']} requests reading {m['items']:,} items, {m['read_units']:g} read units, to return {last[2]} tasks",
+                "benchmarks.scale",
+            )
     return 0
 
 

@@ -90,7 +90,13 @@ def _bare_get(task_id: str) -> dict[str, Any]:
     item = db.dynamodb_client().get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}).get("Item")
     if item is None:
         raise ToolError("no such task")
-    return {"task": {k: next(iter(v.values())) for k, v in item.items() if k in ("taskId", "title", "columnId", "updatedAt", "priority")}}
+    return {
+        "task": {
+            k: next(iter(v.values()))
+            for k, v in item.items()
+            if k in ("taskId", "title", "columnId", "updatedAt", "priority")
+        }
+    }
 
 
 def _bare_update(task_id: str, title: str | None) -> dict[str, Any]:
@@ -104,10 +110,19 @@ def _bare_update(task_id: str, title: str | None) -> dict[str, Any]:
         raise ToolError("no such task")
     pk, sk = keys.task_full(ref.board_id, ref.number)
     data = db.dynamodb_client().update_item(
-        TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, UpdateExpression="SET #t = :t, #u = :u",
-        ConditionExpression="attribute_exists(PK)", ExpressionAttributeNames={"#t": "title", "#u": "updatedAt"},
-        ExpressionAttributeValues={":t": {"S": title or "x"}, ":u": {"S": clock.iso(clock.now_ms())}}, ReturnValues="ALL_NEW")
-    return {"task": {k: next(iter(v.values())) for k, v in data["Attributes"].items() if k in ("taskId", "title", "updatedAt")}}
+        TableName=settings.table,
+        Key={"PK": {"S": pk}, "SK": {"S": sk}},
+        UpdateExpression="SET #t = :t, #u = :u",
+        ConditionExpression="attribute_exists(PK)",
+        ExpressionAttributeNames={"#t": "title", "#u": "updatedAt"},
+        ExpressionAttributeValues={":t": {"S": title or "x"}, ":u": {"S": clock.iso(clock.now_ms())}},
+        ReturnValues="ALL_NEW",
+    )
+    return {
+        "task": {
+            k: next(iter(v.values())) for k, v in data["Attributes"].items() if k in ("taskId", "title", "updatedAt")
+        }
+    }
 
 
 def build(mode: str | None = None) -> Any:
@@ -119,6 +134,7 @@ def build(mode: str | None = None) -> Any:
     configure_store()
     server = MCPServer("jentrix-sdk-baseline", version="0.0.0", log_level="WARNING")
     if mode == "bare":
+
         @server.tool(name="get_task", description="Fetch one task (benchmark floor: one GetItem).")
         def bare_get_task(taskId: str, response_format: str = "detailed") -> dict[str, Any]:
             return _bare_get(taskId)
@@ -134,7 +150,9 @@ def build(mode: str | None = None) -> Any:
         return _run("get_task", {"taskId": taskId, "response_format": response_format}, ctx, mode)
 
     @server.tool(name="update_task", description="Edit a task (benchmark baseline).")
-    def update_task(ctx: Context, taskId: str, title: str | None = None, description: str | None = None) -> dict[str, Any]:
+    def update_task(
+        ctx: Context, taskId: str, title: str | None = None, description: str | None = None
+    ) -> dict[str, Any]:
         args: dict[str, Any] = {"taskId": taskId}
         if title is not None:
             args["title"] = title

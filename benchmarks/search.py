@@ -75,7 +75,7 @@ def _queries(docs: list[tuple[str, str]], key: str) -> list[tuple[str, str, int 
     from domain.search import text as st
 
     first = docs
-    words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in first]
+    words = [{w for w in st.lexemes(f"{t} {d}") if w} for t, d in first]
     df = Counter(w for ws in words for w in ws)
     raw = [[w for w in st.raw_words(d) if w.isalpha()] for _, d in first]
     out: list[tuple[str, str, int | None]] = []
@@ -106,7 +106,9 @@ def _queries(docs: list[tuple[str, str]], key: str) -> list[tuple[str, str, int 
     return out
 
 
-def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str], docs, board: str, on_board: set[int]) -> dict[str, dict[str, float]]:
+def _measure(
+    meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str], docs, board: str, on_board: set[int]
+) -> dict[str, dict[str, float]]:
     from domain.search import text as st
 
     per: dict[str, list[tuple[int, float, float, int, int]]] = {}
@@ -124,25 +126,45 @@ def _measure(meter: DynamoDBMeter, actor: Any, ws: str, queries, ids: list[str],
                 out = call("search_tasks", args, actor.principal)
             ms = (time.perf_counter() - t0) * 1000
             reqs = list(reqs)
-            per.setdefault(cls, []).append((len(reqs), sum(r.read_units for r in reqs), ms, out["totalCount"], sum(r.items for r in reqs)))
+            per.setdefault(cls, []).append(
+                (len(reqs), sum(r.read_units for r in reqs), ms, out["totalCount"], sum(r.items for r in reqs))
+            )
         if cls.startswith("board filter") or cls == "every task":
             lex = st.lexeme(qtext)
             needle = st.fold(qtext)  # the words, or the query as a substring (3+ characters)
-            expected[cls] = sum(1 for j in range(len(ids)) if (j in on_board or cls == "every task")
-                                and (lex in set(st.lexemes(f"{docs[j][0]} {docs[j][1]}")) or needle in st.fold(f"{docs[j][0]}\n{docs[j][1]}")))
+            expected[cls] = sum(
+                1
+                for j in range(len(ids))
+                if (j in on_board or cls == "every task")
+                and (
+                    lex in set(st.lexemes(f"{docs[j][0]} {docs[j][1]}"))
+                    or needle in st.fold(f"{docs[j][0]}\n{docs[j][1]}")
+                )
+            )
         if cls == "rare pair":
             if words is None:
-                words = [set(w for w in st.lexemes(f"{t} {d}") if w) for t, d in docs[: len(ids)]]
+                words = [{w for w in st.lexemes(f"{t} {d}") if w} for t, d in docs[: len(ids)]]
             truth = {ids[j] for j, w in enumerate(words) if all(x in w for x in qtext.split())}
             same = {ids[j] for j in range(len(ids)) if docs[j][1] == docs[known][1]}
             top = [r["id"] for r in out["results"]]
             success.append(bool(same & set(top)))
             precision.append(sum(1 for t in top if t in truth) / max(1, min(5, len(truth))))
-    summary = {cls: {"matches": statistics.median(r[3] for r in rows), "requests": statistics.median(r[0] for r in rows),
-                     "read_units": statistics.median(r[1] for r in rows), "ms": statistics.median(r[2] for r in rows),
-                     "items": statistics.median(r[4] for r in rows), "expected": expected.get(cls)}
-               for cls, rows in per.items()}
-    summary["_quality"] = {"success": sum(success), "of": len(success), "precision": statistics.mean(precision) if precision else 0.0}
+    summary = {
+        cls: {
+            "matches": statistics.median(r[3] for r in rows),
+            "requests": statistics.median(r[0] for r in rows),
+            "read_units": statistics.median(r[1] for r in rows),
+            "ms": statistics.median(r[2] for r in rows),
+            "items": statistics.median(r[4] for r in rows),
+            "expected": expected.get(cls),
+        }
+        for cls, rows in per.items()
+    }
+    summary["_quality"] = {
+        "success": sum(success),
+        "of": len(success),
+        "precision": statistics.mean(precision) if precision else 0.0,
+    }
     return summary
 
 
@@ -150,9 +172,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000", help="comma-separated task counts, ascending (default 1000,10000)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
-    ap.add_argument("--boards", type=int, default=10, help="boards the load is spread over (50 tasks at a time, round robin)")
+    ap.add_argument(
+        "--boards", type=int, default=10, help="boards the load is spread over (50 tasks at a time, round robin)"
+    )
     ap.add_argument("--json", help="also write the figures to this JSON file")
-    ap.add_argument("--before", help="figures of an earlier run (--json) to compare with: section search-plans of docs/performance.md")
+    ap.add_argument(
+        "--before",
+        help="figures of an earlier run (--json) to compare with: section search-plans of docs/performance.md",
+    )
     ap.add_argument("--label", default="", help="what this run measures (kept in the JSON, e.g. the commit)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -164,7 +191,9 @@ def main() -> None:
 
         actor = stack.actor()
         ws = actor.workspace_id
-        boards = [call("create_board", {"workspaceId": ws, "name": f"Docs {b}"}, actor.principal) for b in range(args.boards)]
+        boards = [
+            call("create_board", {"workspaceId": ws, "name": f"Docs {b}"}, actor.principal) for b in range(args.boards)
+        ]
         cols = [b["columns"][0]["id"] for b in boards]
         meter = DynamoDBMeter(capacity=True).install()
         ids: list[str] = []
@@ -178,9 +207,14 @@ def main() -> None:
             for i in range(start, size, 50):
                 t0 = time.perf_counter()
                 with meter.measuring() as reqs:
-                    out = call("bulk_create_tasks", {"columnId": cols[(i // 50) % len(cols)],
-                                                     "tasks": [{"title": t, "description": d} for t, d in docs[i : min(i + 50, size)]]},
-                               actor.principal)
+                    out = call(
+                        "bulk_create_tasks",
+                        {
+                            "columnId": cols[(i // 50) % len(cols)],
+                            "tasks": [{"title": t, "description": d} for t, d in docs[i : min(i + 50, size)]],
+                        },
+                        actor.principal,
+                    )
                 per_call.append((len(reqs), (time.perf_counter() - t0) * 1000))
                 write_units += sum(r.write_units for r in reqs)
                 ids += [t["id"] for t in out["tasks"]]
@@ -197,16 +231,24 @@ def main() -> None:
                 queries = _queries(docs[:size], keys_[min(499, len(keys_) - 1)])
             on_board = {j for j in range(len(ids)) if (j // 50) % len(cols) == 0}
             summary = _measure(meter, actor, ws, queries, ids, docs, boards[0]["board"]["id"], on_board)
-            summary["_load"] = {"seconds": load_s, "tasks": size - start, "wu_per_task": write_units / max(1, size - start),
-                                "call_requests": max(r for r, _ in per_call), "call_ms": statistics.median(ms for _, ms in per_call),
-                                "consumer_s": consumer_s}
+            summary["_load"] = {
+                "seconds": load_s,
+                "tasks": size - start,
+                "wu_per_task": write_units / max(1, size - start),
+                "call_requests": max(r for r, _ in per_call),
+                "call_ms": statistics.median(ms for _, ms in per_call),
+                "consumer_s": consumer_s,
+            }
             results[size] = summary
             q = summary["_quality"]
-            print(f"{size} tasks: loaded {size - start} in {load_s:.0f} s, {summary['_load']['wu_per_task']:.0f} WU/task; "
-                  f"success@5 {q['success']}/{q['of']}, precision@5 {q['precision']:.2f}", flush=True)
+            print(
+                f"{size} tasks: loaded {size - start} in {load_s:.0f} s, {summary['_load']['wu_per_task']:.0f} WU/task; "
+                f"success@5 {q['success']}/{q['of']}, precision@5 {q['precision']:.2f}",
+                flush=True,
+            )
         meter.uninstall()
     total_s = time.perf_counter() - began_all
-    classes = [c for c in dict.fromkeys(c for c, _, _ in queries)]
+    classes = list(dict.fromkeys(c for c, _, _ in queries))
     header = ["query", *(f"{s:,}: matches / requests / items / RU / ms" for s in sizes)]
     if len(sizes) > 1:
         header.append(f"growth {sizes[0]:,} → {sizes[-1]:,}: matches / RU / requests / ms")
@@ -223,32 +265,68 @@ def main() -> None:
             def ratio(x: float, y: float) -> str:
                 return f"{y / x:.1f}x" if x else "-"
 
-            row.append(" / ".join((ratio(a["matches"], b["matches"]), ratio(a["read_units"], b["read_units"]),
-                                   ratio(a["requests"], b["requests"]), ratio(a["ms"], b["ms"]))))
+            row.append(
+                " / ".join(
+                    (
+                        ratio(a["matches"], b["matches"]),
+                        ratio(a["read_units"], b["read_units"]),
+                        ratio(a["requests"], b["requests"]),
+                        ratio(a["ms"], b["ms"]),
+                    )
+                )
+            )
         rows.append(row)
-    loads = table(("tasks", "loaded", "load time (bulk calls)", "bulk_create_tasks of 50: requests (max) / ms (median)",
-                   "consumer time (postings)", "write units / task", "success@5", "precision@5"),
-                  [(f"{s:,}", f"{results[s]['_load']['tasks']:,}", f"{results[s]['_load']['seconds']:.0f} s",
-                    f"{results[s]['_load']['call_requests']} / {results[s]['_load']['call_ms']:.0f}",
-                    f"{results[s]['_load']['consumer_s']:.0f} s",
-                    f"{results[s]['_load']['wu_per_task']:.0f}", f"{results[s]['_quality']['success']}/{results[s]['_quality']['of']}",
-                    f"{results[s]['_quality']['precision']:.2f}") for s in sizes])
-    body = "\n\n".join([
-        f"`python -m benchmarks.search` ({total_s / 60:.0f} min for this run). {machine_line()}",
-        loads,
-        table(header, rows),
-        "Matches are `totalCount` (exact below the 1,000-candidate cap, a lower bound at it; `x of y`: "
-        "y tasks hold the word); requests, items and read units are DynamoDB's own figures per "
-        "`search_tasks` call (page size 5; 20 for the every-task and board-filter rows); ms is "
-        "in-process latency against DynamoDB Local.",
-    ])
+    loads = table(
+        (
+            "tasks",
+            "loaded",
+            "load time (bulk calls)",
+            "bulk_create_tasks of 50: requests (max) / ms (median)",
+            "consumer time (postings)",
+            "write units / task",
+            "success@5",
+            "precision@5",
+        ),
+        [
+            (
+                f"{s:,}",
+                f"{results[s]['_load']['tasks']:,}",
+                f"{results[s]['_load']['seconds']:.0f} s",
+                f"{results[s]['_load']['call_requests']} / {results[s]['_load']['call_ms']:.0f}",
+                f"{results[s]['_load']['consumer_s']:.0f} s",
+                f"{results[s]['_load']['wu_per_task']:.0f}",
+                f"{results[s]['_quality']['success']}/{results[s]['_quality']['of']}",
+                f"{results[s]['_quality']['precision']:.2f}",
+            )
+            for s in sizes
+        ],
+    )
+    body = "\n\n".join(
+        [
+            f"`python -m benchmarks.search` ({total_s / 60:.0f} min for this run). {machine_line()}",
+            loads,
+            table(header, rows),
+            "Matches are `totalCount` (exact below the 1,000-candidate cap, a lower bound at it; `x of y`: "
+            "y tasks hold the word); requests, items and read units are DynamoDB's own figures per "
+            "`search_tasks` call (page size 5; 20 for the every-task and board-filter rows); ms is "
+            "in-process latency against DynamoDB Local.",
+        ]
+    )
     print(body)
     if args.json:
         import json
 
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"label": args.label, "sizes": sizes, "queries": [[c, t] for c, t, _ in queries],
-                       "results": {str(k): v for k, v in results.items()}}, fh, indent=1)
+            json.dump(
+                {
+                    "label": args.label,
+                    "sizes": sizes,
+                    "queries": [[c, t] for c, t, _ in queries],
+                    "results": {str(k): v for k, v in results.items()},
+                },
+                fh,
+                indent=1,
+            )
     if not args.no_write:
         write_section("search", body)
     if args.before:
@@ -283,27 +361,56 @@ def compare(before_path: str, sizes: list[int], results: dict[int, dict[str, Any
             if not a or not b:
                 continue
 
-            def ratio(key: str) -> str:
+            def ratio(key: str, a: dict[str, Any] = a, b: dict[str, Any] = b) -> str:
                 return f"{b[key] / a[key]:.2f}x" if a.get(key) else "-"
 
             example = next(t for c, t, _ in queries if c == cls)
-            rows.append((f"{s:,}", _label(cls, example),
-                         f"{_matches(a)} / {a['requests']:g} / {a.get('items', 0):g} / {a['read_units']:.1f} / {a['ms']:.0f}",
-                         f"{_matches(b)} / {b['requests']:g} / {b['items']:g} / {b['read_units']:.1f} / {b['ms']:.0f}",
-                         f"{ratio('items')} / {ratio('read_units')} / {ratio('requests')} / {ratio('ms')}"))
+            rows.append(
+                (
+                    f"{s:,}",
+                    _label(cls, example),
+                    f"{_matches(a)} / {a['requests']:g} / {a.get('items', 0):g} / {a['read_units']:.1f} / {a['ms']:.0f}",
+                    f"{_matches(b)} / {b['requests']:g} / {b['items']:g} / {b['read_units']:.1f} / {b['ms']:.0f}",
+                    f"{ratio('items')} / {ratio('read_units')} / {ratio('requests')} / {ratio('ms')}",
+                )
+            )
         la, lb = old.get("_load"), results[s].get("_load")
         if la and lb:
-            rows.append((f"{s:,}", "bulk_create_tasks of 50 (requests max / ms median)",
-                         f"{la['call_requests']} / {la['call_ms']:.0f}", f"{lb['call_requests']} / {lb['call_ms']:.0f}",
-                         f"ms {lb['call_ms'] / la['call_ms']:.2f}x" if la["call_ms"] else "-"))
+            rows.append(
+                (
+                    f"{s:,}",
+                    "bulk_create_tasks of 50 (requests max / ms median)",
+                    f"{la['call_requests']} / {la['call_ms']:.0f}",
+                    f"{lb['call_requests']} / {lb['call_ms']:.0f}",
+                    f"ms {lb['call_ms'] / la['call_ms']:.2f}x" if la["call_ms"] else "-",
+                )
+            )
         qa, qb = old.get("_quality"), results[s].get("_quality")
         if qa and qb:
-            rows.append((f"{s:,}", "success@5 (20 rare pairs)", f"{qa['success']}/{qa['of']}", f"{qb['success']}/{qb['of']}", ""))
-    return "\n\n".join([
-        f"Before: {before.get('label') or before_path}. After: {label or 'this run'}. {machine_line()}",
-        table(("tasks", "query", "before: matches / requests / items / RU / ms", "after: matches / requests / items / RU / ms",
-               "after/before: items / RU / requests / ms"), rows),
-    ])
+            rows.append(
+                (
+                    f"{s:,}",
+                    "success@5 (20 rare pairs)",
+                    f"{qa['success']}/{qa['of']}",
+                    f"{qb['success']}/{qb['of']}",
+                    "",
+                )
+            )
+    return "\n\n".join(
+        [
+            f"Before: {before.get('label') or before_path}. After: {label or 'this run'}. {machine_line()}",
+            table(
+                (
+                    "tasks",
+                    "query",
+                    "before: matches / requests / items / RU / ms",
+                    "after: matches / requests / items / RU / ms",
+                    "after/before: items / RU / requests / ms",
+                ),
+                rows,
+            ),
+        ]
+    )
 
 
 if __name__ == "__main__":

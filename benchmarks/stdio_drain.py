@@ -36,7 +36,16 @@ def main() -> int:
     p.add_argument("--max-peak-mib", type=float, default=120.0)
     args = p.parse_args()
 
-    cmd = [sys.executable, "-m", "functions.stdio_adapter", "--ephemeral", "--max-line-bytes", str(args.max_line_bytes), "--log-level", "WARNING"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "functions.stdio_adapter",
+        "--ephemeral",
+        "--max-line-bytes",
+        str(args.max_line_bytes),
+        "--log-level",
+        "WARNING",
+    ]
     proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sys.stderr)
     assert proc.stdin and proc.stdout
 
@@ -82,24 +91,30 @@ def main() -> int:
 
     ok = (
         first == {"jsonrpc": "2.0", "id": "before", "result": {}}
-        and huge.get("id") is None and huge.get("error", {}).get("code") == -32700
+        and huge.get("id") is None
+        and huge.get("error", {}).get("code") == -32700
         and huge["error"].get("data", {}).get("lineBytes") == size
         and after == {"jsonrpc": "2.0", "id": "after", "result": {}}
         and rc == 0
         and peak < args.max_peak_mib
     )
-    print(json.dumps({
-        "lineMiB": args.size_mib,
-        "maxLineBytes": args.max_line_bytes,
-        "peakRssMiBBeforeLine": round(baseline, 1),
-        "peakRssMiB": round(peak, 1),
-        "drainSeconds": round(elapsed, 2),
-        "drainMiBPerSecond": round(args.size_mib / elapsed, 1) if elapsed else None,
-        "hugeLineReply": huge,
-        "nextLineServed": after.get("result") == {},
-        "exitCode": rc,
-        "ok": ok,
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "lineMiB": args.size_mib,
+                "maxLineBytes": args.max_line_bytes,
+                "peakRssMiBBeforeLine": round(baseline, 1),
+                "peakRssMiB": round(peak, 1),
+                "drainSeconds": round(elapsed, 2),
+                "drainMiBPerSecond": round(args.size_mib / elapsed, 1) if elapsed else None,
+                "hugeLineReply": huge,
+                "nextLineServed": after.get("result") == {},
+                "exitCode": rc,
+                "ok": ok,
+            },
+            indent=2,
+        )
+    )
     return 0 if ok else 1
 
 

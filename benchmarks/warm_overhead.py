@@ -77,7 +77,9 @@ class PipelineTarget(Target):
             raise RuntimeError(f"pipeline: {outcome.error}")
 
 
-def block(target: Target, meter: S.DynamoDBMeter, calls: int, make_args: Callable[[int], tuple[str, dict[str, Any]]]) -> dict[str, list[float]]:
+def block(
+    target: Target, meter: S.DynamoDBMeter, calls: int, make_args: Callable[[int], tuple[str, dict[str, Any]]]
+) -> dict[str, list[float]]:
     wall, ddb, cpu, reqs_per_call = [], [], [], []
     for i in range(calls):
         tool, args = make_args(i)
@@ -90,16 +92,39 @@ def block(target: Target, meter: S.DynamoDBMeter, calls: int, make_args: Callabl
         ddb.append(spent)
         cpu.append(c1 - c0)
         reqs_per_call.append(len(reqs))
-    return {"wall": wall, "ddb": ddb, "overhead": [w - d for w, d in zip(wall, ddb, strict=True)], "cpu": cpu, "requests": reqs_per_call}
+    return {
+        "wall": wall,
+        "ddb": ddb,
+        "overhead": [w - d for w, d in zip(wall, ddb, strict=True)],
+        "cpu": cpu,
+        "requests": reqs_per_call,
+    }
 
 
-def compare(targets: list[Target], meter: S.DynamoDBMeter, rounds: int, calls: int, make_args: Callable[[int], tuple[str, dict[str, Any]]]) -> dict[str, dict[str, list[float]]]:
+def compare(
+    targets: list[Target],
+    meter: S.DynamoDBMeter,
+    rounds: int,
+    calls: int,
+    make_args: Callable[[int], tuple[str, dict[str, Any]]],
+) -> dict[str, dict[str, list[float]]]:
     """Per target: every call's samples, plus the per-round medians under ``round_*``."""
-    out: dict[str, dict[str, list[float]]] = {t.name: {"wall": [], "ddb": [], "overhead": [], "cpu": [], "requests": [], "round_overhead": [], "round_wall": []} for t in targets}
+    out: dict[str, dict[str, list[float]]] = {
+        t.name: {
+            "wall": [],
+            "ddb": [],
+            "overhead": [],
+            "cpu": [],
+            "requests": [],
+            "round_overhead": [],
+            "round_wall": [],
+        }
+        for t in targets
+    }
     for t in targets:  # warm-up: first calls, lazy imports, caches
         block(t, meter, 3, make_args)
     for r in range(rounds):
-        order = targets[r % len(targets):] + targets[: r % len(targets)]
+        order = targets[r % len(targets) :] + targets[: r % len(targets)]
         for t in order:
             b = block(t, meter, calls, make_args)
             for k in ("wall", "ddb", "overhead", "cpu", "requests"):
@@ -130,7 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             PipelineTarget(actor.token),
         ]
         get = compare(targets, meter, args.rounds, args.calls, lambda i: ("get_task", {"taskId": task["id"]}))
-        upd = compare(targets, meter, args.rounds, args.calls, lambda i: ("update_task", {"taskId": task["id"], "title": f"edited {i}"}))
+        upd = compare(
+            targets,
+            meter,
+            args.rounds,
+            args.calls,
+            lambda i: ("update_task", {"taskId": task["id"], "title": f"edited {i}"}),
+        )
     meter.uninstall()
 
     def row(label: str, data: dict[str, dict[str, list[float]]], key: str) -> tuple[str, ...]:
@@ -145,15 +176,25 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(S.ratio(o.median, S.summary(data[other][key]).median))
         return (label, o.ms(2), s.ms(2), d.ms(2), pl.ms(2), *cells)
 
-    header = ("", "ours", "SDK + our pipeline", "SDK, handler only", "our pipeline alone, no transport", "ours/SDK", "ours/SDK handler only")
+    header = (
+        "",
+        "ours",
+        "SDK + our pipeline",
+        "SDK, handler only",
+        "our pipeline alone, no transport",
+        "ours/SDK",
+        "ours/SDK handler only",
+    )
 
     def floor(data: dict[str, dict[str, list[float]]]) -> str:
         rr = S.ratios_of_pairs(data["pipeline"]["round_overhead"], data["sdk"]["round_overhead"])
         tr = statistics.median(data["ours"]["overhead"]) - statistics.median(data["pipeline"]["overhead"])
         ts = statistics.median(data["sdk"]["overhead"]) - statistics.median(data["pipeline"]["overhead"])
-        return (f"pipeline alone / SDK + our pipeline = **{rr.median:.2f}x** ({rr.lo:.2f}-{rr.hi:.2f}): no transport, however thin, "
-                f"gets the overhead ratio below that; the transports themselves add ours {tr * 1000:.2f} ms, the SDK's {ts * 1000:.2f} ms "
-                f"({S.ratio(tr, ts) if ts > 0 else 'n/a'})")
+        return (
+            f"pipeline alone / SDK + our pipeline = **{rr.median:.2f}x** ({rr.lo:.2f}-{rr.hi:.2f}): no transport, however thin, "
+            f"gets the overhead ratio below that; the transports themselves add ours {tr * 1000:.2f} ms, the SDK's {ts * 1000:.2f} ms "
+            f"({S.ratio(tr, ts) if ts > 0 else 'n/a'})"
+        )
 
     n = args.rounds * args.calls
     lines = [
@@ -185,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"The floor, get_task: {floor(get)}. update_task: {floor(upd)}.",
         "",
-        "\"SDK + our pipeline\" runs `domain.pipeline.call_tool` inside an SDK tool, so it sends exactly our requests; "
-        "\"SDK, handler only\" runs just the tool's handler (no scope check, rate window or envelope), what a plain SDK "
+        '"SDK + our pipeline" runs `domain.pipeline.call_tool` inside an SDK tool, so it sends exactly our requests; '
+        '"SDK, handler only" runs just the tool\'s handler (no scope check, rate window or envelope), what a plain SDK '
         f"server doing the same reads would do. DynamoDB requests per call: get_task {statistics.median(get['ours']['requests']):.0f} / "
         f"{statistics.median(get['sdk']['requests']):.0f} / {statistics.median(get['sdk-direct']['requests']):.0f}, update_task "
         f"{statistics.median(upd['ours']['requests']):.0f} / {statistics.median(upd['sdk']['requests']):.0f} / {statistics.median(upd['sdk-direct']['requests']):.0f}.",
@@ -199,11 +240,15 @@ def main(argv: list[str] | None = None) -> int:
         S.write_section("warm_overhead", "## Warm overhead per call\n\n`python -m benchmarks.warm_overhead`\n\n" + text)
         rr = S.ratios_of_pairs(get["ours"]["round_overhead"], get["sdk"]["round_overhead"])
         rd = S.ratios_of_pairs(get["ours"]["round_overhead"], get["sdk-direct"]["round_overhead"])
-        S.record("warm_overhead", f"get_task: ours {statistics.median(get['ours']['overhead']) * 1000:.1f} ms vs SDK + our pipeline "
-                 f"{statistics.median(get['sdk']['overhead']) * 1000:.1f} ms (**{rr.median:.2f}x**, {rr.lo:.2f}-{rr.hi:.2f}) and SDK handler-only "
-                 f"{statistics.median(get['sdk-direct']['overhead']) * 1000:.1f} ms (**{rd.median:.2f}x**, {rd.lo:.2f}-{rd.hi:.2f}); "
-                 f"the pipeline alone, no transport, is {statistics.median(get['pipeline']['overhead']) * 1000:.1f} ms "
-                 f"({S.ratios_of_pairs(get['pipeline']['round_overhead'], get['sdk']['round_overhead']).median:.2f}x the SDK + pipeline: the floor of this ratio)", "benchmarks.warm_overhead")
+        S.record(
+            "warm_overhead",
+            f"get_task: ours {statistics.median(get['ours']['overhead']) * 1000:.1f} ms vs SDK + our pipeline "
+            f"{statistics.median(get['sdk']['overhead']) * 1000:.1f} ms (**{rr.median:.2f}x**, {rr.lo:.2f}-{rr.hi:.2f}) and SDK handler-only "
+            f"{statistics.median(get['sdk-direct']['overhead']) * 1000:.1f} ms (**{rd.median:.2f}x**, {rd.lo:.2f}-{rd.hi:.2f}); "
+            f"the pipeline alone, no transport, is {statistics.median(get['pipeline']['overhead']) * 1000:.1f} ms "
+            f"({S.ratios_of_pairs(get['pipeline']['round_overhead'], get['sdk']['round_overhead']).median:.2f}x the SDK + pipeline: the floor of this ratio)",
+            "benchmarks.warm_overhead",
+        )
     print(json.dumps({k: statistics.median(v["overhead"]) for k, v in get.items()}))
     return 0
 

@@ -34,12 +34,39 @@ if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
 
-Kind = Literal["workspace", "board", "column", "task", "comment", "subtask", "label", "project", "invitation", "session", "artifact"]
-RefKind = Literal["workspace", "board", "column", "task", "user", "label", "comment", "subtask", "project", "invitation", "session", "artifact"]
+Kind = Literal[
+    "workspace",
+    "board",
+    "column",
+    "task",
+    "comment",
+    "subtask",
+    "label",
+    "project",
+    "invitation",
+    "session",
+    "artifact",
+]
+RefKind = Literal[
+    "workspace",
+    "board",
+    "column",
+    "task",
+    "user",
+    "label",
+    "comment",
+    "subtask",
+    "project",
+    "invitation",
+    "session",
+    "artifact",
+]
 # Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
 # Label ids carry their board too, but set_task_labels names every foreign label id in one
 # answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset({"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session", "artifact"})
+TENANCY_KINDS: frozenset[str] = frozenset(
+    {"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session", "artifact"}
+)
 
 
 @dataclass(frozen=True)
@@ -191,11 +218,19 @@ def _check_ref(ref: Ref, where: Located, value: Any) -> None:
         if not isinstance(v, str):
             continue
         inner = locate_plain(ref.kind, v)
-        if inner is not None and inner.workspace_id == where.workspace_id and (ref.within != "board" or inner.board_id == where.board_id):
+        if (
+            inner is not None
+            and inner.workspace_id == where.workspace_id
+            and (ref.within != "board" or inner.board_id == where.board_id)
+        ):
             continue
         if ref.error is ErrorCode.NOT_FOUND:
             raise errors.not_found(ref.kind, v)
-        raise errors.invalid(ref.field, ref.message or f"must be a {ref.kind} of the same {ref.within} as the {where.kind}", ref.hint or "")
+        raise errors.invalid(
+            ref.field,
+            ref.message or f"must be a {ref.kind} of the same {ref.within} as the {where.kind}",
+            ref.hint or "",
+        )
 
 
 def well_formed(kind: str, value: str) -> bool:
@@ -223,14 +258,18 @@ def refuse_malformed(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
                 continue
             if not well_formed(tf.kind, value):
                 by_number = any(f.kind == "workspace" and "number" in dict(f.with_args) for f in t.fields)
-                raise (errors.task_key_for_id(value) if tf.kind == "task" and by_number else None) or errors.not_found(tf.kind, value)
+                raise (errors.task_key_for_id(value) if tf.kind == "task" and by_number else None) or errors.not_found(
+                    tf.kind, value
+                )
     for ref in spec.refs:
         value = getattr(args, ref.field, None)
         values = value if ref.many and isinstance(value, list) else [value]
         for v in values:
             if isinstance(v, str) and not well_formed(ref.kind, v):
                 if ref.error is ErrorCode.NOT_FOUND:
-                    raise errors.not_found("member" if ref.kind == "user" else ref.kind, v)  # worded as the handlers word it
+                    raise errors.not_found(
+                        "member" if ref.kind == "user" else ref.kind, v
+                    )  # worded as the handlers word it
                 raise errors.invalid(ref.field, ref.message or f"is not a {ref.kind} id", ref.hint or "")
 
 
@@ -251,10 +290,18 @@ def locate_plain(kind: str, value: str) -> Located | None:
         return Located("task", value, t.workspace_id, board_id=t.board_id, task=t) if t else None
     if kind == "comment":
         cm = ids.parse_comment(value)
-        return Located("comment", value, cm.task.workspace_id, board_id=cm.task.board_id, task=cm.task, comment=cm) if cm else None
+        return (
+            Located("comment", value, cm.task.workspace_id, board_id=cm.task.board_id, task=cm.task, comment=cm)
+            if cm
+            else None
+        )
     if kind == "subtask":
         st = ids.parse_subtask(value)
-        return Located("subtask", value, st.task.workspace_id, board_id=st.task.board_id, task=st.task, subtask=st) if st else None
+        return (
+            Located("subtask", value, st.task.workspace_id, board_id=st.task.board_id, task=st.task, subtask=st)
+            if st
+            else None
+        )
     if kind == "label":
         lb = ids.parse_label(value)
         return Located("label", value, lb[0], board_id=lb[1], label_id=lb[2]) if lb else None
@@ -288,7 +335,14 @@ class Prefetch:
 
 
 # The argument that names a located entity, for errors about it (a resolved target has no one field).
-_FIELD_OF_KIND = {"board": "boardId", "column": "columnId", "task": "taskId", "comment": "commentId", "subtask": "subtaskId", "label": "labelId"}
+_FIELD_OF_KIND = {
+    "board": "boardId",
+    "column": "columnId",
+    "task": "taskId",
+    "comment": "commentId",
+    "subtask": "subtaskId",
+    "label": "labelId",
+}
 
 
 def _with_entries(spec: ToolSpec, plan: Prefetch, wheres: list[Located]) -> Prefetch:
@@ -314,7 +368,11 @@ def board_open_error(spec: ToolSpec, ctx: CallContext, where: Located, field: st
         return None
     t = spec.target
     if field is None:
-        field = t.fields[0].field if t is not None and t.resolve is None and t.each is None else _FIELD_OF_KIND.get(where.kind, "boardId")
+        field = (
+            t.fields[0].field
+            if t is not None and t.resolve is None and t.each is None
+            else _FIELD_OF_KIND.get(where.kind, "boardId")
+        )
     return errors.board_archived(field)
 
 
@@ -366,7 +424,9 @@ def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[L
     for name, fn in plan.queries:
         ctx.start_query(name, parallel.submit(fn))
     known = ctx._members  # noqa: SLF001
-    spaces = list(dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in known))
+    spaces = list(
+        dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in known)
+    )
     member_keys = [keys.member(ws, ctx.principal.user_id) for ws in spaces]
     wanted = list(dict.fromkeys([*member_keys, *plan.items]))
     if not wanted:

@@ -39,7 +39,9 @@ from domain.store.models import AttachmentRow, TaskDetailRow
 OPERATION = "attach_task_file"  # the pipeline's name for the operation (logs, call digest); not an MCP tool
 ROUTE = "/api/tasks/{taskId}/attachments"
 
-UploadGrantIdArg = Annotated[str, Field(min_length=1, max_length=80, description="Upload grant id (ug_…) whose object was PUT.")]
+UploadGrantIdArg = Annotated[
+    str, Field(min_length=1, max_length=80, description="Upload grant id (ug_…) whose object was PUT.")
+]
 
 
 class AttachmentView(ToolOutput):
@@ -60,8 +62,15 @@ def attachment_view(row: AttachmentRow, *, now_ms: int | None = None) -> Attachm
     """The stored attachment with a fresh presigned download URL (computed locally: no request)."""
     now = clock.now_ms() if now_ms is None else now_ms
     return AttachmentView(
-        id=row.attachmentId, taskId=row.taskId, fileName=row.fileName, contentType=row.contentType, size=int(row.size), sha256=row.sha256,
-        uploadedBy=row.uploadedBy, uploadedByName=row.uploadedByName, uploadedAt=row.uploadedAt,
+        id=row.attachmentId,
+        taskId=row.taskId,
+        fileName=row.fileName,
+        contentType=row.contentType,
+        size=int(row.size),
+        sha256=row.sha256,
+        uploadedBy=row.uploadedBy,
+        uploadedByName=row.uploadedByName,
+        uploadedAt=row.uploadedAt,
         downloadUrl=objects.presign_get(row.objectKey, file_name=row.fileName),
         downloadUrlExpiresAt=clock.iso(now + settings.download_url_seconds * 1000),
     )
@@ -77,7 +86,9 @@ class AttachOutput(ToolOutput):
 
 
 def _closed() -> errors.ToolError:
-    return errors.invalid("taskId", "the task is archived: it takes no new attachments", "Attach the file to a live task.")
+    return errors.invalid(
+        "taskId", "the task is archived: it takes no new attachments", "Attach the file to a live task."
+    )
 
 
 @tool(
@@ -101,7 +112,9 @@ def _attach(ctx: CallContext, args: AttachInput) -> AttachOutput:
     if task.archivedAt:
         raise _closed()
     digest = uploads.call_hash(ctx.user_id, OPERATION, {"taskId": task.taskId, "uploadGrantId": args.uploadGrantId})
-    grant = uploads.check_upload(args.uploadGrantId, user_id=ctx.user_id, purpose="attachment", call_hash=digest, workspace_id=where.workspace_id)
+    grant = uploads.check_upload(
+        args.uploadGrantId, user_id=ctx.user_id, purpose="attachment", call_hash=digest, workspace_id=where.workspace_id
+    )
     if grant.replay:
         return _stored(grant.entity_id)
     now = clock.now_iso()
@@ -109,26 +122,52 @@ def _attach(ctx: CallContext, args: AttachInput) -> AttachOutput:
     attachment_id = ids.new_attachment_id(where.task, ulid)
     final = objects.final_key(where.workspace_id, "attachment", attachment_id)
     row = AttachmentRow(
-        *keys.attachment(task.taskId, ulid), attachmentId=attachment_id, taskId=task.taskId, workspaceId=where.workspace_id,
-        fileName=grant.file_name, contentType=grant.content_type, size=grant.size, sha256=grant.sha256, objectKey=final,
-        grantId=grant.grant_id, uploadedBy=ctx.user_id, uploadedByName=ctx.member(where.workspace_id).displayName, uploadedAt=now,
+        *keys.attachment(task.taskId, ulid),
+        attachmentId=attachment_id,
+        taskId=task.taskId,
+        workspaceId=where.workspace_id,
+        fileName=grant.file_name,
+        contentType=grant.content_type,
+        size=grant.size,
+        sha256=grant.sha256,
+        objectKey=final,
+        grantId=grant.grant_id,
+        uploadedBy=ctx.user_id,
+        uploadedByName=ctx.member(where.workspace_id).displayName,
+        uploadedAt=now,
     )
     act = ctx.activity(
-        where.workspace_id, where.board_id, "attachment.added", f"Attached {grant.file_name} to {task.key}", task_id=task.taskId,
-        data={"attachmentId": attachment_id, "fileName": grant.file_name, "size": grant.size}, at=now,
+        where.workspace_id,
+        where.board_id,
+        "attachment.added",
+        f"Attached {grant.file_name} to {task.key}",
+        task_id=task.taskId,
+        data={"attachmentId": attachment_id, "fileName": grant.file_name, "size": grant.size},
+        at=now,
     )
     try:
         uploads.finalize(grant, final)
     except Exception:
         # The pending object is gone: a racing call consumed the grant and released it. Read the
         # grant again: this same call answers what it stored; another call's use is CONFLICT.
-        again = uploads.check_upload(args.uploadGrantId, user_id=ctx.user_id, purpose="attachment", call_hash=digest, workspace_id=where.workspace_id)
+        again = uploads.check_upload(
+            args.uploadGrantId,
+            user_id=ctx.user_id,
+            purpose="attachment",
+            call_hash=digest,
+            workspace_id=where.workspace_id,
+        )
         if again.replay:
             return _stored(again.entity_id)
         raise
     try:
-        attachment_store.create(row, where.task, actor_id=ctx.user_id, activity=act,
-                                extra=lambda tx: uploads.claim(tx, grant, call_hash=digest, entity_id=attachment_id))
+        attachment_store.create(
+            row,
+            where.task,
+            actor_id=ctx.user_id,
+            activity=act,
+            extra=lambda tx: uploads.claim(tx, grant, call_hash=digest, entity_id=attachment_id),
+        )
     except db.ConditionFailed as failure:  # the grant's claim failed
         uploads.discard(final)
         earlier = uploads.claim_failed(failure, grant, call_hash=digest)
@@ -161,7 +200,9 @@ def _stored(attachment_id: str | None) -> AttachOutput:
 ATTACH = _attach  # the ToolSpec (not listed in any TOOLS: no MCP surface)
 
 
-def attach(principal: Principal, *, task_id: Any, upload_grant_id: Any, correlation_id: str | None = None) -> pipeline.CallOutcome:
+def attach(
+    principal: Principal, *, task_id: Any, upload_grant_id: Any, correlation_id: str | None = None
+) -> pipeline.CallOutcome:
     """Record an uploaded file on a task for ``principal``; see the module docstring.
 
     Returns the pipeline's :class:`~domain.pipeline.CallOutcome`: ``result`` is
@@ -169,4 +210,6 @@ def attach(principal: Principal, *, task_id: Any, upload_grant_id: Any, correlat
     cannot see, FORBIDDEN for a read-only token or too low a role, INVALID_INPUT for an archived
     task or board and for a grant that does not fit, CONFLICT for a grant used by another call).
     """
-    return pipeline.call_tool(ATTACH, {"taskId": task_id, "uploadGrantId": upload_grant_id}, principal, correlation_id=correlation_id)
+    return pipeline.call_tool(
+        ATTACH, {"taskId": task_id, "uploadGrantId": upload_grant_id}, principal, correlation_id=correlation_id
+    )

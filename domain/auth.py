@@ -54,10 +54,14 @@ class Principal:
     expires_at: str | None = None
     user_display_name: str | None = None
     scopes: tuple[str, ...] = field(default=())
-    holder: Literal["agent", "human"] = "agent"  # who holds the credential (governance: agents' membership changes wait for a human)
+    holder: Literal["agent", "human"] = (
+        "agent"  # who holds the credential (governance: agents' membership changes wait for a human)
+    )
     usage_key: str | None = None  # the API Gateway key of the token's usage plan (AWS only; not a secret of the caller)
     audience: str | None = None  # OAuth: the resource (RFC 8707) the token was issued for; checked on every call
-    grant_expires_at: str | None = None  # OAuth: when the grant behind the token ends (the access token itself lives 1 h)
+    grant_expires_at: str | None = (
+        None  # OAuth: when the grant behind the token ends (the access token itself lives 1 h)
+    )
 
     @property
     def human(self) -> bool:
@@ -173,7 +177,7 @@ class OAuthVerifier(PatVerifier):
 
 
 def _expired(expires_at: str | None) -> bool:
-    return bool(expires_at) and clock.parse_iso(expires_at) <= clock.now_ms()  # type: ignore[arg-type]
+    return bool(expires_at) and clock.parse_iso(expires_at) <= clock.now_ms()
 
 
 PAT_VERIFIER = PatVerifier()
@@ -312,7 +316,11 @@ def mint_pat(
 
 
 def list_tokens(user_id: str) -> list[TokenRow]:
-    return [r for r in TokenRow.gsi1.query(keys.user_partition(user_id), TokenRow.GSI1SK.startswith(keys.TOKENS_PREFIX)) if isinstance(r, TokenRow)]
+    return [
+        r
+        for r in TokenRow.gsi1.query(keys.user_partition(user_id), TokenRow.GSI1SK.startswith(keys.TOKENS_PREFIX))
+        if isinstance(r, TokenRow)
+    ]
 
 
 def revoke_token(user_id: str, token_id: str) -> bool:

@@ -154,8 +154,25 @@ COORDINATION: dict[str, SeedTool] = {
 
 
 MODULES: tuple[str, ...] = (
-    "workspaces", "boards", "columns", "tasks", "activity", "comments", "labels", "subtasks", "assignees", "links",
-    "bulk", "members", "projects", "search", "artifacts", "sessions", "attachments", "mywork", "coordination",
+    "workspaces",
+    "boards",
+    "columns",
+    "tasks",
+    "activity",
+    "comments",
+    "labels",
+    "subtasks",
+    "assignees",
+    "links",
+    "bulk",
+    "members",
+    "projects",
+    "search",
+    "artifacts",
+    "sessions",
+    "attachments",
+    "mywork",
+    "coordination",
 )
 
 
@@ -187,7 +204,10 @@ def registry() -> Registry:
 def eager_init() -> bool:
     """Whether this process pays for the whole catalog at init: a Lambda environment initialized
     ahead of its requests (``AWS_LAMBDA_INITIALIZATION_TYPE``), or ``JENTRIX_EAGER_CATALOG=1``."""
-    return os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in PRE_INITIALIZED or os.environ.get("JENTRIX_EAGER_CATALOG") == "1"
+    return (
+        os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in PRE_INITIALIZED
+        or os.environ.get("JENTRIX_EAGER_CATALOG") == "1"
+    )
 
 
 # -- the manifest -------------------------------------------------------------------------------
@@ -215,8 +235,14 @@ def source_hash() -> str:
 def manifest_row(spec: ToolSpec) -> dict[str, Any]:
     """What a tool's :class:`LazySpec` knows without importing its module."""
     return {
-        "name": spec.name, "module": spec.handler.__module__, "area": spec.area, "scope": spec.scope,
-        "read_only": spec.read_only, "destructive": spec.destructive, "idempotent": spec.idempotent, "keyed": spec.keyed,
+        "name": spec.name,
+        "module": spec.handler.__module__,
+        "area": spec.area,
+        "scope": spec.scope,
+        "read_only": spec.read_only,
+        "destructive": spec.destructive,
+        "idempotent": spec.idempotent,
+        "keyed": spec.keyed,
         "definition": spec.definition(),
     }
 
@@ -224,7 +250,9 @@ def manifest_row(spec: ToolSpec) -> dict[str, Any]:
 def render_manifest(specs: list[ToolSpec] | None = None) -> str:
     """The manifest file's text for ``specs`` (default: the modules' own, :func:`eager_registry`)."""
     rows = [manifest_row(s) for s in (specs if specs is not None else eager_registry().ordered())]
-    lines = ",\n".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows)  # one tool per line: readable diffs
+    lines = ",\n".join(
+        json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows
+    )  # one tool per line: readable diffs
     return f'{{"sourceHash":"{source_hash()}","tools":[\n{lines}\n]}}\n'
 
 
@@ -235,7 +263,9 @@ def manifest_rows(path: Path = MANIFEST) -> list[dict[str, Any]] | None:
     except (OSError, ValueError):
         return None
     if data.get("sourceHash") != source_hash():
-        log.warning("domain/catalog_manifest.json is stale (the tool sources changed); importing every tool module. Regenerate it with scripts/gen_tool_docs.py")
+        log.warning(
+            "domain/catalog_manifest.json is stale (the tool sources changed); importing every tool module. Regenerate it with scripts/gen_tool_docs.py"
+        )
         return None
     return list(data["tools"])
 
@@ -245,7 +275,18 @@ class LazySpec:
     :class:`~domain.registry.ToolSpec`, whose module is imported on first use (thread-safe: the
     import system serialises concurrent imports of one module)."""
 
-    __slots__ = ("_definition", "_module", "_spec", "area", "destructive", "idempotent", "keyed", "name", "read_only", "scope")
+    __slots__ = (
+        "_definition",
+        "_module",
+        "_spec",
+        "area",
+        "destructive",
+        "idempotent",
+        "keyed",
+        "name",
+        "read_only",
+        "scope",
+    )
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.name: str = row["name"]
@@ -278,7 +319,9 @@ class LazySpec:
             module = importlib.import_module(self._module)
             spec = next((s for s in module.TOOLS if s.name == self.name), None)
             if spec is None:
-                raise LookupError(f"{self._module} does not declare {self.name}; regenerate domain/catalog_manifest.json")
+                raise LookupError(
+                    f"{self._module} does not declare {self.name}; regenerate domain/catalog_manifest.json"
+                )
             self._spec = spec
         return spec
 

@@ -32,8 +32,12 @@ def mint_signin_link(user_id: str) -> str:
     """The secret of a new one-time link for ``user_id`` (the URL is ``/console/signin/link?t=<secret>``)."""
     secret = secrets.token_urlsafe(32)
     expires = clock.now_ms() + LINK_SECONDS * 1000
-    SigninLinkRow(*keys.signin_link(_digest(secret)), userId=user_id, expiresAt=clock.iso(expires),
-                  ttl=expires // 1000 + TTL_GRACE_SECONDS).save()
+    SigninLinkRow(
+        *keys.signin_link(_digest(secret)),
+        userId=user_id,
+        expiresAt=clock.iso(expires),
+        ttl=expires // 1000 + TTL_GRACE_SECONDS,
+    ).save()
     return secret
 
 
@@ -47,7 +51,7 @@ def consume_signin_link(secret: str) -> str | None:
         return None
     try:
         row.update(actions=[SigninLinkRow.usedAt.set(clock.now_iso())], condition=SigninLinkRow.usedAt.does_not_exist())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         if "ConditionalCheckFailed" in repr(exc):
             return None
         raise
@@ -59,8 +63,14 @@ def create_session(user_id: str) -> str:
     secret = secrets.token_urlsafe(32)
     now = clock.now_ms()
     expires = now + SESSION_SECONDS * 1000
-    WebSessionRow(*keys.web_session(_digest(secret)), userId=user_id, csrf=secrets.token_urlsafe(24), createdAt=clock.iso(now),
-                  expiresAt=clock.iso(expires), ttl=expires // 1000 + TTL_GRACE_SECONDS).save()
+    WebSessionRow(
+        *keys.web_session(_digest(secret)),
+        userId=user_id,
+        csrf=secrets.token_urlsafe(24),
+        createdAt=clock.iso(now),
+        expiresAt=clock.iso(expires),
+        ttl=expires // 1000 + TTL_GRACE_SECONDS,
+    ).save()
     return secret
 
 
@@ -81,4 +91,6 @@ def end_session(secret: str | None) -> None:
 
 def expire_session_now(secret: str) -> Any:
     """Test and operator helper: make a session expire immediately."""
-    WebSessionRow(*keys.web_session(_digest(secret))).update(actions=[WebSessionRow.expiresAt.set(clock.iso(clock.now_ms() - 1000))])
+    WebSessionRow(*keys.web_session(_digest(secret))).update(
+        actions=[WebSessionRow.expiresAt.set(clock.iso(clock.now_ms() - 1000))]
+    )

@@ -27,7 +27,6 @@ from domain.store import activity as activity_store
 from domain.store import members as member_store
 from domain.store.models import ActivityRow, MemberRow
 
-
 LISTED_WORKSPACES = 20  # ids an INVALID_INPUT for an ambiguous ``workspaceId: ""`` names at most
 
 # While the pipeline parses a call's arguments, the set that Redact-typed fields (domain.tools.args)
@@ -75,7 +74,9 @@ class CallContext:
     absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
     governance_request: Any = None  # domain.store.governance.Request of a governed call (set by the access step)
     approval: Any = None  # the APPROVED ApprovalRow letting this agent call through once (domain.governance.gate)
-    redactions: set[str] = field(default_factory=set)  # rule ids of secrets taken out of the arguments (domain.tools.args.Redact)
+    redactions: set[str] = field(
+        default_factory=set
+    )  # rule ids of secrets taken out of the arguments (domain.tools.args.Redact)
 
     def __post_init__(self) -> None:
         # A write made with a human's credential is recorded as from the UI, an agent's as from MCP.
@@ -128,11 +129,28 @@ class CallContext:
     def user_id(self) -> str:
         return self.principal.user_id
 
-    def activity(self, workspace_id: str, board_id: str, type_: str, summary: str, *, task_id: str | None = None, data: dict[str, Any] | None = None, at: str | None = None) -> ActivityRow:
+    def activity(
+        self,
+        workspace_id: str,
+        board_id: str,
+        type_: str,
+        summary: str,
+        *,
+        task_id: str | None = None,
+        data: dict[str, Any] | None = None,
+        at: str | None = None,
+    ) -> ActivityRow:
         """A new activity row by this caller (actor and source filled in), for the write's transaction."""
         return activity_store.new_row(
-            workspace_id=workspace_id, board_id=board_id, type_=type_, summary=summary, actor_id=self.principal.user_id,
-            source=self.source, task_id=task_id, data=data, at=at,
+            workspace_id=workspace_id,
+            board_id=board_id,
+            type_=type_,
+            summary=summary,
+            actor_id=self.principal.user_id,
+            source=self.source,
+            task_id=task_id,
+            data=data,
+            at=at,
         )
 
     # -- workspace resolution -------------------------------------------------------------
@@ -158,7 +176,7 @@ class CallContext:
         if self.binding and self.binding.workspace_id and value != self.binding.workspace_id:
             raise errors.forbidden(
                 f"This connection is bound to workspace {self.binding.workspace_id}; it cannot act on {value}.",
-                f"Pass workspaceId \"\" or {self.binding.workspace_id!r}; start another adapter with --workspace to use a different one.",
+                f'Pass workspaceId "" or {self.binding.workspace_id!r}; start another adapter with --workspace to use a different one.',
             )
         return value
 
@@ -175,12 +193,16 @@ class CallContext:
             return spaces[0]
         if not spaces:
             raise errors.invalid(
-                field_name, "is empty and stands for your only workspace, but you belong to none",
+                field_name,
+                "is empty and stands for your only workspace, but you belong to none",
                 "Create one with create_workspace (or accept an invitation), then pass its id.",
             )
-        shown = ", ".join(spaces[:LISTED_WORKSPACES]) + (f" and {len(spaces) - LISTED_WORKSPACES} more" if len(spaces) > LISTED_WORKSPACES else "")
+        shown = ", ".join(spaces[:LISTED_WORKSPACES]) + (
+            f" and {len(spaces) - LISTED_WORKSPACES} more" if len(spaces) > LISTED_WORKSPACES else ""
+        )
         raise errors.invalid(
-            field_name, f"is empty, which names your only workspace, but you belong to {len(spaces)}: {shown}",
+            field_name,
+            f"is empty, which names your only workspace, but you belong to {len(spaces)}: {shown}",
             "Pass one of these ids (list_workspaces shows their names), or use a token pinned to one workspace.",
         )
 

@@ -10,7 +10,6 @@ client must tell apart without parsing the message (:data:`REASONS`); it is pres
 from __future__ import annotations
 
 import re
-
 from enum import StrEnum
 from typing import Any
 
@@ -96,13 +95,20 @@ def not_found(kind: str, ident: str) -> ToolError:
             "Check the number (the digits after the dash of a key such as ST-42) and the workspace; get_board_snapshot "
             "or list_tasks show the tasks and their numbers.",
         )
-    return ToolError(ErrorCode.NOT_FOUND, f"No {kind} with id {ident!r} is visible to this credential.", _NOT_FOUND_HINTS.get(kind, _NOT_FOUND_HINT))
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"No {kind} with id {ident!r} is visible to this credential.",
+        _NOT_FOUND_HINTS.get(kind, _NOT_FOUND_HINT),
+    )
 
 
 _NOT_FOUND_HINT = "Check the id; get_board_snapshot or list_tasks show the ids you can use."
 # Where the ids of each kind are listed (a kind missing here is a task-side entity).
 _NOT_FOUND_HINTS = {
-    **{k: f"Check the id; list_{k}s or get_board_snapshot show the ids you can use." for k in ("board", "workspace", "project")},
+    **{
+        k: f"Check the id; list_{k}s or get_board_snapshot show the ids you can use."
+        for k in ("board", "workspace", "project")
+    },
     "session": "Check the id; list_agent_sessions shows the sessions you can use.",
     "member": "Check the userId; list_members shows this workspace's members and their userIds.",
     "user": "Check the userId; list_members shows this workspace's members and their userIds.",
@@ -113,7 +119,9 @@ _NOT_FOUND_HINTS = {
 
 def invalid(field: str, message: str, hint: str = "") -> ToolError:
     """INVALID_INPUT naming the offending field first, so an agent can fix that one argument."""
-    return ToolError(ErrorCode.INVALID_INPUT, f"{field}: {message}", hint or f"Fix the '{field}' argument and call again.")
+    return ToolError(
+        ErrorCode.INVALID_INPUT, f"{field}: {message}", hint or f"Fix the '{field}' argument and call again."
+    )
 
 
 def board_archived(field: str = "taskId") -> ToolError:
@@ -129,7 +137,8 @@ def board_archived(field: str = "taskId") -> ToolError:
         "labelId": "the label's board is archived",
     }.get(field, "this board is archived")
     return invalid(
-        field, f"{subject}: its tasks and labels are read-only",
+        field,
+        f"{subject}: its tasks and labels are read-only",
         "Read it with get_task, list_tasks or get_board_snapshot; a workspace admin can restore the board with unarchive_boards.",
     )
 
@@ -138,8 +147,17 @@ def forbidden(message: str, hint: str) -> ToolError:
     return ToolError(ErrorCode.FORBIDDEN, message, hint)
 
 
-def conflict(message: str, hint: str, *, current: dict[str, Any] | None = None, retry_after_seconds: int | None = None, reason: str | None = None) -> ToolError:
-    return ToolError(ErrorCode.CONFLICT, message, hint, current=current, retry_after_seconds=retry_after_seconds, reason=reason)
+def conflict(
+    message: str,
+    hint: str,
+    *,
+    current: dict[str, Any] | None = None,
+    retry_after_seconds: int | None = None,
+    reason: str | None = None,
+) -> ToolError:
+    return ToolError(
+        ErrorCode.CONFLICT, message, hint, current=current, retry_after_seconds=retry_after_seconds, reason=reason
+    )
 
 
 # A human task key (ST-42): what people paste where a task id belongs.

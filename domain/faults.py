@@ -35,7 +35,9 @@ from domain.store.deadline import DeadlineExceeded
 # retry or a back-off; to the caller it is the same as a store that did not answer in time.
 UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError, DeadlineExceeded)
 RETRY_AFTER_SECONDS = 5
-THROTTLING_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "ThrottlingError"})
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "ThrottlingError"}
+)
 BUSY_RETRY_AFTER_SECONDS = 2
 
 

@@ -38,7 +38,9 @@ def request_for(spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> 
     if "workspaceId" in canonical:
         canonical["workspaceId"] = where.workspace_id
     digest = hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    return store.Request(where.workspace_id, spec.name, digest, canonical, ctx.principal.user_id, ctx.principal.token_id)
+    return store.Request(
+        where.workspace_id, spec.name, digest, canonical, ctx.principal.user_id, ctx.principal.token_id
+    )
 
 
 def with_gate_reads(plan: Prefetch, spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> Prefetch:
@@ -103,7 +105,11 @@ def gate(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any] | None:
             "Ask a human member to make this change with their own credential, or an OWNER to change the policy (jentrix governance set).",
         )
     req = ctx.governance_request or request_for(spec, ctx, where, args)
-    earlier = [r for r in ctx.query("approvals", lambda: store.rounds(req.workspace_id, req.digest)) if req.matches(r) and store.live(r)]
+    earlier = [
+        r
+        for r in ctx.query("approvals", lambda: store.rounds(req.workspace_id, req.digest))
+        if req.matches(r) and store.live(r)
+    ]
     approved = next((r for r in earlier if r.state == "APPROVED"), None)
     if approved is not None:
         ctx.approval = approved

@@ -88,7 +88,11 @@ def _wrapper(tool: str) -> Callable[..., Any]:
         # shared across tools would key every tool's records with the first tool's prefix.
         # Imported on the first keyed call: Powertools' idempotency brings boto3 and jmespath
         # (~100 ms at import), which a process serving only reads and edits never needs.
-        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+        from aws_lambda_powertools.utilities.idempotency import (
+            DynamoDBPersistenceLayer,
+            IdempotencyConfig,
+            idempotent_function,
+        )
 
         # Rebuilt when the store's client changed (db.configure without db.use, e.g. the HTTP app's
         # import after in-process calls), so a layer never keeps talking through a replaced client.
@@ -101,14 +105,19 @@ def _wrapper(tool: str) -> Callable[..., Any]:
         )
         config.register_lambda_context(_RemainingTime())  # type: ignore[arg-type]
         fn = idempotent_function(
-            _run_handler, data_keyword_argument="request", persistence_store=store, config=config,
+            _run_handler,
+            data_keyword_argument="request",
+            persistence_store=store,
+            config=config,
             key_prefix=f"jentrix.{tool}",
         )
         _wrapped[tool] = (client, fn)
     return fn
 
 
-def run(tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[str, Any]], budget_ms: int | None = None) -> dict[str, Any]:
+def run(
+    tool: str, scope: str, args: dict[str, Any], handler: Callable[[], dict[str, Any]], budget_ms: int | None = None
+) -> dict[str, Any]:
     """Run ``handler`` at most once per ``scope`` (replaying its stored result afterwards).
 
     Raises:
@@ -152,4 +161,6 @@ def creation_marker(ctx: Any, workspace_id: str, entity_id: str = "") -> Creatio
     """The marker a keyed create puts in its transaction, or ``None`` for a call without a key."""
     if not ctx.idempotency_key:
         return None
-    return marker_for(ctx.principal.user_id, workspace_id, ctx.tool, ctx.idempotency_key, entity_id, ctx.args_hash or "")
+    return marker_for(
+        ctx.principal.user_id, workspace_id, ctx.tool, ctx.idempotency_key, entity_id, ctx.args_hash or ""
+    )

@@ -84,7 +84,11 @@ class RedactingFilter(logging.Filter):
             text = str(exc)
             cleaned = _redact(text)
             if cleaned != text:
-                record.exc_info = (record.exc_info[0], _RedactedError(f"{type(exc).__name__}: {cleaned}"), record.exc_info[2])
+                record.exc_info = (
+                    record.exc_info[0],
+                    _RedactedError(f"{type(exc).__name__}: {cleaned}"),
+                    record.exc_info[2],
+                )
                 record.exc_text = None
         return True
 
@@ -96,7 +100,15 @@ class _RedactedError(Exception):
 _FILTER = RedactingFilter()
 # Every logger we write through: the pipeline's Powertools logger (its service name), the
 # transports', the search component's.
-LOGGERS = ("jentrix-mcp", "jentrix.http", "jentrix.stdio", "jentrix.search", "domain.search.text", "domain.search.writes", "jentrix.cli")
+LOGGERS = (
+    "jentrix-mcp",
+    "jentrix.http",
+    "jentrix.stdio",
+    "jentrix.search",
+    "domain.search.text",
+    "domain.search.writes",
+    "jentrix.cli",
+)
 
 
 def install(*loggers: logging.Logger | str) -> RedactingFilter:

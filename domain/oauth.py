@@ -63,7 +63,7 @@ def _iso_in(seconds: int, now_ms: int | None = None) -> str:
 
 
 def _expired(iso: str | None, now_ms: int | None = None) -> bool:
-    return bool(iso) and clock.parse_iso(iso) <= (now_ms if now_ms is not None else clock.now_ms())  # type: ignore[arg-type]
+    return bool(iso) and clock.parse_iso(iso) <= (now_ms if now_ms is not None else clock.now_ms())
 
 
 def _ttl(iso: str) -> int:
@@ -89,8 +89,16 @@ def register_client(client_name: str, redirect_uris: list[str], application_type
     """Store a public client (no secret ever); it expires :data:`CLIENT_IDLE_SECONDS` after its last use."""
     client_id = "dcr_" + secrets.token_urlsafe(18)
     expires = _iso_in(CLIENT_IDLE_SECONDS)
-    row = OAuthClientRow(*keys.oauth_client(client_id), clientId=client_id, clientName=client_name, redirectUris=redirect_uris,
-                         applicationType=application_type, createdAt=clock.now_iso(), expiresAt=expires, ttl=_ttl(expires))
+    row = OAuthClientRow(
+        *keys.oauth_client(client_id),
+        clientId=client_id,
+        clientName=client_name,
+        redirectUris=redirect_uris,
+        applicationType=application_type,
+        createdAt=clock.now_iso(),
+        expiresAt=expires,
+        ttl=_ttl(expires),
+    )
     row.save()
     return row
 
@@ -110,7 +118,9 @@ def _touch_client(client_id: str) -> None:
     expires = _iso_in(CLIENT_IDLE_SECONDS)
     try:
         OAuthClientRow(*keys.oauth_client(client_id)).update(
-            actions=[OAuthClientRow.expiresAt.set(expires), OAuthClientRow.ttl.set(_ttl(expires))], condition=OAuthClientRow.PK.exists())
+            actions=[OAuthClientRow.expiresAt.set(expires), OAuthClientRow.ttl.set(_ttl(expires))],
+            condition=OAuthClientRow.PK.exists(),
+        )
     except Exception:  # noqa: BLE001 - a missed touch only shortens the client's idle life
         pass
 
@@ -134,9 +144,19 @@ def issue_code(consent: Consent) -> str:
     """A fresh authorization code (shown once in the redirect; stored as its digest)."""
     code = secrets.token_urlsafe(32)
     expires = _iso_in(CODE_SECONDS)
-    OAuthCodeRow(*keys.oauth_code(digest(code)), userId=consent.user_id, clientId=consent.client_id, clientName=consent.client_name,
-                 redirectUri=consent.redirect_uri, codeChallenge=consent.code_challenge, scopes=consent.scopes,
-                 workspaceId=consent.workspace_id, resource=consent.resource, expiresAt=expires, ttl=_ttl(expires)).save()
+    OAuthCodeRow(
+        *keys.oauth_code(digest(code)),
+        userId=consent.user_id,
+        clientId=consent.client_id,
+        clientName=consent.client_name,
+        redirectUri=consent.redirect_uri,
+        codeChallenge=consent.code_challenge,
+        scopes=consent.scopes,
+        workspaceId=consent.workspace_id,
+        resource=consent.resource,
+        expiresAt=expires,
+        ttl=_ttl(expires),
+    ).save()
     return code
 
 
@@ -149,8 +169,13 @@ class TokenSet:
     grant_id: str
 
     def body(self) -> dict[str, Any]:
-        return {"access_token": self.access_token, "token_type": "Bearer", "expires_in": self.expires_in,
-                "refresh_token": self.refresh_token, "scope": self.scope}
+        return {
+            "access_token": self.access_token,
+            "token_type": "Bearer",
+            "expires_in": self.expires_in,
+            "refresh_token": self.refresh_token,
+            "scope": self.scope,
+        }
 
 
 def s256(verifier: str) -> str:
@@ -163,7 +188,9 @@ def s256(verifier: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode("ascii")
 
 
-def exchange_code(*, code: str, client_id: str, redirect_uri: str, code_verifier: str, resource: str | None, expected_resource: str) -> TokenSet:
+def exchange_code(
+    *, code: str, client_id: str, redirect_uri: str, code_verifier: str, resource: str | None, expected_resource: str
+) -> TokenSet:
     """Trade a code for tokens (RFC 6749 §4.1.3 with PKCE).
 
     Raises:
@@ -190,18 +217,30 @@ def exchange_code(*, code: str, client_id: str, redirect_uri: str, code_verifier
         raise OAuthError("invalid_grant", "the PKCE code_verifier does not match the code_challenge")
     grant_id = "grt_" + secrets.token_urlsafe(12)
     try:
-        row.update(actions=[OAuthCodeRow.usedAt.set(clock.now_iso()), OAuthCodeRow.grantId.set(grant_id)],
-                   condition=OAuthCodeRow.usedAt.does_not_exist())
-    except Exception as exc:  # noqa: BLE001 - a concurrent exchange won the code
+        row.update(
+            actions=[OAuthCodeRow.usedAt.set(clock.now_iso()), OAuthCodeRow.grantId.set(grant_id)],
+            condition=OAuthCodeRow.usedAt.does_not_exist(),
+        )
+    except Exception as exc:
         if "ConditionalCheckFailed" in repr(exc):
             raise OAuthError("invalid_grant", "the authorization code was already used") from None
         raise
     now = clock.now_ms()
     grant = OAuthGrantRow(
-        *keys.oauth_grant(row.userId, grant_id), grantId=grant_id, userId=row.userId, clientId=row.clientId, clientName=row.clientName,
-        clientHost=host_of(row.redirectUri), scopes=list(row.scopes), workspaceId=row.workspaceId, resource=row.resource,
-        createdAt=clock.iso(now), lastUsedAt=clock.iso(now), expiresAt=_iso_in(GRANT_IDLE_SECONDS, now),
-        absoluteExpiresAt=_iso_in(GRANT_MAX_SECONDS, now), accessDigests=[],
+        *keys.oauth_grant(row.userId, grant_id),
+        grantId=grant_id,
+        userId=row.userId,
+        clientId=row.clientId,
+        clientName=row.clientName,
+        clientHost=host_of(row.redirectUri),
+        scopes=list(row.scopes),
+        workspaceId=row.workspaceId,
+        resource=row.resource,
+        createdAt=clock.iso(now),
+        lastUsedAt=clock.iso(now),
+        expiresAt=_iso_in(GRANT_IDLE_SECONDS, now),
+        absoluteExpiresAt=_iso_in(GRANT_MAX_SECONDS, now),
+        accessDigests=[],
     )
     tokens_ = _mint_pair(grant, now, first=True)
     _touch_client(row.clientId)
@@ -226,11 +265,26 @@ def _mint_pair(grant: OAuthGrantRow, now: int, *, first: bool, used_refresh: OAu
     grant.expiresAt = clock.iso(grant_expires)
     grant.lastUsedAt = clock.iso(now)
     grant.ttl = _ttl(grant.expiresAt)
-    access_row = OAuthAccessRow(*keys.oauth_access(digest(access)), grantId=grant.grantId, userId=grant.userId, clientId=grant.clientId,
-                                clientName=grant.clientName, scopes=list(grant.scopes), workspaceId=grant.workspaceId, audience=grant.resource,
-                                expiresAt=clock.iso(access_expires_ms), grantExpiresAt=grant.expiresAt, ttl=_ttl(clock.iso(access_expires_ms)))
-    refresh_row = OAuthRefreshRow(*keys.oauth_refresh(digest(refresh)), grantId=grant.grantId, userId=grant.userId, clientId=grant.clientId,
-                                  ttl=_ttl(grant.expiresAt))
+    access_row = OAuthAccessRow(
+        *keys.oauth_access(digest(access)),
+        grantId=grant.grantId,
+        userId=grant.userId,
+        clientId=grant.clientId,
+        clientName=grant.clientName,
+        scopes=list(grant.scopes),
+        workspaceId=grant.workspaceId,
+        audience=grant.resource,
+        expiresAt=clock.iso(access_expires_ms),
+        grantExpiresAt=grant.expiresAt,
+        ttl=_ttl(clock.iso(access_expires_ms)),
+    )
+    refresh_row = OAuthRefreshRow(
+        *keys.oauth_refresh(digest(refresh)),
+        grantId=grant.grantId,
+        userId=grant.userId,
+        clientId=grant.clientId,
+        ttl=_ttl(grant.expiresAt),
+    )
 
     def build(tx: Any) -> None:
         if first:
@@ -240,7 +294,11 @@ def _mint_pair(grant: OAuthGrantRow, now: int, *, first: bool, used_refresh: OAu
         tx.save(access_row)
         tx.save(refresh_row)
         if used_refresh is not None:
-            tx.update(used_refresh, actions=[OAuthRefreshRow.usedAt.set(clock.iso(now))], condition=OAuthRefreshRow.usedAt.does_not_exist())
+            tx.update(
+                used_refresh,
+                actions=[OAuthRefreshRow.usedAt.set(clock.iso(now))],
+                condition=OAuthRefreshRow.usedAt.does_not_exist(),
+            )
 
     try:
         db.transact(build)
@@ -291,7 +349,9 @@ def grant_of(user_id: str, grant_id: str) -> OAuthGrantRow | None:
 def list_grants(user_id: str) -> list[OAuthGrantRow]:
     """The user's live grants (connected apps), newest first. One Query."""
     now = clock.now_ms()
-    rows = OAuthGrantRow.query(keys.user_partition(user_id), OAuthGrantRow.SK.startswith(keys.OAUTH_GRANTS_PREFIX), consistent_read=True)
+    rows = OAuthGrantRow.query(
+        keys.user_partition(user_id), OAuthGrantRow.SK.startswith(keys.OAUTH_GRANTS_PREFIX), consistent_read=True
+    )
     live = [r for r in rows if isinstance(r, OAuthGrantRow) and not r.revokedAt and not _expired(r.expiresAt, now)]
     return sorted(live, key=lambda r: r.createdAt, reverse=True)
 
@@ -306,8 +366,14 @@ def revoke_grant(user_id: str, grant_id: str, *, reason: str = "revoked by the u
     digests = [d.split(" ")[0] for d in grant.accessDigests or []][-90:]
 
     def build(tx: Any) -> None:
-        tx.update(grant, actions=[OAuthGrantRow.revokedAt.set(clock.now_iso()), OAuthGrantRow.revokedReason.set(reason),
-                                  OAuthGrantRow.accessDigests.set([])])
+        tx.update(
+            grant,
+            actions=[
+                OAuthGrantRow.revokedAt.set(clock.now_iso()),
+                OAuthGrantRow.revokedReason.set(reason),
+                OAuthGrantRow.accessDigests.set([]),
+            ],
+        )
         for d in digests:
             tx.delete(OAuthAccessRow(*keys.oauth_access(d)))
 

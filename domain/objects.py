@@ -90,12 +90,20 @@ def sha256_b64(hex_digest: str) -> str:
     return base64.b64encode(bytes.fromhex(hex_digest)).decode("ascii")
 
 
-def presign_put(key: str, *, content_type: str, size: int, sha256_hex: str, expires_in: int) -> tuple[str, dict[str, str]]:
+def presign_put(
+    key: str, *, content_type: str, size: int, sha256_hex: str, expires_in: int
+) -> tuple[str, dict[str, str]]:
     """A presigned PUT for exactly these bytes: ``(url, headers the client must send)``."""
     checksum = sha256_b64(sha256_hex)
     url = client().generate_presigned_url(
         "put_object",
-        Params={"Bucket": settings.artifact_bucket, "Key": key, "ContentType": content_type, "ContentLength": size, "ChecksumSHA256": checksum},
+        Params={
+            "Bucket": settings.artifact_bucket,
+            "Key": key,
+            "ContentType": content_type,
+            "ContentLength": size,
+            "ChecksumSHA256": checksum,
+        },
         ExpiresIn=expires_in,
         HttpMethod="PUT",
     )
@@ -109,7 +117,9 @@ def presign_get(key: str, *, file_name: str | None = None, expires_in: int | Non
     if file_name:
         safe = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in file_name)
         params["ResponseContentDisposition"] = f'attachment; filename="{safe}"'
-    url: str = client().generate_presigned_url("get_object", Params=params, ExpiresIn=expires_in or settings.download_url_seconds)
+    url: str = client().generate_presigned_url(
+        "get_object", Params=params, ExpiresIn=expires_in or settings.download_url_seconds
+    )
     return url
 
 
@@ -158,9 +168,15 @@ def head(key: str) -> Stored | None:
         if code in _DENIED:
             if not listed(key):
                 return None
-            raise AccessDenied(f"S3 refused HeadObject on {key}, an object that exists: the function's role may not read it.") from exc
+            raise AccessDenied(
+                f"S3 refused HeadObject on {key}, an object that exists: the function's role may not read it."
+            ) from exc
         raise
-    return Stored(size=int(out["ContentLength"]), content_type=str(out.get("ContentType") or ""), sha256_b64=out.get("ChecksumSHA256"))
+    return Stored(
+        size=int(out["ContentLength"]),
+        content_type=str(out.get("ContentType") or ""),
+        sha256_b64=out.get("ChecksumSHA256"),
+    )
 
 
 def listed(key: str) -> bool:
@@ -210,7 +226,9 @@ def digest(key: str, limit: int) -> str | None:
 def copy(source_key: str, dest_key: str) -> None:
     """Server-side copy within the bucket (metadata and content type kept)."""
     bucket = settings.artifact_bucket
-    client().copy_object(Bucket=bucket, Key=dest_key, CopySource={"Bucket": bucket, "Key": source_key}, MetadataDirective="COPY")
+    client().copy_object(
+        Bucket=bucket, Key=dest_key, CopySource={"Bucket": bucket, "Key": source_key}, MetadataDirective="COPY"
+    )
 
 
 def delete(key: str) -> None:

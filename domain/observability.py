@@ -71,7 +71,9 @@ class _Tracing:
             if on_lambda() and not disabled:
                 from aws_lambda_powertools import Tracer
 
-                self._tracer = Tracer(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "jentrix-mcp", auto_patch=False)
+                self._tracer = Tracer(
+                    service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "jentrix-mcp", auto_patch=False
+                )
         return self._tracer
 
 

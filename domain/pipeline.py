@@ -25,19 +25,18 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from domain import access, errors, governance, idempotency, log_redaction, observability, projection, ratelimit
+from domain import access, errors, faults, governance, idempotency, log_redaction, observability, projection, ratelimit
 from domain.auth import Principal
 from domain.context import REDACTING, REDACTIONS, Binding, CallContext
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
-from domain.store import deadline, parallel
+from domain.store import deadline
 from domain.store.boards import BoardArchived
 from domain.store.db import Missing
 from domain.store.idempotency_markers import IdempotencyMismatch
 from domain.store.paging import InvalidCursor
 from domain.store.retry import Contended
-from domain import faults
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = observability.logger("jentrix-mcp")
@@ -103,7 +102,10 @@ def call_tool(
     spec = spec.load()  # a manifest row's LazySpec: the real spec, once, not per attribute
     cid = correlation_id or observability.request_id() or uuid.uuid4().hex
     started = time.perf_counter()
-    with observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub, deadline.bound(settings.call_deadline_ms / 1000):
+    with (
+        observability.subsegment(f"tool {spec.name}", tool=spec.name) as sub,
+        deadline.bound(settings.call_deadline_ms / 1000),
+    ):
         outcome = _run(spec, arguments, principal, binding=binding, cid=cid, selection=selection, rate=rate)
         code = outcome.error["error"]["code"] if outcome.error else "OK"
         if sub is not None:
@@ -111,15 +113,29 @@ def call_tool(
     latency_ms = (time.perf_counter() - started) * 1000
     logger.info(
         "tool call",
-        extra={"tool": spec.name, "principal": principal.user_id, "token_id": principal.token_id, "outcome": code,
-               "latency_ms": round(latency_ms, 1), "correlation_id": cid},
+        extra={
+            "tool": spec.name,
+            "principal": principal.user_id,
+            "token_id": principal.token_id,
+            "outcome": code,
+            "latency_ms": round(latency_ms, 1),
+            "correlation_id": cid,
+        },
     )
     observability.record_call(spec.name, code, latency_ms)
     return outcome
 
 
-def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Binding | None, cid: str,
-         selection: tuple[tuple[str, ...], bool] | None = None, rate: ratelimit.Admission | None = None) -> CallOutcome:
+def _run(
+    spec: ToolSpec,
+    arguments: Any,
+    principal: Principal,
+    *,
+    binding: Binding | None,
+    cid: str,
+    selection: tuple[tuple[str, ...], bool] | None = None,
+    rate: ratelimit.Admission | None = None,
+) -> CallOutcome:
     ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, selection=selection)
     try:
         # The limiter decides from memory: a call it already knows to be over the window is
@@ -137,7 +153,9 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise errors.invalid("arguments", "must be a JSON object", "Send the tool arguments as an object of named fields.")
+            raise errors.invalid(
+                "arguments", "must be a JSON object", "Send the tool arguments as an object of named fields."
+            )
         try:
             # Redact-typed fields (domain.tools.args.Redact) are cleaned here and name their rules in ctx.redactions.
             collecting = REDACTING.set(ctx.redactions)
@@ -159,7 +177,9 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             # Compare what the arguments mean, not how they were spelled: defaults filled in,
             # explicit nulls equal to omitted fields.
             canonical = _canonical(args.model_dump(mode="json"), spec.key_field)
-            ctx.args_hash = hashlib.sha256(json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+            ctx.args_hash = hashlib.sha256(
+                json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()
+            ).hexdigest()
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
             stored = idempotency.run(spec.name, scope, canonical, lambda: _execute(spec, ctx, args))
             # Powertools stores the response with sorted keys; re-render it in schema order so a
@@ -187,7 +207,9 @@ def _run(spec: ToolSpec, arguments: Any, principal: Principal, *, binding: Bindi
             logger.warning("storage throttled", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
             return CallOutcome(error=faults.busy_error(cid).envelope())
         if faults.too_large(exc):
-            logger.warning("write refused for its size", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+            logger.warning(
+                "write refused for its size", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)}
+            )
             return CallOutcome(error=faults.too_large_error().envelope())
         logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
         return CallOutcome(error=internal_error(cid).envelope())
@@ -206,7 +228,9 @@ def _drain(ctx: CallContext) -> None:
         try:
             future.result(timeout=None if left is None else max(0.0, left) + 1.0)
         except FutureTimeout:
-            logger.warning("pool work outlived its call", extra={"tool": ctx.tool, "correlation_id": ctx.correlation_id})
+            logger.warning(
+                "pool work outlived its call", extra={"tool": ctx.tool, "correlation_id": ctx.correlation_id}
+            )
         except Exception:  # noqa: BLE001 - already failing; the window is best effort here
             pass
 
@@ -229,12 +253,19 @@ def store_error(exc: Exception, ctx: CallContext) -> ToolError:
         )
     if isinstance(exc, InvalidCursor):
         return errors.invalid(
-            "cursor", "is not a cursor this list returned",
+            "cursor",
+            "is not a cursor this list returned",
             "A cursor works only with the same subject and filters as the call that returned it; repeat those, or omit cursor to start from the first page.",
         )
     if isinstance(exc, BoardArchived):
         where = ctx.target
-        field = {"task": "taskId", "comment": "commentId", "subtask": "subtaskId", "column": "columnId", "label": "labelId"}.get(where.kind if where is not None else "", "boardId")
+        field = {
+            "task": "taskId",
+            "comment": "commentId",
+            "subtask": "subtaskId",
+            "column": "columnId",
+            "label": "labelId",
+        }.get(where.kind if where is not None else "", "boardId")
         return errors.board_archived(field)
     if isinstance(exc, IdempotencyMismatch):
         return errors.conflict(

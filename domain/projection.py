@@ -76,7 +76,8 @@ def check(spec: Any, requested: list[str] | None) -> None:
     unknown = [n for n in requested if n not in spec.allowed_fields]
     if unknown:
         raise errors.invalid(
-            "fields", f"names unknown field(s) {', '.join(repr(n) for n in unknown[:5])}",
+            "fields",
+            f"names unknown field(s) {', '.join(repr(n) for n in unknown[:5])}",
             f"Use top-level fields of the rows: {', '.join(sorted(spec.allowed_fields))}.",
         )
 

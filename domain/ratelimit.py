@@ -58,7 +58,13 @@ class Window:
         return max(1, -(-(self.window_start_ms + WINDOW_MS - now_ms) // 1000))
 
     def as_dict(self) -> dict[str, object]:
-        return {"limit": self.limit, "used": self.used, "remaining": self.remaining, "resetAt": self.reset_at, "windowSeconds": 60}
+        return {
+            "limit": self.limit,
+            "used": self.used,
+            "remaining": self.remaining,
+            "resetAt": self.reset_at,
+            "windowSeconds": 60,
+        }
 
 
 def add(token_id: str, count: int, start_ms: int) -> int:
@@ -69,7 +75,12 @@ def add(token_id: str, count: int, start_ms: int) -> int:
     asks for ``ALL_NEW`` and builds a row from it, where the count alone is needed."""
     pk, sk = keys.rate_window(token_id, start_ms)
     data = db.connection().update_item(
-        Row.Meta.table_name, pk, sk, actions=[RateWindowRow.count.add(count), RateWindowRow.ttl.set(start_ms // 1000 + 180)], return_values="UPDATED_NEW")
+        Row.Meta.table_name,
+        pk,
+        sk,
+        actions=[RateWindowRow.count.add(count), RateWindowRow.ttl.set(start_ms // 1000 + 180)],
+        return_values="UPDATED_NEW",
+    )
     return int(data["Attributes"][RateWindowRow.count.attr_name]["N"])
 
 
@@ -80,7 +91,11 @@ def shared_count(token_id: str, now_ms: int | None = None) -> int:
     pk, sk = keys.rate_window(token_id, now - now % WINDOW_MS)
     from domain.settings import settings
 
-    item = db.dynamodb_client().get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True).get("Item")
+    item = (
+        db.dynamodb_client()
+        .get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True)
+        .get("Item")
+    )
     return int(item[RateWindowRow.count.attr_name]["N"]) if item else 0
 
 
@@ -111,7 +126,9 @@ class Admission:
         if self._future is not None and not self._done:
             shared = self._future.result(timeout=timeout)
             self._done = True
-            self.window = Window(self.limit, shared if self.exact else max(shared, self.window.used), self.window.window_start_ms)
+            self.window = Window(
+                self.limit, shared if self.exact else max(shared, self.window.used), self.window.window_start_ms
+            )
         return self.window
 
     def over(self) -> bool:
@@ -127,7 +144,9 @@ class Limiter:
         self._slots: dict[str, _Slot] = {}
         self._lock = threading.Lock()
 
-    def admit(self, token_id: str, limit: int, *, every: int = 1, sync_seconds: float = 5.0, now_ms: int | None = None) -> Admission:
+    def admit(
+        self, token_id: str, limit: int, *, every: int = 1, sync_seconds: float = 5.0, now_ms: int | None = None
+    ) -> Admission:
         """Admit or refuse one call of ``token_id`` against ``limit`` calls per minute.
 
         Refused: no request. Admitted: the add of this process's unsent calls starts on the
@@ -182,5 +201,9 @@ def admit(token_id: str, limit: int | None = None) -> Admission:
     """One call of ``token_id`` against this process's limiter, with the settings' limit and mode."""
     from domain.settings import settings
 
-    return LIMITER.admit(token_id, settings.rate_limit_per_minute if limit is None else limit,
-                         every=settings.rate_sync_every, sync_seconds=settings.rate_sync_seconds)
+    return LIMITER.admit(
+        token_id,
+        settings.rate_limit_per_minute if limit is None else limit,
+        every=settings.rate_sync_every,
+        sync_seconds=settings.rate_sync_seconds,
+    )

@@ -58,7 +58,6 @@ from typing import Any
 
 import regex
 
-
 DEFAULT_TIMEOUT = 2.0  # seconds for one redact() call, all rules together
 MAX_WIDEN = 4096  # characters a value may grow by on each side
 TIMEOUT_RULE = "scan-timeout"
@@ -159,7 +158,9 @@ def _bare_aws_secret(value: str) -> bool:
     """A 40-character base64 run alone in prose counts as an AWS secret key when it looks random."""
     return (
         _not_hex(value)
-        and any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
         and value.count("/") <= 3
         and entropy(value) > 4.25
     )
@@ -195,7 +196,13 @@ def _plugin_rules() -> list[Rule]:
     from detect_secrets.plugins.twilio import TwilioKeyDetector
 
     table: list[tuple[str, Any, tuple[str, ...], frozenset[str], Callable[[str], bool] | None]] = [
-        ("aws-access-key", AWSKeyDetector, ("akia", "asia", "abia", "acca", "a3t", "aws"), TOKEN - {".", "-", "_", "="}, _not_hex),
+        (
+            "aws-access-key",
+            AWSKeyDetector,
+            ("akia", "asia", "abia", "acca", "a3t", "aws"),
+            TOKEN - {".", "-", "_", "="},
+            _not_hex,
+        ),
         ("github-token", GitHubTokenDetector, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ALNUM | {"_"}, None),
         ("slack-token", SlackDetector, ("xox", "hooks.slack.com"), ALNUM | {"-"}, None),
         ("stripe-key", StripeDetector, ("k_live_",), ALNUM | {"_"}, None),
@@ -217,7 +224,9 @@ def _plugin_rules() -> list[Rule]:
         plugin = cls()
         for pattern in cls.denylist:
             rx = regex.compile(pattern.pattern, (pattern.flags & _FLAGS) | regex.V0)
-            rules.append(Rule(rule_id, rx, keywords, plugin=plugin, charset=charset, accept=accept, pem=rule_id == "private-key"))
+            rules.append(
+                Rule(rule_id, rx, keywords, plugin=plugin, charset=charset, accept=accept, pem=rule_id == "private-key")
+            )
     return rules
 
 
@@ -253,14 +262,38 @@ def _house_rules() -> list[Rule]:
         # By shape: a token with a wrong checksum (mistyped, truncated by one, or forged) is still
         # somebody's credential attempt and is not stored either.
         Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tmo?_[A-Za-z0-9]{42}(?![A-Za-z0-9_-])"), ("tm",)),
-        Rule("jentrix-token", regex.compile(r"(?<![A-Za-z0-9_-])tm_([A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"), ("tm_",), group=0, accept=lambda v: _mixed(v[3:])),
-        Rule("auth-header", regex.compile(r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+" + not_marker + r"([^\s\"'<>,;]{8,})"), ("authorization",), group=1),
-        Rule("bearer-token", regex.compile(r"(?i)\bbearer\s+" + not_marker + r"([A-Za-z0-9._~+/-]{16,}=*)"), ("bearer",), group=1),
+        Rule(
+            "jentrix-token",
+            regex.compile(r"(?<![A-Za-z0-9_-])tm_([A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])"),
+            ("tm_",),
+            group=0,
+            accept=lambda v: _mixed(v[3:]),
+        ),
+        Rule(
+            "auth-header",
+            regex.compile(
+                r"(?i)\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)\s+"
+                + not_marker
+                + r"([^\s\"'<>,;]{8,})"
+            ),
+            ("authorization",),
+            group=1,
+        ),
+        Rule(
+            "bearer-token",
+            regex.compile(r"(?i)\bbearer\s+" + not_marker + r"([A-Za-z0-9._~+/-]{16,}=*)"),
+            ("bearer",),
+            group=1,
+        ),
         # The password ends at the last '@' before the host, so it may hold '@' and '/' itself;
         # a port ("host:443/@user") or a query ("?mail=a@b.c") is not a password.
         Rule(
             "url-password",
-            regex.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@\[\]\"'<>]{0,256}:" + not_marker + r"([^\s\"'<>?#]{1,256})@(?=[a-z0-9\[][a-z0-9.\[\]:-]{0,253}(?:[/?#:\s\"'<>),;]|$))"),
+            regex.compile(
+                r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s/:@\[\]\"'<>]{0,256}:"
+                + not_marker
+                + r"([^\s\"'<>?#]{1,256})@(?=[a-z0-9\[][a-z0-9.\[\]:-]{0,253}(?:[/?#:\s\"'<>),;]|$))"
+            ),
             ("://",),
             group=1,
             charset=frozenset(),
@@ -268,7 +301,9 @@ def _house_rules() -> list[Rule]:
         ),
         Rule(
             "aws-secret-key",
-            regex.compile(r"(?i)(?:aws_?)?secret_?(?:access_?)?key[\"']?\s*(?::=|=>|[:=])\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+            regex.compile(
+                r"(?i)(?:aws_?)?secret_?(?:access_?)?key[\"']?\s*(?::=|=>|[:=])\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+            ),
             ("secret",),
             group=1,
             accept=_not_hex,
@@ -285,7 +320,11 @@ def _house_rules() -> list[Rule]:
         # mysql/mariadb clients take the password glued to -p ("-p secret" would prompt instead).
         Rule(
             "mysql-password",
-            regex.compile(r"(?i)\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]{0,256}?[ \t](?-i:-p)" + not_marker + r"(\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s]{0,127})"),
+            regex.compile(
+                r"(?i)\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?)\b[^\n]{0,256}?[ \t](?-i:-p)"
+                + not_marker
+                + r"(\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-][^\s]{0,127})"
+            ),
             ("mysql", "mariadb"),
             group=1,
             charset=frozenset(),
@@ -293,7 +332,11 @@ def _house_rules() -> list[Rule]:
         # .npmrc: "//registry.example.com/:_authToken=…", "_auth=…", "_password=…".
         Rule(
             "npmrc-auth",
-            regex.compile(r"(?im)(?:^|[\s:\"'])_(?:authtoken|auth|password)[ \t]*=[ \t]*[\"']?" + not_marker + r"([^\s\"'$]{6,512})"),
+            regex.compile(
+                r"(?im)(?:^|[\s:\"'])_(?:authtoken|auth|password)[ \t]*=[ \t]*[\"']?"
+                + not_marker
+                + r"([^\s\"'$]{6,512})"
+            ),
             ("_auth", "_password"),
             group=1,
             charset=frozenset(),
@@ -301,32 +344,58 @@ def _house_rules() -> list[Rule]:
         # Azure storage / Service Bus connection strings and SAS signatures.
         Rule(
             "azure-connection-string",
-            regex.compile(r"(?i)\b(?:AccountKey|SharedAccessKey|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*" + not_marker + r"([A-Za-z0-9+/]{20,}={0,2})"),
+            regex.compile(
+                r"(?i)\b(?:AccountKey|SharedAccessKey|PrimaryKey|SecondaryKey)[ \t]*=[ \t]*"
+                + not_marker
+                + r"([A-Za-z0-9+/]{20,}={0,2})"
+            ),
             ("accountkey", "sharedaccesskey", "primarykey", "secondarykey"),
             group=1,
             charset=frozenset(),
         ),
         Rule(
             "azure-sas-signature",
-            regex.compile(r"(?i)(?:[?&;]|\bSharedAccessSignature=)(?:[^\s&;]*&)?sig=" + not_marker + r"([A-Za-z0-9%+/]{20,}(?:%3D|=){0,2})"),
+            regex.compile(
+                r"(?i)(?:[?&;]|\bSharedAccessSignature=)(?:[^\s&;]*&)?sig="
+                + not_marker
+                + r"([A-Za-z0-9%+/]{20,}(?:%3D|=){0,2})"
+            ),
             ("sig=",),
             group=1,
             charset=frozenset(),
         ),
-        Rule("password-assignment", regex.compile(_NAME + r"\s*(?::=|=>|=)\s*(?:\"|'|)" + not_marker + _VALUE), _WORDS, group=1, charset=frozenset(), accept=_literal),
+        Rule(
+            "password-assignment",
+            regex.compile(_NAME + r"\s*(?::=|=>|=)\s*(?:\"|'|)" + not_marker + _VALUE),
+            _WORDS,
+            group=1,
+            charset=frozenset(),
+            accept=_literal,
+        ),
         # Any other prefixed *_TOKEN / *_KEY name with a random-looking literal value: a
         # provider with no known shape (DD_API_TOKEN=…, cloudflare_key: "…"). Prose and code pass:
         # the value must be 16+ characters of letters and digits together, of high entropy.
         Rule(
             "token-assignment",
-            regex.compile(r"(?i)\b(?:[a-z0-9]+[_-])+(?:token|key)[\"']?\s*(?::=|=>|=|:)\s*[\"']?" + not_marker + r"([A-Za-z0-9][A-Za-z0-9_+/.=-]{15,255})(?![A-Za-z0-9_+/.=-])"),
+            regex.compile(
+                r"(?i)\b(?:[a-z0-9]+[_-])+(?:token|key)[\"']?\s*(?::=|=>|=|:)\s*[\"']?"
+                + not_marker
+                + r"([A-Za-z0-9][A-Za-z0-9_+/.=-]{15,255})(?![A-Za-z0-9_+/.=-])"
+            ),
             ("token", "key"),
             group=1,
             charset=frozenset(),
             accept=_random_literal,
         ),
         # With a colon (YAML, JSON, prose): quoted, or holding a digit or symbol, so "Password: see the vault" stays.
-        Rule("password-assignment", regex.compile(_NAME + r"\s*:\s*[\"']" + not_marker + _VALUE), _WORDS, group=1, charset=frozenset(), accept=_literal),
+        Rule(
+            "password-assignment",
+            regex.compile(_NAME + r"\s*:\s*[\"']" + not_marker + _VALUE),
+            _WORDS,
+            group=1,
+            charset=frozenset(),
+            accept=_literal,
+        ),
         Rule(
             "password-assignment",
             regex.compile(_NAME + r"\s*:[ \t]*" + not_marker + r"(?=[^\s]*[0-9!#$%&*+?@^~])" + _VALUE),
@@ -335,15 +404,27 @@ def _house_rules() -> list[Rule]:
             charset=frozenset(),
             accept=_literal,
         ),
-        Rule("github-fine-grained-pat", regex.compile(r"github_pat_[A-Za-z0-9_]{22,255}"), ("github_pat_",), charset=ALNUM | {"_"}),
+        Rule(
+            "github-fine-grained-pat",
+            regex.compile(r"github_pat_[A-Za-z0-9_]{22,255}"),
+            ("github_pat_",),
+            charset=ALNUM | {"_"},
+        ),
         # Google API keys are exactly AIza + 35, anywhere: also inside a URL query ("?key=AIza…&cb=").
-        Rule("google-api-key", regex.compile(r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"), ("aiza",), charset=frozenset()),
+        Rule(
+            "google-api-key",
+            regex.compile(r"(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
+            ("aiza",),
+            charset=frozenset(),
+        ),
         Rule("pypi-token", regex.compile(r"pypi-AgE[A-Za-z0-9_-]{50,}"), ("pypi-",), charset=B64URL),
     ]
     return house
 
 
-_CODE_VALUE = regex.compile(r"(?:[A-Za-z_][A-Za-z0-9_.]*\(.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\[.*)?|[A-Za-z_][A-Za-z0-9_]*\[.*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%[sd]|None|null|true|false|undefined|\*+|x{6,}|\.{3,}|<redacted>|redacted|changeme)")
+_CODE_VALUE = regex.compile(
+    r"(?:[A-Za-z_][A-Za-z0-9_.]*\(.*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\[.*)?|[A-Za-z_][A-Za-z0-9_]*\[.*|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%[sd]|None|null|true|false|undefined|\*+|x{6,}|\.{3,}|<redacted>|redacted|changeme)"
+)
 
 
 def _looks_like_code(value: str) -> bool:
@@ -467,7 +548,9 @@ def _failed_lines(text: str, failed: list[tuple[int, int]]) -> list[Finding]:
 def _widen(text: str, start: int, end: int, charset: frozenset[str]) -> tuple[int, int]:
     if charset:
         floor = max(0, start - MAX_WIDEN)
-        while start > floor and text[start - 1] in charset and text[start - 1] != "=":  # '=' pads a token's end; on its left it assigns
+        while (
+            start > floor and text[start - 1] in charset and text[start - 1] != "="
+        ):  # '=' pads a token's end; on its left it assigns
             start -= 1
         ceiling = min(len(text), end + MAX_WIDEN)
         while end < ceiling and text[end] in charset:
@@ -531,7 +614,18 @@ def _spans(rule: Rule, base: int, m: Any, text: str) -> Iterable[tuple[int, int]
             at = chunk.find(value, at + len(value))
 
 
-GENERIC = frozenset({"password-assignment", "token-assignment", "bearer-token", "auth-header", "url-password", "aws-secret-key-shape", "npmrc-auth", TIMEOUT_RULE})
+GENERIC = frozenset(
+    {
+        "password-assignment",
+        "token-assignment",
+        "bearer-token",
+        "auth-header",
+        "url-password",
+        "aws-secret-key-shape",
+        "npmrc-auth",
+        TIMEOUT_RULE,
+    }
+)
 
 
 def _name(a: Finding, b: Finding) -> str:
@@ -640,7 +734,9 @@ def redact_text(text: str) -> str:
     return redact(text).text
 
 
-_USERINFO = regex.compile(r"(?i)([a-z][a-z0-9+.-]{0,20}://)([^\s/?#:@]*):([^\s?#]*)@(?=[a-z0-9\[][a-z0-9.\[\]:-]{0,253}(?:[/?#]|$))")
+_USERINFO = regex.compile(
+    r"(?i)([a-z][a-z0-9+.-]{0,20}://)([^\s/?#:@]*):([^\s?#]*)@(?=[a-z0-9\[][a-z0-9.\[\]:-]{0,253}(?:[/?#]|$))"
+)
 
 
 def redact_url(url: str, *, timeout: float | None = None) -> Redacted:

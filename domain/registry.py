@@ -28,8 +28,32 @@ from pydantic import BaseModel, ConfigDict
 from domain.access import Ref, Target
 from domain.auth import Role, Scope
 
-Area = Literal["workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context", "coordination"]
-AREAS: tuple[str, ...] = ("workspaces", "members", "boards", "tasks", "collaboration", "search", "projects", "sessions", "artifacts", "context", "coordination")
+Area = Literal[
+    "workspaces",
+    "members",
+    "boards",
+    "tasks",
+    "collaboration",
+    "search",
+    "projects",
+    "sessions",
+    "artifacts",
+    "context",
+    "coordination",
+]
+AREAS: tuple[str, ...] = (
+    "workspaces",
+    "members",
+    "boards",
+    "tasks",
+    "collaboration",
+    "search",
+    "projects",
+    "sessions",
+    "artifacts",
+    "context",
+    "coordination",
+)
 # The argument names an idempotency key may take: the catalog's camelCase, and the snake_case of the
 # coordination tools, whose arguments follow their own spec (docs/coordination.md).
 KEY_FIELDS: tuple[str, ...] = ("idempotencyKey", "idempotency_key")
@@ -154,10 +178,14 @@ class ToolSpec:
         if self.prefetch is not None and self.target is None:
             raise SpecError(f"{self.name}: prefetch reads with the target's membership")
         if self.precheck is not None and self.governed is None:
-            raise SpecError(f"{self.name}: precheck runs before the governance gate; the handler checks ungoverned calls")
+            raise SpecError(
+                f"{self.name}: precheck runs before the governance gate; the handler checks ungoverned calls"
+            )
         if self.fields_of is not None:
             if not self.read_only or "fields" not in fields or self.fields_of not in self.output_model.model_fields:
-                raise SpecError(f"{self.name}: fields_of names a result field of a read-only tool (and @tool adds the fields argument)")
+                raise SpecError(
+                    f"{self.name}: fields_of names a result field of a read-only tool (and @tool adds the fields argument)"
+                )
             if not self.allowed_fields:
                 raise SpecError(f"{self.name}: the result field {self.fields_of!r} holds no model rows")
         if self.concise and self.fields_of is None:
@@ -167,7 +195,9 @@ class ToolSpec:
                 raise SpecError(f"{self.name}: a governed tool needs one workspace target and no idempotencyKey")
             out = self.output_model.model_fields
             if "status" not in out or "approval" not in out:
-                raise SpecError(f"{self.name}: a governed tool's output needs 'status' and 'approval' (the parked answer)")
+                raise SpecError(
+                    f"{self.name}: a governed tool's output needs 'status' and 'approval' (the parked answer)"
+                )
 
     @property
     def key_field(self) -> str:
@@ -259,8 +289,15 @@ def tool(
 
     def declare(handler: Callable[..., Any]) -> ToolSpec:
         return ToolSpec(
-            name=name, title=title, description=description.strip(), area=area, scope=scope,
-            input_model=input_model, output_model=output_model, handler=handler, **policy,
+            name=name,
+            title=title,
+            description=description.strip(),
+            area=area,
+            scope=scope,
+            input_model=input_model,
+            output_model=output_model,
+            handler=handler,
+            **policy,
         )
 
     return declare
@@ -342,7 +379,9 @@ def _portable(node: dict[str, Any]) -> dict[str, Any]:
     return _const_as_enum(out)
 
 
-LEAN_MAX_LENGTH = 2049  # string bounds up to 2048 are sanity caps (ids, names, titles, cursors): enforced, not published
+LEAN_MAX_LENGTH = (
+    2049  # string bounds up to 2048 are sanity caps (ids, names, titles, cursors): enforced, not published
+)
 LEAN_MAX_PATTERN = 16  # longer patterns (dates, timestamps) are described in words instead
 
 

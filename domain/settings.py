@@ -47,8 +47,20 @@ def _int(name: str, default: int) -> int:
 
 # Content types an upload grant accepts unless JENTRIX_UPLOAD_TYPES says otherwise.
 DEFAULT_UPLOAD_TYPES: tuple[str, ...] = (
-    "text/plain", "text/markdown", "text/csv", "text/x-diff", "text/x-patch", "application/json", "application/x-ndjson",
-    "application/pdf", "application/zip", "application/gzip", "image/png", "image/jpeg", "image/gif", "image/webp",
+    "text/plain",
+    "text/markdown",
+    "text/csv",
+    "text/x-diff",
+    "text/x-patch",
+    "application/json",
+    "application/x-ndjson",
+    "application/pdf",
+    "application/zip",
+    "application/gzip",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
 )
 MAX_GRANT_SECONDS = 900  # a presigned PUT lives at most 15 minutes
 
@@ -68,11 +80,19 @@ def _float(name: str, default: float) -> float:
 @dataclass
 class Settings:
     table: str = field(default_factory=lambda: os.environ.get("JENTRIX_TABLE", "jentrix"))
-    idempotency_table: str = field(default_factory=lambda: os.environ.get("JENTRIX_IDEMPOTENCY_TABLE", "jentrix-idempotency"))
+    idempotency_table: str = field(
+        default_factory=lambda: os.environ.get("JENTRIX_IDEMPOTENCY_TABLE", "jentrix-idempotency")
+    )
     endpoint: str | None = field(default_factory=lambda: os.environ.get("JENTRIX_DYNAMODB_ENDPOINT") or None)
-    region: str = field(default_factory=lambda: os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1")
+    region: str = field(
+        default_factory=lambda: os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    )
     rate_limit_per_minute: int = field(default_factory=lambda: _int("JENTRIX_RATE_LIMIT_PER_MINUTE", 120))
-    rate_sync_every: int = field(default_factory=lambda: max(1, _int("JENTRIX_RATE_SYNC_EVERY", 10 if os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else 1)))
+    rate_sync_every: int = field(
+        default_factory=lambda: max(
+            1, _int("JENTRIX_RATE_SYNC_EVERY", 10 if os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else 1)
+        )
+    )
     rate_sync_seconds: float = field(default_factory=lambda: _float("JENTRIX_RATE_SYNC_SECONDS", 5.0))
     token_cache_seconds: int = field(default_factory=lambda: _int("JENTRIX_TOKEN_CACHE_SECONDS", 5))
     call_budget_ms: int = field(default_factory=lambda: _int("JENTRIX_CALL_BUDGET_MS", 25000))
@@ -81,14 +101,22 @@ class Settings:
     dynamodb_read_timeout: float = field(default_factory=lambda: _float("JENTRIX_DYNAMODB_READ_TIMEOUT", 5.0))
     dynamodb_max_attempts: int = field(default_factory=lambda: max(1, _int("JENTRIX_DYNAMODB_MAX_ATTEMPTS", 3)))
     allowed_origins: tuple[str, ...] = field(
-        default_factory=lambda: tuple(o.strip() for o in os.environ.get("JENTRIX_ALLOWED_ORIGINS", "").split(",") if o.strip())
+        default_factory=lambda: tuple(
+            o.strip() for o in os.environ.get("JENTRIX_ALLOWED_ORIGINS", "").split(",") if o.strip()
+        )
     )
-    artifact_bucket: str = field(default_factory=lambda: os.environ.get("JENTRIX_ARTIFACT_BUCKET") or "jentrix-artifacts")
+    artifact_bucket: str = field(
+        default_factory=lambda: os.environ.get("JENTRIX_ARTIFACT_BUCKET") or "jentrix-artifacts"
+    )
     s3_endpoint: str | None = field(default_factory=lambda: os.environ.get("JENTRIX_S3_ENDPOINT") or None)
     upload_max_bytes: int = field(default_factory=lambda: _int("JENTRIX_UPLOAD_MAX_BYTES", 25 * 1024 * 1024))
     upload_types: tuple[str, ...] = field(default_factory=lambda: _types("JENTRIX_UPLOAD_TYPES"))
-    upload_grant_seconds: int = field(default_factory=lambda: max(1, min(MAX_GRANT_SECONDS, _int("JENTRIX_UPLOAD_GRANT_SECONDS", MAX_GRANT_SECONDS))))
-    download_url_seconds: int = field(default_factory=lambda: max(1, min(3600, _int("JENTRIX_DOWNLOAD_URL_SECONDS", 300))))
+    upload_grant_seconds: int = field(
+        default_factory=lambda: max(1, min(MAX_GRANT_SECONDS, _int("JENTRIX_UPLOAD_GRANT_SECONDS", MAX_GRANT_SECONDS)))
+    )
+    download_url_seconds: int = field(
+        default_factory=lambda: max(1, min(3600, _int("JENTRIX_DOWNLOAD_URL_SECONDS", 300)))
+    )
     s3_verify_body: str = field(default_factory=lambda: os.environ.get("JENTRIX_S3_VERIFY_BODY") or "auto")
 
 

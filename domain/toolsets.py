@@ -66,7 +66,14 @@ class Layer:
 
     @property
     def empty(self) -> bool:
-        return self.toolsets is None and self.tools is None and not self.exclude_toolsets and not self.exclude_tools and not self.read_only and not self.opt_in
+        return (
+            self.toolsets is None
+            and self.tools is None
+            and not self.exclude_toolsets
+            and not self.exclude_tools
+            and not self.read_only
+            and not self.opt_in
+        )
 
     def asks_for(self, spec: ToolSpec) -> bool:
         """Whether this layer turns on ``spec``'s opt-in toolset (names it, names the tool, or opts in)."""
@@ -84,7 +91,11 @@ class Layer:
             return None
         if spec.area in (self.toolsets or ()) or spec.name in (self.tools or ()):
             return None
-        labels = [label for label, given in ((self.toolsets_label, self.toolsets), (self.tools_label, self.tools)) if given is not None]
+        labels = [
+            label
+            for label, given in ((self.toolsets_label, self.toolsets), (self.tools_label, self.tools))
+            if given is not None
+        ]
         return f"{' and '.join(labels)} (does not include it; it is in the {spec.area} toolset)"
 
 
@@ -101,8 +112,10 @@ def hidden_by(spec: ToolSpec, layers: Iterable[Layer]) -> str | None:
         if reason is not None:
             return reason
     if spec.area in OPT_IN and not any(layer.asks_for(spec) for layer in layers):
-        return (f"the default selection (the {spec.area} toolset is served only when asked for: "
-                f"/api/mcp/x/{spec.area}, the X-MCP-Toolsets header, or jentrix mcp)")
+        return (
+            f"the default selection (the {spec.area} toolset is served only when asked for: "
+            f"/api/mcp/x/{spec.area}, the X-MCP-Toolsets header, or jentrix mcp)"
+        )
     return None
 
 
@@ -119,7 +132,9 @@ def effective(registry: Registry, layers: Layers) -> tuple[tuple[str, ...], bool
 
 
 # -- parsing ---------------------------------------------------------------------------------------
-def _names(value: str | None, *, known: Iterable[str], what: str, label: str) -> tuple[frozenset[str] | None, frozenset[str]]:
+def _names(
+    value: str | None, *, known: Iterable[str], what: str, label: str
+) -> tuple[frozenset[str] | None, frozenset[str]]:
     if value is None:
         return None, frozenset()
     include: set[str] = set()
@@ -132,7 +147,9 @@ def _names(value: str | None, *, known: Iterable[str], what: str, label: str) ->
         target = exclude if name.startswith("-") else include
         name = name.removeprefix("-").strip()
         if name not in known_set:
-            choices = ", ".join(sorted(known_set)) if what == "toolset" else "the names tools/list shows without a selection"
+            choices = (
+                ", ".join(sorted(known_set)) if what == "toolset" else "the names tools/list shows without a selection"
+            )
             raise SelectionError(f"{label} names an unknown {what} {name!r}; use {choices}.")
         target.add(name)
     return (frozenset(include) if include else None), frozenset(exclude)
@@ -150,7 +167,11 @@ def _flag(value: str | None, *, label: str) -> bool:
 
 
 def layer(
-    registry: Registry, *, toolsets: str | None = None, tools: str | None = None, read_only: str | bool | None = None,
+    registry: Registry,
+    *,
+    toolsets: str | None = None,
+    tools: str | None = None,
+    read_only: str | bool | None = None,
     labels: tuple[str, str, str],
 ) -> Layer:
     """Parse one source's three settings; ``labels`` name them (toolsets, tools, read-only)."""
@@ -159,8 +180,14 @@ def layer(
     inc_tools, exc_tools = _names(tools, known=_known_tools(registry), what="tool", label=tool_label)
     ro = read_only if isinstance(read_only, bool) else _flag(read_only, label=ro_label)
     return Layer(
-        toolsets=inc_ts, tools=inc_tools, exclude_toolsets=exc_ts, exclude_tools=exc_tools, read_only=ro,
-        toolsets_label=ts_label, tools_label=tool_label, read_only_label=ro_label,
+        toolsets=inc_ts,
+        tools=inc_tools,
+        exclude_toolsets=exc_ts,
+        exclude_tools=exc_tools,
+        read_only=ro,
+        toolsets_label=ts_label,
+        tools_label=tool_label,
+        read_only_label=ro_label,
     )
 
 
@@ -178,7 +205,13 @@ def from_headers(registry: Registry, headers: Mapping[str, str] | None) -> Layer
     opt_in = headers.get("x-mcp-opt-in")  # opt-in toolsets turned on without narrowing (the stdio bridge sends it)
     if ts is None and tools is None and ro is None and opt_in is None:
         return None
-    found = layer(registry, toolsets=ts, tools=tools, read_only=ro, labels=("the X-MCP-Toolsets header", "the X-MCP-Tools header", "the X-MCP-Readonly header"))
+    found = layer(
+        registry,
+        toolsets=ts,
+        tools=tools,
+        read_only=ro,
+        labels=("the X-MCP-Toolsets header", "the X-MCP-Tools header", "the X-MCP-Readonly header"),
+    )
     if opt_in is not None:
         wanted, _ = _names(opt_in, known=OPT_IN, what="toolset", label="the X-MCP-Opt-In header")
         found = replace(found, opt_in=wanted or frozenset())
@@ -197,7 +230,9 @@ def from_path(registry: Registry, path: str) -> Layer | None:
     toolsets = None
     if parts:
         if len(parts) != 2 or parts[0] != "x":
-            raise SelectionError(f"{path} is not an MCP endpoint; use /api/mcp, /api/mcp/readonly or /api/mcp/x/<toolset>[/readonly].")
+            raise SelectionError(
+                f"{path} is not an MCP endpoint; use /api/mcp, /api/mcp/readonly or /api/mcp/x/<toolset>[/readonly]."
+            )
         toolsets = parts[1]
     label = f"the URL {path}"
     return layer(registry, toolsets=toolsets, read_only=read_only, labels=(label, label, label))
@@ -205,7 +240,9 @@ def from_path(registry: Registry, path: str) -> Layer | None:
 
 def from_flags(registry: Registry, *, toolsets: str | None, tools: str | None, read_only: bool) -> Layer | None:
     """The stdio adapter's layer (``--toolsets``, ``--tools``, ``--read-only``)."""
-    found = layer(registry, toolsets=toolsets, tools=tools, read_only=read_only, labels=("--toolsets", "--tools", "--read-only"))
+    found = layer(
+        registry, toolsets=toolsets, tools=tools, read_only=read_only, labels=("--toolsets", "--tools", "--read-only")
+    )
     return None if found.empty else found
 
 
@@ -213,9 +250,15 @@ def server_layer(registry: Registry, env: Mapping[str, str] | None = None) -> La
     """The server-wide upper bound from the environment (read once per protocol instance)."""
     env = os.environ if env is None else env
     found = layer(
-        registry, toolsets=env.get("JENTRIX_MCP_TOOLSETS") or None, tools=env.get("JENTRIX_MCP_TOOLS") or None,
+        registry,
+        toolsets=env.get("JENTRIX_MCP_TOOLSETS") or None,
+        tools=env.get("JENTRIX_MCP_TOOLS") or None,
         read_only=env.get("JENTRIX_MCP_READONLY"),
-        labels=("the server setting JENTRIX_MCP_TOOLSETS", "the server setting JENTRIX_MCP_TOOLS", "the server setting JENTRIX_MCP_READONLY"),
+        labels=(
+            "the server setting JENTRIX_MCP_TOOLSETS",
+            "the server setting JENTRIX_MCP_TOOLS",
+            "the server setting JENTRIX_MCP_READONLY",
+        ),
     )
     return None if found.empty else found
 

@@ -72,15 +72,29 @@ class Grant:
     @classmethod
     def of(cls, row: UploadGrantRow, *, replay: bool = False) -> Grant:
         return cls(
-            grant_id=row.grantId, workspace_id=row.workspaceId, user_id=row.userId, purpose=row.purpose, file_name=row.fileName,
-            content_type=row.contentType, size=int(row.size), sha256=row.sha256, object_key=row.objectKey, expires_at=row.expiresAt,
-            expires_at_ms=int(row.expiresAtMs), state=row.state, used_by=row.usedBy, entity_id=row.entityId, replay=replay,
+            grant_id=row.grantId,
+            workspace_id=row.workspaceId,
+            user_id=row.userId,
+            purpose=row.purpose,
+            file_name=row.fileName,
+            content_type=row.contentType,
+            size=int(row.size),
+            sha256=row.sha256,
+            object_key=row.objectKey,
+            expires_at=row.expiresAt,
+            expires_at_ms=int(row.expiresAtMs),
+            state=row.state,
+            used_by=row.usedBy,
+            entity_id=row.entityId,
+            replay=replay,
         )
 
 
 def call_hash(user_id: str, tool: str, arguments: dict[str, Any]) -> str:
     """The digest that identifies one consuming call: who, which operation, which arguments."""
-    canonical = json.dumps({"user": user_id, "tool": tool, "args": arguments}, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = json.dumps(
+        {"user": user_id, "tool": tool, "args": arguments}, sort_keys=True, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -91,8 +105,11 @@ def _file_name(value: Any) -> str:
     if len(value) > FILE_NAME_MAX:
         raise errors.invalid("fileName", f"is longer than {FILE_NAME_MAX} characters")
     if any(c in value for c in "/\\") or any(not c.isprintable() for c in value) or value in (".", ".."):
-        raise errors.invalid("fileName", "must be a bare file name: no path separators or control characters",
-                             "Send the base name only (report.md); the server chooses where the object is stored.")
+        raise errors.invalid(
+            "fileName",
+            "must be a bare file name: no path separators or control characters",
+            "Send the base name only (report.md); the server chooses where the object is stored.",
+        )
     return value
 
 
@@ -101,8 +118,9 @@ def _content_type(value: Any) -> str:
         raise errors.invalid("contentType", "must be a media type such as text/markdown (no parameters)")
     kind = value.strip().lower()
     if kind not in settings.upload_types:
-        raise errors.invalid("contentType", f"{kind} is not an accepted upload type",
-                             f"Accepted: {', '.join(settings.upload_types)}.")
+        raise errors.invalid(
+            "contentType", f"{kind} is not an accepted upload type", f"Accepted: {', '.join(settings.upload_types)}."
+        )
     return kind
 
 
@@ -112,14 +130,19 @@ def _size(value: Any) -> int:
     if value < 1:
         raise errors.invalid("size", "must be at least 1 byte (empty files are not stored)")
     if value > settings.upload_max_bytes:
-        raise errors.invalid("size", f"{value} bytes is over the upload limit of {settings.upload_max_bytes} bytes",
-                             "Split the file, compress it, or link it with EXTERNAL_URL storage instead.")
+        raise errors.invalid(
+            "size",
+            f"{value} bytes is over the upload limit of {settings.upload_max_bytes} bytes",
+            "Split the file, compress it, or link it with EXTERNAL_URL storage instead.",
+        )
     return value
 
 
 def _sha256(value: Any) -> str:
     if not isinstance(value, str) or not _SHA256.fullmatch(value.strip().lower()):
-        raise errors.invalid("sha256", "must be the file's SHA-256 as 64 hexadecimal digits", "Compute it with sha256sum FILE.")
+        raise errors.invalid(
+            "sha256", "must be the file's SHA-256 as 64 hexadecimal digits", "Compute it with sha256sum FILE."
+        )
     return value.strip().lower()
 
 
@@ -131,7 +154,14 @@ def _purpose(value: Any) -> str:
 
 # -- issuing -------------------------------------------------------------------------------------
 def issue_grant(
-    principal: Principal, *, workspace_id: str, purpose: Purpose, file_name: str, content_type: str, size: int, sha256: str,
+    principal: Principal,
+    *,
+    workspace_id: str,
+    purpose: Purpose,
+    file_name: str,
+    content_type: str,
+    size: int,
+    sha256: str,
 ) -> dict[str, Any]:
     """Validate the declared file, record a single-use grant and presign its PUT.
 
@@ -160,9 +190,21 @@ def issue_grant(
     expires_ms = now + settings.upload_grant_seconds * 1000
     key = objects.pending_key(workspace_id, grant_id)
     row = UploadGrantRow(
-        *keys.upload_grant(grant_id), grantId=grant_id, workspaceId=workspace_id, userId=principal.user_id, purpose=purpose_,
-        fileName=name, contentType=kind, size=length, sha256=digest, objectKey=key, createdAt=clock.iso(now),
-        expiresAt=clock.iso(expires_ms), expiresAtMs=expires_ms, state="ISSUED", ttl=(expires_ms + RETAIN_MS) // 1000,
+        *keys.upload_grant(grant_id),
+        grantId=grant_id,
+        workspaceId=workspace_id,
+        userId=principal.user_id,
+        purpose=purpose_,
+        fileName=name,
+        contentType=kind,
+        size=length,
+        sha256=digest,
+        objectKey=key,
+        createdAt=clock.iso(now),
+        expiresAt=clock.iso(expires_ms),
+        expiresAtMs=expires_ms,
+        state="ISSUED",
+        ttl=(expires_ms + RETAIN_MS) // 1000,
     )
 
     def build(tx: Any) -> None:
@@ -173,10 +215,17 @@ def issue_grant(
         db.transact(build)
     except db.ConditionFailed:
         raise errors.not_found("workspace", workspace_id) from None
-    url, headers = objects.presign_put(key, content_type=kind, size=length, sha256_hex=digest, expires_in=settings.upload_grant_seconds)
+    url, headers = objects.presign_put(
+        key, content_type=kind, size=length, sha256_hex=digest, expires_in=settings.upload_grant_seconds
+    )
     return {
-        "uploadGrantId": grant_id, "uploadUrl": url, "method": "PUT", "headers": headers, "expiresAt": row.expiresAt,
-        "objectKey": key, "maxBytes": settings.upload_max_bytes,
+        "uploadGrantId": grant_id,
+        "uploadUrl": url,
+        "method": "PUT",
+        "headers": headers,
+        "expiresAt": row.expiresAt,
+        "objectKey": key,
+        "maxBytes": settings.upload_max_bytes,
     }
 
 
@@ -194,7 +243,9 @@ def get(grant_id: str) -> UploadGrantRow | None:
         return None
 
 
-def check_upload(grant_id: str, *, user_id: str, purpose: Purpose, call_hash: str | None = None, workspace_id: str | None = None) -> Grant:
+def check_upload(
+    grant_id: str, *, user_id: str, purpose: Purpose, call_hash: str | None = None, workspace_id: str | None = None
+) -> Grant:
     """Read the grant and compare the uploaded object with it (1 GetItem + 1 HeadObject).
 
     A grant USED by this same call (``call_hash`` equal to the one that consumed it) comes back
@@ -208,17 +259,27 @@ def check_upload(grant_id: str, *, user_id: str, purpose: Purpose, call_hash: st
     ref = ids.parse_upload_grant(grant_id) if isinstance(grant_id, str) else None
     row = get(grant_id) if ref is not None else None
     if row is None or row.userId != user_id or (workspace_id is not None and row.workspaceId != workspace_id):
-        raise ToolError(ErrorCode.NOT_FOUND, f"No upload grant with id {grant_id!r} is visible to this credential.",
-                        f"Ask for a grant with POST {GRANT_PATH} (the same token), upload, then pass its uploadGrantId.")
+        raise ToolError(
+            ErrorCode.NOT_FOUND,
+            f"No upload grant with id {grant_id!r} is visible to this credential.",
+            f"Ask for a grant with POST {GRANT_PATH} (the same token), upload, then pass its uploadGrantId.",
+        )
     if row.state == "USED":
         if call_hash is not None and row.usedBy == call_hash:
             return Grant.of(row, replay=True)
-        raise _grant_error("this grant was already used by another call (grants are single-use)",
-                           f"Ask for a new grant with POST {GRANT_PATH} and upload again.", ErrorCode.CONFLICT)
+        raise _grant_error(
+            "this grant was already used by another call (grants are single-use)",
+            f"Ask for a new grant with POST {GRANT_PATH} and upload again.",
+            ErrorCode.CONFLICT,
+        )
     if row.purpose != purpose:
-        raise _grant_error(f"this grant is for {row.purpose} uploads, not {purpose}s", f"Ask for a grant with purpose {purpose!r}.")
+        raise _grant_error(
+            f"this grant is for {row.purpose} uploads, not {purpose}s", f"Ask for a grant with purpose {purpose!r}."
+        )
     if int(row.expiresAtMs) <= clock.now_ms():
-        raise _grant_error(f"this grant expired at {row.expiresAt}", f"Ask for a new grant with POST {GRANT_PATH} and upload again.")
+        raise _grant_error(
+            f"this grant expired at {row.expiresAt}", f"Ask for a new grant with POST {GRANT_PATH} and upload again."
+        )
     grant = Grant.of(row)
     try:
         verify_object(grant)
@@ -230,8 +291,11 @@ def check_upload(grant_id: str, *, user_id: str, purpose: Purpose, call_hash: st
         if now is not None and now.state == "USED":
             if call_hash is not None and now.usedBy == call_hash:
                 return Grant.of(now, replay=True)
-            raise _grant_error("this grant was already used by another call (grants are single-use)",
-                               f"Ask for a new grant with POST {GRANT_PATH} and upload again.", ErrorCode.CONFLICT) from None
+            raise _grant_error(
+                "this grant was already used by another call (grants are single-use)",
+                f"Ask for a new grant with POST {GRANT_PATH} and upload again.",
+                ErrorCode.CONFLICT,
+            ) from None
         raise
     return grant
 
@@ -250,7 +314,10 @@ def verify_object(grant: Grant) -> None:
     if stored.size != grant.size:
         raise _grant_error(f"the uploaded object is {stored.size} bytes; the grant declared {grant.size}", again)
     if stored.content_type.split(";")[0].strip().lower() != grant.content_type:
-        raise _grant_error(f"the uploaded object's type is {stored.content_type or 'unset'}; the grant declared {grant.content_type}", again)
+        raise _grant_error(
+            f"the uploaded object's type is {stored.content_type or 'unset'}; the grant declared {grant.content_type}",
+            again,
+        )
     if stored.sha256_b64 is not None:
         same = stored.sha256_b64 == objects.sha256_b64(grant.sha256)
     elif settings.s3_verify_body == "auto":
@@ -268,12 +335,18 @@ def claim(tx: Any, grant: Grant, *, call_hash: str, entity_id: str | None = None
     the stored grant (``ALL_OLD``) for :func:`claim_failed`.
     """
     now = clock.now_ms()
-    actions = [UploadGrantRow.state.set("USED"), UploadGrantRow.usedBy.set(call_hash), UploadGrantRow.usedAt.set(clock.iso(now))]
+    actions = [
+        UploadGrantRow.state.set("USED"),
+        UploadGrantRow.usedBy.set(call_hash),
+        UploadGrantRow.usedAt.set(clock.iso(now)),
+    ]
     if entity_id is not None:
         actions.append(UploadGrantRow.entityId.set(entity_id))
     tx.update(
-        UploadGrantRow(*keys.upload_grant(grant.grant_id)), actions=actions,
-        condition=(UploadGrantRow.state == "ISSUED") & (UploadGrantRow.expiresAtMs > now), return_values="ALL_OLD",
+        UploadGrantRow(*keys.upload_grant(grant.grant_id)),
+        actions=actions,
+        condition=(UploadGrantRow.state == "ISSUED") & (UploadGrantRow.expiresAtMs > now),
+        return_values="ALL_OLD",
     )
 
 
@@ -292,9 +365,14 @@ def claim_failed(failure: db.ConditionFailed, grant: Grant, *, call_hash: str) -
     if row is not None and row.state == "USED" and row.usedBy == call_hash and row.entityId:
         return row.entityId
     if row is not None and row.state == "USED":
-        raise _grant_error("this grant was used by another call while this one ran (grants are single-use)",
-                           f"Ask for a new grant with POST {GRANT_PATH} and upload again.", ErrorCode.CONFLICT)
-    raise _grant_error("this grant expired before it was used", f"Ask for a new grant with POST {GRANT_PATH} and upload again.")
+        raise _grant_error(
+            "this grant was used by another call while this one ran (grants are single-use)",
+            f"Ask for a new grant with POST {GRANT_PATH} and upload again.",
+            ErrorCode.CONFLICT,
+        )
+    raise _grant_error(
+        "this grant expired before it was used", f"Ask for a new grant with POST {GRANT_PATH} and upload again."
+    )
 
 
 def finalize(grant: Grant, final_key: str, *, call_hash: str | None = None) -> str | None:
@@ -316,8 +394,11 @@ def finalize(grant: Grant, final_key: str, *, call_hash: str | None = None) -> s
         if row is not None and row.state == "USED":
             if call_hash is not None and row.usedBy == call_hash and row.entityId:
                 return row.entityId
-            raise _grant_error("this grant was used by another call while this one ran (grants are single-use)",
-                               f"Ask for a new grant with POST {GRANT_PATH} and upload again.", ErrorCode.CONFLICT) from None
+            raise _grant_error(
+                "this grant was used by another call while this one ran (grants are single-use)",
+                f"Ask for a new grant with POST {GRANT_PATH} and upload again.",
+                ErrorCode.CONFLICT,
+            ) from None
         raise
     return None
 

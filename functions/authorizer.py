@@ -77,14 +77,27 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # OAuth tokens share one key in the usage plan (template.yaml, OAuthClientsApiKey).
         principal = dataclasses.replace(principal, usage_key=os.environ.get("JENTRIX_OAUTH_USAGE_KEY") or None)
     if not principal.usage_key and _require_usage_key():
-        log.info("denied", extra={"reason": "token has no usage-plan key", "principal": principal.user_id, "token_id": principal.token_id})
+        log.info(
+            "denied",
+            extra={
+                "reason": "token has no usage-plan key",
+                "principal": principal.user_id,
+                "token_id": principal.token_id,
+            },
+        )
         raise Unauthorized()
     log.info("allowed", extra={"principal": principal.user_id, "token_id": principal.token_id})
     answer: dict[str, Any] = {
         "principalId": principal.user_id,
         "policyDocument": {
             "Version": "2012-10-17",
-            "Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": stage_resource(event.get("methodArn", ""))}],
+            "Statement": [
+                {
+                    "Action": "execute-api:Invoke",
+                    "Effect": "Allow",
+                    "Resource": stage_resource(event.get("methodArn", "")),
+                }
+            ],
         },
         "context": auth.authorizer_context(principal),
     }

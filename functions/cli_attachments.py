@@ -29,7 +29,14 @@ from functions.cli import CliError, _add_s3_flag, _add_target_flags, _connect, _
 
 CHUNK = 64 * 1024
 PUT_ATTEMPTS = 2  # the PUT and one retry
-TYPE_FALLBACKS = {".md": "text/markdown", ".markdown": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch", ".ndjson": "application/x-ndjson", ".log": "text/plain"}
+TYPE_FALLBACKS = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".diff": "text/x-diff",
+    ".patch": "text/x-patch",
+    ".ndjson": "application/x-ndjson",
+    ".log": "text/plain",
+}
 
 
 class Progress:
@@ -73,7 +80,14 @@ def _chunks(path: Path, progress: Progress) -> Iterator[bytes]:
             yield chunk
 
 
-def put_file(url: str, headers: dict[str, str], path: Path, *, stream: TextIO | None = None, send: Callable[..., Any] | None = None) -> None:
+def put_file(
+    url: str,
+    headers: dict[str, str],
+    path: Path,
+    *,
+    stream: TextIO | None = None,
+    send: Callable[..., Any] | None = None,
+) -> None:
     """PUT ``path`` to the presigned ``url`` with exactly the grant's ``headers``; one retry.
 
     Raises:
@@ -97,13 +111,20 @@ def put_file(url: str, headers: dict[str, str], path: Path, *, stream: TextIO | 
         if attempt < PUT_ATTEMPTS:
             print(f"jentrix: the upload failed ({last}); retrying once", file=sys.stderr)
             time.sleep(0.5)
-    raise s3_unreachable(f"the upload of {path.name} failed twice ({last}); the grant expires unused, run the command again")
+    raise s3_unreachable(
+        f"the upload of {path.name} failed twice ({last}); the grant expires unused, run the command again"
+    )
 
 
 def _declared(path: Path, media_type: str | None) -> tuple[str, int, str]:
     if not path.is_file():
         raise CliError(f"{path} is not a file", code=2)
-    kind = media_type or mimetypes.guess_type(path.name)[0] or TYPE_FALLBACKS.get(path.suffix.lower()) or "application/octet-stream"
+    kind = (
+        media_type
+        or mimetypes.guess_type(path.name)[0]
+        or TYPE_FALLBACKS.get(path.suffix.lower())
+        or "application/octet-stream"
+    )
     h = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(1 << 20):
@@ -130,7 +151,9 @@ def _failure(envelope: dict[str, Any]) -> CliError:
 
 
 # -- the two ways to reach the server -----------------------------------------------------------
-def _over_http(base: str, token: str, grant_body: dict[str, Any], task_id: str, path: Path, stream: TextIO | None) -> dict[str, Any]:
+def _over_http(
+    base: str, token: str, grant_body: dict[str, Any], task_id: str, path: Path, stream: TextIO | None
+) -> dict[str, Any]:
     import httpx2
 
     headers = {"Authorization": f"Bearer {token}"}
@@ -145,13 +168,20 @@ def _over_http(base: str, token: str, grant_body: dict[str, Any], task_id: str, 
         raise _failure(r.json())
     grant = r.json()
     put_file(grant["uploadUrl"], grant["headers"], path, stream=stream)
-    r = httpx2.post(f"{base}/api/tasks/{task_id}/attachments", json={"uploadGrantId": grant["uploadGrantId"]}, headers=headers, timeout=60)
+    r = httpx2.post(
+        f"{base}/api/tasks/{task_id}/attachments",
+        json={"uploadGrantId": grant["uploadGrantId"]},
+        headers=headers,
+        timeout=60,
+    )
     if r.status_code != 200:
         raise _failure(r.json())
     return r.json()["attachment"]
 
 
-def _in_process(args: argparse.Namespace, token: str, grant_body: dict[str, Any], task_id: str, path: Path, stream: TextIO | None) -> dict[str, Any]:
+def _in_process(
+    args: argparse.Namespace, token: str, grant_body: dict[str, Any], task_id: str, path: Path, stream: TextIO | None
+) -> dict[str, Any]:
     from domain import attachments, auth, uploads
     from domain.errors import ToolError
 
@@ -162,8 +192,13 @@ def _in_process(args: argparse.Namespace, token: str, grant_body: dict[str, Any]
         raise CliError("the token was not accepted (unknown, revoked or expired)")
     try:
         grant = uploads.issue_grant(
-            principal, workspace_id=grant_body["workspaceId"], purpose="attachment", file_name=grant_body["fileName"],
-            content_type=grant_body["contentType"], size=grant_body["size"], sha256=grant_body["sha256"],
+            principal,
+            workspace_id=grant_body["workspaceId"],
+            purpose="attachment",
+            file_name=grant_body["fileName"],
+            content_type=grant_body["contentType"],
+            size=grant_body["size"],
+            sha256=grant_body["sha256"],
         )
     except ToolError as exc:
         raise _failure(exc.envelope()) from None
@@ -183,7 +218,14 @@ def cmd_attachment_upload(args: argparse.Namespace, *, stream: TextIO | None = N
         raise CliError(f"{args.task!r} is not a task id (tk_…)", code=2)
     token = _token(args)
     kind, size, digest = _declared(path, args.type)
-    body = {"workspaceId": task.workspace_id, "fileName": path.name, "contentType": kind, "size": size, "sha256": digest, "purpose": "attachment"}
+    body = {
+        "workspaceId": task.workspace_id,
+        "fileName": path.name,
+        "contentType": kind,
+        "size": size,
+        "sha256": digest,
+        "purpose": "attachment",
+    }
     if args.url:
         attachment = _over_http(args.url, token, body, args.task, path, stream)
     else:
@@ -191,19 +233,27 @@ def cmd_attachment_upload(args: argparse.Namespace, *, stream: TextIO | None = N
     if args.json:
         print(json.dumps(attachment, indent=2))
     else:
-        print(f"Attached {attachment['fileName']} ({attachment['size']} bytes, {attachment['contentType']}) to {attachment['taskId']} as {attachment['id']}.")
+        print(
+            f"Attached {attachment['fileName']} ({attachment['size']} bytes, {attachment['contentType']}) to {attachment['taskId']} as {attachment['id']}."
+        )
     return 0
 
 
 def add_parsers(sub: Any) -> None:
     attachment = sub.add_parser("attachment", help="upload a file and attach it to a task")
     asub = attachment.add_subparsers(dest="action", metavar="ACTION", required=True)
-    up = asub.add_parser("upload", help="grant -> PUT -> attach (progress bar on a terminal; one retry of a failed PUT)")
+    up = asub.add_parser(
+        "upload", help="grant -> PUT -> attach (progress bar on a terminal; one retry of a failed PUT)"
+    )
     up.add_argument("file", metavar="FILE")
     up.add_argument("--task", required=True, metavar="TASK_ID", help="the task to attach it to (tk_…)")
     up.add_argument("--type", metavar="MEDIA/TYPE", help="content type (default: guessed from the file name)")
     up.add_argument("--token-file", metavar="FILE", help="file holding the token (default: $JENTRIX_TOKEN)")
-    up.add_argument("--url", metavar="BASE", help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process")
+    up.add_argument(
+        "--url",
+        metavar="BASE",
+        help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process",
+    )
     up.add_argument("--json", action="store_true", help="print the attachment as JSON")
     _add_target_flags(up)
     _add_s3_flag(up)

@@ -37,7 +37,12 @@ from urllib.parse import urlsplit
 from functions.jsonc_edit import JsoncDoc, JsoncError
 
 CLIENTS = ("claude-code", "codex", "cursor", "vscode")
-SCOPES = {"claude-code": ("user", "local", "project"), "codex": ("user", "project"), "cursor": ("user", "project"), "vscode": ("user", "project")}
+SCOPES = {
+    "claude-code": ("user", "local", "project"),
+    "codex": ("user", "project"),
+    "cursor": ("user", "project"),
+    "vscode": ("user", "project"),
+}
 TOKEN_ENV = "JENTRIX_TOKEN"
 DEFAULT_NAME = "jentrix"
 PROJECT_NOTES = {  # what each client asks before it uses a project file's servers (docs/connect.md)
@@ -99,7 +104,13 @@ def place_for(client: str, scope: str, home: Path, project: Path, env: dict[str,
         path = project / ".codex" / "config.toml" if scope == "project" else codex_home(home, env) / "config.toml"
         return Place(client, scope, path, ("mcp_servers",), scope == "project")
     if client == "cursor":
-        return Place(client, scope, (project if scope == "project" else home) / ".cursor" / "mcp.json", ("mcpServers",), scope == "project")
+        return Place(
+            client,
+            scope,
+            (project if scope == "project" else home) / ".cursor" / "mcp.json",
+            ("mcpServers",),
+            scope == "project",
+        )
     path = project / ".vscode" / "mcp.json" if scope == "project" else vscode_user_dir(home, env) / "mcp.json"
     return Place(client, scope, path, ("servers",), scope == "project")
 
@@ -159,9 +170,9 @@ def entry_for(client: str, server: Server, name: str) -> Entry:
     secret = server.secret
     if server.remote:
         bearer = {
-            "claude-code": "${%s}" % TOKEN_ENV,
-            "cursor": "${env:%s}" % TOKEN_ENV,
-            "vscode": "${input:%s}" % input_id(name),
+            "claude-code": f"${{{TOKEN_ENV}}}",
+            "cursor": f"${{env:{TOKEN_ENV}}}",
+            "vscode": f"${{input:{input_id(name)}}}",
         }.get(client)
         if client == "codex":
             value: dict[str, Any] = {"url": server.url}
@@ -171,14 +182,27 @@ def entry_for(client: str, server: Server, name: str) -> Entry:
             value["bearer_token_env_var"] = TOKEN_ENV
             return Entry(value, token_note=f"Codex sends ${TOKEN_ENV} from its environment as the Bearer token")
         headers = {"Authorization": f"Bearer {secret or bearer}"}
-        value = {"url": server.url, "headers": headers} if client == "cursor" else {"type": "http", "url": server.url, "headers": headers}
+        value = (
+            {"url": server.url, "headers": headers}
+            if client == "cursor"
+            else {"type": "http", "url": server.url, "headers": headers}
+        )
         if secret:
             return Entry(value, token_note="the token is written in the file (--store-secret)")
         if client == "vscode":
-            return Entry(value, _vscode_input(name), "VS Code asks for the token once and keeps it in its own secret storage")
-        return Entry(value, token_note=f"{'Claude Code' if client == 'claude-code' else 'Cursor'} fills in ${TOKEN_ENV} from its environment")
+            return Entry(
+                value, _vscode_input(name), "VS Code asks for the token once and keeps it in its own secret storage"
+            )
+        return Entry(
+            value,
+            token_note=f"{'Claude Code' if client == 'claude-code' else 'Cursor'} fills in ${TOKEN_ENV} from its environment",
+        )
     env = dict(server.env)
-    note = "the ephemeral stack mints its own token" if server.ephemeral else "the adapter reads the token from --token-file"
+    note = (
+        "the ephemeral stack mints its own token"
+        if server.ephemeral
+        else "the adapter reads the token from --token-file"
+    )
     inp = None
     extra: dict[str, Any] = {}
     if secret:
@@ -189,10 +213,10 @@ def entry_for(client: str, server: Server, name: str) -> Entry:
             extra["env_vars"] = [TOKEN_ENV]
             note = f"Codex forwards ${TOKEN_ENV} from its environment to the adapter (env_vars)"
         elif client == "cursor":
-            env[TOKEN_ENV] = "${env:%s}" % TOKEN_ENV
+            env[TOKEN_ENV] = f"${{env:{TOKEN_ENV}}}"
             note = f"Cursor fills in ${TOKEN_ENV} from its environment"
         elif client == "vscode":
-            env[TOKEN_ENV] = "${input:%s}" % input_id(name)
+            env[TOKEN_ENV] = f"${{input:{input_id(name)}}}"
             inp = _vscode_input(name)
             note = "VS Code asks for the token once and keeps it in its own secret storage"
         else:
@@ -210,7 +234,12 @@ def entry_for(client: str, server: Server, name: str) -> Entry:
 
 
 def _vscode_input(name: str) -> dict[str, Any]:
-    return {"type": "promptString", "id": input_id(name), "description": "jentrix-mcp personal access token (tm_…)", "password": True}
+    return {
+        "type": "promptString",
+        "id": input_id(name),
+        "description": "jentrix-mcp personal access token (tm_…)",
+        "password": True,
+    }
 
 
 # -- editing one file ---------------------------------------------------------------------------------
@@ -237,7 +266,7 @@ def _edit_json(place: Place, text: str, name: str, entry: Entry | None) -> str:
     if entry.input is not None:
         inputs = doc.get(["inputs"], [])
         if not isinstance(inputs, list):
-            raise ConnectError(f"{place.path}: \"inputs\" is not a list; nothing was written.")
+            raise ConnectError(f'{place.path}: "inputs" is not a list; nothing was written.')
         ids = [i.get("id") if isinstance(i, dict) else None for i in inputs]
         if entry.input["id"] in ids:
             at = ids.index(entry.input["id"])
@@ -253,7 +282,7 @@ def _edit_json(place: Place, text: str, name: str, entry: Entry | None) -> str:
 
 def _drop_unused_input(doc: JsoncDoc, name: str) -> None:
     """Remove our promptString from ``inputs`` unless another server still refers to it."""
-    ref = "${input:%s}" % input_id(name)
+    ref = f"${{input:{input_id(name)}}}"
     if ref in json.dumps(doc.get(["servers"], {})):
         return
     inputs = doc.get(["inputs"], [])
@@ -317,7 +346,7 @@ def _check_url(url: str, flag: str) -> str:
         loopback = loopback or ipaddress.ip_address(host).is_loopback
     except ValueError:
         pass
-    if parts.scheme == "https" and host or parts.scheme == "http" and loopback:
+    if (parts.scheme == "https" and host) or (parts.scheme == "http" and loopback):
         return url
     raise ConnectError(f"{flag} must be an https:// URL (plain http:// only for localhost), not {url!r}.")
 
@@ -327,12 +356,18 @@ def build_server(args: argparse.Namespace, env: dict[str, str]) -> Server:
     if args.store_secret:
         secret = env.get(TOKEN_ENV) or (Path(args.token_file).read_text().strip() if args.token_file else None)
         if not secret:
-            raise ConnectError(f"--store-secret writes the token into the file: set {TOKEN_ENV} (or pass --token-file) so there is one to write.")
+            raise ConnectError(
+                f"--store-secret writes the token into the file: set {TOKEN_ENV} (or pass --token-file) so there is one to write."
+            )
     if args.url:
         if args.bridge or args.ephemeral or args.endpoint or args.workspace or args.read_only or args.toolsets:
-            raise ConnectError("--url makes the client talk to the remote itself; the adapter flags (--bridge, --ephemeral, --endpoint, --workspace, --read-only, --toolsets) do not apply.")
+            raise ConnectError(
+                "--url makes the client talk to the remote itself; the adapter flags (--bridge, --ephemeral, --endpoint, --workspace, --read-only, --toolsets) do not apply."
+            )
         if args.token_file and not args.store_secret:
-            raise ConnectError("--token-file is read by the adapter; with --url the client sends the token itself (from JENTRIX_TOKEN, or the file's content with --store-secret).")
+            raise ConnectError(
+                "--token-file is read by the adapter; with --url the client sends the token itself (from JENTRIX_TOKEN, or the file's content with --store-secret)."
+            )
         return Server(remote=True, url=_check_url(args.url, "--url"), secret=secret)
     argv = jentrix_argv()
     mcp_args = [*argv[1:], "mcp"]
@@ -344,7 +379,9 @@ def build_server(args: argparse.Namespace, env: dict[str, str]) -> Server:
     elif args.ephemeral:
         mcp_args.append("--ephemeral")
     else:
-        server_env["JENTRIX_DYNAMODB_ENDPOINT"] = args.endpoint or env.get("JENTRIX_DYNAMODB_ENDPOINT") or DEFAULT_DYNAMODB_ENDPOINT
+        server_env["JENTRIX_DYNAMODB_ENDPOINT"] = (
+            args.endpoint or env.get("JENTRIX_DYNAMODB_ENDPOINT") or DEFAULT_DYNAMODB_ENDPOINT
+        )
     token_file = None
     if args.token_file and not secret:
         token_file = str(Path(args.token_file).expanduser().resolve())
@@ -357,7 +394,15 @@ def build_server(args: argparse.Namespace, env: dict[str, str]) -> Server:
         mcp_args += ["--toolsets", args.toolsets]
     if args.read_only:
         mcp_args.append("--read-only")
-    return Server(remote=False, command=argv[0], args=mcp_args, env=server_env, token_file=token_file, secret=secret, ephemeral=args.ephemeral)
+    return Server(
+        remote=False,
+        command=argv[0],
+        args=mcp_args,
+        env=server_env,
+        token_file=token_file,
+        secret=secret,
+        ephemeral=args.ephemeral,
+    )
 
 
 def _mask(text: str, secret: str | None) -> str:
@@ -403,8 +448,11 @@ def cmd_connect(args: argparse.Namespace) -> int:
     if args.client == "all":
         clients = [c for c in CLIENTS if detected(c, home, env)]
         if not clients:
-            print("No MCP client detected under {home} (looked for ~/.claude.json or ~/.claude, ~/.codex, ~/.cursor and VS Code's "
-                  "user settings directory); name one to write its file anyway.".format(home=home), file=sys.stderr)
+            print(
+                f"No MCP client detected under {home} (looked for ~/.claude.json or ~/.claude, ~/.codex, ~/.cursor and VS Code's "
+                "user settings directory); name one to write its file anyway.",
+                file=sys.stderr,
+            )
             return 1
         print(f"Detected: {', '.join(clients)}")
     else:
@@ -418,19 +466,28 @@ def cmd_connect(args: argparse.Namespace) -> int:
         after = edit(place, before, name, entry)
         where = f"{place.client} ({place.scope}): {place.path}"
         if after == before:
-            print(f"{where}: {'no ' + repr(name) + ' entry; nothing to remove' if server is None else 'already up to date'}.")
+            print(
+                f"{where}: {'no ' + repr(name) + ' entry; nothing to remove' if server is None else 'already up to date'}."
+            )
             continue
         diff = difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True),
-            fromfile=str(place.path) if before else "/dev/null", tofile=str(place.path),
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=str(place.path) if before else "/dev/null",
+            tofile=str(place.path),
         )
         print(f"{where}:")
-        sys.stdout.write(_mask("".join(d if d.endswith("\n") else d + "\n" for d in diff), server.secret if server else None))
+        sys.stdout.write(
+            _mask("".join(d if d.endswith("\n") else d + "\n" for d in diff), server.secret if server else None)
+        )
         if entry is not None:
             print(f"  token: {entry.token_note}.")
             if server and server.secret:
-                shared = "it lives in the project and is meant to be committed: anyone with the repository gets the token" if place.shared \
+                shared = (
+                    "it lives in the project and is meant to be committed: anyone with the repository gets the token"
+                    if place.shared
                     else "it is readable by your user account and by whatever runs as you"
+                )
                 print(f"  WARNING: {place.path} will hold the token in clear text; {shared}.")
             elif place.shared:
                 print("  This file is meant to be shared: it names no secret, only where the token comes from.")
@@ -445,32 +502,63 @@ def cmd_connect(args: argparse.Namespace) -> int:
         _write(place.path, after, private=bool(server and server.secret))
         print(f"  {'removed' if server is None else 'written'}.")
     if server is not None and not args.dry_run:
-        print("The entry only tells the client how to reach the server; the token (or OAuth grant) it presents decides what it may do.")
+        print(
+            "The entry only tells the client how to reach the server; the token (or OAuth grant) it presents decides what it may do."
+        )
     return 1 if declined else 0
 
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser(
-        "connect", help="write (or --remove) this server's entry in MCP clients' configuration files (docs/connect.md)",
+        "connect",
+        help="write (or --remove) this server's entry in MCP clients' configuration files (docs/connect.md)",
         description="Write or remove this server's entry in the configuration file of Claude Code, Codex, Cursor or VS Code. "
         "Shows a diff first and asks; never writes the token unless --store-secret. docs/connect.md lists what goes where.",
     )
-    p.add_argument("client", nargs="?", default="all", choices=[*CLIENTS, "all"], help="which client (default: all detected ones)")
+    p.add_argument(
+        "client", nargs="?", default="all", choices=[*CLIENTS, "all"], help="which client (default: all detected ones)"
+    )
     p.add_argument("--remove", action="store_true", help="remove the entry instead of writing it")
-    p.add_argument("--scope", choices=["user", "project", "local"], help="user file (default), the project's file, or Claude Code's per-project entry in ~/.claude.json (local)")
-    p.add_argument("--project", metavar="DIR", help="project directory for --scope project/local (default: the current directory)")
+    p.add_argument(
+        "--scope",
+        choices=["user", "project", "local"],
+        help="user file (default), the project's file, or Claude Code's per-project entry in ~/.claude.json (local)",
+    )
+    p.add_argument(
+        "--project", metavar="DIR", help="project directory for --scope project/local (default: the current directory)"
+    )
     p.add_argument("--name", default=DEFAULT_NAME, help=f"the server's name in the client (default {DEFAULT_NAME})")
     where = p.add_argument_group("what the client reaches (default: `jentrix mcp` in-process against DynamoDB Local)")
-    where.add_argument("--url", help="the remote endpoint, e.g. https://…/api/mcp: the client speaks HTTP to it with the token as Bearer")
-    where.add_argument("--bridge", metavar="URL", help="the client starts `jentrix mcp --url URL` (the stdio adapter bridging to the remote)")
-    where.add_argument("--ephemeral", action="store_true", help="the client starts `jentrix mcp --ephemeral` (a throwaway local stack)")
-    where.add_argument("--endpoint", help=f"DynamoDB endpoint for the in-process adapter (default $JENTRIX_DYNAMODB_ENDPOINT, else {DEFAULT_DYNAMODB_ENDPOINT})")
+    where.add_argument(
+        "--url",
+        help="the remote endpoint, e.g. https://…/api/mcp: the client speaks HTTP to it with the token as Bearer",
+    )
+    where.add_argument(
+        "--bridge",
+        metavar="URL",
+        help="the client starts `jentrix mcp --url URL` (the stdio adapter bridging to the remote)",
+    )
+    where.add_argument(
+        "--ephemeral", action="store_true", help="the client starts `jentrix mcp --ephemeral` (a throwaway local stack)"
+    )
+    where.add_argument(
+        "--endpoint",
+        help=f"DynamoDB endpoint for the in-process adapter (default $JENTRIX_DYNAMODB_ENDPOINT, else {DEFAULT_DYNAMODB_ENDPOINT})",
+    )
     adapter = p.add_argument_group("adapter options (written into the entry's arguments)")
     adapter.add_argument("--workspace", metavar="WS_ID", help="bind the connection to this workspace (writes allowed)")
-    adapter.add_argument("--token-file", metavar="PATH", help="the adapter reads the token from this file (its path is written, not the token)")
+    adapter.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="the adapter reads the token from this file (its path is written, not the token)",
+    )
     adapter.add_argument("--read-only", action="store_true", help="serve only read-only tools")
     adapter.add_argument("--toolsets", help="comma list of toolsets to serve")
-    p.add_argument("--store-secret", action="store_true", help=f"write the token itself (from ${TOKEN_ENV} or --token-file) into the file; a warning says where")
+    p.add_argument(
+        "--store-secret",
+        action="store_true",
+        help=f"write the token itself (from ${TOKEN_ENV} or --token-file) into the file; a warning says where",
+    )
     go = p.add_mutually_exclusive_group()
     go.add_argument("--yes", "-y", action="store_true", help="write without asking")
     go.add_argument("--dry-run", action="store_true", help="show the diffs only")

@@ -39,7 +39,9 @@ def _human(args: argparse.Namespace, workspace_id: str, needed: str) -> Any:
     if principal is None:
         raise CliError("the token in --token-file is unknown, revoked or expired.")
     if not principal.human:
-        raise CliError("this command needs a human's token (jentrix token create --human); an agent's token cannot approve or hand out access.")
+        raise CliError(
+            "this command needs a human's token (jentrix token create --human); an agent's token cannot approve or hand out access."
+        )
     if principal.workspace_pin and principal.workspace_pin != workspace_id:
         raise CliError(f"the token is pinned to {principal.workspace_pin}, not {workspace_id}.")
     member = members.get(workspace_id, principal.user_id)
@@ -88,8 +90,15 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
         raise CliError("pass --secret or --secret-file.", code=2)
     _connect(args)
     row = governance.invitation_of_secret(secret)
-    if row is None or row.state != "PENDING" or not governance.live(row) or row.secretDigest != governance.secret_digest(secret):  # type: ignore[arg-type]
-        raise CliError("this invitation link is not valid: it was revoked, used, replaced by a newer link, or has expired.")
+    if (
+        row is None
+        or row.state != "PENDING"
+        or not governance.live(row)
+        or row.secretDigest != governance.secret_digest(secret)
+    ):  # type: ignore[arg-type]
+        raise CliError(
+            "this invitation link is not valid: it was revoked, used, replaced by a newer link, or has expired."
+        )
     user = auth.user_by_email(row.email)
     if user is None:
         user = auth.create_user(row.email, args.display_name or row.email.split("@")[0])
@@ -98,10 +107,14 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
     try:
         inv, member = governance.accept(secret, user)
     except governance.InvitationClosed:
-        raise CliError("this invitation link is not valid: it was revoked, used, replaced by a newer link, or has expired.") from None
+        raise CliError(
+            "this invitation link is not valid: it was revoked, used, replaced by a newer link, or has expired."
+        ) from None
     except governance.AlreadyMember:
         raise CliError(f"{user.email} is already a member of {row.workspaceId}.") from None
-    print(f"{user.email} joined {inv.workspaceId} as {member.role}. Mint a token with: jentrix token create --user-email {user.email}")
+    print(
+        f"{user.email} joined {inv.workspaceId} as {member.role}. Mint a token with: jentrix token create --user-email {user.email}"
+    )
     return 0
 
 
@@ -118,8 +131,17 @@ def _approver_role(row: Any) -> str:
 
 def _approval_view(row: Any) -> dict[str, Any]:
     return {
-        "id": row.approvalId, "tool": row.tool, "wouldDo": row.summary, "state": row.state, "callerId": row.callerId, "tokenId": row.tokenId,
-        "createdAt": row.createdAt, "expiresAt": row.expiresAt, "decidedBy": row.decidedBy, "decidedAt": row.decidedAt, "consumedAt": row.consumedAt,
+        "id": row.approvalId,
+        "tool": row.tool,
+        "wouldDo": row.summary,
+        "state": row.state,
+        "callerId": row.callerId,
+        "tokenId": row.tokenId,
+        "createdAt": row.createdAt,
+        "expiresAt": row.expiresAt,
+        "decidedBy": row.decidedBy,
+        "decidedAt": row.decidedAt,
+        "consumedAt": row.consumedAt,
     }
 
 
@@ -131,7 +153,9 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
         raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
     _connect(args)
     _human(args, args.workspace, "ADMIN")
-    emails = {m.userId: m.email for m in members.list_members(args.workspace)}  # who asked, by address (the ids stay in --json)
+    emails = {
+        m.userId: m.email for m in members.list_members(args.workspace)
+    }  # who asked, by address (the ids stay in --json)
 
     def who(user_id: str | None) -> str:
         return f"{emails[user_id]} ({user_id})" if user_id in emails else str(user_id)
@@ -144,7 +168,9 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
     if not rows:
         print("No pending approval requests." if not args.history else "No approval requests.")
     for r in rows:
-        print(f"{r['id']}  {r['state']:<9} {r['tool']:<16} expires {r['expiresAt']}  by {who(r['callerId'])}, token {r['tokenId']}")
+        print(
+            f"{r['id']}  {r['state']:<9} {r['tool']:<16} expires {r['expiresAt']}  by {who(r['callerId'])}, token {r['tokenId']}"
+        )
         print(f"    {r['wouldDo']}")
     if log is not None:
         print()
@@ -174,7 +200,9 @@ def _decide(args: argparse.Namespace, decision: str) -> int:
     except db.Missing:
         raise CliError(f"your role in {ref.workspace_id} changed; nothing was written.") from None
     if decision == "APPROVED":
-        print(f"Approved {row.approvalId}: {row.summary}. The agent's identical call (same arguments, same token) goes through once, until {row.expiresAt}.")
+        print(
+            f"Approved {row.approvalId}: {row.summary}. The agent's identical call (same arguments, same token) goes through once, until {row.expiresAt}."
+        )
     else:
         print(f"Rejected {row.approvalId}: {row.summary}.")
     return 0
@@ -207,12 +235,19 @@ def cmd_governance_set(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     def with_token(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--token-file", required=True, metavar="FILE", help="file holding a human token (jentrix token create --human) of a member with the needed role")
+        p.add_argument(
+            "--token-file",
+            required=True,
+            metavar="FILE",
+            help="file holding a human token (jentrix token create --human) of a member with the needed role",
+        )
         _add_target_flags(p)
 
     invite = sub.add_parser("invite", help="print an invitation link, or accept one")
     isub = invite.add_subparsers(dest="action", metavar="ACTION", required=True)
-    link = isub.add_parser("link", help="issue a new link secret for a pending invitation and print it once (human ADMIN)")
+    link = isub.add_parser(
+        "link", help="issue a new link secret for a pending invitation and print it once (human ADMIN)"
+    )
     link.add_argument("invitation_id", metavar="INVITATION_ID")
     with_token(link)
     link.set_defaults(func=cmd_invite_link)
@@ -227,7 +262,11 @@ def add_parsers(sub: Any) -> None:
     asub = approvals.add_subparsers(dest="action", metavar="ACTION", required=True)
     lst = asub.add_parser("list", help="pending approval requests of a workspace")
     lst.add_argument("--workspace", required=True, metavar="WS_ID")
-    lst.add_argument("--history", action="store_true", help="every request, and the workspace log of membership changes and decisions")
+    lst.add_argument(
+        "--history",
+        action="store_true",
+        help="every request, and the workspace log of membership changes and decisions",
+    )
     lst.add_argument("--json", action="store_true", help="print JSON")
     with_token(lst)
     lst.set_defaults(func=cmd_approvals_list)
@@ -242,6 +281,11 @@ def add_parsers(sub: Any) -> None:
     st = gsub.add_parser("set", help="set the policy for agents' calls of a governed pack")
     st.add_argument("--workspace", required=True, metavar="WS_ID")
     st.add_argument("--policy", required=True, choices=["ALLOW", "REQUIRE_APPROVAL", "DENY"])
-    st.add_argument("--pack", default="membership", choices=["membership"], help="the governed tools (membership: invite_member, remove_member, set_member_role)")
+    st.add_argument(
+        "--pack",
+        default="membership",
+        choices=["membership"],
+        help="the governed tools (membership: invite_member, remove_member, set_member_role)",
+    )
     with_token(st)
     st.set_defaults(func=cmd_governance_set)

@@ -21,10 +21,13 @@ def _all_workspaces() -> list[str]:
 
     client, out, start = db.dynamodb_client(), [], None
     while True:
-        kwargs: dict[str, Any] = {"TableName": Row.Meta.table_name, "FilterExpression": "#k = :k AND SK = :m",
-                                  "ExpressionAttributeNames": {"#k": "kind"},
-                                  "ExpressionAttributeValues": {":k": {"S": "Workspace"}, ":m": {"S": keys.WORKSPACE_HEAD_SORT_KEY}},
-                                  "ProjectionExpression": "workspaceId"}
+        kwargs: dict[str, Any] = {
+            "TableName": Row.Meta.table_name,
+            "FilterExpression": "#k = :k AND SK = :m",
+            "ExpressionAttributeNames": {"#k": "kind"},
+            "ExpressionAttributeValues": {":k": {"S": "Workspace"}, ":m": {"S": keys.WORKSPACE_HEAD_SORT_KEY}},
+            "ProjectionExpression": "workspaceId",
+        }
         if start:
             kwargs["ExclusiveStartKey"] = start
         page = client.scan(**kwargs)
@@ -50,8 +53,21 @@ def cmd_search_verify(args: argparse.Namespace) -> int:
         if not args.json:
             print("\n".join(report.lines()))
     if args.json:
-        print(json.dumps([{"workspaceId": r.workspace_id, "docs": r.docs, "verdicts": dict(r.verdicts), "pending": r.pending,
-                           "repaired": r.repaired, "drift": r.drift} for r in reports]))
+        print(
+            json.dumps(
+                [
+                    {
+                        "workspaceId": r.workspace_id,
+                        "docs": r.docs,
+                        "verdicts": dict(r.verdicts),
+                        "pending": r.pending,
+                        "repaired": r.repaired,
+                        "drift": r.drift,
+                    }
+                    for r in reports
+                ]
+            )
+        )
     return 1 if drift else 0
 
 
@@ -61,8 +77,15 @@ def add_parsers(sub: Any) -> None:
     search = sub.add_parser("search", help="check the search index against the tasks and comments")
     ssub = search.add_subparsers(dest="action", metavar="ACTION", required=True)
     v = ssub.add_parser("verify", help="report index drift (missing, stale or leftover postings); --repair fixes it")
-    v.add_argument("--workspace", metavar="WS_ID", action="append", help="only this workspace (repeatable; default: every workspace)")
-    v.add_argument("--repair", action="store_true", help="apply pending records and rewrite every drifted doc, then check again")
+    v.add_argument(
+        "--workspace",
+        metavar="WS_ID",
+        action="append",
+        help="only this workspace (repeatable; default: every workspace)",
+    )
+    v.add_argument(
+        "--repair", action="store_true", help="apply pending records and rewrite every drifted doc, then check again"
+    )
     v.add_argument("--json", action="store_true", help="print the reports as JSON")
     _add_target_flags(v)
     v.set_defaults(func=cmd_search_verify)

@@ -73,7 +73,9 @@ def call(principal: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]
     out = pipeline.call_tool(spec, arguments, principal)
     if out.error is not None:
         e = out.error["error"]
-        raise CliError(f"{tool}: {e['code']}{' ' + e['reason'] if e.get('reason') else ''}: {e['message']} {e.get('hint', '')}".strip())
+        raise CliError(
+            f"{tool}: {e['code']}{' ' + e['reason'] if e.get('reason') else ''}: {e['message']} {e.get('hint', '')}".strip()
+        )
     assert out.result is not None
     return out.result
 
@@ -104,7 +106,10 @@ def _checkout(directory: str | None) -> Any:
     try:
         return verify_checkout(Path(directory or os.getcwd()).expanduser().resolve())
     except CheckoutError as exc:
-        raise CliError(f"{directory or 'the current directory'}: {exc}; run inside a git checkout of a GitHub repository, or pass --checkout DIR.", code=2) from None
+        raise CliError(
+            f"{directory or 'the current directory'}: {exc}; run inside a git checkout of a GitHub repository, or pass --checkout DIR.",
+            code=2,
+        ) from None
 
 
 # -- agent launch ------------------------------------------------------------------------------
@@ -113,17 +118,27 @@ def cmd_agent_launch(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     if not command:
-        raise CliError("nothing to launch: put the provider command after --, e.g. jentrix agent launch --project pj_… -- claude", code=2)
+        raise CliError(
+            "nothing to launch: put the provider command after --, e.g. jentrix agent launch --project pj_… -- claude",
+            code=2,
+        )
     principal = _principal_connected(args)
     checkout = _checkout(args.checkout)
-    create: dict[str, Any] = {"projectId": args.project, "repo": checkout.repository, "repoState": repo_state(checkout.path),
-                              "idempotencyKey": f"launch-{uuid.uuid4()}"}
+    create: dict[str, Any] = {
+        "projectId": args.project,
+        "repo": checkout.repository,
+        "repoState": repo_state(checkout.path),
+        "idempotencyKey": f"launch-{uuid.uuid4()}",
+    }
     if args.provider:
         create["provider"] = args.provider
     if args.continues:
         create["continuesSessionId"] = args.continues
     session = call(principal, "create_agent_session", create)["session"]
-    print(f"jentrix: session {session['id']} ({session['projectName']}, {session['repository']}) is STARTING", file=sys.stderr)
+    print(
+        f"jentrix: session {session['id']} ({session['projectName']}, {session['repository']}) is STARTING",
+        file=sys.stderr,
+    )
     env = dict(os.environ, **{SESSION_ENV: session["id"]})
     if args.token_file:
         env[TOKEN_FILE_ENV] = str(Path(args.token_file).resolve())
@@ -162,8 +177,16 @@ def complete(principal: Any, session_id: str, outcome: str, end_state: dict[str,
         if current["status"] not in ("STARTING", "ACTIVE"):
             return current
         try:
-            return call(principal, "complete_agent_session", {"sessionId": session_id, "outcome": outcome, "expectedUpdatedAt": current["updatedAt"],
-                                                              "repoState": end_state})["session"]
+            return call(
+                principal,
+                "complete_agent_session",
+                {
+                    "sessionId": session_id,
+                    "outcome": outcome,
+                    "expectedUpdatedAt": current["updatedAt"],
+                    "repoState": end_state,
+                },
+            )["session"]
         except CliError as exc:
             if "CONFLICT" not in str(exc) or attempt == 2:
                 raise
@@ -177,8 +200,17 @@ def _thread_id(args: argparse.Namespace, stdin: Any) -> str:
         try:
             data = json.loads(raw or "{}")
         except json.JSONDecodeError:
-            raise CliError("the hook input on stdin is not JSON (the provider passes its hook payload there).", code=2) from None
-        value = next((data.get(k) for k in THREAD_FIELDS if isinstance(data, dict) and isinstance(data.get(k), str) and data.get(k)), None)
+            raise CliError(
+                "the hook input on stdin is not JSON (the provider passes its hook payload there).", code=2
+            ) from None
+        value = next(
+            (
+                data.get(k)
+                for k in THREAD_FIELDS
+                if isinstance(data, dict) and isinstance(data.get(k), str) and data.get(k)
+            ),
+            None,
+        )
         if not value:
             raise CliError(f"the hook input has no {' / '.join(THREAD_FIELDS)} field.", code=2)
         return value
@@ -193,13 +225,18 @@ def cmd_session_attach(args: argparse.Namespace, stdin: Any = None) -> int:
     session_id = args.session or os.environ.get(SESSION_ENV)
     # The key names this binding (session or project, provider, thread): a hook that fires twice
     # replays the first answer; a later launch binding the same thread is a new call.
-    nonce = hashlib.sha256("\x1f".join((session_id or "", args.project or "", args.provider, thread)).encode()).hexdigest()[:40]
+    nonce = hashlib.sha256(
+        "\x1f".join((session_id or "", args.project or "", args.provider, thread)).encode()
+    ).hexdigest()[:40]
     arguments: dict[str, Any] = {"provider": args.provider, "threadId": thread, "idempotencyKey": f"attach-{nonce}"}
     if session_id:
         arguments["sessionId"] = session_id
     else:
         if not args.project:
-            raise CliError(f"no session to attach: run under `jentrix agent launch` (it sets ${SESSION_ENV}), or pass --project to create one.", code=2)
+            raise CliError(
+                f"no session to attach: run under `jentrix agent launch` (it sets ${SESSION_ENV}), or pass --project to create one.",
+                code=2,
+            )
         checkout = _checkout(args.checkout)
         arguments.update(projectId=args.project, repo=checkout.repository, repoState=repo_state(checkout.path))
     out = call(principal, "attach_agent_session", arguments)
@@ -210,10 +247,21 @@ def cmd_session_attach(args: argparse.Namespace, stdin: Any = None) -> int:
 def add_parsers(sub: Any) -> None:
     agent = sub.add_parser("agent", help="launch a coding agent inside a connected session")
     asub = agent.add_subparsers(dest="action", metavar="ACTION", required=True)
-    launch = asub.add_parser("launch", help="create a session, run the provider command, complete the session when it exits")
-    launch.add_argument("--project", required=True, metavar="PJ_ID", help="the project the session works for (fixed for the session's life)")
-    launch.add_argument("--provider", choices=["claude-code", "codex", "cursor", "other"], help="the provider being launched")
-    launch.add_argument("--checkout", metavar="DIR", help="the git checkout to work in (default: the current directory)")
+    launch = asub.add_parser(
+        "launch", help="create a session, run the provider command, complete the session when it exits"
+    )
+    launch.add_argument(
+        "--project",
+        required=True,
+        metavar="PJ_ID",
+        help="the project the session works for (fixed for the session's life)",
+    )
+    launch.add_argument(
+        "--provider", choices=["claude-code", "codex", "cursor", "other"], help="the provider being launched"
+    )
+    launch.add_argument(
+        "--checkout", metavar="DIR", help="the git checkout to work in (default: the current directory)"
+    )
     launch.add_argument("--continues", metavar="SES_ID", help="an earlier session this one deliberately continues")
     launch.add_argument("--token-file", help=f"file holding the token (default ${TOKEN_FILE_ENV}, else ${TOKEN_ENV})")
     launch.add_argument("command", nargs=argparse.REMAINDER, help="-- then the provider command and its arguments")
@@ -224,11 +272,19 @@ def add_parsers(sub: Any) -> None:
     ssub = session.add_subparsers(dest="action", metavar="ACTION", required=True)
     attach = ssub.add_parser("attach", help="bind the provider's session/thread id (from its hook) to the open session")
     attach.add_argument("--provider", required=True, choices=["claude-code", "codex", "cursor", "other"])
-    attach.add_argument("--thread-id", metavar="ID", help="the provider's session/thread id; '-' reads the hook JSON on stdin")
-    attach.add_argument("--hook-input", action="store_true", help="read the provider's hook JSON on stdin and take its session_id")
-    attach.add_argument("--session", metavar="SES_ID", help=f"the session to bind (default ${SESSION_ENV}, set by jentrix agent launch)")
+    attach.add_argument(
+        "--thread-id", metavar="ID", help="the provider's session/thread id; '-' reads the hook JSON on stdin"
+    )
+    attach.add_argument(
+        "--hook-input", action="store_true", help="read the provider's hook JSON on stdin and take its session_id"
+    )
+    attach.add_argument(
+        "--session", metavar="SES_ID", help=f"the session to bind (default ${SESSION_ENV}, set by jentrix agent launch)"
+    )
     attach.add_argument("--project", metavar="PJ_ID", help="outside a launch: create an ACTIVE session in this project")
-    attach.add_argument("--checkout", metavar="DIR", help="with --project: the checkout (default: the current directory)")
+    attach.add_argument(
+        "--checkout", metavar="DIR", help="with --project: the checkout (default: the current directory)"
+    )
     attach.add_argument("--token-file", help=f"file holding the token (default ${TOKEN_FILE_ENV}, else ${TOKEN_ENV})")
     _add_target_flags(attach)
     attach.set_defaults(func=cmd_session_attach)

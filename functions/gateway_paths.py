@@ -27,7 +27,7 @@ def _drop_prefix(path: str, prefix: str) -> str | None:
     if path == prefix:
         return "/"
     if path.startswith(prefix + "/"):
-        return path[len(prefix):]
+        return path[len(prefix) :]
     return None
 
 

@@ -30,11 +30,10 @@ from fastapi.responses import JSONResponse, Response
 from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
-from domain import auth, toolsets
+from domain import auth, faults, observability, toolsets
 from domain.auth import Principal
-from domain.settings import settings
-from domain import faults, observability
 from domain.search import install_index_hook
+from domain.settings import settings
 from domain.store import db, deadline
 from domain.store.parallel import LazyPool
 from functions import public_url
@@ -145,10 +144,15 @@ def _insufficient_scope(needed: str, tool: str, scope: dict[str, Any]) -> Respon
 
     scopes = " ".join(SCOPES[: SCOPES.index(needed) + 1])  # type: ignore[arg-type]
     description = f"{tool} needs the {needed} scope"
-    challenge = (f'Bearer realm="jentrix", error="insufficient_scope", scope="{scopes}", '
-                 f'resource_metadata="{public_url.resource_metadata_url(scope)}", error_description="{description}"')
-    return JSONResponse({"error": "insufficient_scope", "error_description": description, "scope": scopes},
-                        status_code=403, headers={"WWW-Authenticate": challenge})
+    challenge = (
+        f'Bearer realm="jentrix", error="insufficient_scope", scope="{scopes}", '
+        f'resource_metadata="{public_url.resource_metadata_url(scope)}", error_description="{description}"'
+    )
+    return JSONResponse(
+        {"error": "insufficient_scope", "error_description": description, "scope": scopes},
+        status_code=403,
+        headers={"WWW-Authenticate": challenge},
+    )
 
 
 def oauth_refusal(caller: Principal, raw: bytes, registry: Any, scope: dict[str, Any]) -> Response | None:
@@ -163,7 +167,11 @@ def oauth_refusal(caller: Principal, raw: bytes, registry: Any, scope: dict[str,
         message = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.get("method") != "tools/call" or not isinstance(message.get("params"), dict):
+    if (
+        not isinstance(message, dict)
+        or message.get("method") != "tools/call"
+        or not isinstance(message.get("params"), dict)
+    ):
         return None
     name = message["params"].get("name")
     spec = registry.get(name) if isinstance(name, str) else None
@@ -211,7 +219,14 @@ def _auth_failed(raw: bytes, exc: Exception) -> Response:
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-_ENVELOPE_STATUS = {"INVALID_INPUT": 400, "FORBIDDEN": 403, "NOT_FOUND": 404, "CONFLICT": 409, "RATE_LIMITED": 429, "INTERNAL": 500}
+_ENVELOPE_STATUS = {
+    "INVALID_INPUT": 400,
+    "FORBIDDEN": 403,
+    "NOT_FOUND": 404,
+    "CONFLICT": 409,
+    "RATE_LIMITED": 429,
+    "INTERNAL": 500,
+}
 
 
 def upload_grant_reply(principal: Principal, body: Any) -> tuple[int, dict[str, Any]]:
@@ -227,21 +242,36 @@ def upload_grant_reply(principal: Principal, body: Any) -> tuple[int, dict[str, 
     cid = uuid.uuid4().hex
     try:
         if not isinstance(body, dict):
-            raise errors.invalid("body", "must be a JSON object", "Send {workspaceId, fileName, contentType, size, sha256}.")
+            raise errors.invalid(
+                "body", "must be a JSON object", "Send {workspaceId, fileName, contentType, size, sha256}."
+            )
         unknown = sorted(set(body) - {"workspaceId", "fileName", "contentType", "size", "sha256", "purpose"})
         if unknown:
-            raise errors.invalid(unknown[0], "is not a field of an upload-grant request", "Send workspaceId, fileName, contentType, size, sha256 and optionally purpose.")
+            raise errors.invalid(
+                unknown[0],
+                "is not a field of an upload-grant request",
+                "Send workspaceId, fileName, contentType, size, sha256 and optionally purpose.",
+            )
         admission = ratelimit.admit(principal.token_id)
         window = admission.result()
         if admission.over():
-            raise ToolError(ErrorCode.RATE_LIMITED, f"This token made more than {window.limit} calls in the current minute.",
-                            "Wait for the window to reset, then retry.", retry_after_seconds=window.retry_after_seconds(clock.now_ms()))
+            raise ToolError(
+                ErrorCode.RATE_LIMITED,
+                f"This token made more than {window.limit} calls in the current minute.",
+                "Wait for the window to reset, then retry.",
+                retry_after_seconds=window.retry_after_seconds(clock.now_ms()),
+            )
         ws = body.get("workspaceId")
         if ws == "" and principal.workspace_pin:
             ws = principal.workspace_pin
         grant = uploads.issue_grant(
-            principal, workspace_id=ws, purpose=body.get("purpose", "artifact"), file_name=body.get("fileName"),
-            content_type=body.get("contentType"), size=body.get("size"), sha256=body.get("sha256"),
+            principal,
+            workspace_id=ws,
+            purpose=body.get("purpose", "artifact"),
+            file_name=body.get("fileName"),
+            content_type=body.get("contentType"),
+            size=body.get("size"),
+            sha256=body.get("sha256"),
         )
         return 200, grant
     except ToolError as exc:
@@ -268,7 +298,9 @@ def attachment_reply(principal: Principal, task_id: str, body: Any) -> tuple[int
         return 400, errors.invalid("body", "must be a JSON object", "Send {uploadGrantId}.").envelope()
     unknown = sorted(set(body) - {"uploadGrantId"})
     if unknown:
-        return 400, errors.invalid(unknown[0], "is not a field of an attach request", "Send {uploadGrantId}; the task is in the path.").envelope()
+        return 400, errors.invalid(
+            unknown[0], "is not a field of an attach request", "Send {uploadGrantId}; the task is in the path."
+        ).envelope()
     outcome = attachments.attach(principal, task_id=task_id, upload_grant_id=body.get("uploadGrantId"))
     if outcome.error is not None:
         code = str(outcome.error.get("error", {}).get("code", "INTERNAL"))
@@ -282,7 +314,10 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
     hop and error envelope; ``reply(caller, body)`` gives the status and payload (``body`` is
     ``None`` when the request body is not UTF-8 JSON)."""
     if not origin_allowed(request.headers.get("origin")):
-        return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."}, status_code=403)
+        return JSONResponse(
+            {"error": "forbidden_origin", "error_description": "This Origin may not call this endpoint."},
+            status_code=403,
+        )
     try:
         principal = principal_from_authorizer(request.scope)
     except auth.MalformedContext as exc:
@@ -315,7 +350,9 @@ async def _json_route(request: Request, reply: Callable[[Principal, Any], tuple[
     if out is None:
         return _unauthorized("The token is unknown, revoked, expired or for another resource.", scope=request.scope)
     status, payload = out
-    headers = {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
+    headers = (
+        {"Retry-After": str(payload["error"].get("retryAfterSeconds"))} if status == 429 and "error" in payload else {}
+    )
     return JSONResponse(payload, status_code=status, headers=headers)
 
 
@@ -377,12 +414,15 @@ class McpEndpoint:
         proto = self.protocol
         path = scope["path"]
         try:
-            path_layer = toolsets.from_path(proto.registry, path[path.index(MCP_PATH):])
+            path_layer = toolsets.from_path(proto.registry, path[path.index(MCP_PATH) :])
         except toolsets.SelectionError as exc:
             return JSONResponse({"error": "not_found", "error_description": str(exc)}, status_code=404)
         headers = folded_headers(scope)
         if not origin_allowed(headers.get("origin")):
-            return JSONResponse({"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."}, status_code=403)
+            return JSONResponse(
+                {"error": "forbidden_origin", "error_description": "This Origin may not call the MCP endpoint."},
+                status_code=403,
+            )
         event = lambda_event(scope)
         request_id = (event.get("requestContext") or {}).get("requestId") if event else None
         try:
@@ -418,7 +458,9 @@ class McpEndpoint:
                     if refusal is not None:
                         return refusal
                 layers = (path_layer,) if path_layer is not None else ()
-                return proto.handle_raw(raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers))
+                return proto.handle_raw(
+                    raw, headers=headers, session=Session(principal=caller, transport="http", layers=layers)
+                )
 
         reply = await in_worker(serve, scope)
         if reply is None:
@@ -442,7 +484,10 @@ def create_app(protocol: McpProtocol | None = None) -> FastAPI:
 
     async def mcp_other(request: Request) -> Response:
         return JSONResponse(
-            {"error": "method_not_allowed", "error_description": "This MCP endpoint is stateless and accepts POST only."},
+            {
+                "error": "method_not_allowed",
+                "error_description": "This MCP endpoint is stateless and accepts POST only.",
+            },
             status_code=405,
             headers={"Allow": "POST"},
         )

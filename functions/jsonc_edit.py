@@ -40,7 +40,7 @@ class JsoncError(ValueError):
 class _Item:
     key: str | None  # None for an array element
     start: int  # offset of the key (member) or of the value (element)
-    node: "_Node"
+    node: _Node
     comma: int | None = None  # offset of the comma after it, if any
 
 
@@ -183,9 +183,9 @@ class JsoncDoc:
     def get(self, path: list[str | int], default: Any = None) -> Any:
         cur = self.data
         for k in path:
-            if isinstance(cur, dict) and isinstance(k, str) and k in cur:
-                cur = cur[k]
-            elif isinstance(cur, list) and isinstance(k, int) and 0 <= k < len(cur):
+            if (isinstance(cur, dict) and isinstance(k, str) and k in cur) or (
+                isinstance(cur, list) and isinstance(k, int) and 0 <= k < len(cur)
+            ):
                 cur = cur[k]
             else:
                 return default
@@ -219,11 +219,15 @@ class JsoncDoc:
             existing = next((it for it in node.items if it.key == path[-1]), None)
             if existing is not None:
                 indent = _line_indent(self.text, existing.start)
-                body = self._dump(value, indent, multiline="\n" in self.text[existing.node.start:existing.node.end] or self._multiline(node))
-                self._commit(self.text[: existing.node.start] + body + self.text[existing.node.end:], expected)
+                body = self._dump(
+                    value,
+                    indent,
+                    multiline="\n" in self.text[existing.node.start : existing.node.end] or self._multiline(node),
+                )
+                self._commit(self.text[: existing.node.start] + body + self.text[existing.node.end :], expected)
                 return
         nested: Any = copy.deepcopy(value)
-        for k in reversed(path[depth + 1:]):
+        for k in reversed(path[depth + 1 :]):
             nested = {k: nested}
         self._commit(self._insert(node, path[depth], nested), expected)
 
@@ -240,7 +244,9 @@ class JsoncDoc:
         node = root
         for k in path[:-1]:
             node = node.items[k].node if isinstance(k, int) else next(it for it in node.items if it.key == k).node
-        index = path[-1] if isinstance(path[-1], int) else next(i for i, it in enumerate(node.items) if it.key == path[-1])
+        index = (
+            path[-1] if isinstance(path[-1], int) else next(i for i, it in enumerate(node.items) if it.key == path[-1])
+        )
         self._commit(self._remove(node, index), expected)
 
     def append(self, path: list[str], value: Any) -> None:
@@ -283,7 +289,7 @@ class JsoncDoc:
         self.text, self.data = text, got
 
     def _multiline(self, node: _Node) -> bool:
-        inner = self.text[node.start + 1: node.end - 1]
+        inner = self.text[node.start + 1 : node.end - 1]
         return "\n" in inner or not node.items
 
     def _dump(self, value: Any, indent: str, *, multiline: bool = True) -> str:
@@ -299,10 +305,10 @@ class JsoncDoc:
             base = _line_indent(t, node.start)
             indent = base + _indent_unit(t)
             body = indent + prefix + self._dump(value, indent)
-            inner = t[node.start + 1: close]
+            inner = t[node.start + 1 : close]
             if not inner.strip():
                 return t[: node.start + 1] + "\n" + body + "\n" + base + t[close:]
-            return t[: node.start + 1] + "\n" + body + t[node.start + 1:]
+            return t[: node.start + 1] + "\n" + body + t[node.start + 1 :]
         last = node.items[-1]
         trailing = last.comma is not None
         if not self._multiline(node):
@@ -313,19 +319,17 @@ class JsoncDoc:
         body = indent + prefix + self._dump(value, indent) + ("," if trailing else "")
         anchor = last.comma + 1 if trailing else last.node.end
         nl = t.find("\n", anchor, close)
-        if nl < 0:  # the closing bracket sits on the last item's line
-            out = t[:anchor] + "\n" + body + t[anchor:]
-        else:
-            out = t[: nl + 1] + body + "\n" + t[nl + 1:]
+        # nl < 0: the closing bracket sits on the last item's line
+        out = t[:anchor] + "\n" + body + t[anchor:] if nl < 0 else t[: nl + 1] + body + "\n" + t[nl + 1 :]
         if not trailing:
-            out = out[: last.node.end] + "," + out[last.node.end:]
+            out = out[: last.node.end] + "," + out[last.node.end :]
         return out
 
     def _remove(self, node: _Node, index: int) -> str:
         t = self.text
         item = node.items[index]
         line_start = t.rfind("\n", 0, item.start) + 1
-        own_line = not t[line_start: item.start].strip()
+        own_line = not t[line_start : item.start].strip()
         end = item.comma + 1 if item.comma is not None else item.node.end
         rest = re.match(r"[ \t]*(?://[^\n]*)?\r?\n", t[end:])  # a comment after it on its line goes with it
         if own_line and rest:
@@ -335,14 +339,14 @@ class JsoncDoc:
             end += len(re.match(r"[ \t]*", t[end:]).group())  # type: ignore[union-attr]
         last_without_comma = index == len(node.items) - 1 and item.comma is None and index > 0
         if last_without_comma and not (own_line and rest):
-            out = t[: node.items[index - 1].comma] + t[item.node.end:]  # drop ", item" on one line
+            out = t[: node.items[index - 1].comma] + t[item.node.end :]  # drop ", item" on one line
         else:
             out = t[:start] + t[end:]
             if last_without_comma:  # the previous item is now the last: its comma goes
                 comma = node.items[index - 1].comma
-                out = out[:comma] + out[comma + 1:]  # type: ignore[index,operator]
+                out = out[:comma] + out[comma + 1 :]  # type: ignore[index,operator]
         close = node.end - 1 - (len(t) - len(out))
-        if not out[node.start + 1: close].strip():
+        if not out[node.start + 1 : close].strip():
             out = out[: node.start + 1] + out[close:]
         return out
 

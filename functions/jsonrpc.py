@@ -56,26 +56,44 @@ class Envelope:
 def inspect(value: Any, *, what: str = "message") -> Envelope:
     """Apply the envelope rules of the module docstring to one decoded JSON value."""
     if not isinstance(value, dict):
-        shape = "a batch (JSON array); send one message at a time" if isinstance(value, list) else f"a JSON {type(value).__name__}, not an object"
-        return Envelope("invalid", reply=error_response(None, INVALID_REQUEST, f"Invalid request: the {what} holds {shape}."))
+        shape = (
+            "a batch (JSON array); send one message at a time"
+            if isinstance(value, list)
+            else f"a JSON {type(value).__name__}, not an object"
+        )
+        return Envelope(
+            "invalid", reply=error_response(None, INVALID_REQUEST, f"Invalid request: the {what} holds {shape}.")
+        )
     has_id = "id" in value
     id_ = value.get("id")
     id_ok = valid_id(id_)
     echo = id_ if id_ok else None
     if value.get("jsonrpc") != "2.0":
-        return Envelope("invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".'))
+        return Envelope(
+            "invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".')
+        )
     if "method" not in value:
         if has_id and ("result" in value or "error" in value):
             if id_ok or (id_ is None and "error" in value):
                 return Envelope("response", message=value)
-            return Envelope("invalid", reply=error_response(None, INVALID_REQUEST, "Invalid request: a response id must be a string or an integer."))
+            return Envelope(
+                "invalid",
+                reply=error_response(
+                    None, INVALID_REQUEST, "Invalid request: a response id must be a string or an integer."
+                ),
+            )
         return Envelope("invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "method" is missing.'))
     if not isinstance(value["method"], str):
-        return Envelope("invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "method" must be a string.'))
+        return Envelope(
+            "invalid", reply=error_response(echo, INVALID_REQUEST, 'Invalid request: "method" must be a string.')
+        )
     if not has_id:
         return Envelope("notification", message=value)
     if not id_ok:
-        return Envelope("invalid", reply=error_response(None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer.'))
+        return Envelope(
+            "invalid",
+            reply=error_response(None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer.'),
+        )
     return Envelope("request", message=value)
 
 

@@ -19,9 +19,8 @@ start), never per invocation, and the first request's one-time work is done then
 from __future__ import annotations
 
 import asyncio
-import random
-
 import os
+import random
 from typing import Any
 
 from mangum import Mangum
@@ -32,6 +31,7 @@ from functions import priming
 from functions.http_app import app
 
 install_index_hook()  # done by create_app too; in Lambda no local consumer listens: the stream consumer indexes
+
 
 class _Mangum(Mangum):
     """Mangum that makes sure the thread has a usable event loop before every invocation."""
@@ -68,7 +68,10 @@ observability.TRACING.tracer()
 # The first request's one-time work, done now (functions/priming.py); the whole catalog's only
 # where init runs ahead of traffic (provisioned concurrency, SnapStart).
 PRIMED = priming.prime(
-    _mangum, validators=catalog.eager_init(), connections=os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency")
+    _mangum,
+    validators=catalog.eager_init(),
+    connections=os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency",
+)
 # Under SnapStart (the deployed configuration, template.yaml): what each restored environment
 # redoes before its first invocation — reseed, reconnect (functions/priming.py, after_restore).
 RESTORE_HOOK = priming.register_restore_hooks()

@@ -94,12 +94,18 @@ def gateway_responses(template: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
     from the template's ``McpApi`` ``GatewayResponses``."""
     import yaml
 
-    raw = yaml.load(template.read_text(encoding="utf-8"), Loader=_template_loader())  # noqa: S506 - a SafeLoader subclass
+    raw = yaml.load(template.read_text(encoding="utf-8"), Loader=_template_loader())
     found = {}
     for kind, spec in raw["Resources"]["McpApi"]["Properties"]["GatewayResponses"].items():
-        headers = {name: str(value).strip("'") for name, value in ((spec.get("ResponseParameters") or {}).get("Headers") or {}).items()}
-        found[kind] = {"status": int(spec["StatusCode"]) if "StatusCode" in spec else None, "headers": headers,
-                       "template": spec["ResponseTemplates"]["application/json"]}
+        headers = {
+            name: str(value).strip("'")
+            for name, value in ((spec.get("ResponseParameters") or {}).get("Headers") or {}).items()
+        }
+        found[kind] = {
+            "status": int(spec["StatusCode"]) if "StatusCode" in spec else None,
+            "headers": headers,
+            "template": spec["ResponseTemplates"]["application/json"],
+        }
     return found
 
 
@@ -127,8 +133,16 @@ def _route(method: str, path: str) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-def invoke(method: str, path: str, headers: dict[str, str], body: bytes, *, stage: str = "prod", source_ip: str = "127.0.0.1",
-           query: dict[str, str] | None = None) -> Reply:
+def invoke(
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: bytes,
+    *,
+    stage: str = "prod",
+    source_ip: str = "127.0.0.1",
+    query: dict[str, str] | None = None,
+) -> Reply:
     """One request through route check, authorizer and function, as the deployed stack runs it.
 
     ``path`` is the request path without the stage (``/api/mcp``). Raises nothing a client
@@ -140,34 +154,69 @@ def invoke(method: str, path: str, headers: dict[str, str], body: bytes, *, stag
     host = next((v for k, v in headers.items() if k.lower() == "host"), f"{API_ID}.execute-api.{REGION}.amazonaws.com")
     route = _route(method, path)
     if route is None:
-        return gateway_reply("MISSING_AUTHENTICATION_TOKEN", request_id=request_id, message="Missing Authentication Token", status=403)
+        return gateway_reply(
+            "MISSING_AUTHENTICATION_TOKEN", request_id=request_id, message="Missing Authentication Token", status=403
+        )
     resource, params = route
     method_arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{API_ID}/{stage}/{method}{path}"
     request_context: dict[str, Any] = {
-        "accountId": ACCOUNT, "apiId": API_ID, "resourcePath": resource, "httpMethod": method, "path": f"/{stage}{path}",
-        "stage": stage, "protocol": "HTTP/1.1", "domainName": host, "requestId": request_id,
-        "requestTimeEpoch": int(time.time() * 1000), "identity": {"sourceIp": source_ip, "userAgent": headers.get("user-agent", "")},
+        "accountId": ACCOUNT,
+        "apiId": API_ID,
+        "resourcePath": resource,
+        "httpMethod": method,
+        "path": f"/{stage}{path}",
+        "stage": stage,
+        "protocol": "HTTP/1.1",
+        "domainName": host,
+        "requestId": request_id,
+        "requestTimeEpoch": int(time.time() * 1000),
+        "identity": {"sourceIp": source_ip, "userAgent": headers.get("user-agent", "")},
     }
     auth_event = {
-        "type": "REQUEST", "methodArn": method_arn, "resource": resource, "path": path, "httpMethod": method,
-        "headers": dict(headers), "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "queryStringParameters": query or None, "pathParameters": params or None, "stageVariables": None, "requestContext": request_context,
+        "type": "REQUEST",
+        "methodArn": method_arn,
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": dict(headers),
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": query or None,
+        "pathParameters": params or None,
+        "stageVariables": None,
+        "requestContext": request_context,
     }
     try:
         allowed = authorizer.handler(auth_event, _Context("jentrix-authorizer"))
     except authorizer.Unauthorized:
         return gateway_reply("UNAUTHORIZED", request_id=request_id, message="Unauthorized", status=401)
     except Exception:  # noqa: BLE001 - API Gateway answers any other authorizer failure with a 500
-        return gateway_reply("DEFAULT_5XX", request_id=request_id, message="Internal server error", status=500, response_type="AUTHORIZER_FAILURE")
-    request_context["authorizer"] = {**allowed.get("context", {}), "principalId": allowed["principalId"], "integrationLatency": 0}
+        return gateway_reply(
+            "DEFAULT_5XX",
+            request_id=request_id,
+            message="Internal server error",
+            status=500,
+            response_type="AUTHORIZER_FAILURE",
+        )
+    request_context["authorizer"] = {
+        **allowed.get("context", {}),
+        "principalId": allowed["principalId"],
+        "integrationLatency": 0,
+    }
     text = body.decode("utf-8", errors="replace")
     binary = text.encode("utf-8") != body
     event = {
-        "resource": resource, "path": path, "httpMethod": method, "headers": dict(headers),
-        "multiValueHeaders": {k: [v] for k, v in headers.items()}, "queryStringParameters": query or None,
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": dict(headers),
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": query or None,
         "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
-        "pathParameters": params or None, "stageVariables": None, "requestContext": request_context,
-        "body": (base64.b64encode(body).decode() if binary else text) if body else None, "isBase64Encoded": binary,
+        "pathParameters": params or None,
+        "stageVariables": None,
+        "requestContext": request_context,
+        "body": (base64.b64encode(body).decode() if binary else text) if body else None,
+        "isBase64Encoded": binary,
     }
     out = lambda_handler.handler(event, _Context("jentrix-mcp"))
     reply_headers = {k: str(v) for k, v in (out.get("headers") or {}).items()}
@@ -197,10 +246,28 @@ def asgi_app(*, stage: str = "prod") -> Any:
 
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         client = (scope.get("client") or ("127.0.0.1", 0))[0]
-        reply = await asyncio.to_thread(invoke, scope["method"], scope["path"], headers, b"".join(chunks), stage=stage, source_ip=client, query=query)
-        await send({"type": "http.response.start", "status": reply.status,
-                    "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers.items() if k.lower() != "content-length"]
-                    + [(b"content-length", str(len(reply.body)).encode())]})
+        reply = await asyncio.to_thread(
+            invoke,
+            scope["method"],
+            scope["path"],
+            headers,
+            b"".join(chunks),
+            stage=stage,
+            source_ip=client,
+            query=query,
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": reply.status,
+                "headers": [
+                    (k.lower().encode("latin-1"), v.encode("latin-1"))
+                    for k, v in reply.headers.items()
+                    if k.lower() != "content-length"
+                ]
+                + [(b"content-length", str(len(reply.body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": reply.body})
 
     return app

@@ -57,8 +57,21 @@ _KEY = {"PK": {"S": "PRIME"}, "SK": {"S": "PRIME"}}
 _OPERATIONS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("GetItem", {"Key": _KEY}, {}),
     ("BatchGetItem", {}, {"Responses": {}, "UnprocessedKeys": {}}),
-    ("Query", {"KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "PRIME"}}}, {"Items": [], "Count": 0, "ScannedCount": 0}),
-    ("UpdateItem", {"Key": _KEY, "UpdateExpression": "SET #v = :v", "ExpressionAttributeNames": {"#v": "v"}, "ExpressionAttributeValues": {":v": {"N": "1"}}}, {}),
+    (
+        "Query",
+        {"KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "PRIME"}}},
+        {"Items": [], "Count": 0, "ScannedCount": 0},
+    ),
+    (
+        "UpdateItem",
+        {
+            "Key": _KEY,
+            "UpdateExpression": "SET #v = :v",
+            "ExpressionAttributeNames": {"#v": "v"},
+            "ExpressionAttributeValues": {":v": {"N": "1"}},
+        },
+        {},
+    ),
     ("PutItem", {"Item": _KEY}, {}),
     ("DeleteItem", {"Key": _KEY}, {}),
     ("TransactWriteItems", {}, {}),
@@ -85,7 +98,11 @@ def _canned(answers: dict[str, bytes]) -> Any:
         operation = request.headers.get("X-Amz-Target", b"")
         operation = operation.decode() if isinstance(operation, bytes) else operation
         body = answers.get(operation.rpartition(".")[2], b"{}")
-        headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "prime", "Content-Length": str(len(body))}
+        headers = {
+            "Content-Type": "application/x-amz-json-1.0",
+            "x-amzn-RequestId": "prime",
+            "Content-Length": str(len(body)),
+        }
         return AWSResponse(request.url, 200, headers, _Body(body))
 
     return before_send
@@ -106,7 +123,17 @@ def prime_dynamodb(operations: Collection[str] | None = None) -> None:
             if name == "BatchGetItem":
                 params = {"RequestItems": {table: {"Keys": [_KEY]}}}
             elif name == "TransactWriteItems":
-                params = {"TransactItems": [{"ConditionCheck": {"TableName": table, "Key": _KEY, "ConditionExpression": "attribute_exists(PK)"}}]}
+                params = {
+                    "TransactItems": [
+                        {
+                            "ConditionCheck": {
+                                "TableName": table,
+                                "Key": _KEY,
+                                "ConditionExpression": "attribute_exists(PK)",
+                            }
+                        }
+                    ]
+                }
             else:
                 params = {"TableName": table, **params}
             client._make_api_call(name, params)  # noqa: SLF001 - the path PynamoDB's Connection takes
@@ -118,12 +145,25 @@ def prime_asgi(mangum: Any) -> None:
     """One request through Mangum, Starlette and FastAPI that the app refuses before any storage
     work (no bearer token), so routing and the endpoint's first-request setup happen now."""
     event = {
-        "resource": "/api/mcp", "path": "/api/mcp", "httpMethod": "POST", "headers": {"Content-Type": "application/json"},
-        "multiValueHeaders": {"Content-Type": ["application/json"]}, "queryStringParameters": None,
-        "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
-        "requestContext": {"resourcePath": "/api/mcp", "httpMethod": "POST", "path": "/api/mcp", "stage": "init", "requestId": "prime",
-                           "identity": {"sourceIp": "127.0.0.1"}},
-        "body": '{"jsonrpc":"2.0","id":0,"method":"ping"}', "isBase64Encoded": False,
+        "resource": "/api/mcp",
+        "path": "/api/mcp",
+        "httpMethod": "POST",
+        "headers": {"Content-Type": "application/json"},
+        "multiValueHeaders": {"Content-Type": ["application/json"]},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": "/api/mcp",
+            "httpMethod": "POST",
+            "path": "/api/mcp",
+            "stage": "init",
+            "requestId": "prime",
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
+        "body": '{"jsonrpc":"2.0","id":0,"method":"ping"}',
+        "isBase64Encoded": False,
     }
     reply = mangum(event, _Context())
     if reply.get("statusCode") != 401:
@@ -239,7 +279,11 @@ def prime(mangum: Any, *, validators: bool, connections: bool = False) -> dict[s
     """Do the first request's one-time work now; ``{step: milliseconds}``. Priming only saves
     time: a step that fails (e.g. no AWS credentials to sign with outside Lambda) is logged and
     skipped, and the first request then does that work itself."""
-    steps: list[tuple[str, Any]] = [("dynamodb", lambda: prime_dynamodb(None if validators else EVERY_CALL)), ("asgi", lambda: prime_asgi(mangum)), ("idna", lambda: "localhost".encode("idna"))]
+    steps: list[tuple[str, Any]] = [
+        ("dynamodb", lambda: prime_dynamodb(None if validators else EVERY_CALL)),
+        ("asgi", lambda: prime_asgi(mangum)),
+        ("idna", lambda: "localhost".encode("idna")),
+    ]
     if validators:
         steps.append(("validators", prime_validators))
     if connections:

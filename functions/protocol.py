@@ -55,12 +55,10 @@ from typing import Any
 
 from domain import clock, ids, ratelimit, toolsets
 from domain.auth import Principal
-from domain.errors import ErrorCode, ToolError
-from domain.settings import settings
 from domain.context import Binding
+from domain.errors import ErrorCode, ToolError
 from domain.pipeline import CallOutcome, call_tool
 from domain.registry import Registry
-
 from functions.jsonrpc import (  # re-exported for the transports
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -91,7 +89,7 @@ INSTRUCTIONS = (
     "first concise task rows (nextCursor for the next page, fields for more of each row); list_my_work is the "
     "smallest start when you only need your own open tasks. update_task and move_task accept expectedUpdatedAt, the updatedAt you last read, "
     "so a concurrent change is reported as CONFLICT instead of overwritten. create_* tools accept an idempotencyKey: "
-    "retrying with the same key never creates twice. workspaceId \"\" stands for the workspace your token or "
+    'retrying with the same key never creates twice. workspaceId "" stands for the workspace your token or '
     "connection is bound to; with a token bound to none it stands for your only workspace, and if you belong to "
     "several it is refused with INVALID_INPUT listing their ids. get_token_context tells what this token may do."
 )
@@ -118,7 +116,14 @@ _BINDING_FIELDS = frozenset({"workspaceId", "observe", "observeReason", "reposit
 _MAX_REASON = 500  # characters of observeReason carried in the header (it words the refusal only)
 
 _ENV = object()  # McpProtocol(server_layer=...) default: read JENTRIX_MCP_* from the environment
-_MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
+_MODERN_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
 _B64 = re.compile(r"^=\?base64\?(.*)\?=$")
 
 
@@ -185,7 +190,11 @@ _error = error_response
 def binding_header(binding: Binding) -> str:
     """``binding`` as the ``X-MCP-Binding`` value: compact JSON, ASCII only (``\\u`` escapes), so
     any HTTP stack carries it unchanged. The checkout path and clientInfo stay local."""
-    wire: dict[str, Any] = {"workspaceId": binding.workspace_id, "observe": binding.observe, "lifetimeId": binding.lifetime_id}
+    wire: dict[str, Any] = {
+        "workspaceId": binding.workspace_id,
+        "observe": binding.observe,
+        "lifetimeId": binding.lifetime_id,
+    }
     if binding.observe:
         wire["observeReason"] = binding.observe_reason[:_MAX_REASON]
     if binding.repository:
@@ -205,6 +214,7 @@ def binding_from_header(value: str, principal: Principal) -> Binding:
             newer client's narrowing is refused rather than dropped), a malformed workspace id,
             or a workspace other than the token's pin.
     """
+
     def bad(why: str) -> RpcError:
         return RpcError(INVALID_PARAMS, f"Invalid params: the {BINDING_HEADER} header {why}.")
 
@@ -232,7 +242,13 @@ def binding_from_header(value: str, principal: Principal) -> Binding:
     reason, lifetime = wire.get("observeReason", ""), wire.get("lifetimeId", "")
     if not isinstance(reason, str) or not isinstance(lifetime, str) or len(lifetime) > 64:
         raise bad("has a non-string observeReason or lifetimeId")
-    return Binding(workspace_id=ws, lifetime_id=lifetime, repository=repository, observe=wire["observe"], observe_reason=reason[:_MAX_REASON])
+    return Binding(
+        workspace_id=ws,
+        lifetime_id=lifetime,
+        repository=repository,
+        observe=wire["observe"],
+        observe_reason=reason[:_MAX_REASON],
+    )
 
 
 def tool_result(outcome: CallOutcome) -> dict[str, Any]:
@@ -256,7 +272,9 @@ class McpProtocol:
     a test registry with synthetic tools).
     """
 
-    def __init__(self, *, registry: Registry | None = None, page_size: int = 100, server_layer: Any = None, metered: bool = False) -> None:
+    def __init__(
+        self, *, registry: Registry | None = None, page_size: int = 100, server_layer: Any = None, metered: bool = False
+    ) -> None:
         # page_size: the whole catalog (62 tools and the extras beyond it) fits one default page
         # metered: count every request against the token's window (see the module docstring);
         # off for in-process protocol objects of tests that have no store.
@@ -298,7 +316,9 @@ class McpProtocol:
             if session.on_client_response is not None and message.get("id") is not None:
                 session.on_client_response(message)
                 return Reply(202, None)
-            return Reply(400, _error(None, INVALID_REQUEST, "Invalid request: this endpoint does not accept JSON-RPC responses."))
+            return Reply(
+                400, _error(None, INVALID_REQUEST, "Invalid request: this endpoint does not accept JSON-RPC responses.")
+            )
         has_id = envelope.kind == "request"
         id_ = message.get("id")
         method = message["method"]
@@ -325,18 +345,36 @@ class McpProtocol:
                 return self._rpc_reply(id_, limited, modern=False)
         return reply
 
-    def _dispatch(self, id_: Any, method: str, params: Any, headers: Mapping[str, str] | None, session: Session) -> Reply:
+    def _dispatch(
+        self, id_: Any, method: str, params: Any, headers: Mapping[str, str] | None, session: Session
+    ) -> Reply:
         if not isinstance(params, dict):
             return Reply(400, _error(id_, INVALID_PARAMS, "Invalid params: params must be an object."))
         meta = params.get("_meta")
         modern = isinstance(meta, dict) and META_VERSION in meta
         header_version = headers.get("mcp-protocol-version") if headers is not None else None
         if not modern and method != "initialize" and header_version in MODERN_VERSIONS:
-            return Reply(400, _error(id_, INVALID_PARAMS, f"Invalid params: a {header_version} request must carry params._meta with {META_VERSION!r} and {META_CAPABILITIES!r}."))
+            return Reply(
+                400,
+                _error(
+                    id_,
+                    INVALID_PARAMS,
+                    f"Invalid params: a {header_version} request must carry params._meta with {META_VERSION!r} and {META_CAPABILITIES!r}.",
+                ),
+            )
         try:
             if modern:
-                return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._modern(method, params, meta, headers, session)})
-            return Reply(200, {"jsonrpc": "2.0", "id": id_, "result": self._handshake(method, params, header_version, session, headers)})
+                return Reply(
+                    200, {"jsonrpc": "2.0", "id": id_, "result": self._modern(method, params, meta, headers, session)}
+                )
+            return Reply(
+                200,
+                {
+                    "jsonrpc": "2.0",
+                    "id": id_,
+                    "result": self._handshake(method, params, header_version, session, headers),
+                },
+            )
         except RpcError as exc:
             return self._rpc_reply(id_, exc, modern=modern)
 
@@ -351,9 +389,15 @@ class McpProtocol:
             status = 400 if exc.code in (INVALID_REQUEST, PARSE_ERROR) else 200
         return Reply(status, _error(id_, exc.code, exc.message, exc.data))
 
-
     # -- eras -----------------------------------------------------------------------------
-    def _modern(self, method: str, params: dict[str, Any], meta: dict[str, Any], headers: Mapping[str, str] | None, session: Session) -> dict[str, Any]:
+    def _modern(
+        self,
+        method: str,
+        params: dict[str, Any],
+        meta: dict[str, Any],
+        headers: Mapping[str, str] | None,
+        session: Session,
+    ) -> dict[str, Any]:
         if META_CAPABILITIES not in meta:
             raise RpcError(INVALID_PARAMS, f"Invalid params: params._meta is missing {META_CAPABILITIES!r}.")
         version = meta[META_VERSION]
@@ -361,20 +405,35 @@ class McpProtocol:
             header_version = headers.get("mcp-protocol-version")
             # Presence first: a null version in _meta must not "match" an absent header.
             if header_version is None or header_version != version:
-                raise RpcError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version must be present and equal the version in params._meta.")
+                raise RpcError(
+                    HEADER_MISMATCH,
+                    "Header mismatch: MCP-Protocol-Version must be present and equal the version in params._meta.",
+                )
             if headers.get("mcp-method") != method:
-                raise RpcError(HEADER_MISMATCH, "Header mismatch: Mcp-Method must be present and equal the request's method.")
+                raise RpcError(
+                    HEADER_MISMATCH, "Header mismatch: Mcp-Method must be present and equal the request's method."
+                )
             if method in ("tools/call", "prompts/get", "resources/read"):
                 field_name = "uri" if method == "resources/read" else "name"
                 body_value = params.get(field_name)
                 if body_value is not None and decode_header_value(headers.get("mcp-name")) != body_value:
-                    raise RpcError(HEADER_MISMATCH, f"Header mismatch: Mcp-Name must be present and equal params.{field_name}.")
+                    raise RpcError(
+                        HEADER_MISMATCH, f"Header mismatch: Mcp-Name must be present and equal params.{field_name}."
+                    )
         if not isinstance(version, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: the protocol version in params._meta must be a string.")
         if version not in MODERN_VERSIONS:
-            raise RpcError(UNSUPPORTED_VERSION, f"Unsupported protocol version {version!r}.", {"supported": list(MODERN_VERSIONS), "requested": version})
-        session.client_info = meta.get(META_CLIENT_INFO) if isinstance(meta.get(META_CLIENT_INFO), dict) else session.client_info
-        session.client_capabilities = meta.get(META_CAPABILITIES) if isinstance(meta.get(META_CAPABILITIES), dict) else {}
+            raise RpcError(
+                UNSUPPORTED_VERSION,
+                f"Unsupported protocol version {version!r}.",
+                {"supported": list(MODERN_VERSIONS), "requested": version},
+            )
+        session.client_info = (
+            meta.get(META_CLIENT_INFO) if isinstance(meta.get(META_CLIENT_INFO), dict) else session.client_info
+        )
+        session.client_capabilities = (
+            meta.get(META_CAPABILITIES) if isinstance(meta.get(META_CAPABILITIES), dict) else {}
+        )
         if method == "server/discover":
             return {
                 "supportedVersions": [*HANDSHAKE_VERSIONS, *MODERN_VERSIONS],
@@ -391,17 +450,39 @@ class McpProtocol:
             # a filtered listing depends on the connection's choices and token: not a public cache entry
             layers = self._layers(session, headers)
             scope = "public" if not layers and len(session.principal.scopes) == 3 else "private"
-            return {**self._list_tools(params, session, headers), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": scope}
+            return {
+                **self._list_tools(params, session, headers),
+                "resultType": "complete",
+                "ttlMs": LIST_TTL_MS,
+                "cacheScope": scope,
+            }
         if method == "tools/call":
             return {**self._call_tool(params, session, headers), "resultType": "complete"}
         if method in ("resources/list", "resources/templates/list") and self.serves_resources:
-            return {**self._list_resources(method, params), "resultType": "complete", "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
+            return {
+                **self._list_resources(method, params),
+                "resultType": "complete",
+                "ttlMs": LIST_TTL_MS,
+                "cacheScope": "public",
+            }
         if method == "resources/read" and self.serves_resources:
             # the record and its download URL are the caller's and short-lived: never cached
-            return {**self._read_resource(params, session, headers), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+            return {
+                **self._read_resource(params, session, headers),
+                "resultType": "complete",
+                "ttlMs": 0,
+                "cacheScope": "private",
+            }
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}.")
 
-    def _handshake(self, method: str, params: dict[str, Any], header_version: str | None, session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def _handshake(
+        self,
+        method: str,
+        params: dict[str, Any],
+        header_version: str | None,
+        session: Session,
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
         if method == "initialize":
             requested = params.get("protocolVersion")
             if not isinstance(requested, str):
@@ -419,7 +500,10 @@ class McpProtocol:
                 "instructions": INSTRUCTIONS,
             }
         if header_version is not None and header_version not in HANDSHAKE_VERSIONS:
-            raise RpcError(INVALID_REQUEST, f"Unsupported MCP-Protocol-Version header {header_version!r}; supported: {', '.join(HANDSHAKE_VERSIONS)}.")
+            raise RpcError(
+                INVALID_REQUEST,
+                f"Unsupported MCP-Protocol-Version header {header_version!r}; supported: {', '.join(HANDSHAKE_VERSIONS)}.",
+            )
         if method == "ping":
             return {}
         if method == "tools/list":
@@ -442,7 +526,9 @@ class McpProtocol:
         found = (self.server_layer, *session.layers, from_headers)
         return tuple(layer for layer in found if layer is not None and not layer.empty)
 
-    def _list_tools(self, params: dict[str, Any], session: Session | None = None, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def _list_tools(
+        self, params: dict[str, Any], session: Session | None = None, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         layers = self._layers(session, headers) if session is not None else ()
         scopes = tuple(session.principal.scopes) if session is not None else ("read", "write", "admin")
         if not layers and len(scopes) == 3:
@@ -481,7 +567,9 @@ class McpProtocol:
         value = headers.get(BINDING_HEADER.lower())
         return binding_from_header(value, session.principal) if value is not None else None
 
-    def _read_resource(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def _read_resource(
+        self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         """``stacks://artifact/{id}``: get_artifact through the same pipeline (scope, rate window,
         membership, tombstones), its result as one JSON text content. A missing or invisible
         artifact is -32602 with ``data.uri`` (SEP-2164); other refusals carry the tool's envelope in ``data``."""
@@ -490,9 +578,21 @@ class McpProtocol:
             raise (RpcError(INVALID_PARAMS, "Invalid params: params.uri must be a string."))
         spec = self.registry.get(ARTIFACT_TOOL)
         assert spec is not None  # serves_resources
-        if not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX):]:
-            raise (RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).", {"uri": uri}))
-        outcome = call_tool(spec, {"artifactId": uri[len(ARTIFACT_URI_PREFIX):]}, session.principal, binding=self._binding(session, headers), rate=_take_window())
+        if not uri.startswith(ARTIFACT_URI_PREFIX) or not uri[len(ARTIFACT_URI_PREFIX) :]:
+            raise (
+                RpcError(
+                    RESOURCE_NOT_FOUND,
+                    f"Resource not found: {uri!r} (this server serves {ARTIFACT_TEMPLATE['uriTemplate']}).",
+                    {"uri": uri},
+                )
+            )
+        outcome = call_tool(
+            spec,
+            {"artifactId": uri[len(ARTIFACT_URI_PREFIX) :]},
+            session.principal,
+            binding=self._binding(session, headers),
+            rate=_take_window(),
+        )
         if outcome.error is not None:
             error = outcome.error["error"]
             code = INVALID_PARAMS if error["code"] in ("NOT_FOUND", "INVALID_INPUT", "FORBIDDEN") else INTERNAL_ERROR
@@ -500,7 +600,9 @@ class McpProtocol:
         text = dumps(outcome.result)
         return {"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}
 
-    def _call_tool(self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def _call_tool(
+        self, params: dict[str, Any], session: Session, headers: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise (RpcError(INVALID_PARAMS, "Invalid params: params.name must be the tool name (a string)."))
@@ -511,10 +613,21 @@ class McpProtocol:
         if layers or spec.area in toolsets.OPT_IN:
             reason = toolsets.hidden_by(spec, layers)
             if reason is not None:
-                raise (RpcError(INVALID_PARAMS, f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here."))
+                raise (
+                    RpcError(
+                        INVALID_PARAMS,
+                        f"Unknown tool: {name} is not served on this connection: {reason} hides it. tools/list shows the tools enabled here.",
+                    )
+                )
         binding = self._binding(session, headers)
-        outcome = call_tool(spec, params.get("arguments"), session.principal, binding=binding, selection=toolsets.effective(self.registry, layers) if layers else None,
-                            rate=_take_window())
+        outcome = call_tool(
+            spec,
+            params.get("arguments"),
+            session.principal,
+            binding=binding,
+            selection=toolsets.effective(self.registry, layers) if layers else None,
+            rate=_take_window(),
+        )
         return tool_result(outcome)
 
 
@@ -547,7 +660,11 @@ def _limited(window: ratelimit.Window) -> RpcError:
         "Wait for the window to reset, then retry.",
         retry_after_seconds=wait,
     ).envelope()
-    return RpcError(RATE_LIMITED, f"Too many requests: this token made more than {window.limit} requests in the current minute. Nothing was done.", envelope)
+    return RpcError(
+        RATE_LIMITED,
+        f"Too many requests: this token made more than {window.limit} requests in the current minute. Nothing was done.",
+        envelope,
+    )
 
 
 def _settle(pending: ratelimit.Admission) -> RpcError | None:

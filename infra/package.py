@@ -108,7 +108,9 @@ def _interpreter_for(version: str) -> str | None:
         return sys.executable
     pyenv = Path.home() / ".pyenv" / "versions"
     candidates = [shutil.which(f"python{version}")]
-    candidates += [str(c) for c in sorted(pyenv.glob(f"{version}.*/bin/python{version}"), reverse=True)] if pyenv.is_dir() else []
+    candidates += (
+        [str(c) for c in sorted(pyenv.glob(f"{version}.*/bin/python{version}"), reverse=True)] if pyenv.is_dir() else []
+    )
     for candidate in filter(None, candidates):
         try:  # a pyenv shim exists on PATH even when that version is not selected
             if subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=30).returncode == 0:
@@ -119,8 +121,11 @@ def _interpreter_for(version: str) -> str | None:
 
 
 def _compile(target: Path, python: str) -> None:
-    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(target)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash", str(target)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 LOCK = ROOT / "requirements" / "runtime.txt"
@@ -173,15 +178,29 @@ def check_host_matches_lock() -> None:
 
     want, have = pinned()["pydantic"], version("pydantic")
     if want != have:
-        raise SystemExit(f"pydantic {have} is installed here but the lock bundles {want}: install the lock first "
-                         "(.venv/bin/pip install --require-hashes -r requirements/dev.txt), then package.")
+        raise SystemExit(
+            f"pydantic {have} is installed here but the lock bundles {want}: install the lock first "
+            "(.venv/bin/pip install --require-hashes -r requirements/dev.txt), then package."
+        )
 
 
 def _pip(target: Path, requirements: list[str], platform: str) -> None:
     lock = target.parent / f".{target.name}-requirements.txt"
     lock.write_text("\n".join(requirements) + "\n")
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--no-warn-conflicts", "--disable-pip-version-check",
-           "--require-hashes", "--no-deps", "--target", str(target)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--no-warn-conflicts",
+        "--disable-pip-version-check",
+        "--require-hashes",
+        "--no-deps",
+        "--target",
+        str(target),
+    ]
     if platform == "arm64":
         plat, pyver = LAMBDA_PLATFORM
         cmd += ["--platform", plat, "--python-version", pyver, "--implementation", "cp", "--only-binary=:all:"]
@@ -208,7 +227,9 @@ def _prune(target: Path, *, sdk: bool) -> None:
 def _copy_code(target: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "domain", target / "domain", ignore=ignore)
-    shutil.copytree(ROOT / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *SKIP_FUNCTIONS))
+    shutil.copytree(
+        ROOT / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", *SKIP_FUNCTIONS)
+    )
     # The registry a cold start lists tools from (domain.catalog, "the manifest"), made afresh from
     # the sources just copied. Its hash includes the pydantic version: if the bundled pydantic
     # differs from this machine's, the function ignores it and imports every tool module instead.
@@ -245,7 +266,9 @@ def distributions(target: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for wheel in sorted(target.glob("*.dist-info/WHEEL")):
         name = wheel.parent.name.split("-", 1)[0]  # <name>-<version>.dist-info
-        found[name] = [line.split(":", 1)[1].strip() for line in wheel.read_text().splitlines() if line.startswith("Tag:")]
+        found[name] = [
+            line.split(":", 1)[1].strip() for line in wheel.read_text().splitlines() if line.startswith("Tag:")
+        ]
     return found
 
 
@@ -255,16 +278,22 @@ def source_key(*, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ..
     same distributions and code, so ``--cache`` may copy one instead of building again."""
     import hashlib
 
-    digest = hashlib.sha256(json.dumps([platform, sdk, sorted(skip), sys.version_info[:2] if platform == "host" else None]).encode())
+    digest = hashlib.sha256(
+        json.dumps([platform, sdk, sorted(skip), sys.version_info[:2] if platform == "host" else None]).encode()
+    )
     files = [LOCK, Path(__file__).resolve()]
     for top in ("domain", "functions"):
-        files += sorted(p for p in (ROOT / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+        files += sorted(
+            p for p in (ROOT / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+        )
     for path in files:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = (), archive: Path | None = None) -> dict:
+def build(
+    out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = (), archive: Path | None = None
+) -> dict:
     """Build the artifact in ``out`` (replaced) and its zip (``archive``, default ``out`` with
     ``.zip``); return the manifest."""
     if platform not in ("arm64", "host"):
@@ -285,10 +314,14 @@ def build(out: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[s
         _compile(out, compiler)
     archive = archive or out.with_suffix(".zip")
     manifest = {
-        "platform": "manylinux2014_aarch64 / cp312" if platform == "arm64" else f"host / cp{sys.version_info.major}{sys.version_info.minor}",
+        "platform": "manylinux2014_aarch64 / cp312"
+        if platform == "arm64"
+        else f"host / cp{sys.version_info.major}{sys.version_info.minor}",
         "sdkBundled": sdk,
         "sdkServices": list(SDK_SERVICES) if sdk else None,
-        "bytecode": f"cpython {version} (unchecked-hash)" if compiler else "none: no Python " + version + " on this machine",
+        "bytecode": f"cpython {version} (unchecked-hash)"
+        if compiler
+        else "none: no Python " + version + " on this machine",
         "skipped": list(skip),
         "sourceKey": key,
         "lock": str(LOCK.relative_to(ROOT)),
@@ -311,8 +344,15 @@ def _replace_with_copy(source: Path, out: Path) -> None:
     shutil.copytree(source, out, symlinks=True)
 
 
-def build_cached(out: Path, cache: Path, *, platform: str = "arm64", sdk: bool = True, skip: tuple[str, ...] = (),
-                 archive: Path | None = None) -> dict:
+def build_cached(
+    out: Path,
+    cache: Path,
+    *,
+    platform: str = "arm64",
+    sdk: bool = True,
+    skip: tuple[str, ...] = (),
+    archive: Path | None = None,
+) -> dict:
     """``out`` as :func:`build` makes it, through ``cache``: when ``cache/manifest.json`` carries
     this build's :func:`source_key` the cached tree is copied, otherwise the artifact is built in
     ``cache`` (its zip at ``archive``) and then copied. ``sam build`` builds each of the three
@@ -346,14 +386,35 @@ def unpack(archive: Path, out: Path) -> dict:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--platform", choices=["arm64", "host"], default="arm64", help="arm64: Lambda's manylinux2014_aarch64 + Python 3.12 (default); host: this interpreter")
-    p.add_argument("--out", default=str(ROOT / "build" / "lambda"), help="output directory (default build/lambda, the template's CodeUri)")
+    p.add_argument(
+        "--platform",
+        choices=["arm64", "host"],
+        default="arm64",
+        help="arm64: Lambda's manylinux2014_aarch64 + Python 3.12 (default); host: this interpreter",
+    )
+    p.add_argument(
+        "--out",
+        default=str(ROOT / "build" / "lambda"),
+        help="output directory (default build/lambda, the template's CodeUri)",
+    )
     p.add_argument("--no-sdk", action="store_true", help="leave boto3/botocore/s3transfer to the Lambda runtime")
-    p.add_argument("--skip-missing", action="append", default=[], metavar="DIST", help="leave out a dependency with a fallback (PyStemmer)")
+    p.add_argument(
+        "--skip-missing",
+        action="append",
+        default=[],
+        metavar="DIST",
+        help="leave out a dependency with a fallback (PyStemmer)",
+    )
     p.add_argument("--archive", default=None, help="where the zip goes (default: the output directory's name + .zip)")
-    p.add_argument("--cache", default=None, metavar="DIR",
-                   help="build in DIR unless it already holds this exact build (same lock, code, options), then copy it to --out")
-    p.add_argument("--unpack", default=None, metavar="ZIP", help="fill --out from a kept lambda.zip instead of building")
+    p.add_argument(
+        "--cache",
+        default=None,
+        metavar="DIR",
+        help="build in DIR unless it already holds this exact build (same lock, code, options), then copy it to --out",
+    )
+    p.add_argument(
+        "--unpack", default=None, metavar="ZIP", help="fill --out from a kept lambda.zip instead of building"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -361,20 +422,26 @@ def run(args: argparse.Namespace) -> int:
     options = {"platform": args.platform, "sdk": not args.no_sdk, "skip": tuple(args.skip_missing)}
     if args.unpack:
         manifest = unpack(Path(args.unpack), out)
-        print(f"{args.out}: unpacked {args.unpack} ({manifest['platform']}, {len(manifest['distributions'])} distributions)")
+        print(
+            f"{args.out}: unpacked {args.unpack} ({manifest['platform']}, {len(manifest['distributions'])} distributions)"
+        )
         return 0
     if args.cache:
         manifest = build_cached(out, Path(args.cache), archive=archive, **options)
     else:
         manifest = build(out, archive=archive, **options)
     mb = lambda n: f"{n / 1_000_000:.1f} MB"  # noqa: E731
-    print(f"{args.out}: {manifest['platform']}, {len(manifest['distributions'])} distributions, "
-          f"{mb(manifest['unzippedBytes'])} unzipped, {mb(manifest['zippedBytes'])} zipped ({manifest['zip']})")
+    print(
+        f"{args.out}: {manifest['platform']}, {len(manifest['distributions'])} distributions, "
+        f"{mb(manifest['unzippedBytes'])} unzipped, {mb(manifest['zippedBytes'])} zipped ({manifest['zip']})"
+    )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.package", description="Build the Lambda artifact from runtime dependencies only.")
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.package", description="Build the Lambda artifact from runtime dependencies only."
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -85,9 +85,21 @@ class S3Local:
             command = [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(self.port)]
         else:
             self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            command = [sys.executable, "-m", "infra.s3_local", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+            command = [
+                sys.executable,
+                "-m",
+                "infra.s3_local",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(self.data_dir),
+            ]
         self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent,
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
             cwd=Path(__file__).resolve().parent.parent,
         )
         deadline = time.monotonic() + timeout
@@ -142,7 +154,9 @@ class Persisting:
     def _call(self, method: str, path: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
         from werkzeug.test import Client
 
-        return Client(self.app).open(path, method=method, data=data, headers={"Host": HOST, "Authorization": _AUTH, **(headers or {})})
+        return Client(self.app).open(
+            path, method=method, data=data, headers={"Host": HOST, "Authorization": _AUTH, **(headers or {})}
+        )
 
     @staticmethod
     def _path(bucket: str, key: str = "") -> str:
@@ -169,7 +183,9 @@ class Persisting:
             return
         if got.status_code != 200:
             return
-        headers = {k.lower(): v for k, v in got.headers.items() if k.lower() in _KEPT or k.lower().startswith("x-amz-meta-")}
+        headers = {
+            k.lower(): v for k, v in got.headers.items() if k.lower() in _KEPT or k.lower().startswith("x-amz-meta-")
+        }
         base.parent.mkdir(parents=True, exist_ok=True)
         self._write(base.with_suffix(".bin"), got.get_data())
         self._write(base.with_suffix(".json"), json.dumps({"key": key, "headers": headers}).encode())
@@ -179,7 +195,10 @@ class Persisting:
 
         token = ""
         while True:
-            listed = self._call("GET", self._path(bucket) + "?list-type=2" + (f"&continuation-token={quote(token, safe='')}" if token else ""))
+            listed = self._call(
+                "GET",
+                self._path(bucket) + "?list-type=2" + (f"&continuation-token={quote(token, safe='')}" if token else ""),
+            )
             if listed.status_code != 200:
                 return
             doc = ET.fromstring(listed.get_data())
@@ -235,7 +254,12 @@ class Persisting:
                 body = meta.with_suffix(".bin")
                 if not body.is_file():
                     continue
-                self._call("PUT", self._path(folder.name, record["key"]), data=body.read_bytes(), headers=record.get("headers") or {})
+                self._call(
+                    "PUT",
+                    self._path(folder.name, record["key"]),
+                    data=body.read_bytes(),
+                    headers=record.get("headers") or {},
+                )
                 count += 1
         return count
 
@@ -247,7 +271,9 @@ class Persisting:
 
         def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             seen["status"] = int(status.split(" ", 1)[0])
-            return start_response(status, headers, exc_info) if exc_info is not None else start_response(status, headers)
+            return (
+                start_response(status, headers, exc_info) if exc_info is not None else start_response(status, headers)
+            )
 
         answer = self.app(environ, capture)
         try:
@@ -276,7 +302,9 @@ def serve(port: int, data_dir: Path, host: str = HOST) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m infra.s3_local", description="moto's S3 with its objects kept in a directory")
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.s3_local", description="moto's S3 with its objects kept in a directory"
+    )
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--data-dir", required=True)
     args = parser.parse_args(argv)

@@ -92,7 +92,9 @@ def _save_token(token_file: Path, secret: str) -> None:
         fh.write(secret + "\n")
 
 
-def seed_dev(token_file: Path | None = None, *, email: str = DEV_EMAIL, human_token_file: Path | None = None) -> DevSeed:
+def seed_dev(
+    token_file: Path | None = None, *, email: str = DEV_EMAIL, human_token_file: Path | None = None
+) -> DevSeed:
     """Make sure the dev user, workspace and a full-scope token exist (and, with
     ``human_token_file``, a full-scope human token kept in that file); tables must exist already."""
     user, user_created = ensure_user(email, DEV_NAME)

@@ -56,7 +56,11 @@ PLANNED_DESCRIPTION_CHARS = 450  # the cap plan12 sets for each tool still to co
 
 def model_text(definition: dict[str, Any]) -> str:
     """What a model reads of one tool: name, title, description and inputSchema, as compact JSON."""
-    return json.dumps({k: definition[k] for k in ("name", "title", "description", "inputSchema")}, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        {k: definition[k] for k in ("name", "title", "description", "inputSchema")},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
 
 
 def estimate_tokens(definition: dict[str, Any]) -> int:
@@ -76,7 +80,6 @@ def planned_estimate(specs: list[Any]) -> int:
 def _budget(specs: list[Any]) -> list[str]:
     from domain.catalog import SEED
     from domain.registry import AREAS
-
     from domain.toolsets import OPT_IN
 
     opt_in = [s for s in specs if s.area in OPT_IN]
@@ -87,7 +90,7 @@ def _budget(specs: list[Any]) -> list[str]:
         "",
         "What a model reads of each tool (name, title, description, inputSchema) in tokens, estimated as compact-JSON "
         "bytes / 4 (tests/test_token_budget.py also counts with the o200k_base tokenizer of the `bpe-openai` package, which "
-        "needs no download). A connection can serve fewer toolsets (see docs/stdio.md and README, \"Toolsets\").",
+        'needs no download). A connection can serve fewer toolsets (see docs/stdio.md and README, "Toolsets").',
         "",
         "| Toolset | Tools | ≈Tokens | Share |",
         "|---|---|---|---|",
@@ -96,7 +99,9 @@ def _budget(specs: list[Any]) -> list[str]:
         group = [s for s in specs if s.area == area]
         if group:
             n = sum(estimate_tokens(s.definition()) for s in group)
-            lines.append(f"| {area}{' (everyday)' if area in EVERYDAY else ''} | {len(group)} | {n} | {100 * n / total:.1f}% |")
+            lines.append(
+                f"| {area}{' (everyday)' if area in EVERYDAY else ''} | {len(group)} | {n} | {100 * n / total:.1f}% |"
+            )
     everyday = sum(estimate_tokens(s.definition()) for s in specs if s.area in EVERYDAY)
     planned = sorted(n for n, r in SEED.items() if r.status == "planned")
     lines += [
@@ -109,8 +114,11 @@ def _budget(specs: list[Any]) -> list[str]:
     for area in sorted({s.area for s in opt_in}):
         group = [s for s in opt_in if s.area == area]
         n = sum(estimate_tokens(s.definition()) for s in group)
-        lines += [f"Opt-in toolset {area}: {len(group)} tools, ≈{n} tokens, not in the default listing over HTTP "
-                  f"(`/api/mcp/x/{area}` or `X-MCP-Toolsets: {area}` add it; `jentrix mcp` serves it by default).", ""]
+        lines += [
+            f"Opt-in toolset {area}: {len(group)} tools, ≈{n} tokens, not in the default listing over HTTP "
+            f"(`/api/mcp/x/{area}` or `X-MCP-Toolsets: {area}` add it; `jentrix mcp` serves it by default).",
+            "",
+        ]
     return lines
 
 
@@ -148,7 +156,13 @@ def _bounds(lo: Any, hi: Any, both: str, low: str, high: str) -> list[str]:
 def _constraints(schema: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for branch in [schema, *schema.get("anyOf", [])]:
-        out += _bounds(branch.get("minLength"), branch.get("maxLength"), "{lo}-{hi} chars", "at least {lo} chars", "at most {hi} chars")
+        out += _bounds(
+            branch.get("minLength"),
+            branch.get("maxLength"),
+            "{lo}-{hi} chars",
+            "at least {lo} chars",
+            "at most {hi} chars",
+        )
         out += _bounds(branch.get("minimum"), branch.get("maximum"), "{lo}-{hi}", ">= {lo}", "<= {hi}")
         if "pattern" in branch:
             out.append(f"pattern `{branch['pattern']}`")
@@ -255,7 +269,12 @@ def render_markdown() -> str:
             if result_fields:
                 lines += [f"Result fields: {result_fields}.", ""]
     if planned:
-        lines += ["## Planned", "", "Catalog tools not built yet (scope class and area from the catalog table in `domain/catalog.py`):", ""]
+        lines += [
+            "## Planned",
+            "",
+            "Catalog tools not built yet (scope class and area from the catalog table in `domain/catalog.py`):",
+            "",
+        ]
         lines += ["| Tool | Scope | Area |", "|---|---|---|"]
         lines += [f"| `{name}` | {SEED[name].scope} | {SEED[name].area} |" for name in planned]
         lines.append("")
@@ -281,10 +300,17 @@ def stale(files: dict[Path, str]) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Generate docs/tools.md and the per-tool definition snapshots from the registry.")
+    parser = argparse.ArgumentParser(
+        description="Generate docs/tools.md and the per-tool definition snapshots from the registry."
+    )
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file is out of date")
     parser.add_argument("--docs", type=Path, default=DOCS_PATH, help="markdown output (default: docs/tools.md)")
-    parser.add_argument("--snapshot-dir", type=Path, default=SNAPSHOT_DIR, help="one JSON file per tool (default: tests/snapshots/tools/)")
+    parser.add_argument(
+        "--snapshot-dir",
+        type=Path,
+        default=SNAPSHOT_DIR,
+        help="one JSON file per tool (default: tests/snapshots/tools/)",
+    )
     args = parser.parse_args(argv)
     files = outputs(args.docs, args.snapshot_dir)
     extra = orphans(args.snapshot_dir, files)

@@ -27,25 +27,115 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "websearch_tsquery.json"
 
 QUERIES = [
-    "fat rat", "a b or c d", "a or b c", "cat OR", "OR rat", "or OR or", "or", "OR", "oR a",
-    'fat "or" rat', '"fat cat"or"fat rat"', "fat or(rat", "fat or(", "fat (cat OR rat",
-    "fat -rat", "fat - rat", "-rat", "fat --rat", 'fat -"sad cat"', "-a or b", "a -b or c",
-    "rat -", "- -", '""', "", "   ", '"unclosed phrase', 'fat "unclosed', "a | b", "a & !b",
-    "a:*", "a <-> b", "x AND y", "x and y", "a or or b", "a or -b", "a -or b", "a or- b",
-    "a or_b", "orange or apple", "a OR b OR c d", "-a -b", "a --b or --c", '"a b" "c d"',
-    '"a b"c', 'a"b c"', '"a -b or c"', '"a', '"', '" "', 'a "" b', "a - - b", "a -- ",
-    "test-case", "fat-rat cat", '"test-case foo"', "-test-case", "rat's tail", "don't stop",
-    "foo_bar baz", "C++ or C#", "ABC-42", "abc-42 or xyz", "100% legit", "$5 or 5$",
-    "a@b.com", "https://example.com/x?y=1", "Café naïve", "ÉCOLE Straße", "日本語 テキスト",
-    "🚀 launch 🚀", "launch🚀now", "'quoted' words", "SELECT * FROM tasks; DROP TABLE x; --",
-    "1' or '1'='1", "null undefined NaN", "<script>alert(1)</script>", "!!!", "((()))",
-    "a\\ b", "foo\\", "a\tb\nc", "-(a b)", "a or (b -c)", "x y or", "or x y", "x -y -z or w",
-    "\"a\" or \"b\" -\"c\"", "beta-1 release", "v1.2.3 build", "end.", "...dots...",
-    "a:b", "a :b", "x:y:z", "a:*b c", ":x", "a:", "foo: bar", "a:B|c",
+    "fat rat",
+    "a b or c d",
+    "a or b c",
+    "cat OR",
+    "OR rat",
+    "or OR or",
+    "or",
+    "OR",
+    "oR a",
+    'fat "or" rat',
+    '"fat cat"or"fat rat"',
+    "fat or(rat",
+    "fat or(",
+    "fat (cat OR rat",
+    "fat -rat",
+    "fat - rat",
+    "-rat",
+    "fat --rat",
+    'fat -"sad cat"',
+    "-a or b",
+    "a -b or c",
+    "rat -",
+    "- -",
+    '""',
+    "",
+    "   ",
+    '"unclosed phrase',
+    'fat "unclosed',
+    "a | b",
+    "a & !b",
+    "a:*",
+    "a <-> b",
+    "x AND y",
+    "x and y",
+    "a or or b",
+    "a or -b",
+    "a -or b",
+    "a or- b",
+    "a or_b",
+    "orange or apple",
+    "a OR b OR c d",
+    "-a -b",
+    "a --b or --c",
+    '"a b" "c d"',
+    '"a b"c',
+    'a"b c"',
+    '"a -b or c"',
+    '"a',
+    '"',
+    '" "',
+    'a "" b',
+    "a - - b",
+    "a -- ",
+    "test-case",
+    "fat-rat cat",
+    '"test-case foo"',
+    "-test-case",
+    "rat's tail",
+    "don't stop",
+    "foo_bar baz",
+    "C++ or C#",
+    "ABC-42",
+    "abc-42 or xyz",
+    "100% legit",
+    "$5 or 5$",
+    "a@b.com",
+    "https://example.com/x?y=1",
+    "Café naïve",
+    "ÉCOLE Straße",
+    "日本語 テキスト",
+    "🚀 launch 🚀",
+    "launch🚀now",
+    "'quoted' words",
+    "SELECT * FROM tasks; DROP TABLE x; --",
+    "1' or '1'='1",
+    "null undefined NaN",
+    "<script>alert(1)</script>",
+    "!!!",
+    "((()))",
+    "a\\ b",
+    "foo\\",
+    "a\tb\nc",
+    "-(a b)",
+    "a or (b -c)",
+    "x y or",
+    "or x y",
+    "x -y -z or w",
+    '"a" or "b" -"c"',
+    "beta-1 release",
+    "v1.2.3 build",
+    "end.",
+    "...dots...",
+    "a:b",
+    "a :b",
+    "x:y:z",
+    "a:*b c",
+    ":x",
+    "a:",
+    "foo: bar",
+    "a:B|c",
 ]
 
 # a second Postgres check on the normal-form parser below: these outputs parse as expected
-_SELF_CHECK = {"'a' & !( 'b' <-> 'c' ) | 'd'": ["or", [["and", [["term", "a"], ["not", ["phrase", [["b", 0], ["c", 1]]]]]], ["term", "d"]]]}
+_SELF_CHECK = {
+    "'a' & !( 'b' <-> 'c' ) | 'd'": [
+        "or",
+        [["and", [["term", "a"], ["not", ["phrase", [["b", 0], ["c", 1]]]]]], ["term", "d"]],
+    ]
+}
 
 
 # -- a parser for Postgres' printed tsquery -------------------------------------------------------
@@ -129,6 +219,7 @@ def parse_tsquery(s: str):
             for item in items:
                 flat.extend(item[1] if item[0] == op else [item])
             return flat[0] if len(flat) == 1 else [op, flat]
+
         return run
 
     andd = binary("and", "&", phrase)
@@ -164,23 +255,63 @@ def run_oracle(queries: list[str]) -> list[str]:
     port = _free_port()
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
     try:
-        subprocess.run(_as_user([_bin("initdb"), "-D", data, "-E", "UTF8", "--locale=C.UTF-8",
-                                 "-A", "trust", "-U", "oracle"], user),
-                       check=True, env=env, capture_output=True)
-        subprocess.run(_as_user([_bin("pg_ctl"), "-D", data, "-l", os.path.join(tmp, "log"), "-w",
-                                 "-o", f"-h 127.0.0.1 -p {port} -k {tmp}", "start"], user),
-                       check=True, env=env, capture_output=True)
+        subprocess.run(
+            _as_user(
+                [_bin("initdb"), "-D", data, "-E", "UTF8", "--locale=C.UTF-8", "-A", "trust", "-U", "oracle"], user
+            ),
+            check=True,
+            env=env,
+            capture_output=True,
+        )
+        subprocess.run(
+            _as_user(
+                [
+                    _bin("pg_ctl"),
+                    "-D",
+                    data,
+                    "-l",
+                    os.path.join(tmp, "log"),
+                    "-w",
+                    "-o",
+                    f"-h 127.0.0.1 -p {port} -k {tmp}",
+                    "start",
+                ],
+                user,
+            ),
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         literals = ",".join("'" + q.replace("'", "''") + "'" for q in queries)
-        sql = ("select json_agg(websearch_to_tsquery('simple', q)::text order by n) "
-               f"from unnest(array[{literals}]::text[]) with ordinality as t(q, n)")
+        sql = (
+            "select json_agg(websearch_to_tsquery('simple', q)::text order by n) "
+            f"from unnest(array[{literals}]::text[]) with ordinality as t(q, n)"
+        )
         out = subprocess.run(
-            ["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "oracle", "-d", "postgres", "-At",
-             "-v", "ON_ERROR_STOP=1"], input=sql, check=True, env=env, capture_output=True, text=True)
+            [
+                "psql",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "-U",
+                "oracle",
+                "-d",
+                "postgres",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+            ],
+            input=sql,
+            check=True,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         answers = json.loads(out.stdout)
         return answers
     finally:
-        subprocess.run(_as_user([_bin("pg_ctl"), "-D", data, "-m", "fast", "stop"], user),
-                       env=env, capture_output=True)
+        subprocess.run(_as_user([_bin("pg_ctl"), "-D", data, "-m", "fast", "stop"], user), env=env, capture_output=True)
         time.sleep(0.2)
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -199,9 +330,14 @@ def main() -> None:
     answers = run_oracle(QUERIES)
     rows = [{"query": q, "tsquery": a, "normal": parse_tsquery(a)} for q, a in zip(QUERIES, answers, strict=True)]
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-    GOLDEN.write_text(json.dumps({"source": "PostgreSQL websearch_to_tsquery('simple', q)",
-                                  "version": _version(), "cases": rows},
-                                 ensure_ascii=False, indent=1) + "\n")
+    GOLDEN.write_text(
+        json.dumps(
+            {"source": "PostgreSQL websearch_to_tsquery('simple', q)", "version": _version(), "cases": rows},
+            ensure_ascii=False,
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"{len(rows)} queries -> {GOLDEN.relative_to(ROOT)}")
 
 

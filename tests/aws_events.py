@@ -37,11 +37,17 @@ class LambdaContext:
 
 
 def tools_call(name: str, arguments: dict[str, Any]) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": name, "arguments": arguments}}).encode()
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    ).encode()
 
 
 def mcp_headers(token: str | None) -> dict[str, str]:
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Host": f"{API_ID}.execute-api.us-east-1.amazonaws.com"}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Host": f"{API_ID}.execute-api.us-east-1.amazonaws.com",
+    }
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers

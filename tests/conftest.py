@@ -85,7 +85,12 @@ def stack(dynamodb_endpoint: str, s3_endpoint: str) -> Iterator[dict[str, str]]:
         "AWS_REGION": "us-east-1",
     }
     os.environ.update(env)
-    db.use(dynamodb_endpoint, table=env["JENTRIX_TABLE"], idempotency_table=env["JENTRIX_IDEMPOTENCY_TABLE"], region="us-east-1")
+    db.use(
+        dynamodb_endpoint,
+        table=env["JENTRIX_TABLE"],
+        idempotency_table=env["JENTRIX_IDEMPOTENCY_TABLE"],
+        region="us-east-1",
+    )
     db.create_tables()
     return env
 
@@ -135,7 +140,9 @@ def server_url(stack: dict[str, str]) -> Iterator[str]:
     from functions.http_app import create_app
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -21,15 +21,23 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 
-_TARGET = re.compile(rb"X-Amz-Target:\s*DynamoDB_\d+\.(\w+)", re.I)
+_TARGET = re.compile(rb"X-Amz-Target:\s*DynamoDB_\d+\.(\w+)", re.IGNORECASE)
 
 
 class FaultyProxy:
     """``delay_rate`` / ``drop_rate``: shares of the targeted answers held past the client's read
     timeout / cut off by a connection reset; ``counts`` tells how many of each happened."""
 
-    def __init__(self, upstream: str, *, targets: Iterable[str], delay_rate: float, drop_rate: float,
-                 delay_s: float, seed: int = 0) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        targets: Iterable[str],
+        delay_rate: float,
+        drop_rate: float,
+        delay_s: float,
+        seed: int = 0,
+    ) -> None:
         host, _, port = upstream.removeprefix("http://").rstrip("/").partition(":")
         self.upstream = (host, int(port))
         self.targets = set(targets)

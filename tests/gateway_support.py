@@ -47,6 +47,9 @@ def responses() -> dict[str, dict[str, Any]]:
     raw = cfn_yaml.load(str(ROOT / "template.yaml"))
     gateway = raw["Resources"]["McpApi"]["Properties"]["GatewayResponses"]
     return {
-        kind: {"status": int(spec["StatusCode"]) if "StatusCode" in spec else None, "template": spec["ResponseTemplates"]["application/json"]}
+        kind: {
+            "status": int(spec["StatusCode"]) if "StatusCode" in spec else None,
+            "template": spec["ResponseTemplates"]["application/json"],
+        }
         for kind, spec in gateway.items()
     }

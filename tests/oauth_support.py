@@ -41,8 +41,10 @@ def start_server(app: Any) -> tuple[str, Any, threading.Thread]:
 
 def form_fields(page: str) -> dict[str, str]:
     """The hidden inputs of the consent form."""
-    return {html.unescape(m.group(1)): html.unescape(m.group(2))
-            for m in re.finditer(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page)}
+    return {
+        html.unescape(m.group(1)): html.unescape(m.group(2))
+        for m in re.finditer(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page)
+    }
 
 
 @dataclass
@@ -96,15 +98,27 @@ def make_tls() -> tuple[ssl.SSLContext, ssl.SSLContext]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-            .sign(key, hashes.SHA256()))
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
     folder = Path(tempfile.mkdtemp(prefix="jentrix-cimd-"))
     (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (folder / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(folder / "cert.pem", folder / "key.pem")
     client = ssl.create_default_context(cafile=str(folder / "cert.pem"))
@@ -121,7 +135,7 @@ class DocumentHost:
         host = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 host.hits.append(self.path)
                 status, headers, body, delay = host.routes.get(self.path, (404, {}, b"", 0.0))
                 self.send_response(status)
@@ -150,8 +164,16 @@ class DocumentHost:
     def url(self, path: str) -> str:
         return f"https://localhost:{self.port}{path}"
 
-    def document(self, path: str, doc: dict[str, Any] | None = None, *, status: int = 200, headers: dict[str, str] | None = None,
-                 body: bytes | None = None, delay: float = 0.0) -> str:
+    def document(
+        self,
+        path: str,
+        doc: dict[str, Any] | None = None,
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
+        delay: float = 0.0,
+    ) -> str:
         payload = body if body is not None else json.dumps(doc).encode()
         self.routes[path] = (status, {"Content-Type": "application/json", **(headers or {})}, payload, delay)
         return self.url(path)

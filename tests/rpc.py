@@ -16,8 +16,17 @@ _ids = itertools.count(1)
 
 def call_tool(url: str, token: str, name: str, arguments: Any, client: httpx2.Client | None = None) -> dict[str, Any]:
     """tools/call in the handshake era (stateless server: no initialize needed). Returns the JSON-RPC result."""
-    body = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": next(_ids),
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
     c = client or httpx2.Client(timeout=60)
     try:
         r = c.post(url, content=json.dumps(body), headers=headers)

@@ -42,7 +42,12 @@ def adapter_command(*args: str) -> list[str]:
 class Adapter:
     def __init__(self, args: list[str], env: dict[str, str], *, cwd: Path = REPO) -> None:
         self.proc = subprocess.Popen(
-            adapter_command(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+            adapter_command(*args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.stdout_problems: list[bytes] = []
@@ -94,7 +99,9 @@ class Adapter:
         try:
             return self.messages.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"no message within {timeout}s; adapter rc={self.proc.poll()}; stderr:\n{self.stderr[-3000:]}") from None
+            raise AssertionError(
+                f"no message within {timeout}s; adapter rc={self.proc.poll()}; stderr:\n{self.stderr[-3000:]}"
+            ) from None
 
     def expect_silence(self, seconds: float = 0.5) -> None:
         try:
@@ -114,7 +121,9 @@ class Adapter:
             before.append(msg)
 
     # -- MCP ----------------------------------------------------------------------------------
-    def request(self, method: str, params: dict[str, Any] | None = None, id_: Any = None, timeout: float = 30.0) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, id_: Any = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
         id_ = id_ if id_ is not None else f"r-{time.monotonic_ns()}"
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
         if params is not None:
@@ -124,13 +133,32 @@ class Adapter:
         assert not before, before
         return reply
 
-    def initialize(self, *, roots: bool = False, client_info: dict[str, Any] | None = None, version: str = HANDSHAKE) -> dict[str, Any]:
+    def initialize(
+        self, *, roots: bool = False, client_info: dict[str, Any] | None = None, version: str = HANDSHAKE
+    ) -> dict[str, Any]:
         caps: dict[str, Any] = {"roots": {"listChanged": True}} if roots else {}
-        reply = self.request("initialize", {"protocolVersion": version, "capabilities": caps, "clientInfo": client_info or {"name": "pytest", "version": "1"}}, id_="init")
+        reply = self.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": caps,
+                "clientInfo": client_info or {"name": "pytest", "version": "1"},
+            },
+            id_="init",
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply["result"]
 
-    def call(self, name: str, arguments: dict[str, Any] | None = None, *, modern: bool = False, roots: bool = False, extra: dict[str, Any] | None = None, id_: Any = None) -> dict[str, Any]:
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        modern: bool = False,
+        roots: bool = False,
+        extra: dict[str, Any] | None = None,
+        id_: Any = None,
+    ) -> dict[str, Any]:
         """``tools/call`` and its result (handshake era, or 2026-07-28 with ``modern``)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         if modern:
@@ -197,7 +225,9 @@ def error_of(result: dict[str, Any]) -> dict[str, Any]:
     return json.loads(result["content"][0]["text"])["error"]
 
 
-def run_adapter(args: list[str], env: dict[str, str], *, stdin: bytes = b"", timeout: float = 60.0) -> subprocess.CompletedProcess[bytes]:
+def run_adapter(
+    args: list[str], env: dict[str, str], *, stdin: bytes = b"", timeout: float = 60.0
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(adapter_command(*args), input=stdin, capture_output=True, env=env, cwd=REPO, timeout=timeout)
 
 

@@ -42,8 +42,18 @@ def _seen_items(ctx, args):
 
 
 def _spec(handler, input_model, **policy) -> ToolSpec:
-    return ToolSpec(name="synthetic", title="Synthetic", description="test only", area="tasks", scope="read", read_only=True,
-                    input_model=input_model, output_model=_Out, handler=handler, **policy)
+    return ToolSpec(
+        name="synthetic",
+        title="Synthetic",
+        description="test only",
+        area="tasks",
+        scope="read",
+        read_only=True,
+        input_model=input_model,
+        output_model=_Out,
+        handler=handler,
+        **policy,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -91,23 +101,45 @@ def test_min_role_admin_refuses_a_member_with_no_check_in_the_handler(people):
 
 def test_refs_outside_the_target_get_their_declared_error(people):
     me, other, principal, board = people
-    spec = _spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER",
-                 refs=(Ref("otherTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT),))
+    spec = _spec(
+        _seen_target,
+        _TaskIn,
+        target=target("taskId", "task"),
+        min_role="MEMBER",
+        refs=(Ref("otherTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT),),
+    )
     mine = ids.task_id(board, 1)
     assert call_tool(spec, {"taskId": mine, "otherTaskId": ids.task_id(board, 2)}, principal).result
-    for bad in (ids.task_id(ids.new_board_id(me.workspace_id), 2), ids.task_id(ids.new_board_id(other.workspace_id), 2), "junk"):
+    for bad in (
+        ids.task_id(ids.new_board_id(me.workspace_id), 2),
+        ids.task_id(ids.new_board_id(other.workspace_id), 2),
+        "junk",
+    ):
         out = call_tool(spec, {"taskId": mine, "otherTaskId": bad}, principal)
-        assert out.error["error"]["code"] == "INVALID_INPUT" and out.error["error"]["message"].startswith("otherTaskId:"), out.error
-    not_found = _spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER", refs=(Ref("otherTaskId", "task"),))
-    out = call_tool(not_found, {"taskId": mine, "otherTaskId": ids.task_id(ids.new_board_id(other.workspace_id), 2)}, principal)
+        assert out.error["error"]["code"] == "INVALID_INPUT" and out.error["error"]["message"].startswith(
+            "otherTaskId:"
+        ), out.error
+    not_found = _spec(
+        _seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER", refs=(Ref("otherTaskId", "task"),)
+    )
+    out = call_tool(
+        not_found, {"taskId": mine, "otherTaskId": ids.task_id(ids.new_board_id(other.workspace_id), 2)}, principal
+    )
     assert out.error["error"]["code"] == "NOT_FOUND"
 
 
 def test_list_targets_are_checked_item_by_item(people):
     _me, other, principal, board = people
-    items = [{"taskId": ids.task_id(board, 1)}, {"taskId": ids.task_id(ids.new_board_id(other.workspace_id), 1)}, {"taskId": "junk"}, {"taskId": ids.task_id(board, 2)}]
+    items = [
+        {"taskId": ids.task_id(board, 1)},
+        {"taskId": ids.task_id(ids.new_board_id(other.workspace_id), 1)},
+        {"taskId": "junk"},
+        {"taskId": ids.task_id(board, 2)},
+    ]
     per_item = _spec(_seen_items, _ItemsIn, target=each("items", "taskId", "task"), min_role="MEMBER")
-    assert call_tool(per_item, {"items": items}, principal).result == {"seen": ["0:ok", "1:NOT_FOUND", "2:NOT_FOUND", "3:ok"]}
+    assert call_tool(per_item, {"items": items}, principal).result == {
+        "seen": ["0:ok", "1:NOT_FOUND", "2:NOT_FOUND", "3:ok"]
+    }
     whole = _spec(_seen_items, _ItemsIn, target=each("items", "taskId", "task", all_or_nothing=True), min_role="MEMBER")
     assert call_tool(whole, {"items": items}, principal).error["error"]["code"] == "NOT_FOUND"
 
@@ -124,21 +156,39 @@ def test_registration_refuses_what_the_pipeline_cannot_enforce():
     with pytest.raises(SpecError, match="open_board needs a target"):
         _spec(_seen_target, _TaskIn, open_board=True)
     with pytest.raises(SpecError, match="open_board needs a target"):
-        _spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER", open_board=True)  # _spec declares a read-only tool
+        _spec(
+            _seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER", open_board=True
+        )  # _spec declares a read-only tool
     with pytest.raises(SpecError, match="declared twice"):
         Registry([_spec(_seen_target, _TaskIn, target=target("taskId", "task"), min_role="MEMBER")] * 2)
 
 
 def test_a_registry_instance_is_what_the_protocol_serves():
-    @tool("synthetic_echo", title="Echo", description="Echoes nothing; test only.", area="context", scope="read", read_only=True,
-          input_model=ToolInput, output_model=_Out)
+    @tool(
+        "synthetic_echo",
+        title="Echo",
+        description="Echoes nothing; test only.",
+        area="context",
+        scope="read",
+        read_only=True,
+        input_model=ToolInput,
+        output_model=_Out,
+    )
     def echo(ctx, args):
         return {"seen": [ctx.tool]}
 
     assert isinstance(echo, ToolSpec)  # @tool returns the spec and registers nothing
     proto = McpProtocol(registry=Registry([echo]))
-    session = Session(principal=auth.Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None))
-    listed = proto.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=session)
+    session = Session(
+        principal=auth.Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None)
+    )
+    listed = proto.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=session
+    )
     assert [t["name"] for t in listed.message["result"]["tools"]] == ["synthetic_echo"]
-    unknown = proto.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_boards", "arguments": {}}}, headers=None, session=session)
+    unknown = proto.handle(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_boards", "arguments": {}}},
+        headers=None,
+        session=session,
+    )
     assert unknown.message["error"]["code"] == -32602

@@ -39,13 +39,22 @@ def test_valid_token_is_allowed_with_context_and_usage_key(aws_actor):
     assert out["usageIdentifierKey"] == KEY[1]
     (statement,) = out["policyDocument"]["Statement"]
     # The whole stage: API Gateway reuses a cached answer on every route and method.
-    assert statement == {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": "arn:aws:execute-api:us-east-1:123456789012:a1b2c3d4e5/prod/*"}
+    assert statement == {
+        "Action": "execute-api:Invoke",
+        "Effect": "Allow",
+        "Resource": "arn:aws:execute-api:us-east-1:123456789012:a1b2c3d4e5/prod/*",
+    }
     ctx = out["context"]
     assert all(isinstance(v, str) for v in ctx.values())  # API Gateway context values are flat
     assert aws_actor.token not in json.dumps(out)
     principal = auth.principal_from_context(ctx)
     assert (principal.user_id, principal.stored_scopes, principal.scopes, principal.display_name, principal.emoji) == (
-        aws_actor.user_id, ("write",), ("read", "write"), "Bot", "🤖")
+        aws_actor.user_id,
+        ("write",),
+        ("read", "write"),
+        "Bot",
+        "🤖",
+    )
 
 
 @pytest.mark.parametrize("case", ["missing", "not bearer", "unknown", "revoked", "expired", "no usage key"])
@@ -63,7 +72,9 @@ def test_bad_tokens_are_unauthorized_not_denied(stack, case):
     elif case == "no usage key":
         token = make_actor("Plain").token
     else:
-        actor = make_actor("Gone", usage_key=KEY, expires_at=clock.iso(clock.now_ms() - 1000) if case == "expired" else None)
+        actor = make_actor(
+            "Gone", usage_key=KEY, expires_at=clock.iso(clock.now_ms() - 1000) if case == "expired" else None
+        )
         token = actor.token
         if case == "revoked":
             (row,) = auth.list_tokens(actor.user_id)
@@ -92,7 +103,9 @@ def test_expired_context_from_a_stale_gateway_cache_is_refused(aws_actor):
     from functions.lambda_handler import handler
 
     ctx = {**_authorize(aws_actor.token)["context"], "jentrixExpiresAt": clock.iso(clock.now_ms() - 1000)}
-    event = rest_event("POST", "/api/mcp", mcp_headers(aws_actor.token), tools_call("get_token_context", {}), authorizer=ctx)
+    event = rest_event(
+        "POST", "/api/mcp", mcp_headers(aws_actor.token), tools_call("get_token_context", {}), authorizer=ctx
+    )
     status, headers, _ = answer(handler(event, LambdaContext()))
     assert status == 401 and headers["www-authenticate"].startswith("Bearer ")
 
@@ -123,11 +136,17 @@ def test_a_direct_http_request_cannot_borrow_the_authorizer_path(server_url, aws
     body = tools_call("get_token_context", {})
     ctx = _authorize(aws_actor.token)["context"]
     ascii_ctx = {k: v for k, v in ctx.items() if v.isascii()}
-    forged = {**mcp_headers("tm_" + "y" * 43), "x-amzn-requestcontext": json.dumps({"authorizer": ascii_ctx}), **ascii_ctx}
+    forged = {
+        **mcp_headers("tm_" + "y" * 43),
+        "x-amzn-requestcontext": json.dumps({"authorizer": ascii_ctx}),
+        **ascii_ctx,
+    }
     r = httpx2.post(server_url, content=body, headers=forged, timeout=30)
     assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer ")
     # And the genuine token still works there, read from the table.
-    r = httpx2.post(server_url, content=tools_call("get_token_context", {}), headers=mcp_headers(aws_actor.token), timeout=30)
+    r = httpx2.post(
+        server_url, content=tools_call("get_token_context", {}), headers=mcp_headers(aws_actor.token), timeout=30
+    )
     assert r.status_code == 200 and not r.json()["result"]["isError"]
 
 

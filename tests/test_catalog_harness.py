@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from domain import auth, ids, toolsets
+from domain import auth, toolsets
 from domain.access import TargetField
 from domain.auth import ROLE_RANK, SCOPES
 from domain.catalog import registry as product_registry
@@ -68,7 +68,19 @@ class Place:
     session: str
 
     def of(self, kind: str) -> str:
-        return {"workspace": self.workspace, "board": self.board, "column": self.column, "task": self.task, "comment": self.comment, "subtask": self.subtask, "label": self.label, "project": self.project, "invitation": self.invitation, "artifact": self.artifact, "session": self.session}[kind]
+        return {
+            "workspace": self.workspace,
+            "board": self.board,
+            "column": self.column,
+            "task": self.task,
+            "comment": self.comment,
+            "subtask": self.subtask,
+            "label": self.label,
+            "project": self.project,
+            "invitation": self.invitation,
+            "artifact": self.artifact,
+            "session": self.session,
+        }[kind]
 
 
 @dataclass
@@ -86,7 +98,8 @@ def _call(secret: str, name: str, arguments: Any) -> dict[str, Any]:
     assert principal is not None
     reply = PROTOCOL.handle(
         {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": name, "arguments": arguments}},
-        headers=None, session=Session(principal=principal, transport="test", layers=SERVE_ALL),
+        headers=None,
+        session=Session(principal=principal, transport="test", layers=SERVE_ALL),
     )
     message = reply.message
     assert message is not None and "result" in message, message
@@ -116,13 +129,49 @@ def _place(secret: str, workspace_id: str) -> Place:
     t2 = _ok(secret, "create_task", {"columnId": cols[0], "title": "harness two"})["task"]
     comment = _ok(secret, "create_comment", {"taskId": t1["id"], "body": "harness comment"})["comment"]
     subtask = _ok(secret, "create_subtask", {"taskId": t1["id"], "title": "harness subtask"})["subtask"]
-    label = _ok(secret, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"})["label"]
-    project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:12]}"})["project"]
-    invitation = _ok(secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:12]}@example.com"})["invitation"]
+    label = _ok(
+        secret,
+        "manage_labels",
+        {"action": "create", "boardId": board["board"]["id"], "name": "harness", "color": "#123456"},
+    )["label"]
+    project = _ok(secret, "create_project", {"workspaceId": workspace_id, "name": f"Harness {uuid.uuid4().hex[:12]}"})[
+        "project"
+    ]
+    invitation = _ok(
+        secret, "invite_member", {"workspaceId": workspace_id, "email": f"invitee-{uuid.uuid4().hex[:12]}@example.com"}
+    )["invitation"]
     _ok(secret, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": "harness/repo"})
-    session = _ok(secret, "create_agent_session", {"projectId": project["id"], "repo": "harness/repo", "idempotencyKey": uuid.uuid4().hex})["session"]
-    artifact = _ok(secret, "attach_artifact", {"workspaceId": workspace_id, "type": "PR", "title": "harness", "url": "https://example.com/pr", "projectId": project["id"]})["artifact"]
-    return Place(workspace_id, board["board"]["id"], cols[0], cols[1], t1["id"], t2["id"], comment["id"], subtask["id"], label["id"], project["id"], invitation["id"], artifact["id"], session["id"])
+    session = _ok(
+        secret,
+        "create_agent_session",
+        {"projectId": project["id"], "repo": "harness/repo", "idempotencyKey": uuid.uuid4().hex},
+    )["session"]
+    artifact = _ok(
+        secret,
+        "attach_artifact",
+        {
+            "workspaceId": workspace_id,
+            "type": "PR",
+            "title": "harness",
+            "url": "https://example.com/pr",
+            "projectId": project["id"],
+        },
+    )["artifact"]
+    return Place(
+        workspace_id,
+        board["board"]["id"],
+        cols[0],
+        cols[1],
+        t1["id"],
+        t2["id"],
+        comment["id"],
+        subtask["id"],
+        label["id"],
+        project["id"],
+        invitation["id"],
+        artifact["id"],
+        session["id"],
+    )
 
 
 def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -133,9 +182,8 @@ def _ok(secret: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def world(stack) -> World:
-    from domain.store import members
+    from domain.store import keys, members
     from domain.store.models import UserRow
-    from domain.store import keys
 
     tag = uuid.uuid4().hex[:12]
     me = make_actor("Harness", f"Harness {tag}")
@@ -155,7 +203,9 @@ def world(stack) -> World:
         members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
         tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
         member_ids[role] = user.userId
-    return World(_place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id, member_ids)
+    return World(
+        _place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id, member_ids
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -175,7 +225,9 @@ def _sample(schema: dict[str, Any]) -> Any:
         return branch["enum"][0]
     kind = branch.get("type")
     if kind == "string":
-        if branch.get("pattern", "").startswith("^\\d{4}-"):  # a required timestamp (expectedUpdatedAt): one of that shape
+        if branch.get("pattern", "").startswith(
+            "^\\d{4}-"
+        ):  # a required timestamp (expectedUpdatedAt): one of that shape
             return "2026-01-01T00:00:00.000Z"
         return "x" * max(1, branch.get("minLength", 1))
     if kind == "integer":
@@ -185,7 +237,11 @@ def _sample(schema: dict[str, Any]) -> Any:
     if kind == "array":
         return [_sample(branch.get("items", {})) for _ in range(branch.get("minItems", 0))]
     if kind == "object":
-        return {name: _sample(sub) for name, sub in branch.get("properties", {}).items() if name in branch.get("required", [])}
+        return {
+            name: _sample(sub)
+            for name, sub in branch.get("properties", {}).items()
+            if name in branch.get("required", [])
+        }
     return None
 
 
@@ -197,15 +253,33 @@ def valid_args(spec: ToolSpec, place: Place, alternative: TargetField | None = N
     (default: the target's first alternative)."""
     schema = json_schema(spec.input_model, mode="validation")  # the full bounds: the published schema is lean
     args = {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
-    for key_field in ("idempotencyKey", "idempotency_key"):  # a required key (create/attach_agent_session, the coordination
+    for key_field in (
+        "idempotencyKey",
+        "idempotency_key",
+    ):  # a required key (create/attach_agent_session, the coordination
         if key_field in args:  # tools): a fresh one per call, never a replay
             args[key_field] = uuid.uuid4().hex
     # a typed id (project links' targetType + targetId) names place's entity of that type: a
     # malformed one is refused before the access step (issue 24), so it would hide the role check
-    if isinstance(args.get("targetType"), str) and "targetId" in args and args["targetType"].lower() in ("board", "task"):
+    if (
+        isinstance(args.get("targetType"), str)
+        and "targetId" in args
+        and args["targetType"].lower() in ("board", "task")
+    ):
         args["targetId"] = place.of(args["targetType"].lower())
     for ref in spec.refs:  # a required id list (unarchive_boards' boardIds) gets one of place's ids
-        if ref.field in args and ref.kind in ("workspace", "board", "column", "task", "comment", "label", "project", "invitation", "session", "artifact"):
+        if ref.field in args and ref.kind in (
+            "workspace",
+            "board",
+            "column",
+            "task",
+            "comment",
+            "label",
+            "project",
+            "invitation",
+            "session",
+            "artifact",
+        ):
             args[ref.field] = [place.of(ref.kind)] if ref.many else place.of(ref.kind)
         elif ref.field in args and ref.kind == "user":  # well-formed (a malformed one is refused before the role check)
             args[ref.field] = [WELL_FORMED_USER] if ref.many else WELL_FORMED_USER
@@ -291,7 +365,19 @@ def _isolation_cases() -> list[Any]:
 
 
 def _foreign_value(kind: str, theirs: Place) -> str | None:
-    return {"workspace": theirs.workspace, "board": theirs.board, "column": theirs.column, "task": theirs.task, "comment": theirs.comment, "subtask": theirs.subtask, "label": theirs.label, "project": theirs.project, "invitation": theirs.invitation, "artifact": theirs.artifact, "session": theirs.session}.get(kind)
+    return {
+        "workspace": theirs.workspace,
+        "board": theirs.board,
+        "column": theirs.column,
+        "task": theirs.task,
+        "comment": theirs.comment,
+        "subtask": theirs.subtask,
+        "label": theirs.label,
+        "project": theirs.project,
+        "invitation": theirs.invitation,
+        "artifact": theirs.artifact,
+        "session": theirs.session,
+    }.get(kind)
 
 
 @pytest.mark.parametrize(("spec", "alt", "ref"), _isolation_cases())
@@ -338,8 +424,8 @@ def test_governed_tools_park_or_refuse_agents(world, spec):
     """Under REQUIRE_APPROVAL an agent's call of a governed tool writes one approval request and
     answers PENDING_APPROVAL (a result, valid against the outputSchema); repeating it answers the
     same request; under DENY it is FORBIDDEN and writes nothing."""
-    from tests.tools_support import stored_state
     from domain.store import governance
+    from tests.tools_support import stored_state
 
     ws = world.mine.workspace
     args = valid_args(spec, world.mine)
@@ -354,7 +440,11 @@ def test_governed_tools_park_or_refuse_agents(world, spec):
         first = _call(world.tokens["role:OWNER"], spec.name, args)
         assert not first["isError"], first
         out = first["structuredContent"]
-        assert out["status"] == "PENDING_APPROVAL" and out["approval"]["tool"] == spec.name and out["approval"]["newRequest"]
+        assert (
+            out["status"] == "PENDING_APPROVAL"
+            and out["approval"]["tool"] == spec.name
+            and out["approval"]["newRequest"]
+        )
         added = set(stored_state()) - set(before)
         assert len(added) == 1, added
         again = _call(world.tokens["role:OWNER"], spec.name, args)["structuredContent"]
@@ -369,8 +459,18 @@ def test_governed_tools_park_or_refuse_agents(world, spec):
 
 
 # -- schema fuzz -------------------------------------------------------------------------------------
-TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(["", " ", "\ud800", "a\udfffb", "👩‍💻", "ws_", "'; DROP TABLE", "\u200b", "%00"])
-WRONG = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.floats(allow_nan=False), TEXT, st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(
+    ["", " ", "\ud800", "a\udfffb", "👩‍💻", "ws_", "'; DROP TABLE", "\u200b", "%00"]
+)
+WRONG = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63),
+    st.floats(allow_nan=False),
+    TEXT,
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> st.SearchStrategy[Any]:
@@ -383,8 +483,27 @@ def _value(schema: dict[str, Any], place: Place, name: str, spec: ToolSpec) -> s
             options.append(st.sampled_from(b["enum"]))
         elif b.get("type") == "string":
             lo, hi = b.get("minLength", 0), b.get("maxLength", 64)
-            ids_here = [place.workspace, place.board, place.column, place.other_column, place.task, place.other_task, place.comment, place.subtask, place.label, place.project, place.invitation, place.session, place.artifact, ""]
-            options += [st.sampled_from(ids_here), TEXT, st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n)]
+            ids_here = [
+                place.workspace,
+                place.board,
+                place.column,
+                place.other_column,
+                place.task,
+                place.other_task,
+                place.comment,
+                place.subtask,
+                place.label,
+                place.project,
+                place.invitation,
+                place.session,
+                place.artifact,
+                "",
+            ]
+            options += [
+                st.sampled_from(ids_here),
+                TEXT,
+                st.sampled_from([lo, max(lo, hi), hi + 1]).map(lambda n: "é" * n),
+            ]
             if "pattern" in b:
                 options.append(st.from_regex(b["pattern"], fullmatch=True))
         elif b.get("type") == "integer":

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import re
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -55,10 +55,26 @@ def outsider(stack: dict[str, str]) -> Actor:
     return make_actor("Outsider", f"Elsewhere {uuid.uuid4().hex[:8]}")
 
 
-def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, server_url: str) -> None:
+def test_token_create_list_revoke_end_to_end(
+    capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, server_url: str
+) -> None:
     code, out, err = run_cli(
-        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email.upper(),
-        "--scopes", "read", "--name", "ci bot", "--emoji", "🤖", "--expires-in-days", "7", "--json",
+        capsys,
+        "token",
+        "create",
+        "--endpoint",
+        dynamodb_endpoint,
+        "--user-email",
+        owner.email.upper(),
+        "--scopes",
+        "read",
+        "--name",
+        "ci bot",
+        "--emoji",
+        "🤖",
+        "--expires-in-days",
+        "7",
+        "--json",
     )
     assert code == 0, err
     created = json.loads(out)
@@ -78,7 +94,9 @@ def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str],
     assert answer.status_code == 200
     assert [w["id"] for w in answer.json()["result"]["structuredContent"]["workspaces"]] == [owner.workspace_id]
 
-    code, out, err = run_cli(capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--json")
+    code, out, err = run_cli(
+        capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--json"
+    )
     assert code == 0, err
     listed = {t["id"]: t for t in json.loads(out)["tokens"]}
     assert created["id"] in listed and listed[created["id"]]["status"] == "active"
@@ -87,7 +105,9 @@ def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str],
     code, out, err = run_cli(capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email)
     assert code == 0 and created["id"] in out and "ci bot" in out
 
-    code, out, err = run_cli(capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, created["id"])
+    code, out, err = run_cli(
+        capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, created["id"]
+    )
     assert code == 0, err
     # honest about warm servers: a cached check may accept the token a few seconds longer
     assert "401" in out and "JENTRIX_TOKEN_CACHE_SECONDS" in out and "now get 401" not in out
@@ -96,19 +116,35 @@ def test_token_create_list_revoke_end_to_end(capsys: pytest.CaptureFixture[str],
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"].startswith("Bearer")
 
-    code, out, _ = run_cli(capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--json")
+    code, out, _ = run_cli(
+        capsys, "token", "list", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--json"
+    )
     assert {t["id"]: t["status"] for t in json.loads(out)["tokens"]}[created["id"]] == "revoked"
 
     # revoking again, or someone else's token, is refused
     other = make_actor("Otto", None)
-    code, _, err = run_cli(capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", other.email, created["id"])
+    code, _, err = run_cli(
+        capsys, "token", "revoke", "--endpoint", dynamodb_endpoint, "--user-email", other.email, created["id"]
+    )
     assert code == 1 and "no token" in err
 
 
-def test_token_pinned_to_a_workspace(capsys: pytest.CaptureFixture[str], owner: Actor, outsider: Actor, dynamodb_endpoint: str) -> None:
+def test_token_pinned_to_a_workspace(
+    capsys: pytest.CaptureFixture[str], owner: Actor, outsider: Actor, dynamodb_endpoint: str
+) -> None:
     code, out, err = run_cli(
-        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email,
-        "--workspace", owner.workspace_id, "--scopes", "read,write", "--json",
+        capsys,
+        "token",
+        "create",
+        "--endpoint",
+        dynamodb_endpoint,
+        "--user-email",
+        owner.email,
+        "--workspace",
+        owner.workspace_id,
+        "--scopes",
+        "read,write",
+        "--json",
     )
     assert code == 0, err
     principal = auth.authenticate(json.loads(out)["token"])
@@ -116,20 +152,34 @@ def test_token_pinned_to_a_workspace(capsys: pytest.CaptureFixture[str], owner: 
     assert principal.scopes == ("read", "write")
 
     code, out, err = run_cli(
-        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--workspace", outsider.workspace_id,
+        capsys,
+        "token",
+        "create",
+        "--endpoint",
+        dynamodb_endpoint,
+        "--user-email",
+        owner.email,
+        "--workspace",
+        outsider.workspace_id,
     )
     assert code == 1 and "not a member" in err and "tm_" not in out
 
 
-def test_token_create_human_marks_the_holder(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
-    code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--human", "--json")
+def test_token_create_human_marks_the_holder(
+    capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str
+) -> None:
+    code, out, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--human", "--json"
+    )
     assert code == 0, err
     human = json.loads(out)
     principal = auth.authenticate(human["token"])
     assert human["holder"] == "human" and principal is not None and principal.human
 
 
-def test_token_create_plain_output_shows_the_secret_once(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
+def test_token_create_plain_output_shows_the_secret_once(
+    capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str
+) -> None:
     code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email)
     assert code == 0, err
     secret = out.strip().splitlines()[-1]
@@ -137,25 +187,53 @@ def test_token_create_plain_output_shows_the_secret_once(capsys: pytest.CaptureF
     assert principal is not None and principal.scopes == ("read", "write")
 
 
-def test_token_commands_refuse_bad_input(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str) -> None:
+def test_token_commands_refuse_bad_input(
+    capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str
+) -> None:
     unknown = f"nobody-{uuid.uuid4().hex[:12]}@example.com"
     code, out, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
     assert code == 1 and "no user" in err and out == ""
 
-    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--scopes", "root")
+    code, _, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--scopes", "root"
+    )
     assert code == 2 and "--scopes" in err
 
-    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--workspace", "nope")
+    code, _, err = run_cli(
+        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--workspace", "nope"
+    )
     assert code == 2 and "workspace id" in err
 
-    code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", owner.email, "--expires-in-days", "0")
+    code, _, err = run_cli(
+        capsys,
+        "token",
+        "create",
+        "--endpoint",
+        dynamodb_endpoint,
+        "--user-email",
+        owner.email,
+        "--expires-in-days",
+        "0",
+    )
     assert code == 2
 
 
-def test_token_create_can_create_the_user(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
+def test_token_create_can_create_the_user(
+    capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str
+) -> None:
     email = f"New.Person-{uuid.uuid4().hex[:12]}@Example.com"
     code, out, err = run_cli(
-        capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", email, "--create-user", "--display-name", "New Person", "--json",
+        capsys,
+        "token",
+        "create",
+        "--endpoint",
+        dynamodb_endpoint,
+        "--user-email",
+        email,
+        "--create-user",
+        "--display-name",
+        "New Person",
+        "--json",
     )
     assert code == 0, err
     user = auth.user_by_email(email.lower())
@@ -166,7 +244,9 @@ def test_token_create_can_create_the_user(capsys: pytest.CaptureFixture[str], st
         auth.create_user(email.upper(), "Duplicate")
 
 
-def test_token_commands_never_reach_aws_implicitly(capsys: pytest.CaptureFixture[str], owner: Actor, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_commands_never_reach_aws_implicitly(
+    capsys: pytest.CaptureFixture[str], owner: Actor, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No endpoint and no --aws means the dev stack's endpoint, never AWS; when nothing answers
     there, one line says so and what to do."""
     from infra.ddb_local import free_port
@@ -185,7 +265,9 @@ def test_token_commands_never_reach_aws_implicitly(capsys: pytest.CaptureFixture
     assert nothing_there in err and "jentrix dev" in err and "--endpoint" in err and "--aws" in err
 
 
-def test_token_commands_default_to_the_dev_stack_endpoint(capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_commands_default_to_the_dev_stack_endpoint(
+    capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", dynamodb_endpoint)  # stands in for jentrix dev's :8000
     monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
     code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email, "--json")
@@ -196,7 +278,9 @@ def test_token_commands_default_to_the_dev_stack_endpoint(capsys: pytest.Capture
     assert cli.DEFAULT_DYNAMODB_ENDPOINT == f"http://127.0.0.1:{cli.DEFAULT_DYNAMODB_PORT}" == "http://127.0.0.1:8000"
 
 
-def test_unknown_email_hints_only_at_what_the_command_accepts(capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str) -> None:
+def test_unknown_email_hints_only_at_what_the_command_accepts(
+    capsys: pytest.CaptureFixture[str], stack: dict[str, str], dynamodb_endpoint: str
+) -> None:
     unknown = f"nobody-{uuid.uuid4().hex[:12]}@example.com"
     code, _, err = run_cli(capsys, "token", "create", "--endpoint", dynamodb_endpoint, "--user-email", unknown)
     assert code == 1 and "--create-user" in err
@@ -215,7 +299,9 @@ def test_token_commands_use_the_endpoint_from_the_environment(capsys: pytest.Cap
 
 
 def test_token_commands_refuse_an_aws_endpoint_without_aws(capsys: pytest.CaptureFixture[str], owner: Actor) -> None:
-    code, out, err = run_cli(capsys, "token", "list", "--endpoint", "https://dynamodb.eu-west-1.amazonaws.com", "--user-email", owner.email)
+    code, out, err = run_cli(
+        capsys, "token", "list", "--endpoint", "https://dynamodb.eu-west-1.amazonaws.com", "--user-email", owner.email
+    )
     assert code == 2 and out == "" and "--aws" in err
 
 
@@ -239,7 +325,9 @@ def _java_pids_for(marker: str) -> list[int]:
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = next((line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), "")
+            state = next(
+                (line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), ""
+            )
         except OSError:
             continue
         if marker in cmdline and "DynamoDBLocal" in cmdline and "zombie" not in state:
@@ -267,7 +355,7 @@ class DevRun:
         """The ``index``-th command line printed under ``heading`` (comment lines skipped)."""
         start = next(i for i, line in enumerate(self.lines) if line.startswith(heading))
         commands = []
-        for line in self.lines[start + 1:]:
+        for line in self.lines[start + 1 :]:
             if not line.strip():
                 break
             if not line.strip().startswith("#"):
@@ -292,15 +380,40 @@ def dev_runner(tmp_path: Path) -> Iterator[tuple[Path, list[subprocess.Popen[str
 
 
 def start_dev(
-    data_dir: Path, port: int, started: list[subprocess.Popen[str]], *, dynamodb_port: int, s3_port: int | None = None, log_level: str = "warning",
+    data_dir: Path,
+    port: int,
+    started: list[subprocess.Popen[str]],
+    *,
+    dynamodb_port: int,
+    s3_port: int | None = None,
+    log_level: str = "warning",
     timeout: float = 120,
 ) -> DevRun:
     from infra.ddb_local import free_port
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--dynamodb-port", str(dynamodb_port),
-         "--s3-port", str(s3_port or free_port()), "--data-dir", str(data_dir), "--log-level", log_level],
-        cwd=ROOT, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+        [
+            sys.executable,
+            "-m",
+            "functions.cli",
+            "dev",
+            "--port",
+            str(port),
+            "--dynamodb-port",
+            str(dynamodb_port),
+            "--s3-port",
+            str(s3_port or free_port()),
+            "--data-dir",
+            str(data_dir),
+            "--log-level",
+            log_level,
+        ],
+        cwd=ROOT,
+        env=_child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
     )
     started.append(proc)
     lines: list[str] = []
@@ -342,22 +455,38 @@ def start_dev(
     return DevRun(proc, fields["url"], fields["token"], fields["endpoint"], lines, stdout, stderr)
 
 
-def _run_pasted(command: str, *, stdin: str = "", home: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _run_pasted(
+    command: str, *, stdin: str = "", home: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run a banner command the way a user pastes it into a shell (outside the repository)."""
     env = _child_env()
     if home is not None:  # keep the Inspector's catalog and state out of the real home
         env.update(HOME=str(home), MCP_CATALOG_PATH=str(home / "mcp.json"), NO_COLOR="1")
-    return subprocess.run(["bash", "-c", command], input=stdin, capture_output=True, text=True, timeout=timeout, env=env, cwd=home or "/")
+    return subprocess.run(
+        ["bash", "-c", command], input=stdin, capture_output=True, text=True, timeout=timeout, env=env, cwd=home or "/"
+    )
 
 
 def _stdio_create_board(command: str, name: str) -> dict[str, object]:
     """Pipe initialize + one create_board call into a pasted stdio command; the call's result."""
     messages = [
-        {"jsonrpc": "2.0", "id": "init", "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "pytest", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": "call", "method": "tools/call",
-         "params": {"name": "create_board", "arguments": {"workspaceId": "", "name": name}}},
+        {
+            "jsonrpc": "2.0",
+            "id": "call",
+            "method": "tools/call",
+            "params": {"name": "create_board", "arguments": {"workspaceId": "", "name": name}},
+        },
     ]
     done = _run_pasted(command, stdin="".join(json.dumps(m) + "\n" for m in messages))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -389,7 +518,9 @@ def _stop(run: DevRun, sig: int, data_dir: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Path, list[subprocess.Popen[str]]]) -> None:
+async def test_dev_stack_serves_persists_and_stops_cleanly(
+    dev_runner: tuple[Path, list[subprocess.Popen[str]]],
+) -> None:
     data_dir, started = dev_runner
     from infra.ddb_local import free_port
 
@@ -411,8 +542,14 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     link = re.search(r"Console sign-in:\s+(\S+)", banner).group(1)
     assert link.startswith(base + "/console/signin/link?t=")
     assert httpx2.get(link, timeout=10).status_code == 303 and httpx2.get(link, timeout=10).status_code == 401
-    other = subprocess.run([script, "signin-link", "--user-email", "dev@jentrix.local", "--url", base, "--endpoint", first.endpoint],
-                           cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60)
+    other = subprocess.run(
+        [script, "signin-link", "--user-email", "dev@jentrix.local", "--url", base, "--endpoint", first.endpoint],
+        cwd=ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert other.returncode == 0, other.stderr
     assert httpx2.get(other.stdout.strip(), timeout=10).status_code == 303
     assert httpx2.get(base + "/.well-known/oauth-authorization-server", timeout=10).json()["issuer"] == base
@@ -427,7 +564,11 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         workspaces = structured(await client.call_tool("list_workspaces", {}))["workspaces"]
         assert [w["name"] for w in workspaces] == ["Dev Workspace"]
         ws_id = workspaces[0]["id"]
-        created = structured(await client.call_tool("create_board", {"workspaceId": ws_id, "name": board_name, "idempotencyKey": "persist-1"}))
+        created = structured(
+            await client.call_tool(
+                "create_board", {"workspaceId": ws_id, "name": board_name, "idempotencyKey": "persist-1"}
+            )
+        )
     board_id = created["board"]["id"]
 
     # an upload to the stack's local S3 (the README's command with the banner's endpoints); its
@@ -437,20 +578,42 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
     note = data_dir.parent / "kept.log"
     note.write_bytes(b"kept across restarts\n" * 10)
     async with mcp_client(first.url, first.token) as client:
-        task = structured(await client.call_tool("create_task", {"columnId": created["columns"][0]["id"], "title": "upload here"}))["task"]
+        task = structured(
+            await client.call_tool("create_task", {"columnId": created["columns"][0]["id"], "title": "upload here"})
+        )["task"]
         uploaded = subprocess.run(
-            [str(Path(sys.executable).with_name("jentrix")), "artifact", "upload", str(note), "--task", task["id"], "--token-file", str(token_file),
-             "--endpoint", first.endpoint, "--s3-endpoint", f"http://127.0.0.1:{s3_port}", "--json"],
-            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=120,
+            [
+                str(Path(sys.executable).with_name("jentrix")),
+                "artifact",
+                "upload",
+                str(note),
+                "--task",
+                task["id"],
+                "--token-file",
+                str(token_file),
+                "--endpoint",
+                first.endpoint,
+                "--s3-endpoint",
+                f"http://127.0.0.1:{s3_port}",
+                "--json",
+            ],
+            cwd=ROOT,
+            env=_child_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert uploaded.returncode == 0, uploaded.stderr
         artifact = structured(await client.call_tool("get_artifact", {"artifactId": json.loads(uploaded.stdout)["id"]}))
     download = artifact["downloadUrl"]
-    assert download.startswith(f"http://127.0.0.1:{s3_port}/") and httpx2.get(download, timeout=30).content == note.read_bytes()
+    assert (
+        download.startswith(f"http://127.0.0.1:{s3_port}/")
+        and httpx2.get(download, timeout=30).content == note.read_bytes()
+    )
 
     # stdout is the banner and nothing else; uvicorn's logs, the access log included, are on stderr
     time.sleep(0.5)
-    assert "".join(first.stdout).strip() == "".join(first.lines).strip(), first.stdout[len(first.lines):]
+    assert "".join(first.stdout).strip() == "".join(first.lines).strip(), first.stdout[len(first.lines) :]
     assert any('"POST /api/mcp' in line for line in first.stderr), "".join(first.stderr)
 
     # the printed stdio commands bind the dev workspace, so a write works (not an observe session)
@@ -477,18 +640,37 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
 
     # a second stack on the same data dir is refused in one line, even on other ports
     clash = subprocess.run(
-        [sys.executable, "-m", "functions.cli", "dev", "--port", str(free_port()), "--dynamodb-port", str(free_port()), "--data-dir", str(data_dir)],
-        cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "functions.cli",
+            "dev",
+            "--port",
+            str(free_port()),
+            "--dynamodb-port",
+            str(free_port()),
+            "--data-dir",
+            str(data_dir),
+        ],
+        cwd=ROOT,
+        env=_child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert clash.returncode != 0 and clash.stdout == ""
     clash_lines = clash.stderr.strip().splitlines()
     assert len(clash_lines) == 1, clash.stderr
-    assert str(data_dir) in clash_lines[0] and "--data-dir" in clash_lines[0] and str(first.process.pid) in clash_lines[0]
+    assert (
+        str(data_dir) in clash_lines[0] and "--data-dir" in clash_lines[0] and str(first.process.pid) in clash_lines[0]
+    )
 
     _stop(first, signal.SIGINT, data_dir)
 
     second = start_dev(data_dir, port, started, dynamodb_port=ddb_port, s3_port=s3_port)
-    assert second.endpoint == first.endpoint, "a fixed DynamoDB port keeps JENTRIX_DYNAMODB_ENDPOINT valid across restarts"
+    assert second.endpoint == first.endpoint, (
+        "a fixed DynamoDB port keeps JENTRIX_DYNAMODB_ENDPOINT valid across restarts"
+    )
     assert second.token == first.token, "the saved dev token is reused across restarts"
     assert "reused from" in "".join(second.lines)
     await _wait_ready(second.url)
@@ -498,7 +680,9 @@ async def test_dev_stack_serves_persists_and_stops_cleanly(dev_runner: tuple[Pat
         boards = structured(await client.call_tool("list_boards", {"workspaceId": ws_id}))["boards"]
         assert board_id in [b["id"] for b in boards]
     got = httpx2.get(download, timeout=30)
-    assert got.status_code == 200 and got.content == note.read_bytes(), "the local S3 keeps its objects in the data dir, like the tasks"
+    assert got.status_code == 200 and got.content == note.read_bytes(), (
+        "the local S3 keeps its objects in the data dir, like the tasks"
+    )
 
     _stop(second, signal.SIGTERM, data_dir)
 
@@ -516,7 +700,11 @@ def test_dev_stops_in_one_line_when_dynamodb_local_dies(dev_runner: tuple[Path, 
     time.sleep(0.2)  # let the pump thread read the last lines
     mentions = [line.strip() for line in run.stderr if "DynamoDB Local" in line]
     assert len(mentions) == 1, run.stderr
-    assert mentions[0].startswith("jentrix: DynamoDB Local") and f"pid {pids[0]}" in mentions[0] and "signal 9" in mentions[0], mentions
+    assert (
+        mentions[0].startswith("jentrix: DynamoDB Local")
+        and f"pid {pids[0]}" in mentions[0]
+        and "signal 9" in mentions[0]
+    ), mentions
     assert "jentrix dev" in mentions[0], "it says how to get the stack back"
 
 
@@ -526,10 +714,18 @@ def test_banner_says_dynamodb_local_listens_on_every_interface() -> None:
     from infra.ddb_local import EXPOSURE
 
     seed = SimpleNamespace(
-        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"), workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
+        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"),
+        workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
         token_reused=False,
     )
-    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token="tm_x", endpoint="http://127.0.0.1:8000", data_dir=None, seed=seed, token_file=None)
+    banner = cli.dev_banner(
+        url="http://127.0.0.1:8787/api/mcp",
+        token="tm_x",
+        endpoint="http://127.0.0.1:8000",
+        data_dir=None,
+        seed=seed,
+        token_file=None,
+    )
     lines = banner.splitlines()
     at = next(i for i, line in enumerate(lines) if line.strip().startswith("DynamoDB Local:"))
     assert lines[at + 1].strip() == f"({EXPOSURE})"
@@ -572,8 +768,21 @@ def _run_dev_expecting_failure(tmp_path: Path, env: dict[str, str]) -> subproces
     from infra.ddb_local import free_port
 
     return subprocess.run(
-        [sys.executable, "-m", "functions.cli", "dev", "--port", str(free_port()), "--data-dir", str(tmp_path / "data")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "functions.cli",
+            "dev",
+            "--port",
+            str(free_port()),
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -605,7 +814,11 @@ def test_dev_refuses_a_busy_port(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         done = subprocess.run(
             [sys.executable, "-m", "functions.cli", "dev", "--port", str(port), "--data-dir", str(tmp_path / "data")],
-            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60,
+            cwd=ROOT,
+            env=_child_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
@@ -623,8 +836,23 @@ def test_dev_refuses_a_busy_dynamodb_port(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "functions.cli", "dev", "--port", str(free_port()), "--dynamodb-port", str(port), "--data-dir", str(tmp_path / "data")],
-            cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "functions.cli",
+                "dev",
+                "--port",
+                str(free_port()),
+                "--dynamodb-port",
+                str(port),
+                "--data-dir",
+                str(tmp_path / "data"),
+            ],
+            cwd=ROOT,
+            env=_child_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     assert done.returncode != 0 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
@@ -634,13 +862,26 @@ def test_dev_refuses_a_busy_dynamodb_port(tmp_path: Path) -> None:
 
 
 def test_dev_refuses_one_port_for_both(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "dev", "--port", "9100", "--dynamodb-port", "9100", "--data-dir", str(tmp_path / "data"))
+    code, out, err = run_cli(
+        capsys, "dev", "--port", "9100", "--dynamodb-port", "9100", "--data-dir", str(tmp_path / "data")
+    )
     assert code == 2 and out == "" and "--dynamodb-port" in err
     assert not (tmp_path / "data").exists()
 
 
 def test_dev_refuses_the_s3_port_of_another_service(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "dev", "--port", "9100", "--dynamodb-port", "9101", "--s3-port", "9100", "--data-dir", str(tmp_path / "data"))
+    code, out, err = run_cli(
+        capsys,
+        "dev",
+        "--port",
+        "9100",
+        "--dynamodb-port",
+        "9101",
+        "--s3-port",
+        "9100",
+        "--data-dir",
+        str(tmp_path / "data"),
+    )
     assert code == 2 and out == "" and "--s3-port" in err and "--port" in err
     assert not (tmp_path / "data").exists()
 
@@ -733,14 +974,34 @@ def test_dev_keeps_a_human_token_and_the_banner_says_how_to_approve(stack: dict[
     again = seed_dev(token_file, email=email, human_token_file=human_file)
     assert again.human_token == seed.human_token and again.token == seed.token
 
-    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=tmp_path,
-                            seed=seed, token_file=token_file, human_token_file=human_file)
-    assert f"approvals list --workspace {seed.workspace.workspaceId} --token-file {human_file} --endpoint http://127.0.0.1:8000" in banner
+    banner = cli.dev_banner(
+        url="http://127.0.0.1:8787/api/mcp",
+        token=seed.token,
+        endpoint="http://127.0.0.1:8000",
+        data_dir=tmp_path,
+        seed=seed,
+        token_file=token_file,
+        human_token_file=human_file,
+    )
+    assert (
+        f"approvals list --workspace {seed.workspace.workspaceId} --token-file {human_file} --endpoint http://127.0.0.1:8000"
+        in banner
+    )
     assert f"approvals approve ap_… --token-file {human_file}" in banner and "resolve_projects_for_repo" in banner
     assert seed.human_token not in banner, "the banner names the file, not the secret"
-    memory = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=seed.token, endpoint="http://127.0.0.1:8000", data_dir=None,
-                            seed=seed, token_file=None)
-    assert f"token create --human --scopes read,write,admin --user-email {email} --endpoint http://127.0.0.1:8000" in memory
+    memory = cli.dev_banner(
+        url="http://127.0.0.1:8787/api/mcp",
+        token=seed.token,
+        endpoint="http://127.0.0.1:8000",
+        data_dir=None,
+        seed=seed,
+        token_file=None,
+    )
+    assert (
+        f"token create --human --scopes read,write,admin --user-email {email} --endpoint http://127.0.0.1:8000"
+        in memory
+    )
+
 
 # -- search verify ----------------------------------------------------------------------------
 def test_search_verify_reports_and_repairs_drift(capsys, server_url, dynamodb_endpoint, owner):
@@ -757,8 +1018,17 @@ def test_search_verify_reports_and_repairs_drift(capsys, server_url, dynamodb_en
     ws = owner.workspace_id
     b = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": ws, "name": "Verify"}))
     col = b["columns"][0]["id"]
-    made = [ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": f"{w} survey", "description": "field notes"}))["task"]
-            for w in ("gecko", "iguana", "skink", "tuatara")]
+    made = [
+        ok(
+            call_tool(
+                server_url,
+                owner.token,
+                "create_task",
+                {"columnId": col, "title": f"{w} survey", "description": "field notes"},
+            )
+        )["task"]
+        for w in ("gecko", "iguana", "skink", "tuatara")
+    ]
     ok(call_tool(server_url, owner.token, "create_comment", {"taskId": made[0]["id"], "body": "the monitor lizard"}))
     drain(ws)
     code, out, _ = run_cli(capsys, "search", "verify", "--workspace", ws, "--endpoint", dynamodb_endpoint)
@@ -766,11 +1036,22 @@ def test_search_verify_reports_and_repairs_drift(capsys, server_url, dynamodb_en
 
     client, table = db.dynamodb_client(), Row.Meta.table_name
     gecko, iguana, skink = (keys.search_doc_task(t["id"]) for t in made[:3])
-    client.delete_item(TableName=table, Key=dict(zip(("PK", "SK"), ({"S": k} for k in keys.search_term_posting(ws, "gecko", gecko)), strict=True)))
+    client.delete_item(
+        TableName=table,
+        Key=dict(zip(("PK", "SK"), ({"S": k} for k in keys.search_term_posting(ws, "gecko", gecko)), strict=True)),
+    )
     state = keys.search_doc_state(ws, iguana)
-    client.update_item(TableName=table, Key={"PK": {"S": state[0]}, "SK": {"S": state[1]}}, UpdateExpression="SET v = :v",
-                       ExpressionAttributeValues={":v": {"S": "0123456789abcdef"}})
-    detail = next(r for r in TaskDetailRow.query(keys.board_partition(b["board"]["id"]), Row.SK.startswith("X#")) if r.taskId == made[2]["id"])
+    client.update_item(
+        TableName=table,
+        Key={"PK": {"S": state[0]}, "SK": {"S": state[1]}},
+        UpdateExpression="SET v = :v",
+        ExpressionAttributeValues={":v": {"S": "0123456789abcdef"}},
+    )
+    detail = next(
+        r
+        for r in TaskDetailRow.query(keys.board_partition(b["board"]["id"]), Row.SK.startswith("X#"))
+        if r.taskId == made[2]["id"]
+    )
     detail.update(actions=[TaskDetailRow.searchVersion.set("ffffffffffffffff")])
     assert [h.task_id for h in INDEX.query(ws, q.parse("gecko"), substring=None).hits] == []
 

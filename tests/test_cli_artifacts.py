@@ -46,8 +46,19 @@ async def test_upload_attach_download_withdraw(capsys, tmp_path, server_url, dyn
         async with mcp_client(server_url, human.token) as client:
             board = await new_board(client, human.workspace_id, "CLI")
             task = await new_task(client, board["columns"][0]["id"], "screenshot it")
-            code, out, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "after.png", data), "--task", task["id"],
-                                       "--token-file", token_file, "--endpoint", dynamodb_endpoint, "--json")
+            code, out, error = run_cli(
+                capsys,
+                "artifact",
+                "upload",
+                _file(tmp_path, "after.png", data),
+                "--task",
+                task["id"],
+                "--token-file",
+                token_file,
+                "--endpoint",
+                dynamodb_endpoint,
+                "--json",
+            )
             assert code == 0, error
             import json
 
@@ -56,28 +67,55 @@ async def test_upload_attach_download_withdraw(capsys, tmp_path, server_url, dyn
             got = await ok(client, "get_artifact", {"artifactId": made["id"]})
             assert httpx2.get(got["downloadUrl"], timeout=30).content == data
 
-            code, out, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "notes.md", b"# Findings\n\nall good\n"), "--task", task["id"],
-                                       "--type", "FINDINGS", "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            code, out, error = run_cli(
+                capsys,
+                "artifact",
+                "upload",
+                _file(tmp_path, "notes.md", b"# Findings\n\nall good\n"),
+                "--task",
+                task["id"],
+                "--type",
+                "FINDINGS",
+                "--token-file",
+                token_file,
+                "--endpoint",
+                dynamodb_endpoint,
+            )
             assert code == 0 and "Attached FINDINGS" in out, error
 
-            agent_file = _file(tmp_path, "agent", __import__("domain.auth", fromlist=["mint_pat"]).mint_pat(human.user_id)[0].encode())
-            code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", agent_file, "--endpoint", dynamodb_endpoint)
+            agent_file = _file(
+                tmp_path, "agent", __import__("domain.auth", fromlist=["mint_pat"]).mint_pat(human.user_id)[0].encode()
+            )
+            code, _, error = run_cli(
+                capsys, "artifact", "withdraw", made["id"], "--token-file", agent_file, "--endpoint", dynamodb_endpoint
+            )
             assert code == 1 and "human" in error
-            code, out, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            code, out, error = run_cli(
+                capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint
+            )
             assert code == 0 and "tombstone" in out, error
             assert [r.artifactId for r in seen] == [made["id"]]
             gone = await ok(client, "get_artifact", {"artifactId": made["id"]})
-            assert gone["artifact"]["withdrawn"] and gone["downloadUrl"] is None and gone["body"] is None and not gone["artifact"]["hasObject"]
+            assert (
+                gone["artifact"]["withdrawn"]
+                and gone["downloadUrl"] is None
+                and gone["body"] is None
+                and not gone["artifact"]["hasObject"]
+            )
             import json as _json
 
             read = await client.read_resource(f"stacks://artifact/{made['id']}", cache_mode="bypass")
             assert _json.loads(read.contents[0].text)["downloadUrl"] is None
             listed = await ok(client, "list_artifacts", {"workspaceId": human.workspace_id, "taskId": task["id"]})
-            assert {a["id"]: a["withdrawn"] for a in listed["artifacts"]}[made["id"]] is True and listed["totalCount"] == 2
+            assert {a["id"]: a["withdrawn"] for a in listed["artifacts"]}[made["id"]] is True and listed[
+                "totalCount"
+            ] == 2
             from domain import objects
 
             assert objects.head(f"objects/{human.workspace_id}/artifact/{made['id']}") is None
-            code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            code, _, error = run_cli(
+                capsys, "artifact", "withdraw", made["id"], "--token-file", token_file, "--endpoint", dynamodb_endpoint
+            )
             assert code == 1 and "already withdrawn" in error
     finally:
         artifact_store._withdraw_hooks.remove(seen.append)
@@ -91,8 +129,29 @@ async def test_withdraw_needs_admin(capsys, tmp_path, server_url, dynamodb_endpo
     members.add(human.workspace_id, UserRow.get(*keys.user_profile(member.user_id)), "MEMBER")
     async with mcp_client(server_url, human.token) as client:
         project = (await ok(client, "create_project", {"workspaceId": human.workspace_id, "name": "W"}))["project"]
-        made = (await ok(client, "attach_artifact", {"workspaceId": human.workspace_id, "type": "PR", "title": "x", "url": "https://example.com", "projectId": project["id"]}))["artifact"]
-    code, _, error = run_cli(capsys, "artifact", "withdraw", made["id"], "--token-file", _file(tmp_path, "m", member.token.encode()), "--endpoint", dynamodb_endpoint)
+        made = (
+            await ok(
+                client,
+                "attach_artifact",
+                {
+                    "workspaceId": human.workspace_id,
+                    "type": "PR",
+                    "title": "x",
+                    "url": "https://example.com",
+                    "projectId": project["id"],
+                },
+            )
+        )["artifact"]
+    code, _, error = run_cli(
+        capsys,
+        "artifact",
+        "withdraw",
+        made["id"],
+        "--token-file",
+        _file(tmp_path, "m", member.token.encode()),
+        "--endpoint",
+        dynamodb_endpoint,
+    )
     assert code == 1 and "ADMIN" in error
 
 
@@ -125,13 +184,26 @@ async def test_dev_banner_prints_the_local_s3_and_the_server_starts_on_loopback(
 
     from infra.s3_local import S3Local
 
-    seed = SimpleNamespace(user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"),
-                           workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"), token_reused=False)
-    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token="tm_x", endpoint="http://127.0.0.1:8000", data_dir=None, seed=seed,
-                            token_file=None, s3_endpoint="http://127.0.0.1:45678")
+    seed = SimpleNamespace(
+        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"),
+        workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
+        token_reused=False,
+    )
+    banner = cli.dev_banner(
+        url="http://127.0.0.1:8787/api/mcp",
+        token="tm_x",
+        endpoint="http://127.0.0.1:8000",
+        data_dir=None,
+        seed=seed,
+        token_file=None,
+        s3_endpoint="http://127.0.0.1:45678",
+    )
     assert any(line.strip().startswith("Local S3:        http://127.0.0.1:45678") for line in banner.splitlines())
     with S3Local() as s3:
-        assert s3.endpoint.startswith("http://127.0.0.1:") and httpx2.get(s3.endpoint + "/moto-api/", timeout=10).status_code == 200
+        assert (
+            s3.endpoint.startswith("http://127.0.0.1:")
+            and httpx2.get(s3.endpoint + "/moto-api/", timeout=10).status_code == 200
+        )
     assert s3.process is None
 
 
@@ -145,8 +217,19 @@ async def test_upload_over_http_with_url(capsys, tmp_path, server_url, human):
     async with mcp_client(server_url, human.token) as client:
         board = await new_board(client, human.workspace_id, "CLI over HTTP")
         task = await new_task(client, board["columns"][0]["id"], "log it")
-        code, out, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "run.log", data), "--task", task["id"],
-                                   "--token-file", token_file, "--url", base, "--json")
+        code, out, error = run_cli(
+            capsys,
+            "artifact",
+            "upload",
+            _file(tmp_path, "run.log", data),
+            "--task",
+            task["id"],
+            "--token-file",
+            token_file,
+            "--url",
+            base,
+            "--json",
+        )
         assert code == 0, error
         made = json.loads(out)
         assert made["type"] == "LOG" and made["size"] == len(data) and made["taskId"] == task["id"]
@@ -154,12 +237,33 @@ async def test_upload_over_http_with_url(capsys, tmp_path, server_url, human):
         assert httpx2.get(got["downloadUrl"], timeout=30).content == data
         # a refusal from attach_artifact (a foreign project id) is printed, and nothing is stored
         before = (await ok(client, "list_artifacts", {"workspaceId": human.workspace_id}))["totalCount"]
-        code, _, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "b.log", b"x\n"), "--project", f"pj_{human.workspace_id[3:]}_zzzzzzzz",
-                                 "--token-file", token_file, "--url", base)
+        code, _, error = run_cli(
+            capsys,
+            "artifact",
+            "upload",
+            _file(tmp_path, "b.log", b"x\n"),
+            "--project",
+            f"pj_{human.workspace_id[3:]}_zzzzzzzz",
+            "--token-file",
+            token_file,
+            "--url",
+            base,
+        )
         assert code != 0 and error
         assert (await ok(client, "list_artifacts", {"workspaceId": human.workspace_id}))["totalCount"] == before
     bad = _file(tmp_path, "bad-token", b"tm_" + b"x" * 43)
-    code, _, error = run_cli(capsys, "artifact", "upload", _file(tmp_path, "c.log", b"y\n"), "--task", task["id"], "--token-file", bad, "--url", base)
+    code, _, error = run_cli(
+        capsys,
+        "artifact",
+        "upload",
+        _file(tmp_path, "c.log", b"y\n"),
+        "--task",
+        task["id"],
+        "--token-file",
+        bad,
+        "--url",
+        base,
+    )
     assert code == 1 and "unknown, revoked or expired" in error
 
 
@@ -177,19 +281,39 @@ async def test_local_s3_has_a_fixed_default_port_and_keeps_objects_in_a_data_dir
     assert cli.DEFAULT_S3_ENDPOINT == f"http://127.0.0.1:{DEFAULT_PORT}"
 
     def client(endpoint):
-        return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="local", aws_secret_access_key="local",
-                            config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+        return boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+            config=Config(signature_version="s3v4", s3={"addressing_style": "path"}),
+        )
 
     port, data = free_port(), tmp_path / "s3"
     with S3Local(port=port, data_dir=data) as s3:
         c = client(s3.endpoint)
         c.create_bucket(Bucket="kept-bucket")
-        put = c.generate_presigned_url("put_object", Params={"Bucket": "kept-bucket", "Key": "pending/ws/a", "ContentType": "text/plain"},
-                                       ExpiresIn=600, HttpMethod="PUT")
-        assert httpx2.put(put, content=b"kept bytes\n", headers={"Content-Type": "text/plain"}, timeout=30).status_code == 200
-        c.copy_object(Bucket="kept-bucket", Key="objects/ws/LOG/ar_1", CopySource={"Bucket": "kept-bucket", "Key": "pending/ws/a"}, MetadataDirective="COPY")
+        put = c.generate_presigned_url(
+            "put_object",
+            Params={"Bucket": "kept-bucket", "Key": "pending/ws/a", "ContentType": "text/plain"},
+            ExpiresIn=600,
+            HttpMethod="PUT",
+        )
+        assert (
+            httpx2.put(put, content=b"kept bytes\n", headers={"Content-Type": "text/plain"}, timeout=30).status_code
+            == 200
+        )
+        c.copy_object(
+            Bucket="kept-bucket",
+            Key="objects/ws/LOG/ar_1",
+            CopySource={"Bucket": "kept-bucket", "Key": "pending/ws/a"},
+            MetadataDirective="COPY",
+        )
         c.delete_object(Bucket="kept-bucket", Key="pending/ws/a")
-        link = c.generate_presigned_url("get_object", Params={"Bucket": "kept-bucket", "Key": "objects/ws/LOG/ar_1"}, ExpiresIn=600)
+        link = c.generate_presigned_url(
+            "get_object", Params={"Bucket": "kept-bucket", "Key": "objects/ws/LOG/ar_1"}, ExpiresIn=600
+        )
     with S3Local(port=port, data_dir=data) as s3:
         got = httpx2.get(link, timeout=30)
         assert got.status_code == 200 and got.content == b"kept bytes\n" and got.headers["content-type"] == "text/plain"
@@ -199,14 +323,16 @@ async def test_local_s3_has_a_fixed_default_port_and_keeps_objects_in_a_data_dir
         assert client(s3.endpoint).list_buckets()["Buckets"] == []
 
 
-
-async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endpoint_and_flag(capsys, tmp_path, server_url, dynamodb_endpoint, human):
+async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endpoint_and_flag(
+    capsys, tmp_path, server_url, dynamodb_endpoint, human
+):
     """Issue 24 item 15: without --s3-endpoint or JENTRIX_S3_ENDPOINT an in-process upload goes to the
     dev stack's local S3 (as the token commands go to its DynamoDB), never to AWS; when nothing
     answers there, the one-line error names the endpoint tried and the flag to change."""
     import os
 
-    from domain import objects, settings as settings_module
+    from domain import objects
+    from domain import settings as settings_module
     from infra.ddb_local import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"  # the dev stack's default, with no stack listening
@@ -219,8 +345,18 @@ async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endp
     cli.DEFAULT_S3_ENDPOINT = dead
     try:
         for command in ("artifact", "attachment"):
-            code, out, error = run_cli(capsys, command, "upload", _file(tmp_path, "run.log", b"line\n"), "--task", task["id"],
-                                       "--token-file", token_file, "--endpoint", dynamodb_endpoint)
+            code, out, error = run_cli(
+                capsys,
+                command,
+                "upload",
+                _file(tmp_path, "run.log", b"line\n"),
+                "--task",
+                task["id"],
+                "--token-file",
+                token_file,
+                "--endpoint",
+                dynamodb_endpoint,
+            )
             assert code == 1 and out == "", error
             line = error.strip().splitlines()[-1]
             assert dead in line and "--s3-endpoint" in line and "jentrix dev" in line, line
@@ -233,7 +369,9 @@ async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endp
         objects.reset()
 
 
-async def test_upload_messages_read_as_sentences_archives_need_a_type_and_no_json_logs(tmp_path, server_url, dynamodb_endpoint, s3_endpoint, human):
+async def test_upload_messages_read_as_sentences_archives_need_a_type_and_no_json_logs(
+    tmp_path, server_url, dynamodb_endpoint, s3_endpoint, human
+):
     """Issue 24 item 21, the CLI's part: a refused content type reads "… upload type. Accepted: …",
     a .zip gets no LOG default (it asks for --type), and an in-process upload prints no JSON log
     line on the terminal (run as a user runs it: a separate process)."""
@@ -250,9 +388,27 @@ async def test_upload_messages_read_as_sentences_archives_need_a_type_and_no_jso
         env = dict(__import__("os").environ)  # the session stack's table names and endpoints,
         env.pop("POWERTOOLS_LOG_LEVEL", None)  # but Powertools' own default level, as a user has it
         return subprocess.run(
-            [sys.executable, "-m", "functions.cli", "artifact", "upload", *extra, "--task", task["id"], "--token-file", token_file,
-             "--endpoint", dynamodb_endpoint, "--s3-endpoint", s3_endpoint],
-            cwd=root, env=env, capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "functions.cli",
+                "artifact",
+                "upload",
+                *extra,
+                "--task",
+                task["id"],
+                "--token-file",
+                token_file,
+                "--endpoint",
+                dynamodb_endpoint,
+                "--s3-endpoint",
+                s3_endpoint,
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     done = upload(_file(tmp_path, "run.log", b"ok\n" * 20))

@@ -22,7 +22,11 @@ def aws(stack, monkeypatch):
     from domain import auth
     from domain.store import db
 
-    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"), ("AWS_SESSION_TOKEN", "testing")):
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_SESSION_TOKEN", "testing"),
+    ):
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     # db.use() (here and in every `--aws --region` CLI run) writes these to os.environ for child
@@ -42,9 +46,18 @@ def aws(stack, monkeypatch):
         api.put_method(restApiId=rest["id"], resourceId=root, httpMethod="POST", authorizationType="NONE")
         api.put_integration(restApiId=rest["id"], resourceId=root, httpMethod="POST", type="MOCK")
         api.create_deployment(restApiId=rest["id"], stageName="prod")
-        plan = api.create_usage_plan(name="jx-default", apiStages=[{"apiId": rest["id"], "stage": "prod"}], throttle={"rateLimit": 20, "burstLimit": 40})
+        plan = api.create_usage_plan(
+            name="jx-default",
+            apiStages=[{"apiId": rest["id"], "stage": "prod"}],
+            throttle={"rateLimit": 20, "burstLimit": 40},
+        )
         yield api, plan["id"], auth
-    db.use(stack["JENTRIX_DYNAMODB_ENDPOINT"], table=stack["JENTRIX_TABLE"], idempotency_table=stack["JENTRIX_IDEMPOTENCY_TABLE"], region="us-east-1")
+    db.use(
+        stack["JENTRIX_DYNAMODB_ENDPOINT"],
+        table=stack["JENTRIX_TABLE"],
+        idempotency_table=stack["JENTRIX_IDEMPOTENCY_TABLE"],
+        region="us-east-1",
+    )
 
 
 def _run(capsys, *argv):
@@ -58,8 +71,20 @@ def _run(capsys, *argv):
 def test_create_attaches_a_key_and_revoke_removes_it(aws, capsys):
     api, plan_id, auth = aws
     target = ["--aws", "--region", REGION, "--table", "jx-app"]
-    code, out, err = _run(capsys, "token", "create", "--user-email", "ops@example.com", "--create-user", "--scopes", "admin",
-                          "--usage-plan", plan_id, "--json", *target)
+    code, out, err = _run(
+        capsys,
+        "token",
+        "create",
+        "--user-email",
+        "ops@example.com",
+        "--create-user",
+        "--scopes",
+        "admin",
+        "--usage-plan",
+        plan_id,
+        "--json",
+        *target,
+    )
     assert code == 0, err
     created = json.loads(out)
     (key,) = api.get_usage_plan_keys(usagePlanId=plan_id)["items"]
@@ -83,14 +108,28 @@ def test_aws_needs_a_usage_plan_and_an_unknown_plan_creates_nothing(aws, capsys)
     target = ["--aws", "--region", REGION, "--table", "jx-app"]
     code, _, err = _run(capsys, "token", "create", "--user-email", "a@example.com", "--create-user", *target)
     assert code == 2 and "--usage-plan" in err
-    code, _, err = _run(capsys, "token", "create", "--user-email", "a@example.com", "--create-user", "--usage-plan", "nope", *target)
+    code, _, err = _run(
+        capsys, "token", "create", "--user-email", "a@example.com", "--create-user", "--usage-plan", "nope", *target
+    )
     assert code == 1 and "UsagePlanId" in err
     assert api.get_api_keys()["items"] == []
 
 
 def test_usage_plan_flag_without_aws_is_refused(stack, capsys):
-    code, _, err = _run(capsys, "token", "create", "--user-email", "b@example.com", "--create-user", "--usage-plan", "p1",
-                        "--endpoint", stack["JENTRIX_DYNAMODB_ENDPOINT"], "--table", stack["JENTRIX_TABLE"])
+    code, _, err = _run(
+        capsys,
+        "token",
+        "create",
+        "--user-email",
+        "b@example.com",
+        "--create-user",
+        "--usage-plan",
+        "p1",
+        "--endpoint",
+        stack["JENTRIX_DYNAMODB_ENDPOINT"],
+        "--table",
+        stack["JENTRIX_TABLE"],
+    )
     assert code == 2 and "--aws" in err
 
 
@@ -102,8 +141,20 @@ def test_shared_usage_keys_are_reused_and_outlive_a_revoke(aws, capsys, per):
     target = ["--aws", "--region", REGION, "--table", "jx-app"]
     made = []
     for email in ("one@example.com", "one@example.com", "two@example.com"):
-        code, out, err = _run(capsys, "token", "create", "--user-email", email, "--create-user", "--usage-plan", plan_id,
-                              "--usage-key", per, "--json", *target)
+        code, out, err = _run(
+            capsys,
+            "token",
+            "create",
+            "--user-email",
+            email,
+            "--create-user",
+            "--usage-plan",
+            plan_id,
+            "--usage-key",
+            per,
+            "--json",
+            *target,
+        )
         assert code == 0, err
         made.append(json.loads(out))
     keys = {m["usageKeyId"] for m in made}
@@ -127,14 +178,39 @@ def test_without_region_the_profiles_region_is_used_never_us_east_1(aws, capsys,
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     profile = tmp_path / "profile-config"
-    profile.write_text(f"[default]\nregion = {REGION}\n")  # the region lives only in the profile, as `aws configure` writes it
+    profile.write_text(
+        f"[default]\nregion = {REGION}\n"
+    )  # the region lives only in the profile, as `aws configure` writes it
     monkeypatch.setenv("AWS_CONFIG_FILE", str(profile))
-    code, out, err = _run(capsys, "token", "create", "--user-email", "r@example.com", "--create-user", "--usage-plan", plan_id, "--json",
-                          "--aws", "--table", "jx-app")
+    code, _out, err = _run(
+        capsys,
+        "token",
+        "create",
+        "--user-email",
+        "r@example.com",
+        "--create-user",
+        "--usage-plan",
+        plan_id,
+        "--json",
+        "--aws",
+        "--table",
+        "jx-app",
+    )
     assert code == 0, err  # the plan and the table exist only in REGION
     assert api.get_usage_plan_keys(usagePlanId=plan_id)["items"]
     empty = tmp_path / "config"
     empty.write_text("")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
-    code, _, err = _run(capsys, "token", "create", "--user-email", "r@example.com", "--usage-plan", plan_id, "--aws", "--table", "jx-app")
+    code, _, err = _run(
+        capsys,
+        "token",
+        "create",
+        "--user-email",
+        "r@example.com",
+        "--usage-plan",
+        plan_id,
+        "--aws",
+        "--table",
+        "jx-app",
+    )
     assert code == 2 and "--region" in err

@@ -50,7 +50,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return p
 
 
-def connect(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str, answer: str = "") -> tuple[int, str, str]:
+def connect(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str, answer: str = ""
+) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
     rc = cli.main(["connect", *argv])
     out, err = capsys.readouterr()
@@ -81,22 +83,30 @@ CLAUDE_JSON = """{
 def test_claude_code_user_scope_add_again_and_remove(home, project, capsys, monkeypatch):
     path = home / ".claude.json"
     path.write_text(CLAUDE_JSON)
-    rc, out, _ = connect(capsys, monkeypatch, "claude-code", "--yes", "--workspace", "ws_abc", "--endpoint", "http://127.0.0.1:8000")
+    rc, out, _ = connect(
+        capsys, monkeypatch, "claude-code", "--yes", "--workspace", "ws_abc", "--endpoint", "http://127.0.0.1:8000"
+    )
     assert rc == 0, out
     data = json.loads(path.read_text())
     cmd = adapter_cmd()
     assert data["mcpServers"]["jentrix"] == {
-        "type": "stdio", "command": cmd[0], "args": [*cmd[1:], "mcp", "--workspace", "ws_abc"],
+        "type": "stdio",
+        "command": cmd[0],
+        "args": [*cmd[1:], "mcp", "--workspace", "ws_abc"],
         "env": {"JENTRIX_DYNAMODB_ENDPOINT": "http://127.0.0.1:8000"},
     }
     assert list(data) == ["numStartups", "projects", "mcpServers", "tipsHistory"]
     assert list(data["mcpServers"]) == ["github", "jentrix"]
     assert data["projects"] == json.loads(CLAUDE_JSON)["projects"] and data["tipsHistory"] == {"x": 1}
-    assert '"github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}' in path.read_text(), "other entries keep their layout"
+    assert '"github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}' in path.read_text(), (
+        "other entries keep their layout"
+    )
     assert "inherits $JENTRIX_TOKEN" in out and "decides what it may do" in out
 
     written = path.read_bytes()
-    rc, out, _ = connect(capsys, monkeypatch, "claude-code", "--yes", "--workspace", "ws_abc", "--endpoint", "http://127.0.0.1:8000")
+    rc, out, _ = connect(
+        capsys, monkeypatch, "claude-code", "--yes", "--workspace", "ws_abc", "--endpoint", "http://127.0.0.1:8000"
+    )
     assert rc == 0 and "already up to date" in out and "---" not in out
     assert path.read_bytes() == written
 
@@ -109,13 +119,25 @@ def test_claude_code_user_scope_add_again_and_remove(home, project, capsys, monk
 
 def test_claude_code_project_and_local_scopes(home, project, capsys, monkeypatch):
     (home / ".claude.json").write_text(CLAUDE_JSON)
-    rc, out, _ = connect(capsys, monkeypatch, "claude-code", "--scope", "project", "--yes", "--url", "https://mcp.example.com/api/mcp")
+    rc, out, _ = connect(
+        capsys, monkeypatch, "claude-code", "--scope", "project", "--yes", "--url", "https://mcp.example.com/api/mcp"
+    )
     assert rc == 0, out
     shared = json.loads((project / ".mcp.json").read_text())
-    assert shared == {"mcpServers": {"jentrix": {"type": "http", "url": "https://mcp.example.com/api/mcp", "headers": {"Authorization": "Bearer ${JENTRIX_TOKEN}"}}}}
+    assert shared == {
+        "mcpServers": {
+            "jentrix": {
+                "type": "http",
+                "url": "https://mcp.example.com/api/mcp",
+                "headers": {"Authorization": "Bearer ${JENTRIX_TOKEN}"},
+            }
+        }
+    }
     assert "meant to be shared" in out and "approve the servers" in out
 
-    rc, out, _ = connect(capsys, monkeypatch, "claude-code", "--scope", "local", "--yes", "--bridge", "https://mcp.example.com/api/mcp")
+    rc, out, _ = connect(
+        capsys, monkeypatch, "claude-code", "--scope", "local", "--yes", "--bridge", "https://mcp.example.com/api/mcp"
+    )
     assert rc == 0, out
     data = json.loads((home / ".claude.json").read_text())
     entry = data["projects"][str(project)]["mcpServers"]["jentrix"]
@@ -153,10 +175,16 @@ def test_codex_stdio_and_remote_entries_keep_comments(home, project, capsys, mon
     cmd = adapter_cmd()
     parsed = tomllib.loads(text)
     assert parsed["mcp_servers"]["jentrix"] == {
-        "command": cmd[0], "args": [*cmd[1:], "mcp", "--workspace", "ws_abc"],
-        "env": {"JENTRIX_DYNAMODB_ENDPOINT": "http://127.0.0.1:8000"}, "env_vars": ["JENTRIX_TOKEN"],
+        "command": cmd[0],
+        "args": [*cmd[1:], "mcp", "--workspace", "ws_abc"],
+        "env": {"JENTRIX_DYNAMODB_ENDPOINT": "http://127.0.0.1:8000"},
+        "env_vars": ["JENTRIX_TOKEN"],
     }
-    assert parsed["mcp_servers"]["context7"] == {"command": "npx", "args": ["-y", "@upstash/context7-mcp"], "env": {"MY_VAR": "value"}}
+    assert parsed["mcp_servers"]["context7"] == {
+        "command": "npx",
+        "args": ["-y", "@upstash/context7-mcp"],
+        "env": {"MY_VAR": "value"},
+    }
     assert "forwards $JENTRIX_TOKEN" in out
 
     rc, out, _ = connect(capsys, monkeypatch, "codex", "--yes", "--workspace", "ws_abc")
@@ -180,7 +208,9 @@ def test_codex_project_scope_and_codex_home(home, project, tmp_path, capsys, mon
     assert "jentrix" in tomllib.loads((codex_home / "config.toml").read_text())["mcp_servers"]
     rc, out, _ = connect(capsys, monkeypatch, "codex", "--scope", "project", "--yes")
     assert rc == 0 and "only in projects it trusts" in out
-    assert tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]["jentrix"]["env_vars"] == ["JENTRIX_TOKEN"]
+    assert tomllib.loads((project / ".codex" / "config.toml").read_text())["mcp_servers"]["jentrix"]["env_vars"] == [
+        "JENTRIX_TOKEN"
+    ]
 
 
 # -- Cursor -------------------------------------------------------------------------------------------
@@ -194,13 +224,19 @@ def test_cursor_remote_entry_refers_to_the_environment(home, project, capsys, mo
     assert rc == 0, out
     text = path.read_text()
     assert FAKE_TOKEN not in text and FAKE_TOKEN not in out
-    assert json.loads(text)["mcpServers"]["jentrix"] == {"url": "https://mcp.example.com/api/mcp", "headers": {"Authorization": "Bearer ${env:JENTRIX_TOKEN}"}}
+    assert json.loads(text)["mcpServers"]["jentrix"] == {
+        "url": "https://mcp.example.com/api/mcp",
+        "headers": {"Authorization": "Bearer ${env:JENTRIX_TOKEN}"},
+    }
     assert '\n        "jentrix": {\n            "url"' in text, "the file's own four-space indentation is followed"
     assert '"args": ["-y", "@playwright/mcp@latest"]' in text
 
     rc, out, _ = connect(capsys, monkeypatch, "cursor", "--yes")  # switch to the stdio adapter
     entry = json.loads(path.read_text())["mcpServers"]["jentrix"]
-    assert entry["env"] == {"JENTRIX_DYNAMODB_ENDPOINT": "http://127.0.0.1:8000", "JENTRIX_TOKEN": "${env:JENTRIX_TOKEN}"}
+    assert entry["env"] == {
+        "JENTRIX_DYNAMODB_ENDPOINT": "http://127.0.0.1:8000",
+        "JENTRIX_TOKEN": "${env:JENTRIX_TOKEN}",
+    }
     connect(capsys, monkeypatch, "cursor", "--remove", "--yes")
     assert path.read_text() == original
 
@@ -235,7 +271,12 @@ def test_vscode_project_file_keeps_comments_and_uses_an_input(home, project, cap
     assert entry["type"] == "stdio" and entry["env"]["JENTRIX_TOKEN"] == "${input:jentrix-token}"
     assert data["inputs"] == [
         {"type": "promptString", "id": "gh-token", "description": "GitHub token", "password": True},
-        {"type": "promptString", "id": "jentrix-token", "description": "jentrix-mcp personal access token (tm_…)", "password": True},
+        {
+            "type": "promptString",
+            "id": "jentrix-token",
+            "description": "jentrix-mcp personal access token (tm_…)",
+            "password": True,
+        },
     ]
     assert "secret storage" in out and "meant to be shared" in out
 
@@ -252,7 +293,11 @@ def test_vscode_user_file_remote_entry(home, project, capsys, monkeypatch):
     rc, out, _ = connect(capsys, monkeypatch, "all", "--yes", "--url", "http://localhost:8787/api/mcp")
     assert rc == 0 and "Detected: vscode" in out
     data = json.loads((user_dir / "mcp.json").read_text())
-    assert data["servers"]["jentrix"] == {"type": "http", "url": "http://localhost:8787/api/mcp", "headers": {"Authorization": "Bearer ${input:jentrix-token}"}}
+    assert data["servers"]["jentrix"] == {
+        "type": "http",
+        "url": "http://localhost:8787/api/mcp",
+        "headers": {"Authorization": "Bearer ${input:jentrix-token}"},
+    }
     assert [i["id"] for i in data["inputs"]] == ["jentrix-token"]
 
 
@@ -260,7 +305,16 @@ def test_an_ephemeral_entry_asks_for_no_token(home, project, capsys, monkeypatch
     rc, out, _ = connect(capsys, monkeypatch, "vscode", "--scope", "project", "--yes", "--ephemeral")
     assert rc == 0 and "mints its own token" in out
     data = json.loads((project / ".vscode" / "mcp.json").read_text())
-    assert data == {"servers": {"jentrix": {"type": "stdio", "command": adapter_cmd()[0], "args": [*adapter_cmd()[1:], "mcp", "--ephemeral"], "env": {}}}}
+    assert data == {
+        "servers": {
+            "jentrix": {
+                "type": "stdio",
+                "command": adapter_cmd()[0],
+                "args": [*adapter_cmd()[1:], "mcp", "--ephemeral"],
+                "env": {},
+            }
+        }
+    }
 
 
 # -- diff, confirmation, detection, secrets, refusals ---------------------------------------------------
@@ -297,7 +351,17 @@ def test_all_writes_only_detected_clients(home, project, capsys, monkeypatch):
 
 def test_store_secret_writes_the_token_with_a_warning(home, project, capsys, monkeypatch):
     monkeypatch.setenv("JENTRIX_TOKEN", FAKE_TOKEN)
-    rc, out, _ = connect(capsys, monkeypatch, "cursor", "--scope", "project", "--yes", "--store-secret", "--url", "https://mcp.example.com/api/mcp")
+    rc, out, _ = connect(
+        capsys,
+        monkeypatch,
+        "cursor",
+        "--scope",
+        "project",
+        "--yes",
+        "--store-secret",
+        "--url",
+        "https://mcp.example.com/api/mcp",
+    )
     assert rc == 0
     path = project / ".cursor" / "mcp.json"
     assert json.loads(path.read_text())["mcpServers"]["jentrix"]["headers"] == {"Authorization": f"Bearer {FAKE_TOKEN}"}
@@ -323,11 +387,15 @@ def test_refuses_files_it_cannot_edit_safely_and_bad_arguments(home, project, ca
     assert rc == 2 and "no 'local' scope" in err
     rc, _, err = connect(capsys, monkeypatch, "cursor", "--yes", "--url", "http://mcp.example.com/api/mcp")
     assert rc == 2 and "https://" in err
-    rc, _, err = connect(capsys, monkeypatch, "cursor", "--yes", "--url", "https://x.example/api/mcp", "--workspace", "ws_a")
+    rc, _, err = connect(
+        capsys, monkeypatch, "cursor", "--yes", "--url", "https://x.example/api/mcp", "--workspace", "ws_a"
+    )
     assert rc == 2 and "do not apply" in err
     token_file = project / "token"
     token_file.write_text(FAKE_TOKEN)
-    rc, _, err = connect(capsys, monkeypatch, "cursor", "--yes", "--url", "https://x.example/api/mcp", "--token-file", str(token_file))
+    rc, _, err = connect(
+        capsys, monkeypatch, "cursor", "--yes", "--url", "https://x.example/api/mcp", "--token-file", str(token_file)
+    )
     assert rc == 2 and "--store-secret" in err
     assert not (home / ".cursor" / "mcp.json").read_text().count("jentrix")
 
@@ -337,27 +405,51 @@ def test_dev_banner_offers_connect(home, project, tmp_path, capsys, monkeypatch)
     token_file = tmp_path / "dev-token"
     token_file.write_text(FAKE_TOKEN)
     seed = SimpleNamespace(
-        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"), workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
+        user=SimpleNamespace(email="dev@jentrix.local", userId="usr_x"),
+        workspace=SimpleNamespace(name="Dev Workspace", workspaceId="ws_x"),
         token_reused=True,
     )
-    banner = cli.dev_banner(url="http://127.0.0.1:8787/api/mcp", token=FAKE_TOKEN, endpoint="http://127.0.0.1:8000", data_dir=tmp_path, seed=seed,
-                            token_file=token_file)
+    banner = cli.dev_banner(
+        url="http://127.0.0.1:8787/api/mcp",
+        token=FAKE_TOKEN,
+        endpoint="http://127.0.0.1:8000",
+        data_dir=tmp_path,
+        seed=seed,
+        token_file=token_file,
+    )
     line = next(raw for raw in banner.splitlines() if " connect " in raw)
     argv = shlex.split(line)
     at = argv.index("connect")
-    assert argv[at + 1] == "all" and ["--workspace", "ws_x"] == argv[argv.index("--workspace"):argv.index("--workspace") + 2]
-    rc, out, _ = connect(capsys, monkeypatch, *argv[at + 1:], "--dry-run")
-    assert rc == 0 and "Detected: cursor" in out and f'"--token-file",' in out and FAKE_TOKEN not in out
+    assert (
+        argv[at + 1] == "all"
+        and ["--workspace", "ws_x"] == argv[argv.index("--workspace") : argv.index("--workspace") + 2]
+    )
+    rc, out, _ = connect(capsys, monkeypatch, *argv[at + 1 :], "--dry-run")
+    assert rc == 0 and "Detected: cursor" in out and '"--token-file",' in out and FAKE_TOKEN not in out
     assert not (home / ".cursor" / "mcp.json").exists(), "the banner's command is printed, never run"
 
 
 # -- end to end: the written entry starts our adapter -----------------------------------------------------
-async def test_the_written_stdio_entry_starts_the_adapter_for_the_sdk_client(home, project, tmp_path, capsys, monkeypatch, stack, owner: Actor):
+async def test_the_written_stdio_entry_starts_the_adapter_for_the_sdk_client(
+    home, project, tmp_path, capsys, monkeypatch, stack, owner: Actor
+):
     token_file = tmp_path / "token"
     token_file.write_text(owner.token)
     endpoint = stack["JENTRIX_DYNAMODB_ENDPOINT"]
-    rc, out, _ = connect(capsys, monkeypatch, "claude-code", "--scope", "project", "--yes", "--endpoint", endpoint,
-                         "--token-file", str(token_file), "--workspace", owner.workspace_id)
+    rc, out, _ = connect(
+        capsys,
+        monkeypatch,
+        "claude-code",
+        "--scope",
+        "project",
+        "--yes",
+        "--endpoint",
+        endpoint,
+        "--token-file",
+        str(token_file),
+        "--workspace",
+        owner.workspace_id,
+    )
     assert rc == 0, out
     entry: dict[str, Any] = json.loads((project / ".mcp.json").read_text())["mcpServers"]["jentrix"]
     assert owner.token not in json.dumps(entry)
@@ -365,7 +457,9 @@ async def test_the_written_stdio_entry_starts_the_adapter_for_the_sdk_client(hom
     # those must come from the entry) plus the entry's env, the command and args as written.
     base = adapter_env({k: v for k, v in stack.items() if k != "JENTRIX_DYNAMODB_ENDPOINT"})
     base.pop("JENTRIX_DYNAMODB_ENDPOINT", None)
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env={**base, **entry["env"]}, cwd=str(project))
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={**base, **entry["env"]}, cwd=str(project)
+    )
     with (tmp_path / "stderr.log").open("w") as log:
         async with Client(stdio_client(params, errlog=log)) as client:
             names = {t.name for t in (await client.list_tools()).tools}

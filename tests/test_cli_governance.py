@@ -42,15 +42,30 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
         parked = await ok(c, "invite_member", args)
         assert parked["status"] == "PENDING_APPROVAL"
         approval_id = parked["approval"]["id"]
-        code, out, _ = run_cli(capsys, "approvals", "list", "--workspace", ws, "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+        code, out, _ = run_cli(
+            capsys, "approvals", "list", "--workspace", ws, "--token-file", human_file, "--endpoint", dynamodb_endpoint
+        )
         assert code == 0 and approval_id in out and "invite_member" in out
         assert f"by {human.email} ({human.user_id})" in out  # the caller by address (issue 24 item 21)
         # an agent's token cannot approve, even the same user's
-        code, _, error = run_cli(capsys, "approvals", "approve", approval_id, "--token-file", _token_file(tmp_path, agent_token), "--endpoint", dynamodb_endpoint)
+        code, _, error = run_cli(
+            capsys,
+            "approvals",
+            "approve",
+            approval_id,
+            "--token-file",
+            _token_file(tmp_path, agent_token),
+            "--endpoint",
+            dynamodb_endpoint,
+        )
         assert code == 1 and "human" in error
-        code, out, _ = run_cli(capsys, "approvals", "approve", approval_id, "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+        code, out, _ = run_cli(
+            capsys, "approvals", "approve", approval_id, "--token-file", human_file, "--endpoint", dynamodb_endpoint
+        )
         assert code == 0 and "Approved" in out
-        code, _, error = run_cli(capsys, "approvals", "approve", approval_id, "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+        code, _, error = run_cli(
+            capsys, "approvals", "approve", approval_id, "--token-file", human_file, "--endpoint", dynamodb_endpoint
+        )
         assert code == 1 and "not pending" in error
         other = await ok(c, "invite_member", {**args, "role": "MEMBER"})  # other arguments are not approved
         assert other["status"] == "PENDING_APPROVAL" and other["approval"]["id"] != approval_id
@@ -60,37 +75,69 @@ async def test_approval_round_trip_end_to_end(capsys, tmp_path, server_url, dyna
         pending = await err(c, "invite_member", args)
         assert pending["code"] == "CONFLICT" and pending["current"]["id"] == done["invitation"]["id"]
         again = await ok(c, "invite_member", {**args, "email": f"other-{uuid.uuid4().hex[:12]}@example.com"})
-        assert again["status"] == "PENDING_APPROVAL" and again["approval"]["newRequest"] and again["approval"]["id"] != approval_id
-        code, out, _ = run_cli(capsys, "approvals", "reject", again["approval"]["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+        assert (
+            again["status"] == "PENDING_APPROVAL"
+            and again["approval"]["newRequest"]
+            and again["approval"]["id"] != approval_id
+        )
+        code, out, _ = run_cli(
+            capsys,
+            "approvals",
+            "reject",
+            again["approval"]["id"],
+            "--token-file",
+            human_file,
+            "--endpoint",
+            dynamodb_endpoint,
+        )
         assert code == 0 and "Rejected" in out
         invitations = (await ok(c, "list_invitations", {"workspaceId": ws}))["invitations"]
         assert [i["email"] for i in invitations] == [args["email"]]
-    code, out, _ = run_cli(capsys, "approvals", "list", "--workspace", ws, "--history", "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+    code, out, _ = run_cli(
+        capsys,
+        "approvals",
+        "list",
+        "--workspace",
+        ws,
+        "--history",
+        "--token-file",
+        human_file,
+        "--endpoint",
+        dynamodb_endpoint,
+    )
     assert code == 0
     for expected in ("CONSUMED", "REJECTED", "approval.approved", "approval.rejected", "invitation.created"):
         assert expected in out, (expected, out)
     assert " mcp invitation.created" in out and " ui  approval.approved" in out
 
 
-async def test_invite_link_printed_once_and_accepted_revoked_refused(capsys, tmp_path, server_url, dynamodb_endpoint, human):
+async def test_invite_link_printed_once_and_accepted_revoked_refused(
+    capsys, tmp_path, server_url, dynamodb_endpoint, human
+):
     ws = human.workspace_id
     human_file = _token_file(tmp_path, human.token)
     email = f"joiner-{uuid.uuid4().hex[:12]}@example.com"
     async with mcp_client(server_url, human.token) as c:
         inv = (await ok(c, "invite_member", {"workspaceId": ws, "email": email, "role": "ADMIN"}))["invitation"]
         gone = (await ok(c, "invite_member", {"workspaceId": ws, "email": f"gone-{email}"}))["invitation"]
-        code, out, _ = run_cli(capsys, "invite", "link", inv["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+        code, out, _ = run_cli(
+            capsys, "invite", "link", inv["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint
+        )
         assert code == 0
         secret = next(line for line in out.splitlines() if line.startswith(inv["id"] + "."))
         listed = await ok(c, "list_invitations", {"workspaceId": ws})
         assert secret.split(".", 1)[1] not in str(listed)
-        code, out, _ = run_cli(capsys, "invite", "accept", "--secret", secret, "--display-name", "Joiner", "--endpoint", dynamodb_endpoint)
+        code, out, _ = run_cli(
+            capsys, "invite", "accept", "--secret", secret, "--display-name", "Joiner", "--endpoint", dynamodb_endpoint
+        )
         assert code == 0 and "joined" in out and "Created user" in out
         code, _, error = run_cli(capsys, "invite", "accept", "--secret", secret, "--endpoint", dynamodb_endpoint)
         assert code == 1 and "not valid" in error
         members = {m["email"]: m["role"] for m in (await ok(c, "list_members", {"workspaceId": ws}))["members"]}
         assert members[email] == "ADMIN"
-        code, out, _ = run_cli(capsys, "invite", "link", gone["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint)
+        code, out, _ = run_cli(
+            capsys, "invite", "link", gone["id"], "--token-file", human_file, "--endpoint", dynamodb_endpoint
+        )
         gone_secret = next(line for line in out.splitlines() if line.startswith(gone["id"] + "."))
         await ok(c, "revoke_invitation", {"invitationId": gone["id"]})
         code, _, error = run_cli(capsys, "invite", "accept", "--secret", gone_secret, "--endpoint", dynamodb_endpoint)
@@ -110,9 +157,33 @@ async def test_governance_set_needs_a_human_owner_and_applies(capsys, tmp_path, 
     admin = auth.create_user(f"adm-{uuid.uuid4().hex[:12]}@example.com", "Adm")
     members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
     admin_file = _token_file(tmp_path, auth.mint_pat(admin.userId, holder="human")[0])
-    code, _, error = run_cli(capsys, "governance", "set", "--workspace", ws, "--policy", "DENY", "--token-file", admin_file, "--endpoint", dynamodb_endpoint)
+    code, _, error = run_cli(
+        capsys,
+        "governance",
+        "set",
+        "--workspace",
+        ws,
+        "--policy",
+        "DENY",
+        "--token-file",
+        admin_file,
+        "--endpoint",
+        dynamodb_endpoint,
+    )
     assert code == 1 and "OWNER" in error
-    code, out, _ = run_cli(capsys, "governance", "set", "--workspace", ws, "--policy", "DENY", "--token-file", _token_file(tmp_path, human.token), "--endpoint", dynamodb_endpoint)
+    code, out, _ = run_cli(
+        capsys,
+        "governance",
+        "set",
+        "--workspace",
+        ws,
+        "--policy",
+        "DENY",
+        "--token-file",
+        _token_file(tmp_path, human.token),
+        "--endpoint",
+        dynamodb_endpoint,
+    )
     assert code == 0 and "DENY" in out
     agent_token, _ = auth.mint_pat(human.user_id)
     async with mcp_client(server_url, agent_token) as c:

@@ -44,7 +44,9 @@ def launcher(stack, server_url, tmp_path, monkeypatch):
 
 async def _linked_project(server_url: str, actor, repo: str) -> str:
     async with mcp_client(server_url, actor.token) as c:
-        project = (await ok(c, "create_project", {"workspaceId": actor.workspace_id, "name": f"Launch {uuid.uuid4().hex[:4]}"}))["project"]
+        project = (
+            await ok(c, "create_project", {"workspaceId": actor.workspace_id, "name": f"Launch {uuid.uuid4().hex[:4]}"})
+        )["project"]
         await ok(c, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": repo})
     return project["id"]
 
@@ -59,20 +61,58 @@ async def test_launch_runs_the_hook_binds_its_id_and_completes_on_exit_zero(serv
     actor, repo, checkout, token_file = launcher
     project = await _linked_project(server_url, actor, repo)
     hook_id = f"cc-{uuid.uuid4()}"
-    payload = json.dumps({"session_id": hook_id, "hook_event_name": "SessionStart", "source": "startup", "cwd": str(checkout)})
+    payload = json.dumps(
+        {"session_id": hook_id, "hook_event_name": "SessionStart", "source": "startup", "cwd": str(checkout)}
+    )
     hook = f"echo {shlex.quote(payload)} | {shlex.quote(sys.executable)} -m functions.cli session attach --provider claude-code --hook-input"
-    code = cli.main(["agent", "launch", "--project", project, "--provider", "claude-code", "--checkout", str(checkout), "--token-file", token_file, "--", "bash", "-c", hook])
+    code = cli.main(
+        [
+            "agent",
+            "launch",
+            "--project",
+            project,
+            "--provider",
+            "claude-code",
+            "--checkout",
+            str(checkout),
+            "--token-file",
+            token_file,
+            "--",
+            "bash",
+            "-c",
+            hook,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 0, err
     [session] = await _sessions(server_url, actor)
-    assert session["status"] == "COMPLETED" and session["providerThreadId"] == hook_id and session["provider"] == "claude-code"
+    assert (
+        session["status"] == "COMPLETED"
+        and session["providerThreadId"] == hook_id
+        and session["provider"] == "claude-code"
+    )
     assert session["repository"] == repo and session["repoEnd"] is not None and session["id"] in err
 
 
 async def test_launch_of_a_failing_command_ends_interrupted_with_its_status(server_url, launcher, capsys):
     actor, repo, checkout, token_file = launcher
     project = await _linked_project(server_url, actor, repo)
-    code = cli.main(["agent", "launch", "--project", project, "--checkout", str(checkout), "--token-file", token_file, "--", "bash", "-c", "exit 3"])
+    code = cli.main(
+        [
+            "agent",
+            "launch",
+            "--project",
+            project,
+            "--checkout",
+            str(checkout),
+            "--token-file",
+            token_file,
+            "--",
+            "bash",
+            "-c",
+            "exit 3",
+        ]
+    )
     assert code == 3
     [session] = await _sessions(server_url, actor)
     assert session["status"] == "INTERRUPTED" and session["providerThreadId"] is None
@@ -81,7 +121,9 @@ async def test_launch_of_a_failing_command_ends_interrupted_with_its_status(serv
 async def test_launch_refuses_a_project_without_the_checkouts_repo_link(server_url, launcher, capsys):
     actor, _, checkout, token_file = launcher
     project = await _linked_project(server_url, actor, "acme/elsewhere")
-    code = cli.main(["agent", "launch", "--project", project, "--checkout", str(checkout), "--token-file", token_file, "--", "true"])
+    code = cli.main(
+        ["agent", "launch", "--project", project, "--checkout", str(checkout), "--token-file", token_file, "--", "true"]
+    )
     assert code == 1 and "REPO link" in capsys.readouterr().err
     assert await _sessions(server_url, actor) == []
 

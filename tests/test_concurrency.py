@@ -23,8 +23,13 @@ def test_ten_concurrent_updates_with_one_expected_stamp(server_url, owner):
 
     def attempt(i):
         with httpx2.Client(timeout=60) as c:
-            return call_tool(server_url, owner.token, "update_task",
-                             {"taskId": task["id"], "title": f"writer {i}", "expectedUpdatedAt": task["updatedAt"]}, c)
+            return call_tool(
+                server_url,
+                owner.token,
+                "update_task",
+                {"taskId": task["id"], "title": f"writer {i}", "expectedUpdatedAt": task["updatedAt"]},
+                c,
+            )
 
     with ThreadPoolExecutor(10) as pool:
         results = list(pool.map(attempt, range(10)))
@@ -66,7 +71,9 @@ def test_concurrent_creates_without_key_get_gapless_numbers(server_url, owner):
 
     def attempt(i):
         with httpx2.Client(timeout=60) as c:
-            return ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": f"t{i}"}, c))["task"]["number"]
+            return ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": f"t{i}"}, c))[
+                "task"
+            ]["number"]
 
     with ThreadPoolExecutor(8) as pool:
         numbers = sorted(pool.map(attempt, range(16)))
@@ -76,10 +83,16 @@ def test_concurrent_creates_without_key_get_gapless_numbers(server_url, owner):
 def test_replay_is_identical_and_other_arguments_conflict(server_url, owner):
     _, cols = _board(server_url, owner)
     key = f"k-{uuid.uuid4()}"
-    first = call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "a", "idempotencyKey": key})
-    again = call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "a", "idempotencyKey": key})
+    first = call_tool(
+        server_url, owner.token, "create_task", {"columnId": cols[0], "title": "a", "idempotencyKey": key}
+    )
+    again = call_tool(
+        server_url, owner.token, "create_task", {"columnId": cols[0], "title": "a", "idempotencyKey": key}
+    )
     assert again["content"][0]["text"] == first["content"][0]["text"]
-    other = err(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "b", "idempotencyKey": key}))
+    other = err(
+        call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "b", "idempotencyKey": key})
+    )
     assert other["code"] == "CONFLICT"
 
 
@@ -131,7 +144,12 @@ def test_workspace_create_with_key_is_crash_safe(server_url, stack, attempts):
 
     actor = make_actor("Kim", None)
     key = f"ws-{uuid.uuid4()}"
-    ids = {ok(call_tool(server_url, actor.token, "create_workspace", {"name": "Keyed", "idempotencyKey": key}))["workspace"]["id"] for _ in range(attempts)}
+    ids = {
+        ok(call_tool(server_url, actor.token, "create_workspace", {"name": "Keyed", "idempotencyKey": key}))[
+            "workspace"
+        ]["id"]
+        for _ in range(attempts)
+    }
     assert len(ids) == 1
     listed = ok(call_tool(server_url, actor.token, "list_workspaces", {}))["workspaces"]
     assert [w["id"] for w in listed] == list(ids)
@@ -189,8 +207,14 @@ def test_concurrent_first_use_of_deferred_models_builds_them_once():
 
     root = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if k not in ("JENTRIX_EAGER_CATALOG", "AWS_LAMBDA_INITIALIZATION_TYPE")}
-    done = subprocess.run([sys.executable, "-c", _FIRST_USE_PROBE], cwd=root, env={**env, "PYTHONPATH": str(root)},
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_USE_PROBE],
+        cwd=root,
+        env={**env, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.splitlines()[-1])
     assert found["models"] >= 30, found

@@ -28,5 +28,12 @@ def test_conformance_suite_matches_its_baselines():
         pytest.skip(why)
     env = {k: v for k, v in os.environ.items() if not k.startswith("JENTRIX_")}
     env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.conformance", "--no-write"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.conformance", "--no-write"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]

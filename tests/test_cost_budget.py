@@ -34,8 +34,12 @@ def _measure(owner) -> dict:
 
 
 def _over(budgets: dict, measured: dict, fields: tuple[str, ...]) -> list[str]:
-    return [f"{name}: {f} {getattr(measured[name], f)} > budget {budget[f]} ({measured[name].ops})"
-            for name, budget in budgets.items() for f in fields if getattr(measured[name], f) > budget[f]]
+    return [
+        f"{name}: {f} {getattr(measured[name], f)} > budget {budget[f]} ({measured[name].ops})"
+        for name, budget in budgets.items()
+        for f in fields
+        if getattr(measured[name], f) > budget[f]
+    ]
 
 
 def test_every_tool_within_its_recorded_budget(stack, owner, warm_token_cache):

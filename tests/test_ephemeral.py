@@ -49,7 +49,10 @@ def _ddb_cmdline(port: str) -> list[str]:
 def _shape(client: object, table: str) -> tuple[object, ...]:
     desc = client.describe_table(TableName=table)["Table"]  # type: ignore[attr-defined]
     ttl = client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]  # type: ignore[attr-defined]
-    indexes = sorted((g["IndexName"], str(g["KeySchema"]), g["Projection"]["ProjectionType"]) for g in desc.get("GlobalSecondaryIndexes", []))
+    indexes = sorted(
+        (g["IndexName"], str(g["KeySchema"]), g["Projection"]["ProjectionType"])
+        for g in desc.get("GlobalSecondaryIndexes", [])
+    )
     attrs = sorted((a["AttributeName"], a["AttributeType"]) for a in desc["AttributeDefinitions"])
     return str(desc["KeySchema"]), attrs, indexes, ttl.get("AttributeName"), ttl.get("TimeToLiveStatus")
 
@@ -65,7 +68,9 @@ def test_progress_fast_start_flags_and_tables(stack: dict[str, str]) -> None:
         err = adapter.stderr
         steps = [line.split(PROGRESS, 1)[1] for line in err.splitlines() if PROGRESS in line]
         assert [s.split(" ")[0] for s in steps] == ["starting", "DynamoDB", "ready"], steps
-        assert re.match(r"DynamoDB Local answered after \d+\.\d s", steps[1]) and re.match(r"ready after \d+\.\d s", steps[2]), steps
+        assert re.match(r"DynamoDB Local answered after \d+\.\d s", steps[1]) and re.match(
+            r"ready after \d+\.\d s", steps[2]
+        ), steps
 
         port = re.search(r"DynamoDB Local at http://127\.0\.0\.1:(\d+)", err).group(1)  # type: ignore[union-attr]
         cmdline = _ddb_cmdline(port)
@@ -74,8 +79,12 @@ def test_progress_fast_start_flags_and_tables(stack: dict[str, str]) -> None:
 
         # The ephemeral tables, created side by side, have the shape db.create_tables gives them.
         ephemeral = boto3.client(
-            "dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
-            aws_access_key_id="local", aws_secret_access_key="local", config=Config(retries={"total_max_attempts": 2}),
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+            config=Config(retries={"total_max_attempts": 2}),
         )
         session = db.dynamodb_client()
         assert _shape(ephemeral, "jentrix-ephemeral") == _shape(session, stack["JENTRIX_TABLE"])

@@ -75,8 +75,13 @@ def test_eight_calls_in_flight_on_one_task_are_all_answered(server_url, owner):
     """Reproduces issue 23 item 6: creates and toggles of different subtasks of one task, 8 in
     flight, used to answer CONFLICT ("kept committing") although nothing stale was sent."""
     _, cols = _board(server_url, owner.token, owner.workspace_id)
-    task = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "busy checklist"}))["task"]
-    subs = [ok(call_tool(server_url, owner.token, "create_subtask", {"taskId": task["id"], "title": f"s{i}"}))["subtask"] for i in range(16)]
+    task = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "busy checklist"}))[
+        "task"
+    ]
+    subs = [
+        ok(call_tool(server_url, owner.token, "create_subtask", {"taskId": task["id"], "title": f"s{i}"}))["subtask"]
+        for i in range(16)
+    ]
 
     toggles = [("toggle_subtask", {"subtaskId": s["id"], "completed": True}) for s in subs]
     creates = [("create_subtask", {"taskId": task["id"], "title": f"new {i}"}) for i in range(16)]
@@ -100,7 +105,9 @@ def contention(stack, botocore_retries) -> Iterator[Any]:  # noqa: F811
     from benchmarks._contention import Contention
     from domain.store import db
 
-    model = Contention(conflict_rate=CONFLICT_RATE, throttle_rate=THROTTLE_RATE, seed=random.SystemRandom().randrange(1 << 32))
+    model = Contention(
+        conflict_rate=CONFLICT_RATE, throttle_rate=THROTTLE_RATE, seed=random.SystemRandom().randrange(1 << 32)
+    )
     with model.installed(db.botocore_clients()):
         yield model
 
@@ -118,7 +125,9 @@ def _member(workspace_id: str, name: str) -> str:
     return secret
 
 
-def _per_writer(url: str, tokens: list[str], jobs: Callable[[int], list[tuple[str, dict[str, Any]]]]) -> list[dict[str, Any]]:
+def _per_writer(
+    url: str, tokens: list[str], jobs: Callable[[int], list[tuple[str, dict[str, Any]]]]
+) -> list[dict[str, Any]]:
     """Writer ``i`` (its own token and HTTP client) runs ``jobs(i)`` in order; all writers at once."""
 
     def writer(i: int) -> list[dict[str, Any]]:
@@ -138,8 +147,11 @@ def _stored_numbers(workspace_id: str) -> list[int]:
     found, kwargs = [], {"TableName": settings.table, "ConsistentRead": True}
     while True:
         page = client.scan(**kwargs)
-        found += [int(i["SK"]["S"].rsplit("#", 1)[-1]) for i in page["Items"]
-                  if i.get("kind", {}).get("S") == "TaskNumber" and workspace_id in i["PK"]["S"]]
+        found += [
+            int(i["SK"]["S"].rsplit("#", 1)[-1])
+            for i in page["Items"]
+            if i.get("kind", {}).get("S") == "TaskNumber" and workspace_id in i["PK"]["S"]
+        ]
         if "LastEvaluatedKey" not in page:
             return found
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -187,7 +199,9 @@ def test_32_writers_move_tasks_on_one_board(server_url, owner, contention):
 def test_16_writers_fill_one_checklist(server_url, owner, contention):
     tokens = [owner.token] + [_member(owner.workspace_id, f"c{i}") for i in range(15)]
     _, cols = _board(server_url, owner.token, owner.workspace_id, "Checklist")
-    task = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "shared checklist"}))["task"]
+    task = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "shared checklist"}))[
+        "task"
+    ]
     contention.stats.clear()
     made: dict[int, list[str]] = {}
 
@@ -195,11 +209,21 @@ def test_16_writers_fill_one_checklist(server_url, owner, contention):
         out = []
         with httpx2.Client(timeout=120) as http:
             for r in range(ROUNDS * 2):
-                res = call_tool(server_url, tokens[i], "create_subtask", {"taskId": task["id"], "title": f"w{i} item {r}"}, http)
+                res = call_tool(
+                    server_url, tokens[i], "create_subtask", {"taskId": task["id"], "title": f"w{i} item {r}"}, http
+                )
                 out.append(res)
                 if not res["isError"]:
                     made.setdefault(i, []).append(res["structuredContent"]["subtask"]["id"])
-                    out.append(call_tool(server_url, tokens[i], "toggle_subtask", {"subtaskId": made[i][-1], "completed": r % 2 == 0}, http))
+                    out.append(
+                        call_tool(
+                            server_url,
+                            tokens[i],
+                            "toggle_subtask",
+                            {"subtaskId": made[i][-1], "completed": r % 2 == 0},
+                            http,
+                        )
+                    )
         return out
 
     with ThreadPoolExecutor(16) as pool:

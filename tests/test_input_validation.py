@@ -61,8 +61,10 @@ def nothing_written() -> Iterator[None]:
 def raw_call(url: str, token: str, name: str, arguments: Any) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
     resp = httpx2.post(
-        url, content=json.dumps(body),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Accept": "application/json"}, timeout=30,
+        url,
+        content=json.dumps(body),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json", "Accept": "application/json"},
+        timeout=30,
     )
     assert resp.status_code == 200, resp.text
     return resp.json()["result"]
@@ -102,9 +104,23 @@ def world(server_url: str) -> World:
     board = raw_ok(server_url, me.token, "create_board", {"workspaceId": me.workspace_id, "name": "Checks"})
     cols = [c["id"] for c in board["columns"]]
     task = raw_ok(server_url, me.token, "create_task", {"columnId": cols[0], "title": "Original title"})["task"]
-    theirs = raw_ok(server_url, other.token, "create_board", {"workspaceId": other.workspace_id, "name": "Secret plans"})
-    their_task = raw_ok(server_url, other.token, "create_task", {"columnId": theirs["columns"][0]["id"], "title": "Hidden"})["task"]
-    return World(me, board["board"]["id"], cols, task, other, theirs["board"]["id"], theirs["columns"][0]["id"], their_task["id"], their_task["number"])
+    theirs = raw_ok(
+        server_url, other.token, "create_board", {"workspaceId": other.workspace_id, "name": "Secret plans"}
+    )
+    their_task = raw_ok(
+        server_url, other.token, "create_task", {"columnId": theirs["columns"][0]["id"], "title": "Hidden"}
+    )["task"]
+    return World(
+        me,
+        board["board"]["id"],
+        cols,
+        task,
+        other,
+        theirs["board"]["id"],
+        theirs["columns"][0]["id"],
+        their_task["id"],
+        their_task["number"],
+    )
 
 
 def board_view(url: str, w: World) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -115,7 +131,9 @@ def board_view(url: str, w: World) -> tuple[dict[str, Any], list[dict[str, Any]]
 
 def names_field(error: dict[str, Any], field: str) -> None:
     assert error["code"] == "INVALID_INPUT", error
-    assert re.search(rf"(^|[^A-Za-z]){re.escape(field)}([^A-Za-z]|$)", error["message"]), f"{field!r} not named in {error['message']!r}"
+    assert re.search(rf"(^|[^A-Za-z]){re.escape(field)}([^A-Za-z]|$)", error["message"]), (
+        f"{field!r} not named in {error['message']!r}"
+    )
     assert error["message"].split(":", 1)[0].strip() == field, error["message"]
     assert error["hint"]
 
@@ -126,9 +144,19 @@ LONG_TITLE, LONG_DESCRIPTION = "t" * 501, "d" * 20_001
 # (case id, tool, arguments built from the world, the field the error must name)
 CASES: list[tuple[str, str, Any, str]] = [
     # unknown fields
-    ("unknown-field-create", "create_task", lambda w: {"columnId": w.columns[0], "title": "ok", "colour": "red"}, "colour"),
+    (
+        "unknown-field-create",
+        "create_task",
+        lambda w: {"columnId": w.columns[0], "title": "ok", "colour": "red"},
+        "colour",
+    ),
     ("unknown-field-update", "update_task", lambda w: {"taskId": w.task["id"], "name": "renamed"}, "name"),
-    ("unknown-field-board", "create_board", lambda w: {"workspaceId": w.me.workspace_id, "name": "B", "columns": ["a"]}, "columns"),
+    (
+        "unknown-field-board",
+        "create_board",
+        lambda w: {"workspaceId": w.me.workspace_id, "name": "B", "columns": ["a"]},
+        "columns",
+    ),
     ("unknown-field-read", "get_board_snapshot", lambda w: {"boardId": w.board, "verbose": True}, "verbose"),
     # wrong types (no coercion: "5" is not 5, 5 is not "5", true is not a string)
     ("title-int", "create_task", lambda w: {"columnId": w.columns[0], "title": 5}, "title"),
@@ -137,36 +165,110 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("limit-float", "list_activity", lambda w: {"boardId": w.board, "limit": 5.5}, "limit"),
     ("number-string", "get_task", lambda w: {"workspaceId": w.me.workspace_id, "number": "1"}, "number"),
     ("name-int", "create_workspace", lambda w: {"name": 7}, "name"),
-    ("priority-lowercase", "create_task", lambda w: {"columnId": w.columns[0], "title": "ok", "priority": "urgent"}, "priority"),
+    (
+        "priority-lowercase",
+        "create_task",
+        lambda w: {"columnId": w.columns[0], "title": "ok", "priority": "urgent"},
+        "priority",
+    ),
     ("action-unknown", "manage_columns", lambda w: {"action": "explode", "boardId": w.board}, "action"),
-    ("include-archived-string", "list_boards", lambda w: {"workspaceId": w.me.workspace_id, "includeArchived": "yes"}, "includeArchived"),
+    (
+        "include-archived-string",
+        "list_boards",
+        lambda w: {"workspaceId": w.me.workspace_id, "includeArchived": "yes"},
+        "includeArchived",
+    ),
     # over-long strings
     ("title-501", "create_task", lambda w: {"columnId": w.columns[0], "title": LONG_TITLE}, "title"),
     ("title-501-update", "update_task", lambda w: {"taskId": w.task["id"], "title": LONG_TITLE}, "title"),
-    ("description-20001", "create_task", lambda w: {"columnId": w.columns[0], "title": "ok", "description": LONG_DESCRIPTION}, "description"),
-    ("description-20001-update", "update_task", lambda w: {"taskId": w.task["id"], "description": LONG_DESCRIPTION}, "description"),
+    (
+        "description-20001",
+        "create_task",
+        lambda w: {"columnId": w.columns[0], "title": "ok", "description": LONG_DESCRIPTION},
+        "description",
+    ),
+    (
+        "description-20001-update",
+        "update_task",
+        lambda w: {"taskId": w.task["id"], "description": LONG_DESCRIPTION},
+        "description",
+    ),
     ("board-name-121", "create_board", lambda w: {"workspaceId": w.me.workspace_id, "name": "b" * 121}, "name"),
-    ("idempotency-key-129", "create_task", lambda w: {"columnId": w.columns[0], "title": "ok", "idempotencyKey": "k" * 129}, "idempotencyKey"),
+    (
+        "idempotency-key-129",
+        "create_task",
+        lambda w: {"columnId": w.columns[0], "title": "ok", "idempotencyKey": "k" * 129},
+        "idempotencyKey",
+    ),
     # missing required
     ("title-missing", "create_task", lambda w: {"columnId": w.columns[0]}, "title"),
     # malformed expectedUpdatedAt (the token must come back exactly as it was served)
-    ("eua-words", "update_task", lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": "yesterday"}, "expectedUpdatedAt"),
-    ("eua-no-millis", "update_task", lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": w.task["updatedAt"][:19] + "Z"}, "expectedUpdatedAt"),
-    ("eua-offset", "update_task", lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": w.task["updatedAt"][:-1] + "+00:00"}, "expectedUpdatedAt"),
-    ("eua-int", "update_task", lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": 1_700_000_000_000}, "expectedUpdatedAt"),
-    ("eua-move", "move_task", lambda w: {"taskId": w.task["id"], "columnId": w.columns[1], "expectedUpdatedAt": w.task["updatedAt"].replace("T", " ")}, "expectedUpdatedAt"),
+    (
+        "eua-words",
+        "update_task",
+        lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": "yesterday"},
+        "expectedUpdatedAt",
+    ),
+    (
+        "eua-no-millis",
+        "update_task",
+        lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": w.task["updatedAt"][:19] + "Z"},
+        "expectedUpdatedAt",
+    ),
+    (
+        "eua-offset",
+        "update_task",
+        lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": w.task["updatedAt"][:-1] + "+00:00"},
+        "expectedUpdatedAt",
+    ),
+    (
+        "eua-int",
+        "update_task",
+        lambda w: {"taskId": w.task["id"], "title": "x", "expectedUpdatedAt": 1_700_000_000_000},
+        "expectedUpdatedAt",
+    ),
+    (
+        "eua-move",
+        "move_task",
+        lambda w: {
+            "taskId": w.task["id"],
+            "columnId": w.columns[1],
+            "expectedUpdatedAt": w.task["updatedAt"].replace("T", " "),
+        },
+        "expectedUpdatedAt",
+    ),
     # control characters in titles and names (terminal escapes; only newline and tab pass)
     ("title-ansi", "create_task", lambda w: {"columnId": w.columns[0], "title": "\x1b[31mred\x1b[0m"}, "title"),
     ("title-c1-csi", "update_task", lambda w: {"taskId": w.task["id"], "title": "x\x9b2J"}, "title"),
-    ("title-bell-bulk", "bulk_create_tasks", lambda w: {"columnId": w.columns[0], "tasks": [{"title": "ok"}, {"title": "ring\x07"}]}, "tasks.1.title"),
+    (
+        "title-bell-bulk",
+        "bulk_create_tasks",
+        lambda w: {"columnId": w.columns[0], "tasks": [{"title": "ok"}, {"title": "ring\x07"}]},
+        "tasks.1.title",
+    ),
     ("title-nul-subtask", "create_subtask", lambda w: {"taskId": w.task["id"], "title": "a\x00b"}, "title"),
-    ("name-ansi-board", "create_board", lambda w: {"workspaceId": w.me.workspace_id, "name": "\x1b]0;pwned\x07Board"}, "name"),
+    (
+        "name-ansi-board",
+        "create_board",
+        lambda w: {"workspaceId": w.me.workspace_id, "name": "\x1b]0;pwned\x07Board"},
+        "name",
+    ),
     ("name-cr-rename", "rename_board", lambda w: {"boardId": w.board, "name": "Checks\rFake"}, "name"),
     ("name-del-column", "manage_columns", lambda w: {"action": "create", "boardId": w.board, "name": "QA\x7f"}, "name"),
-    ("name-esc-label", "manage_labels", lambda w: {"action": "create", "boardId": w.board, "name": "\x1b[5mbug", "color": "#112233"}, "name"),
+    (
+        "name-esc-label",
+        "manage_labels",
+        lambda w: {"action": "create", "boardId": w.board, "name": "\x1b[5mbug", "color": "#112233"},
+        "name",
+    ),
     ("name-esc-workspace", "create_workspace", lambda w: {"name": "Space\x1b[2J"}, "name"),
     ("name-esc-project", "create_project", lambda w: {"workspaceId": w.me.workspace_id, "name": "P\x1b[0m"}, "name"),
-    ("milestone-esc", "create_project", lambda w: {"workspaceId": w.me.workspace_id, "name": "P", "milestones": [{"title": "M\x1b[0m"}]}, "milestones.0.title"),
+    (
+        "milestone-esc",
+        "create_project",
+        lambda w: {"workspaceId": w.me.workspace_id, "name": "P", "milestones": [{"title": "M\x1b[0m"}]},
+        "milestones.0.title",
+    ),
 ]
 
 
@@ -184,7 +286,9 @@ async def test_tab_and_newline_are_the_control_characters_a_title_keeps(server_u
     async with mcp_client(server_url, world.me.token, "auto") as c:
         task = structured(await c.call_tool("create_task", {"columnId": world.columns[1], "title": "a\tb\nc"}))["task"]
     assert task["title"] == "a\tb\nc"
-    error = envelope(await _one_call(server_url, world, "create_task", {"columnId": world.columns[1], "title": "a\x1bb"}))
+    error = envelope(
+        await _one_call(server_url, world, "create_task", {"columnId": world.columns[1], "title": "a\x1bb"})
+    )
     assert "U+001B" in error["message"] and "newline and tab" in error["hint"], error
 
 
@@ -231,11 +335,23 @@ PROBES: list[Any] = [
     pytest.param("list_tasks", "board", lambda w, i: {"boardId": i}, id="list_tasks-board"),
     pytest.param("rename_board", "board", lambda w, i: {"boardId": i, "name": "Mine now"}, id="rename_board"),
     pytest.param("list_activity", "board", lambda w, i: {"boardId": i}, id="list_activity-board"),
-    pytest.param("manage_columns", "board", lambda w, i: {"action": "create", "boardId": i, "name": "Extra"}, id="manage_columns-create"),
+    pytest.param(
+        "manage_columns",
+        "board",
+        lambda w, i: {"action": "create", "boardId": i, "name": "Extra"},
+        id="manage_columns-create",
+    ),
     pytest.param("create_task", "column", lambda w, i: {"columnId": i, "title": "Planted"}, id="create_task"),
     pytest.param("list_tasks", "column", lambda w, i: {"columnId": i}, id="list_tasks-column"),
-    pytest.param("manage_columns", "column", lambda w, i: {"action": "rename", "columnId": i, "name": "Renamed"}, id="manage_columns-rename"),
-    pytest.param("manage_columns", "column", lambda w, i: {"action": "archive", "columnId": i}, id="manage_columns-archive"),
+    pytest.param(
+        "manage_columns",
+        "column",
+        lambda w, i: {"action": "rename", "columnId": i, "name": "Renamed"},
+        id="manage_columns-rename",
+    ),
+    pytest.param(
+        "manage_columns", "column", lambda w, i: {"action": "archive", "columnId": i}, id="manage_columns-archive"
+    ),
     pytest.param("get_task", "task", lambda w, i: {"taskId": i}, id="get_task"),
     pytest.param("update_task", "task", lambda w, i: {"taskId": i, "title": "Defaced"}, id="update_task"),
     pytest.param("move_task", "task", lambda w, i: {"taskId": i, "columnId": w.columns[1]}, id="move_task"),
@@ -245,7 +361,9 @@ PROBES: list[Any] = [
 
 
 def _theirs(w: World, kind: str) -> str:
-    return {"workspace": w.other.workspace_id, "board": w.other_board, "column": w.other_column, "task": w.other_task}[kind]
+    return {"workspace": w.other.workspace_id, "board": w.other_board, "column": w.other_column, "task": w.other_task}[
+        kind
+    ]
 
 
 def _shape(error: dict[str, Any], ident: str) -> dict[str, Any]:
@@ -272,13 +390,21 @@ async def test_moving_a_task_into_a_foreign_column_is_refused_like_any_column_of
     """A task never leaves its board, so a column id naming another board is refused from the id
     alone (INVALID_INPUT on columnId) — the same answer for a foreign column, a column of another
     board of the caller's own, and a made-up one: the foreign column's existence is not revealed."""
-    other_own_board = raw_ok(server_url, world.me.token, "create_board", {"workspaceId": world.me.workspace_id, "name": f"Side {uuid.uuid4().hex[:12]}"})
+    other_own_board = raw_ok(
+        server_url,
+        world.me.token,
+        "create_board",
+        {"workspaceId": world.me.workspace_id, "name": f"Side {uuid.uuid4().hex[:12]}"},
+    )
     own_other_column = other_own_board["columns"][0]["id"]
     made_up = ids.new_column_id(ids.new_board_id(world.me.workspace_id))
     view_before = board_view(server_url, world)
     with nothing_written():
         async with mcp_client(server_url, world.me.token, "auto") as c:
-            answers = [envelope(await c.call_tool("move_task", {"taskId": world.task["id"], "columnId": col})) for col in (world.other_column, own_other_column, made_up)]
+            answers = [
+                envelope(await c.call_tool("move_task", {"taskId": world.task["id"], "columnId": col}))
+                for col in (world.other_column, own_other_column, made_up)
+            ]
     for error in answers:
         names_field(error, "columnId")
     assert answers[0] == answers[1] == answers[2]
@@ -289,7 +415,9 @@ async def test_foreign_workspace_number_lookup_is_not_found_like_a_missing_numbe
     nowhere_ws = ids.new_workspace_id()
     with nothing_written():
         async with mcp_client(server_url, world.me.token, "auto") as c:
-            foreign = envelope(await c.call_tool("get_task", {"workspaceId": world.other.workspace_id, "number": world.other_number}))
+            foreign = envelope(
+                await c.call_tool("get_task", {"workspaceId": world.other.workspace_id, "number": world.other_number})
+            )
             missing = envelope(await c.call_tool("get_task", {"workspaceId": world.me.workspace_id, "number": 999_999}))
             nowhere = envelope(await c.call_tool("get_task", {"workspaceId": nowhere_ws, "number": world.other_number}))
     assert foreign["code"] == missing["code"] == nowhere["code"] == "NOT_FOUND"

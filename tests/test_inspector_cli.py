@@ -44,7 +44,9 @@ REPO = Path(__file__).resolve().parent.parent
 NODE_HOME = Path(os.environ.get("JENTRIX_HOME") or REPO / ".jentrix") / "node"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"
 NODE_PACKAGE = "node@22"
-LAUNCHER = NODE_HOME / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+LAUNCHER = (
+    NODE_HOME / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+)
 MODERN = "2026-07-28"
 ERAS = ["legacy", "modern"]
 EXIT_OK, EXIT_AUTH_REQUIRED, EXIT_TOOL_ERROR, EXIT_SCHEMA_UNPORTABLE = 0, 3, 5, 6
@@ -76,12 +78,26 @@ def ensure_inspector() -> tuple[str, Path]:
         pytest.skip("npm is not installed, so the MCP Inspector CLI cannot be fetched (apt-get install -y nodejs npm)")
     NODE_HOME.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
-        [npm, "install", "--prefix", str(NODE_HOME), "--no-audit", "--no-fund", "--loglevel=error", NODE_PACKAGE, INSPECTOR_PACKAGE],
-        capture_output=True, text=True, timeout=600,
+        [
+            npm,
+            "install",
+            "--prefix",
+            str(NODE_HOME),
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            NODE_PACKAGE,
+            INSPECTOR_PACKAGE,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     node = _find_node()
     if proc.returncode != 0 or not node or not LAUNCHER.exists():
-        pytest.skip(f"npm could not install {INSPECTOR_PACKAGE} with {NODE_PACKAGE}: {(proc.stderr or proc.stdout).strip()[-400:]}")
+        pytest.skip(
+            f"npm could not install {INSPECTOR_PACKAGE} with {NODE_PACKAGE}: {(proc.stderr or proc.stdout).strip()[-400:]}"
+        )
     return node, LAUNCHER
 
 
@@ -150,7 +166,18 @@ def inspector(tmp_path_factory) -> Any:
     home = tmp_path_factory.mktemp("inspector-home")  # keep its catalog/state out of the real home
 
     def run(url: str, token: str, *args: str, era: str | None = None) -> tuple[int, dict[str, Any] | None, str]:
-        cmd = [node, str(launcher), "--cli", url, "--transport", "http", "--header", f"Authorization: Bearer {token}", "--format", "json"]
+        cmd = [
+            node,
+            str(launcher),
+            "--cli",
+            url,
+            "--transport",
+            "http",
+            "--header",
+            f"Authorization: Bearer {token}",
+            "--format",
+            "json",
+        ]
         if era:
             cmd += ["--protocol-era", era]
         cmd += list(args)
@@ -184,7 +211,10 @@ def _assert_era(rec: Recorder, era: str) -> None:
     else:
         assert rec.methods()[0] == "initialize"
         negotiated = requests[0]["body"]["params"]["protocolVersion"]
-        assert not any("io.modelcontextprotocol/protocolVersion" in ((r["body"].get("params") or {}).get("_meta") or {}) for r in requests)
+        assert not any(
+            "io.modelcontextprotocol/protocolVersion" in ((r["body"].get("params") or {}).get("_meta") or {})
+            for r in requests
+        )
         assert negotiated
 
 
@@ -197,7 +227,9 @@ def test_tools_list_shows_every_tool(inspector, recorded, me, era):
     assert rc == EXIT_OK, err
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in default_listing()]
-    assert len(names) == sum(row.status == "built" for row in CATALOG.values()) + sum(row.status == "built" for row in EXTRA.values())
+    assert len(names) == sum(row.status == "built" for row in CATALOG.values()) + sum(
+        row.status == "built" for row in EXTRA.values()
+    )
     _assert_era(rec, era)
 
 
@@ -206,7 +238,11 @@ def _nullable_output(finding: dict[str, Any], tools: dict[str, dict[str, Any]], 
     server accepts (docs/decisions.md, "Output schemas state their types"). Issue 24 asks every
     output property to state its type; a nullable answer can only say so with a type array (the
     CLI's own note: no spelling of null is portable to every dialect). Input schemas stay free of it."""
-    if (finding.get("rule"), finding.get("severity"), finding.get("schema")) != ("type-union", "warning", "outputSchema"):
+    if (finding.get("rule"), finding.get("severity"), finding.get("schema")) != (
+        "type-union",
+        "warning",
+        "outputSchema",
+    ):
         return False
     node: Any = tools[tool_name]["outputSchema"]
     for part in re.findall(r"[^.\[\]]+", finding["path"]):
@@ -255,12 +291,24 @@ def test_call_create_board_with_json_arguments(inspector, recorded, me, era):
     _, url = recorded
     name = f"Roadmap via {era} {uuid.uuid4().hex[:12]}"
     args = json.dumps({"workspaceId": me.workspace_id, "name": name, "kind": "ROADMAP"})
-    rc, out, err = inspector(url, me.token, "--method", "tools/call", "--tool-name", "create_board", "--tool-args-json", args, era=era)
+    rc, out, err = inspector(
+        url, me.token, "--method", "tools/call", "--tool-name", "create_board", "--tool-args-json", args, era=era
+    )
     assert rc == EXIT_OK, err
     board = out["result"]["structuredContent"]
     assert board["board"]["name"] == name and board["board"]["workspaceId"] == me.workspace_id
     assert board["columns"]
-    rc, out, err = inspector(url, me.token, "--method", "tools/call", "--tool-name", "list_boards", "--tool-arg", f"workspaceId={me.workspace_id}", era=era)
+    rc, out, err = inspector(
+        url,
+        me.token,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "list_boards",
+        "--tool-arg",
+        f"workspaceId={me.workspace_id}",
+        era=era,
+    )
     assert rc == EXIT_OK, err
     assert board["board"]["id"] in [b["id"] for b in out["result"]["structuredContent"]["boards"]]
 
@@ -268,8 +316,16 @@ def test_call_create_board_with_json_arguments(inspector, recorded, me, era):
 def test_call_with_key_value_arguments(inspector, recorded, me):
     _, url = recorded
     rc, out, err = inspector(
-        url, me.token, "--method", "tools/call", "--tool-name", "create_board",
-        "--tool-arg", f"workspaceId={me.workspace_id}", "name=Plain board", era="modern",
+        url,
+        me.token,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "create_board",
+        "--tool-arg",
+        f"workspaceId={me.workspace_id}",
+        "name=Plain board",
+        era="modern",
     )
     assert rc == EXIT_OK, err
     assert out["result"]["structuredContent"]["board"]["name"] == "Plain board"
@@ -283,7 +339,17 @@ def test_error_result_is_reported_as_a_tool_error(inspector, recorded, me, era):
     rec, url = recorded
     rec.seen.clear()
     missing = f"tk_{me.workspace_id[3:]}_aaaaaaaa_42"
-    rc, out, err = inspector(url, me.token, "--method", "tools/call", "--tool-name", "get_task", "--tool-args-json", json.dumps({"taskId": missing}), era=era)
+    rc, out, err = inspector(
+        url,
+        me.token,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_task",
+        "--tool-args-json",
+        json.dumps({"taskId": missing}),
+        era=era,
+    )
     assert rc == EXIT_TOOL_ERROR, (rc, out, err)
     result = out["result"]
     assert result["isError"] is True
@@ -302,7 +368,17 @@ def test_error_result_is_reported_as_a_tool_error(inspector, recorded, me, era):
 @pytest.mark.parametrize("era", ERAS)
 def test_invalid_arguments_are_a_tool_error_not_a_protocol_failure(inspector, recorded, me, era):
     _, url = recorded
-    rc, out, err = inspector(url, me.token, "--method", "tools/call", "--tool-name", "create_board", "--tool-args-json", json.dumps({"workspaceId": me.workspace_id, "name": "x" * 121}), era=era)
+    rc, out, err = inspector(
+        url,
+        me.token,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "create_board",
+        "--tool-args-json",
+        json.dumps({"workspaceId": me.workspace_id, "name": "x" * 121}),
+        era=era,
+    )
     assert rc == EXIT_TOOL_ERROR, (rc, out, err)
     envelope = json.loads(out["result"]["content"][0]["text"])
     assert envelope["error"]["code"] == "INVALID_INPUT" and envelope["error"]["message"].startswith("name")
@@ -334,8 +410,19 @@ def test_read_only_url_is_strict_clean_and_hides_writes(inspector, recorded, me,
     _assert_strict_clean(out, err)
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in default_listing() if s.read_only]
-    rc, out, err = inspector(url + "/readonly", me.token, "--method", "tools/call", "--tool-name", "create_board",
-                             "--tool-arg", f"workspaceId={me.workspace_id}", "--tool-arg", "name=Nope", era=era)
+    rc, out, err = inspector(
+        url + "/readonly",
+        me.token,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "create_board",
+        "--tool-arg",
+        f"workspaceId={me.workspace_id}",
+        "--tool-arg",
+        "name=Nope",
+        era=era,
+    )
     # resolved against the filtered tools/list: the CLI finds no such tool on this connection
     assert rc == EXIT_TOOL_ERROR and "tool_not_found" in err, (rc, out, err)
 
@@ -343,10 +430,14 @@ def test_read_only_url_is_strict_clean_and_hides_writes(inspector, recorded, me,
 @pytest.mark.parametrize("era", ERAS)
 def test_toolset_header_connection_is_strict_clean(inspector, recorded, me, era):
     _, url = recorded
-    rc, out, err = inspector(url, me.token, "--header", "X-MCP-Toolsets: tasks,search", "--method", "tools/list", "--strict", era=era)
+    rc, out, err = inspector(
+        url, me.token, "--header", "X-MCP-Toolsets: tasks,search", "--method", "tools/list", "--strict", era=era
+    )
     assert rc == EXIT_OK, err
     _assert_strict_clean(out, err)
     names = [t["name"] for t in out["result"]["tools"]]
     assert names == [s.name for s in default_listing() if s.area in ("tasks", "search")]
-    rc, out, err = inspector(url + "/x/tasks", me.token, "--method", "tools/call", "--tool-name", "get_token_context", era=era)
+    rc, out, err = inspector(
+        url + "/x/tasks", me.token, "--method", "tools/call", "--tool-name", "get_token_context", era=era
+    )
     assert rc == EXIT_TOOL_ERROR and "tool_not_found" in err, (rc, out, err)

@@ -18,7 +18,9 @@ from functions.jsonc_edit import JsoncDoc, JsoncError, loads
 
 _keys = st.text(alphabet="abcdefghij-_", min_size=1, max_size=6)
 _scalars = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3), max_leaves=8)
+_values = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3), max_leaves=8
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -62,7 +64,11 @@ def test_jsonc_comments_and_trailing_commas_survive_an_insert_and_a_removal():
     d.delete(["servers", "jentrix"])
     assert d.text == JSONC
     d.delete(["servers", "a"])  # a neighbour: its own comment goes with it, the others stay
-    assert "// about a" not in d.text and "/* about b */" in d.text and loads(d.text) == {"servers": {"b": {"command": "y"}}}
+    assert (
+        "// about a" not in d.text
+        and "/* about b */" in d.text
+        and loads(d.text) == {"servers": {"b": {"command": "y"}}}
+    )
 
 
 def test_replacing_an_entry_keeps_its_place():

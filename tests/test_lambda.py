@@ -29,7 +29,14 @@ from tests.conftest import Actor, make_actor
 
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-MEANINGFUL_HEADERS = ("content-type", "allow", "www-authenticate", "mcp-session-id", "mcp-protocol-version", "retry-after")
+MEANINGFUL_HEADERS = (
+    "content-type",
+    "allow",
+    "www-authenticate",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "retry-after",
+)
 
 
 @dataclass
@@ -70,7 +77,9 @@ def _encode(body: bytes | None, b64: bool) -> tuple[str | None, bool]:
     return body.decode("utf-8"), False
 
 
-def rest_v1_event(method: str, headers: dict[str, str], body: bytes | None, *, b64: bool = False, stage: str = "prod") -> dict[str, Any]:
+def rest_v1_event(
+    method: str, headers: dict[str, str], body: bytes | None, *, b64: bool = False, stage: str = "prod"
+) -> dict[str, Any]:
     text, encoded = _encode(body, b64)
     return {
         "resource": "/api/mcp",
@@ -100,7 +109,9 @@ def rest_v1_event(method: str, headers: dict[str, str], body: bytes | None, *, b
     }
 
 
-def http_v2_event(method: str, headers: dict[str, str], body: bytes | None, *, b64: bool = False, stage: str = "prod") -> dict[str, Any]:
+def http_v2_event(
+    method: str, headers: dict[str, str], body: bytes | None, *, b64: bool = False, stage: str = "prod"
+) -> dict[str, Any]:
     text, encoded = _encode(body, b64)
     path = "/api/mcp" if stage == "$default" else f"/{stage}/api/mcp"
     event: dict[str, Any] = {
@@ -114,7 +125,13 @@ def http_v2_event(method: str, headers: dict[str, str], body: bytes | None, *, b
             "apiId": "f6g7h8i9j0",
             "domainName": "f6g7h8i9j0.execute-api.us-east-1.amazonaws.com",
             "domainPrefix": "f6g7h8i9j0",
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "203.0.113.7", "userAgent": "test"},
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "203.0.113.7",
+                "userAgent": "test",
+            },
             "requestId": str(uuid.uuid4()),
             "routeKey": "$default",
             "stage": stage,
@@ -163,8 +180,11 @@ def comparable(answer: Answer) -> dict[str, Any]:
     if headers.get("www-authenticate"):
         # the metadata URL names the host the request came through (functions/public_url.py), which
         # differs between the gateway's event and the local server by design
-        headers["www-authenticate"] = re.sub(r'resource_metadata="https?://[^/"]+[^"]*/\.well-known/', 'resource_metadata="<base>/.well-known/',
-                                             headers["www-authenticate"])
+        headers["www-authenticate"] = re.sub(
+            r'resource_metadata="https?://[^/"]+[^"]*/\.well-known/',
+            'resource_metadata="<base>/.well-known/',
+            headers["www-authenticate"],
+        )
     if not answer.body:
         headers.pop("content-type")
     return {"status": answer.status, "headers": headers, "body": answer.json()}
@@ -189,22 +209,50 @@ def requests_for(token: str) -> dict[str, tuple[str, dict[str, str], bytes | Non
     handshake = {"MCP-Protocol-Version": "2025-11-25"}
     return {
         "initialize": (
-            "POST", _headers(token),
-            _body("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "lambda-test", "version": "1"}}),
+            "POST",
+            _headers(token),
+            _body(
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "lambda-test", "version": "1"},
+                },
+            ),
         ),
-        "initialized-notification": ("POST", _headers(token, handshake), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()),
+        "initialized-notification": (
+            "POST",
+            _headers(token, handshake),
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+        ),
         "tools/list": ("POST", _headers(token, handshake), _body("tools/list", {}, id_="list-1")),
-        "tools/call list_workspaces": ("POST", _headers(token, handshake), _body("tools/call", {"name": "list_workspaces", "arguments": {}}, id_=7)),
+        "tools/call list_workspaces": (
+            "POST",
+            _headers(token, handshake),
+            _body("tools/call", {"name": "list_workspaces", "arguments": {}}, id_=7),
+        ),
         "modern tools/call list_workspaces": (
             "POST",
-            _headers(token, {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "list_workspaces"}),
+            _headers(
+                token, {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "list_workspaces"}
+            ),
             _body("tools/call", {"name": "list_workspaces", "arguments": {}, "_meta": META}, id_=8),
         ),
         "modern server/discover": (
-            "POST", _headers(token, {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}), _body("server/discover", {"_meta": META}, id_=9),
+            "POST",
+            _headers(token, {"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"}),
+            _body("server/discover", {"_meta": META}, id_=9),
         ),
-        "unknown tool": ("POST", _headers(token, handshake), _body("tools/call", {"name": "no_such_tool", "arguments": {}}, id_=10)),
-        "invalid arguments": ("POST", _headers(token, handshake), _body("tools/call", {"name": "list_boards", "arguments": {"workspaceId": 5}}, id_=11)),
+        "unknown tool": (
+            "POST",
+            _headers(token, handshake),
+            _body("tools/call", {"name": "no_such_tool", "arguments": {}}, id_=10),
+        ),
+        "invalid arguments": (
+            "POST",
+            _headers(token, handshake),
+            _body("tools/call", {"name": "list_boards", "arguments": {"workspaceId": 5}}, id_=11),
+        ),
         "body not json": ("POST", _headers(token), b"{not json"),
         "GET is 405": ("GET", _headers(token), None),
         "DELETE is 405": ("DELETE", _headers(token), None),
@@ -361,7 +409,10 @@ def test_http_api_stage_named_api_through_execute_api(owner: Actor) -> None:
     event = http_v2_event("POST", headers, body, stage="api")
     assert event["rawPath"] == "/api/api/mcp"
     answer = _invoke_event(event, "/jentrix")  # a base path never applies to execute-api requests
-    assert answer.status == 200 and answer.json()["result"]["structuredContent"]["workspaces"][0]["id"] == owner.workspace_id
+    assert (
+        answer.status == 200
+        and answer.json()["result"]["structuredContent"]["workspaces"][0]["id"] == owner.workspace_id
+    )
 
 
 def test_base_path_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -370,7 +421,12 @@ def test_base_path_setting_is_read_from_the_environment(monkeypatch: pytest.Monk
     from functions import lambda_handler
 
     assert [lambda_handler.normalize_base_path(v) for v in ("jentrix", "/jentrix/", "//jentrix", "", "/", None)] == [
-        "/jentrix", "/jentrix", "/jentrix", "", "", "",
+        "/jentrix",
+        "/jentrix",
+        "/jentrix",
+        "",
+        "",
+        "",
     ]
     monkeypatch.setenv("JENTRIX_BASE_PATH", "jentrix/")
     try:
@@ -393,11 +449,16 @@ def test_handler_works_when_the_thread_has_no_usable_event_loop(state: str, owne
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         loop.close()
-    answer = invoke("rest-v1", "POST", _headers(owner.token), _body("tools/call", {"name": "list_workspaces", "arguments": {}}))
+    answer = invoke(
+        "rest-v1", "POST", _headers(owner.token), _body("tools/call", {"name": "list_workspaces", "arguments": {}})
+    )
     assert answer.status == 200
     asyncio.set_event_loop(None)  # the adapter itself, as the custom-domain tests call it
     _method, headers, body = requests_for(owner.token)["tools/call list_workspaces"]
-    assert _invoke_event(custom_domain_event("rest-v1", body or b"", headers, stage="prod", path="/api/mcp"), "").status == 200
+    assert (
+        _invoke_event(custom_domain_event("rest-v1", body or b"", headers, stage="prod", path="/api/mcp"), "").status
+        == 200
+    )
 
 
 def test_read_only_selection_url_through_the_gateway_route(owner: Actor) -> None:
@@ -466,7 +527,11 @@ def test_the_mcp_route_is_the_first_the_router_tries() -> None:
         return {"type": "http", "method": method, "path": path, "root_path": "", "headers": []}
 
     def matched(method: str, path: str) -> list[str]:
-        return [f"{r.path} {sorted(r.methods or [])}" for r in app.router.routes if r.matches(scope(method, path))[0] is Match.FULL]
+        return [
+            f"{r.path} {sorted(r.methods or [])}"
+            for r in app.router.routes
+            if r.matches(scope(method, path))[0] is Match.FULL
+        ]
 
     assert matched("POST", "/api/mcp") == ["/api/mcp{rest:path} ['POST']"]
     assert matched("GET", "/api/mcp") == ["/api/mcp{rest:path} ['DELETE', 'GET', 'PATCH', 'PUT']"]

@@ -67,22 +67,35 @@ def test_entrypoints_never_import_tool_modules(path):
 @pytest.mark.parametrize("path", _modules("domain/store"), ids=lambda p: p.name)
 def test_store_imports_nothing_above_it(path):
     bad = {
-        i for i in _imports(path)
-        if i.startswith("domain.") and not i.startswith("domain.store") and not any(i == m or i.startswith(m + ".") for m in STORE_MAY_IMPORT)
+        i
+        for i in _imports(path)
+        if i.startswith("domain.")
+        and not i.startswith("domain.store")
+        and not any(i == m or i.startswith(m + ".") for m in STORE_MAY_IMPORT)
     }
     assert not bad, (_name(path), bad)
 
 
-@pytest.mark.parametrize("path", _modules("domain") + _modules("functions") + _modules("infra"), ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize(
+    "path", _modules("domain") + _modules("functions") + _modules("infra"), ids=lambda p: str(p.relative_to(REPO))
+)
 def test_keys_are_spelled_only_in_the_keys_module(path):
     if path == REPO / "domain" / "store" / "keys.py":
         return
-    hits = [f"{n}: {line.strip()}" for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if KEY_LITERAL.search(line)]
+    hits = [
+        f"{n}: {line.strip()}"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if KEY_LITERAL.search(line)
+    ]
     assert not hits, hits
 
 
 def test_the_key_check_bites():
-    assert KEY_LITERAL.search('pk = f"BOARD#{board_id}"') and KEY_LITERAL.search('sk = "#META"') and KEY_LITERAL.search('f"T#{n:010d}"')
+    assert (
+        KEY_LITERAL.search('pk = f"BOARD#{board_id}"')
+        and KEY_LITERAL.search('sk = "#META"')
+        and KEY_LITERAL.search('f"T#{n:010d}"')
+    )
     assert not KEY_LITERAL.search("keys.board_head(board_id)")
 
 
@@ -94,7 +107,14 @@ KNOWN_CIRCLES = [
     {"domain.access", "domain.governance", "domain.registry"},
     {"domain.store.boards", "domain.store.columns"},
     {"domain.search.repair", "domain.search.verify"},
-    {"functions.cli", "functions.cli_artifacts", "functions.cli_attachments", "functions.cli_governance", "functions.cli_search", "functions.cli_sessions"},
+    {
+        "functions.cli",
+        "functions.cli_artifacts",
+        "functions.cli_attachments",
+        "functions.cli_governance",
+        "functions.cli_search",
+        "functions.cli_sessions",
+    },
 ]
 PACKAGES = ("domain", "functions", "infra")
 
@@ -178,6 +198,11 @@ def test_the_cli_takes_role_ranks_from_the_domain():
     """One role ladder (domain.auth.ROLE_RANK): the CLI's governance commands do not keep a copy."""
     for path in _modules("functions") + _modules("infra"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        assigned = {t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
-                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+        assigned = {
+            t.id
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)
+        }
         assert "ROLE_RANK" not in assigned, path

@@ -19,12 +19,18 @@ from domain import auth
 from functions import local_gateway
 from tests.conftest import _free_port, make_actor, mcp_client, structured
 
-INIT = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "get_token_context", "arguments": {}}}).encode()
+INIT = json.dumps(
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "get_token_context", "arguments": {}}}
+).encode()
 USAGE_KEY = ("k", "usage-key-value-0123456789abcdef", "plan")
 
 
 def _headers(token: str | None) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream", "host": "127.0.0.1:9"}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "host": "127.0.0.1:9",
+    }
     if token:
         headers["authorization"] = f"Bearer {token}"
     return headers
@@ -43,7 +49,11 @@ def test_routes_are_the_templates():
 
     raw = cfn_yaml.load(str(ROOT / "template.yaml"))
     events = raw["Resources"]["McpFunction"]["Properties"]["Events"].values()
-    declared = {(e["Properties"]["Method"].upper().replace("ANY", "*"), e["Properties"]["Path"]) for e in events if e["Type"] == "Api"}
+    declared = {
+        (e["Properties"]["Method"].upper().replace("ANY", "*"), e["Properties"]["Path"])
+        for e in events
+        if e["Type"] == "Api"
+    }
     assert {(verb, resource) for verb, _, resource in local_gateway.ROUTES} == declared
 
 
@@ -87,7 +97,10 @@ def test_a_route_the_api_lacks_is_the_gateways_404(stack):
     reply = local_gateway.invoke("POST", "/api/nothing-here", _headers(None), b"{}")
     assert reply.status == 404
     error = _jsonrpc_error(reply)
-    assert error["data"]["error"]["code"] == "NOT_FOUND" and error["data"]["gateway"]["responseType"] == "MISSING_AUTHENTICATION_TOKEN"
+    assert (
+        error["data"]["error"]["code"] == "NOT_FOUND"
+        and error["data"]["gateway"]["responseType"] == "MISSING_AUTHENTICATION_TOKEN"
+    )
     # GET on /api/mcp is routed (ANY) and the function answers it, not the gateway
     actor = make_actor("Getter", usage_key=USAGE_KEY)
     assert local_gateway.invoke("GET", "/api/mcp", _headers(actor.token), b"").status == 405
@@ -96,6 +109,7 @@ def test_a_route_the_api_lacks_is_the_gateways_404(stack):
 def test_an_authorizer_failure_is_the_gateways_500(stack, monkeypatch):
     """A fault: the token lookup raises, as it does when DynamoDB is unreachable (faking it
     here keeps the session's DynamoDB Local usable for the other tests)."""
+
     def outage(secret: str) -> None:
         raise ConnectionError("DynamoDB unreachable")
 
@@ -103,7 +117,10 @@ def test_an_authorizer_failure_is_the_gateways_500(stack, monkeypatch):
     reply = local_gateway.invoke("POST", "/api/mcp", _headers("jx_pat_whatever"), INIT)
     assert reply.status == 500 and reply.headers["Retry-After"] == "5"
     error = _jsonrpc_error(reply)
-    assert error["data"]["error"]["code"] == "INTERNAL" and error["data"]["gateway"]["responseType"] == "AUTHORIZER_FAILURE"
+    assert (
+        error["data"]["error"]["code"] == "INTERNAL"
+        and error["data"]["gateway"]["responseType"] == "AUTHORIZER_FAILURE"
+    )
     assert error["data"]["correlationId"]
 
 
@@ -133,7 +150,9 @@ async def test_an_mcp_client_works_through_the_local_gateway(gateway_url):
     async with mcp_client(gateway_url, actor.token) as client:
         tools = await client.list_tools()
         assert any(t.name == "create_board" for t in tools.tools)
-        board = structured(await client.call_tool("create_board", {"workspaceId": actor.workspace_id, "name": "Through the gateway"}))
+        board = structured(
+            await client.call_tool("create_board", {"workspaceId": actor.workspace_id, "name": "Through the gateway"})
+        )
         assert board["board"]["name"] == "Through the gateway"
     import httpx2
 

@@ -61,7 +61,12 @@ CASES = [(spec, field, inner, schema) for spec in SPECS for field, inner, schema
 
 
 def test_every_id_argument_is_probed():
-    named = {(s.name, f) for s in SPECS for f in json_schema(s.input_model, mode="validation").get("properties", {}) if f.endswith(("Id", "Ids"))}
+    named = {
+        (s.name, f)
+        for s in SPECS
+        for f in json_schema(s.input_model, mode="validation").get("properties", {})
+        if f.endswith(("Id", "Ids"))
+    }
     probed = {(c[0].name, c[1]) for c in CASES} | {(s.name, f) for s in SPECS for f in FREE_FORM}
     assert named <= probed
 
@@ -139,7 +144,9 @@ def _errors(spec: ToolSpec, outcome: pipeline.CallOutcome) -> list[dict[str, Any
     return []
 
 
-@pytest.mark.parametrize(("spec", "field", "inner", "schema"), CASES, ids=[f"{c[0].name}-{c[1]}{'.' + c[2] if c[2] else ''}" for c in CASES])
+@pytest.mark.parametrize(
+    ("spec", "field", "inner", "schema"), CASES, ids=[f"{c[0].name}-{c[1]}{'.' + c[2] if c[2] else ''}" for c in CASES]
+)
 def test_a_malformed_id_is_refused_without_a_request(place, spec, field, inner, schema):
     principal, here = place
     base = valid_args(spec, here)

@@ -74,27 +74,40 @@ def provider(base: str, browser: Browser, storage: MemoryStorage, *, metadata_ur
         pending.update(callback_of(await browser.authorize(url)))
 
     async def callback_handler() -> AuthorizationCodeResult:
-        return AuthorizationCodeResult(code=pending.pop("code"), state=pending.pop("state", None), iss=pending.pop("iss", None))
+        return AuthorizationCodeResult(
+            code=pending.pop("code"), state=pending.pop("state", None), iss=pending.pop("iss", None)
+        )
 
-    meta = OAuthClientMetadata(client_name="SDK test client", redirect_uris=[REDIRECT], grant_types=["authorization_code", "refresh_token"],
-                               response_types=["code"], token_endpoint_auth_method="none")
-    return OAuthClientProvider(base + "/api/mcp", meta, storage, redirect_handler, callback_handler, client_metadata_url=metadata_url)
+    meta = OAuthClientMetadata(
+        client_name="SDK test client",
+        redirect_uris=[REDIRECT],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    return OAuthClientProvider(
+        base + "/api/mcp", meta, storage, redirect_handler, callback_handler, client_metadata_url=metadata_url
+    )
 
 
 async def connect_and_call(base: str, auth: Any, tool: str = "get_token_context", args: dict | None = None) -> dict:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(auth=auth, timeout=60) as http:
-        async with Client(streamable_http_client(base + "/api/mcp", http_client=http), mode="auto") as client:
-            result = await client.call_tool(tool, args or {})
-            assert not result.is_error, result.content
-            return result.structured_content
+    async with (
+        httpx2.AsyncClient(auth=auth, timeout=60) as http,
+        Client(streamable_http_client(base + "/api/mcp", http_client=http), mode="auto") as client,
+    ):
+        result = await client.call_tool(tool, args or {})
+        assert not result.is_error, result.content
+        return result.structured_content
 
 
 def raw_ping(base: str, token: str) -> int:
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    return httpx2.post(base + "/api/mcp", json=body, headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}).status_code
+    return httpx2.post(
+        base + "/api/mcp", json=body, headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    ).status_code
 
 
 async def test_sdk_client_full_flow_with_dynamic_registration(base):
@@ -125,8 +138,14 @@ async def test_sdk_client_full_flow_with_dynamic_registration(base):
     done = await browser.http.post(f"{base}/console/apps/{grant_id}/revoke", data={"csrf": csrf})
     assert done.status_code == 303
     assert raw_ping(base, storage.tokens.access_token) == 401
-    refused = httpx2.post(base + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": storage.tokens.refresh_token,
-                                                       "client_id": storage.client.client_id})
+    refused = httpx2.post(
+        base + "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": storage.tokens.refresh_token,
+            "client_id": storage.client.client_id,
+        },
+    )
     assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
 
 
@@ -134,9 +153,17 @@ async def test_sdk_client_uses_a_client_id_metadata_document(base, doc_host):
     actor = make_actor("Cimd")
     path = f"/clients/{uuid.uuid4().hex[:12]}.json"
     url = doc_host.url(path)
-    doc_host.document(path, {"client_id": url, "client_name": "Metadata Doc Client", "redirect_uris": ["http://127.0.0.1/callback"],
-                             "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"]},
-                      headers={"Cache-Control": "max-age=600"})
+    doc_host.document(
+        path,
+        {
+            "client_id": url,
+            "client_name": "Metadata Doc Client",
+            "redirect_uris": ["http://127.0.0.1/callback"],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+        },
+        headers={"Cache-Control": "max-age=600"},
+    )
     browser = Browser(base, actor.user_id, workspace=actor.workspace_id)
     storage = MemoryStorage()
     ctx = await connect_and_call(base, provider(base, browser, storage, metadata_url=url))
@@ -153,12 +180,20 @@ async def test_sdk_client_uses_a_client_id_metadata_document(base, doc_host):
 
 def test_metadata_documents(base):
     prm = httpx2.get(base + "/.well-known/oauth-protected-resource/api/mcp").json()
-    assert prm == {"resource": base + "/api/mcp", "authorization_servers": [base], "scopes_supported": ["read", "write", "admin"],
-                   "bearer_methods_supported": ["header"], "resource_name": "Jentrix"}
+    assert prm == {
+        "resource": base + "/api/mcp",
+        "authorization_servers": [base],
+        "scopes_supported": ["read", "write", "admin"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Jentrix",
+    }
     assert httpx2.get(base + "/.well-known/oauth-protected-resource").json() == prm
     meta = httpx2.get(base + "/.well-known/oauth-authorization-server").json()
     assert meta["issuer"] == base and meta["code_challenge_methods_supported"] == ["S256"]
-    assert "none" in meta["token_endpoint_auth_methods_supported"] and meta["authorization_response_iss_parameter_supported"] is True
+    assert (
+        "none" in meta["token_endpoint_auth_methods_supported"]
+        and meta["authorization_response_iss_parameter_supported"] is True
+    )
     assert meta["client_id_metadata_document_supported"] is True and "offline_access" not in meta["scopes_supported"]
     assert httpx2.get(base + "/.well-known/openid-configuration").json() == meta
 
@@ -167,14 +202,23 @@ def test_issuer_follows_the_gateway_stage():
     """Behind an execute-api host the stage is part of every public URL, so of the issuer too."""
     from functions import public_url
 
-    scope = {"aws.event": {"requestContext": {"domainName": "abc.execute-api.eu-west-1.amazonaws.com", "stage": "prod"}}, "headers": []}
+    scope = {
+        "aws.event": {"requestContext": {"domainName": "abc.execute-api.eu-west-1.amazonaws.com", "stage": "prod"}},
+        "headers": [],
+    }
     assert public_url.issuer(scope) == "https://abc.execute-api.eu-west-1.amazonaws.com/prod"
     assert public_url.resource(scope) == "https://abc.execute-api.eu-west-1.amazonaws.com/prod/api/mcp"
-    assert public_url.resource_metadata_url(scope) == "https://abc.execute-api.eu-west-1.amazonaws.com/prod/.well-known/oauth-protected-resource/api/mcp"
+    assert (
+        public_url.resource_metadata_url(scope)
+        == "https://abc.execute-api.eu-west-1.amazonaws.com/prod/.well-known/oauth-protected-resource/api/mcp"
+    )
 
 
 async def _register(base: str, redirect: str = REDIRECT) -> str:
-    r = httpx2.post(base + "/oauth/register", json={"client_name": "Neg", "redirect_uris": [redirect], "token_endpoint_auth_method": "none"})
+    r = httpx2.post(
+        base + "/oauth/register",
+        json={"client_name": "Neg", "redirect_uris": [redirect], "token_endpoint_auth_method": "none"},
+    )
     assert r.status_code == 201, r.text
     return r.json()["client_id"]
 
@@ -184,13 +228,24 @@ async def test_redirect_uri_must_match_exactly_except_loopback_port(base):
     client_id = await _register(base, "http://127.0.0.1:5555/cb")
     browser = Browser(base, actor.user_id)
     await browser.sign_in()
-    q = {"response_type": "code", "client_id": client_id, "code_challenge": "x" * 43, "code_challenge_method": "S256", "state": "s"}
-    other_port = await browser.http.get(base + "/oauth/authorize", params={**q, "redirect_uri": "http://127.0.0.1:6000/cb"})
+    q = {
+        "response_type": "code",
+        "client_id": client_id,
+        "code_challenge": "x" * 43,
+        "code_challenge_method": "S256",
+        "state": "s",
+    }
+    other_port = await browser.http.get(
+        base + "/oauth/authorize", params={**q, "redirect_uri": "http://127.0.0.1:6000/cb"}
+    )
     assert other_port.status_code == 200  # RFC 8252 §7.3: any loopback port
     for bad in ("http://127.0.0.1:5555/other", "https://evil.example/cb", "http://127.0.0.1.evil.example:5555/cb"):
         r = await browser.http.get(base + "/oauth/authorize", params={**q, "redirect_uri": bad})
         assert r.status_code == 400 and "location" not in r.headers, bad
-    plain = await browser.http.get(base + "/oauth/authorize", params={**q, "redirect_uri": "http://127.0.0.1:5555/cb", "code_challenge_method": "plain"})
+    plain = await browser.http.get(
+        base + "/oauth/authorize",
+        params={**q, "redirect_uri": "http://127.0.0.1:5555/cb", "code_challenge_method": "plain"},
+    )
     assert plain.status_code == 303 and callback_of(plain.headers["location"])["error"] == "invalid_request"
 
 
@@ -199,8 +254,14 @@ async def test_consent_post_needs_the_csrf_token_and_a_live_session(base):
     client_id = await _register(base)
     browser = Browser(base, actor.user_id)
     await browser.sign_in()
-    q = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "code_challenge": "y" * 43,
-         "code_challenge_method": "S256", "state": "s"}
+    q = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": "y" * 43,
+        "code_challenge_method": "S256",
+        "state": "s",
+    }
     page = await browser.http.get(base + "/oauth/authorize", params=q)
     fields = {**form_fields(page.text), "decision": "allow", "workspace": ""}
     assert "default-src 'none'" in page.headers["content-security-policy"]
@@ -220,7 +281,11 @@ async def test_signin_link_works_once(base):
     link = signin_url(base, actor.user_id)
     async with httpx2.AsyncClient(follow_redirects=False) as http:
         first = await http.get(link)
-        assert first.status_code == 303 and "httponly" in first.headers["set-cookie"].lower() and "samesite=lax" in first.headers["set-cookie"].lower()
+        assert (
+            first.status_code == 303
+            and "httponly" in first.headers["set-cookie"].lower()
+            and "samesite=lax" in first.headers["set-cookie"].lower()
+        )
         assert "secure" not in first.headers["set-cookie"].lower()  # loopback: no TLS here
         again = await http.get(link)
         assert again.status_code == 401
@@ -249,7 +314,12 @@ def test_metadata_document_refusals(stack, doc_host, case, monkeypatch):
 
 def test_metadata_document_on_a_private_address_is_refused(stack):
     """The production rule (no ``allow``): loopback and private addresses are refused before any connection."""
-    for url in ("https://localhost/client.json", "https://127.0.0.1/client.json", "https://10.0.0.1/c.json", "https://[::ffff:127.0.0.1]/c.json"):
+    for url in (
+        "https://localhost/client.json",
+        "https://127.0.0.1/client.json",
+        "https://10.0.0.1/c.json",
+        "https://[::ffff:127.0.0.1]/c.json",
+    ):
         with pytest.raises(cimd.DocumentError, match="non-public"):
             cimd.fetch(url)
     for url in ("http://example.com/c.json", "https://example.com/", "https://u:p@example.com/c.json"):
@@ -258,7 +328,9 @@ def test_metadata_document_on_a_private_address_is_refused(stack):
 
 
 def test_token_endpoint_tells_unknown_clients_to_register_again(base):
-    r = httpx2.post(base + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "x", "client_id": "dcr_gone"})
+    r = httpx2.post(
+        base + "/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "x", "client_id": "dcr_gone"}
+    )
     assert r.status_code == 401 and r.json()["error"] == "invalid_client"
 
 
@@ -273,7 +345,10 @@ async def test_personal_access_token_page_creates_once_lists_and_revokes(base):
     csrf = form_fields(page.text)["csrf"]
     refused = await browser.http.post(base + "/console/tokens", data={"name": "ci", "scopes": "read"})
     assert refused.status_code == 403
-    made = await browser.http.post(base + "/console/tokens", data={"csrf": csrf, "name": "ci bot", "scopes": "read", "workspace": actor.workspace_id})
+    made = await browser.http.post(
+        base + "/console/tokens",
+        data={"csrf": csrf, "name": "ci bot", "scopes": "read", "workspace": actor.workspace_id},
+    )
     assert made.status_code == 201
     import re
 

@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from domain import objects, settings as settings_module
+from domain import objects
+from domain import settings as settings_module
 from domain.settings import MAX_GRANT_SECONDS, settings
 
 
@@ -38,7 +39,9 @@ def _query(url: str) -> dict[str, str]:
 def test_put_signs_length_type_and_checksum(s3_client):
     body = b"# findings\n"
     digest = hashlib.sha256(body).hexdigest()
-    url, headers = objects.presign_put("pending/ws_x/ug_y", content_type="text/markdown", size=len(body), sha256_hex=digest, expires_in=600)
+    url, headers = objects.presign_put(
+        "pending/ws_x/ug_y", content_type="text/markdown", size=len(body), sha256_hex=digest, expires_in=600
+    )
     q = _query(url)
     assert q["X-Amz-Algorithm"] == "AWS4-HMAC-SHA256"
     assert q["X-Amz-SignedHeaders"] == "content-length;content-type;host;x-amz-checksum-sha256"
@@ -46,7 +49,8 @@ def test_put_signs_length_type_and_checksum(s3_client):
     assert "/s3/aws4_request" in q["X-Amz-Credential"]
     assert urlsplit(url).path == "/unit-bucket/pending/ws_x/ug_y"
     assert headers == {
-        "Content-Type": "text/markdown", "Content-Length": str(len(body)),
+        "Content-Type": "text/markdown",
+        "Content-Length": str(len(body)),
         "x-amz-checksum-sha256": base64.b64encode(hashlib.sha256(body).digest()).decode(),
     }
     # no SDK-added checksum parameters the client could not reproduce

@@ -82,7 +82,9 @@ def gated(stack):
 def _call(ctx, token, name, args, request_id):
     from functions.lambda_handler import handler
 
-    event = rest_event("POST", "/api/mcp", mcp_headers(token), tools_call(name, args), authorizer=ctx, request_id=request_id)
+    event = rest_event(
+        "POST", "/api/mcp", mcp_headers(token), tools_call(name, args), authorizer=ctx, request_id=request_id
+    )
     status, _, body = answer(handler(event, LambdaContext()))
     assert status == 200, body
     return body["result"]
@@ -107,7 +109,9 @@ def test_log_line_per_call_with_request_id_tool_principal_outcome_and_no_secret(
     actor, ctx = gated
     marker = f"secret-name-{uuid.uuid4().hex}"
     with captured_log() as buffer:
-        assert not _call(ctx, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": marker}, "req-ok-1")["isError"]
+        assert not _call(
+            ctx, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": marker}, "req-ok-1"
+        )["isError"]
         assert _call(ctx, actor.token, "get_task", {"taskId": "tsk_nope"}, "req-bad-2")["isError"]
     text = buffer.getvalue()
     lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
@@ -161,8 +165,16 @@ def _emf(text: str) -> list[dict]:
             dims = {d: record[d] for d in directive["Dimensions"][0]}
             for metric in directive["Metrics"]:  # one document may carry several metrics
                 value = record[metric["Name"]]
-                out.append({"name": metric["Name"], "unit": metric["Unit"], "value": value[0] if isinstance(value, list) else value,
-                            "dims": dims, "ns": directive["Namespace"], "document": len(documents)})
+                out.append(
+                    {
+                        "name": metric["Name"],
+                        "unit": metric["Unit"],
+                        "value": value[0] if isinstance(value, list) else value,
+                        "dims": dims,
+                        "ns": directive["Namespace"],
+                        "document": len(documents),
+                    }
+                )
             documents.append(record)
     return out
 

@@ -43,11 +43,17 @@ class Provider:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 if url.path == "/.well-known/openid-configuration":
-                    self._json({"issuer": provider.issuer, "authorization_endpoint": provider.issuer + "/authorize",
-                                "token_endpoint": provider.issuer + "/token", "jwks_uri": provider.issuer + "/jwks"})
+                    self._json(
+                        {
+                            "issuer": provider.issuer,
+                            "authorization_endpoint": provider.issuer + "/authorize",
+                            "token_endpoint": provider.issuer + "/token",
+                            "jwks_uri": provider.issuer + "/jwks",
+                        }
+                    )
                 elif url.path == "/jwks":
                     self._json({"keys": [provider.key.as_dict(is_private=False)]})
                 elif url.path == "/authorize":
@@ -55,13 +61,17 @@ class Provider:
                     code = uuid.uuid4().hex
                     provider.codes[code] = q
                     self.send_response(302)
-                    self.send_header("Location", q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]}))
+                    self.send_header(
+                        "Location", q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]})
+                    )
                     self.end_headers()
                 else:
                     self._json({}, 404)
 
-            def do_POST(self) -> None:  # noqa: N802
-                form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()}
+            def do_POST(self) -> None:
+                form = {
+                    k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()
+                }
                 asked = provider.codes.pop(form.get("code", ""), None)
                 verifier = form.get("code_verifier", "")
                 challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
@@ -71,8 +81,17 @@ class Provider:
                 from authlib.jose import jwt
 
                 now = int(time.time())
-                claims = {"iss": provider.issuer, "aud": CLIENT_ID, "sub": uuid.uuid4().hex, "iat": now, "exp": now + 300,
-                          "nonce": provider.nonce_override or asked["nonce"], "email": provider.email, "email_verified": True, "name": "Hedy"}
+                claims = {
+                    "iss": provider.issuer,
+                    "aud": CLIENT_ID,
+                    "sub": uuid.uuid4().hex,
+                    "iat": now,
+                    "exp": now + 300,
+                    "nonce": provider.nonce_override or asked["nonce"],
+                    "email": provider.email,
+                    "email_verified": True,
+                    "name": "Hedy",
+                }
                 token = jwt.encode({"alg": "RS256", "kid": "k1"}, claims, provider.key).decode()
                 self._json({"id_token": token, "access_token": "x", "token_type": "Bearer"})
 

@@ -21,7 +21,21 @@ import pytest
 from infra import package
 
 ROOT = Path(__file__).resolve().parent.parent
-DEV_ONLY = {"uvicorn", "httpx2", "httpx", "h11", "click", "mcp", "pytest", "setuptools", "moto", "cfn_lint", "hypothesis", "pip", "wheel"}
+DEV_ONLY = {
+    "uvicorn",
+    "httpx2",
+    "httpx",
+    "h11",
+    "click",
+    "mcp",
+    "pytest",
+    "setuptools",
+    "moto",
+    "cfn_lint",
+    "hypothesis",
+    "pip",
+    "wheel",
+}
 ELF_AARCH64 = 0xB7
 
 
@@ -44,8 +58,16 @@ def _top_level_names(root: Path) -> set[str]:
 def test_arm64_artifact_has_lambda_wheels_only(arm64):
     out, manifest = arm64
     dists = manifest["distributions"]
-    assert {"pydantic_core", "pynamodb", "fastapi", "mangum", "aws_lambda_powertools", "aws_xray_sdk", "boto3", "botocore"} <= {
-        d.lower() for d in dists}
+    assert {
+        "pydantic_core",
+        "pynamodb",
+        "fastapi",
+        "mangum",
+        "aws_lambda_powertools",
+        "aws_xray_sdk",
+        "boto3",
+        "botocore",
+    } <= {d.lower() for d in dists}
     for name, tags in dists.items():
         assert tags, name
         for tag in tags:
@@ -106,15 +128,23 @@ def test_slim_botocore_keeps_every_endpoint_the_functions_resolve(tmp_path):
     env.pop("AWS_ENDPOINT_URL", None)
 
     def resolve(pythonpath: str | None) -> dict:
-        run_env = {**env, "PYTHONPATH": pythonpath} if pythonpath else {k: v for k, v in env.items() if k != "PYTHONPATH"}
-        done = subprocess.run([sys.executable, "-c", RESOLVE, services], capture_output=True, text=True, env=run_env, check=True)
+        run_env = (
+            {**env, "PYTHONPATH": pythonpath} if pythonpath else {k: v for k, v in env.items() if k != "PYTHONPATH"}
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", RESOLVE, services], capture_output=True, text=True, env=run_env, check=True
+        )
         return json.loads(done.stdout)
 
     slim_seen = resolve(str(tmp_path))
     assert slim_seen == resolve(None)
     assert slim_seen["dynamodb@cn-north-1"][0] == "https://dynamodb.cn-north-1.amazonaws.com.cn"
-    refused = subprocess.run([sys.executable, "-c", "import boto3; boto3.client('sqs', region_name='us-east-1')"],
-                             capture_output=True, text=True, env={**env, "PYTHONPATH": str(tmp_path)})
+    refused = subprocess.run(
+        [sys.executable, "-c", "import boto3; boto3.client('sqs', region_name='us-east-1')"],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(tmp_path)},
+    )
     assert "UnknownServiceError" in refused.stderr
 
 
@@ -131,7 +161,9 @@ def _documented_mb(row_start: str) -> list[float]:
 def test_arm64_artifact_size(arm64):
     """At most the size docs/deploy.md states, plus 10 %."""
     _, manifest = arm64
-    print(f"\narm64 artifact: {manifest['unzippedBytes'] / 1e6:.1f} MB unzipped, {manifest['zippedBytes'] / 1e6:.1f} MB zipped")
+    print(
+        f"\narm64 artifact: {manifest['unzippedBytes'] / 1e6:.1f} MB unzipped, {manifest['zippedBytes'] / 1e6:.1f} MB zipped"
+    )
     if manifest["bytecode"].startswith("cpython"):
         unzipped, zipped = _documented_mb("default: SDK bundled (slim), Python 3.12 bytecode")
         assert manifest["zippedBytes"] <= zipped * 1.1 * 1e6
@@ -229,20 +261,42 @@ def test_host_artifact_serves_canned_api_gateway_events_in_a_clean_interpreter(h
         "authorizer": authorizer_event(actor.token),
         "calls": [
             rest_event("POST", "/api/mcp", mcp_headers(actor.token), tools_call("get_token_context", {})),
-            rest_event("POST", "/api/mcp", mcp_headers(actor.token), tools_call("create_board", {"workspaceId": actor.workspace_id, "name": "Packed"})),
+            rest_event(
+                "POST",
+                "/api/mcp",
+                mcp_headers(actor.token),
+                tools_call("create_board", {"workspaceId": actor.workspace_id, "name": "Packed"}),
+            ),
         ],
     }
     env = {
-        "ARTIFACT": str(out), "PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path),
-        "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+        "ARTIFACT": str(out),
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
         **{k: stack[k] for k in ("JENTRIX_DYNAMODB_ENDPOINT", "JENTRIX_TABLE", "JENTRIX_IDEMPOTENCY_TABLE")},
         # as on Lambda: tracing and metrics on (the X-Ray daemon address is a UDP port nobody reads)
-        "LAMBDA_TASK_ROOT": str(out), "AWS_LAMBDA_FUNCTION_NAME": "jentrix-mcp", "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
-        "AWS_XRAY_DAEMON_ADDRESS": "127.0.0.1:2000", "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
-        "POWERTOOLS_SERVICE_NAME": "jentrix-mcp", "POWERTOOLS_METRICS_NAMESPACE": "jentrix",
-        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false", "JENTRIX_TOKEN_CACHE_SECONDS": "0",
+        "LAMBDA_TASK_ROOT": str(out),
+        "AWS_LAMBDA_FUNCTION_NAME": "jentrix-mcp",
+        "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+        "AWS_XRAY_DAEMON_ADDRESS": "127.0.0.1:2000",
+        "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
+        "POWERTOOLS_SERVICE_NAME": "jentrix-mcp",
+        "POWERTOOLS_METRICS_NAMESPACE": "jentrix",
+        "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
+        "JENTRIX_TOKEN_CACHE_SECONDS": "0",
     }
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", DRIVER], input=json.dumps(events), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", DRIVER],
+        input=json.dumps(events),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     result = json.loads(line.removeprefix("RESULT "))
@@ -255,7 +309,9 @@ def test_host_artifact_serves_canned_api_gateway_events_in_a_clean_interpreter(h
     assert board["structuredContent"]["board"]["name"] == "Packed"
     assert result["loaded"] == ["aws_xray_sdk"]  # the tracer, on "Lambda"; no dev module
     emf = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{") and "_aws" in x]
-    names = {metric["Name"] for m in emf for directive in m["_aws"]["CloudWatchMetrics"] for metric in directive["Metrics"]}
+    names = {
+        metric["Name"] for m in emf for directive in m["_aws"]["CloudWatchMetrics"] for metric in directive["Metrics"]
+    }
     assert names >= {"ColdStart", "ToolCalls", "ToolLatency"}
 
 
@@ -267,7 +323,11 @@ MAKEFILE = ROOT / "infra" / "sam" / "Makefile"
 def _tree(root: Path) -> dict[str, str]:
     import hashlib
 
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _make_as_sam_does(target: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
@@ -278,8 +338,14 @@ def _make_as_sam_does(target: str, tmp_path: Path, **env: str) -> subprocess.Com
 
     scratch = tmp_path / "scratch"
     shutil.copytree(MAKEFILE.parent, scratch, dirs_exist_ok=True)
-    return subprocess.run(["make", "--makefile", str(MAKEFILE), target], cwd=scratch, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHON": sys.executable, **env})
+    return subprocess.run(
+        ["make", "--makefile", str(MAKEFILE), target],
+        cwd=scratch,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHON": sys.executable, **env},
+    )
 
 
 def test_every_function_is_built_by_the_makefile():
@@ -292,10 +358,23 @@ def test_every_function_is_built_by_the_makefile():
         assert fn["Metadata"]["BuildMethod"] == "makefile", name
         code_uri = fn["Properties"].get("CodeUri", raw["Globals"]["Function"]["CodeUri"])
         assert (ROOT / code_uri / "Makefile").resolve() == MAKEFILE, name
-        dry = subprocess.run(["make", "-n", "--makefile", str(MAKEFILE), f"build-{name}", "ARTIFACTS_DIR=/x"], capture_output=True, text=True, cwd=ROOT)
-        assert dry.returncode == 0 and "-m infra.package --cache" in dry.stdout and '--out "/x"' in dry.stdout, dry.stdout + dry.stderr
+        dry = subprocess.run(
+            ["make", "-n", "--makefile", str(MAKEFILE), f"build-{name}", "ARTIFACTS_DIR=/x"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        assert dry.returncode == 0 and "-m infra.package --cache" in dry.stdout and '--out "/x"' in dry.stdout, (
+            dry.stdout + dry.stderr
+        )
     # make refuses to run outside sam build (nowhere to put the artifact)
-    lost = subprocess.run(["make", "--makefile", str(MAKEFILE), "build-McpFunction"], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "ARTIFACTS_DIR": ""})
+    lost = subprocess.run(
+        ["make", "--makefile", str(MAKEFILE), "build-McpFunction"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ARTIFACTS_DIR": ""},
+    )
     assert lost.returncode != 0 and "ARTIFACTS_DIR" in lost.stderr
 
 
@@ -307,12 +386,19 @@ def test_sam_build_through_the_makefile_yields_the_package_tree(host, tmp_path):
 
     out, manifest = host
     assert manifest["sourceKey"] == package.source_key(platform="host")
-    assert package.source_key(platform="arm64") != manifest["sourceKey"] != package.source_key(platform="host", sdk=False)
+    assert (
+        package.source_key(platform="arm64") != manifest["sourceKey"] != package.source_key(platform="host", sdk=False)
+    )
     cache = tmp_path / "cache"
     shutil.copytree(out, cache)
     artifacts = tmp_path / "artifacts" / "AuthorizerFunction"
-    done = _make_as_sam_does("build-AuthorizerFunction", tmp_path, ARTIFACTS_DIR=str(artifacts), JENTRIX_BUILD_CACHE=str(cache),
-                             JENTRIX_PACKAGE_ARGS="--platform host")
+    done = _make_as_sam_does(
+        "build-AuthorizerFunction",
+        tmp_path,
+        ARTIFACTS_DIR=str(artifacts),
+        JENTRIX_BUILD_CACHE=str(cache),
+        JENTRIX_PACKAGE_ARGS="--platform host",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert _tree(artifacts) == _tree(out)
     assert list(artifacts.rglob("*.so"))
@@ -321,12 +407,18 @@ def test_sam_build_through_the_makefile_yields_the_package_tree(host, tmp_path):
 def test_a_kept_zip_redeploys_through_sam_build(host, tmp_path):
     out, manifest = host
     artifacts = tmp_path / "artifacts" / "McpFunction"
-    done = _make_as_sam_does("build-McpFunction", tmp_path, ARTIFACTS_DIR=str(artifacts), JENTRIX_ARTIFACT=manifest["zip"])
+    done = _make_as_sam_does(
+        "build-McpFunction", tmp_path, ARTIFACTS_DIR=str(artifacts), JENTRIX_ARTIFACT=manifest["zip"]
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     mine, kept = _tree(artifacts), _tree(out)
-    assert mine.keys() == kept.keys() and {k: v for k, v in mine.items() if k != "manifest.json"} == {k: v for k, v in kept.items() if k != "manifest.json"}
+    assert mine.keys() == kept.keys() and {k: v for k, v in mine.items() if k != "manifest.json"} == {
+        k: v for k, v in kept.items() if k != "manifest.json"
+    }
     unpacked = json.loads((artifacts / "manifest.json").read_text())
-    assert {k: unpacked[k] for k in ("versions", "distributions", "sourceKey")} == {k: manifest[k] for k in ("versions", "distributions", "sourceKey")}
+    assert {k: unpacked[k] for k in ("versions", "distributions", "sourceKey")} == {
+        k: manifest[k] for k in ("versions", "distributions", "sourceKey")
+    }
     # a zip that is not ours is refused
     bogus = tmp_path / "other.zip"
     import zipfile
@@ -349,18 +441,27 @@ def _sam() -> str | None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(_sam() is None, reason="SAM CLI not installed (pip install aws-sam-cli, or set SAM_CLI); needs no Docker")
+@pytest.mark.skipif(
+    _sam() is None, reason="SAM CLI not installed (pip install aws-sam-cli, or set SAM_CLI); needs no Docker"
+)
 def test_sam_cli_build_equals_jentrix_package(tmp_path):
     """The real `sam build` (SAM CLI, makefile builder, no container): one arm64 build, and all
     three functions' folders are that tree."""
     cache = tmp_path / "cache"
-    done = subprocess.run([_sam(), "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(tmp_path / "sam")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=1500,
-                          env={**os.environ, "SAM_CLI_TELEMETRY": "0", "JENTRIX_BUILD_CACHE": str(cache), "PYTHON": sys.executable})
+    done = subprocess.run(
+        [_sam(), "build", "--template-file", str(ROOT / "template.yaml"), "--build-dir", str(tmp_path / "sam")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "SAM_CLI_TELEMETRY": "0", "JENTRIX_BUILD_CACHE": str(cache), "PYTHON": sys.executable},
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     built = _tree(cache)
     never = {package.canonical(n) for n in package.NEVER}
-    assert json.loads((cache / "manifest.json").read_text())["versions"] == {n: v for n, v in package.pinned().items() if n not in never}
+    assert json.loads((cache / "manifest.json").read_text())["versions"] == {
+        n: v for n, v in package.pinned().items() if n not in never
+    }
     for name in ("McpFunction", "AuthorizerFunction", "SearchStreamFunction"):
         assert _tree(tmp_path / "sam" / name) == built, name
     assert list((tmp_path / "sam" / "McpFunction").rglob("*.so"))

@@ -13,7 +13,8 @@ from domain.context import Binding
 from domain.pipeline import call_tool
 from domain.registry import ToolInput, ToolOutput, ToolSpec
 from tests.conftest import make_actor
-from tests.rpc import call_tool as rpc_call, err, ok
+from tests.rpc import call_tool as rpc_call
+from tests.rpc import err, ok
 
 
 class _In(ToolInput):
@@ -26,8 +27,17 @@ class _Out(ToolOutput):
 
 def _spec(handler, *, min_role="MEMBER", read_only=True, scope="read") -> ToolSpec:
     return ToolSpec(
-        name="test_tool", title="Test", description="test only", area="context", scope=scope, read_only=read_only,
-        target=target("workspaceId", "workspace"), min_role=min_role, input_model=_In, output_model=_Out, handler=handler,
+        name="test_tool",
+        title="Test",
+        description="test only",
+        area="context",
+        scope=scope,
+        read_only=read_only,
+        target=target("workspaceId", "workspace"),
+        min_role=min_role,
+        input_model=_In,
+        output_model=_Out,
+        handler=handler,
     )
 
 
@@ -60,7 +70,11 @@ def _window_used(token_id: str) -> int:
 
     now = clock.now_ms()
     pk, sk = keys.rate_window(token_id, now - now % 60_000)
-    item = db.dynamodb_client().get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True).get("Item")
+    item = (
+        db.dynamodb_client()
+        .get_item(TableName=settings.table, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True)
+        .get("Item")
+    )
     return int(item[RateWindowRow.count.attr_name]["N"]) if item else 0
 
 
@@ -79,13 +93,20 @@ def test_every_request_counts_against_the_window(server_url, stack, monkeypatch)
     for _attempt in range(3):
         start = _window_used(token_id)
         sent = [
-            _rpc(server_url, reader[0], "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            _rpc(
+                server_url,
+                reader[0],
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            ),
             _rpc(server_url, reader[0], "ping"),
             _rpc(server_url, reader[0], "tools/list"),
             _rpc(server_url, reader[0], "resources/list"),
             _rpc(server_url, reader[0], "no/such/method"),
             _rpc(server_url, reader[0], "tools/call", {"name": "no_such_tool", "arguments": {}}),
-            _rpc(server_url, reader[0], "tools/call", {"name": "create_workspace", "arguments": {"name": "Nope"}}),  # write scope: refused
+            _rpc(
+                server_url, reader[0], "tools/call", {"name": "create_workspace", "arguments": {"name": "Nope"}}
+            ),  # write scope: refused
             _rpc(server_url, reader[0], "tools/call", {"name": "get_token_context", "arguments": {}}),
         ]
         if _window_used(token_id) - start == len(sent):
@@ -99,7 +120,11 @@ def test_every_request_counts_against_the_window(server_url, stack, monkeypatch)
     while _window_used(token_id) < 9:
         _rpc(server_url, reader[0], "ping")
     for method in ("ping", "tools/list", "initialize"):
-        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}} if method == "initialize" else {}
+        params = (
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            if method == "initialize"
+            else {}
+        )
         over = _rpc(server_url, reader[0], method, params, id_=77)
         assert over.status_code == 429 and int(over.headers["retry-after"]) >= 1, (method, over.text)
         body = over.json()
@@ -133,8 +158,12 @@ def test_a_replay_answers_only_a_caller_who_may_still_make_the_call(server_url, 
     args = {"columnId": column, "title": "made once", "idempotencyKey": f"replay-{uuid.uuid4()}"}
     first = ok(rpc_call(server_url, member.token, "create_task", args))
     assert ok(rpc_call(server_url, member.token, "create_task", args)) == first  # a member still: the replay
-    governance.set_policy(ws.workspaceId, "membership", "ALLOW", actor_id=owner.user_id, source="ui")  # no approval step
-    removed = ok(rpc_call(server_url, owner.token, "remove_member", {"workspaceId": ws.workspaceId, "userId": member.user_id}))
+    governance.set_policy(
+        ws.workspaceId, "membership", "ALLOW", actor_id=owner.user_id, source="ui"
+    )  # no approval step
+    removed = ok(
+        rpc_call(server_url, owner.token, "remove_member", {"workspaceId": ws.workspaceId, "userId": member.user_id})
+    )
     assert members.get(ws.workspaceId, member.user_id) is None, removed
     refused = err(rpc_call(server_url, member.token, "create_task", args))
     assert refused["code"] == "NOT_FOUND", refused
@@ -172,15 +201,21 @@ def test_role_is_enforced_per_tool(stack):
     denied = call_tool(_spec(handler, min_role="ADMIN"), {"workspaceId": actor.workspace_id}, principal)
     assert denied.error["error"]["code"] == "FORBIDDEN" and "ADMIN" in denied.error["error"]["message"]
     MemberRow(*keys.member(actor.workspace_id, actor.user_id)).update(actions=[MemberRow.role.set("OWNER")])
-    assert call_tool(_spec(handler, min_role="ADMIN"), {"workspaceId": actor.workspace_id}, principal).result == {"ok": True}
+    assert call_tool(_spec(handler, min_role="ADMIN"), {"workspaceId": actor.workspace_id}, principal).result == {
+        "ok": True
+    }
 
 
 @pytest.mark.parametrize(("read_only", "code"), [(True, None), (False, "FORBIDDEN")])
 def test_observe_binding_refuses_writes_only(stack, read_only, code):
     actor = make_actor("Obi")
     principal = auth.authenticate(actor.token)
-    binding = Binding(workspace_id=actor.workspace_id, lifetime_id="life-1", observe=True, observe_reason="no checkout root")
-    out = call_tool(_spec(lambda ctx, args: {"ok": True}, read_only=read_only), {"workspaceId": ""}, principal, binding=binding)
+    binding = Binding(
+        workspace_id=actor.workspace_id, lifetime_id="life-1", observe=True, observe_reason="no checkout root"
+    )
+    out = call_tool(
+        _spec(lambda ctx, args: {"ok": True}, read_only=read_only), {"workspaceId": ""}, principal, binding=binding
+    )
     if code:
         assert out.error["error"]["code"] == code and out.error["error"]["hint"]
     else:

@@ -25,7 +25,9 @@ print(json.dumps({"primed": entry.PRIMED, "built": built, "tools": len(specs)}))
 
 def _probe(**env: str) -> dict:
     base = {k: v for k, v in os.environ.items() if k not in ("AWS_LAMBDA_INITIALIZATION_TYPE", "JENTRIX_EAGER_CATALOG")}
-    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=REPO, env={**base, **env}, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], cwd=REPO, env={**base, **env}, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -46,13 +48,20 @@ def test_priming_opens_no_connection(init_type: str) -> None:
 def test_a_step_that_cannot_run_is_skipped_not_fatal() -> None:
     """No credentials to sign with (outside Lambda, no endpoint): init still completes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "JENTRIX_DYNAMODB"))}
-    env.update(AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null", AWS_EC2_METADATA_DISABLED="true", AWS_REGION="us-east-1")
+    env.update(
+        AWS_CONFIG_FILE="/dev/null",
+        AWS_SHARED_CREDENTIALS_FILE="/dev/null",
+        AWS_EC2_METADATA_DISABLED="true",
+        AWS_REGION="us-east-1",
+    )
     out = subprocess.run([sys.executable, "-c", _PROBE], cwd=REPO, env=env, capture_output=True, text=True, check=True)
     steps = json.loads(out.stdout.splitlines()[-1])["primed"]
     assert str(steps["dynamodb"]).startswith("skipped") and isinstance(steps["asgi"], (int, float))
 
 
-def test_on_demand_primes_the_operations_every_call_sends_and_pre_initialized_all(stack, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_demand_primes_the_operations_every_call_sends_and_pre_initialized_all(
+    stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A cold start that begins with reads never sends a write; on demand only the operations
     every call sends are primed (a first write primes its own), ahead of traffic all of them."""
     from domain.store import db
@@ -120,10 +129,27 @@ def test_the_first_invocation_reseeds_random(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(lambda_handler, "_cold", True)
     random.seed(1234)
     snapshot = random.getstate()
-    event = {"resource": "/healthz", "path": "/healthz", "httpMethod": "GET", "headers": {}, "multiValueHeaders": {},
-             "queryStringParameters": None, "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
-             "requestContext": {"resourcePath": "/healthz", "httpMethod": "GET", "path": "/healthz", "stage": "t", "requestId": "r",
-                                "identity": {"sourceIp": "127.0.0.1"}}, "body": None, "isBase64Encoded": False}
+    event = {
+        "resource": "/healthz",
+        "path": "/healthz",
+        "httpMethod": "GET",
+        "headers": {},
+        "multiValueHeaders": {},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": "/healthz",
+            "httpMethod": "GET",
+            "path": "/healthz",
+            "stage": "t",
+            "requestId": "r",
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
+        "body": None,
+        "isBase64Encoded": False,
+    }
     assert lambda_handler.handler(event, None)["statusCode"] == 200
     assert random.getstate() != snapshot and lambda_handler._cold is False
     random.setstate(snapshot)
@@ -161,8 +187,14 @@ def test_snapstart_registers_an_after_restore_hook_that_reseeds_and_reconnects(s
     runtime runs after each restore reseeds ``random`` and opens the keep-alive connections a
     call's parallel requests use; other init types register nothing."""
     base = {k: v for k, v in os.environ.items() if k not in ("AWS_LAMBDA_INITIALIZATION_TYPE", "JENTRIX_EAGER_CATALOG")}
-    out = subprocess.run([sys.executable, "-c", _RESTORE_PROBE], cwd=REPO, env={**base, **stack, "AWS_LAMBDA_INITIALIZATION_TYPE": init_type},
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _RESTORE_PROBE],
+        cwd=REPO,
+        env={**base, **stack, "AWS_LAMBDA_INITIALIZATION_TYPE": init_type},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = json.loads(out.stdout.splitlines()[-1])
     if init_type != "snap-start":
         assert found["registered"] is False and found["hooks"] == []
@@ -170,7 +202,9 @@ def test_snapstart_registers_an_after_restore_hook_that_reseeds_and_reconnects(s
         return
     assert found["registered"] is True and found["hooks"] == ["functions.priming.after_restore"]
     assert "connections" not in found["primed"] and found["before"] == 0  # the snapshot holds no socket
-    assert isinstance(found["took"]["reseed"], (int, float)) and isinstance(found["took"]["connections"], (int, float)), found["took"]
+    assert isinstance(found["took"]["reseed"], (int, float)) and isinstance(
+        found["took"]["connections"], (int, float)
+    ), found["took"]
     assert found["reseeded"] is True
     # prime_connections' six reads start together (its barrier); on a loaded machine one may still
     # find a connection another read gave back (5 seen during a full parallel CI run). Without the
@@ -188,8 +222,14 @@ def test_the_authorizer_registers_a_one_connection_restore_hook(stack) -> None:
         "print(json.dumps({'registered': a.RESTORE_HOOK, 'kwargs': [k for _, _, k in hooks], 'took': took}))\n"
     )
     base = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_INITIALIZATION_TYPE"}
-    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env={**base, **stack, "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"},
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env={**base, **stack, "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     found = json.loads(out.stdout.splitlines()[-1])
     assert found["registered"] is True and found["kwargs"] == [{"connections": 1}]
     (took,) = found["took"]
@@ -239,8 +279,14 @@ def test_fastapi_is_imported_with_its_openapi_models_deferred() -> None:
     """The app never builds an OpenAPI document (openapi_url=None), so FastAPI's OpenAPI models
     are left to build on first use (functions/fastapi_lean.py); the default is restored for every
     later model, and a document can still be generated."""
-    out = subprocess.run([sys.executable, "-c", _FASTAPI_PROBE], cwd=REPO, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run(
+        [sys.executable, "-c", _FASTAPI_PROBE],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     found = json.loads(out.stdout.splitlines()[-1])
     assert found["contact"] is False  # deferred by the import
     assert found["schema"] is False and found["operation"] is False  # FastAPI's own rebuilds left to first use

@@ -18,7 +18,6 @@ import httpx2
 import pytest
 
 from domain import auth, clock
-
 from domain.catalog import registry as product_registry
 from functions.protocol import McpProtocol, Session
 from tests.conftest import Actor, make_actor
@@ -45,7 +44,10 @@ def owner(stack) -> Actor:
 # -- helpers -------------------------------------------------------------------------------
 def post(url: str, token: str | None, body: Any, headers: Any = None) -> httpx2.Response:
     """POST ``body`` (bytes as is, anything else JSON-encoded) with an optional bearer token."""
-    hdrs: list[tuple[str, str]] = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+    hdrs: list[tuple[str, str]] = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ]
     if token is not None:
         hdrs.append(("Authorization", f"Bearer {token}"))
     if isinstance(headers, dict):
@@ -63,8 +65,15 @@ def modern_meta(version: str = MODERN, *, caps: bool = True) -> dict[str, Any]:
     return meta
 
 
-def modern_body(method: str, params: dict[str, Any] | None = None, *, id_: Any = 1, version: str = MODERN, caps: bool = True) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": {**(params or {}), "_meta": modern_meta(version, caps=caps)}}
+def modern_body(
+    method: str, params: dict[str, Any] | None = None, *, id_: Any = 1, version: str = MODERN, caps: bool = True
+) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": method,
+        "params": {**(params or {}), "_meta": modern_meta(version, caps=caps)},
+    }
 
 
 def modern_headers(method: str, *, version: str | None = MODERN, name: str | None = None) -> dict[str, str]:
@@ -146,7 +155,20 @@ def test_json_array_batch_is_rejected(server_url, owner):
         "ping",
         42,
     ],
-    ids=["jsonrpc-1.0", "no-jsonrpc", "id-bool", "id-float", "id-object", "id-array", "id-null", "method-int", "method-null", "no-method", "string-body", "number-body"],
+    ids=[
+        "jsonrpc-1.0",
+        "no-jsonrpc",
+        "id-bool",
+        "id-float",
+        "id-object",
+        "id-array",
+        "id-null",
+        "method-int",
+        "method-null",
+        "no-method",
+        "string-body",
+        "number-body",
+    ],
 )
 def test_malformed_envelope_is_invalid_request(server_url, owner, body):
     msg = rpc_error(post(server_url, owner.token, body), 400, -32600)
@@ -176,12 +198,18 @@ def test_unknown_method_in_handshake_era_rides_on_200(server_url, owner):
 
 
 def test_unknown_tool_in_modern_era_is_invalid_params(server_url, owner):
-    msg = rpc_error(modern_post(server_url, owner.token, "tools/call", {"name": "no_such_tool", "arguments": {}}), 400, -32602)
+    msg = rpc_error(
+        modern_post(server_url, owner.token, "tools/call", {"name": "no_such_tool", "arguments": {}}), 400, -32602
+    )
     assert "no_such_tool" in msg["error"]["message"]
 
 
 def test_unknown_tool_in_handshake_era_is_invalid_params(server_url, owner):
-    msg = rpc_error(post(server_url, owner.token, handshake_body("tools/call", {"name": "no_such_tool", "arguments": {}})), 200, -32602)
+    msg = rpc_error(
+        post(server_url, owner.token, handshake_body("tools/call", {"name": "no_such_tool", "arguments": {}})),
+        200,
+        -32602,
+    )
     assert "no_such_tool" in msg["error"]["message"]
 
 
@@ -226,7 +254,9 @@ def test_modern_mismatching_name_header_on_tools_call(server_url, owner):
 
 def test_modern_base64_name_header_that_decodes_to_the_tool_is_accepted(server_url, owner):
     body = modern_body("tools/call", {"name": "list_workspaces", "arguments": {}})
-    result = rpc_result(post(server_url, owner.token, body, modern_headers("tools/call", name=b64_header("list_workspaces"))))
+    result = rpc_result(
+        post(server_url, owner.token, body, modern_headers("tools/call", name=b64_header("list_workspaces")))
+    )
     assert result["isError"] is False
     assert owner.workspace_id in {w["id"] for w in result["structuredContent"]["workspaces"]}
 
@@ -245,7 +275,12 @@ def _non_canonical_b64(value: str) -> str:
 
 @pytest.mark.parametrize(
     "header",
-    [b64_header("list_workspaces"), "=?base64?not base64!?=", b64_header("list_boards") + "x", _non_canonical_b64("list_boards")],
+    [
+        b64_header("list_workspaces"),
+        "=?base64?not base64!?=",
+        b64_header("list_boards") + "x",
+        _non_canonical_b64("list_boards"),
+    ],
     ids=["other-tool", "not-base64", "trailing-junk", "non-canonical"],
 )
 def test_modern_base64_name_header_that_does_not_decode_to_the_tool_is_rejected(server_url, owner, header):
@@ -255,7 +290,9 @@ def test_modern_base64_name_header_that_does_not_decode_to_the_tool_is_rejected(
 
 def test_modern_base64_name_header_for_another_tool_name_is_accepted(server_url, owner):
     body = modern_body("tools/call", {"name": "list_boards", "arguments": {"workspaceId": owner.workspace_id}})
-    result = rpc_result(post(server_url, owner.token, body, modern_headers("tools/call", name=b64_header("list_boards"))))
+    result = rpc_result(
+        post(server_url, owner.token, body, modern_headers("tools/call", name=b64_header("list_boards")))
+    )
     assert result["isError"] is False and "boards" in result["structuredContent"]
 
 
@@ -272,7 +309,9 @@ def test_modern_header_without_meta_is_invalid_params_not_header_mismatch(server
 
 def test_modern_unsupported_version_lists_what_is_supported(server_url, owner):
     body = modern_body("tools/list", version="2099-01-01")
-    msg = rpc_error(post(server_url, owner.token, body, modern_headers("tools/list", version="2099-01-01")), 400, -32022)
+    msg = rpc_error(
+        post(server_url, owner.token, body, modern_headers("tools/list", version="2099-01-01")), 400, -32022
+    )
     assert msg["error"]["data"]["supported"] == [MODERN]
     assert msg["error"]["data"]["requested"] == "2099-01-01"
 
@@ -292,7 +331,9 @@ def test_modern_server_discover(server_url, owner):
 def test_modern_results_carry_result_type(server_url, owner):
     ok = rpc_result(modern_post(server_url, owner.token, "tools/call", {"name": "list_workspaces", "arguments": {}}))
     assert ok["resultType"] == "complete" and ok["isError"] is False
-    bad = rpc_result(modern_post(server_url, owner.token, "tools/call", {"name": "get_task", "arguments": {"taskId": "tk_missing"}}))
+    bad = rpc_result(
+        modern_post(server_url, owner.token, "tools/call", {"name": "get_task", "arguments": {"taskId": "tk_missing"}})
+    )
     assert bad["resultType"] == "complete" and bad["isError"] is True
 
 
@@ -352,7 +393,9 @@ def test_handshake_unsupported_protocol_version_header_is_400(server_url, owner)
 
 
 def test_handshake_results_have_no_modern_fields(server_url, owner):
-    result = rpc_result(post(server_url, owner.token, handshake_body("tools/list", {}), {"MCP-Protocol-Version": "2025-06-18"}))
+    result = rpc_result(
+        post(server_url, owner.token, handshake_body("tools/list", {}), {"MCP-Protocol-Version": "2025-06-18"})
+    )
     assert "resultType" not in result and "ttlMs" not in result
     assert len(result["tools"]) == len(default_listing())
     assert rpc_result(post(server_url, owner.token, handshake_body("ping"))) == {}
@@ -378,18 +421,27 @@ def test_notifications_get_202_and_no_body(server_url, owner, body):
 # -- HTTP method, Origin, authentication -----------------------------------------------------
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_non_post_methods_are_405_with_allow(server_url, owner, method):
-    resp = httpx2.request(method, server_url, headers={"Authorization": f"Bearer {owner.token}", "Accept": "text/event-stream"}, timeout=10)
+    resp = httpx2.request(
+        method,
+        server_url,
+        headers={"Authorization": f"Bearer {owner.token}", "Accept": "text/event-stream"},
+        timeout=10,
+    )
     assert resp.status_code == 405
     assert resp.headers["allow"] == "POST"
 
 
-@pytest.mark.parametrize("origin", ["https://evil.example", "http://localhost.evil.example", "null", "http://127.0.0.2:8080"])
+@pytest.mark.parametrize(
+    "origin", ["https://evil.example", "http://localhost.evil.example", "null", "http://127.0.0.2:8080"]
+)
 def test_foreign_origin_is_403(server_url, owner, origin):
     resp = post(server_url, owner.token, handshake_body("ping"), {"Origin": origin})
     assert resp.status_code == 403
 
 
-@pytest.mark.parametrize("origin", ["http://localhost:6274", "http://127.0.0.1:3000", "http://[::1]:8080", "https://localhost"])
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:6274", "http://127.0.0.1:3000", "http://[::1]:8080", "https://localhost"]
+)
 def test_loopback_origin_is_allowed(server_url, owner, origin):
     assert rpc_result(post(server_url, owner.token, handshake_body("ping"), {"Origin": origin})) == {}
 
@@ -407,16 +459,22 @@ def _assert_401(resp: httpx2.Response) -> None:
 def test_missing_token_is_401(server_url):
     resp = post(server_url, None, handshake_body("ping"))
     _assert_401(resp)
-    assert resp.headers["www-authenticate"].startswith('Bearer realm="jentrix", resource_metadata="')  # RFC 6750 §3.1: no error code without credentials
+    assert resp.headers["www-authenticate"].startswith(
+        'Bearer realm="jentrix", resource_metadata="'
+    )  # RFC 6750 §3.1: no error code without credentials
     assert "error=" not in resp.headers["www-authenticate"]
 
 
-@pytest.mark.parametrize("authorization", ["Bearer tm_not-a-real-token", "Bearer something", "Basic dXNlcjpwYXNz", "Bearer", "tm_no_scheme"])
+@pytest.mark.parametrize(
+    "authorization", ["Bearer tm_not-a-real-token", "Bearer something", "Basic dXNlcjpwYXNz", "Bearer", "tm_no_scheme"]
+)
 def test_invalid_token_is_401(server_url, authorization):
     resp = post(server_url, None, handshake_body("ping"), {"Authorization": authorization})
     _assert_401(resp)
     sent_a_bearer_token = authorization.startswith("Bearer ")  # else no Bearer credentials were sent at all
-    assert ('error="invalid_token"' in resp.headers["www-authenticate"]) is sent_a_bearer_token, resp.headers["www-authenticate"]
+    assert ('error="invalid_token"' in resp.headers["www-authenticate"]) is sent_a_bearer_token, resp.headers[
+        "www-authenticate"
+    ]
 
 
 def test_revoked_token_is_401(server_url, owner):
@@ -437,7 +495,11 @@ def test_expired_token_is_401(server_url, owner):
 @pytest.mark.parametrize("era", ["modern", "handshake"])
 def test_error_result_is_the_envelope_text_without_structured_content(server_url, owner, era):
     params = {"name": "get_task", "arguments": {"taskId": "tk_does_not_exist"}}
-    resp = modern_post(server_url, owner.token, "tools/call", params) if era == "modern" else post(server_url, owner.token, handshake_body("tools/call", params))
+    resp = (
+        modern_post(server_url, owner.token, "tools/call", params)
+        if era == "modern"
+        else post(server_url, owner.token, handshake_body("tools/call", params))
+    )
     result = rpc_result(resp)
     assert result["isError"] is True
     assert "structuredContent" not in result
@@ -450,13 +512,16 @@ def test_error_result_is_the_envelope_text_without_structured_content(server_url
 @pytest.mark.parametrize("era", ["modern", "handshake"])
 def test_success_result_text_equals_structured_content(server_url, owner, era):
     params = {"name": "list_boards", "arguments": {"workspaceId": owner.workspace_id}}
-    resp = modern_post(server_url, owner.token, "tools/call", params) if era == "modern" else post(server_url, owner.token, handshake_body("tools/call", params))
+    resp = (
+        modern_post(server_url, owner.token, "tools/call", params)
+        if era == "modern"
+        else post(server_url, owner.token, handshake_body("tools/call", params))
+    )
     result = rpc_result(resp)
     assert result["isError"] is False
     assert len(result["content"]) == 1 and result["content"][0]["type"] == "text"
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
     assert "boards" in result["structuredContent"]
-
 
 
 def test_body_in_several_asgi_messages_is_read_whole(stack, owner):
@@ -467,8 +532,10 @@ def test_body_in_several_asgi_messages_is_read_whole(stack, owner):
 
     from functions.http_app import app
 
-    body = json.dumps(handshake_body("tools/call", {"name": "list_boards", "arguments": {"workspaceId": owner.workspace_id}})).encode()
-    pieces = [body[i:i + 9] for i in range(0, len(body), 9)]
+    body = json.dumps(
+        handshake_body("tools/call", {"name": "list_boards", "arguments": {"workspaceId": owner.workspace_id}})
+    ).encode()
+    pieces = [body[i : i + 9] for i in range(0, len(body), 9)]
     incoming = [{"type": "http.request", "body": p, "more_body": i < len(pieces) - 1} for i, p in enumerate(pieces)]
     sent: list[dict[str, Any]] = []
 
@@ -478,10 +545,20 @@ def test_body_in_several_asgi_messages_is_read_whole(stack, owner):
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": "/api/mcp", "raw_path": b"/api/mcp", "root_path": "", "query_string": b"", "server": ("127.0.0.1", 80),
-             "client": ("127.0.0.1", 5000),
-             "headers": [(b"content-type", b"application/json"), (b"authorization", f"Bearer {owner.token}".encode())]}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/mcp",
+        "raw_path": b"/api/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 5000),
+        "headers": [(b"content-type", b"application/json"), (b"authorization", f"Bearer {owner.token}".encode())],
+    }
     asyncio.run(app(scope, receive, send))
     assert not incoming  # every piece was read
     start, reply = sent[0], b"".join(m.get("body", b"") for m in sent[1:])
@@ -493,7 +570,7 @@ def test_body_in_several_asgi_messages_is_read_whole(stack, owner):
 
 # -- the reply encoder ------------------------------------------------------------------------
 ENCODER_SAMPLES: list[Any] = [
-    {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "{\"a\":1}"}], "isError": False}},
+    {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": '{"a":1}'}], "isError": False}},
     {"text": "".join(chr(i) for i in range(0x800)) + "\u2028\u2029\ufeff\U0001f600 é ü 中文"},
     {"nested": [[], {}, [None, True, False], {"k": [1, -1, 0, 2**63, -(2**63) - 1, 10**30]}]},
     {"floats": [0.1, 1 / 3, -0.0, 2.5, 100.0, 1e16, 1e22, 5e-324, 1.5e300, 1e-7, 4.43e-7, 1e-5]},
@@ -519,7 +596,10 @@ def test_reply_encoder_escapes_a_lone_surrogate_instead_of_failing():
 
     value = {"title": "bad \ud800 half", "ok": "é"}
     assert encode(value) == json.dumps(value, separators=(",", ":")).encode("ascii")
-    assert json.loads(encode({"text": dumps(value)})) == {"text": json.dumps(value, separators=(",", ":"), ensure_ascii=False)}
+    assert json.loads(encode({"text": dumps(value)})) == {
+        "text": json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    }
+
 
 # -- tools/list pagination, driven on the protocol layer ----------------------------------------
 def _walk(proto: McpProtocol, session: Session, *, modern: bool) -> list[list[str]]:
@@ -529,7 +609,11 @@ def _walk(proto: McpProtocol, session: Session, *, modern: bool) -> list[list[st
         params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
         if modern:
             params["_meta"] = modern_meta()
-        reply = proto.handle({"jsonrpc": "2.0", "id": len(pages) + 1, "method": "tools/list", "params": params}, headers=None, session=session)
+        reply = proto.handle(
+            {"jsonrpc": "2.0", "id": len(pages) + 1, "method": "tools/list", "params": params},
+            headers=None,
+            session=session,
+        )
         assert reply.status == 200, reply.message
         result = reply.message["result"]
         pages.append([t["name"] for t in result["tools"]])
@@ -561,12 +645,21 @@ def test_tools_list_cursor_walk_covers_every_tool_once_in_name_order(small_pages
 
 def test_tools_list_order_is_stable_between_walks(small_pages):
     proto, session = small_pages
-    assert _walk(proto, session, modern=True) == _walk(proto, session, modern=True) == _walk(proto, session, modern=False)
+    assert (
+        _walk(proto, session, modern=True) == _walk(proto, session, modern=True) == _walk(proto, session, modern=False)
+    )
 
 
 @pytest.mark.parametrize(
     "cursor",
-    ["garbage", "", 5, base64.urlsafe_b64encode(b"tools:999").decode(), base64.urlsafe_b64encode(b"tools:-1").decode(), base64.urlsafe_b64encode(b"tools:x").decode()],
+    [
+        "garbage",
+        "",
+        5,
+        base64.urlsafe_b64encode(b"tools:999").decode(),
+        base64.urlsafe_b64encode(b"tools:-1").decode(),
+        base64.urlsafe_b64encode(b"tools:x").decode(),
+    ],
     ids=["garbage", "empty", "number", "past-the-end", "negative", "not-a-number"],
 )
 @pytest.mark.parametrize("modern", [True, False], ids=["modern", "handshake"])
@@ -575,7 +668,9 @@ def test_tools_list_bad_cursor_is_invalid_params(small_pages, cursor, modern):
     params: dict[str, Any] = {"cursor": cursor}
     if modern:
         params["_meta"] = modern_meta()
-    reply = proto.handle({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": params}, headers=None, session=session)
+    reply = proto.handle(
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": params}, headers=None, session=session
+    )
     assert reply.message["error"]["code"] == -32602, reply.message
     assert reply.status == (400 if modern else 200)
 

@@ -12,7 +12,6 @@ import httpx2
 import pytest
 
 from domain import auth, ratelimit
-from tests.conftest import make_actor
 from tests.rpc import RequestCounter, call_tool, err, ok
 
 TARGET_READS = ("BatchGetItem", "GetItem", "Query")  # the token's own GetItem is subtracted below
@@ -26,8 +25,14 @@ def _counted(url, token, name, args):
 
 
 def _task(url, actor):
-    board = ok(call_tool(url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": f"R {uuid.uuid4().hex[:12]}"}))
-    return ok(call_tool(url, actor.token, "create_task", {"columnId": board["columns"][0]["id"], "title": "limited"}))["task"]
+    board = ok(
+        call_tool(
+            url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": f"R {uuid.uuid4().hex[:12]}"}
+        )
+    )
+    return ok(call_tool(url, actor.token, "create_task", {"columnId": board["columns"][0]["id"], "title": "limited"}))[
+        "task"
+    ]
 
 
 def _reads(counter: RequestCounter) -> int:

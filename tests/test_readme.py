@@ -89,7 +89,9 @@ def scratch_stack() -> Iterator[dict[str, str]]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("JENTRIX_")}
         env.pop("AWS_PROFILE", None)
         env["JENTRIX_DYNAMODB_ENDPOINT"] = ddb.endpoint
-        seeded = subprocess.run([sys.executable, "-c", SEED, ddb.endpoint], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        seeded = subprocess.run(
+            [sys.executable, "-c", SEED, ddb.endpoint], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
         assert seeded.returncode == 0, seeded.stderr
         yield {"env": env, "workspace": seeded.stdout.strip().splitlines()[-1]}  # type: ignore[dict-item]
     finally:
@@ -123,8 +125,18 @@ def test_readme_examples_run_as_pasted(scratch_stack: dict[str, str]) -> None:
             if " token revoke" in line:
                 assert f"Revoked {last_token}" in done.stdout
                 listed = subprocess.run(
-                    ["bash", "-c", line.split(" token revoke")[0] + " token list --json " + line.split(" token revoke", 1)[1].rsplit(" ", 1)[0]],
-                    cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,  # type: ignore[arg-type]
+                    [
+                        "bash",
+                        "-c",
+                        line.split(" token revoke")[0]
+                        + " token list --json "
+                        + line.split(" token revoke", 1)[1].rsplit(" ", 1)[0],
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,  # type: ignore[arg-type]
                 )
                 status = {t["id"]: t["status"] for t in json.loads(listed.stdout)["tokens"]}
                 assert status[last_token] == "revoked", status
@@ -136,9 +148,16 @@ def test_observe_hint_agrees_with_the_readme() -> None:
     from domain.context import Binding, CallContext
     from domain.errors import ToolError
 
-    assert "A connection writes when its workspace was chosen explicitly (`--workspace`" in README.read_text(encoding="utf-8")
+    assert "A connection writes when its workspace was chosen explicitly (`--workspace`" in README.read_text(
+        encoding="utf-8"
+    )
     principal = Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None)
-    ctx = CallContext(principal, "cid", "create_board", binding=Binding(None, "lt_x", observe=True, observe_reason="no workspace chosen"))
+    ctx = CallContext(
+        principal,
+        "cid",
+        "create_board",
+        binding=Binding(None, "lt_x", observe=True, observe_reason="no workspace chosen"),
+    )
     with pytest.raises(ToolError) as refused:
         ctx.ensure_writable()
     hint = refused.value.hint
@@ -147,8 +166,8 @@ def test_observe_hint_agrees_with_the_readme() -> None:
 
 def _client_snippets(text: str) -> list[str]:
     """The indented code blocks of the README's "Desktop clients (stdio)" section."""
-    section = text[text.index("## Desktop clients (stdio)"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("## Desktop clients (stdio)") :]
+    section = section[: section.index("\n## ", 1)]
     blocks, current = [], []
     for line in section.splitlines():
         if line.startswith("    "):
@@ -182,7 +201,11 @@ def test_desktop_client_snippets_bind_a_workspace_and_parse() -> None:
     codex = [tomllib.loads(b)["mcp_servers"]["jentrix"] for b in blocks if b.startswith("[mcp_servers.jentrix]")]
     assert any("--workspace" in c.get("args", []) for c in codex)
     remote = next(c for c in codex if "url" in c)
-    assert remote["url"].endswith("/api/mcp") and remote["bearer_token_env_var"] == "JENTRIX_TOKEN" and "command" not in remote
+    assert (
+        remote["url"].endswith("/api/mcp")
+        and remote["bearer_token_env_var"] == "JENTRIX_TOKEN"
+        and "command" not in remote
+    )
 
 
 def test_setup_script_names_each_step_and_its_time(tmp_path: Path) -> None:
@@ -197,13 +220,15 @@ def test_setup_script_names_each_step_and_its_time(tmp_path: Path) -> None:
     stub = "#!/usr/bin/env bash\nexit 0\n"
     for tool in ("node", "npm", "git"):
         (bin_dir / tool).write_text(stub)
-    (bin_dir / "java").write_text('#!/usr/bin/env bash\necho \'openjdk version "17.0.9"\' >&2\n')
+    (bin_dir / "java").write_text("#!/usr/bin/env bash\necho 'openjdk version \"17.0.9\"' >&2\n")
     (root / ".venv" / "bin").mkdir(parents=True)
     (root / ".venv" / "bin" / "python").write_text(stub)
     for f in [*bin_dir.iterdir(), root / ".venv" / "bin" / "python"]:
         f.chmod(0o755)
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = subprocess.run(["bash", str(root / "scripts" / "setup.sh")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["bash", str(root / "scripts" / "setup.sh")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     started = [line for line in lines if line.startswith("setup: ") and line.endswith(" ...")]
@@ -216,7 +241,9 @@ def test_setup_script_names_each_step_and_its_time(tmp_path: Path) -> None:
 
 def test_readme_says_how_long_the_suite_takes_and_that_test_sh_passes_pytest_arguments() -> None:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Two commands"):text.index("## Running locally")]
+    section = text[text.index("## Two commands") : text.index("## Running locally")]
     assert re.search(r"\b\d+ minutes\b", section), "the README gives the suite's duration"
-    assert "scripts/test.sh" in section and "pytest" in section and "-k" in section, "the README says test.sh hands its arguments to pytest"
+    assert "scripts/test.sh" in section and "pytest" in section and "-k" in section, (
+        "the README says test.sh hands its arguments to pytest"
+    )
     assert '"$@"' in (ROOT / "scripts" / "test.sh").read_text(), "and the script does"

@@ -65,7 +65,11 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("jentrix-token", "the oauth access token {s} expires in an hour", tokens.mint("tmo_"))
     add("jentrix-token", "old pat: {s}.", legacy_pat())
     add("auth-header", 'curl -H "Authorization: Bearer {s}" https://api.example.com/v1/me', pick(B64URL, 32))
-    add("auth-header", "Authorization: Basic {s}", base64.b64encode(f"{pick(ALNUM, 8)}:{pick(ALNUM, 12)}".encode()).decode())
+    add(
+        "auth-header",
+        "Authorization: Basic {s}",
+        base64.b64encode(f"{pick(ALNUM, 8)}:{pick(ALNUM, 12)}".encode()).decode(),
+    )
     add("auth-header", '{"headers": {"authorization": "token {s}"}}', pick(ALNUM, 40))
     add("bearer-token", "send it with bearer {s} in the header", pick(B64URL, 28) + "." + pick(B64URL, 12))
     add("url-password", "DATABASE_URL=postgres://app_user:{s}@db.internal:5432/app", pick(ALNUM, 18))
@@ -78,8 +82,16 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("github-token", "installation token: {s}", "ghs_" + pick(ALNUM, 36))
     add("github-fine-grained-pat", "GH_TOKEN={s}", "github_pat_" + pick(ALNUM, 22) + "_" + pick(ALNUM, 59))
     add("gitlab-token", "CI_JOB_TOKEN is not {s}", "glpat-" + pick(B64URL, 20))
-    add("slack-token", "SLACK_BOT_TOKEN={s}", f"xoxb-{pick(string.digits, 12)}-{pick(string.digits, 13)}-{pick(ALNUM, 24)}")
-    add("slack-token", "post to {s} when done", f"https://hooks.slack.com/services/T{pick(UPPER_DIGITS, 8)}/B{pick(UPPER_DIGITS, 10)}/{pick(ALNUM, 24)}")
+    add(
+        "slack-token",
+        "SLACK_BOT_TOKEN={s}",
+        f"xoxb-{pick(string.digits, 12)}-{pick(string.digits, 13)}-{pick(ALNUM, 24)}",
+    )
+    add(
+        "slack-token",
+        "post to {s} when done",
+        f"https://hooks.slack.com/services/T{pick(UPPER_DIGITS, 8)}/B{pick(UPPER_DIGITS, 10)}/{pick(ALNUM, 24)}",
+    )
     add("stripe-key", "stripe.api_key = '{s}'", "sk_live_" + pick(ALNUM, 24))
     add("stripe-key", "restricted key {s}", "rk_live_" + pick(ALNUM, 24))
     add("jwt", "the id token was {s}.", jwt())
@@ -103,7 +115,11 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("password-assignment", '{"client_secret": "{s}"}', pick(B64URL, 32))
     add({"password-assignment", "cloudant"}, "cloudant_password = '{s}'", pick(LOWER_HEX, 64))
     add("ibm-cos-hmac", "cos_hmac_secret_access_key = '{s}'", pick(LOWER_HEX, 48))
-    add({"softlayer", "password-assignment"}, "softlayer_api_key = {s}", pick(string.ascii_lowercase + string.digits, 64))
+    add(
+        {"softlayer", "password-assignment"},
+        "softlayer_api_key = {s}",
+        pick(string.ascii_lowercase + string.digits, 64),
+    )
     # issue 24 (items 7 and 8): shapes that used to be stored in clear
     add("aws-secret-key-shape", "I pasted {s} into the runbook by mistake", bare_aws_secret())
     add("jentrix-token", "the token {s} did not work (typo?)", bad_checksum(tokens.mint("tm_")))
@@ -113,11 +129,35 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("google-api-key", "GOOGLE_API_KEY={s}", "AIza" + pick(B64URL, 35))
     add("stripe-key", "test mode: {s}", "sk_test_" + pick(ALNUM, 24))
     add("stripe-key", "restricted test key {s}", "rk_test_" + pick(ALNUM, 24))
-    add("azure-connection-string", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net", pick(B64, 86) + "==")
-    add("azure-sas-signature", "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig={s}", pick(ALNUM, 43) + "%3D")
-    add({"npmrc-auth", "npm-token"}, "//npm.internal.example/:_authToken={s}", pick(LOWER_HEX, 8) + "-" + pick(LOWER_HEX, 4) + "-4" + pick(LOWER_HEX, 3) + "-a" + pick(LOWER_HEX, 3) + "-" + pick(LOWER_HEX, 12))
+    add(
+        "azure-connection-string",
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net",
+        pick(B64, 86) + "==",
+    )
+    add(
+        "azure-sas-signature",
+        "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&sp=r&sig={s}",
+        pick(ALNUM, 43) + "%3D",
+    )
+    add(
+        {"npmrc-auth", "npm-token"},
+        "//npm.internal.example/:_authToken={s}",
+        pick(LOWER_HEX, 8)
+        + "-"
+        + pick(LOWER_HEX, 4)
+        + "-4"
+        + pick(LOWER_HEX, 3)
+        + "-a"
+        + pick(LOWER_HEX, 3)
+        + "-"
+        + pick(LOWER_HEX, 12),
+    )
     add("npmrc-auth", "_auth={s}", base64.b64encode(f"ci:{pick(ALNUM, 16)}".encode()).decode())
-    add("url-password", "DATABASE_URL=postgres://app:{s}@db.internal:5432/app", pick(ALNUM, 6) + "@" + pick(ALNUM, 6) + "/" + pick(ALNUM, 6))
+    add(
+        "url-password",
+        "DATABASE_URL=postgres://app:{s}@db.internal:5432/app",
+        pick(ALNUM, 6) + "@" + pick(ALNUM, 6) + "/" + pick(ALNUM, 6),
+    )
     add("mysql-password", "mysql -h db.internal -u root -p{s} app < dump.sql", pick(ALNUM, 14))
     add("mysql-password", "mysqldump -u backup -p'{s}' --all-databases", pick(ALNUM, 6) + " " + pick(ALNUM, 6))
     # our rule file (domain/redaction_rules/rules.toml): one case per provider family at least
@@ -135,7 +175,11 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("google-oauth-token", "access {s} expired", "ya29." + pick(B64URL, 60))
     add("azure-ad-client-secret", "app secret {s}", pick(ALNUM, 3) + "8Q~" + pick(ALNUM + "_-", 34))
     add("heroku-key", "heroku api {s}", "HRKU-" + pick(B64URL, 60))
-    add("heroku-key", "HEROKU_API_KEY={s}", f"{pick(LOWER_HEX, 8)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 12)}")
+    add(
+        "heroku-key",
+        "HEROKU_API_KEY={s}",
+        f"{pick(LOWER_HEX, 8)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 4)}-{pick(LOWER_HEX, 12)}",
+    )
     add("databricks-token", "DATABRICKS_TOKEN {s}", "dapi" + pick(LOWER_HEX, 32))
     add("terraform-cloud-token", "credentials {s}", pick(ALNUM, 14) + ".atlasv1." + pick(B64URL, 67))
     add("vault-token", "VAULT_TOKEN={s}", "hvs." + pick(B64URL, 90))
@@ -153,7 +197,11 @@ def shapes() -> list[tuple[set[str], str, str]]:
     add("stripe-key", "webhook signing {s}", "whsec_" + pick(ALNUM, 32))
     add("square-token", "square access {s}", "EAAA" + pick(B64URL, 60))
     add("shopify-token", "shopify admin {s}", "shpat_" + pick(LOWER_HEX, 32))
-    add("slack-token", "socket mode {s}", "xapp-1-A" + pick(UPPER_DIGITS, 10) + "-" + pick(string.digits, 13) + "-" + pick(LOWER_HEX, 64))
+    add(
+        "slack-token",
+        "socket mode {s}",
+        "xapp-1-A" + pick(UPPER_DIGITS, 10) + "-" + pick(string.digits, 13) + "-" + pick(LOWER_HEX, 64),
+    )
     add("telegram-bot-token", "bot {s}", pick(string.digits, 10) + ":AA" + pick(B64URL, 33))
     add("mailgun-key", "mailgun {s}", "key-" + pick(LOWER_HEX, 32))
     add("brevo-key", "brevo {s}", "xkeysib-" + pick(LOWER_HEX, 64) + "-" + pick(ALNUM, 16))
@@ -201,7 +249,9 @@ def leftovers(secret: str, text: str, width: int = 8, ignore: str = "") -> list[
     return [p for p in pieces if p in text and p.strip() and p not in ignore]
 
 
-@pytest.mark.parametrize(("rules", "line", "secret"), SHAPES, ids=[f"{min(r)}-{i}" for i, (r, _, _) in enumerate(SHAPES)])
+@pytest.mark.parametrize(
+    ("rules", "line", "secret"), SHAPES, ids=[f"{min(r)}-{i}" for i, (r, _, _) in enumerate(SHAPES)]
+)
 def test_each_rule_catches_its_shape_whole(rules: set[str], line: str, secret: str) -> None:
     doc = f"Notes from Tuesday.\n{line}\nThat was all."
     out = redact(doc)
@@ -241,7 +291,11 @@ def test_placeholders_and_identifiers_are_not_secrets() -> None:
     assert redact("api_version = aaaaaaaaaaaaaaaa").findings == ()
     assert redact("CACHE_KEY=user_profile_settings and sort_key: created_at_desc_order").findings == ()
     # identifiers under a *_key / *_token name are not secrets
-    for text in ("flag_key: enable_new_board_2026", "idempotency_key: req-2024-11-02-abc", "lookup_key = cm_w1_b2_17_01j9zk3m4n5p6q7r8s9t0v1w2x"):
+    for text in (
+        "flag_key: enable_new_board_2026",
+        "idempotency_key: req-2024-11-02-abc",
+        "lookup_key = cm_w1_b2_17_01j9zk3m4n5p6q7r8s9t0v1w2x",
+    ):
         assert redact(text).findings == (), text
 
 
@@ -283,11 +337,20 @@ def fullwidth(text: str) -> str:
         ("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16), lambda s: s[:4] + "\u200b" + s[4:]),
         ("ghp_" + pick(ALNUM, 36), lambda s: "\u200d".join(s[i : i + 6] for i in range(0, len(s), 6))),
         ("ghp_" + pick(ALNUM, 36), fullwidth),
-        ("AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16), lambda s: fullwidth(s[:10]) + "\u2060" + s[10:15] + "\ufeff" + s[15:]),
+        (
+            "AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+            lambda s: fullwidth(s[:10]) + "\u2060" + s[10:15] + "\ufeff" + s[15:],
+        ),
         (tokens.mint("tm_"), lambda s: s[:5] + "\u200c" + s[5:]),
     ],
     # fixed ids: a minted token differs per process, and xdist workers must collect the same names
-    ids=["aws-key-id-zero-width-space", "github-token-zero-width-joiners", "github-token-full-width", "aws-key-id-mixed", "jentrix-token-zwnj"],
+    ids=[
+        "aws-key-id-zero-width-space",
+        "github-token-zero-width-joiners",
+        "github-token-full-width",
+        "aws-key-id-mixed",
+        "jentrix-token-zwnj",
+    ],
 )
 def test_split_and_full_width_secrets_are_found_and_the_rest_stays_as_written(secret, shown) -> None:
     """Matching runs over the NFKC-folded text without zero-width characters; the replacement is
@@ -439,7 +502,12 @@ class _SlowOnWholeText:
 def test_a_timeout_falls_back_to_lines_and_redacts_the_line_it_cannot_scan(monkeypatch: pytest.MonkeyPatch) -> None:
     import regex
 
-    slow = redaction.Rule("github-token", _SlowOnWholeText(regex.compile(r"ghp_[A-Za-z0-9]{36}")), ("ghp_",), charset=redaction.ALNUM | {"_"})
+    slow = redaction.Rule(
+        "github-token",
+        _SlowOnWholeText(regex.compile(r"ghp_[A-Za-z0-9]{36}")),
+        ("ghp_",),
+        charset=redaction.ALNUM | {"_"},
+    )
     monkeypatch.setattr(redaction, "rules", lambda: (slow,))
     token = "ghp_" + pick(ALNUM, 36)
     text = f"first line is fine\nsecond has {token}\nthird is stuck here\nlast"
@@ -596,8 +664,17 @@ def test_the_per_call_log_line_skips_the_scan_but_caller_text_does_not() -> None
     """The fast path: a lowercase message with server-made extras is passed as is; a secret in
     any other field, or in the message, is still redacted."""
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    plain = logging.makeLogRecord({"msg": "tool call", "tool": "get_task", "principal": "usr_1", "token_id": "tok_1",
-                                   "outcome": "OK", "latency_ms": 1.5, "correlation_id": "c0ffee"})
+    plain = logging.makeLogRecord(
+        {
+            "msg": "tool call",
+            "tool": "get_task",
+            "principal": "usr_1",
+            "token_id": "tok_1",
+            "outcome": "OK",
+            "latency_ms": 1.5,
+            "correlation_id": "c0ffee",
+        }
+    )
     assert log_redaction._plain(plain)
     assert log_redaction.RedactingFilter().filter(plain) and plain.msg == "tool call"
     leaky = logging.makeLogRecord({"msg": "tool call", "tool": "get_task", "note": f"token {secret}"})
@@ -618,5 +695,11 @@ def test_importing_the_pipeline_does_not_load_the_detectors() -> None:
     from pathlib import Path
 
     probe = "import sys, functions.lambda_handler; print(sorted(m for m in ('domain.redaction', 'regex', 'detect_secrets') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -140,7 +140,15 @@ def _apply(state: tuple[Any, ...], call: Sent) -> tuple[Any, ...]:
     return (title, priority, call.args.get("columnId") or column)
 
 
-def _race_worker(url: str, token: str, worker: int, tasks: list[str], columns: list[str], start: dict[str, dict[str, Any]], calls: int) -> list[Sent]:
+def _race_worker(
+    url: str,
+    token: str,
+    worker: int,
+    tasks: list[str],
+    columns: list[str],
+    start: dict[str, dict[str, Any]],
+    calls: int,
+) -> list[Sent]:
     rng = random.Random(f"{SEED}-{worker}")
     view = {t: dict(v) for t, v in start.items()}  # this client's last knowledge of each task
     log: list[Sent] = []
@@ -182,10 +190,14 @@ def test_cas_race_loses_no_update_and_stored_state_is_the_replay_of_the_successe
     rng = random.Random(SEED)
     start = {}
     for n in range(RACE_TASKS):
-        t = ok(call_tool(server_url, owner.token, "create_task", {"columnId": rng.choice(columns), "title": f"task {n}"}))["task"]
+        t = ok(
+            call_tool(server_url, owner.token, "create_task", {"columnId": rng.choice(columns), "title": f"task {n}"})
+        )["task"]
         start[t["id"]] = t
     tasks = list(start)
-    logs = concurrently(RACE_THREADS, lambda w: _race_worker(server_url, owner.token, w, tasks, columns, start, RACE_CALLS))
+    logs = concurrently(
+        RACE_THREADS, lambda w: _race_worker(server_url, owner.token, w, tasks, columns, start, RACE_CALLS)
+    )
     log = [s for part in logs for s in part]
     where = f"(seed {SEED}; JENTRIX_RELIABILITY_SEED={SEED} replays it)"
     assert len(log) == RACE_THREADS * RACE_CALLS
@@ -217,7 +229,9 @@ def test_cas_race_loses_no_update_and_stored_state_is_the_replay_of_the_successe
         noops = [s for s in mine if s.result is not None and s.result["task"]["updatedAt"] == s.expected]
         by_stamp: dict[str, Sent] = {}
         for s in writes:
-            assert s.expected not in by_stamp, f"two successful writes of {tid} were both conditioned on {s.expected}: a lost update {where}"
+            assert s.expected not in by_stamp, (
+                f"two successful writes of {tid} were both conditioned on {s.expected}: a lost update {where}"
+            )
             by_stamp[s.expected] = s
         stamp, state = start[tid]["updatedAt"], _fields(start[tid])
         states = {stamp: state}
@@ -231,15 +245,21 @@ def test_cas_race_loses_no_update_and_stored_state_is_the_replay_of_the_successe
             states[stamp] = state
         assert not by_stamp, f"successful writes of {tid} off the chain: {list(by_stamp.values())[:2]} {where}"
         all_writes += len(writes)
-        stored = ok(call_tool(server_url, owner.token, "get_task", {"taskId": tid, "response_format": "concise"}))["task"]
+        stored = ok(call_tool(server_url, owner.token, "get_task", {"taskId": tid, "response_format": "concise"}))[
+            "task"
+        ]
         assert stored["updatedAt"] == stamp and _fields(stored) == state, (stored, state, where)
         for s in noops:  # answered without a write: the task already was what the call asked for
-            assert s.expected in states and _fields(s.result["task"]) == states[s.expected] == _apply(states[s.expected], s), (s, where)
+            assert s.expected in states and _fields(s.result["task"]) == states[s.expected] == _apply(
+                states[s.expected], s
+            ), (s, where)
         for s in mine:
             if s.error and "current" in s.error:
                 cur = s.error["current"]
                 assert cur["id"] == tid and cur["updatedAt"] != s.expected, (s, where)
-                assert states.get(cur["updatedAt"]) == _fields(cur), f"CONFLICT showed a state that was never stored: {cur} {where}"
+                assert states.get(cur["updatedAt"]) == _fields(cur), (
+                    f"CONFLICT showed a state that was never stored: {cur} {where}"
+                )
 
     snap = ok(call_tool(server_url, owner.token, "get_board_snapshot", {"boardId": board_id}))
     stored_columns = Counter(t["columnId"] for t in snap["tasks"])
@@ -269,7 +289,9 @@ def _workspace_case(url: str) -> KeyedCase:
     actor = make_actor("Storm", None)
     tag = uuid.uuid4().hex[:8]  # its own slug: a clash would add a second transaction to the counts
     return KeyedCase(
-        actor.token, {"name": f"Storm {tag}"}, {"name": f"Other {tag}"},
+        actor.token,
+        {"name": f"Storm {tag}"},
+        {"name": f"Other {tag}"},
         lambda: {w["id"] for w in ok(call_tool(url, actor.token, "list_workspaces", {}))["workspaces"]},
         lambda r: r["workspace"]["id"],
     )
@@ -279,7 +301,9 @@ def _board_case(url: str) -> KeyedCase:
     actor = make_actor("Storm")
     ws = actor.workspace_id
     return KeyedCase(
-        actor.token, {"workspaceId": ws, "name": "Storm board"}, {"workspaceId": ws, "name": "Storm board", "kind": "BUGS"},
+        actor.token,
+        {"workspaceId": ws, "name": "Storm board"},
+        {"workspaceId": ws, "name": "Storm board", "kind": "BUGS"},
         lambda: {b["id"] for b in ok(call_tool(url, actor.token, "list_boards", {"workspaceId": ws}))["boards"]},
         lambda r: r["board"]["id"],
     )
@@ -291,10 +315,16 @@ def _task_case(url: str) -> KeyedCase:
     actor = make_actor("Storm")
     board_id, columns = _board(url, actor.token, actor.workspace_id, "Storm")
     return KeyedCase(
-        actor.token, {"columnId": columns[0], "title": "storm"}, {"columnId": columns[0], "title": "storm", "priority": "HIGH"},
-        lambda: {t["id"] for t in ok(call_tool(url, actor.token, "get_board_snapshot", {"boardId": board_id}))["tasks"]},
+        actor.token,
+        {"columnId": columns[0], "title": "storm"},
+        {"columnId": columns[0], "title": "storm", "priority": "HIGH"},
+        lambda: {
+            t["id"] for t in ok(call_tool(url, actor.token, "get_board_snapshot", {"boardId": board_id}))["tasks"]
+        },
         lambda r: r["task"]["id"],
-        counter=lambda: int(WorkspaceRow.get(f"WS#{actor.workspace_id}", "META", consistent_read=True).taskCounter or 0),
+        counter=lambda: int(
+            WorkspaceRow.get(f"WS#{actor.workspace_id}", "META", consistent_read=True).taskCounter or 0
+        ),
     )
 
 
@@ -303,8 +333,13 @@ def _comment_case(url: str) -> KeyedCase:
     _, columns = _board(url, actor.token, actor.workspace_id, "Storm")
     task = ok(call_tool(url, actor.token, "create_task", {"columnId": columns[0], "title": "talked about"}))["task"]
     return KeyedCase(
-        actor.token, {"taskId": task["id"], "body": "storm"}, {"taskId": task["id"], "body": "another storm"},
-        lambda: {c["id"] for c in ok(call_tool(url, actor.token, "list_comments", {"taskId": task["id"], "limit": 200}))["comments"]},
+        actor.token,
+        {"taskId": task["id"], "body": "storm"},
+        {"taskId": task["id"], "body": "another storm"},
+        lambda: {
+            c["id"]
+            for c in ok(call_tool(url, actor.token, "list_comments", {"taskId": task["id"], "limit": 200}))["comments"]
+        },
         lambda r: r["comment"]["id"],
     )
 
@@ -314,10 +349,14 @@ def _subtask_case(url: str) -> KeyedCase:
     _, columns = _board(url, actor.token, actor.workspace_id, "Storm")
     task = ok(call_tool(url, actor.token, "create_task", {"columnId": columns[0], "title": "checked off"}))["task"]
     return KeyedCase(
-        actor.token, {"taskId": task["id"], "title": "storm"}, {"taskId": task["id"], "title": "another storm"},
+        actor.token,
+        {"taskId": task["id"], "title": "storm"},
+        {"taskId": task["id"], "title": "another storm"},
         lambda: {s["id"] for s in ok(call_tool(url, actor.token, "get_task", {"taskId": task["id"]}))["subtasks"]},
         lambda r: r["subtask"]["id"],
-        counter=lambda: ok(call_tool(url, actor.token, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"]["subtaskCount"],
+        counter=lambda: ok(
+            call_tool(url, actor.token, "get_task", {"taskId": task["id"], "response_format": "concise"})
+        )["task"]["subtaskCount"],
     )
 
 
@@ -325,8 +364,12 @@ def _bulk_create_case(url: str) -> KeyedCase:
     case = _task_case(url)
     column = case.args["columnId"]
     return KeyedCase(
-        case.token, {"columnId": column, "tasks": [{"title": "storm"}]}, {"columnId": column, "tasks": [{"title": "storm", "priority": "HIGH"}]},
-        case.entities, lambda r: r["tasks"][0]["id"], counter=case.counter,
+        case.token,
+        {"columnId": column, "tasks": [{"title": "storm"}]},
+        {"columnId": column, "tasks": [{"title": "storm", "priority": "HIGH"}]},
+        case.entities,
+        lambda r: r["tasks"][0]["id"],
+        counter=case.counter,
     )
 
 
@@ -342,11 +385,18 @@ def _bulk_edit_case(url: str, tool: str) -> KeyedCase:
         kind, args, other = "task.moved", {"columnId": columns[1]}, {"columnId": columns[2]}
 
     def entities() -> set[str]:
-        return {r["at"]["S"] for r in activity_rows(board_id) if r["type"]["S"] == kind and r.get("taskId", {}).get("S") == task["id"]}
+        return {
+            r["at"]["S"]
+            for r in activity_rows(board_id)
+            if r["type"]["S"] == kind and r.get("taskId", {}).get("S") == task["id"]
+        }
 
     return KeyedCase(
-        actor.token, {"items": [{"taskId": task["id"], **args}]}, {"items": [{"taskId": task["id"], **other}]},
-        entities, lambda r: r["results"][0]["task"]["updatedAt"],
+        actor.token,
+        {"items": [{"taskId": task["id"], **args}]},
+        {"items": [{"taskId": task["id"], **other}]},
+        entities,
+        lambda r: r["results"][0]["task"]["updatedAt"],
     )
 
 
@@ -355,28 +405,55 @@ def _project_case(url: str) -> KeyedCase:
     ws = actor.workspace_id
     tag = uuid.uuid4().hex[:8]
     return KeyedCase(
-        actor.token, {"workspaceId": ws, "name": f"Storm {tag}"}, {"workspaceId": ws, "name": f"Storm {tag}", "status": "PLANNED"},
-        lambda: {p["id"] for p in ok(call_tool(url, actor.token, "list_projects", {"workspaceId": ws, "limit": 200}))["projects"]},
+        actor.token,
+        {"workspaceId": ws, "name": f"Storm {tag}"},
+        {"workspaceId": ws, "name": f"Storm {tag}", "status": "PLANNED"},
+        lambda: {
+            p["id"]
+            for p in ok(call_tool(url, actor.token, "list_projects", {"workspaceId": ws, "limit": 200}))["projects"]
+        },
         lambda r: r["project"]["id"],
     )
 
 
 def _session_project(url: str) -> tuple[Any, str]:
     actor = make_actor("Storm")
-    project = ok(call_tool(url, actor.token, "create_project", {"workspaceId": actor.workspace_id, "name": f"Storm {uuid.uuid4().hex[:8]}"}))["project"]
-    ok(call_tool(url, actor.token, "add_project_link", {"projectId": project["id"], "targetType": "REPO", "targetId": "storm/repo"}))
+    project = ok(
+        call_tool(
+            url,
+            actor.token,
+            "create_project",
+            {"workspaceId": actor.workspace_id, "name": f"Storm {uuid.uuid4().hex[:8]}"},
+        )
+    )["project"]
+    ok(
+        call_tool(
+            url,
+            actor.token,
+            "add_project_link",
+            {"projectId": project["id"], "targetType": "REPO", "targetId": "storm/repo"},
+        )
+    )
     return actor, project["id"]
 
 
 def _sessions_of(url: str, token: str, workspace_id: str) -> set[str]:
-    return {s["id"] for s in ok(call_tool(url, token, "list_agent_sessions", {"workspaceId": workspace_id, "limit": 200}))["sessions"]}
+    return {
+        s["id"]
+        for s in ok(call_tool(url, token, "list_agent_sessions", {"workspaceId": workspace_id, "limit": 200}))[
+            "sessions"
+        ]
+    }
 
 
 def _create_session_case(url: str) -> KeyedCase:
     actor, project = _session_project(url)
     return KeyedCase(
-        actor.token, {"projectId": project, "repo": "storm/repo"}, {"projectId": project, "repo": "storm/repo", "provider": "codex"},
-        lambda: _sessions_of(url, actor.token, actor.workspace_id), lambda r: r["session"]["id"],
+        actor.token,
+        {"projectId": project, "repo": "storm/repo"},
+        {"projectId": project, "repo": "storm/repo", "provider": "codex"},
+        lambda: _sessions_of(url, actor.token, actor.workspace_id),
+        lambda r: r["session"]["id"],
     )
 
 
@@ -386,8 +463,11 @@ def _attach_session_case(url: str) -> KeyedCase:
     actor, project = _session_project(url)
     base = {"projectId": project, "repo": "storm/repo", "provider": "claude-code"}
     return KeyedCase(
-        actor.token, {**base, "threadId": f"storm-{uuid.uuid4()}"}, {**base, "threadId": f"other-{uuid.uuid4()}"},
-        lambda: _sessions_of(url, actor.token, actor.workspace_id), lambda r: r["session"]["id"],
+        actor.token,
+        {**base, "threadId": f"storm-{uuid.uuid4()}"},
+        {**base, "threadId": f"other-{uuid.uuid4()}"},
+        lambda: _sessions_of(url, actor.token, actor.workspace_id),
+        lambda r: r["session"]["id"],
     )
 
 
@@ -424,7 +504,9 @@ def test_every_keyed_tool_of_the_registry_has_a_storm_case():
 
 
 def _in_progress(error: dict[str, Any]) -> bool:
-    return error["code"] == "CONFLICT" and "still in progress" in error["message"] and bool(error.get("retryAfterSeconds"))
+    return (
+        error["code"] == "CONFLICT" and "still in progress" in error["message"] and bool(error.get("retryAfterSeconds"))
+    )
 
 
 @pytest.mark.parametrize("tool", KEYED_TOOLS)
@@ -480,7 +562,9 @@ def test_one_key_raced_with_two_argument_sets_binds_to_one_and_refuses_the_other
     for v, r in answers:
         if r["isError"]:
             e = json.loads(r["content"][0]["text"])["error"]
-            assert e["code"] == "CONFLICT" and (_in_progress(e) or ("different arguments" in e["message"] and v not in winners)), e
+            assert e["code"] == "CONFLICT" and (
+                _in_progress(e) or ("different arguments" in e["message"] and v not in winners)
+            ), e
     made = case.entities() - before
     assert len(made) == 1, made
     # whichever set won, its retry replays and the other set stays refused
@@ -542,7 +626,11 @@ class _Body:
 
 def _error_response(request: Any, error_type: str, message: str, **extra: Any) -> AWSResponse:
     body = json.dumps({"__type": error_type, "message": message, **extra}).encode()
-    headers = {"x-amzn-RequestId": "injected", "Content-Type": "application/x-amz-json-1.0", "Content-Length": str(len(body))}
+    headers = {
+        "x-amzn-RequestId": "injected",
+        "Content-Type": "application/x-amz-json-1.0",
+        "Content-Length": str(len(body)),
+    }
     return AWSResponse(request.url, 400, headers, _Body(body))
 
 
@@ -551,17 +639,23 @@ Fault = Callable[[Any, dict[str, Any]], Any]
 
 def throttling(code: str) -> Fault:
     prefix = "com.amazon.coral.availability#" if code == "ThrottlingException" else "com.amazonaws.dynamodb.v20120810#"
-    return lambda request, body: _error_response(request, prefix + code, "Rate of requests exceeds the allowed throughput.")
+    return lambda request, body: _error_response(
+        request, prefix + code, "Rate of requests exceeds the allowed throughput."
+    )
 
 
 def cancelled(reason: str) -> Fault:
     """TransactWriteItems cancelled with ``reason`` on its first action (the rest: None)."""
 
     def fault(request: Any, body: dict[str, Any]) -> AWSResponse:
-        reasons = [{"Code": reason, "Message": f"injected {reason}"}] + [{"Code": "None"}] * (len(body["TransactItems"]) - 1)
+        reasons = [{"Code": reason, "Message": f"injected {reason}"}] + [{"Code": "None"}] * (
+            len(body["TransactItems"]) - 1
+        )
         return _error_response(
-            request, "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-            f"Transaction cancelled, please refer cancellation reasons for specific reasons [{reason}]", CancellationReasons=reasons,
+            request,
+            "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            f"Transaction cancelled, please refer cancellation reasons for specific reasons [{reason}]",
+            CancellationReasons=reasons,
         )
 
     return fault
@@ -603,7 +697,14 @@ class Injector:
         self.rules: list[Rule] = []
         self._lock = threading.Lock()
 
-    def add(self, operation: str, fault: Fault, *, times: int | None = None, where: Callable[[dict[str, Any]], bool] | None = None) -> Rule:
+    def add(
+        self,
+        operation: str,
+        fault: Fault,
+        *,
+        times: int | None = None,
+        where: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> Rule:
         rule = Rule(operation, fault, times, where)
         self.rules.append(rule)
         return rule
@@ -691,7 +792,9 @@ TRANSIENT = {
 
 
 @pytest.mark.parametrize("kind", list(TRANSIENT))
-def test_transient_store_faults_are_retried_by_botocore_and_the_call_writes_once(server_url, owner, inject, botocore_retries, kind):
+def test_transient_store_faults_are_retried_by_botocore_and_the_call_writes_once(
+    server_url, owner, inject, botocore_retries, kind
+):
     fault, is_throttling = TRANSIENT[kind]
     board_id, columns, _ = _task_fixture(server_url, owner)
     before = _snapshot_ids(server_url, owner.token, board_id)
@@ -708,15 +811,23 @@ def test_transient_store_faults_are_retried_by_botocore_and_the_call_writes_once
 
 
 def _unavailable(error: dict[str, Any]) -> bool:
-    return error["code"] == "INTERNAL" and "unavailable" in error["message"] and error.get("retryAfterSeconds") and "correlation id" in error["message"]
+    return (
+        error["code"] == "INTERNAL"
+        and "unavailable" in error["message"]
+        and error.get("retryAfterSeconds")
+        and "correlation id" in error["message"]
+    )
 
 
 def _busy(error: dict[str, Any]) -> bool:
     from domain import faults
 
     return (
-        error["code"] == "INTERNAL" and "busy" in error["message"] and "correlation id" in error["message"]
-        and error.get("retryAfterSeconds") == faults.BUSY_RETRY_AFTER_SECONDS and "Retry in" in error["hint"]
+        error["code"] == "INTERNAL"
+        and "busy" in error["message"]
+        and "correlation id" in error["message"]
+        and error.get("retryAfterSeconds") == faults.BUSY_RETRY_AFTER_SECONDS
+        and "Retry in" in error["hint"]
     )
 
 
@@ -731,7 +842,12 @@ PERSISTENT = {
 @pytest.mark.parametrize("keyed", [False, True], ids=["update_task", "keyed create_task"])
 @pytest.mark.parametrize("kind", list(PERSISTENT))
 def test_persistent_store_faults_answer_a_clear_envelope_after_the_configured_attempts_and_write_nothing(
-    server_url, owner, inject, botocore_retries, kind, keyed,
+    server_url,
+    owner,
+    inject,
+    botocore_retries,
+    kind,
+    keyed,
 ):
     fault, expected = PERSISTENT[kind]
     board_id, columns, task = _task_fixture(server_url, owner)
@@ -780,8 +896,17 @@ def test_a_transaction_cancelled_for_throttling_answers_busy_and_writes_nothing(
 def test_throttled_token_check_answers_503_with_retry_after(server_url, owner, inject):
     from domain import faults
 
-    inject.add("GetItem", throttling("ProvisionedThroughputExceededException"), where=lambda b: b.get("Key", {}).get("PK", {}).get("S", "").startswith("TOKEN#"))
-    body = {"jsonrpc": "2.0", "id": "busy-auth", "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}}
+    inject.add(
+        "GetItem",
+        throttling("ProvisionedThroughputExceededException"),
+        where=lambda b: b.get("Key", {}).get("PK", {}).get("S", "").startswith("TOKEN#"),
+    )
+    body = {
+        "jsonrpc": "2.0",
+        "id": "busy-auth",
+        "method": "tools/call",
+        "params": {"name": "list_workspaces", "arguments": {}},
+    }
     r = httpx2.post(server_url, json=body, headers={"Authorization": f"Bearer {owner.token}"}, timeout=60)
     assert r.status_code == 503, r.text
     assert r.headers["retry-after"] == str(faults.BUSY_RETRY_AFTER_SECONDS)
@@ -796,7 +921,9 @@ def _client_error(code: str, operation: str = "GetItem") -> Exception:
     return ClientError({"Error": {"Code": code, "Message": "injected"}}, operation)
 
 
-@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"])
+@pytest.mark.parametrize(
+    "code", ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"]
+)
 def test_throttling_is_recognised_bare_and_wrapped_and_is_not_an_outage(code):
     from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyPersistenceLayerError
     from pynamodb.exceptions import GetError, TransactWriteError
@@ -804,10 +931,16 @@ def test_throttling_is_recognised_bare_and_wrapped_and_is_not_an_outage(code):
     from domain import faults
 
     bare = _client_error(code)
-    for exc in (bare, GetError("Failed to get item", bare), TransactWriteError("Failed to write transaction items", bare),
-                IdempotencyPersistenceLayerError("Failed to save in progress record", bare)):
+    for exc in (
+        bare,
+        GetError("Failed to get item", bare),
+        TransactWriteError("Failed to write transaction items", bare),
+        IdempotencyPersistenceLayerError("Failed to save in progress record", bare),
+    ):
         assert faults.throttled(exc) and not faults.storage_unavailable(exc) and not faults.too_large(exc), exc
-    assert not faults.throttled(_client_error("ValidationException")) and not faults.throttled(ReadTimeoutError(endpoint_url="x"))
+    assert not faults.throttled(_client_error("ValidationException")) and not faults.throttled(
+        ReadTimeoutError(endpoint_url="x")
+    )
     envelope = faults.busy_error("cid42").envelope()["error"]
     assert _busy(envelope) and "cid42" in envelope["message"]
 
@@ -825,7 +958,12 @@ def test_a_transaction_that_gets_no_answer_raises_the_store_error_not_an_attribu
 
     rule = inject.add("TransactWriteItems", raising(exc))
     with pytest.raises(TransactWriteError) as info:
-        db.transact(lambda tx: tx.save(SlugRow(f"SLUG#noanswer-{uuid.uuid4().hex}", "SLUG", workspaceId="ws_x"), condition=Row.PK.does_not_exist()))
+        db.transact(
+            lambda tx: tx.save(
+                SlugRow(f"SLUG#noanswer-{uuid.uuid4().hex}", "SLUG", workspaceId="ws_x"),
+                condition=Row.PK.does_not_exist(),
+            )
+        )
     assert isinstance(info.value.cause, exc) and faults.storage_unavailable(info.value)
     assert rule.seen == _max_attempts()
 
@@ -837,8 +975,14 @@ def test_throttled_token_check_on_stdio_answers_the_busy_envelope(stack, owner, 
 
     principal = auth.authenticate(owner.token)
     backend = LocalBackend(Session(principal=principal, transport="stdio"), token=owner.token)
-    inject.add("GetItem", throttling("ThrottlingException"), where=lambda b: b.get("Key", {}).get("PK", {}).get("S", "").startswith("TOKEN#"))
-    [reply] = backend.request({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}})
+    inject.add(
+        "GetItem",
+        throttling("ThrottlingException"),
+        where=lambda b: b.get("Key", {}).get("PK", {}).get("S", "").startswith("TOKEN#"),
+    )
+    [reply] = backend.request(
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}}
+    )
     assert reply["id"] == 7 and reply["result"]["isError"] is True
     assert _busy(json.loads(reply["result"]["content"][0]["text"])["error"]), reply
 
@@ -848,7 +992,9 @@ def test_transient_transaction_conflict_is_retried_by_the_store_and_commits_once
     board_id, columns, task = _task_fixture(server_url, owner)
     rule = inject.add("TransactWriteItems", cancelled("TransactionConflict"), times=2)
     with api(server_url, owner.token) as a:
-        result, error = a.call("update_task", {"taskId": task["id"], "title": "after contention", "expectedUpdatedAt": task["updatedAt"]})
+        result, error = a.call(
+            "update_task", {"taskId": task["id"], "title": "after contention", "expectedUpdatedAt": task["updatedAt"]}
+        )
         assert error is None, error
         assert rule.seen == 3  # two cancelled, the third commits
         _made, error = a.call("create_task", {"columnId": columns[0], "title": "contended create"})
@@ -861,7 +1007,9 @@ def test_transient_transaction_conflict_is_retried_by_the_store_and_commits_once
 
 
 @pytest.mark.parametrize("keyed", [False, True], ids=["update_task", "keyed create_task"])
-def test_persistent_transaction_conflict_answers_conflict_with_retry_after_once_the_budget_is_spent(server_url, owner, inject, keyed):
+def test_persistent_transaction_conflict_answers_conflict_with_retry_after_once_the_budget_is_spent(
+    server_url, owner, inject, keyed
+):
     from domain.store.retry import ATTEMPTS
 
     board_id, columns, task = _task_fixture(server_url, owner)
@@ -874,7 +1022,9 @@ def test_persistent_transaction_conflict_answers_conflict_with_retry_after_once_
         result, error = a.call(tool, args)
     assert result is None and error["code"] == "CONFLICT" and error.get("retryAfterSeconds"), error
     assert "current" not in error and "nothing was written" in error["message"]
-    assert rule.seen == ATTEMPTS["transaction"], "TransactionCanceledException is not retried by botocore: one request per store attempt"
+    assert rule.seen == ATTEMPTS["transaction"], (
+        "TransactionCanceledException is not retried by botocore: one request per store attempt"
+    )
     inject.clear()
     with api(server_url, owner.token) as a:
         _, error = a.call(tool, args)
@@ -884,7 +1034,9 @@ def test_persistent_transaction_conflict_answers_conflict_with_retry_after_once_
 
 # -- interrupted keyed calls --------------------------------------------------------------------
 @pytest.mark.parametrize("tool", KEYED_TOOLS)
-def test_keyed_call_whose_completion_record_failed_is_retried_to_the_same_single_entity(server_url, stack, inject, monkeypatch, tool):
+def test_keyed_call_whose_completion_record_failed_is_retried_to_the_same_single_entity(
+    server_url, stack, inject, monkeypatch, tool
+):
     """The business transaction commits, then Powertools' "completed" UpdateItem fails on every
     attempt (connection reset): the in-progress record stays behind as after a crash. A retry
     with the same key waits for that record to lapse (call budget shortened), runs again, meets
@@ -912,7 +1064,9 @@ def test_keyed_call_whose_completion_record_failed_is_retried_to_the_same_single
 
 
 @pytest.mark.parametrize("tool", KEYED_TOOLS)
-def test_keyed_call_whose_applied_transaction_timed_out_is_retried_to_the_same_single_entity(server_url, stack, inject, tool):
+def test_keyed_call_whose_applied_transaction_timed_out_is_retried_to_the_same_single_entity(
+    server_url, stack, inject, tool
+):
     """DynamoDB applies the create's transaction, every answer is lost (read timeouts; botocore's
     retries resend it with the same ClientRequestToken). The call answers "unavailable"; a retry
     with the same key finds the creation marker: the same entity, still one."""
@@ -954,7 +1108,9 @@ def test_a_transaction_applied_before_its_timeout_is_not_applied_again_by_botoco
     assert result["task"]["number"] == counter + 1
 
 
-def test_keyed_call_whose_in_progress_record_write_timed_out_after_it_was_applied_completes_once(server_url, owner, inject, monkeypatch):
+def test_keyed_call_whose_in_progress_record_write_timed_out_after_it_was_applied_completes_once(
+    server_url, owner, inject, monkeypatch
+):
     """Powertools' in-progress PutItem is applied but its answer lost; botocore's resend then
     meets the call's own record (ConditionalCheckFailed) and the call waits as for a concurrent
     duplicate until that record's in-progress lease (the call budget) lapses, then runs once."""

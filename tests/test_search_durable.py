@@ -53,8 +53,14 @@ async def test_bulk_created_tasks_survive_a_failed_after_commit_index(server_url
     async with mcp_client(server_url, actor.token) as c:
         b = await ok(c, "create_board", {"workspaceId": ws, "name": "Import"})
         col = b["columns"][0]["id"]
-        made = await ok(c, "bulk_create_tasks", {"columnId": col, "tasks": [
-            {"title": f"wombat import {i}", "description": f"numbat row{i}"} for i in range(50)]})
+        made = await ok(
+            c,
+            "bulk_create_tasks",
+            {
+                "columnId": col,
+                "tasks": [{"title": f"wombat import {i}", "description": f"numbat row{i}"} for i in range(50)],
+            },
+        )
         ids = sorted(t["id"] for t in made["tasks"])
         # nothing reached the index, yet the durable record answers the search (read-your-write)
         r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 50})
@@ -74,7 +80,9 @@ async def test_bulk_created_tasks_survive_a_failed_after_commit_index(server_url
         indexing_dies()
         assert repair.drain(ws) == 50
         assert _pending(ws) == []
-        assert _posted(ws, "wombat") == ids[10:] and _posted(ws, "quokka") == ids[:10] and len(_posted(ws, "numbat")) == 50
+        assert (
+            _posted(ws, "wombat") == ids[10:] and _posted(ws, "quokka") == ids[:10] and len(_posted(ws, "numbat")) == 50
+        )
         r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 50})
         assert sorted(x["id"] for x in r["results"]) == ids[10:]
 
@@ -86,8 +94,13 @@ async def test_oversized_words_are_capped_and_never_jam(server_url):
     assert len(blob) == 3000
     async with mcp_client(server_url, actor.token) as c:
         b = await ok(c, "create_board", {"workspaceId": ws, "name": "Blobs"})
-        t = (await ok(c, "create_task", {"columnId": b["columns"][0]["id"], "title": "pelican upload",
-                                         "description": f"payload {blob} ends"}))["task"]
+        t = (
+            await ok(
+                c,
+                "create_task",
+                {"columnId": b["columns"][0]["id"], "title": "pelican upload", "description": f"payload {blob} ends"},
+            )
+        )["task"]
         await ok(c, "create_comment", {"taskId": t["id"], "body": "x" * 20000})
         await ok(c, "create_comment", {"taskId": t["id"], "body": f"cormorant {'y' * 19000}"})
         assert repair.drain(ws) == 3 and _pending(ws) == []  # every record applied: DynamoDB took every key
@@ -105,11 +118,23 @@ def test_a_record_dynamodb_refuses_is_retired_by_the_sweep(stack, monkeypatch, c
     ws = f"ws_{uuid.uuid4().hex[:12]}"
     monkeypatch.setattr(text, "cap", lambda lexeme: lexeme)  # the tokeniser as it was: no cap
     doc = keys.search_doc_comment("tk_j1", "cm_1")
-    SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="tk_j1", version=text_version(comment="x" * 20000),
-                     comment="x" * 20000, at="2026-01-01T00:00:00.000Z").save()
+    SearchPendingRow(
+        *keys.search_pending(ws, doc),
+        doc=doc,
+        taskId="tk_j1",
+        version=text_version(comment="x" * 20000),
+        comment="x" * 20000,
+        at="2026-01-01T00:00:00.000Z",
+    ).save()
     ok_doc = keys.search_doc_task("tk_j2")
-    SearchPendingRow(*keys.search_pending(ws, ok_doc), doc=ok_doc, taskId="tk_j2", version=text_version("bandicoot", ""),
-                     title="bandicoot", at="2026-01-01T00:00:00.000Z").save()
+    SearchPendingRow(
+        *keys.search_pending(ws, ok_doc),
+        doc=ok_doc,
+        taskId="tk_j2",
+        version=text_version("bandicoot", ""),
+        title="bandicoot",
+        at="2026-01-01T00:00:00.000Z",
+    ).save()
     with caplog.at_level("ERROR"):
         assert repair.sweep(ws) == 1
     assert _pending(ws) == []
@@ -130,10 +155,22 @@ def test_stream_batch_with_two_records_of_one_doc(stack):
     BatchWriteItem unless merged, and DynamoDB refuses duplicate keys in a batch."""
     ws = f"ws_{uuid.uuid4().hex[:12]}"
     doc = keys.search_doc_task("tk_d1")
-    old = SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="tk_d1", version=text_version("emu draft", ""),
-                           title="emu draft", at="2026-01-01T00:00:01.000Z")
-    new = SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="tk_d1", version=text_version("emu final", ""),
-                           title="emu final", at="2026-01-01T00:00:02.000Z")
+    old = SearchPendingRow(
+        *keys.search_pending(ws, doc),
+        doc=doc,
+        taskId="tk_d1",
+        version=text_version("emu draft", ""),
+        title="emu draft",
+        at="2026-01-01T00:00:01.000Z",
+    )
+    new = SearchPendingRow(
+        *keys.search_pending(ws, doc),
+        doc=doc,
+        taskId="tk_d1",
+        version=text_version("emu final", ""),
+        title="emu final",
+        at="2026-01-01T00:00:02.000Z",
+    )
     new.save()
     # the newer image arrives first: the version (at), not the arrival, decides
     out = search_stream.handler({"Records": [_record(new, "200"), _record(old, "100")]})
@@ -149,8 +186,14 @@ def test_stream_reports_only_the_failing_record(stack):
     rows = []
     for i, word in enumerate(["kiwi", "kakapo", "takahe"]):
         doc = keys.search_doc_task(f"tk_p{i}")
-        row = SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId=f"tk_p{i}", version=text_version(word, ""), title=word,
-                               at="2026-01-01T00:00:00.000Z")
+        row = SearchPendingRow(
+            *keys.search_pending(ws, doc),
+            doc=doc,
+            taskId=f"tk_p{i}",
+            version=text_version(word, ""),
+            title=word,
+            at="2026-01-01T00:00:00.000Z",
+        )
         row.save()
         rows.append(row)
 
@@ -177,11 +220,20 @@ def test_stream_reports_only_the_failing_record(stack):
     assert _pending(ws) == [] and _posted(ws, "kakapo") == ["tk_p1"]
 
 
-@pytest.mark.parametrize("size", [
-    pytest.param(200, id="ci"),
-    pytest.param(1000, id="full", marks=pytest.mark.skipif(os.environ.get("JENTRIX_FULL_FAULTS") != "1",
-                                                           reason="the full size (1,000 tasks) runs with JENTRIX_FULL_FAULTS=1")),
-])
+@pytest.mark.parametrize(
+    "size",
+    [
+        pytest.param(200, id="ci"),
+        pytest.param(
+            1000,
+            id="full",
+            marks=pytest.mark.skipif(
+                os.environ.get("JENTRIX_FULL_FAULTS") != "1",
+                reason="the full size (1,000 tasks) runs with JENTRIX_FULL_FAULTS=1",
+            ),
+        ),
+    ],
+)
 def test_bulk_import_under_index_faults_ends_with_zero_drift(server_url, monkeypatch, size):
     """Fault run: ``size`` tasks (200 in CI; 1,000, the issue's size, with JENTRIX_FULL_FAULTS=1)
     imported by bulk_create_tasks while 10% of the consumer's BatchWriteItems time out and 5% are
@@ -201,13 +253,20 @@ def test_bulk_import_under_index_faults_ends_with_zero_drift(server_url, monkeyp
     actor = make_actor("Faults")
     ws = actor.workspace_id
     rng = random.Random(5)
-    col = rpc_ok(call_tool(server_url, actor.token, "create_board", {"workspaceId": ws, "name": "Faults"}))["columns"][0]["id"]
+    col = rpc_ok(call_tool(server_url, actor.token, "create_board", {"workspaceId": ws, "name": "Faults"}))["columns"][
+        0
+    ]["id"]
     words = ["".join(rng.choices(string.ascii_lowercase, k=10)) for _ in range(size)]
     shared = ["".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(40)]  # descriptions' vocabulary
     made: dict[str, str] = {}
     for start in range(0, size, 50):
-        tasks = [{"title": f"{w} task", "description": " ".join(rng.choices(shared, k=12))} for w in words[start:start + 50]]
-        for t in rpc_ok(call_tool(server_url, actor.token, "bulk_create_tasks", {"columnId": col, "tasks": tasks}))["tasks"]:
+        tasks = [
+            {"title": f"{w} task", "description": " ".join(rng.choices(shared, k=12))}
+            for w in words[start : start + 50]
+        ]
+        for t in rpc_ok(call_tool(server_url, actor.token, "bulk_create_tasks", {"columnId": col, "tasks": tasks}))[
+            "tasks"
+        ]:
             made[t["title"].split()[0]] = t["id"]
     assert len(made) == size
 
@@ -279,29 +338,59 @@ async def test_verify_covers_the_artifacts_corpus(server_url):
     only tasks and comments were compared), --repair rewrites it, and a withdrawn one is checked
     for left-over postings."""
     from domain import clock
+    from domain.search.verify import verify
     from domain.store import artifacts as artifact_store
     from domain.store.models import ArtifactRow
-    from domain.search.verify import verify
 
     actor = make_actor("Papers")
     ws = actor.workspace_id
     async with mcp_client(server_url, actor.token) as c:
         b = await ok(c, "create_board", {"workspaceId": ws, "name": "Papers"})
         task = (await ok(c, "create_task", {"columnId": b["columns"][0]["id"], "title": "Survey"}))["task"]
-        kept = (await ok(c, "attach_artifact", {"workspaceId": ws, "type": "FINDINGS", "title": "Pelican findings",
-                                                "body": "The pelican colony moved north.", "taskId": task["id"]}))["artifact"]
-        gone = (await ok(c, "attach_artifact", {"workspaceId": ws, "type": "PLAN", "title": "Cormorant plan",
-                                                "body": "Count the cormorant nests.", "taskId": task["id"]}))["artifact"]
+        kept = (
+            await ok(
+                c,
+                "attach_artifact",
+                {
+                    "workspaceId": ws,
+                    "type": "FINDINGS",
+                    "title": "Pelican findings",
+                    "body": "The pelican colony moved north.",
+                    "taskId": task["id"],
+                },
+            )
+        )["artifact"]
+        gone = (
+            await ok(
+                c,
+                "attach_artifact",
+                {
+                    "workspaceId": ws,
+                    "type": "PLAN",
+                    "title": "Cormorant plan",
+                    "body": "Count the cormorant nests.",
+                    "taskId": task["id"],
+                },
+            )
+        )["artifact"]
     repair.drain(ws)
-    head = next(r for r in ArtifactRow.query(keys.artifact_partition(ws)) if isinstance(r, ArtifactRow) and r.artifactId == gone["id"])
+    head = next(
+        r
+        for r in ArtifactRow.query(keys.artifact_partition(ws))
+        if isinstance(r, ArtifactRow) and r.artifactId == gone["id"]
+    )
     artifact_store.withdraw(head, actor_id=actor.user_id, at=clock.now_iso())
     repair.drain(ws)
     report = verify(ws)
-    assert report.drifted == 0 and report.docs == 3 and report.verdicts["ok"] == 3, report.lines()  # the task, 2 artifacts
+    assert report.drifted == 0 and report.docs == 3 and report.verdicts["ok"] == 3, (
+        report.lines()
+    )  # the task, 2 artifacts
     # the kept artifact's doc state is lost: drift, then repaired
     doc = keys.search_doc_artifact(kept["id"])
-    db.dynamodb_client().delete_item(TableName=SearchPendingRow.Meta.table_name,
-                                     Key={"PK": {"S": keys.search_doc_state(ws, doc)[0]}, "SK": {"S": keys.search_doc_state(ws, doc)[1]}})
+    db.dynamodb_client().delete_item(
+        TableName=SearchPendingRow.Meta.table_name,
+        Key={"PK": {"S": keys.search_doc_state(ws, doc)[0]}, "SK": {"S": keys.search_doc_state(ws, doc)[1]}},
+    )
     assert verify(ws).drift == {doc: "missing"}
     report = verify(ws, repair=True)
     assert report.drifted == 0 and report.repaired == 1, report.lines()

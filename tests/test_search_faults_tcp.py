@@ -42,10 +42,17 @@ def test_bulk_import_through_a_faulty_tcp_proxy_ends_with_zero_drift(server_url,
     made: dict[str, str] = {}
     try:
         db.use(url)  # every client of this process (the server's tools, the consumer) goes through the proxy
-        col = rpc_ok(call_tool(server_url, actor.token, "create_board", {"workspaceId": ws, "name": "Wire"}))["columns"][0]["id"]
+        col = rpc_ok(call_tool(server_url, actor.token, "create_board", {"workspaceId": ws, "name": "Wire"}))[
+            "columns"
+        ][0]["id"]
         for start in range(0, TASKS, 50):
-            tasks = [{"title": f"{w} task", "description": " ".join(rng.choices(shared, k=12))} for w in words[start:start + 50]]
-            for t in rpc_ok(call_tool(server_url, actor.token, "bulk_create_tasks", {"columnId": col, "tasks": tasks}))["tasks"]:
+            tasks = [
+                {"title": f"{w} task", "description": " ".join(rng.choices(shared, k=12))}
+                for w in words[start : start + 50]
+            ]
+            for t in rpc_ok(call_tool(server_url, actor.token, "bulk_create_tasks", {"columnId": col, "tasks": tasks}))[
+                "tasks"
+            ]:
                 made[t["title"].split()[0]] = t["id"]
         # the consumer with a 1 s read timeout (the calls above keep the default 5 s: a 50-task
         # transaction on a loaded machine can take longer than 1 s)
@@ -67,5 +74,9 @@ def test_bulk_import_through_a_faulty_tcp_proxy_ends_with_zero_drift(server_url,
     assert _pending(ws) == []
     report = verify(ws)
     assert report.drifted == 0 and report.docs == TASKS and report.verdicts["ok"] == TASKS, report.lines()
-    missing = [w for w, tid in made.items() if sorted(h.task_id for h in INDEX.query(ws, q.parse(w), substring=None).hits) != [tid]]
+    missing = [
+        w
+        for w, tid in made.items()
+        if sorted(h.task_id for h in INDEX.query(ws, q.parse(w), substring=None).hits) != [tid]
+    ]
     assert missing == []

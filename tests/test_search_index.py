@@ -50,8 +50,12 @@ def _count(pk_prefix_ws: str) -> int:
     from domain.store.models import Row
 
     # every page: a shared table holding megabytes of other tests' text spans several 1 MB pages
-    pages = client.get_paginator("scan").paginate(TableName=Row.Meta.table_name, FilterExpression="begins_with(PK, :p)",
-                                                  ExpressionAttributeValues={":p": {"S": pk_prefix_ws}}, Select="COUNT")
+    pages = client.get_paginator("scan").paginate(
+        TableName=Row.Meta.table_name,
+        FilterExpression="begins_with(PK, :p)",
+        ExpressionAttributeValues={":p": {"S": pk_prefix_ws}},
+        Select="COUNT",
+    )
     return sum(page["Count"] for page in pages)
 
 
@@ -174,21 +178,32 @@ def test_task_and_comment_writes_feed_the_index(server_url, owner):
 
     b = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Idx"}))
     col = b["columns"][0]["id"]
-    t = ok(call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": "Quokka migration", "description": "move the wombat"}))["task"]
+    t = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "create_task",
+            {"columnId": col, "title": "Quokka migration", "description": "move the wombat"},
+        )
+    )["task"]
     ws = owner.workspace_id
     from domain.search.repair import drain
 
     assert _postings(ws) > 0 and not ids(search(ws, "quokka"))  # a write leaves its record; the consumer posts it
     drain(ws)
     assert ids(search(ws, "quokka wombat")) == [t["id"]]
-    t = ok(call_tool(server_url, owner.token, "update_task", {"taskId": t["id"], "title": "Platypus migration"}))["task"]
+    t = ok(call_tool(server_url, owner.token, "update_task", {"taskId": t["id"], "title": "Platypus migration"}))[
+        "task"
+    ]
     drain(ws)
     assert ids(search(ws, "quokka")) == [] and ids(search(ws, "platypus")) == [t["id"]]
     # a move leaves the text alone: the postings stay as they are
     before = _count(f"W#{ws}#")
     ok(call_tool(server_url, owner.token, "move_task", {"taskId": t["id"], "columnId": b["columns"][1]["id"]}))
     assert _count(f"W#{ws}#") == before
-    c = ok(call_tool(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "the echidna agrees"}))["comment"]
+    c = ok(call_tool(server_url, owner.token, "create_comment", {"taskId": t["id"], "body": "the echidna agrees"}))[
+        "comment"
+    ]
     drain(ws)
     (hit,) = search(ws, "echidna").hits
     assert hit.task_id == t["id"] and hit.field_names() == ["comment"]
@@ -216,14 +231,22 @@ def test_a_commit_leaves_its_record_and_wakes_the_local_consumer(stack, owner, m
     def write(doc: Doc) -> None:
         def build(tx):
             members.guard(tx, ws, owner.user_id)
-            marker = SearchPendingRow(*keys.search_pending(ws, doc.doc_id), doc=doc.doc_id, taskId=doc.task_id,
-                                      version=doc.version, title=doc.title, description=doc.description)
+            marker = SearchPendingRow(
+                *keys.search_pending(ws, doc.doc_id),
+                doc=doc.doc_id,
+                taskId=doc.task_id,
+                version=doc.version,
+                title=doc.title,
+                description=doc.description,
+            )
             search_marks._note(tx, marker, True)  # what put_rows does for a task write
 
         db.transact(build)
 
     def marker_left(doc: Doc) -> bool:
-        return any(m.doc == doc.doc_id for m in SearchPendingRow.query(keys.search_pending_partition(ws), consistent_read=True))
+        return any(
+            m.doc == doc.doc_id for m in SearchPendingRow.query(keys.search_pending_partition(ws), consistent_read=True)
+        )
 
     import domain.search
 
@@ -239,7 +262,9 @@ def test_a_commit_leaves_its_record_and_wakes_the_local_consumer(stack, owner, m
         assert db._commit_hooks == [domain.search._wake_after_commit]
         second = Doc(keys.search_doc_task("tk_hook2"), "tk_hook2", title="Axolotl habitat")
         write(second)
-        assert marker_left(second) and ids(search(ws, "habitat")) == [] and woken == [{ws}]  # no postings inside the write
+        assert (
+            marker_left(second) and ids(search(ws, "habitat")) == [] and woken == [{ws}]
+        )  # no postings inside the write
     finally:
         domain.search.off_pending(woken.append)
     assert repair.drain(ws) >= 2 and ids(search(ws, "axolotl")) == ["tk_hook1", "tk_hook2"]
@@ -252,9 +277,17 @@ def test_the_lambda_entry_installs_the_hook_without_importing_the_indexer(stack)
     import subprocess
     import sys
 
-    probe = ("import sys; import functions.lambda_handler; from domain.store import db; import domain.search; "
-             "print(sorted(m for m in sys.modules if m.startswith('domain.search.')), db._commit_hooks == [domain.search._wake_after_commit])")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    probe = (
+        "import sys; import functions.lambda_handler; from domain.store import db; import domain.search; "
+        "print(sorted(m for m in sys.modules if m.startswith('domain.search.')), db._commit_hooks == [domain.search._wake_after_commit])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.stdout.split() == ["[]", "True"], done.stdout + done.stderr[-2000:]
 
 
@@ -273,7 +306,9 @@ def test_artifact_corpus_is_apart_from_tasks(ws):
     assert ids(search(ws, "quokka", corpus=A)) == ["ar_a1"]
     assert ids(search(ws, "colony")) == [] and ids(search(ws, "colony", corpus=A)) == ["ar_a1"]
     (hit,) = search(ws, "colony cache", corpus=A).hits
-    assert hit.field_names() == ["body"] and hit.versions == {"A#ar_a1": artifact(1, "Findings", "The quokka colony grew; the dataloader cache was cold.").version}
+    assert hit.field_names() == ["body"] and hit.versions == {
+        "A#ar_a1": artifact(1, "Findings", "The quokka colony grew; the dataloader cache was cold.").version
+    }
     assert ids(search(ws, '"colony grew"', corpus=A)) == ["ar_a1"] and ids(search(ws, '"grew colony"', corpus=A)) == []
     # the substring vocabulary is per corpus too
     assert ids(IX.query(ws, None, substring="olon", corpus=A)) == ["ar_a1"]
@@ -301,7 +336,7 @@ def test_artifact_pending_markers_live_in_their_own_partition(ws):
     search_marks.mark_artifact(tx, ws, "ar_p1", title="Plan", body="migrate the numbat")
     (marker,) = tx.saved
     assert isinstance(marker, SearchPendingRow) and (marker.PK, marker.SK) == (f"W#{ws}#AIXQ", "A#ar_p1")
-    (noted, fresh, saved), = search_marks.noted(tx)
+    ((noted, fresh, saved),) = search_marks.noted(tx)
     assert fresh and saved and keys.search_pending_workspace(noted.PK) == ws
     from domain.search.writes import doc_of
 

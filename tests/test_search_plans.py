@@ -89,10 +89,22 @@ async def _load(c, ws: str) -> tuple[str, str, dict[int, str], set[str]]:
         chunk = plan[i : i + 50]
         board = chunk[0][0]
         assert all(x[0] is board for x in chunk)
-        out = await ok(c, "bulk_create_tasks", {"columnId": board["columns"][0]["id"], "tasks": [
-            {"title": "retry alpha", "description": " ".join([FILLER] * k), "priority": "HIGH" if k in HIGH else "NONE"}
-            for _, k in chunk]})
-        for (_, k), task in zip(chunk, out["tasks"]):
+        out = await ok(
+            c,
+            "bulk_create_tasks",
+            {
+                "columnId": board["columns"][0]["id"],
+                "tasks": [
+                    {
+                        "title": "retry alpha",
+                        "description": " ".join([FILLER] * k),
+                        "priority": "HIGH" if k in HIGH else "NONE",
+                    }
+                    for _, k in chunk
+                ],
+            },
+        )
+        for (_, k), task in zip(chunk, out["tasks"], strict=True):
             by_k[k] = task["id"]
             if board is b:
                 on_b.add(task["id"])
@@ -126,7 +138,9 @@ async def test_search_plans_hold_at_size(server_url, owner):
         assert page["totalCount"] == TASKS_B and page["capped"] is False
         # a board filter with a word of the board's docs only, and a word B has none of
         page = await ok(c, "search_tasks", {"workspaceId": ws, "query": "retry alpha", "boardId": board_a, "limit": 5})
-        assert page["capped"] is True and page["totalCount"] >= 1000, page  # A alone is past the cap: a lower bound, said so
+        assert page["capped"] is True and page["totalCount"] >= 1000, (
+            page
+        )  # A alone is past the cap: a lower bound, said so
         none = await ok(c, "search_tasks", {"workspaceId": ws, "query": "retry nothere", "boardId": board_b})
         assert none["totalCount"] == 0 and "nother" in none["hint"]  # the stem
 
@@ -141,7 +155,9 @@ async def test_search_plans_hold_at_size(server_url, owner):
         # + the best rows + the page's columns; no substring reads (they could not reach the page)
         assert meter.total == 8, dict(meter.ops)
         assert meter.items <= 200 and meter.read_units <= 60, (meter.items, meter.read_units, dict(meter.ops))
-        second = await ok(c, "search_tasks", {"workspaceId": ws, "query": "retry", "limit": 20, "cursor": page["nextCursor"]})
+        second = await ok(
+            c, "search_tasks", {"workspaceId": ws, "query": "retry", "limit": 20, "cursor": page["nextCursor"]}
+        )
         assert [r["id"] for r in second["results"]] == [by_k[k] for k in range(20, 40)]
 
         # a filter without an index (priority): the rows are checked best first until the page is full
@@ -160,8 +176,12 @@ def _by_impact(ws: str, word: str) -> list[str]:
     from domain.store.models import Row
 
     pk = keys.search_term_posting(ws, text.lexeme(word), "")[0]
-    out = db.dynamodb_client().query(TableName=Row.Meta.table_name, IndexName="GSI2", KeyConditionExpression="GSI2PK = :pk",
-                                     ExpressionAttributeValues={":pk": {"S": pk}})
+    out = db.dynamodb_client().query(
+        TableName=Row.Meta.table_name,
+        IndexName="GSI2",
+        KeyConditionExpression="GSI2PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": pk}},
+    )
     return [i["SK"]["S"] for i in out["Items"]]
 
 
@@ -182,8 +202,9 @@ async def test_verify_rewrites_postings_written_before_the_impact_index(server_u
     doc = keys.search_doc_task(task["id"])
     assert _by_impact(ws, "heron") == [doc]
     pk, sk = keys.search_term_posting(ws, text.lexeme("heron"), doc)
-    db.dynamodb_client().update_item(TableName=Row.Meta.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}},
-                                     UpdateExpression="REMOVE GSI2PK, GSI2SK")
+    db.dynamodb_client().update_item(
+        TableName=Row.Meta.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}}, UpdateExpression="REMOVE GSI2PK, GSI2SK"
+    )
     assert _by_impact(ws, "heron") == []
     report = verify(ws)
     assert report.drift == {doc: "postings"}, report.lines()

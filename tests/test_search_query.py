@@ -23,8 +23,14 @@ DEVIATIONS = {
     "abc-42 or xyz": ["or", [["phrase", [["abc", 0], ["42", 1]]], ["term", "xyz"]]],
     "beta-1 release": ["and", [["phrase", [["beta", 0], ["1", 1]]], ["term", "release"]]],
     "a@b.com": ["phrase", [["a", 0], ["b", 1], ["com", 2]]],
-    "https://example.com/x?y=1": ["and", [["term", "https"], ["phrase", [["example", 0], ["com", 1], ["x", 2], ["y", 3], ["1", 4]]]]],
-    "<script>alert(1)</script>": ["and", [["phrase", [["script", 0], ["alert", 1]]], ["term", "1"], ["term", "script"]]],
+    "https://example.com/x?y=1": [
+        "and",
+        [["term", "https"], ["phrase", [["example", 0], ["com", 1], ["x", 2], ["y", 3], ["1", 4]]]],
+    ],
+    "<script>alert(1)</script>": [
+        "and",
+        [["phrase", [["script", 0], ["alert", 1]]], ["term", "1"], ["term", "script"]],
+    ],
     "v1.2.3 build": ["and", [["phrase", [["v1", 0], ["2", 1], ["3", 2]]], ["term", "build"]]],
 }
 
@@ -65,7 +71,7 @@ def test_positives():
 
 def test_never_raises_on_noise():
     rng = random.Random(11)
-    alphabet = 'aZ09 -"\'()!&|<>:*\\@#$%^_.,;~`{}[]?/+=éß日🚀\t\n\u0000\u200b'
+    alphabet = "aZ09 -\"'()!&|<>:*\\@#$%^_.,;~`{}[]?/+=éß日🚀\t\n\u0000\u200b"
     for _ in range(3000):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         q.normal(q.parse(s))

@@ -16,7 +16,9 @@ from functions import search_stream
 def _marker(ws: str, n: int, title: str) -> SearchPendingRow:
     tid = f"tk_r{n}"
     doc = keys.search_doc_task(tid)
-    return SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId=tid, version=text_version(title, ""), title=title)
+    return SearchPendingRow(
+        *keys.search_pending(ws, doc), doc=doc, taskId=tid, version=text_version(title, ""), title=title
+    )
 
 
 def test_sweep_applies_left_markers(stack):
@@ -33,17 +35,30 @@ def test_sweep_and_stream_cover_the_artifacts_corpus(stack):
     ws = f"ws_{uuid.uuid4().hex[:12]}"
     doc = keys.search_doc_artifact("ar_r1")
     body = "the dingo findings"
-    SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="ar_r1", version=text_version("Dingo", body=body), title="Dingo",
-                     body=body).save()
+    SearchPendingRow(
+        *keys.search_pending(ws, doc),
+        doc=doc,
+        taskId="ar_r1",
+        version=text_version("Dingo", body=body),
+        title="Dingo",
+        body=body,
+    ).save()
     artifacts = keys.SEARCH_ARTIFACTS
     assert repair.sweep(ws) == 1
-    assert [h.task_id for h in INDEX.query(ws, q.parse("dingo findings"), substring=None, corpus=artifacts).hits] == ["ar_r1"]
+    assert [h.task_id for h in INDEX.query(ws, q.parse("dingo findings"), substring=None, corpus=artifacts).hits] == [
+        "ar_r1"
+    ]
     assert INDEX.query(ws, q.parse("dingo"), substring=None).hits == []  # never in the tasks corpus
     # a withdrawal's marker through the stream consumer removes the postings
     gone = SearchPendingRow(*keys.search_pending(ws, doc), doc=doc, taskId="ar_r1", version="", gone=True)
     gone.save()
-    image = db.dynamodb_client().get_item(TableName=SearchPendingRow.Meta.table_name, Key={"PK": {"S": gone.PK}, "SK": {"S": gone.SK}})["Item"]
-    assert search_stream.handler({"Records": [{"eventName": "INSERT", "dynamodb": {"NewImage": image}}]}) == {"applied": 1, "batchItemFailures": []}
+    image = db.dynamodb_client().get_item(
+        TableName=SearchPendingRow.Meta.table_name, Key={"PK": {"S": gone.PK}, "SK": {"S": gone.SK}}
+    )["Item"]
+    assert search_stream.handler({"Records": [{"eventName": "INSERT", "dynamodb": {"NewImage": image}}]}) == {
+        "applied": 1,
+        "batchItemFailures": [],
+    }
     assert INDEX.query(ws, q.parse("dingo"), substring=None, corpus=artifacts).hits == []
     assert list(SearchPendingRow.query(keys.search_pending_partition(ws, artifacts))) == []
 
@@ -52,13 +67,19 @@ def test_stream_consumer_applies_marker_images(stack):
     ws = f"ws_{uuid.uuid4().hex[:12]}"
     marker = _marker(ws, 2, "stranded wallaby")
     marker.save()
-    image = db.dynamodb_client().get_item(TableName=SearchPendingRow.Meta.table_name,
-                                          Key={"PK": {"S": marker.PK}, "SK": {"S": marker.SK}})["Item"]
-    event = {"Records": [
-        {"eventName": "INSERT", "dynamodb": {"NewImage": image}},
-        {"eventName": "REMOVE", "dynamodb": {"OldImage": image}},
-        {"eventName": "INSERT", "dynamodb": {"NewImage": {"PK": {"S": "X"}, "SK": {"S": "Y"}, "kind": {"S": "Task"}}}},
-    ]}
+    image = db.dynamodb_client().get_item(
+        TableName=SearchPendingRow.Meta.table_name, Key={"PK": {"S": marker.PK}, "SK": {"S": marker.SK}}
+    )["Item"]
+    event = {
+        "Records": [
+            {"eventName": "INSERT", "dynamodb": {"NewImage": image}},
+            {"eventName": "REMOVE", "dynamodb": {"OldImage": image}},
+            {
+                "eventName": "INSERT",
+                "dynamodb": {"NewImage": {"PK": {"S": "X"}, "SK": {"S": "Y"}, "kind": {"S": "Task"}}},
+            },
+        ]
+    }
     assert search_stream.handler(event) == {"applied": 1, "batchItemFailures": []}
     assert [h.task_id for h in INDEX.query(ws, q.parse("wallaby"), substring=None).hits] == ["tk_r2"]
 
@@ -70,12 +91,21 @@ def test_stream_consumer_on_dynamodb_local_streams(stack, dynamodb_endpoint):
 
     ws = f"ws_{uuid.uuid4().hex[:12]}"
     name = f"stream-{uuid.uuid4().hex[:8]}"
-    kw = {"endpoint_url": dynamodb_endpoint, "region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "x"}
+    kw = {
+        "endpoint_url": dynamodb_endpoint,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "x",
+        "aws_secret_access_key": "x",
+    }
     ddb, streams = boto3.client("dynamodb", **kw), boto3.client("dynamodbstreams", **kw)
     desc = ddb.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}, {"AttributeName": "SK", "AttributeType": "S"}],
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "SK", "AttributeType": "S"},
+        ],
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )["TableDescription"]
     try:
@@ -85,7 +115,9 @@ def test_stream_consumer_on_dynamodb_local_streams(stack, dynamodb_endpoint):
         arn = desc["LatestStreamArn"]
         records = []
         for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-            it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+            it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON")[
+                "ShardIterator"
+            ]
             records += streams.get_records(ShardIterator=it)["Records"]
         assert any(r["eventName"] == "INSERT" for r in records)
         assert search_stream.handler({"Records": records}) == {"applied": 1, "batchItemFailures": []}
@@ -103,9 +135,13 @@ def test_repair_loop_sweeps_the_users_workspaces_at_start_and_stops(stack, owner
     loop = repair.RepairLoop(lambda: [owner.user_id], interval=0.05).start()
     try:
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and list(SearchPendingRow.query(keys.search_pending_partition(owner.workspace_id))):
+        while time.monotonic() < deadline and list(
+            SearchPendingRow.query(keys.search_pending_partition(owner.workspace_id))
+        ):
             time.sleep(0.05)
-        assert [h.task_id for h in INDEX.query(owner.workspace_id, q.parse("platypus"), substring=None).hits] == ["tk_r3"]
+        assert [h.task_id for h in INDEX.query(owner.workspace_id, q.parse("platypus"), substring=None).hits] == [
+            "tk_r3"
+        ]
         assert loop.applied >= 1
     finally:
         loop.stop()

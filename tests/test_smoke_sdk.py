@@ -20,9 +20,15 @@ async def test_work_a_board(server_url, owner, mode):
         assert t1["key"].endswith("-1") and t2["number"] == 2
         moved = structured(await c.call_tool("move_task", {"taskId": t2["id"], "columnId": cols[2]["id"]}))["task"]
         assert moved["columnId"] == cols[2]["id"]
-        upd = structured(await c.call_tool("update_task", {"taskId": t1["id"], "title": "Write the spec", "expectedUpdatedAt": t1["updatedAt"]}))["task"]
+        upd = structured(
+            await c.call_tool(
+                "update_task", {"taskId": t1["id"], "title": "Write the spec", "expectedUpdatedAt": t1["updatedAt"]}
+            )
+        )["task"]
         assert upd["title"] == "Write the spec" and upd["updatedAt"] > t1["updatedAt"]
-        stale = envelope(await c.call_tool("update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]}))
+        stale = envelope(
+            await c.call_tool("update_task", {"taskId": t1["id"], "title": "x", "expectedUpdatedAt": t1["updatedAt"]})
+        )
         assert stale["code"] == "CONFLICT" and stale["current"]["title"] == "Write the spec"
         snap = structured(await c.call_tool("get_board_snapshot", {"boardId": board["board"]["id"]}))
         assert [t["id"] for t in snap["tasks"]] == [t1["id"], t2["id"]]

@@ -121,7 +121,11 @@ def board_in(actor: Actor, workspace_id: str, name: str = "Theirs") -> str:
     from domain.catalog import registry as product_registry
     from domain.pipeline import call_tool
 
-    out = call_tool(product_registry().get("create_board"), {"workspaceId": workspace_id, "name": name}, auth.authenticate(actor.token))
+    out = call_tool(
+        product_registry().get("create_board"),
+        {"workspaceId": workspace_id, "name": name},
+        auth.authenticate(actor.token),
+    )
     assert out.result, out.error
     return out.result["board"]["id"]
 
@@ -154,7 +158,13 @@ def test_the_only_workspace_with_one_verified_root_enrols_the_checkout(stack, ow
         a.initialize(roots=True)
         answer_roots(a, [{"uri": repo.as_uri(), "name": "widgets"}])
         bound = a.binding()
-        assert bound == {**bound, "workspaceId": owner.workspace_id, "checkout": str(repo.resolve()), "repository": "acme/widgets", "observe": False}
+        assert bound == {
+            **bound,
+            "workspaceId": owner.workspace_id,
+            "checkout": str(repo.resolve()),
+            "repository": "acme/widgets",
+            "observe": False,
+        }
         board = structured_ok(a.call("create_board", {"workspaceId": "", "name": "Enrolled"}))
         assert board["board"]["workspaceId"] == owner.workspace_id
 
@@ -176,7 +186,9 @@ def test_the_only_workspace_without_roots_is_an_observe_session_reads_work_write
 def test_several_workspaces_and_none_chosen_is_an_observe_session_with_a_hint(stack, owner):
     other = second_workspace(owner)
     with start(stack, owner) as a:
-        a.initialize(roots=False)  # with roots, the checkout's repository may choose (tests/test_stdio_checkout_binding.py)
+        a.initialize(
+            roots=False
+        )  # with roots, the checkout's repository may choose (tests/test_stdio_checkout_binding.py)
         bound = a.binding()
         assert bound["workspaceId"] is None and bound["observe"] is True
         assert "2 workspaces" in bound["observeReason"] and "--workspace" in bound["observeReason"]
@@ -207,7 +219,11 @@ def test_a_bound_connection_refuses_other_workspaces_and_hides_their_ids(stack, 
         a.initialize()
         for ws in (mine_elsewhere, outsider.workspace_id):
             err = error_of(a.call("create_board", {"workspaceId": ws, "name": "switch"}))
-            assert err["code"] == "FORBIDDEN" and owner.workspace_id in err["message"] and owner.workspace_id in err["hint"]
+            assert (
+                err["code"] == "FORBIDDEN"
+                and owner.workspace_id in err["message"]
+                and owner.workspace_id in err["hint"]
+            )
         members = structured_ok(a.call("list_members", {"workspaceId": ""}))
         assert [m["userId"] for m in members["members"]] == [owner.user_id]
         for board_id in (my_other_board, foreign_board):
@@ -267,7 +283,14 @@ def test_a_call_sent_before_the_roots_answer_waits_for_it(stack, owner, repo):
     with start(stack, owner) as a:
         a.initialize(roots=True)
         ask = a.recv()
-        a.send({"jsonrpc": "2.0", "id": "early", "method": "tools/call", "params": {"name": "create_board", "arguments": {"workspaceId": "", "name": "Early"}}})
+        a.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "early",
+                "method": "tools/call",
+                "params": {"name": "create_board", "arguments": {"workspaceId": "", "name": "Early"}},
+            }
+        )
         a.expect_silence(0.5)  # held until the binding settles
         a.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": repo.as_uri()}]}})
         reply, _ = a.until("early")
@@ -281,7 +304,14 @@ def test_a_flood_of_early_calls_cannot_keep_the_roots_answer_from_being_read(sta
         ask = a.recv()
         n = 60
         for i in range(n):
-            a.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "get_token_context", "arguments": {}}})
+            a.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "get_token_context", "arguments": {}},
+                }
+            )
         a.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": repo.as_uri()}]}})
         replies = [a.recv() for _ in range(n)]
         assert sorted(r["id"] for r in replies) == list(range(n))
@@ -294,7 +324,11 @@ def test_an_explicit_checkout_wins_over_roots_and_none_are_asked(stack, owner, r
         a.initialize(roots=True)
         a.expect_silence(0.5)  # no roots/list
         bound = a.binding()
-        assert bound["checkout"] == str(repo.resolve()) and bound["repository"] == "acme/widgets" and bound["observe"] is False
+        assert (
+            bound["checkout"] == str(repo.resolve())
+            and bound["repository"] == "acme/widgets"
+            and bound["observe"] is False
+        )
         structured_ok(a.call("create_board", {"workspaceId": "", "name": "Explicit checkout"}))
 
 
@@ -322,16 +356,30 @@ def test_modern_era_asks_for_roots_through_input_required_and_enrols(stack, owne
     with start(stack, owner) as a:
         first = a.call("create_board", {"workspaceId": "", "name": "Modern"}, modern=True, roots=True)
         assert first["resultType"] == "input_required"
-        assert first["inputRequests"] == {ROOTS_KEY: {"method": "roots/list"}} and isinstance(first["requestState"], str)
-        forged = a.request("tools/call", {
-            "name": "create_board", "arguments": {"workspaceId": "", "name": "Modern"}, "_meta": modern_meta(roots=True),
-            "inputResponses": {ROOTS_KEY: {"roots": [{"uri": repo.as_uri()}]}}, "requestState": "forged",
-        })
+        assert first["inputRequests"] == {ROOTS_KEY: {"method": "roots/list"}} and isinstance(
+            first["requestState"], str
+        )
+        forged = a.request(
+            "tools/call",
+            {
+                "name": "create_board",
+                "arguments": {"workspaceId": "", "name": "Modern"},
+                "_meta": modern_meta(roots=True),
+                "inputResponses": {ROOTS_KEY: {"roots": [{"uri": repo.as_uri()}]}},
+                "requestState": "forged",
+            },
+        )
         assert forged["error"]["code"] == -32602
-        done = a.call("create_board", {"workspaceId": "", "name": "Modern"}, modern=True, roots=True, extra={
-            "inputResponses": {ROOTS_KEY: {"roots": [{"uri": repo.as_uri(), "name": "widgets"}]}},
-            "requestState": first["requestState"],
-        })
+        done = a.call(
+            "create_board",
+            {"workspaceId": "", "name": "Modern"},
+            modern=True,
+            roots=True,
+            extra={
+                "inputResponses": {ROOTS_KEY: {"roots": [{"uri": repo.as_uri(), "name": "widgets"}]}},
+                "requestState": first["requestState"],
+            },
+        )
         assert done["resultType"] == "complete" and structured_ok(done)["board"]["workspaceId"] == owner.workspace_id
         bound = a.binding()
         assert bound["repository"] == "acme/widgets" and bound["observe"] is False
@@ -368,7 +416,11 @@ def test_an_invalid_token_fails_at_start(stack):
 def test_a_token_file_is_read_and_an_empty_one_refused(stack, owner, tmp_path):
     good = tmp_path / "token"
     good.write_text(owner.token + "\n")
-    done = run_adapter(["--token-file", str(good), "--workspace", owner.workspace_id], adapter_env(stack), stdin=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    done = run_adapter(
+        ["--token-file", str(good), "--workspace", owner.workspace_id],
+        adapter_env(stack),
+        stdin=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+    )
     assert done.returncode == 0 and done.stdout.strip() == b'{"jsonrpc":"2.0","id":1,"result":{}}', done.stderr.decode()
     empty = tmp_path / "empty"
     empty.write_text("")

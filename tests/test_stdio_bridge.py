@@ -14,11 +14,10 @@ import json
 import pytest
 
 from domain import auth
-
 from domain.catalog import registry as product_registry
 from domain.context import Binding
 from domain.pipeline import call_tool
-from functions.protocol import RpcError, Session, binding_header, binding_from_header
+from functions.protocol import RpcError, Session, binding_from_header, binding_header
 from functions.stdio.backends import RemoteBackend
 from tests.stdio_support import Adapter, adapter_env, error_of, structured_ok
 
@@ -58,7 +57,11 @@ def test_bridge_and_in_process_report_the_same_binding(stack, server_url, owner)
 
 
 def test_bridge_accepts_id_like_titles_and_still_hides_foreign_ids(stack, server_url, owner, outsider):
-    theirs = call_tool(product_registry().get("create_board"), {"workspaceId": outsider.workspace_id, "name": "Theirs"}, auth.authenticate(outsider.token)).result
+    theirs = call_tool(
+        product_registry().get("create_board"),
+        {"workspaceId": outsider.workspace_id, "name": "Theirs"},
+        auth.authenticate(outsider.token),
+    ).result
     assert theirs
     foreign_column = theirs["columns"][0]["id"]
     with Adapter(["--url", server_url, "--workspace", owner.workspace_id], adapter_env(None, owner.token)) as a:
@@ -66,9 +69,20 @@ def test_bridge_accepts_id_like_titles_and_still_hides_foreign_ids(stack, server
         board = structured_ok(a.call("create_board", {"workspaceId": "", "name": outsider.workspace_id}))
         assert board["board"]["name"] == outsider.workspace_id
         backlog = board["columns"][0]["id"]
-        task = structured_ok(a.call("create_task", {"columnId": backlog, "title": "ws_frbvwwljm43z", "description": f"see {foreign_column} and {theirs['board']['id']}"}))
+        task = structured_ok(
+            a.call(
+                "create_task",
+                {
+                    "columnId": backlog,
+                    "title": "ws_frbvwwljm43z",
+                    "description": f"see {foreign_column} and {theirs['board']['id']}",
+                },
+            )
+        )
         assert task["task"]["title"] == "ws_frbvwwljm43z"
-        task = structured_ok(a.call("create_task", {"columnId": backlog, "title": theirs["board"]["id"], "description": foreign_column}))
+        task = structured_ok(
+            a.call("create_task", {"columnId": backlog, "title": theirs["board"]["id"], "description": foreign_column})
+        )
         assert task["task"]["description"] == foreign_column
         err = error_of(a.call("create_task", {"columnId": foreign_column, "title": "leak?"}))
         assert err["code"] == "NOT_FOUND" and foreign_column in err["message"]
@@ -84,12 +98,25 @@ def principal(pin: str | None = None) -> auth.Principal:
 
 
 def test_the_binding_header_carries_what_the_policy_needs_and_nothing_local():
-    binding = Binding(workspace_id=BOUND, lifetime_id="lt_x", checkout="/home/me/widgets", repository="acme/widgets",
-                      observe=True, observe_reason="pending: roots — not answered yet", client_info={"name": "x"})
+    binding = Binding(
+        workspace_id=BOUND,
+        lifetime_id="lt_x",
+        checkout="/home/me/widgets",
+        repository="acme/widgets",
+        observe=True,
+        observe_reason="pending: roots — not answered yet",
+        client_info={"name": "x"},
+    )
     value = binding_header(binding)
     assert value.isascii() and value.isprintable() and "/home/me" not in value
     back = binding_from_header(value, principal())
-    assert back == Binding(workspace_id=BOUND, lifetime_id="lt_x", repository="acme/widgets", observe=True, observe_reason=binding.observe_reason)
+    assert back == Binding(
+        workspace_id=BOUND,
+        lifetime_id="lt_x",
+        repository="acme/widgets",
+        observe=True,
+        observe_reason=binding.observe_reason,
+    )
     writable = binding_from_header(binding_header(Binding(workspace_id=None, lifetime_id="lt_y")), principal())
     assert writable.workspace_id is None and writable.observe is False
 
@@ -101,7 +128,10 @@ def test_the_binding_header_carries_what_the_policy_needs_and_nothing_local():
         ('{"workspaceId": "ws_aaaaaaaaaaaa"}', '"observe"'),
         ('{"workspaceId": "bd_x", "observe": false}', "names no workspace id"),
         ('{"workspaceId": "ws_aaaaaaaaaaaa", "observe": false, "actAs": "usr_b"}', "actAs"),
-        ('{"workspaceId": "ws_aaaaaaaaaaaa", "observe": false, "repository": "gitlab.com/a/b"}', "no GitHub repository"),
+        (
+            '{"workspaceId": "ws_aaaaaaaaaaaa", "observe": false, "repository": "gitlab.com/a/b"}',
+            "no GitHub repository",
+        ),
     ],
 )
 def test_a_malformed_binding_header_is_refused(value, needle):
@@ -111,7 +141,12 @@ def test_a_malformed_binding_header_is_refused(value, needle):
 
 
 def test_a_binding_header_cannot_move_a_pinned_token():
-    assert binding_from_header(binding_header(Binding(workspace_id=BOUND, lifetime_id="lt")), principal(BOUND)).workspace_id == BOUND
+    assert (
+        binding_from_header(
+            binding_header(Binding(workspace_id=BOUND, lifetime_id="lt")), principal(BOUND)
+        ).workspace_id
+        == BOUND
+    )
     with pytest.raises(RpcError, match=f"pinned to {BOUND}"):
         binding_from_header(binding_header(Binding(workspace_id=OTHER, lifetime_id="lt")), principal(BOUND))
 
@@ -125,14 +160,22 @@ def test_the_binding_header_only_narrows_over_plain_http(stack, server_url, owne
     other = second_workspace(owner, "Header Other")
     theirs = board_in(owner, other)
     bound = {"X-MCP-Binding": binding_header(Binding(workspace_id=owner.workspace_id, lifetime_id="lt_http"))}
-    observe = {"X-MCP-Binding": binding_header(Binding(workspace_id=owner.workspace_id, lifetime_id="lt_http", observe=True, observe_reason="just looking"))}
+    observe = {
+        "X-MCP-Binding": binding_header(
+            Binding(workspace_id=owner.workspace_id, lifetime_id="lt_http", observe=True, observe_reason="just looking")
+        )
+    }
 
     def call(name: str, arguments: dict, headers: dict) -> dict:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-        reply = httpx2.post(server_url, json=body, headers={"Authorization": f"Bearer {owner.token}", **headers}, timeout=30)
+        reply = httpx2.post(
+            server_url, json=body, headers={"Authorization": f"Bearer {owner.token}", **headers}, timeout=30
+        )
         return reply.json()["result"]
 
-    assert structured_ok(call("get_board_snapshot", {"boardId": theirs}, {}))["board"]["id"] == theirs  # unbound: both workspaces
+    assert (
+        structured_ok(call("get_board_snapshot", {"boardId": theirs}, {}))["board"]["id"] == theirs
+    )  # unbound: both workspaces
     assert error_of(call("get_board_snapshot", {"boardId": theirs}, bound))["code"] == "NOT_FOUND"
     assert error_of(call("list_boards", {"workspaceId": other}, bound))["code"] == "FORBIDDEN"
     made = structured_ok(call("create_board", {"workspaceId": "", "name": "Via header"}, bound))
@@ -161,7 +204,9 @@ def test_the_bridge_refuses_to_start_against_a_server_that_ignores_the_binding(s
             return session.binding
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(OldProtocol()), host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(OldProtocol()), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
@@ -170,7 +215,11 @@ def test_the_bridge_refuses_to_start_against_a_server_that_ignores_the_binding(s
         url = f"http://127.0.0.1:{port}/api/mcp"
         backend = RemoteBackend(url, owner.token)
         backend.identify()
-        backend.session = Session(principal=principal(), transport="stdio", binding=Binding(workspace_id=owner.workspace_id, lifetime_id="lt", observe=True, observe_reason="pending"))
+        backend.session = Session(
+            principal=principal(),
+            transport="stdio",
+            binding=Binding(workspace_id=owner.workspace_id, lifetime_id="lt", observe=True, observe_reason="pending"),
+        )
         with pytest.raises(StartupError, match="does not apply this connection's binding"):
             backend.confirm_binding()
         backend.close()
@@ -182,8 +231,8 @@ def test_the_bridge_refuses_to_start_against_a_server_that_ignores_the_binding(s
 @pytest.mark.parametrize("modern", [False, True], ids=["handshake", "modern"])
 def test_bridge_keeps_workspace_level_tools_inside_the_binding(stack, server_url, owner, modern):
     """Regression: over --url, list_workspaces listed every workspace and create_workspace made a new one."""
-    from domain.store.workspaces import create as create_workspace_rows
     from domain.store.models import UserRow
+    from domain.store.workspaces import create as create_workspace_rows
 
     user = UserRow.get(f"USER#{owner.user_id}", "PROFILE")
     create_workspace_rows(user, f"Second {modern}")  # the user now has two workspaces
@@ -193,7 +242,12 @@ def test_bridge_keeps_workspace_level_tools_inside_the_binding(stack, server_url
         assert [w["id"] for w in listed["workspaces"]] == [owner.workspace_id]
         refused = error_of(a.call("create_workspace", {"name": "Escape"}, modern=modern))
         assert refused["code"] == "FORBIDDEN"
-    names = [w["name"] for w in call_tool(product_registry().get("list_workspaces"), {}, auth.authenticate(owner.token)).result["workspaces"]]
+    names = [
+        w["name"]
+        for w in call_tool(product_registry().get("list_workspaces"), {}, auth.authenticate(owner.token)).result[
+            "workspaces"
+        ]
+    ]
     assert "Escape" not in names
 
 
@@ -269,16 +323,27 @@ def test_the_bridge_answers_a_gateway_refusal_with_the_pending_id(fake_gateway, 
     assert reply["error"] == body["error"], kind
 
 
-@pytest.mark.parametrize(("status", "ctype", "raw", "needle"), [
-    (403, "application/json", b'{"message":"Missing Authentication Token"}', "refused the token"),  # API Gateway's stock body
-    (404, "application/json", b'{"error":"not_found","error_description":"no such tool selection"}', "HTTP 404"),
-    (413, "application/json", b'{"message":"Request Too Long"}', "HTTP 413"),
-    (502, "text/html", b"<html><body>Bad Gateway</body></html>", "HTTP 502"),
-    (200, "application/json", b'"ok"', "HTTP 200"),
-    (200, "application/json", b'{"jsonrpc":"2.0","id":8,"result":{}}', "HTTP 200"),
-    (202, "application/json", b"", "HTTP 202"),
-], ids=["stock-403", "app-404", "stock-413", "proxy-html", "json-string", "other-id", "no-body"])
-def test_the_bridge_answers_every_request_with_json_rpc_whatever_the_remote_sends(fake_gateway, status, ctype, raw, needle):
+@pytest.mark.parametrize(
+    ("status", "ctype", "raw", "needle"),
+    [
+        (
+            403,
+            "application/json",
+            b'{"message":"Missing Authentication Token"}',
+            "refused the token",
+        ),  # API Gateway's stock body
+        (404, "application/json", b'{"error":"not_found","error_description":"no such tool selection"}', "HTTP 404"),
+        (413, "application/json", b'{"message":"Request Too Long"}', "HTTP 413"),
+        (502, "text/html", b"<html><body>Bad Gateway</body></html>", "HTTP 502"),
+        (200, "application/json", b'"ok"', "HTTP 200"),
+        (200, "application/json", b'{"jsonrpc":"2.0","id":8,"result":{}}', "HTTP 200"),
+        (202, "application/json", b"", "HTTP 202"),
+    ],
+    ids=["stock-403", "app-404", "stock-413", "proxy-html", "json-string", "other-id", "no-body"],
+)
+def test_the_bridge_answers_every_request_with_json_rpc_whatever_the_remote_sends(
+    fake_gateway, status, ctype, raw, needle
+):
     """JSON that is no JSON-RPC answer, or no JSON at all, still ends the pending request with a
     JSON-RPC error carrying its id (never silence, never a message with another id alone)."""
     gateway, backend = fake_gateway
@@ -287,6 +352,8 @@ def test_the_bridge_answers_every_request_with_json_rpc_whatever_the_remote_send
     answers = [m for m in replies if m.get("id") == 7]
     assert len(answers) == 1, replies
     (answer,) = answers
-    assert answer["jsonrpc"] == "2.0" and answer["error"]["code"] == -32603 and needle in answer["error"]["message"], answer
+    assert answer["jsonrpc"] == "2.0" and answer["error"]["code"] == -32603 and needle in answer["error"]["message"], (
+        answer
+    )
     assert answer["error"]["data"]["httpStatus"] == status
     json.dumps(replies)  # every message the adapter writes is JSON

@@ -48,7 +48,9 @@ def test_one_workspace_linking_the_repository_binds_it_writable(stack, tmp_path)
     checkout = git_checkout(tmp_path / "name", f"https://github.com/Owner/Name-{tag}.git")
     a, bound = _bound(stack, actor, checkout)
     with a:
-        assert bound["workspaceId"] == other and bound["observe"] is False and bound["repository"] == f"owner/name-{tag}"
+        assert (
+            bound["workspaceId"] == other and bound["observe"] is False and bound["repository"] == f"owner/name-{tag}"
+        )
         board = structured_ok(a.call("create_board", {"workspaceId": "", "name": "From the checkout"}))
         assert board["board"]["workspaceId"] == other
 
@@ -74,16 +76,22 @@ def test_two_matching_workspaces_observe_and_name_the_candidates(stack, tmp_path
     with a:
         assert bound["workspaceId"] is None and bound["observe"] is True
         reason = bound["observeReason"]
-        assert "matches 2 workspaces" in reason and actor.workspace_id in reason and other in reason and "There" in reason
+        assert (
+            "matches 2 workspaces" in reason and actor.workspace_id in reason and other in reason and "There" in reason
+        )
         assert error_of(a.call("create_board", {"workspaceId": other, "name": "nope"}))["code"] == "FORBIDDEN"
 
 
 def test_no_matching_workspace_observes_with_the_reason(stack, tmp_path):
     actor = make_actor("Unmatched", "First Space")
     _second(actor, "Other Space")
-    a, bound = _bound(stack, actor, git_checkout(tmp_path / "n", f"https://github.com/Owner/None-{uuid.uuid4().hex[:12]}.git"))
+    a, bound = _bound(
+        stack, actor, git_checkout(tmp_path / "n", f"https://github.com/Owner/None-{uuid.uuid4().hex[:12]}.git")
+    )
     with a:
-        assert bound["workspaceId"] is None and bound["observe"] is True and "matches no project" in bound["observeReason"]
+        assert (
+            bound["workspaceId"] is None and bound["observe"] is True and "matches no project" in bound["observeReason"]
+        )
 
 
 def test_a_resource_read_before_the_roots_answer_waits_for_the_binding(stack, tmp_path):
@@ -94,8 +102,17 @@ def test_a_resource_read_before_the_roots_answer_waits_for_the_binding(stack, tm
     tag = uuid.uuid4().hex[:12]
     _link(actor, other, f"owner/early-{tag}")
     here = _call(actor, "create_project", {"workspaceId": actor.workspace_id, "name": "Unlinked"})["project"]
-    elsewhere = _call(actor, "attach_artifact", {"workspaceId": actor.workspace_id, "type": "PR", "title": "not this one",
-                                                 "url": "https://example.com/pr/1", "projectId": here["id"]})["artifact"]
+    elsewhere = _call(
+        actor,
+        "attach_artifact",
+        {
+            "workspaceId": actor.workspace_id,
+            "type": "PR",
+            "title": "not this one",
+            "url": "https://example.com/pr/1",
+            "projectId": here["id"],
+        },
+    )["artifact"]
     checkout = git_checkout(tmp_path / "early", f"https://github.com/Owner/Early-{tag}.git")
     with Adapter([], adapter_env(stack, actor.token)) as a:
         a.initialize(roots=True)

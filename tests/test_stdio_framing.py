@@ -82,7 +82,7 @@ def test_reader_property_any_chunking_gives_each_line_or_its_oversize(lines, lim
         (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}', "response", None, None),
         (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', "notification", None, None),
         (b'{"jsonrpc":"2.0","id":0,"method":"ping"}', "request", None, None),
-        (b'  \t\r', "blank", None, None),
+        (b"  \t\r", "blank", None, None),
     ],
 )
 def test_classify(line, kind, code, id_):
@@ -117,7 +117,7 @@ def ping(a: Adapter, id_: Any) -> None:
 
 
 def test_parse_errors_answer_minus_32700_with_null_id_then_the_next_line_is_served(adapter):
-    for bad in (b"\xc3\x28 not utf-8", b"{not json", b'{"jsonrpc":"2.0","id":1,"method":"ping"', b"{\"a\": Infinity}"):
+    for bad in (b"\xc3\x28 not utf-8", b"{not json", b'{"jsonrpc":"2.0","id":1,"method":"ping"', b'{"a": Infinity}'):
         adapter.send(bad)
         reply = adapter.recv()
         assert reply["id"] is None and reply["error"]["code"] == -32700, reply
@@ -181,7 +181,14 @@ def test_concurrent_calls_are_written_whole_one_per_line(adapter, actor):
     board = structured_ok(adapter.call("create_board", {"workspaceId": "", "name": "Concurrency"}))
     n = 40
     for i in range(n):
-        adapter.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "get_board_snapshot", "arguments": {"boardId": board["board"]["id"]}}})
+        adapter.send(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": {"name": "get_board_snapshot", "arguments": {"boardId": board["board"]["id"]}},
+            }
+        )
         adapter.send({"jsonrpc": "2.0", "id": f"p{i}", "method": "ping"})
     seen = {}
     for _ in range(2 * n):
@@ -198,7 +205,14 @@ def test_eof_exits_zero_after_the_calls_in_flight(stack, actor):
     with Adapter(["--workspace", actor.workspace_id], env) as a:
         a.initialize()
         for i in range(10):
-            a.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "list_workspaces", "arguments": {}}})
+            a.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "list_workspaces", "arguments": {}},
+                }
+            )
         rc = a.close()
         got = []
         while not a.messages.empty():
@@ -217,7 +231,10 @@ def fuzz_lines(rng: random.Random, count: int) -> tuple[list[bytes], list[tuple[
     pings: set[Any] = set()
 
     def req(id_: Any) -> bytes:
-        return json.dumps({"jsonrpc": "2.0", "id": id_, "method": "ping", "params": {"t": "é" * rng.randint(0, 30)}}, ensure_ascii=False).encode()
+        return json.dumps(
+            {"jsonrpc": "2.0", "id": id_, "method": "ping", "params": {"t": "é" * rng.randint(0, 30)}},
+            ensure_ascii=False,
+        ).encode()
 
     alphabet = [b for b in range(256) if b != 10]  # anything but the newline
 
@@ -226,7 +243,21 @@ def fuzz_lines(rng: random.Random, count: int) -> tuple[list[bytes], list[tuple[
 
     for i in range(count):
         kind = rng.choices(
-            ["binary", "truncated", "oversized", "scalar", "array", "bad_version", "bad_id", "bad_method", "ping", "notification", "response", "blank", "text"],
+            [
+                "binary",
+                "truncated",
+                "oversized",
+                "scalar",
+                "array",
+                "bad_version",
+                "bad_id",
+                "bad_method",
+                "ping",
+                "notification",
+                "response",
+                "blank",
+                "text",
+            ],
             weights=[10, 12, 6, 5, 5, 6, 6, 5, 20, 6, 5, 3, 11],
         )[0]
         if kind == "binary":
@@ -253,24 +284,37 @@ def fuzz_lines(rng: random.Random, count: int) -> tuple[list[bytes], list[tuple[
             lines.append(json.dumps({**env, "id": id_, "method": "ping"}).encode())
             errors.append((id_, -32600))
         elif kind == "bad_id":
-            lines.append(json.dumps({"jsonrpc": "2.0", "id": rng.choice([True, 1.25, {"k": 1}, [1], None]), "method": "ping"}).encode())
+            lines.append(
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": rng.choice([True, 1.25, {"k": 1}, [1], None]), "method": "ping"}
+                ).encode()
+            )
             errors.append((None, -32600))
         elif kind == "bad_method":
             id_ = f"m{i}"
-            lines.append(json.dumps({"jsonrpc": "2.0", "id": id_, "method": rng.choice([1, None, ["ping"], {"m": 1}])}).encode())
+            lines.append(
+                json.dumps({"jsonrpc": "2.0", "id": id_, "method": rng.choice([1, None, ["ping"], {"m": 1}])}).encode()
+            )
             errors.append((id_, -32600))
         elif kind == "ping":
             id_ = rng.choice([i, f"p{i}"])
             lines.append(req(id_))
             pings.add(id_)
         elif kind == "notification":
-            lines.append(json.dumps({"jsonrpc": "2.0", "method": rng.choice(["notifications/cancelled", "notifications/progress", "x/y"])}).encode())
+            lines.append(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": rng.choice(["notifications/cancelled", "notifications/progress", "x/y"]),
+                    }
+                ).encode()
+            )
         elif kind == "response":
             lines.append(json.dumps({"jsonrpc": "2.0", "id": f"u{i}", "result": {"n": i}}).encode())
         elif kind == "blank":
             lines.append(rng.choice([b"", b" ", b"\t \r"]))
         else:  # text that starts like no JSON value
-            lines.append(("x" + "".join(rng.choice("abc{}[]:,\" 0123") for _ in range(rng.randint(0, 80)))).encode())
+            lines.append(("x" + "".join(rng.choice('abc{}[]:," 0123') for _ in range(rng.randint(0, 80)))).encode())
             errors.append((None, -32700))
     return lines, errors, pings
 
@@ -344,5 +388,7 @@ def test_a_200_mib_line_is_drained_with_bounded_memory_and_the_next_line_is_serv
         assert a.close() == 0
     record_property("drain_peak_rss_mib", round(peak / 1024, 1))
     record_property("drain_baseline_rss_mib", round(baseline / 1024, 1))
-    print(f"drain: 200 MiB line in {elapsed:.2f}s; peak RSS {peak / 1024:.1f} MiB (before the line {baseline / 1024:.1f} MiB)")
+    print(
+        f"drain: 200 MiB line in {elapsed:.2f}s; peak RSS {peak / 1024:.1f} MiB (before the line {baseline / 1024:.1f} MiB)"
+    )
     assert peak < 120 * 1024, f"peak RSS {peak / 1024:.1f} MiB"

@@ -25,7 +25,7 @@ import pytest
 from domain.catalog import registry as product_registry
 from tests.conftest import Actor, make_actor
 from tests.stdio_support import Adapter, adapter_env, error_of
-from tests.test_catalog_harness import Place, _place, _per_item_error, valid_args
+from tests.test_catalog_harness import Place, _per_item_error, _place, valid_args
 from tests.test_input_validation import table_fingerprint
 
 REGISTRY = product_registry()
@@ -56,7 +56,10 @@ def worlds(stack) -> Worlds:
 
     user = make_actor("Two Spaces", f"Space A {uuid.uuid4().hex[:12]}")
     c_row, _ = create_workspace_rows(UserRow.get(f"USER#{user.user_id}", "PROFILE"), f"Space C {uuid.uuid4().hex[:12]}")
-    for ws in (user.workspace_id, c_row.workspaceId):  # membership tools reach their handlers (as in the catalog harness)
+    for ws in (
+        user.workspace_id,
+        c_row.workspaceId,
+    ):  # membership tools reach their handlers (as in the catalog harness)
         governance_store.set_policy(ws, "membership", "ALLOW", actor_id=user.user_id, source="ui")
     from domain.search import repair
 
@@ -131,7 +134,9 @@ def test_a_bound_connection_reaches_nothing_of_another_workspace_of_the_same_use
         if error is None:
             leaks.append(f"{case.tool}({case.field}=C): answered {text[:200]}")
         elif error["code"] not in case.expected:
-            leaks.append(f"{case.tool}({case.field}=C): {error['code']} {error['message'][:160]}, expected {sorted(case.expected)}")
+            leaks.append(
+                f"{case.tool}({case.field}=C): {error['code']} {error['message'][:160]}, expected {sorted(case.expected)}"
+            )
     assert not leaks, "\n".join(leaks)
     assert table_fingerprint() == before, "a call aimed at workspace C changed the tables"
 
@@ -143,7 +148,9 @@ def test_resources_read_of_another_workspaces_artifact_is_refused(worlds, connec
     assert reply["error"]["code"] == -32602 and reply["error"]["data"]["uri"] == uri, reply
     assert reply["error"]["data"]["error"]["code"] == "NOT_FOUND", reply
     mine = connection.request("resources/read", {"uri": f"stacks://artifact/{worlds.a.artifact}"})
-    assert json.loads(mine["result"]["contents"][0]["text"])["artifact"]["id"] == worlds.a.artifact  # A's own still reads
+    assert (
+        json.loads(mine["result"]["contents"][0]["text"])["artifact"]["id"] == worlds.a.artifact
+    )  # A's own still reads
 
 
 # -- the token over the connection's lifetime: resources/read too ---------------------------------------
@@ -163,6 +170,8 @@ def test_resources_read_after_revocation_is_refused_in_process(stack, worlds):
         assert refusal["code"] == "FORBIDDEN" and "revoked or has expired" in refusal["message"], refusal
         assert "jentrix token create" in refusal["hint"]
         call = error_of(a.call("get_artifact", {"artifactId": worlds.a.artifact}))
-        assert call["code"] == "FORBIDDEN" and call["message"] == refusal["message"]  # the same refusal for both methods
+        assert (
+            call["code"] == "FORBIDDEN" and call["message"] == refusal["message"]
+        )  # the same refusal for both methods
         assert a.close() == 0
     assert "no longer authenticates" in a.stderr and "resources/read" in a.stderr

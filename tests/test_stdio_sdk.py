@@ -35,13 +35,17 @@ INSPECTOR = REPO / ".jentrix" / "node" / "node_modules" / ".bin" / "mcp-inspecto
 
 @asynccontextmanager
 async def sdk_client(args: list[str], env: dict[str, str], mode: str, errlog: Path, roots: list[Path] | None = None):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "functions.stdio_adapter", *args], env=env, cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "functions.stdio_adapter", *args], env=env, cwd=str(REPO)
+    )
 
     async def list_roots(ctx: Any) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=p.as_uri(), name=p.name) for p in roots or []])
 
     with errlog.open("w") as log:
-        async with Client(stdio_client(params, errlog=log), mode=mode, list_roots_callback=list_roots if roots is not None else None) as client:
+        async with Client(
+            stdio_client(params, errlog=log), mode=mode, list_roots_callback=list_roots if roots is not None else None
+        ) as client:
             yield client
 
 
@@ -87,7 +91,9 @@ async def test_sdk_client_without_roots_gets_an_observe_session(stack, owner, tm
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_sdk_client_with_an_explicit_workspace(stack, owner, tmp_path, mode):
-    async with sdk_client(["--workspace", owner.workspace_id], adapter_env(stack, owner.token), mode, tmp_path / "stderr.log") as c:
+    async with sdk_client(
+        ["--workspace", owner.workspace_id], adapter_env(stack, owner.token), mode, tmp_path / "stderr.log"
+    ) as c:
         await work_a_board(c, owner.workspace_id)
 
 
@@ -102,7 +108,9 @@ async def test_sdk_client_against_an_ephemeral_stack(tmp_path):
     text = errlog.read_text()
     assert "ephemeral stack removed" in text
     port = re.search(r"DynamoDB Local at http://127\.0\.0\.1:(\d+)", text).group(1)  # type: ignore[union-attr]
-    java = subprocess.run(["pgrep", "-f", "--", f"DynamoDBLocal.jar -sharedDb -port {port}"], capture_output=True, text=True)
+    java = subprocess.run(
+        ["pgrep", "-f", "--", f"DynamoDBLocal.jar -sharedDb -port {port}"], capture_output=True, text=True
+    )
     assert java.returncode == 1, f"the ephemeral DynamoDB Local is still running: {java.stdout} {java.stderr}"
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
@@ -115,9 +123,15 @@ async def test_bridge_forwards_both_eras_and_applies_the_binding(stack, server_u
     from domain.catalog import registry as product_registry
     from domain.pipeline import call_tool
 
-    theirs = call_tool(product_registry().get("create_board"), {"workspaceId": outsider.workspace_id, "name": "Theirs"}, auth.authenticate(outsider.token)).result
+    theirs = call_tool(
+        product_registry().get("create_board"),
+        {"workspaceId": outsider.workspace_id, "name": "Theirs"},
+        auth.authenticate(outsider.token),
+    ).result
     env = adapter_env(None, owner.token)
-    async with sdk_client(["--url", server_url, "--workspace", owner.workspace_id], env, mode, tmp_path / "stderr.log") as c:
+    async with sdk_client(
+        ["--url", server_url, "--workspace", owner.workspace_id], env, mode, tmp_path / "stderr.log"
+    ) as c:
         await work_a_board(c, owner.workspace_id)
         err = envelope(await c.call_tool("create_board", {"workspaceId": outsider.workspace_id, "name": "switch"}))
         assert err["code"] == "FORBIDDEN" and owner.workspace_id in err["hint"]
@@ -153,9 +167,16 @@ def test_bridge_with_a_bad_token_or_url_fails_at_start(stack, server_url):
 def test_bridge_headers_follow_the_era():
     b = RemoteBackend("https://example.invalid/api/mcp", "tm_x")
     try:
-        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "créer", "_meta": meta}}
-        assert b.headers_for(call) == {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "=?base64?Y3LDqWVy?="}
+        assert b.headers_for(call) == {
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "=?base64?Y3LDqWVy?=",
+        }
         read = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "x://a", "_meta": meta}}
         assert b.headers_for(read)["Mcp-Name"] == "x://a"
         legacy = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
@@ -170,29 +191,81 @@ def test_bridge_headers_follow_the_era():
 # -- the Inspector CLI ---------------------------------------------------------------------------------
 def inspector(env: dict[str, str], catalog: Path, *args: str) -> dict[str, Any]:
     cmd = [str(INSPECTOR), "--cli"]
-    for key in ("JENTRIX_DYNAMODB_ENDPOINT", "JENTRIX_TABLE", "JENTRIX_IDEMPOTENCY_TABLE", "JENTRIX_TOKEN", "JENTRIX_RATE_LIMIT_PER_MINUTE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
+    for key in (
+        "JENTRIX_DYNAMODB_ENDPOINT",
+        "JENTRIX_TABLE",
+        "JENTRIX_IDEMPOTENCY_TABLE",
+        "JENTRIX_TOKEN",
+        "JENTRIX_RATE_LIMIT_PER_MINUTE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_REGION",
+    ):
         if key in env:
             cmd += ["-e", f"{key}={env[key]}"]
-    done = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, cwd=REPO, env={**os.environ, "MCP_CATALOG_PATH": str(catalog)})
+    done = subprocess.run(
+        [*cmd, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "MCP_CATALOG_PATH": str(catalog)},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
-@pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector CLI not installed under .jentrix/node (scripts/setup.sh installs it)")
+@pytest.mark.skipif(
+    not INSPECTOR.exists(), reason="MCP Inspector CLI not installed under .jentrix/node (scripts/setup.sh installs it)"
+)
 def test_inspector_cli_drives_tools_over_stdio(stack, tmp_path):
     actor = make_actor("Ines", "Inspector Space")
-    env = adapter_env(stack, actor.token, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1")
+    env = adapter_env(
+        stack, actor.token, AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_REGION="us-east-1"
+    )
     target = ["--", sys.executable, "-m", "functions.stdio_adapter", "--workspace", actor.workspace_id]
     catalog = tmp_path / "catalog.json"
     listed = inspector(env, catalog, "--method", "tools/list", *target)
     assert {"create_board", "create_task", "get_board_snapshot"} <= {t["name"] for t in listed["tools"]}
-    board = inspector(env, catalog, "--method", "tools/call", "--tool-name", "create_board",
-                      "--tool-arg", f"workspaceId={actor.workspace_id}", "--tool-arg", "name=Inspected", *target)
+    board = inspector(
+        env,
+        catalog,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "create_board",
+        "--tool-arg",
+        f"workspaceId={actor.workspace_id}",
+        "--tool-arg",
+        "name=Inspected",
+        *target,
+    )
     assert board["isError"] is False
     board_id = board["structuredContent"]["board"]["id"]
     column = board["structuredContent"]["columns"][0]["id"]
-    task = inspector(env, catalog, "--method", "tools/call", "--tool-name", "create_task",
-                     "--tool-arg", f"columnId={column}", "--tool-arg", "title=From the Inspector", *target)
+    task = inspector(
+        env,
+        catalog,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "create_task",
+        "--tool-arg",
+        f"columnId={column}",
+        "--tool-arg",
+        "title=From the Inspector",
+        *target,
+    )
     assert task["isError"] is False
-    snap = inspector(env, catalog, "--method", "tools/call", "--tool-name", "get_board_snapshot", "--tool-arg", f"boardId={board_id}", *target)
+    snap = inspector(
+        env,
+        catalog,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_board_snapshot",
+        "--tool-arg",
+        f"boardId={board_id}",
+        *target,
+    )
     assert [t["title"] for t in snap["structuredContent"]["tasks"]] == ["From the Inspector"]

@@ -90,7 +90,10 @@ def test_the_backend_runs_each_call_as_the_principal_just_verified(monkeypatch):
     from domain import auth
 
     started = auth.Principal(user_id="usr_a", token_id="tok_a", kind="pat", stored_scopes=(), workspace_pin=None)
-    fresh = [auth.Principal(user_id="usr_a", token_id="tok_a", kind="pat", stored_scopes=("read",), workspace_pin=None) for _ in range(2)]
+    fresh = [
+        auth.Principal(user_id="usr_a", token_id="tok_a", kind="pat", stored_scopes=("read",), workspace_pin=None)
+        for _ in range(2)
+    ]
     seen: list[str | None] = []
 
     def authenticate(secret):
@@ -114,7 +117,11 @@ def test_the_backend_runs_each_call_as_the_principal_just_verified(monkeypatch):
     assert len(proto.principals) == 3 and refused["id"] == 4
     assert json.loads(refused["result"]["content"][0]["text"])["error"]["code"] == "FORBIDDEN"
     assert refused["result"]["isError"] is True and "resultType" not in refused["result"]
-    modern = {**call, "id": 5, "params": {**call["params"], "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}
+    modern = {
+        **call,
+        "id": 5,
+        "params": {**call["params"], "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+    }
     assert backend.request(modern)[0]["result"]["resultType"] == "complete"
 
 
@@ -123,7 +130,10 @@ def test_a_tool_error_is_logged_once(stack, owner):
     env = adapter_env(stack, owner.token, POWERTOOLS_LOG_LEVEL="INFO")
     with Adapter(["--workspace", owner.workspace_id], env) as a:
         a.initialize()
-        assert error_of(a.call("get_board_snapshot", {"boardId": "bd_nonsense"}))["code"] in ("NOT_FOUND", "INVALID_INPUT")
+        assert error_of(a.call("get_board_snapshot", {"boardId": "bd_nonsense"}))["code"] in (
+            "NOT_FOUND",
+            "INVALID_INPUT",
+        )
         assert a.close() == 0
     lines = [line for line in a.stderr.splitlines() if "tool error" in line]
     assert len(lines) == 1, a.stderr

@@ -36,8 +36,8 @@ from botocore.exceptions import (
 from cfnlint.decode import cfn_yaml
 from pynamodb.exceptions import DoesNotExist, GetError, QueryError, TransactWriteError
 
-from domain.settings import Settings
 from domain import faults
+from domain.settings import Settings
 from tests.stdio_support import Adapter, error_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,9 @@ def test_default_numbers_fit_inside_the_lambda_timeout(monkeypatch: pytest.Monke
         monkeypatch.delenv(name, raising=False)
     cfg = Settings()
     assert (cfg.dynamodb_connect_timeout, cfg.dynamodb_read_timeout, cfg.dynamodb_max_attempts) == (2.0, 5.0, 3)
-    budget = faults.request_budget_seconds(cfg.dynamodb_connect_timeout, cfg.dynamodb_read_timeout, cfg.dynamodb_max_attempts)
+    budget = faults.request_budget_seconds(
+        cfg.dynamodb_connect_timeout, cfg.dynamodb_read_timeout, cfg.dynamodb_max_attempts
+    )
     assert budget == 3 * (2 + 5) + (1 + 2)
     timeout = _lambda_timeout()
     assert budget < timeout <= 29, "API Gateway gives up after 29 s, so the function must answer before"
@@ -166,7 +168,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-SHORT_TIMEOUTS = {"JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "0.5", "JENTRIX_DYNAMODB_READ_TIMEOUT": "2", "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "1"}
+SHORT_TIMEOUTS = {
+    "JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "0.5",
+    "JENTRIX_DYNAMODB_READ_TIMEOUT": "2",
+    "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "1",
+}
 
 
 @pytest.fixture
@@ -176,8 +182,12 @@ def doomed_stack() -> Iterator[dict[str, Any]]:
 
 
 # Per request up to 2 x 6 s read timeouts plus up to 1 s of back-off (about 13 s), per call 3 s.
-SLOW_REQUESTS_SHORT_DEADLINE = {"JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "1", "JENTRIX_DYNAMODB_READ_TIMEOUT": "6",
-                                "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "2", "JENTRIX_CALL_DEADLINE_MS": "3000"}
+SLOW_REQUESTS_SHORT_DEADLINE = {
+    "JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "1",
+    "JENTRIX_DYNAMODB_READ_TIMEOUT": "6",
+    "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "2",
+    "JENTRIX_CALL_DEADLINE_MS": "3000",
+}
 
 
 @pytest.fixture
@@ -194,11 +204,21 @@ def _stack(fault_env: dict[str, str]) -> Iterator[dict[str, Any]]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("JENTRIX_")}
     env.update(
-        JENTRIX_DYNAMODB_ENDPOINT=ddb.endpoint, JENTRIX_TABLE=f"faults-{uuid.uuid4().hex[:12]}", JENTRIX_IDEMPOTENCY_TABLE="faults-idem",
-        JENTRIX_TOKEN_CACHE_SECONDS="3600", AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", POWERTOOLS_LOG_LEVEL="ERROR",
+        JENTRIX_DYNAMODB_ENDPOINT=ddb.endpoint,
+        JENTRIX_TABLE=f"faults-{uuid.uuid4().hex[:12]}",
+        JENTRIX_IDEMPOTENCY_TABLE="faults-idem",
+        JENTRIX_TOKEN_CACHE_SECONDS="3600",
+        AWS_ACCESS_KEY_ID="local",
+        AWS_SECRET_ACCESS_KEY="local",
+        POWERTOOLS_LOG_LEVEL="ERROR",
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port), json.dumps(fault_env)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-c", SERVER, str(port), json.dumps(fault_env)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
@@ -239,13 +259,20 @@ def _assert_outage_answers(stack: dict[str, Any], label: str) -> None:
     result = answer.json()["result"]
     assert result["isError"] is True, (label, result)
     error = json.loads(result["content"][0]["text"])["error"]
-    assert error["code"] == "INTERNAL" and "storage" in error["message"] and "unavailable" in error["message"], (label, error)
+    assert error["code"] == "INTERNAL" and "storage" in error["message"] and "unavailable" in error["message"], (
+        label,
+        error,
+    )
     assert error["retryAfterSeconds"] == faults.RETRY_AFTER_SECONDS and "Retry" in error["hint"], (label, error)
 
     # The cold token must be looked up: the authentication step cannot finish.
-    refused = _call(stack["url"], stack["cold"], "list_boards", {"workspaceId": stack["workspace"]}, id_=f"{label}-auth")
+    refused = _call(
+        stack["url"], stack["cold"], "list_boards", {"workspaceId": stack["workspace"]}, id_=f"{label}-auth"
+    )
     assert refused.status_code == 503, (label, refused.status_code, refused.text)
-    assert refused.headers["content-type"] == "application/json" and refused.headers["retry-after"] == str(faults.RETRY_AFTER_SECONDS)
+    assert refused.headers["content-type"] == "application/json" and refused.headers["retry-after"] == str(
+        faults.RETRY_AFTER_SECONDS
+    )
     body = refused.json()
     assert body["jsonrpc"] == "2.0" and body["id"] == f"{label}-auth", body
     assert body["error"]["code"] == -32603 and "storage" in body["error"]["message"], body
@@ -256,13 +283,21 @@ def _assert_outage_answers(stack: dict[str, Any], label: str) -> None:
 def test_killed_then_stalled_dynamodb_gets_json_answers(doomed_stack: dict[str, Any]) -> None:
     stack = doomed_stack
     ok = _call(stack["url"], stack["warm"], "list_workspaces", {})
-    assert ok.status_code == 200 and ok.json()["result"]["structuredContent"]["workspaces"][0]["id"] == stack["workspace"]
+    assert (
+        ok.status_code == 200 and ok.json()["result"]["structuredContent"]["workspaces"][0]["id"] == stack["workspace"]
+    )
 
     # An in-process stdio adapter on the same store, re-checking its token on every call.
     adapter = Adapter(
         ["--workspace", stack["workspace"]],
-        {**stack["env"], "JENTRIX_TOKEN": stack["warm"], "JENTRIX_TOKEN_CACHE_SECONDS": "0",
-         "JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "0.5", "JENTRIX_DYNAMODB_READ_TIMEOUT": "2", "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "1"},
+        {
+            **stack["env"],
+            "JENTRIX_TOKEN": stack["warm"],
+            "JENTRIX_TOKEN_CACHE_SECONDS": "0",
+            "JENTRIX_DYNAMODB_CONNECT_TIMEOUT": "0.5",
+            "JENTRIX_DYNAMODB_READ_TIMEOUT": "2",
+            "JENTRIX_DYNAMODB_MAX_ATTEMPTS": "1",
+        },
     )
     try:
         adapter.initialize()
@@ -304,10 +339,14 @@ def test_a_paused_store_is_answered_within_the_call_deadline(deadline_stack: dic
     os.kill(java.pid, signal.SIGSTOP)
     try:
         started = time.monotonic()
-        answer = _call(stack["url"], stack["warm"], "list_boards", {"workspaceId": stack["workspace"]}, id_="paused-tool")
+        answer = _call(
+            stack["url"], stack["warm"], "list_boards", {"workspaceId": stack["workspace"]}, id_="paused-tool"
+        )
         tool_seconds = time.monotonic() - started
         started = time.monotonic()
-        refused = _call(stack["url"], stack["cold"], "list_boards", {"workspaceId": stack["workspace"]}, id_="paused-auth")
+        refused = _call(
+            stack["url"], stack["cold"], "list_boards", {"workspaceId": stack["workspace"]}, id_="paused-auth"
+        )
         auth_seconds = time.monotonic() - started
     finally:
         os.kill(java.pid, signal.SIGCONT)
@@ -315,7 +354,10 @@ def test_a_paused_store_is_answered_within_the_call_deadline(deadline_stack: dic
     error = json.loads(answer.json()["result"]["content"][0]["text"])["error"]
     assert error["code"] == "INTERNAL" and "unavailable" in error["message"], error
     assert error["retryAfterSeconds"] == faults.RETRY_AFTER_SECONDS
-    assert refused.status_code == 503 and refused.json()["error"]["data"]["retryAfterSeconds"] == faults.RETRY_AFTER_SECONDS, refused.text
+    assert (
+        refused.status_code == 503
+        and refused.json()["error"]["data"]["retryAfterSeconds"] == faults.RETRY_AFTER_SECONDS
+    ), refused.text
     # 3 s deadline; one attempt alone would have waited 6 s, one request ~13 s.
     assert tool_seconds < 5.9, tool_seconds
     assert auth_seconds < 5.9, auth_seconds

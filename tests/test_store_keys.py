@@ -26,7 +26,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "column": (keys.column("bd_c", "cl_d"), None),
     "task, compact": (keys.task_compact("bd_c", 42), keys.column_order("cl_d", "a0", 42)),
     "task, full": (keys.task_full("bd_c", 42), None),
-    "activity": (keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"), keys.task_activity("tk_e", "2026-12-01T10:00:00.000Z", "01j0abc")),
+    "activity": (
+        keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"),
+        keys.task_activity("tk_e", "2026-12-01T10:00:00.000Z", "01j0abc"),
+    ),
     "token": (keys.token("ab12"), keys.user_token("usr_a", "tok_f")),
     "rate window": (keys.rate_window("tok_f", 1_700_000_040_000), None),
     "creation marker": (keys.creation_marker("cd34"), None),
@@ -44,7 +47,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "workspace, default repository": (keys.workspace_head("ws_b"), keys.repo_default_index("owner/name", "ws_b")),
     "project": (keys.project("ws_b", "pj_h"), None),
     "project slug claim": (keys.project_slug_claim("ws_b", "launch"), None),
-    "project link": (keys.project_link("pj_h", "REPO", "owner/name"), keys.repo_link_index("owner/name", "ws_b", "pj_h")),
+    "project link": (
+        keys.project_link("pj_h", "REPO", "owner/name"),
+        keys.repo_link_index("owner/name", "ws_b", "pj_h"),
+    ),
     "work item": (keys.work_item("tk_d", "usr_a"), keys.work_index("ws_b", "usr_a", "2026-08-01", "HIGH", "tk_d")),
     "invitation": (keys.invitation("ws_b", "01j0abc"), None),
     "governance policy": (keys.governance_policy("ws_b"), None),
@@ -54,8 +60,14 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "search vocabulary trigram": (keys.search_gram_posting("ws_b", "par", "parser"), None),
     "search pending record": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
     "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
-    "search artifact word posting": (keys.search_term_posting("ws_b", "pars", keys.search_doc_artifact("ar_e"), keys.SEARCH_ARTIFACTS), None),
-    "search artifact vocabulary trigram": (keys.search_gram_posting("ws_b", "par", "parser", keys.SEARCH_ARTIFACTS), None),
+    "search artifact word posting": (
+        keys.search_term_posting("ws_b", "pars", keys.search_doc_artifact("ar_e"), keys.SEARCH_ARTIFACTS),
+        None,
+    ),
+    "search artifact vocabulary trigram": (
+        keys.search_gram_posting("ws_b", "par", "parser", keys.SEARCH_ARTIFACTS),
+        None,
+    ),
     "search artifact pending marker": (keys.search_pending("ws_b", keys.search_doc_artifact("ar_e")), None),
     "agent session": (keys.session("ws_b", "01j0abc"), None),
     "session alignment interval": (keys.session_alignment("ses_b_01j0abc", 1), None),
@@ -74,8 +86,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "channel message": (keys.channel_message("ws_b", "ideas", "01j0abc"), None),
     "promotion": (keys.promotion("ws_b", "ideas", "01j0abc", "task"), None),
     "inbox entry": (keys.inbox_entry("ws_b", "usr_a", "01j0abc"), None),
-    "activity, by type": (keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"),
-                          keys.activity_type_index("bd_c", "task.moved", "2026-12-01T10:00:00.000Z", "01j0abc")),
+    "activity, by type": (
+        keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"),
+        keys.activity_type_index("bd_c", "task.moved", "2026-12-01T10:00:00.000Z", "01j0abc"),
+    ),
 }
 
 
@@ -102,7 +116,9 @@ def _pattern(cell: str) -> list[re.Pattern[str]]:
     out = []
     for literal in re.findall(r"`([^`]+)`", cell):
         parts = re.split(r"(<[^>]+>)", literal)
-        regex = "".join(r"\d{10}" if p == "<number:010>" else ".+?" if p.startswith("<") else re.escape(p) for p in parts)
+        regex = "".join(
+            r"\d{10}" if p == "<number:010>" else ".+?" if p.startswith("<") else re.escape(p) for p in parts
+        )
         out.append(re.compile(regex))
     return out
 
@@ -135,7 +151,12 @@ def test_numbers_sort_as_strings():
 
 def test_snapshot_range_excludes_full_items():
     lo, hi = keys.SNAPSHOT_RANGE
-    inside = [keys.board_head("b")[1], keys.column("b", "cl_x")[1], keys.label("b", "lb_x")[1], keys.task_compact("b", 1)[1]]
+    inside = [
+        keys.board_head("b")[1],
+        keys.column("b", "cl_x")[1],
+        keys.label("b", "lb_x")[1],
+        keys.task_compact("b", 1)[1],
+    ]
     assert all(lo <= sk <= hi for sk in inside)
     assert not lo <= keys.task_full("b", 1)[1] <= hi
     hlo, hhi = keys.HEADER_RANGE
@@ -149,9 +170,15 @@ def test_email_claims_ignore_case_and_spaces():
 def test_dependency_range_holds_exactly_a_tasks_dependency_successors():
     lo, hi = keys.DEPENDENCY_RANGE
     inside = [keys.link_out("tk_a", "BLOCKS", "tk_b")[1], keys.link_in("tk_a", "DEPENDS_ON", "tk_b")[1]]
-    outside = [keys.link_in("tk_a", "BLOCKS", "tk_b")[1], keys.link_out("tk_a", "DEPENDS_ON", "tk_b")[1],
-               keys.link_out("tk_a", "RELATES_TO", "tk_b")[1], keys.link_in("tk_a", "DUPLICATES", "tk_b")[1],
-               keys.link_out("tk_a", "DUPLICATES", "tk_b")[1], keys.link_count("tk_a")[1], keys.comment("tk_a", "01j")[1]]
+    outside = [
+        keys.link_in("tk_a", "BLOCKS", "tk_b")[1],
+        keys.link_out("tk_a", "DEPENDS_ON", "tk_b")[1],
+        keys.link_out("tk_a", "RELATES_TO", "tk_b")[1],
+        keys.link_in("tk_a", "DUPLICATES", "tk_b")[1],
+        keys.link_out("tk_a", "DUPLICATES", "tk_b")[1],
+        keys.link_count("tk_a")[1],
+        keys.comment("tk_a", "01j")[1],
+    ]
     assert all(lo <= sk <= hi for sk in inside)
     assert not any(lo <= sk <= hi for sk in outside)
     slo, shi = keys.SIDECAR_RANGE
@@ -162,5 +189,9 @@ def test_batch_pending_records_are_spelled_in_keys_and_never_look_like_a_doc():
     from domain.store import search_marks
 
     assert search_marks.BATCH_PREFIX is keys.SEARCH_BATCH_PREFIX
-    for doc in (keys.search_doc_task("tk_a_b_1"), keys.search_doc_comment("tk_a_b_1", "cm_1"), keys.search_doc_artifact("ar_1")):
+    for doc in (
+        keys.search_doc_task("tk_a_b_1"),
+        keys.search_doc_comment("tk_a_b_1", "cm_1"),
+        keys.search_doc_artifact("ar_1"),
+    ):
         assert not doc.startswith(keys.SEARCH_BATCH_PREFIX)

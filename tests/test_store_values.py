@@ -21,7 +21,11 @@ from domain.store.models import Row, values
 
 def _item_types() -> list[type[Row]]:
     """The concrete item types (a discriminator value of their own; not the shared bases)."""
-    found = [v for v in vars(models).values() if isinstance(v, type) and issubclass(v, Row) and v is not Row and not v.__name__.startswith("_")]
+    found = [
+        v
+        for v in vars(models).values()
+        if isinstance(v, type) and issubclass(v, Row) and v is not Row and not v.__name__.startswith("_")
+    ]
     return sorted(found, key=lambda t: t.__name__)
 
 
@@ -55,7 +59,12 @@ def test_values_answer_what_the_attributes_answer(cls, fill):
     discriminator = cls._get_discriminator_attribute()
     kwargs = {}
     for i, (name, attr) in enumerate(sorted(attrs.items())):
-        if name in ("PK", "SK") or attr is discriminator or (fill == "required only" and attr.null) or (fill == "required only" and attr.default is not None):
+        if (
+            name in ("PK", "SK")
+            or attr is discriminator
+            or (fill == "required only" and attr.null)
+            or (fill == "required only" and attr.default is not None)
+        ):
             continue
         value = _sample(attr, i)
         if value is not None:
@@ -88,7 +97,11 @@ def test_reads_build_the_row_pynamodb_builds(cls, fill):
     discriminator = cls._get_discriminator_attribute()
     kwargs = {}
     for i, (name, attr) in enumerate(sorted(attrs.items())):
-        if name in ("PK", "SK") or attr is discriminator or (fill == "required only" and (attr.null or attr.default is not None)):
+        if (
+            name in ("PK", "SK")
+            or attr is discriminator
+            or (fill == "required only" and (attr.null or attr.default is not None))
+        ):
             continue
         value = _sample(attr, i)
         if value is not None:
@@ -115,7 +128,9 @@ def test_reads_outside_the_fast_path_behave_as_pynamodb_does():
     answer (and error) every time."""
     from domain.store.models import TaskRow, UserRow
 
-    user = UserRow(PK="U#1", SK="PROFILE", userId="u1", email="a@b", displayName="A", createdAt="2026-01-01T00:00:00Z").serialize()
+    user = UserRow(
+        PK="U#1", SK="PROFILE", userId="u1", email="a@b", displayName="A", createdAt="2026-01-01T00:00:00Z"
+    ).serialize()
     with pytest.raises(ValueError, match="Cannot instantiate"):
         TaskRow.from_raw_data(user)
     with pytest.raises(ValueError, match="Unknown discriminator value: NoSuchKind"):

@@ -49,7 +49,9 @@ def test_repeated_moves_to_one_spot_keep_ranks_short_and_order_exact(stack, monk
         assert order[order.index(anchor) - 1] == mover  # the moved task sits right above the anchor
         assert sorted(order) == sorted(ids)
     column = ColumnRow.get(*keys.column(board_id, column_id), consistent_read=True)
-    tail = [r.rank for r in TaskRow.gsi1.query(keys.column_order_partition(column_id), scan_index_forward=False, limit=1)]
+    tail = [
+        r.rank for r in TaskRow.gsi1.query(keys.column_order_partition(column_id), scan_index_forward=False, limit=1)
+    ]
     assert column.lastRank == tail[0]  # appends still land at the bottom after a rebalance
     last = _call(principal, "create_task", {"columnId": column_id, "title": "after"})["task"]["id"]
     assert _column_order(principal, board_id, column_id)[-1] == last
@@ -71,8 +73,16 @@ def test_a_write_dynamodb_refuses_for_its_size_is_an_envelope(stack):
         SlugRow("SLUG-test-oversized", args.text, workspaceId="ws_x").save()
         return {"ok": True}
 
-    spec = ToolSpec(name="oversized", title="Oversized", description="test only", area="context", scope="write",
-                    input_model=_In, output_model=_Out, handler=handler)
+    spec = ToolSpec(
+        name="oversized",
+        title="Oversized",
+        description="test only",
+        area="context",
+        scope="write",
+        input_model=_In,
+        output_model=_Out,
+        handler=handler,
+    )
     out = call_tool(spec, {"text": "k" * 1500}, auth.authenticate(make_actor("Big").token))
     assert out.error["error"]["code"] == "INVALID_INPUT", out.error
     assert "larger than the store accepts" in out.error["error"]["message"]

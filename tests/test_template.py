@@ -38,7 +38,9 @@ def _list(value: Any) -> list[Any]:
 def _function(template: dict[str, Any]) -> dict[str, Any]:
     """The MCP function (the others are the authorizer, the search stream consumer and the web function)."""
     functions = _by_type(template, "AWS::Serverless::Function")
-    assert set(functions) == {"McpFunction", "AuthorizerFunction", "SearchStreamFunction", "WebFunction"}, functions.keys()
+    assert set(functions) == {"McpFunction", "AuthorizerFunction", "SearchStreamFunction", "WebFunction"}, (
+        functions.keys()
+    )
     return functions["McpFunction"]["Properties"]
 
 
@@ -108,7 +110,11 @@ def test_function_handler_runtime_and_routes(template: dict[str, Any]) -> None:
     module, _, attr = fn["Handler"].rpartition(".")
     assert callable(getattr(importlib.import_module(module), attr))
 
-    routes = {(e["Properties"]["Path"], e["Properties"]["Method"].lower()) for e in fn["Events"].values() if e["Type"] == "Api"}
+    routes = {
+        (e["Properties"]["Path"], e["Properties"]["Method"].lower())
+        for e in fn["Events"].values()
+        if e["Type"] == "Api"
+    }
     assert routes == {
         ("/api/mcp", "post"),
         ("/api/mcp", "any"),  # the app itself answers 405 to other methods
@@ -128,7 +134,10 @@ def test_search_stream_consumer_is_wired(template: dict[str, Any]) -> None:
     module, _, attr = fn["Handler"].rpartition(".")
     assert callable(getattr(importlib.import_module(module), attr))
     (event,) = fn["Events"].values()
-    assert event["Type"] == "DynamoDB" and "SearchPending" in event["Properties"]["FilterCriteria"]["Filters"][0]["Pattern"]
+    assert (
+        event["Type"] == "DynamoDB"
+        and "SearchPending" in event["Properties"]["FilterCriteria"]["Filters"][0]["Pattern"]
+    )
     role = resources[fn["Role"]["Fn::GetAtt"][0]]["Properties"]
     actions = {a for p in role["Policies"] for s in p["PolicyDocument"]["Statement"] for a in _list(s["Action"])}
     assert "dynamodb:Scan" not in actions and all("*" not in a for a in actions)
@@ -138,7 +147,15 @@ def test_search_stream_consumer_is_wired(template: dict[str, Any]) -> None:
     assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"] and props["BisectBatchOnFunctionError"] is True
     assert 0 < props["MaximumRetryAttempts"] <= 10
     queue = props["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
-    assert resources[queue]["Type"] == "AWS::SQS::Queue" and "sqs:SendMessage" in actions and "dynamodb:DeleteItem" in actions
+    assert (
+        resources[queue]["Type"] == "AWS::SQS::Queue"
+        and "sqs:SendMessage" in actions
+        and "dynamodb:DeleteItem" in actions
+    )
     alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
-    assert any(d["Value"] == {"Fn::GetAtt": [queue, "QueueName"]} for a in alarms for d in a.get("Dimensions", [])
-               if a["Namespace"] == "AWS/SQS")
+    assert any(
+        d["Value"] == {"Fn::GetAtt": [queue, "QueueName"]}
+        for a in alarms
+        for d in a.get("Dimensions", [])
+        if a["Namespace"] == "AWS/SQS"
+    )

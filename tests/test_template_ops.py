@@ -75,15 +75,35 @@ def test_access_log_is_one_json_line_with_the_request_and_token_ids(out):
         return json.loads(airspeed.Template(fmt).merge({"context": ctx}))
 
     full = {
-        "requestId": "r-1", "extendedRequestId": "e-1", "requestTimeEpoch": 1, "httpMethod": "POST", "path": "/prod/api/mcp", "status": 200,
-        "responseLatency": 12, "responseLength": 40, "identity": {"sourceIp": "203.0.113.9", "apiKeyId": "k1"},
-        "error": {"responseType": ""}, "integration": {"latency": 10, "status": 200}, "waf": {"status": ""},
+        "requestId": "r-1",
+        "extendedRequestId": "e-1",
+        "requestTimeEpoch": 1,
+        "httpMethod": "POST",
+        "path": "/prod/api/mcp",
+        "status": 200,
+        "responseLatency": 12,
+        "responseLength": 40,
+        "identity": {"sourceIp": "203.0.113.9", "apiKeyId": "k1"},
+        "error": {"responseType": ""},
+        "integration": {"latency": 10, "status": 200},
+        "waf": {"status": ""},
         "authorizer": {token_key: "tok123", "principalId": "u1", "latency": 3, "status": 200},
     }
     line = render(full)
-    assert line["requestId"] == "r-1" and line["tokenId"] == "tok123" and line["status"] == "200" and line["apiKeyId"] == "k1"
-    refused = {**full, "status": 401, "error": {"responseType": "UNAUTHORIZED"}, "authorizer": {token_key: "", "principalId": "", "latency": 3, "status": 401},
-               "identity": {"sourceIp": "203.0.113.9", "apiKeyId": ""}, "integration": {"latency": "", "status": ""}}
+    assert (
+        line["requestId"] == "r-1"
+        and line["tokenId"] == "tok123"
+        and line["status"] == "200"
+        and line["apiKeyId"] == "k1"
+    )
+    refused = {
+        **full,
+        "status": 401,
+        "error": {"responseType": "UNAUTHORIZED"},
+        "authorizer": {token_key: "", "principalId": "", "latency": 3, "status": 401},
+        "identity": {"sourceIp": "203.0.113.9", "apiKeyId": ""},
+        "integration": {"latency": "", "status": ""},
+    }
     line = render(refused)
     assert line["responseType"] == "UNAUTHORIZED" and line["tokenId"] == "" and line["status"] == "401"
     # the metric filters read a field the line has
@@ -97,7 +117,9 @@ def test_the_access_log_needs_and_gets_the_regions_gateway_logging_role(out):
     (api,) = _of_type(out, "AWS::ApiGateway::RestApi").values()
     assert "ApiGatewayAccount" in _list(api["DependsOn"])  # the stage comes after the API, the API after the setting
     account = res["ApiGatewayAccount"]
-    assert account["Type"] == "AWS::ApiGateway::Account" and account["Properties"]["CloudWatchRoleArn"] == {"Fn::GetAtt": ["ApiGatewayLogsRole", "Arn"]}
+    assert account["Type"] == "AWS::ApiGateway::Account" and account["Properties"]["CloudWatchRoleArn"] == {
+        "Fn::GetAtt": ["ApiGatewayLogsRole", "Arn"]
+    }
     role = res["ApiGatewayLogsRole"]
     # kept on teardown: other APIs of the region log through the same setting
     assert role["DeletionPolicy"] == "Retain"
@@ -109,7 +131,9 @@ def test_stage_throttling_applies_to_every_method(out):
     (stage,) = _of_type(out, "AWS::ApiGateway::Stage").values()
     (setting,) = stage["Properties"]["MethodSettings"]
     assert setting["ResourcePath"] == "/*" and setting["HttpMethod"] == "*"
-    assert setting["ThrottlingRateLimit"] == {"Ref": "StageRateLimit"} and setting["ThrottlingBurstLimit"] == {"Ref": "StageBurstLimit"}
+    assert setting["ThrottlingRateLimit"] == {"Ref": "StageRateLimit"} and setting["ThrottlingBurstLimit"] == {
+        "Ref": "StageBurstLimit"
+    }
     params = out["Parameters"]
     # the stage bound sits above one token's usage-plan bound, or one token could take the whole stage
     assert params["StageRateLimit"]["Default"] > params["UsagePlanRateLimit"]["Default"]
@@ -118,7 +142,12 @@ def test_stage_throttling_applies_to_every_method(out):
 
 def test_every_log_group_follows_the_retention_parameter(out):
     groups = _of_type(out, "AWS::Logs::LogGroup")
-    assert {"McpFunctionLogGroup", "AuthorizerFunctionLogGroup", "SearchStreamFunctionLogGroup", "ApiAccessLogGroup"} <= set(groups)
+    assert {
+        "McpFunctionLogGroup",
+        "AuthorizerFunctionLogGroup",
+        "SearchStreamFunctionLogGroup",
+        "ApiAccessLogGroup",
+    } <= set(groups)
     for name, group in groups.items():
         assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, name
     assert out["Parameters"]["LogRetentionDays"]["Default"] in out["Parameters"]["LogRetentionDays"]["AllowedValues"]
@@ -126,8 +155,12 @@ def test_every_log_group_follows_the_retention_parameter(out):
 
 def test_authorizer_has_reserved_concurrency_unless_set_to_zero(out):
     fn = out["Resources"]["AuthorizerFunction"]["Properties"]
-    assert fn["ReservedConcurrentExecutions"] == {"Fn::If": ["ReserveAuthorizerConcurrency", {"Ref": "AuthorizerReservedConcurrency"}, {"Ref": "AWS::NoValue"}]}
-    assert out["Conditions"]["ReserveAuthorizerConcurrency"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AuthorizerReservedConcurrency"}, "0"]}]}
+    assert fn["ReservedConcurrentExecutions"] == {
+        "Fn::If": ["ReserveAuthorizerConcurrency", {"Ref": "AuthorizerReservedConcurrency"}, {"Ref": "AWS::NoValue"}]
+    }
+    assert out["Conditions"]["ReserveAuthorizerConcurrency"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "AuthorizerReservedConcurrency"}, "0"]}]
+    }
     assert out["Parameters"]["AuthorizerReservedConcurrency"]["Default"] > 0
     assert "ReservedConcurrentExecutions" not in out["Resources"]["McpFunction"]["Properties"]
 
@@ -182,8 +215,14 @@ def test_system_errors_alarm_covers_every_table_operation_the_function_may_send(
     item action the MCP function's role allows on the table, plus TransactWriteItems (authorized
     through the per-item actions)."""
     role = out["Resources"]["McpFunctionRole"]["Properties"]
-    allowed = {a.split(":", 1)[1] for p in role["Policies"] for s in p["PolicyDocument"]["Statement"]
-               if s["Resource"] == {"Fn::GetAtt": ["AppTable", "Arn"]} for a in _list(s["Action"]) if a.startswith("dynamodb:")}
+    allowed = {
+        a.split(":", 1)[1]
+        for p in role["Policies"]
+        for s in p["PolicyDocument"]["Statement"]
+        if s["Resource"] == {"Fn::GetAtt": ["AppTable", "Arn"]}
+        for a in _list(s["Action"])
+        if a.startswith("dynamodb:")
+    }
     expected = (allowed - {"ConditionCheckItem"}) | {"TransactWriteItems"}
     alarm = _alarms(out)["TableSystemErrorsAlarm"]
     operations = {dims["Operation"] for ns, metric, dims in _watched(alarm) if metric == "SystemErrors"}
@@ -203,16 +242,23 @@ def test_deploys_shift_gradually_and_roll_back_on_alarms(strategy):
     for fn in ("McpFunction", "AuthorizerFunction"):
         group = res[f"{fn}DeploymentGroup"]["Properties"]
         assert group["DeploymentConfigName"]["Fn::Sub"][1]["ConfigName"] == strategy
-        assert group["AutoRollbackConfiguration"]["Enabled"] is True and "DEPLOYMENT_STOP_ON_ALARM" in group["AutoRollbackConfiguration"]["Events"]
+        assert (
+            group["AutoRollbackConfiguration"]["Enabled"] is True
+            and "DEPLOYMENT_STOP_ON_ALARM" in group["AutoRollbackConfiguration"]["Events"]
+        )
         names = [a["Name"]["Ref"] for a in group["AlarmConfiguration"]["Alarms"]]
         assert group["AlarmConfiguration"]["Enabled"] is True and names and set(names) <= set(alarms), fn
         alias = res[f"{fn}Aliaslive"]
-        assert alias["UpdatePolicy"]["CodeDeployLambdaAliasUpdate"]["DeploymentGroupName"] == {"Ref": f"{fn}DeploymentGroup"}
+        assert alias["UpdatePolicy"]["CodeDeployLambdaAliasUpdate"]["DeploymentGroupName"] == {
+            "Ref": f"{fn}DeploymentGroup"
+        }
     # the MCP function's own alarm reads the alias (the version being shifted to), not the function
     errors = alarms["McpFunctionErrorsAlarm"]
     assert {d["Name"]: d["Value"] for d in errors["Dimensions"]}["Resource"] == {"Fn::Sub": "${McpFunction}:live"}
     # a refused token is a function error of the authorizer, so its errors cannot gate a rollback
-    auth_alarms = [a["Name"]["Ref"] for a in res["AuthorizerFunctionDeploymentGroup"]["Properties"]["AlarmConfiguration"]["Alarms"]]
+    auth_alarms = [
+        a["Name"]["Ref"] for a in res["AuthorizerFunctionDeploymentGroup"]["Properties"]["AlarmConfiguration"]["Alarms"]
+    ]
     assert "AuthorizerFailureAlarm" in auth_alarms
     assert all(metric != "Errors" for a in auth_alarms for _, metric, _ in _watched(alarms[a]))
 
@@ -223,27 +269,47 @@ def test_dashboard_is_valid_json_and_shows_every_alarm_and_function(out):
     refs = set(re.findall(r"\$\{([\w:.]+)\}", text))
     body = json.loads(re.sub(r"\$\{([\w:.]+)\}", lambda m: f"SUB-{m.group(1)}", text))
     (alarm_widget,) = [w for w in body["widgets"] if w["type"] == "alarm"]
-    assert {a.removeprefix("SUB-").removesuffix(".Arn") for a in alarm_widget["properties"]["alarms"]} == set(_alarms(out))
-    assert {"McpFunction", "AuthorizerFunction", "WebFunction", "SearchStreamFunction", "AppTable", "SearchStreamFailureQueue.QueueName", "ApiName"} <= refs
+    assert {a.removeprefix("SUB-").removesuffix(".Arn") for a in alarm_widget["properties"]["alarms"]} == set(
+        _alarms(out)
+    )
+    assert {
+        "McpFunction",
+        "AuthorizerFunction",
+        "WebFunction",
+        "SearchStreamFunction",
+        "AppTable",
+        "SearchStreamFailureQueue.QueueName",
+        "ApiName",
+    } <= refs
     assert set(variables) == {"ApiName"} and variables["ApiName"] == {"Fn::Sub": "${AWS::StackName}-mcp"}
     # the API's metrics are found by the name the API really has
     (api,) = _of_type(out, "AWS::ApiGateway::RestApi").values()
     assert api["Properties"]["Name"] == {"Fn::Sub": "${AWS::StackName}-mcp"}
     five = _alarms(out)["ApiServerErrorRateAlarm"]
-    assert {d["Name"]: d["Value"] for d in five["Dimensions"]} == {"ApiName": {"Fn::Sub": "${AWS::StackName}-mcp"}, "Stage": {"Ref": "StageName"}}
+    assert {d["Name"]: d["Value"] for d in five["Dimensions"]} == {
+        "ApiName": {"Fn::Sub": "${AWS::StackName}-mcp"},
+        "Stage": {"Ref": "StageName"},
+    }
 
 
 def test_waf_is_optional_and_limits_tokens_by_hash_without_api_keys(out):
     res = out["Resources"]
     acl, association = res["McpWebAcl"], res["McpWebAclAssociation"]
     assert acl["Condition"] == association["Condition"] == "UseWaf"
-    assert out["Conditions"]["UseWaf"] == {"Fn::Equals": [{"Ref": "WafEnabled"}, "true"]} and out["Parameters"]["WafEnabled"]["Default"] == "false"
+    assert (
+        out["Conditions"]["UseWaf"] == {"Fn::Equals": [{"Ref": "WafEnabled"}, "true"]}
+        and out["Parameters"]["WafEnabled"]["Default"] == "false"
+    )
     rules = {r["Name"]: r for r in acl["Properties"]["Rules"]}
     token = rules["PerTokenRate"]["Statement"]["RateBasedStatement"]
     (key,) = token["CustomKeys"]
-    assert key["Header"]["Name"].lower() == "authorization" and key["Header"]["TextTransformations"] == [{"Priority": 0, "Type": "MD5"}]
+    assert key["Header"]["Name"].lower() == "authorization" and key["Header"]["TextTransformations"] == [
+        {"Priority": 0, "Type": "MD5"}
+    ]
     assert rules["PerIpRate"]["Statement"]["RateBasedStatement"]["AggregateKeyType"] == "IP"
-    stage = re.search(r"/restapis/\$\{McpApi\}/stages/\$\{(\w+)\}$", association["Properties"]["ResourceArn"]["Fn::Sub"]).group(1)
+    stage = re.search(
+        r"/restapis/\$\{McpApi\}/stages/\$\{(\w+)\}$", association["Properties"]["ResourceArn"]["Fn::Sub"]
+    ).group(1)
     assert res[stage]["Type"] == "AWS::ApiGateway::Stage"
     # the app's own window answers first: WAF's 5-minute bound is above 5 minutes of the app's limit
     params = out["Parameters"]
@@ -265,7 +331,9 @@ def test_every_checkov_finding_left_is_explained_in_the_template_and_in_the_docs
     for name, resource in raw["Resources"].items():
         for skip in (resource.get("Metadata") or {}).get("checkov", {}).get("skip", []):
             assert re.fullmatch(r"CKV_AWS_\d+", skip["id"]) and len(skip["comment"]) > 40, (name, skip)
-            assert re.search(rf"^\| `{skip['id']}`[^|\n]*\|[^|\n]*\b{name}\b", docs, re.M), f"{skip['id']} on {name} is not in docs/deploy.md"
+            assert re.search(rf"^\| `{skip['id']}`[^|\n]*\|[^|\n]*\b{name}\b", docs, re.MULTILINE), (
+                f"{skip['id']} on {name} is not in docs/deploy.md"
+            )
             skipped += 1
     assert skipped  # the table exists because there are findings to explain
 

@@ -19,7 +19,8 @@ from cfnlint.decode import cfn_yaml
 
 from domain.errors import ErrorCode
 from domain.store.models import Row
-from tests.gateway_support import GATEWAY_MESSAGES, REQUEST_ID, render as _render
+from tests.gateway_support import GATEWAY_MESSAGES, REQUEST_ID
+from tests.gateway_support import render as _render
 
 ROOT = Path(__file__).resolve().parent.parent
 CODES = {code.value for code in ErrorCode}  # every envelope code has its gateway response
@@ -36,7 +37,12 @@ def expand(parameters: dict[str, Any] | None = None) -> dict[str, Any]:
 
     raw = json.loads(json.dumps(cfn_yaml.load(str(ROOT / "template.yaml"))))
     raw["Globals"]["Function"]["CodeUri"] = "s3://deploy-bucket/jentrix.zip"
-    pseudo = {"AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws", "AWS::StackName": "jx"}
+    pseudo = {
+        "AWS::Region": "eu-west-1",
+        "AWS::AccountId": "123456789012",
+        "AWS::Partition": "aws",
+        "AWS::StackName": "jx",
+    }
     return transform(copy.deepcopy(raw), {**pseudo, **(parameters or {})}, _NoManagedPolicies())
 
 
@@ -78,26 +84,42 @@ def test_authorizer_is_wired_with_its_identity_source_and_cache(out):
     assert auth["type"] == "request"
     assert auth["identitySource"] == "method.request.header.Authorization"
     assert auth["authorizerResultTtlInSeconds"] == 7  # the AuthorizerCacheSeconds parameter
-    assert auth["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {"Ref": "AuthorizerFunctionAliaslive"}  # the published (SnapStart) version
+    assert auth["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {
+        "Ref": "AuthorizerFunctionAliaslive"
+    }  # the published (SnapStart) version
     routes = {(path, verb) for path, methods in body["paths"].items() for verb in methods}
-    web = {("/.well-known/{proxy+}", "get"), ("/oauth/{proxy+}", "x-amazon-apigateway-any-method"), ("/console", "get"),
-           ("/console/{proxy+}", "x-amazon-apigateway-any-method")}
+    web = {
+        ("/.well-known/{proxy+}", "get"),
+        ("/oauth/{proxy+}", "x-amazon-apigateway-any-method"),
+        ("/console", "get"),
+        ("/console/{proxy+}", "x-amazon-apigateway-any-method"),
+    }
     assert routes == {
-        ("/api/mcp", "post"), ("/api/mcp", "x-amazon-apigateway-any-method"), ("/api/mcp/{selection+}", "post"),
-        ("/api/artifacts/upload-grant", "post"), ("/api/tasks/{taskId}/attachments", "post"), *web,
+        ("/api/mcp", "post"),
+        ("/api/mcp", "x-amazon-apigateway-any-method"),
+        ("/api/mcp/{selection+}", "post"),
+        ("/api/artifacts/upload-grant", "post"),
+        ("/api/tasks/{taskId}/attachments", "post"),
+        *web,
     }
     for path, methods in body["paths"].items():
         for verb, method in methods.items():
             if (path, verb) in web:
                 # the OAuth endpoints and console pages are public: no authorizer, no API key, the web function
                 assert method.get("security") in (None, [], [{"NONE": []}]), (path, verb, method.get("security"))
-                assert "/functions/${WebFunction.Arn}/invocations" in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"], (path, verb)
+                assert (
+                    "/functions/${WebFunction.Arn}/invocations"
+                    in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+                ), (path, verb)
                 continue
             # every route: our authorizer and the usage plan's API key (sourced from the authorizer)
             assert method["security"] == [{"TokenAuthorizer": []}, {"api_key": []}], (path, verb)
             assert method["x-amazon-apigateway-integration"]["type"] == "aws_proxy"
             # the alias of the published (SnapStart) version, never $LATEST
-            assert "/functions/${McpFunctionAliaslive}/invocations" in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            assert (
+                "/functions/${McpFunctionAliaslive}/invocations"
+                in method["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            )
     perms = _of_type(out, "AWS::Lambda::Permission")
     assert any(p["Properties"]["FunctionName"] == {"Ref": "AuthorizerFunctionAliaslive"} for p in perms.values())
 
@@ -111,19 +133,38 @@ def test_functions_behind_the_gateway_are_served_through_published_aliases_with_
     res = out["Resources"]
     assert out["Parameters"]["SnapStart"]["Default"] == "PublishedVersions"
     assert set(out["Parameters"]["SnapStart"]["AllowedValues"]) == {"PublishedVersions", "None"}
-    invokes = [p["Properties"] for p in _of_type(out, "AWS::Lambda::Permission").values() if p["Properties"]["Principal"] == "apigateway.amazonaws.com"]
+    invokes = [
+        p["Properties"]
+        for p in _of_type(out, "AWS::Lambda::Permission").values()
+        if p["Properties"]["Principal"] == "apigateway.amazonaws.com"
+    ]
     for name, permissions in (("McpFunction", 5), ("AuthorizerFunction", 1)):
         fn = res[name]["Properties"]
         assert fn["SnapStart"] == {"ApplyOn": {"Ref": "SnapStart"}}, name
-        (version_id,) = [k for k, v in _of_type(out, "AWS::Lambda::Version").items() if v["Properties"]["FunctionName"] == {"Ref": name}]
+        (version_id,) = [
+            k
+            for k, v in _of_type(out, "AWS::Lambda::Version").items()
+            if v["Properties"]["FunctionName"] == {"Ref": name}
+        ]
         alias = res[f"{name}Aliaslive"]
-        assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
-        mine = [p for p in invokes if p["FunctionName"] in ({"Ref": f"{name}Aliaslive"}, {"Ref": name}, {"Fn::GetAtt": [name, "Arn"]})]
-        assert len(mine) == permissions and all(p["FunctionName"] == {"Ref": f"{name}Aliaslive"} for p in mine), (name, mine)
+        assert alias["Type"] == "AWS::Lambda::Alias" and alias["Properties"]["FunctionVersion"] == {
+            "Fn::GetAtt": [version_id, "Version"]
+        }
+        mine = [
+            p
+            for p in invokes
+            if p["FunctionName"] in ({"Ref": f"{name}Aliaslive"}, {"Ref": name}, {"Fn::GetAtt": [name, "Arn"]})
+        ]
+        assert len(mine) == permissions and all(p["FunctionName"] == {"Ref": f"{name}Aliaslive"} for p in mine), (
+            name,
+            mine,
+        )
         # SnapStart cannot be combined with these (AWS Lambda developer guide, SnapStart limitations)
         assert "ProvisionedConcurrencyConfig" not in json.dumps(alias) and "FileSystemConfigs" not in fn, name
         assert fn.get("EphemeralStorage", {"Size": 512})["Size"] <= 512, name
-    assert "SnapStart" not in res["SearchStreamFunction"]["Properties"]  # a stream consumer: nobody waits on its cold start
+    assert (
+        "SnapStart" not in res["SearchStreamFunction"]["Properties"]
+    )  # a stream consumer: nobody waits on its cold start
 
 
 def test_usage_plan_is_attached_to_the_stage(out):
@@ -132,15 +173,22 @@ def test_usage_plan_is_attached_to_the_stage(out):
     (stage_stanza,) = plan["Properties"]["ApiStages"]
     assert stage_stanza["ApiId"] == {"Ref": "McpApi"}
     stage = stages[stage_stanza["Stage"]["Ref"]]
-    assert stage["Properties"]["RestApiId"] == {"Ref": "McpApi"} and stage["Properties"]["StageName"] == {"Ref": "StageName"}
+    assert stage["Properties"]["RestApiId"] == {"Ref": "McpApi"} and stage["Properties"]["StageName"] == {
+        "Ref": "StageName"
+    }
     assert stage["Properties"]["TracingEnabled"] is True
-    assert plan["Properties"]["Throttle"] == {"RateLimit": {"Ref": "UsagePlanRateLimit"}, "BurstLimit": {"Ref": "UsagePlanBurstLimit"}}
+    assert plan["Properties"]["Throttle"] == {
+        "RateLimit": {"Ref": "UsagePlanRateLimit"},
+        "BurstLimit": {"Ref": "UsagePlanBurstLimit"},
+    }
     assert plan["Properties"]["Quota"] == {"Limit": {"Ref": "UsagePlanMonthlyQuota"}, "Period": "MONTH"}
     # One API key in the template, shared by OAuth access tokens (the authorizer assigns it);
     # each PAT brings its own (jentrix token create --aws).
     (key,) = _of_type(out, "AWS::ApiGateway::ApiKey").values()
     (plan_key,) = _of_type(out, "AWS::ApiGateway::UsagePlanKey").values()
-    assert plan_key["Properties"]["UsagePlanId"] == {"Ref": "McpUsagePlan"} and plan_key["Properties"]["KeyId"] == {"Ref": "OAuthClientsApiKey"}
+    assert plan_key["Properties"]["UsagePlanId"] == {"Ref": "McpUsagePlan"} and plan_key["Properties"]["KeyId"] == {
+        "Ref": "OAuthClientsApiKey"
+    }
     auth_env = out["Resources"]["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
     assert auth_env["JENTRIX_OAUTH_USAGE_KEY"] == key["Properties"]["Value"]
     assert out["Outputs"]["UsagePlanId"]["Value"] == {"Ref": "McpUsagePlan"}
@@ -185,7 +233,9 @@ def test_gateway_responses_are_json_rpc_errors_carrying_the_envelope(out, gatewa
             assert headers["gatewayresponse.header.Retry-After"] == f"'{retry_after}'", kind
             assert envelope["retryAfterSeconds"] == int(retry_after), kind
     challenge = responses["UNAUTHORIZED"]["responseParameters"]["gatewayresponse.header.WWW-Authenticate"]
-    assert re.fullmatch(r"'Bearer realm=\"jentrix\", error=\"invalid_token\", error_description=\"[^\"']+\"'", challenge), challenge
+    assert re.fullmatch(
+        r"'Bearer realm=\"jentrix\", error=\"invalid_token\", error_description=\"[^\"']+\"'", challenge
+    ), challenge
 
 
 def test_the_renderer_sees_what_quoting_messagestring_would_break():
@@ -210,14 +260,27 @@ def test_iam_is_scoped_to_named_resources(out):
     functions = _of_type(out, "AWS::Lambda::Function")
     # Two roles serve no function: SAM's CodeDeploy role (gradual deploys; the AWS-managed
     # policy made for it) and the region's API Gateway logging role (tests/test_template_ops.py).
-    services = {name: role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]["Service"] for name, role in roles.items()}
+    services = {
+        name: role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]["Service"]
+        for name, role in roles.items()
+    }
     assert _list(services.pop("CodeDeployServiceRole")) == ["codedeploy.amazonaws.com"]
-    assert roles["CodeDeployServiceRole"]["Properties"]["ManagedPolicyArns"] == ["arn:aws:iam::aws:policy/service-role/AWSCodeDeployRoleForLambda"]
+    assert roles["CodeDeployServiceRole"]["Properties"]["ManagedPolicyArns"] == [
+        "arn:aws:iam::aws:policy/service-role/AWSCodeDeployRoleForLambda"
+    ]
     assert _list(services.pop("ApiGatewayLogsRole")) == ["apigateway.amazonaws.com"]
     roles = {name: roles[name] for name in services}
     assert {f["Properties"]["Role"]["Fn::GetAtt"][0] for f in functions.values()} == set(roles)
-    allowed = {"AppTable", "IdempotencyTable", "ArtifactBucket", "McpFunctionLogGroup", "AuthorizerFunctionLogGroup", "SearchStreamFunctionLogGroup",
-               "SearchStreamFailureQueue", "WebFunctionLogGroup"}
+    allowed = {
+        "AppTable",
+        "IdempotencyTable",
+        "ArtifactBucket",
+        "McpFunctionLogGroup",
+        "AuthorizerFunctionLogGroup",
+        "SearchStreamFunctionLogGroup",
+        "SearchStreamFailureQueue",
+        "WebFunctionLogGroup",
+    }
     for name, role in roles.items():
         props = role["Properties"]
         assert not props.get("ManagedPolicyArns"), f"{name}: managed policies grant on '*'"
@@ -226,7 +289,10 @@ def test_iam_is_scoped_to_named_resources(out):
                 actions = set(_list(st["Action"]))
                 assert st["Effect"] == "Allow"
                 assert all("*" not in a for a in actions), (name, st)
-                assert "dynamodb:Scan" not in actions and not any(a.startswith(("dynamodb:Create", "dynamodb:Delete" + "Table", "dynamodb:Update" + "Table")) for a in actions)
+                assert "dynamodb:Scan" not in actions and not any(
+                    a.startswith(("dynamodb:Create", "dynamodb:Delete" + "Table", "dynamodb:Update" + "Table"))
+                    for a in actions
+                )
                 resources = _list(st["Resource"])
                 if "*" in resources:
                     assert resources == ["*"] and actions <= XRAY_WRITE, (name, st)
@@ -234,16 +300,26 @@ def test_iam_is_scoped_to_named_resources(out):
                 for r in resources:
                     targets = _named(r, out)
                     assert targets and targets <= allowed, (name, st["Sid"], r)
-    mcp = {s["Sid"]: s for p in roles["McpFunctionRole"]["Properties"]["Policies"] for s in p["PolicyDocument"]["Statement"]}
+    mcp = {
+        s["Sid"]: s
+        for p in roles["McpFunctionRole"]["Properties"]["Policies"]
+        for s in p["PolicyDocument"]["Statement"]
+    }
     # exactly the model's indexes, by name (a new GSI in models.py needs its line in the role)
     indexes = [g["index_name"] for g in Row._get_schema()["global_secondary_indexes"]]
-    assert sorted(r["Fn::Sub"] for r in mcp["AppTableIndexes"]["Resource"]) == sorted(f"${{AppTable.Arn}}/index/{i}" for i in indexes)
+    assert sorted(r["Fn::Sub"] for r in mcp["AppTableIndexes"]["Resource"]) == sorted(
+        f"${{AppTable.Arn}}/index/{i}" for i in indexes
+    )
     assert mcp["PendingUploads"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/pending/*"}
     assert mcp["StoredObjects"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/objects/*"}
     # listing (so S3 answers 404, not 403, for an upload not there yet) only under the two prefixes
-    assert mcp["UploadPrefixListing"]["Action"] == "s3:ListBucket" and mcp["UploadPrefixListing"]["Resource"] == {"Fn::GetAtt": ["ArtifactBucket", "Arn"]}
+    assert mcp["UploadPrefixListing"]["Action"] == "s3:ListBucket" and mcp["UploadPrefixListing"]["Resource"] == {
+        "Fn::GetAtt": ["ArtifactBucket", "Arn"]
+    }
     assert mcp["UploadPrefixListing"]["Condition"] == {"StringLike": {"s3:prefix": ["pending/*", "objects/*"]}}
-    auth = [s for p in roles["AuthorizerFunctionRole"]["Properties"]["Policies"] for s in p["PolicyDocument"]["Statement"]]
+    auth = [
+        s for p in roles["AuthorizerFunctionRole"]["Properties"]["Policies"] for s in p["PolicyDocument"]["Statement"]
+    ]
     assert {a for s in auth for a in _list(s["Action"]) if a.startswith("dynamodb:")} == {"dynamodb:GetItem"}
 
 
@@ -259,12 +335,16 @@ def test_functions_runtime_tracing_timeout_and_powertools(out):
         assert env["POWERTOOLS_SERVICE_NAME"] and env["POWERTOOLS_LOG_LEVEL"] == {"Ref": "LogLevel"}, name
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "jentrix", name
         group = out["Resources"][p["LoggingConfig"]["LogGroup"]["Ref"]]
-        assert group["Type"] == "AWS::Logs::LogGroup" and group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, name
+        assert group["Type"] == "AWS::Logs::LogGroup" and group["Properties"]["RetentionInDays"] == {
+            "Ref": "LogRetentionDays"
+        }, name
     mcp = functions["McpFunction"]["Properties"]["Environment"]["Variables"]
     assert mcp["JENTRIX_BASE_PATH"] == {"Ref": "BasePath"}
     assert mcp["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"  # never a body in a trace
     # sam local start-api: endpoint overrides from parameters, local table names when set
-    assert mcp["JENTRIX_DYNAMODB_ENDPOINT"] == {"Ref": "DynamoDbEndpoint"} and mcp["JENTRIX_S3_ENDPOINT"] == {"Ref": "S3Endpoint"}
+    assert mcp["JENTRIX_DYNAMODB_ENDPOINT"] == {"Ref": "DynamoDbEndpoint"} and mcp["JENTRIX_S3_ENDPOINT"] == {
+        "Ref": "S3Endpoint"
+    }
     assert mcp["JENTRIX_TABLE"] == {"Fn::If": ["UseLocalDynamoDb", "jentrix", {"Ref": "AppTable"}]}
     assert functions["AuthorizerFunction"]["Properties"]["Handler"] == "functions.authorizer.handler"
     auth_env = functions["AuthorizerFunction"]["Properties"]["Environment"]["Variables"]
@@ -292,11 +372,18 @@ def test_table_keys_gsis_and_stream_equal_the_models(out):
 
 def test_bucket_blocks_public_access_forces_tls_and_expires_only_pending_uploads(out):
     bucket = out["Resources"]["ArtifactBucket"]["Properties"]
-    assert set(bucket["PublicAccessBlockConfiguration"].values()) == {True} and len(bucket["PublicAccessBlockConfiguration"]) == 4
+    assert (
+        set(bucket["PublicAccessBlockConfiguration"].values()) == {True}
+        and len(bucket["PublicAccessBlockConfiguration"]) == 4
+    )
     (sse,) = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
     assert sse["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in ("AES256", "aws:kms")
     (cors,) = bucket["CorsConfiguration"]["CorsRules"]
-    assert cors["AllowedMethods"] == ["PUT"] and "content-type" in cors["AllowedHeaders"] and "x-amz-checksum-sha256" in cors["AllowedHeaders"]
+    assert (
+        cors["AllowedMethods"] == ["PUT"]
+        and "content-type" in cors["AllowedHeaders"]
+        and "x-amz-checksum-sha256" in cors["AllowedHeaders"]
+    )
     rules = bucket["LifecycleConfiguration"]["Rules"]
     expiring = [r for r in rules if "ExpirationInDays" in r or "ExpirationDate" in r]
     (rule,) = expiring
@@ -307,9 +394,14 @@ def test_bucket_blocks_public_access_forces_tls_and_expires_only_pending_uploads
     policy = out["Resources"]["ArtifactBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
     (tls,) = [s for s in policy if s["Effect"] == "Deny"]
     assert tls["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} and tls["Principal"] == "*"
-    assert {json.dumps(r) for r in tls["Resource"]} == {json.dumps({"Fn::GetAtt": ["ArtifactBucket", "Arn"]}), json.dumps({"Fn::Sub": "${ArtifactBucket.Arn}/*"})}
+    assert {json.dumps(r) for r in tls["Resource"]} == {
+        json.dumps({"Fn::GetAtt": ["ArtifactBucket", "Arn"]}),
+        json.dumps({"Fn::Sub": "${ArtifactBucket.Arn}/*"}),
+    }
 
 
 def test_outputs(out):
-    assert {"McpUrl", "AppTableName", "IdempotencyTableName", "ArtifactBucketName", "UsagePlanId"} <= set(out["Outputs"])
+    assert {"McpUrl", "AppTableName", "IdempotencyTableName", "ArtifactBucketName", "UsagePlanId"} <= set(
+        out["Outputs"]
+    )
     assert out["Outputs"]["McpUrl"]["Value"]["Fn::Sub"].endswith("/${StageName}/api/mcp")

@@ -34,7 +34,7 @@ assert _spec and _spec.loader
 GEN = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(GEN)
 
-from domain.toolsets import OPT_IN
+from domain.toolsets import OPT_IN  # noqa: E402  (after the generator module is loaded, as above)
 
 ALL_SPECS = product_registry().ordered()
 # the catalog (and list_my_work): what a connection lists by default; the opt-in coordination
@@ -114,8 +114,26 @@ def test_docs_show_each_tools_share():
 
 # -- answers: get_board_snapshot of a 500-task board (issue 24, item 13) ---------------------------
 ANSWER_BUDGET = 8_000  # tokens of the default answer, whatever the board's size
-_WORDS = ("parser", "upload", "billing", "search index", "sync worker", "settings page", "webhook", "export", "login form", "cache")
-_PROBLEMS = ("times out", "drops the last row", "shows a stale count", "fails on empty input", "leaks a file handle", "retries forever")
+_WORDS = (
+    "parser",
+    "upload",
+    "billing",
+    "search index",
+    "sync worker",
+    "settings page",
+    "webhook",
+    "export",
+    "login form",
+    "cache",
+)
+_PROBLEMS = (
+    "times out",
+    "drops the last row",
+    "shows a stale count",
+    "fails on empty input",
+    "leaks a file handle",
+    "retries forever",
+)
 
 
 def answer_tokens(result: dict[str, Any]) -> int:
@@ -138,7 +156,7 @@ def _realistic(members: list[str], labels: list[str]) -> Any:
         if i % 2 == 0:
             fields["assigneeIds"] = [members[i % len(members)]]
         if i % 4 != 3:
-            fields["labelIds"] = labels[i % len(labels): i % len(labels) + 2]
+            fields["labelIds"] = labels[i % len(labels) : i % len(labels) + 2]
         return fields
 
     return shape
@@ -155,8 +173,12 @@ async def test_the_default_snapshot_of_a_500_task_board_fits_8000_tokens(server_
     async with mcp_client(server_url, owner.token) as c:
         made = await new_board(c, owner.workspace_id, "Real project")
         bid = made["board"]["id"]
-        labels = [(await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#3366aa"}))["label"]["id"]
-                  for n in ("bug", "feature", "docs", "ux", "infra", "security")]
+        labels = [
+            (await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#3366aa"}))[
+                "label"
+            ]["id"]
+            for n in ("bug", "feature", "docs", "ux", "infra", "security")
+        ]
         members = [owner.user_id, "usr_aaaaaaaaaaaa", "usr_bbbbbbbbbbbb"]
         shape = _realistic(members, labels)
         for col, count in zip((c_["id"] for c_ in made["columns"]), (200, 120, 80, 100), strict=True):
@@ -186,7 +208,9 @@ async def test_the_default_snapshot_of_a_500_task_board_fits_8000_tokens(server_
                 break
             page = await ok(c, "get_board_snapshot", {"boardId": bid, "cursor": page["nextCursor"]})
         assert seen == order and 2 <= pages <= 20
-        assert page["truncated"] is True and page["notice"] is None  # the last page: a part of the board, nothing more to fetch
+        assert (
+            page["truncated"] is True and page["notice"] is None
+        )  # the last page: a part of the board, nothing more to fetch
 
         more = await ok(c, "get_board_snapshot", {"boardId": bid, "fields": ["updatedAt", "number"], "limit": 5})
         assert len(more["tasks"]) == 5 and all(set(t) == {"id", "updatedAt", "number"} for t in more["tasks"])

@@ -29,13 +29,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from domain import catalog, toolsets
 from domain.auth import Principal
-from domain.catalog import KEY_REQUIRED
-from domain import toolsets
-from domain.catalog import COORDINATION, EXTRA
+from domain.catalog import COORDINATION, EXTRA, KEY_REQUIRED
 from domain.catalog import SEED as CATALOG
-from domain import catalog
-from domain.catalog import eager_registry as product_registry  # the modules' own specs, never the manifest made from them
+from domain.catalog import (
+    eager_registry as product_registry,  # the modules' own specs, never the manifest made from them
+)
 from functions.protocol import McpProtocol, Session
 
 REPO = Path(__file__).resolve().parent.parent
@@ -48,7 +48,9 @@ UPDATE = os.environ.get("JENTRIX_UPDATE_SNAPSHOTS") == "1"
 TABLE = {**CATALOG, **EXTRA, **COORDINATION}
 # name: (scope, readOnlyHint, destructiveHint, idempotentHint) of every built tool, from the catalog table
 SEED: dict[str, tuple[str, bool, bool, bool]] = {
-    name: (row.scope, row.read_only, row.destructive, row.idempotent) for name, row in TABLE.items() if row.status == "built"
+    name: (row.scope, row.read_only, row.destructive, row.idempotent)
+    for name, row in TABLE.items()
+    if row.status == "built"
 }
 KEYED = {name for name, row in TABLE.items() if row.status == "built" and row.keyed}
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -68,7 +70,16 @@ DEFS = {s.name: s.definition() for s in SPECS}
 
 
 def _diff(expected: str, actual: str, name: str) -> str:
-    lines = list(difflib.unified_diff(actual.splitlines(), expected.splitlines(), f"{name} (committed)", f"{name} (from the registry)", lineterm="", n=1))
+    lines = list(
+        difflib.unified_diff(
+            actual.splitlines(),
+            expected.splitlines(),
+            f"{name} (committed)",
+            f"{name} (from the registry)",
+            lineterm="",
+            n=1,
+        )
+    )
     return "\n".join(lines[:40]) + ("\n…" if len(lines) > 40 else "")
 
 
@@ -99,7 +110,9 @@ def test_the_manifest_is_current_and_equals_the_modules():
     modules declare, and it carries the hash of today's sources (else it would be ignored)."""
     committed = catalog.MANIFEST.read_text(encoding="utf-8")
     expected = catalog.render_manifest(SPECS)
-    assert committed == expected, f"domain/catalog_manifest.json is stale. {RERUN}\n{_diff(expected, committed, 'catalog_manifest.json')}"
+    assert committed == expected, (
+        f"domain/catalog_manifest.json is stale. {RERUN}\n{_diff(expected, committed, 'catalog_manifest.json')}"
+    )
     assert catalog.manifest_rows() is not None
 
 
@@ -111,14 +124,22 @@ def test_the_served_registry_is_the_lazy_one_and_serves_the_same_tools():
     for lazy, real in zip(served, SPECS, strict=True):
         assert lazy.definition() == real.definition()
         assert (lazy.area, lazy.scope, lazy.read_only, lazy.destructive, lazy.idempotent, lazy.keyed) == (
-            real.area, real.scope, real.read_only, real.destructive, real.idempotent, real.keyed)
+            real.area,
+            real.scope,
+            real.read_only,
+            real.destructive,
+            real.idempotent,
+            real.keyed,
+        )
         assert lazy.load() is real  # the same declaration object the module holds
         assert lazy.input_model is real.input_model and lazy.handler is real.handler
 
 
 def test_a_stale_manifest_is_ignored(tmp_path):
     stale = tmp_path / "manifest.json"
-    stale.write_text(catalog.MANIFEST.read_text(encoding="utf-8").replace('"sourceHash":"', '"sourceHash":"0', 1), encoding="utf-8")
+    stale.write_text(
+        catalog.MANIFEST.read_text(encoding="utf-8").replace('"sourceHash":"', '"sourceHash":"0', 1), encoding="utf-8"
+    )
     assert catalog.manifest_rows(stale) is None
     assert catalog.manifest_rows(tmp_path / "missing.json") is None
 
@@ -163,10 +184,15 @@ def test_snapshots_are_what_tools_list_serves():
     """The snapshots are the wire form: the protocol layer's tools/list returns exactly them, by name."""
     snapshots = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in GEN.SNAPSHOT_DIR.glob("*.json")}
     # every toolset, the opt-in coordination one too (as jentrix mcp serves them)
-    session = Session(principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None), layers=(toolsets.OPT_IN_ON,))
+    session = Session(
+        principal=Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None),
+        layers=(toolsets.OPT_IN_ON,),
+    )
     tools, params = [], {}
     while True:  # every page (the catalog has more tools than one page holds)
-        reply = McpProtocol().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, headers=None, session=session)
+        reply = McpProtocol().handle(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}, headers=None, session=session
+        )
         tools += reply.message["result"]["tools"]
         if "nextCursor" not in reply.message["result"]:
             break
@@ -176,16 +202,25 @@ def test_snapshots_are_what_tools_list_serves():
 
 
 def test_check_mode_passes_on_fresh_files_and_fails_on_stale_ones(tmp_path):
-    fresh = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    fresh = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
     assert fresh.returncode == 0, fresh.stderr
     docs, snaps = tmp_path / "tools.md", tmp_path / "tools"
-    written = subprocess.run([sys.executable, str(SCRIPT), "--docs", str(docs), "--snapshot-dir", str(snaps)], capture_output=True, text=True, timeout=120)
+    written = subprocess.run(
+        [sys.executable, str(SCRIPT), "--docs", str(docs), "--snapshot-dir", str(snaps)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert written.returncode == 0, written.stderr
     assert docs.read_text(encoding="utf-8") == GEN.DOCS_PATH.read_text(encoding="utf-8")
     for path in GEN.SNAPSHOT_DIR.glob("*.json"):
         assert (snaps / path.name).read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
     snap = snaps / "list_boards.json"
-    snap.write_text(snap.read_text(encoding="utf-8").replace('"readOnlyHint": true', '"readOnlyHint": false', 1), encoding="utf-8")
+    snap.write_text(
+        snap.read_text(encoding="utf-8").replace('"readOnlyHint": true', '"readOnlyHint": false', 1), encoding="utf-8"
+    )
     check = [sys.executable, str(SCRIPT), "--check", "--docs", str(docs), "--snapshot-dir", str(snaps)]
     stale = subprocess.run(check, capture_output=True, text=True, timeout=120)
     assert stale.returncode != 0
@@ -204,7 +239,11 @@ def test_docs_mention_every_tool_and_its_flags():
     for s in SPECS:
         row = next(line for line in text.splitlines() if line.startswith(f"| [`{s.name}`]"))
         cells = [c.strip() for c in row.strip("|").split(" | ")]
-        assert cells[1:7] == [s.scope, *("yes" if f else "no" for f in (s.read_only, s.destructive, s.idempotent, s.keyed)), s.min_role or "-"], row
+        assert cells[1:7] == [
+            s.scope,
+            *("yes" if f else "no" for f in (s.read_only, s.destructive, s.idempotent, s.keyed)),
+            s.min_role or "-",
+        ], row
         assert f"### {s.name}" in text
         section = text.split(f"### {s.name}\n", 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
         for prop in DEFS[s.name]["inputSchema"].get("properties", {}):
@@ -223,7 +262,9 @@ def test_catalog_table_is_the_product_catalog():
     tools the catalog marks as requiring a key; planned tools are not served."""
     assert all(row.status in ("built", "planned") for row in CATALOG.values())
     for name, row in CATALOG.items():
-        assert row.keyed == (name.startswith(("create_", "bulk_")) or name in {"attach_agent_session", "create_agent_session"}), name
+        assert row.keyed == (
+            name.startswith(("create_", "bulk_")) or name in {"attach_agent_session", "create_agent_session"}
+        ), name
         if row.read_only:
             assert not row.destructive, name  # (list_invitations is read-only yet needs the admin scope)
     planned = {n for n, r in CATALOG.items() if r.status == "planned"}
@@ -259,7 +300,12 @@ def test_tools_beyond_the_catalog_are_flagged_as_such():
 def test_flags_match_the_seed_table(name):
     spec = product_registry().get(name)
     scope, read_only, destructive, idempotent = SEED[name]
-    assert (spec.scope, spec.read_only, spec.destructive, spec.idempotent) == (scope, read_only, destructive, idempotent)
+    assert (spec.scope, spec.read_only, spec.destructive, spec.idempotent) == (
+        scope,
+        read_only,
+        destructive,
+        idempotent,
+    )
     ann = DEFS[name]["annotations"]
     assert (ann["readOnlyHint"], ann["destructiveHint"], ann["idempotentHint"]) == (read_only, destructive, idempotent)
     if read_only:
@@ -307,7 +353,11 @@ def test_title_and_all_four_annotations_are_explicit(name):
 @pytest.mark.parametrize("name", sorted(SEED))
 def test_input_schema_is_inline_and_plain_at_the_root(name):
     schema = DEFS[name]["inputSchema"]
-    refs = [path for path, node in _walk(schema) if isinstance(node, dict) and ("$ref" in node or "$defs" in node or "definitions" in node)]
+    refs = [
+        path
+        for path, node in _walk(schema)
+        if isinstance(node, dict) and ("$ref" in node or "$defs" in node or "definitions" in node)
+    ]
     assert not refs, f"{name} inputSchema refers out at {refs}"
     assert schema["type"] == "object"
     for keyword in ("oneOf", "anyOf", "allOf", "not", "if", "then", "else", "$ref"):
@@ -320,7 +370,9 @@ def test_input_schema_is_inline_and_plain_at_the_root(name):
 # Arguments whose name and schema say everything a description would (issue 14, "Lean definitions"):
 # a description such as "Priority." or "Page size." only repeats the name, so these may go without.
 # Every other property is described, and a described one must say something.
-SELF_EVIDENT = frozenset({"title", "name", "priority", "limit", "cursor", "includeArchived", "idempotencyKey", "action"})
+SELF_EVIDENT = frozenset(
+    {"title", "name", "priority", "limit", "cursor", "includeArchived", "idempotencyKey", "action"}
+)
 
 
 @pytest.mark.parametrize("name", sorted(SEED))
@@ -332,7 +384,9 @@ def test_every_input_property_is_described(name):
             for prop, sub in node["properties"].items():
                 if isinstance(sub, dict) and "description" not in sub and prop in SELF_EVIDENT:
                     continue
-                if not (isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip()):
+                if not (
+                    isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"].strip()
+                ):
                     undescribed.append(f"{path}.properties.{prop}")
     assert not undescribed, f"{name}: no description on {undescribed}"
 
@@ -355,6 +409,7 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
 
     schema = DEFS[name]["inputSchema"]
     validator = Draft202012Validator(schema)
+
     def sample(sub: dict[str, Any]) -> Any:
         if "enum" in sub:
             return sub["enum"][0]
@@ -363,7 +418,9 @@ def test_input_schema_accepts_what_it_documents_and_refuses_extras(name):
         if sub.get("type") == "object":
             return {p: sample(s) for p, s in sub.get("properties", {}).items() if p in sub.get("required", [])}
         if "pattern" in sub:  # a patterned string (a timestamp): an example of its shape
-            return {r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$": "2026-01-01T00:00:00.000Z"}.get(sub["pattern"], "x")
+            return {r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$": "2026-01-01T00:00:00.000Z"}.get(
+                sub["pattern"], "x"
+            )
         return {"string": "x", "boolean": True}.get(sub.get("type"), 1)
 
     minimal: dict[str, Any] = {prop: sample(schema["properties"][prop]) for prop in schema.get("required", [])}
@@ -378,7 +435,11 @@ def test_published_input_schema_has_no_additional_properties_keyword(name):
     """Gemini's function declarations (the OpenAPI-subset ``parameters``) answer 400 "Unknown name
     additionalProperties" at any level, so the lean schema leaves it out everywhere."""
     schema = DEFS[name]["inputSchema"]
-    assert not [p for p, n in _walk(schema) if isinstance(n, dict) and "additionalProperties" in n and not p.endswith(".properties")], name
+    assert not [
+        p
+        for p, n in _walk(schema)
+        if isinstance(n, dict) and "additionalProperties" in n and not p.endswith(".properties")
+    ], name
 
 
 # -- portable input schemas (docs/decisions.md, "After the second trial") ---------------------------
@@ -405,7 +466,9 @@ def _portability_problems(schema: dict[str, Any], *, output: bool = False) -> li
         if nullable:
             kind = kind[0]
         if not isinstance(kind, str) or kind not in PORTABLE_TYPES:
-            problems.append(f"{path}: type must be one of {sorted(PORTABLE_TYPES)}{' (or [it, null])' if output else ''}, is {node.get('type')!r}")
+            problems.append(
+                f"{path}: type must be one of {sorted(PORTABLE_TYPES)}{' (or [it, null])' if output else ''}, is {node.get('type')!r}"
+            )
         if "default" in node and node["default"] is None:
             problems.append(f"{path}: default null")
         if None in node.get("enum", []) and not nullable:
@@ -470,7 +533,12 @@ def test_the_portability_lint_bites_and_json_schema_collapses_nulls():
     # output schemas keep null (answers carry it) but state the type, valid 2020-12
     out = json_schema(Sample, mode="serialization")
     assert _portability_problems(out, output=True) == []
-    assert out["properties"]["name"] == {"type": ["string", "null"], "maxLength": 9, "minLength": 1, "description": "a name"}
+    assert out["properties"]["name"] == {
+        "type": ["string", "null"],
+        "maxLength": 9,
+        "minLength": 1,
+        "description": "a name",
+    }
 
 
 def test_every_output_schema_is_portable_to_every_major_client():
@@ -517,7 +585,11 @@ def test_output_schemas_keep_null_answers_and_merge_row_shapes():
     validator = Draft202012Validator(schema)
     for value in (
         {"state": None, "row": {"id": "a", "title": "t"}, "rows": None},
-        {"state": "DONE", "row": {"id": "a", "title": "t", "body": None}, "rows": [{"id": "b", "title": "u", "body": "x"}]},
+        {
+            "state": "DONE",
+            "row": {"id": "a", "title": "t", "body": None},
+            "rows": [{"id": "b", "title": "u", "body": "x"}],
+        },
     ):
         assert not list(validator.iter_errors(value)), value
     assert list(validator.iter_errors({"state": "LOST", "row": {"id": "a", "title": "t"}}))
@@ -537,15 +609,20 @@ def test_output_schemas_keep_null_answers_and_merge_row_shapes():
 # -- list results follow one naming rule (docs/tools.md, "List results") -----------------------------
 # A list's key is the plural of its row type; rows that are not an entity of their own are named
 # for what they are. Keys published before the rule stay as they are (clients read them).
-ROW_KEYS_NOT_AN_ENTITY = {"activity": "log entries (the log itself)", "results": "search hits, bulk per-item outcomes",
-                          "matches": "a project and how it matched a repository",
-                          "outgoing": "list_task_links: links from the task", "incoming": "list_task_links: links to the task",
-                          "recentActivity": "get_task: the newest entries of the task's log"}
+ROW_KEYS_NOT_AN_ENTITY = {
+    "activity": "log entries (the log itself)",
+    "results": "search hits, bulk per-item outcomes",
+    "matches": "a project and how it matched a repository",
+    "outgoing": "list_task_links: links from the task",
+    "incoming": "list_task_links: links to the task",
+    "recentActivity": "get_task: the newest entries of the task's log",
+}
 PAGED_WITHOUT_TOTAL = {"list_activity": "a board log may hold 50k entries; counting them means reading them all"}
 
 
 def _row_lists(definition: dict[str, Any]) -> list[str]:
     props = definition["outputSchema"]["properties"]
+
     def types(v: dict[str, Any]) -> list[Any]:
         t = v.get("type")
         return t if isinstance(t, list) else [t]
@@ -559,7 +636,9 @@ def test_every_paged_list_answers_a_count_a_cursor_and_a_notice():
         if "nextCursor" not in props:
             continue
         assert "notice" in props, name
-        assert "totalCount" in props or name in PAGED_WITHOUT_TOTAL, f"{name} pages without totalCount and no stated reason"
+        assert "totalCount" in props or name in PAGED_WITHOUT_TOTAL, (
+            f"{name} pages without totalCount and no stated reason"
+        )
 
 
 def test_list_keys_follow_the_rule_and_the_rule_is_documented():
@@ -569,4 +648,3 @@ def test_list_keys_follow_the_rule_and_the_rule_is_documented():
             assert key in ROW_KEYS_NOT_AN_ENTITY or plural_of_row.fullmatch(key), (name, key)
     text = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
     assert "## List results" in text and all(f"`{k}`" in text for k in [*ROW_KEYS_NOT_AN_ENTITY, *PAGED_WITHOUT_TOTAL])
-

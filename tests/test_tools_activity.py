@@ -49,8 +49,8 @@ async def test_board_and_task_logs_newest_first(server_url, owner):
         await ok(c, "update_task", {"taskId": a["id"], "title": "a2"})
         await ok(c, "move_task", {"taskId": b["id"], "columnId": cols[1]})
         await ok(c, "archive_task", {"taskId": a["id"]})
-        board_log = (await ok(c, "list_activity", {"boardId": bid}))
-        task_log = (await ok(c, "list_activity", {"taskId": a["id"]}))
+        board_log = await ok(c, "list_activity", {"boardId": bid})
+        task_log = await ok(c, "list_activity", {"taskId": a["id"]})
     async with mcp_client(server_url, owner.token, "legacy") as c:
         legacy = await ok(c, "list_activity", {"boardId": bid})
     assert legacy == board_log
@@ -89,7 +89,9 @@ async def test_filters_since_source_and_type(server_url, owner):
         assert [e["type"] for e in mcp] == ["task.updated", "task.created", "board.created"]
         updates = (await ok(c, "list_activity", {"taskId": task["id"], "type": "task.updated"}))["activity"]
         assert [e["source"] for e in updates] == ["mcp", "ui"]
-        both = (await ok(c, "list_activity", {"taskId": task["id"], "type": "task.updated", "source": "ui"}))["activity"]
+        both = (await ok(c, "list_activity", {"taskId": task["id"], "type": "task.updated", "source": "ui"}))[
+            "activity"
+        ]
         assert [e["data"]["title"]["to"] for e in both] == ["edited by a person"]
         assert (await ok(c, "list_activity", {"boardId": bid, "type": "column.renamed"}))["activity"] == []
 
@@ -142,9 +144,17 @@ async def test_a_board_log_filtered_by_type_answers_full_pages(server_url, owner
         for i in range(6):
             await ok(c, "update_task", {"taskId": task["id"], "priority": ["LOW", "HIGH"][i % 2]})
         first = await ok(c, "list_activity", {"boardId": bid, "type": "task.moved", "limit": 2})
-        assert [e["taskId"] for e in first["activity"]] == [moved[2]["id"], moved[1]["id"]] and first["nextCursor"], first
-        rest = await ok(c, "list_activity", {"boardId": bid, "type": "task.moved", "limit": 2, "cursor": first["nextCursor"]})
-        assert [e["taskId"] for e in rest["activity"]] == [moved[0]["id"]] and rest["nextCursor"] is None and rest["notice"] is None
+        assert [e["taskId"] for e in first["activity"]] == [moved[2]["id"], moved[1]["id"]] and first["nextCursor"], (
+            first
+        )
+        rest = await ok(
+            c, "list_activity", {"boardId": bid, "type": "task.moved", "limit": 2, "cursor": first["nextCursor"]}
+        )
+        assert (
+            [e["taskId"] for e in rest["activity"]] == [moved[0]["id"]]
+            and rest["nextCursor"] is None
+            and rest["notice"] is None
+        )
         oldest = await ok(c, "list_activity", {"boardId": bid, "type": "board.created", "limit": 1})
         assert [e["type"] for e in oldest["activity"]] == ["board.created"] and oldest["nextCursor"] is None
         found, sizes = await _walk(c, {"boardId": bid, "type": "task.created"}, 5)
@@ -193,15 +203,57 @@ async def test_every_mutation_writes_exactly_one_activity_row(server_url, owner)
             return state["t"]
 
         steps = [
-            ("rename_board", lambda: ok(c, "rename_board", {"boardId": bid, "name": "Ledger 2"}), "board.renamed", False),
-            ("column create", lambda: ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Extra"}), "column.created", False),
-            ("column rename", lambda: ok(c, "manage_columns", {"action": "rename", "columnId": cols[1], "name": "Next"}), "column.renamed", False),
-            ("column move", lambda: ok(c, "manage_columns", {"action": "move", "columnId": cols[1], "beforeColumnId": cols[0]}), "column.moved", False),
-            ("column archive", lambda: ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]}), "column.archived", False),
+            (
+                "rename_board",
+                lambda: ok(c, "rename_board", {"boardId": bid, "name": "Ledger 2"}),
+                "board.renamed",
+                False,
+            ),
+            (
+                "column create",
+                lambda: ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Extra"}),
+                "column.created",
+                False,
+            ),
+            (
+                "column rename",
+                lambda: ok(c, "manage_columns", {"action": "rename", "columnId": cols[1], "name": "Next"}),
+                "column.renamed",
+                False,
+            ),
+            (
+                "column move",
+                lambda: ok(c, "manage_columns", {"action": "move", "columnId": cols[1], "beforeColumnId": cols[0]}),
+                "column.moved",
+                False,
+            ),
+            (
+                "column archive",
+                lambda: ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]}),
+                "column.archived",
+                False,
+            ),
             ("create_task", create_task, "task.created", True),
-            ("update_task", lambda: ok(c, "update_task", {"taskId": state["t"]["id"], "title": "ledger 2", "dueDate": "2027-01-01"}), "task.updated", True),
-            ("move_task", lambda: ok(c, "move_task", {"taskId": state["t"]["id"], "columnId": cols[2]}), "task.moved", True),
-            ("reorder", lambda: ok(c, "move_task", {"taskId": state["t"]["id"], "afterTaskId": state["u"]["id"]}), "task.moved", True),
+            (
+                "update_task",
+                lambda: ok(
+                    c, "update_task", {"taskId": state["t"]["id"], "title": "ledger 2", "dueDate": "2027-01-01"}
+                ),
+                "task.updated",
+                True,
+            ),
+            (
+                "move_task",
+                lambda: ok(c, "move_task", {"taskId": state["t"]["id"], "columnId": cols[2]}),
+                "task.moved",
+                True,
+            ),
+            (
+                "reorder",
+                lambda: ok(c, "move_task", {"taskId": state["t"]["id"], "afterTaskId": state["u"]["id"]}),
+                "task.moved",
+                True,
+            ),
             ("archive_task", lambda: ok(c, "archive_task", {"taskId": state["t"]["id"]}), "task.archived", True),
         ]
         for label, call, kind, about_task in steps:
@@ -218,7 +270,9 @@ async def test_every_mutation_writes_exactly_one_activity_row(server_url, owner)
         rows = len(activity_rows(bid))
         keyed = await ok(c, "create_task", {"columnId": cols[0], "title": "keyed", "idempotencyKey": "ledger-1"})
         assert len(activity_rows(bid)) == rows + 1
-        assert await ok(c, "create_task", {"columnId": cols[0], "title": "keyed", "idempotencyKey": "ledger-1"}) == keyed
+        assert (
+            await ok(c, "create_task", {"columnId": cols[0], "title": "keyed", "idempotencyKey": "ledger-1"}) == keyed
+        )
         assert len(activity_rows(bid)) == rows + 1
         # no-ops and refusals write nothing at all
         before = stored_state()

@@ -30,9 +30,21 @@ def base(server_url: str) -> str:
 
 
 def grant(server_url: str, token: str, ws: str, data: bytes = BODY, **over: Any) -> dict[str, Any]:
-    body = {"workspaceId": ws, "fileName": "spec.pdf", "contentType": "application/pdf", "size": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(), "purpose": "attachment", **over}
-    r = httpx2.post(f"{base(server_url)}/api/artifacts/upload-grant", json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    body = {
+        "workspaceId": ws,
+        "fileName": "spec.pdf",
+        "contentType": "application/pdf",
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "purpose": "attachment",
+        **over,
+    }
+    r = httpx2.post(
+        f"{base(server_url)}/api/artifacts/upload-grant",
+        json=body,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -72,12 +84,19 @@ async def test_attach_then_list_with_working_download_urls(server_url, owner):
         assert r.status_code == 200, r.text
         made = r.json()["attachment"]
         assert made["id"].startswith("at_") and made["taskId"] == task["id"]
-        assert (made["fileName"], made["contentType"], made["size"], made["sha256"]) == ("spec.pdf", "application/pdf", len(BODY), hashlib.sha256(BODY).hexdigest())
+        assert (made["fileName"], made["contentType"], made["size"], made["sha256"]) == (
+            "spec.pdf",
+            "application/pdf",
+            len(BODY),
+            hashlib.sha256(BODY).hexdigest(),
+        )
         assert made["uploadedBy"] == owner.user_id and made["uploadedByName"] == "Ada"
         listed = await ok(c, "list_attachments", {"taskId": task["id"]})
         assert listed["totalCount"] == 1 and listed["nextCursor"] is None
         (item,) = listed["attachments"]
-        assert {k: v for k, v in item.items() if not k.startswith("downloadUrl")} == {k: v for k, v in made.items() if not k.startswith("downloadUrl")}
+        assert {k: v for k, v in item.items() if not k.startswith("downloadUrl")} == {
+            k: v for k, v in made.items() if not k.startswith("downloadUrl")
+        }
         got = httpx2.get(item["downloadUrl"], timeout=30)
         assert got.status_code == 200 and got.content == BODY
         assert "X-Amz-Expires=300" in item["downloadUrl"] and item["downloadUrlExpiresAt"] > item["uploadedAt"]
@@ -96,14 +115,20 @@ async def test_pages_oldest_first_with_totals_and_cursor_bound_to_the_task(serve
         for i in range(3):
             data = BODY + bytes([i])
             g = uploaded(server_url, owner.token, owner.workspace_id, data, fileName=f"part-{i}.pdf")
-            made.append(attach(server_url, owner.token, task["id"], {"uploadGrantId": g["uploadGrantId"]}).json()["attachment"]["id"])
+            made.append(
+                attach(server_url, owner.token, task["id"], {"uploadGrantId": g["uploadGrantId"]}).json()["attachment"][
+                    "id"
+                ]
+            )
         first = await ok(c, "list_attachments", {"taskId": task["id"], "limit": 2})
         assert first["totalCount"] == 3 and [a["id"] for a in first["attachments"]] == made[:2] and first["notice"]
         rest = await ok(c, "list_attachments", {"taskId": task["id"], "limit": 2, "cursor": first["nextCursor"]})
         assert [a["id"] for a in rest["attachments"]] == made[2:] and rest["nextCursor"] is None
         other = await _task(c, owner.workspace_id)
         assert (await ok(c, "list_attachments", {"taskId": other["id"]}))["attachments"] == []
-        assert names_field(await err(c, "list_attachments", {"taskId": other["id"], "cursor": first["nextCursor"]}), "cursor")
+        assert names_field(
+            await err(c, "list_attachments", {"taskId": other["id"], "cursor": first["nextCursor"]}), "cursor"
+        )
 
 
 async def test_refusals_store_nothing(server_url, owner, outsider):
@@ -114,7 +139,11 @@ async def test_refusals_store_nothing(server_url, owner, outsider):
         await ok(c, "archive_task", {"taskId": archived["id"]})
         closed_board = await new_board(c, ws, f"Closed {uuid.uuid4().hex[:12]}")
         on_closed = await new_task(c, closed_board["columns"][0]["id"], "On a board to archive")
-        await ok(c, "archive_board", {"boardId": closed_board["board"]["id"] if "board" in closed_board else closed_board["id"]})
+        await ok(
+            c,
+            "archive_board",
+            {"boardId": closed_board["board"]["id"] if "board" in closed_board else closed_board["id"]},
+        )
     never = grant(server_url, owner.token, ws)
     other_bytes = grant(server_url, owner.token, ws)
     put(other_bytes, BODY[::-1])
@@ -124,9 +153,23 @@ async def test_refusals_store_nothing(server_url, owner, outsider):
     reader = auth.mint_pat(owner.user_id, scopes=["read"])[0]
     gid = good["uploadGrantId"]
     cases: list[tuple[str | None, str, Any, int, str, str | None]] = [
-        (owner.token, task["id"], {"uploadGrantId": never["uploadGrantId"]}, 400, "INVALID_INPUT", "nothing was uploaded"),
+        (
+            owner.token,
+            task["id"],
+            {"uploadGrantId": never["uploadGrantId"]},
+            400,
+            "INVALID_INPUT",
+            "nothing was uploaded",
+        ),
         (owner.token, task["id"], {"uploadGrantId": other_bytes["uploadGrantId"]}, 400, "INVALID_INPUT", "SHA-256"),
-        (owner.token, task["id"], {"uploadGrantId": for_artifacts["uploadGrantId"]}, 400, "INVALID_INPUT", "artifact uploads"),
+        (
+            owner.token,
+            task["id"],
+            {"uploadGrantId": for_artifacts["uploadGrantId"]},
+            400,
+            "INVALID_INPUT",
+            "artifact uploads",
+        ),
         (owner.token, task["id"], {"uploadGrantId": theirs["uploadGrantId"]}, 404, "NOT_FOUND", None),
         (owner.token, task["id"], {"uploadGrantId": "ug_nope"}, 404, "NOT_FOUND", None),
         (owner.token, archived["id"], {"uploadGrantId": gid}, 400, "INVALID_INPUT", "archived"),
@@ -179,7 +222,9 @@ async def test_racing_attaches_with_one_grant_store_one_attachment(server_url, o
             return attach(server_url, owner.token, task_id, {"uploadGrantId": gid})
 
         # the same call twice at once: both answer the one attachment
-        answers = await asyncio.gather(*(asyncio.to_thread(run, tasks[0]["id"], same["uploadGrantId"]) for _ in range(4)))
+        answers = await asyncio.gather(
+            *(asyncio.to_thread(run, tasks[0]["id"], same["uploadGrantId"]) for _ in range(4))
+        )
         assert {r.status_code for r in answers} == {200}
         assert len({r.json()["attachment"]["id"] for r in answers}) == 1
         # two different calls with one grant: exactly one wins, the other is CONFLICT
@@ -221,12 +266,28 @@ async def test_cli_upload_in_process_and_over_http(server_url, dynamodb_endpoint
     f = tmp_path / "notes.md"
     f.write_bytes(b"# Notes\n\nSee the attached plan.\n")
     tf = _token_file(tmp_path, cli_owner.token)
-    code = await asyncio.to_thread(cli.main, ["attachment", "upload", str(f), "--task", task["id"], "--token-file", tf, "--endpoint", dynamodb_endpoint, "--json"])
+    code = await asyncio.to_thread(
+        cli.main,
+        [
+            "attachment",
+            "upload",
+            str(f),
+            "--task",
+            task["id"],
+            "--token-file",
+            tf,
+            "--endpoint",
+            dynamodb_endpoint,
+            "--json",
+        ],
+    )
     out, errout = capsys.readouterr()
     assert code == 0, errout
     local = json.loads(out)
     assert (local["fileName"], local["contentType"], local["size"]) == ("notes.md", "text/markdown", f.stat().st_size)
-    code = await asyncio.to_thread(cli.main, ["attachment", "upload", str(f), "--task", task["id"], "--token-file", tf, "--url", base(server_url)])
+    code = await asyncio.to_thread(
+        cli.main, ["attachment", "upload", str(f), "--task", task["id"], "--token-file", tf, "--url", base(server_url)]
+    )
     out, errout = capsys.readouterr()
     assert code == 0, errout
     assert out.startswith("Attached notes.md") and task["id"] in out
@@ -243,7 +304,10 @@ async def test_cli_refusals_are_messages(server_url, dynamodb_endpoint, cli_owne
     exe = tmp_path / "tool.exe"
     exe.write_bytes(b"MZ")
     tf = _token_file(tmp_path, cli_owner.token)
-    code = await asyncio.to_thread(cli.main, ["attachment", "upload", str(exe), "--task", task["id"], "--token-file", tf, "--url", base(server_url)])
+    code = await asyncio.to_thread(
+        cli.main,
+        ["attachment", "upload", str(exe), "--task", task["id"], "--token-file", tf, "--url", base(server_url)],
+    )
     _, errout = capsys.readouterr()
     assert code == 1 and "INVALID_INPUT" in errout and "contentType" in errout
     code = await asyncio.to_thread(cli.main, ["attachment", "upload", str(exe), "--task", "nope", "--token-file", tf])
@@ -273,7 +337,9 @@ def test_put_retries_once_then_gives_up(tmp_path):
     assert calls == [1000, 1000]
     calls.clear()
     with pytest.raises(CliError, match="failed twice"):
-        cli_attachments.put_file("http://x", {}, f, send=lambda url, content, headers, timeout: (calls.append(1), Answer(503))[1])
+        cli_attachments.put_file(
+            "http://x", {}, f, send=lambda url, content, headers, timeout: (calls.append(1), Answer(503))[1]
+        )
     assert calls == [1, 1]
 
 

@@ -72,8 +72,13 @@ async def test_unarchive_restores_atomically_with_no_ops_for_active_boards(serve
         for bid in (a, b):
             await ok(c, "archive_board", {"boardId": bid})
         back = await ok(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [active, a, b]})
-        assert [(x["id"], x["restored"]) for x in back["boards"]] == [(active, False), (a, True), (b, True)] and back["restoredCount"] == 2
-        listed = {x["id"]: x["archivedAt"] for x in (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"]}
+        assert [(x["id"], x["restored"]) for x in back["boards"]] == [(active, False), (a, True), (b, True)] and back[
+            "restoredCount"
+        ] == 2
+        listed = {
+            x["id"]: x["archivedAt"]
+            for x in (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"]
+        }
         assert listed[a] is None and listed[b] is None
         log = (await ok(c, "list_activity", {"boardId": a, "type": "board.unarchived"}))["activity"]
         assert len(log) == 1 and log[0]["data"] == {"boardIds": [a, b]}
@@ -94,21 +99,31 @@ async def test_one_foreign_or_unknown_board_fails_the_whole_unarchive(server_url
         unknown = f"bd_{owner.workspace_id[3:]}_zzzzzzzz"
         before = stored_state()
         for stranger in (theirs, unknown, "bd_nope"):
-            refused = await err(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [mine, stranger]})
+            refused = await err(
+                c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [mine, stranger]}
+            )
             assert refused["code"] == "NOT_FOUND" and stranger in refused["message"], refused
         assert stored_state() == before
-        entry = next(x for x in (await ok(c, "list_boards", {"workspaceId": owner.workspace_id, "includeArchived": True}))["boards"] if x["id"] == mine)
+        entry = next(
+            x
+            for x in (await ok(c, "list_boards", {"workspaceId": owner.workspace_id, "includeArchived": True}))[
+                "boards"
+            ]
+            if x["id"] == mine
+        )
         assert entry["archivedAt"] is not None
 
 
 async def test_fifty_boards_restore_in_one_call(server_url, owner):
-    from domain.store.models import BoardEntryRow
     from domain.store import boards as board_store
+    from domain.store.models import BoardEntryRow
 
     async with mcp_client(server_url, owner.token) as c:
         made = [(await _board(c, owner.workspace_id, f"Many {i}"))["board"]["id"] for i in range(50)]
         for bid in made:  # archive straight in the table: the call under test is the restore
-            BoardEntryRow(*board_store.entry_key(bid)).update(actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")])
+            BoardEntryRow(*board_store.entry_key(bid)).update(
+                actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")]
+            )
         back = await ok(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": made})
         assert back["restoredCount"] == 50
         too_many = await err(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [*made, made[0]]})
@@ -120,7 +135,9 @@ async def _archived_board_with_a_task(c, workspace_id):
     bid, cols = board["board"]["id"], [x["id"] for x in board["columns"]]
     task = await new_task(c, cols[0], "Frozen")
     other = await new_task(c, cols[0], "Also frozen")
-    label = (await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": "frozen", "color": "#abcdef"}))["label"]
+    label = (await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": "frozen", "color": "#abcdef"}))[
+        "label"
+    ]
     comment = (await ok(c, "create_comment", {"taskId": task["id"], "body": "before the archive"}))["comment"]
     subtask = (await ok(c, "create_subtask", {"taskId": task["id"], "title": "before the archive"}))["subtask"]
     await ok(c, "add_task_link", {"fromTaskId": task["id"], "kind": "RELATES_TO", "toTaskId": other["id"]})
@@ -164,7 +181,11 @@ async def test_tasks_of_an_archived_board_are_readable_and_every_write_is_refuse
         before = stored_state()
         for tool, args, field in _writes(bid, cols, task, other, label, comment, subtask):
             refused = await err(c, tool, args)
-            assert names_field(refused, field) and "archived" in refused["message"] and "unarchive_boards" in refused["hint"], (tool, refused)
+            assert (
+                names_field(refused, field)
+                and "archived" in refused["message"]
+                and "unarchive_boards" in refused["hint"]
+            ), (tool, refused)
         assert stored_state() == before
         await ok(c, "unarchive_boards", {"workspaceId": owner.workspace_id, "boardIds": [bid]})
         assert (await ok(c, "update_task", {"taskId": task["id"], "title": "thawed"}))["changedFields"] == ["title"]
@@ -185,11 +206,20 @@ def archive_after_the_read(monkeypatch):
     def transact(build):
         bid = armed.pop("board", None)
         if bid:
-            BoardEntryRow(*board_store.entry_key(bid)).update(actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")])
+            BoardEntryRow(*board_store.entry_key(bid)).update(
+                actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")]
+            )
         return real(build)
 
     monkeypatch.setattr(db, "transact", transact)
-    for module in ("domain.store.tasks", "domain.store.comments", "domain.store.labels", "domain.store.links", "domain.store.bulk", "domain.store.cas"):
+    for module in (
+        "domain.store.tasks",
+        "domain.store.comments",
+        "domain.store.labels",
+        "domain.store.links",
+        "domain.store.bulk",
+        "domain.store.cas",
+    ):
         import importlib
 
         mod = importlib.import_module(module)
@@ -206,7 +236,9 @@ async def test_an_archive_landing_after_the_read_still_refuses_the_write(server_
         board = await _board(c, owner.workspace_id)
         bid, cols = board["board"]["id"], [x["id"] for x in board["columns"]]
         task = await new_task(c, cols[0], "Racing")
-        label = (await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": "race", "color": "#abcdef"}))["label"]
+        label = (
+            await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": "race", "color": "#abcdef"})
+        )["label"]
         comment = (await ok(c, "create_comment", {"taskId": task["id"], "body": "hello"}))["comment"]
         other = await new_task(c, cols[0], "Other")
         subtask = (await ok(c, "create_subtask", {"taskId": task["id"], "title": "racing"}))["subtask"]
@@ -261,5 +293,6 @@ def test_every_tool_that_writes_a_boards_tasks_is_covered_here():
     exercised |= {"bulk_create_tasks", "bulk_update_tasks", "bulk_move_tasks"}
     declared = {spec.name for spec in registry() if spec.open_board}
     assert declared <= exercised, declared - exercised
-    assert exercised - declared <= {"manage_columns"}  # its create is refused by its own handler (rename/move/archive stay open)
-
+    assert exercised - declared <= {
+        "manage_columns"
+    }  # its create is refused by its own handler (rename/move/archive stay open)

@@ -12,12 +12,12 @@ from tests.tools_support import (
     STAMP,
     activity_rows,
     create_tasks_in_process,
-    seed_tasks,
     err,
     names_field,
     new_board,
     new_task,
     ok,
+    seed_tasks,
     stored_state,
 )
 
@@ -44,10 +44,15 @@ async def test_create_board_has_the_default_columns_of_its_kind(server_url, owne
         board = made["board"]
         assert board["kind"] == kind and board["name"] == f"{kind} board"
         assert board["workspaceId"] == owner.workspace_id and board["taskCount"] == 0
-        assert board["archivedAt"] is None and STAMP.match(board["createdAt"]) and board["updatedAt"] == board["createdAt"]
+        assert (
+            board["archivedAt"] is None and STAMP.match(board["createdAt"]) and board["updatedAt"] == board["createdAt"]
+        )
         assert [col["name"] for col in made["columns"]] == KIND_COLUMNS[kind]
         assert [col["position"] for col in made["columns"]] == list(range(len(KIND_COLUMNS[kind])))
-        assert all(col["boardId"] == board["id"] and col["taskCount"] == 0 and col["archivedAt"] is None for col in made["columns"])
+        assert all(
+            col["boardId"] == board["id"] and col["taskCount"] == 0 and col["archivedAt"] is None
+            for col in made["columns"]
+        )
         # what create_board returned is what the board reads back as
         listed = (await ok(c, "list_columns", {"boardId": board["id"]}))["columns"]
         assert listed == made["columns"]
@@ -67,7 +72,9 @@ async def test_create_board_defaults_to_tasks(server_url, owner):
 async def test_create_board_bad_input_writes_nothing(server_url, owner, outsider):
     async with mcp_client(server_url, owner.token) as c:
         before = stored_state()
-        assert names_field(await err(c, "create_board", {"workspaceId": owner.workspace_id, "name": "x", "kind": "KANBAN"}), "kind")
+        assert names_field(
+            await err(c, "create_board", {"workspaceId": owner.workspace_id, "name": "x", "kind": "KANBAN"}), "kind"
+        )
         assert names_field(await err(c, "create_board", {"workspaceId": owner.workspace_id}), "name")
         assert names_field(await err(c, "create_board", {"workspaceId": owner.workspace_id, "name": "  "}), "name")
         assert names_field(await err(c, "create_board", {"name": "x"}), "workspaceId")
@@ -84,15 +91,22 @@ async def test_list_boards_lists_the_active_boards_of_that_workspace_only(server
         await new_board(c, outsider.workspace_id, "Not yours")
     async with mcp_client(server_url, owner.token) as c:
         assert (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"] == []
-        made = [(await new_board(c, owner.workspace_id, name, kind))["board"] for name, kind in [("Alpha", "TASKS"), ("Beta", "CRM"), ("Gamma", "BUGS")]]
+        made = [
+            (await new_board(c, owner.workspace_id, name, kind))["board"]
+            for name, kind in [("Alpha", "TASKS"), ("Beta", "CRM"), ("Gamma", "BUGS")]
+        ]
         listed = (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"]
         assert [(b["id"], b["name"], b["kind"]) for b in listed] == [(b["id"], b["name"], b["kind"]) for b in made]
         assert all(b["archivedAt"] is None for b in listed)
         # an archived board (no archive tool yet: flag its entry directly) leaves the default list
-        BoardEntryRow(f"WS#{owner.workspace_id}", f"BOARD#{made[1]['id']}").update(actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")])
+        BoardEntryRow(f"WS#{owner.workspace_id}", f"BOARD#{made[1]['id']}").update(
+            actions=[BoardEntryRow.archivedAt.set("2026-01-01T00:00:00.000Z")]
+        )
         active = (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"]
         assert [b["name"] for b in active] == ["Alpha", "Gamma"]
-        everything = (await ok(c, "list_boards", {"workspaceId": owner.workspace_id, "includeArchived": True}))["boards"]
+        everything = (await ok(c, "list_boards", {"workspaceId": owner.workspace_id, "includeArchived": True}))[
+            "boards"
+        ]
         assert [b["name"] for b in everything] == ["Alpha", "Beta", "Gamma"]
         assert (await err(c, "list_boards", {"workspaceId": outsider.workspace_id}))["code"] == "NOT_FOUND"
 
@@ -105,7 +119,9 @@ async def test_rename_board_and_same_name_is_a_no_op(server_url, owner):
         assert renamed["name"] == "Launch v2" and renamed["id"] == board["id"]
         assert STAMP.match(renamed["updatedAt"]) and renamed["updatedAt"] > board["updatedAt"]
         assert renamed["createdAt"] == board["createdAt"]
-        assert [b["name"] for b in (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"]] == ["Launch v2"]
+        assert [b["name"] for b in (await ok(c, "list_boards", {"workspaceId": owner.workspace_id}))["boards"]] == [
+            "Launch v2"
+        ]
         assert (await ok(c, "get_board_snapshot", {"boardId": board["id"]}))["board"] == renamed
         rows_after_rename = len(activity_rows(board["id"]))
         same = (await ok(c, "rename_board", {"boardId": board["id"], "name": "Launch v2"}))["board"]
@@ -142,13 +158,25 @@ async def test_manage_columns_create_appends_or_places(server_url, owner):
         cols = {col["name"]: col["id"] for col in made["columns"]}
         appended = await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Archive", "wipLimit": 7})
         assert appended["action"] == "create"
-        assert appended["column"]["name"] == "Archive" and appended["column"]["position"] == 4 and appended["column"]["wipLimit"] == 7
+        assert (
+            appended["column"]["name"] == "Archive"
+            and appended["column"]["position"] == 4
+            and appended["column"]["wipLimit"] == 7
+        )
         assert [col["name"] for col in appended["columns"]] == ["Backlog", "To Do", "In Progress", "Done", "Archive"]
-        before = await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Review", "beforeColumnId": cols["Done"]})
+        before = await ok(
+            c, "manage_columns", {"action": "create", "boardId": bid, "name": "Review", "beforeColumnId": cols["Done"]}
+        )
         assert before["column"]["position"] == 3
-        after = await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Inbox", "afterColumnId": cols["Backlog"]})
+        after = await ok(
+            c, "manage_columns", {"action": "create", "boardId": bid, "name": "Inbox", "afterColumnId": cols["Backlog"]}
+        )
         assert after["column"]["position"] == 1
-        first = await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Ideas", "beforeColumnId": cols["Backlog"]})
+        first = await ok(
+            c,
+            "manage_columns",
+            {"action": "create", "boardId": bid, "name": "Ideas", "beforeColumnId": cols["Backlog"]},
+        )
         assert first["column"]["position"] == 0
         expected = ["Ideas", "Backlog", "Inbox", "To Do", "In Progress", "Review", "Done", "Archive"]
         assert [col["name"] for col in first["columns"]] == expected
@@ -161,7 +189,9 @@ async def test_manage_columns_rename(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         made = await new_board(c, owner.workspace_id, "Cols")
         todo = made["columns"][1]
-        out = await ok(c, "manage_columns", {"action": "rename", "columnId": todo["id"], "name": "Ready", "wipLimit": 3})
+        out = await ok(
+            c, "manage_columns", {"action": "rename", "columnId": todo["id"], "name": "Ready", "wipLimit": 3}
+        )
         assert out["column"]["name"] == "Ready" and out["column"]["position"] == 1 and out["column"]["wipLimit"] == 3
         assert out["column"]["updatedAt"] > todo["updatedAt"]
         assert await _names(c, made["board"]["id"]) == ["Backlog", "Ready", "In Progress", "Done"]
@@ -174,14 +204,18 @@ async def test_manage_columns_move(server_url, owner):
         made = await new_board(c, owner.workspace_id, "Cols")
         bid = made["board"]["id"]
         ids = {col["name"]: col["id"] for col in made["columns"]}
-        out = await ok(c, "manage_columns", {"action": "move", "columnId": ids["Done"], "beforeColumnId": ids["Backlog"]})
+        out = await ok(
+            c, "manage_columns", {"action": "move", "columnId": ids["Done"], "beforeColumnId": ids["Backlog"]}
+        )
         assert out["column"]["position"] == 0
         assert [col["name"] for col in out["columns"]] == ["Done", "Backlog", "To Do", "In Progress"]
         await ok(c, "manage_columns", {"action": "move", "columnId": ids["Done"], "afterColumnId": ids["In Progress"]})
         assert await _names(c, bid) == ["Backlog", "To Do", "In Progress", "Done"]
         await ok(c, "manage_columns", {"action": "move", "columnId": ids["Backlog"], "afterColumnId": ids["To Do"]})
         assert await _names(c, bid) == ["To Do", "Backlog", "In Progress", "Done"]
-        await ok(c, "manage_columns", {"action": "move", "columnId": ids["In Progress"], "beforeColumnId": ids["Backlog"]})
+        await ok(
+            c, "manage_columns", {"action": "move", "columnId": ids["In Progress"], "beforeColumnId": ids["Backlog"]}
+        )
         assert await _names(c, bid) == ["To Do", "In Progress", "Backlog", "Done"]
         await ok(c, "manage_columns", {"action": "move", "columnId": ids["To Do"], "afterColumnId": ids["Done"]})
         assert await _names(c, bid) == ["In Progress", "Backlog", "Done", "To Do"]
@@ -207,10 +241,14 @@ async def test_manage_columns_archive(server_url, owner):
         listed = await ok(c, "list_tasks", {"boardId": bid})
         assert [t["id"] for t in listed["tasks"]] == [kept["id"]] and listed["totalCount"] == 1
         # nothing new can go into an archived column, and it cannot be changed again
-        assert (await err(c, "create_task", {"columnId": doing, "title": "late"}))["code"] == "INVALID_INPUT"  # archived, not missing
+        assert (await err(c, "create_task", {"columnId": doing, "title": "late"}))[
+            "code"
+        ] == "INVALID_INPUT"  # archived, not missing
         assert names_field(await err(c, "move_task", {"taskId": kept["id"], "columnId": doing}), "columnId")
         assert names_field(await err(c, "manage_columns", {"action": "archive", "columnId": doing}), "columnId")
-        assert names_field(await err(c, "manage_columns", {"action": "rename", "columnId": doing, "name": "Back"}), "columnId")
+        assert names_field(
+            await err(c, "manage_columns", {"action": "rename", "columnId": doing, "name": "Back"}), "columnId"
+        )
         # the archived tasks are still there for get_task
         got = await ok(c, "get_task", {"taskId": gone[0]["id"]})
         assert got["task"]["columnId"] == doing
@@ -237,8 +275,14 @@ async def test_manage_columns_errors_name_the_field(server_url, owner, outsider)
             ({"action": "create", "name": "x"}, "boardId"),
             ({"action": "create", "boardId": bid}, "name"),
             ({"action": "create", "boardId": bid, "name": "  "}, "name"),
-            ({"action": "create", "boardId": bid, "name": "x", "beforeColumnId": col, "afterColumnId": col}, "beforeColumnId"),
-            ({"action": "create", "boardId": bid, "name": "x", "afterColumnId": other["columns"][0]["id"]}, "afterColumnId"),
+            (
+                {"action": "create", "boardId": bid, "name": "x", "beforeColumnId": col, "afterColumnId": col},
+                "beforeColumnId",
+            ),
+            (
+                {"action": "create", "boardId": bid, "name": "x", "afterColumnId": other["columns"][0]["id"]},
+                "afterColumnId",
+            ),
             ({"action": "rename", "name": "x"}, "columnId"),
             ({"action": "rename", "columnId": col}, "name"),
             ({"action": "move", "columnId": col}, "beforeColumnId"),
@@ -299,16 +343,29 @@ async def test_snapshot_orders_tasks_by_column_position_then_rank(server_url, ow
         snap = await ok(c, "get_board_snapshot", {"boardId": bid})
         assert [t["id"] for t in snap["tasks"]] == [b3["id"], b1["id"], b2["id"], d1["id"], t1["id"]]
         assert [col["id"] for col in snap["columns"]] == [backlog, done, todo, doing]
-        assert [col["taskIds"] for col in snap["columns"]] == [[b3["id"], b1["id"], b2["id"]], [d1["id"]], [t1["id"]], []]
+        assert [col["taskIds"] for col in snap["columns"]] == [
+            [b3["id"], b1["id"], b2["id"]],
+            [d1["id"]],
+            [t1["id"]],
+            [],
+        ]
         assert [col["taskCount"] for col in snap["columns"]] == [3, 1, 1, 0]
         assert snap["totalCount"] == 5 and snap["truncated"] is False and snap["notice"] is None
         assert snap["board"]["taskCount"] == 5
         row = next(t for t in snap["tasks"] if t["id"] == t1["id"])
-        assert row == {"id": t1["id"], "key": t1["key"], "title": "todo 1", "columnId": todo, "priority": t1["priority"]}  # concise: empties dropped
+        assert row == {
+            "id": t1["id"],
+            "key": t1["key"],
+            "title": "todo 1",
+            "columnId": todo,
+            "priority": t1["priority"],
+        }  # concise: empties dropped
         more = await ok(c, "get_board_snapshot", {"boardId": bid, "fields": ["columnName", "number", "labelIds"]})
         row = next(t for t in more["tasks"] if t["id"] == t1["id"])
         assert row == {"id": t1["id"], "columnName": "To Do", "number": t1["number"], "labelIds": []}
-        assert (await err(c, "get_board_snapshot", {"boardId": bid, "fields": ["description"]}))["code"] == "INVALID_INPUT"
+        assert (await err(c, "get_board_snapshot", {"boardId": bid, "fields": ["description"]}))[
+            "code"
+        ] == "INVALID_INPUT"
 
 
 async def test_snapshot_pages_with_limit_and_a_cursor_that_belongs_to_its_board(server_url, owner):
@@ -320,7 +377,9 @@ async def test_snapshot_pages_with_limit_and_a_cursor_that_belongs_to_its_board(
         first = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 3})
         assert [t["id"] for t in first["tasks"]] == ids[3:] + ids[:1]  # board order: Backlog, then To Do
         assert first["truncated"] is True and first["totalCount"] == 5 and "1-3 of 5" in first["notice"]
-        assert [col["taskIds"] for col in first["columns"]][:2] == [ids[3:], ids[:1]] and [col["taskCount"] for col in first["columns"]][:2] == [2, 3]
+        assert [col["taskIds"] for col in first["columns"]][:2] == [ids[3:], ids[:1]] and [
+            col["taskCount"] for col in first["columns"]
+        ][:2] == [2, 3]
         rest = await ok(c, "get_board_snapshot", {"boardId": bid, "limit": 3, "cursor": first["nextCursor"]})
         assert [t["id"] for t in rest["tasks"]] == ids[1:3] and rest["nextCursor"] is None
         assert [col["taskIds"] for col in rest["columns"]][:2] == [[], ids[1:3]]
@@ -389,9 +448,15 @@ async def test_placing_a_column_between_two_tied_ranks_rebalances(server_url, ow
         board = await new_board(c, owner.workspace_id, "Ties")
         cols = board["columns"]
         tied = ColumnRow.get(f"BOARD#{board['board']['id']}", f"C#{cols[1]['id']}")
-        ColumnRow(f"BOARD#{board['board']['id']}", f"C#{cols[2]['id']}").update(actions=[ColumnRow.position.set(tied.position)])
+        ColumnRow(f"BOARD#{board['board']['id']}", f"C#{cols[2]['id']}").update(
+            actions=[ColumnRow.position.set(tied.position)]
+        )
         order_before = [x["id"] for x in (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]]
-        made = await ok(c, "manage_columns", {"action": "create", "boardId": board["board"]["id"], "name": "Between", "afterColumnId": order_before[1]})
+        made = await ok(
+            c,
+            "manage_columns",
+            {"action": "create", "boardId": board["board"]["id"], "name": "Between", "afterColumnId": order_before[1]},
+        )
         order = [x["id"] for x in made["columns"]]
         assert order == [*order_before[:2], made["column"]["id"], *order_before[2:]]
         listed = [x["id"] for x in (await ok(c, "list_columns", {"boardId": board["board"]["id"]}))["columns"]]
@@ -405,10 +470,12 @@ async def test_concurrent_archives_never_leave_a_board_without_columns(server_ur
 
     async with mcp_client(server_url, owner.token) as c:
         board = await new_board(c, owner.workspace_id, "Last column standing")
+
     async def archive(cid):
         async with mcp_client(server_url, owner.token) as c2:
             res = await c2.call_tool("manage_columns", {"action": "archive", "columnId": cid})
             return res
+
     results = await asyncio.gather(*(archive(col["id"]) for col in board["columns"]))
     refused = [r for r in results if r.is_error]
     assert len(refused) >= 1

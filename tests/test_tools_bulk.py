@@ -84,9 +84,18 @@ async def test_bulk_create_is_ordered_gapless_and_complete(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         board_id, cols = await _column(c, owner.workspace_id)
         first = await new_task(c, cols[0], "already there")
-        made = await ok(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [
-            {"title": "one", "description": "**first**"}, {"title": " two ", "priority": "HIGH", "dueDate": "2026-08-01"}, {"title": "three"},
-        ]})
+        made = await ok(
+            c,
+            "bulk_create_tasks",
+            {
+                "columnId": cols[0],
+                "tasks": [
+                    {"title": "one", "description": "**first**"},
+                    {"title": " two ", "priority": "HIGH", "dueDate": "2026-08-01"},
+                    {"title": "three"},
+                ],
+            },
+        )
         tasks = made["tasks"]
         assert [t["title"] for t in tasks] == ["one", "two", "three"]
         assert [t["number"] for t in tasks] == [first["number"] + 1, first["number"] + 2, first["number"] + 3]
@@ -102,7 +111,9 @@ async def test_bulk_create_is_ordered_gapless_and_complete(server_url, owner):
         assert len(log["activity"]) == 1 and log["activity"][0]["data"]["taskIds"] == [t["id"] for t in tasks]
         for t in tasks:  # every task has its own creation entry, as a single create_task writes it
             own = (await ok(c, "list_activity", {"taskId": t["id"]}))["activity"]
-            assert [(e["type"], e["taskId"], e["actorId"]) for e in own] == [("task.created", t["id"], owner.user_id)], own
+            assert [(e["type"], e["taskId"], e["actorId"]) for e in own] == [
+                ("task.created", t["id"], owner.user_id)
+            ], own
             assert t["key"] in own[0]["summary"] and own[0]["at"] == t["createdAt"]
         # A later single create continues the numbering.
         after = await new_task(c, cols[0], "after")
@@ -115,15 +126,29 @@ async def test_counts_outside_1_to_50_and_duplicates_are_refused_before_anything
         t = await new_task(c, cols[0], "target")
         before = stored_state()
         for n in (0, 51):
-            refused = await err(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": f"t{i}"} for i in range(n)]})
+            refused = await err(
+                c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": f"t{i}"} for i in range(n)]}
+            )
             assert names_field(refused, "tasks"), refused
-            refused = await err(c, "bulk_update_tasks", {"items": [{"taskId": t["id"], "title": f"t{i}"} for i in range(n)]})
+            refused = await err(
+                c, "bulk_update_tasks", {"items": [{"taskId": t["id"], "title": f"t{i}"} for i in range(n)]}
+            )
             assert names_field(refused, "items"), refused
-            refused = await err(c, "bulk_move_tasks", {"items": [{"taskId": t["id"], "columnId": cols[1]} for _ in range(n)]})
+            refused = await err(
+                c, "bulk_move_tasks", {"items": [{"taskId": t["id"], "columnId": cols[1]} for _ in range(n)]}
+            )
             assert names_field(refused, "items"), refused
-        dup = await err(c, "bulk_update_tasks", {"items": [{"taskId": t["id"], "title": "a"}, {"taskId": t["id"], "priority": "LOW"}]})
+        dup = await err(
+            c,
+            "bulk_update_tasks",
+            {"items": [{"taskId": t["id"], "title": "a"}, {"taskId": t["id"], "priority": "LOW"}]},
+        )
         assert names_field(dup, "items") and "twice" in dup["message"], dup
-        dup = await err(c, "bulk_move_tasks", {"items": [{"taskId": t["id"], "columnId": cols[1]}, {"taskId": t["id"], "columnId": cols[2]}]})
+        dup = await err(
+            c,
+            "bulk_move_tasks",
+            {"items": [{"taskId": t["id"], "columnId": cols[1]}, {"taskId": t["id"], "columnId": cols[2]}]},
+        )
         assert names_field(dup, "items"), dup
         blank = await err(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": "fine"}, {"title": "   "}]})
         assert names_field(blank, "tasks.1.title"), blank
@@ -140,23 +165,35 @@ async def test_bulk_update_applies_the_valid_items_and_reports_each_failure(serv
         await ok(c, "archive_task", {"taskId": gone["id"]})
         moved = await ok(c, "update_task", {"taskId": stale["id"], "priority": "LOW"})
         before = len(activity_rows(board_id))
-        out = await ok(c, "bulk_update_tasks", {"items": [
-            {"taskId": a["id"], "title": "A!", "dueDate": "2026-09-01"},
-            {"taskId": foreign["id"], "title": "nope"},
-            {"taskId": b["id"], "title": b["title"]},
-            {"taskId": gone["id"], "priority": "HIGH"},
-            {"taskId": stale["id"], "title": "late", "expectedUpdatedAt": stale["updatedAt"]},
-            {"taskId": "tk_nonsense", "title": "x"},
-            {"taskId": b["id"].rsplit("_", 1)[0] + "_99999", "priority": "HIGH"},
-        ]})
+        out = await ok(
+            c,
+            "bulk_update_tasks",
+            {
+                "items": [
+                    {"taskId": a["id"], "title": "A!", "dueDate": "2026-09-01"},
+                    {"taskId": foreign["id"], "title": "nope"},
+                    {"taskId": b["id"], "title": b["title"]},
+                    {"taskId": gone["id"], "priority": "HIGH"},
+                    {"taskId": stale["id"], "title": "late", "expectedUpdatedAt": stale["updatedAt"]},
+                    {"taskId": "tk_nonsense", "title": "x"},
+                    {"taskId": b["id"].rsplit("_", 1)[0] + "_99999", "priority": "HIGH"},
+                ]
+            },
+        )
         r = out["results"]
         assert [x["status"] for x in r] == ["applied", "failed", "unchanged", "failed", "failed", "failed", "failed"]
         assert [x["index"] for x in r] == list(range(7)) and out["applied"] == 1 and out["failed"] == 5
         assert r[0]["task"]["title"] == "A!" and r[0]["changedFields"] == ["title", "dueDate"] and r[0]["error"] is None
-        assert r[1]["error"]["code"] == "NOT_FOUND" and r[5]["error"]["code"] == "NOT_FOUND" and r[6]["error"]["code"] == "NOT_FOUND"
+        assert (
+            r[1]["error"]["code"] == "NOT_FOUND"
+            and r[5]["error"]["code"] == "NOT_FOUND"
+            and r[6]["error"]["code"] == "NOT_FOUND"
+        )
         assert r[2]["changedFields"] == [] and r[2]["task"]["id"] == b["id"]
         assert r[3]["error"]["code"] == "INVALID_INPUT" and "archived" in r[3]["error"]["message"]
-        assert r[4]["error"]["code"] == "CONFLICT" and r[4]["error"]["current"]["updatedAt"] == moved["task"]["updatedAt"]
+        assert (
+            r[4]["error"]["code"] == "CONFLICT" and r[4]["error"]["current"]["updatedAt"] == moved["task"]["updatedAt"]
+        )
         assert "5 of 7" in out["notice"]
         got = await ok(c, "get_task", {"taskId": a["id"]})
         assert got["task"]["title"] == "A!" and got["recentActivity"][0]["type"] == "task.updated"
@@ -169,10 +206,18 @@ async def test_bulk_move_appends_in_input_order_and_keeps_counts(server_url, own
         other_board, other_cols = await _column(c, owner.workspace_id, "Elsewhere")
         ts = [await new_task(c, cols[0], f"m{i}") for i in range(4)]
         existing = await new_task(c, cols[1], "already in doing")
-        out = await ok(c, "bulk_move_tasks", {"items": [
-            {"taskId": ts[2]["id"], "columnId": cols[1]}, {"taskId": ts[0]["id"], "columnId": cols[1]},
-            {"taskId": ts[3]["id"], "columnId": cols[0]}, {"taskId": ts[1]["id"], "columnId": other_cols[0]},
-        ]})
+        out = await ok(
+            c,
+            "bulk_move_tasks",
+            {
+                "items": [
+                    {"taskId": ts[2]["id"], "columnId": cols[1]},
+                    {"taskId": ts[0]["id"], "columnId": cols[1]},
+                    {"taskId": ts[3]["id"], "columnId": cols[0]},
+                    {"taskId": ts[1]["id"], "columnId": other_cols[0]},
+                ]
+            },
+        )
         r = out["results"]
         assert [x["status"] for x in r] == ["applied", "applied", "unchanged", "failed"], r
         assert r[3]["error"]["code"] == "INVALID_INPUT" and r[3]["error"]["message"].startswith("columnId:")
@@ -182,7 +227,11 @@ async def test_bulk_move_appends_in_input_order_and_keeps_counts(server_url, own
         assert by_col[cols[0]]["taskIds"] == [ts[1]["id"], ts[3]["id"]]
         assert all(col["taskCount"] == len(col["taskIds"]) for col in snap["columns"])
         # Moving the head of a column to the same column puts it at the bottom, after the others.
-        again = await ok(c, "bulk_move_tasks", {"items": [{"taskId": ts[1]["id"], "columnId": cols[0]}, {"taskId": ts[2]["id"], "columnId": cols[0]}]})
+        again = await ok(
+            c,
+            "bulk_move_tasks",
+            {"items": [{"taskId": ts[1]["id"], "columnId": cols[0]}, {"taskId": ts[2]["id"], "columnId": cols[0]}]},
+        )
         assert [x["status"] for x in again["results"]] == ["applied", "applied"]
         snap = await ok(c, "get_board_snapshot", {"boardId": board_id})
         by_col = {col["id"]: col for col in snap["columns"]}
@@ -196,11 +245,27 @@ async def test_bulk_move_appends_in_input_order_and_keeps_counts(server_url, own
 async def test_fifty_items_take_two_transactions_and_all_apply(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         board_id, cols = await _column(c, owner.workspace_id)
-        made = (await ok(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": f"n{i}", "description": "d" * 2000} for i in range(50)]}))["tasks"]
+        made = (
+            await ok(
+                c,
+                "bulk_create_tasks",
+                {"columnId": cols[0], "tasks": [{"title": f"n{i}", "description": "d" * 2000} for i in range(50)]},
+            )
+        )["tasks"]
         assert len({t["number"] for t in made}) == 50 and made[-1]["number"] - made[0]["number"] == 49
-        res, counter = _measure(server_url, owner.token, "bulk_update_tasks", {"items": [{"taskId": t["id"], "priority": "URGENT"} for t in made]})
+        res, counter = _measure(
+            server_url,
+            owner.token,
+            "bulk_update_tasks",
+            {"items": [{"taskId": t["id"], "priority": "URGENT"} for t in made]},
+        )
         assert rpc.ok(res)["applied"] == 50 and counter.ops["TransactWriteItems"] == 2
-        res, counter = _measure(server_url, owner.token, "bulk_move_tasks", {"items": [{"taskId": t["id"], "columnId": cols[2]} for t in made]})
+        res, counter = _measure(
+            server_url,
+            owner.token,
+            "bulk_move_tasks",
+            {"items": [{"taskId": t["id"], "columnId": cols[2]} for t in made]},
+        )
         assert rpc.ok(res)["applied"] == 50 and counter.ops["TransactWriteItems"] == 2
         snap = await ok(c, "get_board_snapshot", {"boardId": board_id})
         done = next(col for col in snap["columns"] if col["id"] == cols[2])
@@ -217,13 +282,24 @@ def _measure(url, token, name, args):
 
 
 def test_a_key_reused_with_other_items_is_conflict_and_writes_nothing(server_url, owner):
-    b = rpc.ok(rpc.call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Reuse"}))
+    b = rpc.ok(
+        rpc.call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Reuse"})
+    )
     col = b["columns"][0]["id"]
     task = rpc.ok(rpc.call_tool(server_url, owner.token, "create_task", {"columnId": col, "title": "t"}))["task"]
     cases = {
-        "bulk_create_tasks": ({"columnId": col, "tasks": [{"title": "a"}]}, {"columnId": col, "tasks": [{"title": "a"}, {"title": "b"}]}),
-        "bulk_update_tasks": ({"items": [{"taskId": task["id"], "title": "x"}]}, {"items": [{"taskId": task["id"], "title": "y"}]}),
-        "bulk_move_tasks": ({"items": [{"taskId": task["id"], "columnId": b["columns"][1]["id"]}]}, {"items": [{"taskId": task["id"], "columnId": b["columns"][2]["id"]}]}),
+        "bulk_create_tasks": (
+            {"columnId": col, "tasks": [{"title": "a"}]},
+            {"columnId": col, "tasks": [{"title": "a"}, {"title": "b"}]},
+        ),
+        "bulk_update_tasks": (
+            {"items": [{"taskId": task["id"], "title": "x"}]},
+            {"items": [{"taskId": task["id"], "title": "y"}]},
+        ),
+        "bulk_move_tasks": (
+            {"items": [{"taskId": task["id"], "columnId": b["columns"][1]["id"]}]},
+            {"items": [{"taskId": task["id"], "columnId": b["columns"][2]["id"]}]},
+        ),
     }
     for tool, (first, other) in cases.items():
         key = f"reuse-{uuid.uuid4()}"
@@ -236,10 +312,16 @@ def test_a_key_reused_with_other_items_is_conflict_and_writes_nothing(server_url
 
 def test_twenty_identical_keyed_bulk_creates_at_once_create_the_tasks_once(server_url, stack):
     actor = make_actor("Burst")
-    b = rpc.ok(rpc.call_tool(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Burst"}))
+    b = rpc.ok(
+        rpc.call_tool(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Burst"})
+    )
     col = b["columns"][0]["id"]
     start = _counter(actor.workspace_id)
-    args = {"columnId": col, "tasks": [{"title": f"b{i}"} for i in range(10)], "idempotencyKey": f"burst-{uuid.uuid4()}"}
+    args = {
+        "columnId": col,
+        "tasks": [{"title": f"b{i}"} for i in range(10)],
+        "idempotencyKey": f"burst-{uuid.uuid4()}",
+    }
 
     def one(_: int) -> dict[str, Any]:
         with httpx2.Client(timeout=60) as client:
@@ -260,18 +342,38 @@ def test_twenty_identical_keyed_bulk_creates_at_once_create_the_tasks_once(serve
 
 def test_bulk_create_racing_single_creates_keeps_numbers_gapless_and_unique(server_url, stack):
     actor = make_actor("Racer")
-    b = rpc.ok(rpc.call_tool(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Race"}))
+    b = rpc.ok(
+        rpc.call_tool(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Race"})
+    )
     cols = [c["id"] for c in b["columns"]]
     start = _counter(actor.workspace_id)
 
     def one(i: int) -> list[int]:
         with httpx2.Client(timeout=60) as client:
             if i % 3 == 0:
-                r = rpc.ok(rpc.call_tool(server_url, actor.token, "bulk_create_tasks", {"columnId": cols[i % 2], "tasks": [{"title": f"bulk {i}.{j}"} for j in range(7)]}, client))
+                r = rpc.ok(
+                    rpc.call_tool(
+                        server_url,
+                        actor.token,
+                        "bulk_create_tasks",
+                        {"columnId": cols[i % 2], "tasks": [{"title": f"bulk {i}.{j}"} for j in range(7)]},
+                        client,
+                    )
+                )
                 nums = [t["number"] for t in r["tasks"]]
                 assert nums == list(range(nums[0], nums[0] + 7))  # one bulk's numbers are consecutive
                 return nums
-            return [rpc.ok(rpc.call_tool(server_url, actor.token, "create_task", {"columnId": cols[i % 2], "title": f"single {i}"}, client))["task"]["number"]]
+            return [
+                rpc.ok(
+                    rpc.call_tool(
+                        server_url,
+                        actor.token,
+                        "create_task",
+                        {"columnId": cols[i % 2], "title": f"single {i}"},
+                        client,
+                    )
+                )["task"]["number"]
+            ]
 
     numbers = [n for part in _together(9, one) for n in part]
     assert sorted(numbers) == list(range(start + 1, start + 1 + len(numbers)))
@@ -282,9 +384,20 @@ def test_bulk_create_racing_single_creates_keeps_numbers_gapless_and_unique(serv
 
 def _chunk_failure_case(server_url, owner, monkeypatch, tool: str) -> None:
     _no_retry_sleep(monkeypatch)
-    b = rpc.ok(rpc.call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": f"Chunks {tool}"}))
+    b = rpc.ok(
+        rpc.call_tool(
+            server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": f"Chunks {tool}"}
+        )
+    )
     board_id, cols = b["board"]["id"], [c["id"] for c in b["columns"]]
-    made = rpc.ok(rpc.call_tool(server_url, owner.token, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": f"c{i}"} for i in range(50)]}))["tasks"]
+    made = rpc.ok(
+        rpc.call_tool(
+            server_url,
+            owner.token,
+            "bulk_create_tasks",
+            {"columnId": cols[0], "tasks": [{"title": f"c{i}"} for i in range(50)]},
+        )
+    )["tasks"]
     if tool == "bulk_update_tasks":
         items = [{"taskId": t["id"], "title": f"renamed {i}"} for i, t in enumerate(made)]
         kind = "task.updated"
@@ -316,7 +429,9 @@ def _chunk_failure_case(server_url, owner, monkeypatch, tool: str) -> None:
         assert sorted(t["title"] for t in snap["tasks"]) == sorted(f"renamed {i}" for i in range(50))
 
 
-def test_a_later_update_chunk_failing_is_reported_per_item_and_a_keyed_retry_completes_it(server_url, owner, monkeypatch):
+def test_a_later_update_chunk_failing_is_reported_per_item_and_a_keyed_retry_completes_it(
+    server_url, owner, monkeypatch
+):
     _chunk_failure_case(server_url, owner, monkeypatch, "bulk_update_tasks")
 
 
@@ -326,10 +441,16 @@ def test_a_later_move_chunk_failing_is_reported_per_item_and_a_keyed_retry_compl
 
 def test_bulk_create_whose_second_step_fails_is_finished_by_a_keyed_retry(server_url, owner, monkeypatch):
     _no_retry_sleep(monkeypatch)
-    b = rpc.ok(rpc.call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Two steps"}))
+    b = rpc.ok(
+        rpc.call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Two steps"})
+    )
     board_id, col = b["board"]["id"], b["columns"][0]["id"]
     start = _counter(owner.workspace_id)
-    args = {"columnId": col, "tasks": [{"title": f"s{i}", "description": f"body {i}"} for i in range(3)], "idempotencyKey": f"steps-{uuid.uuid4()}"}
+    args = {
+        "columnId": col,
+        "tasks": [{"title": f"s{i}", "description": f"body {i}"} for i in range(3)],
+        "idempotencyKey": f"steps-{uuid.uuid4()}",
+    }
     with failing_transactions(after=1):
         first = rpc.ok(rpc.call_tool(server_url, owner.token, "bulk_create_tasks", args))
     assert "same idempotencyKey" in first["notice"]
@@ -342,7 +463,9 @@ def test_bulk_create_whose_second_step_fails_is_finished_by_a_keyed_retry(server
     assert _counter(owner.workspace_id) == start + 3
     full = rpc.ok(rpc.call_tool(server_url, owner.token, "get_task", {"taskId": ids_[2]}))
     assert full["task"]["description"] == "body 2"
-    by_number = rpc.ok(rpc.call_tool(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": start + 2}))
+    by_number = rpc.ok(
+        rpc.call_tool(server_url, owner.token, "get_task", {"workspaceId": owner.workspace_id, "number": start + 2})
+    )
     assert by_number["task"]["id"] == ids_[1]
     snap = rpc.ok(rpc.call_tool(server_url, owner.token, "get_board_snapshot", {"boardId": board_id}))
     assert [t["id"] for t in snap["tasks"]] == ids_
@@ -353,13 +476,24 @@ def test_bulk_create_whose_second_step_fails_is_finished_by_a_keyed_retry(server
 
 def test_bulk_create_without_a_key_retries_its_second_step_within_the_call(server_url, owner, monkeypatch):
     _no_retry_sleep(monkeypatch)
-    b = rpc.ok(rpc.call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Retry within"}))
+    b = rpc.ok(
+        rpc.call_tool(
+            server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Retry within"}
+        )
+    )
     col = b["columns"][0]["id"]
     from domain.settings import settings
 
     attempts = settings.dynamodb_max_attempts
     with failing_transactions(after=1, times=attempts):  # the second step's first attempt loses every botocore try
-        made = rpc.ok(rpc.call_tool(server_url, owner.token, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": "x", "description": "kept"}]}))
+        made = rpc.ok(
+            rpc.call_tool(
+                server_url,
+                owner.token,
+                "bulk_create_tasks",
+                {"columnId": col, "tasks": [{"title": "x", "description": "kept"}]},
+            )
+        )
     assert made["notice"] is None
     full = rpc.ok(rpc.call_tool(server_url, owner.token, "get_task", {"taskId": made["tasks"][0]["id"]}))
     assert full["task"]["description"] == "kept"
@@ -371,9 +505,21 @@ def test_worst_case_descriptions_are_split_under_the_transaction_size_limit():
 
     text = "\U0001f600" * 20000  # 4 UTF-8 bytes per character: the largest description allowed
     details = [
-        TaskDetailRow(*keys.task_full("bd_x", n), taskId=f"tk_x_{n}", number=n, key=f"X-{n}", boardId="bd_x", columnId="cl_x", rank="a0",
-                      title="\U0001f600" * 500, priority="NONE", createdAt="2026-01-01T00:00:00.000Z", updatedAt="2026-01-01T00:00:00.000Z",
-                      description=text, createdBy="usr_x")
+        TaskDetailRow(
+            *keys.task_full("bd_x", n),
+            taskId=f"tk_x_{n}",
+            number=n,
+            key=f"X-{n}",
+            boardId="bd_x",
+            columnId="cl_x",
+            rank="a0",
+            title="\U0001f600" * 500,
+            priority="NONE",
+            createdAt="2026-01-01T00:00:00.000Z",
+            updatedAt="2026-01-01T00:00:00.000Z",
+            description=text,
+            createdBy="usr_x",
+        )
         for n in range(1, 51)
     ]
     per_task = bulk.item_bytes(details[0])
@@ -395,9 +541,14 @@ async def test_an_archived_board_refuses_bulk_writes_and_nothing_is_written(serv
         before = stored_state()
         refused = await err(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [{"title": "no"}]})
         assert names_field(refused, "columnId") and "archived" in refused["message"], refused
-        for tool, items in (("bulk_update_tasks", [{"taskId": t["id"], "title": "no"} for t in ts]), ("bulk_move_tasks", [{"taskId": t["id"], "columnId": cols[1]} for t in ts])):
+        for tool, items in (
+            ("bulk_update_tasks", [{"taskId": t["id"], "title": "no"} for t in ts]),
+            ("bulk_move_tasks", [{"taskId": t["id"], "columnId": cols[1]} for t in ts]),
+        ):
             out = await ok(c, tool, {"items": items})
-            assert out["failed"] == 2 and all(r["error"]["code"] == "INVALID_INPUT" and "archived" in r["error"]["message"] for r in out["results"]), out
+            assert out["failed"] == 2 and all(
+                r["error"]["code"] == "INVALID_INPUT" and "archived" in r["error"]["message"] for r in out["results"]
+            ), out
         assert stored_state() == before
 
 
@@ -407,16 +558,40 @@ async def test_bulk_titles_and_descriptions_are_redacted(server_url, owner):
     import secrets
 
     key = "AKIA" + "".join(secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(16))
-    slack = "xoxb-" + "".join(secrets.choice("0123456789") for _ in range(12)) + "-" + "".join(secrets.choice("0123456789") for _ in range(13)) + "-" + uuid.uuid4().hex[:24]
+    slack = (
+        "xoxb-"
+        + "".join(secrets.choice("0123456789") for _ in range(12))
+        + "-"
+        + "".join(secrets.choice("0123456789") for _ in range(13))
+        + "-"
+        + uuid.uuid4().hex[:24]
+    )
     async with mcp_client(server_url, owner.token) as c:
         _, cols = await _column(c, owner.workspace_id)
-        made = await ok(c, "bulk_create_tasks", {"columnId": cols[0], "tasks": [
-            {"title": f"key {key}", "description": "first"}, {"title": "clean", "description": f"bot {slack}"},
-        ]})
+        made = await ok(
+            c,
+            "bulk_create_tasks",
+            {
+                "columnId": cols[0],
+                "tasks": [
+                    {"title": f"key {key}", "description": "first"},
+                    {"title": "clean", "description": f"bot {slack}"},
+                ],
+            },
+        )
         assert made["redactions"] == ["aws-access-key", "slack-token"], made["redactions"]
         assert made["tasks"][0]["title"] == "key [REDACTED:aws-access-key]"
         t0, t1 = made["tasks"]
-        upd = await ok(c, "bulk_update_tasks", {"items": [{"taskId": t1["id"], "description": f"rotated; old id was {key}"}, {"taskId": t0["id"], "priority": "LOW"}]})
+        upd = await ok(
+            c,
+            "bulk_update_tasks",
+            {
+                "items": [
+                    {"taskId": t1["id"], "description": f"rotated; old id was {key}"},
+                    {"taskId": t0["id"], "priority": "LOW"},
+                ]
+            },
+        )
         assert upd["redactions"] == ["aws-access-key"] and upd["applied"] == 2
         full = await ok(c, "get_task", {"taskId": t1["id"]})
         assert key not in full["task"]["description"] and "[REDACTED:aws-access-key]" in full["task"]["description"]

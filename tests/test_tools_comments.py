@@ -17,7 +17,10 @@ async def _task(c, workspace_id):
 async def test_comments_are_listed_oldest_first_with_authors_and_counts(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         task = await _task(c, owner.workspace_id)
-        made = [(await ok(c, "create_comment", {"taskId": task["id"], "body": f"**note {i}**"}))["comment"] for i in range(5)]
+        made = [
+            (await ok(c, "create_comment", {"taskId": task["id"], "body": f"**note {i}**"}))["comment"]
+            for i in range(5)
+        ]
         assert all(m["authorId"] == owner.user_id and m["authorName"] == "Ada" and m["editedAt"] is None for m in made)
         first = await ok(c, "list_comments", {"taskId": task["id"], "limit": 2})
         assert first["totalCount"] == 5 and [x["id"] for x in first["comments"]] == [m["id"] for m in made[:2]]
@@ -46,7 +49,10 @@ async def test_only_the_author_edits_or_deletes_even_an_admin_is_refused(server_
         mine = (await ok(c, "create_comment", {"taskId": task["id"], "body": "owner's words"}))["comment"]
     before = stored_state()
     async with mcp_client(server_url, admin_token) as c:
-        for tool, args in (("update_comment", {"commentId": mine["id"], "body": "rewritten"}), ("delete_comment", {"commentId": mine["id"]})):
+        for tool, args in (
+            ("update_comment", {"commentId": mine["id"], "body": "rewritten"}),
+            ("delete_comment", {"commentId": mine["id"]}),
+        ):
             refused = await err(c, tool, args)
             assert refused["code"] == "FORBIDDEN" and "author" in refused["message"], refused
         assert stored_state() == before
@@ -58,11 +64,23 @@ async def test_edit_keeps_created_at_stamps_edited_and_honours_expected_updated_
     async with mcp_client(server_url, owner.token) as c:
         task = await _task(c, owner.workspace_id)
         comment = (await ok(c, "create_comment", {"taskId": task["id"], "body": "first draft"}))["comment"]
-        edited = await ok(c, "update_comment", {"commentId": comment["id"], "body": "second draft", "expectedUpdatedAt": comment["updatedAt"]})
+        edited = await ok(
+            c,
+            "update_comment",
+            {"commentId": comment["id"], "body": "second draft", "expectedUpdatedAt": comment["updatedAt"]},
+        )
         assert edited["changedFields"] == ["body"]
         e = edited["comment"]
-        assert e["createdAt"] == comment["createdAt"] and e["editedAt"] == e["updatedAt"] > comment["updatedAt"] and e["body"] == "second draft"
-        stale = await err(c, "update_comment", {"commentId": comment["id"], "body": "third", "expectedUpdatedAt": comment["updatedAt"]})
+        assert (
+            e["createdAt"] == comment["createdAt"]
+            and e["editedAt"] == e["updatedAt"] > comment["updatedAt"]
+            and e["body"] == "second draft"
+        )
+        stale = await err(
+            c,
+            "update_comment",
+            {"commentId": comment["id"], "body": "third", "expectedUpdatedAt": comment["updatedAt"]},
+        )
         assert stale["code"] == "CONFLICT" and stale["current"]["body"] == "second draft"
         same = await ok(c, "update_comment", {"commentId": comment["id"], "body": "second draft"})
         assert same["changedFields"] == [] and same["comment"]["updatedAt"] == e["updatedAt"]
@@ -132,7 +150,11 @@ async def test_another_workspaces_comment_is_not_found(server_url, owner, stack)
         task = await _task(c, stranger.workspace_id)
         theirs = (await ok(c, "create_comment", {"taskId": task["id"], "body": "private"}))["comment"]
     async with mcp_client(server_url, owner.token) as c:
-        for tool, args in (("list_comments", {"taskId": task["id"]}), ("update_comment", {"commentId": theirs["id"], "body": "x"}), ("delete_comment", {"commentId": theirs["id"]})):
+        for tool, args in (
+            ("list_comments", {"taskId": task["id"]}),
+            ("update_comment", {"commentId": theirs["id"], "body": "x"}),
+            ("delete_comment", {"commentId": theirs["id"]}),
+        ):
             assert (await err(c, tool, args))["code"] == "NOT_FOUND"
 
 
@@ -151,9 +173,20 @@ async def test_secrets_in_comment_bodies_are_redacted_on_create_and_update(serve
         task = await new_task(c, board["columns"][0]["id"], "Payments")
         made = await ok(c, "create_comment", {"taskId": task["id"], "body": f"use {stripe} for the sandbox"})
         assert made["redactions"] == ["stripe-key"] and stripe not in made["comment"]["body"]
-        upd = await ok(c, "update_comment", {"commentId": made["comment"]["id"], "body": f"`mysql -u app -p{pw} pay`, map https://maps.example.com/js?key={gkey}&cb=x"})
+        upd = await ok(
+            c,
+            "update_comment",
+            {
+                "commentId": made["comment"]["id"],
+                "body": f"`mysql -u app -p{pw} pay`, map https://maps.example.com/js?key={gkey}&cb=x",
+            },
+        )
         assert upd["redactions"] == ["google-api-key", "mysql-password"], upd["redactions"]
-        assert pw not in upd["comment"]["body"] and gkey not in upd["comment"]["body"] and "&cb=x" in upd["comment"]["body"]
+        assert (
+            pw not in upd["comment"]["body"]
+            and gkey not in upd["comment"]["body"]
+            and "&cb=x" in upd["comment"]["body"]
+        )
         listed = await ok(c, "list_comments", {"taskId": task["id"]})
         assert stripe not in str(listed) and pw not in str(listed) and gkey not in str(listed)
     state = str(stored_state())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 
-
 from domain.catalog import registry as product_registry
 from tests.conftest import mcp_client
 from tests.tools_support import err, names_field, new_board, new_task, ok, stored_state
@@ -37,7 +36,9 @@ async def test_update_task_null_clears_what_may_be_empty_and_ignores_the_rest(se
         assert again["changedFields"] == [] and again["task"]["updatedAt"] == t["updatedAt"]
         assert stored_state() == before
         # only the fields that really differ are listed
-        out = await ok(c, "update_task", {"taskId": task["id"], "title": "Keep me", "priority": "LOW", "description": None})
+        out = await ok(
+            c, "update_task", {"taskId": task["id"], "title": "Keep me", "priority": "LOW", "description": None}
+        )
         assert out["changedFields"] == ["priority"]
         # nulls that are all ignored are nothing to change, and the hint says why
         problem = await err(c, "update_task", {"taskId": task["id"], "title": None, "priority": None})
@@ -73,8 +74,19 @@ async def test_due_dates_are_normalised(server_url, owner):
         updated = await ok(c, "update_task", {"taskId": made["id"], "dueDate": "2026-09-01T08:00:00+08:00"})
         assert updated["task"]["dueDate"] == "2026-09-01T00:00:00.000Z" and updated["changedFields"] == ["dueDate"]
         before = stored_state()
-        for bad in ("2026-W32-6", "2026-213", "2026-08-01T10:00:00", "2026-02-30", "2026-08-01 10:00:00Z", "20260801", "tomorrow"):
-            for tool, args in (("create_task", {"columnId": cols[0], "title": "x"}), ("update_task", {"taskId": made["id"]})):
+        for bad in (
+            "2026-W32-6",
+            "2026-213",
+            "2026-08-01T10:00:00",
+            "2026-02-30",
+            "2026-08-01 10:00:00Z",
+            "20260801",
+            "tomorrow",
+        ):
+            for tool, args in (
+                ("create_task", {"columnId": cols[0], "title": "x"}),
+                ("update_task", {"taskId": made["id"]}),
+            ):
                 problem = await err(c, tool, {**args, "dueDate": bad})
                 assert names_field(problem, "dueDate"), (tool, bad, problem)
                 assert "2026-08-01" in problem["hint"] and "T17:00:00Z" in problem["hint"], problem
@@ -105,7 +117,10 @@ async def test_archiving_a_column_says_where_its_tasks_went_and_counts_agree(ser
         # an empty column goes without a notice
         empty = await ok(c, "manage_columns", {"action": "archive", "columnId": cols[3]})
         assert empty["notice"] is None
-        for action in ({"action": "rename", "columnId": cols[0], "name": "Backlog 2"}, {"action": "create", "boardId": bid, "name": "More"}):
+        for action in (
+            {"action": "rename", "columnId": cols[0], "name": "Backlog 2"},
+            {"action": "create", "boardId": bid, "name": "More"},
+        ):
             assert (await ok(c, "manage_columns", action))["notice"] is None
 
 
@@ -113,28 +128,42 @@ async def test_archiving_a_column_says_where_its_tasks_went_and_counts_agree(ser
 async def test_wip_limit_notices_and_clearing_the_limit(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         bid, cols = await _board(c, owner.workspace_id)
-        limited = (await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Doing", "wipLimit": 2}))["column"]
+        limited = (await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Doing", "wipLimit": 2}))[
+            "column"
+        ]
         first = await ok(c, "create_task", {"columnId": limited["id"], "title": "one"})
         second = await ok(c, "create_task", {"columnId": limited["id"], "title": "two"})
         assert first["notice"] is None and second["notice"] is None  # at the limit is not over it
         third = await ok(c, "create_task", {"columnId": limited["id"], "title": "three"})
         assert third["task"]["columnId"] == limited["id"]
-        assert "'Doing'" in third["notice"] and "3 tasks" in third["notice"] and "limit of 2" in third["notice"], third["notice"]
+        assert "'Doing'" in third["notice"] and "3 tasks" in third["notice"] and "limit of 2" in third["notice"], third[
+            "notice"
+        ]
         other = await new_task(c, cols[0], "elsewhere")
         moved = await ok(c, "move_task", {"taskId": other["id"], "columnId": limited["id"]})
-        assert moved["task"]["columnId"] == limited["id"] and "4 tasks" in moved["notice"] and "limit of 2" in moved["notice"]
+        assert (
+            moved["task"]["columnId"] == limited["id"]
+            and "4 tasks" in moved["notice"]
+            and "limit of 2" in moved["notice"]
+        )
         reordered = await ok(c, "move_task", {"taskId": other["id"], "beforeTaskId": first["task"]["id"]})
         assert reordered["notice"] is None  # a reorder inside the column adds nothing to it
         assert (await ok(c, "create_task", {"columnId": cols[0], "title": "no limit"}))["notice"] is None
         # rename: leaving wipLimit out keeps it, null removes it
         kept = await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing now"})
         assert kept["column"]["wipLimit"] == 2
-        cleared = await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing now", "wipLimit": None})
+        cleared = await ok(
+            c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing now", "wipLimit": None}
+        )
         assert cleared["column"]["wipLimit"] is None
         listed = (await ok(c, "list_columns", {"boardId": bid}))["columns"]
         assert next(col for col in listed if col["id"] == limited["id"])["wipLimit"] is None
         assert (await ok(c, "create_task", {"columnId": limited["id"], "title": "five"}))["notice"] is None
-        assert (await ok(c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing", "wipLimit": 9}))["column"]["wipLimit"] == 9
+        assert (
+            await ok(
+                c, "manage_columns", {"action": "rename", "columnId": limited["id"], "name": "Doing", "wipLimit": 9}
+            )
+        )["column"]["wipLimit"] == 9
 
 
 # -- 7: cursors belong to their list -------------------------------------------------------------
@@ -150,7 +179,9 @@ async def test_a_cursor_only_works_with_the_filters_it_came_from(server_url, own
         assert page["nextCursor"]
         cursor = page["nextCursor"]
         # the same filters (since spelled differently, same instant) go on
-        more = await ok(c, "list_activity", {**base, "source": "mcp", "since": "2020-01-01T01:00:00+01:00", "cursor": cursor})
+        more = await ok(
+            c, "list_activity", {**base, "source": "mcp", "since": "2020-01-01T01:00:00+01:00", "cursor": cursor}
+        )
         assert more["activity"] and not {a["id"] for a in more["activity"]} & {a["id"] for a in page["activity"]}
         before = stored_state()
         for changed in (
@@ -163,13 +194,28 @@ async def test_a_cursor_only_works_with_the_filters_it_came_from(server_url, own
             problem = await err(c, "list_activity", {**base, **changed, "cursor": cursor})
             assert names_field(problem, "cursor") and "same" in problem["hint"], (changed, problem)
         task_page = await ok(c, "list_activity", {"taskId": tasks[0]["id"], "limit": 1})
-        assert names_field(await err(c, "list_activity", {"taskId": tasks[0]["id"], "limit": 1, "type": "task.created", "cursor": task_page["nextCursor"]}), "cursor")
+        assert names_field(
+            await err(
+                c,
+                "list_activity",
+                {"taskId": tasks[0]["id"], "limit": 1, "type": "task.created", "cursor": task_page["nextCursor"]},
+            ),
+            "cursor",
+        )
         # list_tasks: a board's cursor is not a column's; the page shape may change between pages
         board_page = await ok(c, "list_tasks", {"boardId": bid, "limit": 1})
-        assert names_field(await err(c, "list_tasks", {"columnId": cols[0], "limit": 1, "cursor": board_page["nextCursor"]}), "cursor")
+        assert names_field(
+            await err(c, "list_tasks", {"columnId": cols[0], "limit": 1, "cursor": board_page["nextCursor"]}), "cursor"
+        )
         column_page = await ok(c, "list_tasks", {"columnId": cols[0], "limit": 1})
-        assert names_field(await err(c, "list_tasks", {"boardId": bid, "limit": 1, "cursor": column_page["nextCursor"]}), "cursor")
-        detailed = await ok(c, "list_tasks", {"boardId": bid, "limit": 5, "response_format": "detailed", "cursor": board_page["nextCursor"]})
+        assert names_field(
+            await err(c, "list_tasks", {"boardId": bid, "limit": 1, "cursor": column_page["nextCursor"]}), "cursor"
+        )
+        detailed = await ok(
+            c,
+            "list_tasks",
+            {"boardId": bid, "limit": 5, "response_format": "detailed", "cursor": board_page["nextCursor"]},
+        )
         assert [t["id"] for t in detailed["tasks"]] == [t["id"] for t in tasks[1:]]
         assert stored_state() == before
 
@@ -216,9 +262,23 @@ NULL_EFFECTS = {
     ("update_project", "successMetrics"): "empties",
 }
 PROJECT_FILLED = {
-    "goal": "g", "constraints": ["c"], "milestones": [{"title": "m"}], "risks": [{"title": "r"}], "budget": "b", "successMetrics": ["s"],
+    "goal": "g",
+    "constraints": ["c"],
+    "milestones": [{"title": "m"}],
+    "risks": [{"title": "r"}],
+    "budget": "b",
+    "successMetrics": ["s"],
 }
-PROJECT_EMPTY = {"ownerId": None, "parentId": None, "goal": None, "constraints": [], "milestones": [], "risks": [], "budget": None, "successMetrics": []}
+PROJECT_EMPTY = {
+    "ownerId": None,
+    "parentId": None,
+    "goal": None,
+    "constraints": [],
+    "milestones": [],
+    "risks": [],
+    "budget": None,
+    "successMetrics": [],
+}
 
 
 def test_null_is_described_only_where_it_means_something():
@@ -236,7 +296,13 @@ def test_null_is_described_only_where_it_means_something():
 
 
 async def _nulled_project(c, ws, parent_id, field):
-    made = (await ok(c, "create_project", {"workspaceId": ws, "name": f"Nulls {uuid.uuid4().hex[:12]}", "parentId": parent_id, **PROJECT_FILLED}))["project"]
+    made = (
+        await ok(
+            c,
+            "create_project",
+            {"workspaceId": ws, "name": f"Nulls {uuid.uuid4().hex[:12]}", "parentId": parent_id, **PROJECT_FILLED},
+        )
+    )["project"]
     return await ok(c, "update_project", {"projectId": made["id"], field: None})
 
 
@@ -250,7 +316,9 @@ async def test_null_has_the_described_effect_on_every_such_field(server_url, own
     async with mcp_client(server_url, owner.token) as c:
         bid, cols = await _board(c, owner.workspace_id)
         task = await new_task(c, cols[0], "Nulls", description="body", priority="HIGH", dueDate="2026-12-01")
-        column = (await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Limited", "wipLimit": 3}))["column"]
+        column = (
+            await ok(c, "manage_columns", {"action": "create", "boardId": bid, "name": "Limited", "wipLimit": 3})
+        )["column"]
         effects = {
             ("update_task", "description"): (
                 lambda: ok(c, "update_task", {"taskId": task["id"], "description": None}),
@@ -261,19 +329,34 @@ async def test_null_has_the_described_effect_on_every_such_field(server_url, own
                 lambda out: out["task"]["dueDate"] is None and out["changedFields"] == ["dueDate"],
             ),
             ("manage_columns", "wipLimit"): (
-                lambda: ok(c, "manage_columns", {"action": "rename", "columnId": column["id"], "name": "Limited", "wipLimit": None}),
+                lambda: ok(
+                    c,
+                    "manage_columns",
+                    {"action": "rename", "columnId": column["id"], "name": "Limited", "wipLimit": None},
+                ),
                 lambda out: out["column"]["wipLimit"] is None,
             ),
             ("update_workspace", "defaultRepo"): (
-                lambda: _twice(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "null/effect"}, {"workspaceId": owner.workspace_id, "defaultRepo": None}),
+                lambda: _twice(
+                    c,
+                    "update_workspace",
+                    {"workspaceId": owner.workspace_id, "defaultRepo": "null/effect"},
+                    {"workspaceId": owner.workspace_id, "defaultRepo": None},
+                ),
                 lambda out: out["workspace"]["defaultRepo"] is None and out["changedFields"] == ["defaultRepo"],
             ),
         }
-        parent = (await ok(c, "create_project", {"workspaceId": owner.workspace_id, "name": f"Null parent {uuid.uuid4().hex[:12]}"}))["project"]
+        parent = (
+            await ok(
+                c, "create_project", {"workspaceId": owner.workspace_id, "name": f"Null parent {uuid.uuid4().hex[:12]}"}
+            )
+        )["project"]
         for field in PROJECT_EMPTY:
             effects[("update_project", field)] = (
                 lambda field=field: _nulled_project(c, owner.workspace_id, parent["id"], field),
-                lambda out, field=field: out["project"][field] == PROJECT_EMPTY[field] and out["changedFields"] == [field],
+                lambda out, field=field: (
+                    out["project"][field] == PROJECT_EMPTY[field] and out["changedFields"] == [field]
+                ),
             )
         assert set(effects) == set(NULL_EFFECTS)
         for key, (call, check) in effects.items():
@@ -282,5 +365,10 @@ async def test_null_has_the_described_effect_on_every_such_field(server_url, own
         # the fields the update rule names as "cannot be empty" ignore null
         stored = (await ok(c, "get_task", {"taskId": task["id"]}))["task"]
         assert (stored["title"], stored["priority"]) == ("Nulls", "HIGH")
-        out = await ok(c, "update_task", {"taskId": task["id"], "title": None, "priority": None, "dueDate": "2027-01-01"})
-        assert out["changedFields"] == ["dueDate"] and (out["task"]["title"], out["task"]["priority"]) == ("Nulls", "HIGH")
+        out = await ok(
+            c, "update_task", {"taskId": task["id"], "title": None, "priority": None, "dueDate": "2027-01-01"}
+        )
+        assert out["changedFields"] == ["dueDate"] and (out["task"]["title"], out["task"]["priority"]) == (
+            "Nulls",
+            "HIGH",
+        )

@@ -16,7 +16,9 @@ async def _board(c, workspace_id):
 
 
 async def _label(c, board_id, name, color="#d73a4a"):
-    return (await ok(c, "manage_labels", {"action": "create", "boardId": board_id, "name": name, "color": color}))["label"]
+    return (await ok(c, "manage_labels", {"action": "create", "boardId": board_id, "name": name, "color": color}))[
+        "label"
+    ]
 
 
 def _task_items(task_id):
@@ -25,7 +27,13 @@ def _task_items(task_id):
     from domain.store.models import Row
 
     ref = ids.parse_task(task_id)
-    got = {r.SK[:2]: r for r in Row.batch_get([keys.task_full(ref.board_id, ref.number), keys.task_compact(ref.board_id, ref.number)], consistent_read=True)}
+    got = {
+        r.SK[:2]: r
+        for r in Row.batch_get(
+            [keys.task_full(ref.board_id, ref.number), keys.task_compact(ref.board_id, ref.number)],
+            consistent_read=True,
+        )
+    }
     return got.get("X#"), got.get("T#")
 
 
@@ -43,7 +51,9 @@ async def test_create_list_update_and_the_case_insensitive_duplicate(server_url,
         await _label(c, bid, "feature", "#0e8a16")
         listed = await ok(c, "list_labels", {"boardId": bid})
         assert [x["name"] for x in listed["labels"]] == ["Bug", "feature"] and listed["totalCount"] == 2
-        renamed = await ok(c, "manage_labels", {"action": "update", "labelId": bug["id"], "name": "Defect", "color": "#aabbcc"})
+        renamed = await ok(
+            c, "manage_labels", {"action": "update", "labelId": bug["id"], "name": "Defect", "color": "#aabbcc"}
+        )
         assert renamed["changedFields"] == ["name", "color"] and renamed["label"]["name"] == "Defect"
         # The old name is free again; the new one is taken (in any case).
         await _label(c, bid, "bug")
@@ -67,12 +77,19 @@ async def test_bad_colours_and_missing_arguments_write_nothing(server_url, owner
         for color in ("red", "#12345", "#1234567", "#ggggggg", "123456", "#12 456"):
             bad = await err(c, "manage_labels", {"action": "create", "boardId": bid, "name": "X", "color": color})
             assert names_field(bad, "color"), (color, bad)
-        assert names_field(await err(c, "manage_labels", {"action": "update", "labelId": label["id"], "color": "blue"}), "color")
+        assert names_field(
+            await err(c, "manage_labels", {"action": "update", "labelId": label["id"], "color": "blue"}), "color"
+        )
         assert names_field(await err(c, "manage_labels", {"action": "create", "boardId": bid, "name": "X"}), "color")
-        assert names_field(await err(c, "manage_labels", {"action": "create", "boardId": bid, "color": "#000000"}), "name")
+        assert names_field(
+            await err(c, "manage_labels", {"action": "create", "boardId": bid, "color": "#000000"}), "name"
+        )
         assert names_field(await err(c, "manage_labels", {"action": "update", "labelId": label["id"]}), "name")
         assert names_field(await err(c, "manage_labels", {"action": "delete", "boardId": bid}), "labelId")
-        assert names_field(await err(c, "manage_labels", {"action": "create", "boardId": bid, "name": " \u200b ", "color": "#000000"}), "name")
+        assert names_field(
+            await err(c, "manage_labels", {"action": "create", "boardId": bid, "name": " \u200b ", "color": "#000000"}),
+            "name",
+        )
         assert stored_state() == before
 
 
@@ -82,7 +99,12 @@ async def test_racing_creates_of_bug_and_bug_leave_one_label(server_url, owner):
         for round_ in range(3):
             names = (f"Bug{round_}", f"bug{round_}", f"BUG{round_}")
             clients = (a, b, a)
-            results = await asyncio.gather(*(ok(cl, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#111111"}) for cl, n in zip(clients, names, strict=True)))
+            results = await asyncio.gather(
+                *(
+                    ok(cl, "manage_labels", {"action": "create", "boardId": bid, "name": n, "color": "#111111"})
+                    for cl, n in zip(clients, names, strict=True)
+                )
+            )
             assert len({r["label"]["id"] for r in results}) == 1
             assert sum(1 for r in results if r["created"]) == 1
         listed = await ok(a, "list_labels", {"boardId": bid})
@@ -100,11 +122,15 @@ async def test_set_task_labels_replaces_the_set_and_shows_the_previous_one(serve
         task = await new_task(c, board["columns"][0]["id"], "Label me")
         bug, ui, api = [await _label(c, bid, n) for n in ("bug", "ui", "api")]
         first = await ok(c, "set_task_labels", {"taskId": task["id"], "labelIds": [bug["id"], ui["id"]]})
-        assert [x["name"] for x in first["labels"]] == ["bug", "ui"] and first["previousLabels"] == [] and first["changed"]
+        assert (
+            [x["name"] for x in first["labels"]] == ["bug", "ui"] and first["previousLabels"] == [] and first["changed"]
+        )
         assert first["task"]["labelIds"] == [bug["id"], ui["id"]] and first["notice"] is None
         # A caller who meant to add sends only the new id: the result says what went away.
         replaced = await ok(c, "set_task_labels", {"taskId": task["id"], "labelIds": [api["id"]]})
-        assert [x["name"] for x in replaced["previousLabels"]] == ["bug", "ui"] and [x["name"] for x in replaced["labels"]] == ["api"]
+        assert [x["name"] for x in replaced["previousLabels"]] == ["bug", "ui"] and [
+            x["name"] for x in replaced["labels"]
+        ] == ["api"]
         assert "'bug'" in replaced["notice"] and "current ids plus the new one" in replaced["notice"]
         full, compact = _task_items(task["id"])
         assert full.labelIds == compact.labelIds == [api["id"]]
@@ -130,8 +156,12 @@ async def test_a_label_of_another_board_is_refused_naming_it_and_nothing_changes
         foreign = await _label(c, other["board"]["id"], "theirs")
         unknown = f"lb_{board['board']['id'][3:]}_zzzzzz"
         before = stored_state()
-        refused = await err(c, "set_task_labels", {"taskId": task["id"], "labelIds": [mine["id"], foreign["id"], unknown]})
-        assert names_field(refused, "labelIds") and foreign["id"] in refused["message"] and unknown in refused["message"]
+        refused = await err(
+            c, "set_task_labels", {"taskId": task["id"], "labelIds": [mine["id"], foreign["id"], unknown]}
+        )
+        assert (
+            names_field(refused, "labelIds") and foreign["id"] in refused["message"] and unknown in refused["message"]
+        )
         assert mine["id"] not in refused["message"]
         assert stored_state() == before
         got = await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"})
@@ -155,17 +185,23 @@ async def test_delete_takes_the_label_off_every_task_archived_ones_included(serv
             assert doomed["id"] not in full.labelIds
         assert [x["name"] for x in (await ok(c, "list_labels", {"boardId": bid}))["labels"]] == ["kept"]
         snap = await ok(c, "get_board_snapshot", {"boardId": bid})
-        assert all(doomed["id"] not in t.get("labelIds", []) for t in snap["tasks"])  # concise rows leave empty lists out
+        assert all(
+            doomed["id"] not in t.get("labelIds", []) for t in snap["tasks"]
+        )  # concise rows leave empty lists out
         again = await err(c, "manage_labels", {"action": "delete", "labelId": doomed["id"]})
         assert again["code"] == "NOT_FOUND"
         stale = await err(c, "set_task_labels", {"taskId": tasks[3]["id"], "labelIds": [doomed["id"]]})
         assert names_field(stale, "labelIds")
         # The name is free again.
-        reborn = await ok(c, "manage_labels", {"action": "create", "boardId": bid, "name": "Doomed", "color": "#000000"})
+        reborn = await ok(
+            c, "manage_labels", {"action": "create", "boardId": bid, "name": "Doomed", "color": "#000000"}
+        )
         assert reborn["created"] is True and reborn["label"]["id"] != doomed["id"]
 
 
-async def test_a_delete_with_more_tasks_than_one_call_detaches_finishes_on_the_next_call(server_url, owner, monkeypatch):
+async def test_a_delete_with_more_tasks_than_one_call_detaches_finishes_on_the_next_call(
+    server_url, owner, monkeypatch
+):
     from domain.store import labels as label_store
 
     monkeypatch.setattr(label_store, "DETACH_CHUNK", 2)
@@ -182,7 +218,9 @@ async def test_a_delete_with_more_tasks_than_one_call_detaches_finishes_on_the_n
         # Meanwhile the label is hidden and takes no new tasks.
         assert (await ok(c, "list_labels", {"boardId": bid}))["labels"] == []
         extra = await new_task(c, col, "late")
-        assert names_field(await err(c, "set_task_labels", {"taskId": extra["id"], "labelIds": [big["id"]]}), "labelIds")
+        assert names_field(
+            await err(c, "set_task_labels", {"taskId": extra["id"], "labelIds": [big["id"]]}), "labelIds"
+        )
         rest = await ok(c, "manage_labels", {"action": "delete", "labelId": big["id"]})
         assert len(rest["detachedTaskIds"]) == 3 and rest["remainingTasks"] == 0 and rest["notice"] is None
         for t in tasks:
@@ -217,7 +255,9 @@ async def test_a_task_labelled_while_a_delete_looks_for_carriers_is_not_missed(s
                 from domain.catalog import registry
 
                 principal = auth.authenticate(owner.token)
-                out = pipeline.call_tool(registry().get("set_task_labels"), {"taskId": late["id"], "labelIds": [lab["id"]]}, principal)
+                out = pipeline.call_tool(
+                    registry().get("set_task_labels"), {"taskId": late["id"], "labelIds": [lab["id"]]}, principal
+                )
                 assert out.error is None, out.error
             return found
 

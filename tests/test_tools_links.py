@@ -5,6 +5,7 @@ no-ops for stored edges and missing ones; archived tasks and boards; the per-tas
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import uuid
 
@@ -12,7 +13,6 @@ import pytest
 
 from tests.conftest import make_actor, mcp_client
 from tests.tools_support import activity_rows, err, names_field, new_board, new_task, ok, stored_state
-import itertools
 
 
 async def _tasks(c, workspace_id, *titles, boards=1):
@@ -35,8 +35,13 @@ async def test_links_cross_boards_and_list_from_both_ends_with_current_names(ser
         added = await ok(c, "add_task_link", _link(bug, "BLOCKS", deal))
         assert added["created"] is True
         assert added["link"] | {"createdAt": None} == {
-            "fromTaskId": bug["id"], "fromKey": bug["key"], "kind": "BLOCKS", "toTaskId": deal["id"], "toKey": deal["key"],
-            "createdAt": None, "createdBy": owner.user_id,
+            "fromTaskId": bug["id"],
+            "fromKey": bug["key"],
+            "kind": "BLOCKS",
+            "toTaskId": deal["id"],
+            "toKey": deal["key"],
+            "createdAt": None,
+            "createdBy": owner.user_id,
         }
         await ok(c, "add_task_link", _link(note, "RELATES_TO", bug))
         await ok(c, "update_task", {"taskId": deal["id"], "title": "Close the big deal"})
@@ -45,8 +50,16 @@ async def test_links_cross_boards_and_list_from_both_ends_with_current_names(ser
         assert mine["taskId"] == bug["id"] and mine["key"] == bug["key"] and mine["totalCount"] == 2
         [out] = mine["outgoing"]
         assert out | {"linkedAt": None} == {
-            "kind": "BLOCKS", "taskId": deal["id"], "key": deal["key"], "title": "Close the big deal", "boardId": deal["boardId"],
-            "boardName": "Sales", "archived": False, "boardArchived": False, "linkedAt": None, "linkedBy": owner.user_id,
+            "kind": "BLOCKS",
+            "taskId": deal["id"],
+            "key": deal["key"],
+            "title": "Close the big deal",
+            "boardId": deal["boardId"],
+            "boardName": "Sales",
+            "archived": False,
+            "boardArchived": False,
+            "linkedAt": None,
+            "linkedBy": owner.user_id,
         }
         [inc] = mine["incoming"]
         assert (inc["kind"], inc["taskId"], inc["title"]) == ("RELATES_TO", note["id"], "Background")
@@ -54,7 +67,9 @@ async def test_links_cross_boards_and_list_from_both_ends_with_current_names(ser
         assert detailed["links"] == {"outgoing": mine["outgoing"], "incoming": mine["incoming"]}
         assert (await ok(c, "get_task", {"taskId": bug["id"], "response_format": "concise"}))["links"] is None
         theirs = await ok(c, "list_task_links", {"taskId": deal["id"]})
-        assert theirs["outgoing"] == [] and [(x["kind"], x["key"]) for x in theirs["incoming"]] == [("BLOCKS", bug["key"])]
+        assert theirs["outgoing"] == [] and [(x["kind"], x["key"]) for x in theirs["incoming"]] == [
+            ("BLOCKS", bug["key"])
+        ]
         alone = await ok(c, "list_task_links", {"taskId": (await _tasks(c, owner.workspace_id, "alone"))[0]["id"]})
         assert alone["totalCount"] == 0 and alone["outgoing"] == alone["incoming"] == []
     assert _link_types(bug["boardId"]) == ["task.link_added"]  # the source's board logs the link
@@ -81,7 +96,7 @@ async def test_a_task_of_another_workspace_is_not_found_and_nothing_is_written(s
 async def test_a_cycle_through_three_boards_is_refused_and_named_by_keys(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         a, b, d = await _tasks(c, owner.workspace_id, "design", "build", "ship", boards=3)
-        await ok(c, "add_task_link", _link(a, "BLOCKS", b))      # a before b
+        await ok(c, "add_task_link", _link(a, "BLOCKS", b))  # a before b
         await ok(c, "add_task_link", _link(d, "DEPENDS_ON", b))  # b before d
         before = stored_state()
         refused = await err(c, "add_task_link", _link(d, "BLOCKS", a))  # d before a: d -> a -> b -> d
@@ -229,20 +244,30 @@ async def test_archived_tasks_take_no_new_links_but_keep_and_shed_theirs(server_
 
 async def test_tasks_of_an_archived_board_are_read_only(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
-        a, b, other = await _tasks(c, owner.workspace_id, "a", "b", "other", boards=2)  # a, other on board 0; b on board 1
+        a, b, other = await _tasks(
+            c, owner.workspace_id, "a", "b", "other", boards=2
+        )  # a, other on board 0; b on board 1
         await ok(c, "add_task_link", _link(a, "BLOCKS", b))
         await ok(c, "archive_board", {"boardId": b["boardId"]})
         before = stored_state()
-        for tool, args in (("add_task_link", _link(other, "RELATES_TO", b)), ("remove_task_link", _link(a, "BLOCKS", b))):
+        for tool, args in (
+            ("add_task_link", _link(other, "RELATES_TO", b)),
+            ("remove_task_link", _link(a, "BLOCKS", b)),
+        ):
             refused = await err(c, tool, args)
-            assert names_field(refused, "toTaskId") and "read-only" in refused["message"] and "unarchive_boards" in refused["hint"], (tool, refused)
+            assert (
+                names_field(refused, "toTaskId")
+                and "read-only" in refused["message"]
+                and "unarchive_boards" in refused["hint"]
+            ), (tool, refused)
         assert stored_state() == before
         [out] = (await ok(c, "list_task_links", {"taskId": a["id"]}))["outgoing"]
         assert out["boardArchived"] is True
 
 
 async def test_a_task_holds_at_most_200_links(server_url, owner):
-    from domain.store import keys, links as link_store
+    from domain.store import keys
+    from domain.store import links as link_store
     from domain.store.models import LinkCountRow
 
     async with mcp_client(server_url, owner.token) as c:
@@ -253,7 +278,10 @@ async def test_a_task_holds_at_most_200_links(server_url, owner):
         assert names_field(refused, "toTaskId") and "200" in refused["message"], refused
         assert stored_state() == before
         await ok(c, "add_task_link", _link(a, "RELATES_TO", d))
-        assert LinkCountRow.get(*keys.link_count(a["id"])).count == 1 and LinkCountRow.get(*keys.link_count(d["id"])).count == 1
+        assert (
+            LinkCountRow.get(*keys.link_count(a["id"])).count == 1
+            and LinkCountRow.get(*keys.link_count(d["id"])).count == 1
+        )
 
 
 def _chain(n):
@@ -265,8 +293,16 @@ def _chain(n):
     base = f"tk_{uuid.uuid4().hex[:12]}_{uuid.uuid4().hex[:8]}"
     tasks = [(f"{base}_{i + 1}", f"CH-{i + 1}") for i in range(n + 1)]
     for (src, sk), (dst, dk) in itertools.pairwise(tasks):
-        common = {"fromTaskId": src, "toTaskId": dst, "linkKind": "BLOCKS", "fromKey": sk, "toKey": dk, "workspaceId": "ws_x",
-                  "createdAt": clock.now_iso(), "createdBy": "usr_x"}
+        common = {
+            "fromTaskId": src,
+            "toTaskId": dst,
+            "linkKind": "BLOCKS",
+            "fromKey": sk,
+            "toKey": dk,
+            "workspaceId": "ws_x",
+            "createdAt": clock.now_iso(),
+            "createdBy": "usr_x",
+        }
         LinkRow(*keys.link_out(src, "BLOCKS", dst), direction="OUT", **common).save()
         LinkRow(*keys.link_in(dst, "BLOCKS", src), direction="IN", **common).save()
     return tasks

@@ -46,22 +46,34 @@ async def test_last_owner_is_never_demoted_or_removed_and_stale_roles_conflict(s
         before = stored_state()
         alone = await err(c, "set_member_role", {"workspaceId": ws, "userId": human.user_id, "role": "ADMIN"})
         assert names_field(alone, "userId") and "last OWNER" in alone["message"]
-        stale = await err(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedRole": "MEMBER"})
+        stale = await err(
+            c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedRole": "MEMBER"}
+        )
         assert stale["code"] == "CONFLICT" and stale["current"]["role"] == "ADMIN"
-        stamp = await err(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedUpdatedAt": "2026-01-01T00:00:00.000Z"})
+        stamp = await err(
+            c,
+            "set_member_role",
+            {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedUpdatedAt": "2026-01-01T00:00:00.000Z"},
+        )
         assert names_field(stamp, "expectedUpdatedAt") and "expectedRole" in stamp["message"]
-        stamp = await err(c, "remove_member", {"workspaceId": ws, "userId": bea, "expectedUpdatedAt": "2026-01-01T00:00:00.000Z"})
+        stamp = await err(
+            c, "remove_member", {"workspaceId": ws, "userId": bea, "expectedUpdatedAt": "2026-01-01T00:00:00.000Z"}
+        )
         assert names_field(stamp, "expectedUpdatedAt")
         stale = await err(c, "remove_member", {"workspaceId": ws, "userId": bea, "expectedRole": "OWNER"})
         assert stale["code"] == "CONFLICT" and stale["current"]["role"] == "ADMIN"
         myself = await err(c, "remove_member", {"workspaceId": ws, "userId": human.user_id})
         assert names_field(myself, "userId")
         assert stored_state() == before
-        done = await ok(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "OWNER", "expectedRole": "ADMIN"})
+        done = await ok(
+            c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "OWNER", "expectedRole": "ADMIN"}
+        )
         assert done["status"] == "APPLIED" and done["member"]["role"] == "OWNER"
         same = await ok(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "OWNER"})
         assert same["member"]["role"] == "OWNER"
-        mine = await ok(c, "set_member_role", {"workspaceId": ws, "userId": human.user_id, "role": "ADMIN", "expectedRole": "OWNER"})
+        mine = await ok(
+            c, "set_member_role", {"workspaceId": ws, "userId": human.user_id, "role": "ADMIN", "expectedRole": "OWNER"}
+        )
         assert mine["member"]["role"] == "ADMIN"
 
 
@@ -136,11 +148,21 @@ async def test_invitations_list_pending_without_secrets_revoke_and_accept(server
 
     ws = human.workspace_id
     async with mcp_client(server_url, human.token) as c:
-        one = (await ok(c, "invite_member", {"workspaceId": ws, "email": f"one-{uuid.uuid4().hex[:4]}@example.com"}))["invitation"]
-        two = (await ok(c, "invite_member", {"workspaceId": ws, "email": f"two-{uuid.uuid4().hex[:4]}@example.com", "role": "OWNER"}))["invitation"]
+        one = (await ok(c, "invite_member", {"workspaceId": ws, "email": f"one-{uuid.uuid4().hex[:4]}@example.com"}))[
+            "invitation"
+        ]
+        two = (
+            await ok(
+                c,
+                "invite_member",
+                {"workspaceId": ws, "email": f"two-{uuid.uuid4().hex[:4]}@example.com", "role": "OWNER"},
+            )
+        )["invitation"]
         listed = (await ok(c, "list_invitations", {"workspaceId": ws}))["invitations"]
         assert [i["id"] for i in listed] == [one["id"], two["id"]]
-        assert all(set(i) == {"id", "workspaceId", "email", "role", "invitedBy", "createdAt", "expiresAt"} for i in listed)
+        assert all(
+            set(i) == {"id", "workspaceId", "email", "role", "invitedBy", "createdAt", "expiresAt"} for i in listed
+        )
         row = InvitationRow.get(*keys.invitation(ws, one["id"].rsplit("_", 1)[1]))
         secret = governance.issue_link(row, actor_id=human.user_id, actor_roles=("ADMIN", "OWNER"), source="ui")
         assert governance.secret_digest(secret) == InvitationRow.get(row.PK, row.SK).secretDigest
@@ -168,8 +190,7 @@ async def test_invitations_list_pending_without_secrets_revoke_and_accept(server
 
 
 async def test_agent_membership_change_is_parked_approved_once_then_parked_again(server_url, human):
-    from domain import auth
-    from domain import ids
+    from domain import auth, ids
     from domain.store import governance, members
 
     ws = human.workspace_id
@@ -181,7 +202,11 @@ async def test_agent_membership_change_is_parked_approved_once_then_parked_again
         parked = await ok(c, "set_member_role", args)
         assert parked["status"] == "PENDING_APPROVAL" and parked["member"] is None
         approval = parked["approval"]
-        assert approval["newRequest"] and approval["state"] == "PENDING" and "jentrix approvals approve" in approval["howToApprove"]
+        assert (
+            approval["newRequest"]
+            and approval["state"] == "PENDING"
+            and "jentrix approvals approve" in approval["howToApprove"]
+        )
         added = set(stored_state()) - set(before)
         assert len(added) == 1 and next(iter(added))[1].startswith("APPROVAL#")  # nothing but the request
         again = await ok(c, "set_member_role", args)
@@ -205,7 +230,9 @@ async def test_agent_membership_change_is_parked_approved_once_then_parked_again
         assert elsewhere["status"] == "PENDING_APPROVAL"
         assert (await ok(c, "set_member_role", args))["status"] == "PENDING_APPROVAL"
     log = governance.history(ws)
-    assert [e.type for e in log][:1] == ["approval.approved"] and any(e.type == "member.role_changed" and e.source == "mcp" for e in log)
+    assert [e.type for e in log][:1] == ["approval.approved"] and any(
+        e.type == "member.role_changed" and e.source == "mcp" for e in log
+    )
 
 
 async def test_policy_allow_and_deny_for_agents_humans_never_parked(server_url, human):
@@ -235,8 +262,8 @@ async def test_writes_with_a_human_credential_are_source_ui(server_url, human):
         board = await new_board(c, human.workspace_id, "Sources")
     async with mcp_client(server_url, agent_token) as c:
         await ok(c, "create_task", {"columnId": board["columns"][0]["id"], "title": "by the agent"})
-        ui = (await ok(c, "list_activity", {"boardId": board["board"]["id"], "source": "ui"}))
-        mcp = (await ok(c, "list_activity", {"boardId": board["board"]["id"], "source": "mcp"}))
+        ui = await ok(c, "list_activity", {"boardId": board["board"]["id"], "source": "ui"})
+        mcp = await ok(c, "list_activity", {"boardId": board["board"]["id"], "source": "mcp"})
     key = next(k for k in ui if isinstance(ui[k], list))
     assert ui[key] and all(e["source"] == "ui" for e in ui[key]) and {e["type"] for e in ui[key]} == {"board.created"}
     assert mcp[key] and {e["type"] for e in mcp[key]} == {"task.created"}
@@ -269,8 +296,14 @@ async def test_an_agent_call_that_would_fail_is_refused_before_any_request_is_fi
     async with mcp_client(server_url, agent_token) as c:
         before = stored_state()
         assert (await err(c, "remove_member", {"workspaceId": ws, "userId": "usr_nobodyhere00"}))["code"] == "NOT_FOUND"
-        assert (await err(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "ADMIN", "expectedRole": "ADMIN"}))["code"] == "CONFLICT"
-        assert names_field(await err(c, "set_member_role", {"workspaceId": ws, "userId": human.user_id, "role": "MEMBER"}), "userId")
+        assert (
+            await err(
+                c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "ADMIN", "expectedRole": "ADMIN"}
+            )
+        )["code"] == "CONFLICT"
+        assert names_field(
+            await err(c, "set_member_role", {"workspaceId": ws, "userId": human.user_id, "role": "MEMBER"}), "userId"
+        )
         assert names_field(await err(c, "invite_member", {"workspaceId": ws, "email": "not-an-address"}), "email")
         assert names_field(await err(c, "remove_member", {"workspaceId": ws, "userId": human.user_id}), "userId")
         assert stored_state() == before
@@ -294,7 +327,11 @@ async def test_inviting_a_member_or_a_pending_address_is_answered_and_parks_noth
         assert again["code"] == "CONFLICT" and again["current"]["id"] == first["id"] and first["id"] in again["message"]
         assert "jentrix invite link" in again["hint"] and "revoke_invitation" in again["hint"]
         member = await err(c, "invite_member", {"workspaceId": ws, "email": bea_email.upper()})
-        assert member["code"] == "CONFLICT" and member["current"]["userId"] == bea and "already a member" in member["message"]
+        assert (
+            member["code"] == "CONFLICT"
+            and member["current"]["userId"] == bea
+            and "already a member" in member["message"]
+        )
         assert stored_state() == before
     async with mcp_client(server_url, agent_token) as c:
         for email in (fresh, bea_email):

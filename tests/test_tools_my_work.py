@@ -50,7 +50,11 @@ async def test_my_work_spans_boards_sorted_by_due_then_priority_and_skips_done_a
         got = await ok(c, "list_my_work", {"workspaceId": ws})
         assert [t["title"] for t in got["tasks"]] == ["undated"]
         await ok(c, "manage_columns", {"action": "rename", "columnId": todo_b, "done": False})
-        assert [t["title"] for t in (await ok(c, "list_my_work", {"workspaceId": ws}))["tasks"]] == ["late", "soon urgent", "undated"]
+        assert [t["title"] for t in (await ok(c, "list_my_work", {"workspaceId": ws}))["tasks"]] == [
+            "late",
+            "soon urgent",
+            "undated",
+        ]
         # an archived board's tasks are not open work (its entries stay; the board entry is read with the rows)
         await ok(c, "archive_board", {"boardId": b["board"]["id"]})
         assert [t["title"] for t in (await ok(c, "list_my_work", {"workspaceId": ws}))["tasks"]] == ["undated"]
@@ -61,34 +65,57 @@ async def test_filters_paging_and_another_members_work(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         board = await new_board(c, ws, "Paging")
         column = board["columns"][0]["id"]
-        label = (await ok(c, "manage_labels", {"action": "create", "boardId": board["board"]["id"], "name": "Ops", "color": "#00ff00"}))["label"]
-        tasks = [await new_task(c, column, f"t{i}", dueDate=f"2031-01-{i + 10}", priority="HIGH" if i % 2 else "LOW") for i in range(5)]
+        label = (
+            await ok(
+                c,
+                "manage_labels",
+                {"action": "create", "boardId": board["board"]["id"], "name": "Ops", "color": "#00ff00"},
+            )
+        )["label"]
+        tasks = [
+            await new_task(c, column, f"t{i}", dueDate=f"2031-01-{i + 10}", priority="HIGH" if i % 2 else "LOW")
+            for i in range(5)
+        ]
         for t in tasks:
             await _assign(c, t["id"], owner.user_id)
         await ok(c, "set_task_labels", {"taskId": tasks[3]["id"], "labelIds": [label["id"]]})
 
         first = await ok(c, "list_my_work", {"workspaceId": ws, "limit": 2, "dueAfter": "2031-01-01"})
         assert [t["title"] for t in first["tasks"]] == ["t0", "t1"] and first["nextCursor"]
-        assert first["totalCount"] is None and "totalCount" in first["notice"]  # says why it cannot count a list it has not read
-        second = await ok(c, "list_my_work", {"workspaceId": ws, "limit": 2, "dueAfter": "2031-01-01", "cursor": first["nextCursor"]})
+        assert (
+            first["totalCount"] is None and "totalCount" in first["notice"]
+        )  # says why it cannot count a list it has not read
+        second = await ok(
+            c, "list_my_work", {"workspaceId": ws, "limit": 2, "dueAfter": "2031-01-01", "cursor": first["nextCursor"]}
+        )
         assert [t["title"] for t in second["tasks"]] == ["t2", "t3"]
-        third = await ok(c, "list_my_work", {"workspaceId": ws, "limit": 2, "dueAfter": "2031-01-01", "cursor": second["nextCursor"]})
+        third = await ok(
+            c, "list_my_work", {"workspaceId": ws, "limit": 2, "dueAfter": "2031-01-01", "cursor": second["nextCursor"]}
+        )
         assert [t["title"] for t in third["tasks"]] == ["t4"] and third["nextCursor"] is None
-        assert (await err(c, "list_my_work", {"workspaceId": ws, "priority": "LOW", "cursor": first["nextCursor"]}))["code"] == "INVALID_INPUT"
+        assert (await err(c, "list_my_work", {"workspaceId": ws, "priority": "LOW", "cursor": first["nextCursor"]}))[
+            "code"
+        ] == "INVALID_INPUT"
 
         high = await ok(c, "list_my_work", {"workspaceId": ws, "priority": "HIGH", "dueAfter": "2031-01-01"})
-        assert [t["title"] for t in high["tasks"]] == ["t1", "t3"] and high["totalCount"] == 2 and high["notice"] is None
+        assert (
+            [t["title"] for t in high["tasks"]] == ["t1", "t3"] and high["totalCount"] == 2 and high["notice"] is None
+        )
         ops = await ok(c, "list_my_work", {"workspaceId": ws, "labelName": "ops"})
         assert [t["title"] for t in ops["tasks"]] == ["t3"]
         window = await ok(c, "list_my_work", {"workspaceId": ws, "dueAfter": "2031-01-11", "dueBefore": "2031-01-13"})
         assert [t["title"] for t in window["tasks"]] == ["t1", "t2"]
-        sparse = await ok(c, "list_my_work", {"workspaceId": ws, "dueAfter": "2031-01-01", "limit": 1, "fields": ["key", "title"]})
+        sparse = await ok(
+            c, "list_my_work", {"workspaceId": ws, "dueAfter": "2031-01-01", "limit": 1, "fields": ["key", "title"]}
+        )
         assert set(sparse["tasks"][0]) == {"id", "key", "title"}
 
         # a due-date edit re-sorts; unassigning removes the entry (same transaction as the task write)
         await ok(c, "update_task", {"taskId": tasks[4]["id"], "dueDate": "2031-01-01"})
         assert _entries(tasks[4]["id"])[owner.user_id].startswith("2031-01-01#")
-        assert (await ok(c, "list_my_work", {"workspaceId": ws, "dueAfter": "2031-01-01", "limit": 1}))["tasks"][0]["title"] == "t4"
+        assert (await ok(c, "list_my_work", {"workspaceId": ws, "dueAfter": "2031-01-01", "limit": 1}))["tasks"][0][
+            "title"
+        ] == "t4"
         await _assign(c, tasks[4]["id"])
         assert _entries(tasks[4]["id"]) == {}
 
@@ -118,7 +145,10 @@ async def test_concurrent_assignee_changes_leave_the_index_equal_to_the_task(ser
         board = await new_board(c, owner.workspace_id, "Race")
         task = await new_task(c, board["columns"][0]["id"], "raced", dueDate="2032-02-02")
         results = await asyncio.gather(
-            *(c.call_tool("set_task_assignees", {"taskId": task["id"], "userIds": [owner.user_id] if i % 2 else []}) for i in range(6)),
+            *(
+                c.call_tool("set_task_assignees", {"taskId": task["id"], "userIds": [owner.user_id] if i % 2 else []})
+                for i in range(6)
+            ),
             c.call_tool("update_task", {"taskId": task["id"], "priority": "URGENT"}),
         )
         assert results

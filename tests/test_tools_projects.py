@@ -17,8 +17,17 @@ def _add_member(workspace_id: str, user_id: str, role: str) -> None:
 
     user = UserRow.get(f"USER#{user_id}", "PROFILE")
     now = clock.now_iso()
-    MemberRow(f"WS#{workspace_id}", f"MEMBER#{user_id}", workspaceId=workspace_id, userId=user_id, role=role,
-              email=user.email, displayName=user.displayName, joinedAt=now, updatedAt=now).save()
+    MemberRow(
+        f"WS#{workspace_id}",
+        f"MEMBER#{user_id}",
+        workspaceId=workspace_id,
+        userId=user_id,
+        role=role,
+        email=user.email,
+        displayName=user.displayName,
+        joinedAt=now,
+        updatedAt=now,
+    ).save()
     MembershipMirrorRow(f"USER#{user_id}", f"WS#{workspace_id}", workspaceId=workspace_id, role=role).save()
 
 
@@ -35,18 +44,29 @@ async def test_rename_with_the_name_read_and_a_stale_expected_name_is_conflict_w
     async with mcp_client(server_url, owner.token, mode) as c:
         listed = (await ok(c, "list_workspaces"))["workspaces"]
         name = next(w["name"] for w in listed if w["id"] == owner.workspace_id)
-        done = await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "name": "Renamed Space", "expectedName": name})
+        done = await ok(
+            c, "update_workspace", {"workspaceId": owner.workspace_id, "name": "Renamed Space", "expectedName": name}
+        )
         assert done["changedFields"] == ["name"] and done["workspace"]["name"] == "Renamed Space"
         assert done["workspace"]["slug"].startswith("test-space") and done["workspace"]["taskPrefix"] == "TS"
         before = stored_state()
-        stale = await err(c, "update_workspace", {"workspaceId": owner.workspace_id, "name": "Again", "expectedName": name})
-        assert stale["code"] == "CONFLICT" and stale["current"]["name"] == "Renamed Space" and stale["current"]["id"] == owner.workspace_id
+        stale = await err(
+            c, "update_workspace", {"workspaceId": owner.workspace_id, "name": "Again", "expectedName": name}
+        )
+        assert (
+            stale["code"] == "CONFLICT"
+            and stale["current"]["name"] == "Renamed Space"
+            and stale["current"]["id"] == owner.workspace_id
+        )
         assert stored_state() == before
         same = await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "name": "Renamed Space"})
         assert same["changedFields"] == []
 
 
-@pytest.mark.parametrize(("field", "value"), [("expectedUpdatedAt", "2026-01-01T00:00:00.000Z"), ("slug", "other"), ("taskPrefix", "XY"), ("slug", None)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("expectedUpdatedAt", "2026-01-01T00:00:00.000Z"), ("slug", "other"), ("taskPrefix", "XY"), ("slug", None)],
+)
 async def test_expected_updated_at_and_write_once_fields_are_refused_unwritten(server_url, owner, field, value):
     async with mcp_client(server_url, owner.token) as c:
         before = stored_state()
@@ -59,11 +79,19 @@ async def test_expected_updated_at_and_write_once_fields_are_refused_unwritten(s
 
 async def test_default_repo_is_normalised_and_null_clears_it(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
-        done = await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "https://github.com/Owner/Name.git"})
+        done = await ok(
+            c,
+            "update_workspace",
+            {"workspaceId": owner.workspace_id, "defaultRepo": "https://github.com/Owner/Name.git"},
+        )
         assert done["workspace"]["defaultRepo"] == "owner/name" and done["changedFields"] == ["defaultRepo"]
-        again = await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "git@github.com:OWNER/name"})
+        again = await ok(
+            c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "git@github.com:OWNER/name"}
+        )
         assert again["changedFields"] == []
-        bad = await err(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "https://gitlab.com/a/b"})
+        bad = await err(
+            c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": "https://gitlab.com/a/b"}
+        )
         assert names_field(bad, "defaultRepo")
         cleared = await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": None})
         assert cleared["workspace"]["defaultRepo"] is None and cleared["changedFields"] == ["defaultRepo"]
@@ -83,7 +111,15 @@ async def test_update_workspace_needs_the_admin_role(server_url, owner):
 
 async def test_concurrent_renames_with_one_expected_name_commit_once(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
-        results = await asyncio.gather(*(c.call_tool("update_workspace", {"workspaceId": owner.workspace_id, "name": f"Racer {i}", "expectedName": "Test Space"}) for i in range(4)))
+        results = await asyncio.gather(
+            *(
+                c.call_tool(
+                    "update_workspace",
+                    {"workspaceId": owner.workspace_id, "name": f"Racer {i}", "expectedName": "Test Space"},
+                )
+                for i in range(4)
+            )
+        )
     wins = [r for r in results if not r.is_error]
     assert len(wins) == 1
 
@@ -102,9 +138,17 @@ async def _project(c, ws, name, **extra):
 async def test_create_get_by_id_and_slug_and_list_with_filters_and_pages(server_url, owner, mode):
     ws = owner.workspace_id
     async with mcp_client(server_url, owner.token, mode) as c:
-        top = await _project(c, ws, "Launch 2026", goal="Ship it", constraints=["No new hires"], budget="3 weeks",
-                             milestones=[{"title": "Beta", "dueDate": "2026-12-20"}], risks=[{"title": "Late API", "severity": "HIGH"}],
-                             successMetrics=["100 users"])
+        top = await _project(
+            c,
+            ws,
+            "Launch 2026",
+            goal="Ship it",
+            constraints=["No new hires"],
+            budget="3 weeks",
+            milestones=[{"title": "Beta", "dueDate": "2026-12-20"}],
+            risks=[{"title": "Late API", "severity": "HIGH"}],
+            successMetrics=["100 users"],
+        )
         assert top["slug"] == "launch-2026" and top["status"] == "ACTIVE" and top["ownerId"] == owner.user_id
         assert top["counts"] == {"children": 0, "links": 0, "milestones": 1, "risks": 1, "decisions": 0}
         child = await _project(c, ws, "Docs", parentId=top["id"], status="PLANNED")
@@ -117,7 +161,9 @@ async def test_create_get_by_id_and_slug_and_list_with_filters_and_pages(server_
         assert taken["code"] == "CONFLICT"
         planned = await ok(c, "list_projects", {"workspaceId": ws, "status": "PLANNED", "limit": 1})
         assert planned["totalCount"] == 2 and len(planned["projects"]) == 1 and planned["nextCursor"]
-        rest = await ok(c, "list_projects", {"workspaceId": ws, "status": "PLANNED", "limit": 1, "cursor": planned["nextCursor"]})
+        rest = await ok(
+            c, "list_projects", {"workspaceId": ws, "status": "PLANNED", "limit": 1, "cursor": planned["nextCursor"]}
+        )
         assert rest["nextCursor"] is None and {planned["projects"][0]["id"], rest["projects"][0]["id"]} != {child["id"]}
         kids = await ok(c, "list_projects", {"workspaceId": ws, "parentId": top["id"]})
         assert [p["id"] for p in kids["projects"]] == [child["id"]] and kids["totalCount"] == 1
@@ -137,11 +183,21 @@ async def test_create_project_needs_the_admin_role(server_url, owner):
 async def test_update_project_only_provided_fields_null_clears_and_stale_stamp_conflicts(server_url, owner, mode):
     async with mcp_client(server_url, owner.token, mode) as c:
         p = await _project(c, owner.workspace_id, "Editable", goal="g", budget="b", constraints=["c"])
-        done = await ok(c, "update_project", {"projectId": p["id"], "goal": None, "budget": "more", "name": None, "expectedUpdatedAt": p["updatedAt"]})
-        assert set(done["changedFields"]) == {"goal", "budget"} and done["project"]["goal"] is None and done["project"]["name"] == "Editable"
+        done = await ok(
+            c,
+            "update_project",
+            {"projectId": p["id"], "goal": None, "budget": "more", "name": None, "expectedUpdatedAt": p["updatedAt"]},
+        )
+        assert (
+            set(done["changedFields"]) == {"goal", "budget"}
+            and done["project"]["goal"] is None
+            and done["project"]["name"] == "Editable"
+        )
         assert done["project"]["constraints"] == ["c"]
         before = stored_state()
-        stale = await err(c, "update_project", {"projectId": p["id"], "budget": "x", "expectedUpdatedAt": p["updatedAt"]})
+        stale = await err(
+            c, "update_project", {"projectId": p["id"], "budget": "x", "expectedUpdatedAt": p["updatedAt"]}
+        )
         assert stale["code"] == "CONFLICT" and stale["current"]["budget"] == "more"
         assert stored_state() == before
         cleared = await ok(c, "update_project", {"projectId": p["id"], "constraints": None})
@@ -188,25 +244,44 @@ async def test_links_add_remove_noops_and_repo_normalisation(server_url, owner, 
         p = await _project(c, ws, "Linked")
         board_id, cols = await _board(c, ws, "Linked board")
         task = await new_task(c, cols[0], "Linked task")
-        repo = await ok(c, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "https://github.com/Owner/Name.git"})
+        repo = await ok(
+            c,
+            "add_project_link",
+            {"projectId": p["id"], "targetType": "REPO", "targetId": "https://github.com/Owner/Name.git"},
+        )
         assert repo["added"] is True and repo["link"]["targetId"] == "owner/name"
-        again = await ok(c, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "git@github.com:owner/NAME"})
+        again = await ok(
+            c, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "git@github.com:owner/NAME"}
+        )
         assert again["added"] is False
         await ok(c, "add_project_link", {"projectId": p["id"], "targetType": "BOARD", "targetId": board_id})
         await ok(c, "add_project_link", {"projectId": p["id"], "targetType": "TASK", "targetId": task["id"]})
         await ok(c, "add_project_link", {"projectId": p["id"], "targetType": "DECISION", "targetId": "ADR-7"})
         got = await ok(c, "get_project", {"projectId": p["id"]})
         assert got["project"]["counts"]["links"] == 4 and got["project"]["counts"]["decisions"] == 1
-        assert {(link["targetType"], link["targetId"]) for link in got["links"]} == {("REPO", "owner/name"), ("BOARD", board_id), ("TASK", task["id"]), ("DECISION", "ADR-7")}
-        bad = await err(c, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "https://gitlab.com/a/b"})
+        assert {(link["targetType"], link["targetId"]) for link in got["links"]} == {
+            ("REPO", "owner/name"),
+            ("BOARD", board_id),
+            ("TASK", task["id"]),
+            ("DECISION", "ADR-7"),
+        }
+        bad = await err(
+            c, "add_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "https://gitlab.com/a/b"}
+        )
         assert names_field(bad, "targetId")
-        gone = await ok(c, "remove_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "Owner/Name"})
+        gone = await ok(
+            c, "remove_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "Owner/Name"}
+        )
         assert gone["removed"] is True and gone["link"] == {**repo["link"]}
         before = stored_state()
-        none = await ok(c, "remove_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "Owner/Name"})
+        none = await ok(
+            c, "remove_project_link", {"projectId": p["id"], "targetType": "REPO", "targetId": "Owner/Name"}
+        )
         assert none["removed"] is False and stored_state() == before
         # the no-op names what was asked (normalised) and invents no creation stamp or author
-        assert none["link"] == {"targetType": "REPO", "targetId": "owner/name", "createdAt": None, "createdBy": None}, none
+        assert none["link"] == {"targetType": "REPO", "targetId": "owner/name", "createdAt": None, "createdBy": None}, (
+            none
+        )
 
 
 async def test_a_link_to_a_board_of_another_workspace_is_not_found_and_writes_nothing(server_url, owner, outsider):
@@ -218,7 +293,9 @@ async def test_a_link_to_a_board_of_another_workspace_is_not_found_and_writes_no
         before = stored_state()
         e = await err(c, "add_project_link", {"projectId": p["id"], "targetType": "BOARD", "targetId": foreign_board})
         assert e["code"] == "NOT_FOUND"
-        e = await err(c, "add_project_link", {"projectId": p["id"], "targetType": "TASK", "targetId": foreign_task["id"]})
+        e = await err(
+            c, "add_project_link", {"projectId": p["id"], "targetType": "TASK", "targetId": foreign_task["id"]}
+        )
         assert e["code"] == "NOT_FOUND"
         e = await err(c, "add_project_link", {"projectId": p["id"], "targetType": "BOARD", "targetId": "bd_nothere"})
         assert e["code"] == "NOT_FOUND"
@@ -240,11 +317,16 @@ async def test_resolve_finds_linked_and_default_projects_across_workspaces(serve
         d1 = await _project(c, second, "Default one")
         await _project(c, second, "Default gone", status="ARCHIVED")
         await ok(c, "update_workspace", {"workspaceId": second, "defaultRepo": repo})
-        await ok(c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": repo})  # has a REPO link: no fallback
+        await ok(
+            c, "update_workspace", {"workspaceId": owner.workspace_id, "defaultRepo": repo}
+        )  # has a REPO link: no fallback
     async with mcp_client(server_url, human, mode) as c:
         found = await ok(c, "resolve_projects_for_repo", {"repo": repo})
     assert found["repo"] == norm
-    assert {(m["project"]["id"], m["matchedBy"]) for m in found["matches"]} == {(linked["id"], "link"), (d1["id"], "default")}
+    assert {(m["project"]["id"], m["matchedBy"]) for m in found["matches"]} == {
+        (linked["id"], "link"),
+        (d1["id"], "default"),
+    }
     assert {m["workspaceName"] for m in found["matches"]} == {"Test Space", "Second Space"}
     async with mcp_client(server_url, owner.token) as c:  # an agent token
         e = await err(c, "resolve_projects_for_repo", {"repo": repo})

@@ -29,8 +29,15 @@ async def test_search_end_to_end(server_url, owner):
         async with mcp_client(server_url, owner.token) as c:
             r = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login"})
             ids = [x["id"] for x in r["results"]]
-            assert set(ids) == {made["Fix login redirect"]["id"], made["Login page redesign"]["id"]}  # archived excluded
-            assert r["totalCount"] == 2 and r["results"][0]["boardName"] == "Search board" and r["results"][0]["columnName"]
+            assert set(ids) == {
+                made["Fix login redirect"]["id"],
+                made["Login page redesign"]["id"],
+            }  # archived excluded
+            assert (
+                r["totalCount"] == 2
+                and r["results"][0]["boardName"] == "Search board"
+                and r["results"][0]["columnName"]
+            )
             assert all("title" in x["matchedFields"] for x in r["results"])
             r = await ok(c, "search_tasks", {"workspaceId": ws, "query": 'login -redesign "blank page"'})
             assert [x["id"] for x in r["results"]] == [made["Fix login redirect"]["id"]]
@@ -48,7 +55,9 @@ async def test_search_end_to_end(server_url, owner):
             # pagination with a cursor bound to the query
             p1 = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login", "limit": 1})
             assert len(p1["results"]) == 1 and p1["nextCursor"]
-            p2 = await ok(c, "search_tasks", {"workspaceId": ws, "query": "login", "limit": 1, "cursor": p1["nextCursor"]})
+            p2 = await ok(
+                c, "search_tasks", {"workspaceId": ws, "query": "login", "limit": 1, "cursor": p1["nextCursor"]}
+            )
             assert p2["results"][0]["id"] != p1["results"][0]["id"] and p2["nextCursor"] is None
             e = await err(c, "search_tasks", {"workspaceId": ws, "query": "billing", "cursor": p1["nextCursor"]})
             assert e["code"] == "INVALID_INPUT"
@@ -62,7 +71,6 @@ async def test_search_end_to_end(server_url, owner):
             assert [x["id"] for x in r["results"]] == [t["id"]] and r["results"][0]["matchedFields"] == ["comment"]
 
 
-
 async def test_filters_name_the_label_resolve_me_and_bound_due_dates_like_list_tasks(server_url, owner):
     """labelName (any case), assigneeId "me", dueBefore exclusive and dueAfter inclusive: the same
     names and bounds as list_tasks and list_my_work."""
@@ -71,8 +79,16 @@ async def test_filters_name_the_label_resolve_me_and_bound_due_dates_like_list_t
         b = await ok(c, "create_board", {"workspaceId": ws, "name": "Filter board"})
         col = b["columns"][0]["id"]
         mine = (await ok(c, "create_task", {"columnId": col, "title": "Quokka mine", "dueDate": "2031-05-10"}))["task"]
-        other = (await ok(c, "create_task", {"columnId": col, "title": "Quokka other", "dueDate": "2031-05-11"}))["task"]
-        label = (await ok(c, "manage_labels", {"action": "create", "boardId": b["board"]["id"], "name": "Urgent-Fix", "color": "#ff0000"}))["label"]
+        other = (await ok(c, "create_task", {"columnId": col, "title": "Quokka other", "dueDate": "2031-05-11"}))[
+            "task"
+        ]
+        label = (
+            await ok(
+                c,
+                "manage_labels",
+                {"action": "create", "boardId": b["board"]["id"], "name": "Urgent-Fix", "color": "#ff0000"},
+            )
+        )["label"]
         await ok(c, "set_task_labels", {"taskId": mine["id"], "labelIds": [label["id"]]})
         await ok(c, "set_task_assignees", {"taskId": mine["id"], "userIds": [owner.user_id]})
 
@@ -99,9 +115,16 @@ async def test_bad_input(server_url, owner):
             e = await err(c, "search_tasks", {"workspaceId": owner.workspace_id, "query": "x" * 1001})
             assert e["code"] == "INVALID_INPUT" and "1000" in e["message"].replace(",", "")
             # noise never errors
-            for query in ['"unclosed', "@@@ foo", "🚀 launch", "SELECT * FROM tasks; --", "fix or", "or fix", "x" * 1000]:
+            for query in [
+                '"unclosed',
+                "@@@ foo",
+                "🚀 launch",
+                "SELECT * FROM tasks; --",
+                "fix or",
+                "or fix",
+                "x" * 1000,
+            ]:
                 await ok(c, "search_tasks", {"workspaceId": owner.workspace_id, "query": query})
-
 
 
 async def test_tenant_isolation(server_url, owner):
@@ -113,17 +136,25 @@ async def test_tenant_isolation(server_url, owner):
             assert r["results"] == [] and r["totalCount"] == 0
 
 
-
 async def test_a_page_cut_short_by_the_limit_or_the_cap_says_so(server_url, owner, monkeypatch):
     ws = owner.workspace_id
     async with mcp_client(server_url, owner.token) as c:
         col = (await ok(c, "create_board", {"workspaceId": ws, "name": "Many"}))["columns"][0]["id"]
-        await ok(c, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"wombat number {i}"} for i in range(7)]})
+        await ok(
+            c, "bulk_create_tasks", {"columnId": col, "tasks": [{"title": f"wombat number {i}"} for i in range(7)]}
+        )
         page = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 5})
         assert page["totalCount"] == 7 and len(page["results"]) == 5 and page["nextCursor"]
         assert page["truncated"] is True and page["capped"] is False and "nextCursor" in page["notice"], page
-        rest = await ok(c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 5, "cursor": page["nextCursor"]})
-        assert len(rest["results"]) == 2 and rest["nextCursor"] is None and rest["truncated"] is False and rest["notice"] is None
+        rest = await ok(
+            c, "search_tasks", {"workspaceId": ws, "query": "wombat", "limit": 5, "cursor": page["nextCursor"]}
+        )
+        assert (
+            len(rest["results"]) == 2
+            and rest["nextCursor"] is None
+            and rest["truncated"] is False
+            and rest["notice"] is None
+        )
         # the candidate cap (1,000 in production; 3 here, to stay fast) makes totalCount a lower bound
         # (the cap bounds the posting lists, so the consumer writes them first; pending records are
         # read whole and never capped)
@@ -145,7 +176,9 @@ async def test_the_exact_key_of_an_archived_or_missing_task_is_named_as_such(ser
         await ok(c, "archive_task", {"taskId": task["id"]})
         prefix = task["key"].split("-")[0]
         gone = await ok(c, "search_tasks", {"workspaceId": ws, "query": task["key"].lower()})
-        assert gone["results"] == [] and f"{task['key']} is archived" in gone["hint"] and "get_task" in gone["hint"], gone
+        assert gone["results"] == [] and f"{task['key']} is archived" in gone["hint"] and "get_task" in gone["hint"], (
+            gone
+        )
         assert "check the spelling" not in gone["hint"]
         shown = await ok(c, "get_task", {"workspaceId": ws, "number": task["number"]})  # where the hint points
         assert shown["task"]["id"] == task["id"]
@@ -153,6 +186,7 @@ async def test_the_exact_key_of_an_archived_or_missing_task_is_named_as_such(ser
         assert missing["results"] == [] and f"{prefix}-{task['number'] + 40} does not exist" in missing["hint"], missing
         foreign = await ok(c, "search_tasks", {"workspaceId": ws, "query": "ZZQ-3"})
         assert foreign["results"] == [] and f"{prefix}-" in foreign["hint"] and "ZZQ-3" in foreign["hint"], foreign
+
 
 def _fake_aws_key_id() -> str:
     import secrets
@@ -169,8 +203,15 @@ async def test_a_pasted_aws_key_id_is_neither_stored_nor_found_by_search(server_
     async with mcp_client(server_url, owner.token) as c:
         b = await ok(c, "create_board", {"workspaceId": ws, "name": "Keys board"})
         col = b["columns"][0]["id"]
-        made = await ok(c, "create_task", {"columnId": col, "title": "Rotate the deploy credentials",
-                                           "description": f"The pipeline used {key} until Friday; rotate it."})
+        made = await ok(
+            c,
+            "create_task",
+            {
+                "columnId": col,
+                "title": "Rotate the deploy credentials",
+                "description": f"The pipeline used {key} until Friday; rotate it.",
+            },
+        )
         assert made["redactions"] == ["aws-access-key"]
         assert key not in made["task"]["description"] and "[REDACTED:aws-access-key]" in made["task"]["description"]
         comment = await ok(c, "create_comment", {"taskId": made["task"]["id"], "body": f"also {other} on staging"})

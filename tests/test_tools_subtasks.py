@@ -30,14 +30,21 @@ def _fill(secret: str, task_id: str, count: int) -> None:
 
 
 def _stored_subtasks(task_id: str) -> list[dict]:
-    from domain.store import db, keys
     from domain.settings import settings
+    from domain.store import db, keys
 
-    out, kwargs = [], {
-        "TableName": settings.table, "ConsistentRead": True,
-        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :st)",
-        "ExpressionAttributeValues": {":pk": {"S": keys.task_side_partition(task_id)}, ":st": {"S": keys.SUBTASKS_PREFIX}},
-    }
+    out, kwargs = (
+        [],
+        {
+            "TableName": settings.table,
+            "ConsistentRead": True,
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :st)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": keys.task_side_partition(task_id)},
+                ":st": {"S": keys.SUBTASKS_PREFIX},
+            },
+        },
+    )
     while True:
         page = db.dynamodb_client().query(**kwargs)
         out += page["Items"]
@@ -49,14 +56,16 @@ def _stored_subtasks(task_id: str) -> list[dict]:
 def _task_rows(task_id: str) -> tuple[dict, dict | None]:
     """The task's full item and compact row, straight from the table."""
     from domain import ids
-    from domain.store import db, keys
     from domain.settings import settings
+    from domain.store import db, keys
 
     ref = ids.parse_task(task_id)
     client = db.dynamodb_client()
 
     def get(key):
-        return client.get_item(TableName=settings.table, Key={"PK": {"S": key[0]}, "SK": {"S": key[1]}}, ConsistentRead=True).get("Item")
+        return client.get_item(
+            TableName=settings.table, Key={"PK": {"S": key[0]}, "SK": {"S": key[1]}}, ConsistentRead=True
+        ).get("Item")
 
     return get(keys.task_full(ref.board_id, ref.number)), get(keys.task_compact(ref.board_id, ref.number))
 
@@ -75,10 +84,21 @@ async def test_checklist_keeps_creation_order_and_counts_show_on_every_view(serv
             made.append(res["subtask"])
             assert res["progress"]["subtaskCount"] == len(made) and res["progress"]["subtasksDone"] == 0
         assert made[2]["title"] == "ship" and not made[0]["completed"] and made[0]["completedAt"] is None
-        assert all(m["id"].startswith("st_") and m["taskId"] == task["id"] and m["createdBy"] == owner.user_id for m in made)
+        assert all(
+            m["id"].startswith("st_") and m["taskId"] == task["id"] and m["createdBy"] == owner.user_id for m in made
+        )
         done = await ok(c, "toggle_subtask", {"subtaskId": made[1]["id"], "completed": True})
-        assert done["changed"] and done["subtask"]["completed"] and done["subtask"]["completedAt"] == done["subtask"]["updatedAt"]
-        assert done["progress"] == {"taskId": task["id"], "subtaskCount": 3, "subtasksDone": 1, "taskUpdatedAt": done["progress"]["taskUpdatedAt"]}
+        assert (
+            done["changed"]
+            and done["subtask"]["completed"]
+            and done["subtask"]["completedAt"] == done["subtask"]["updatedAt"]
+        )
+        assert done["progress"] == {
+            "taskId": task["id"],
+            "subtaskCount": 3,
+            "subtasksDone": 1,
+            "taskUpdatedAt": done["progress"]["taskUpdatedAt"],
+        }
 
         got = await ok(c, "get_task", {"taskId": task["id"]})
         assert [s["id"] for s in got["subtasks"]] == [m["id"] for m in made]
@@ -91,23 +111,38 @@ async def test_checklist_keeps_creation_order_and_counts_show_on_every_view(serv
         concise = await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"})
         assert concise["subtasks"] is None and concise["task"]["subtaskCount"] == 3
 
-        snap = await ok(c, "get_board_snapshot", {"boardId": board["board"]["id"], "fields": ["subtaskCount", "subtasksDone"]})
+        snap = await ok(
+            c, "get_board_snapshot", {"boardId": board["board"]["id"], "fields": ["subtaskCount", "subtasksDone"]}
+        )
         row = next(t for t in snap["tasks"] if t["id"] == task["id"])
         assert (row["subtaskCount"], row["subtasksDone"]) == (3, 1)
         listed = await ok(c, "list_tasks", {"boardId": board["board"]["id"]})
         assert (listed["tasks"][0]["subtaskCount"], listed["tasks"][0]["subtasksDone"]) == (3, 1)
 
         reopened = await ok(c, "toggle_subtask", {"subtaskId": made[1]["id"], "completed": False})
-        assert reopened["changed"] and reopened["subtask"]["completedAt"] is None and reopened["progress"]["subtasksDone"] == 0
+        assert (
+            reopened["changed"]
+            and reopened["subtask"]["completedAt"] is None
+            and reopened["progress"]["subtasksDone"] == 0
+        )
         await ok(c, "toggle_subtask", {"subtaskId": made[0]["id"], "completed": True})
         gone = await ok(c, "delete_subtask", {"subtaskId": made[0]["id"]})
-        assert gone["deleted"]["id"] == made[0]["id"] and gone["progress"]["subtaskCount"] == 2 and gone["progress"]["subtasksDone"] == 0
+        assert (
+            gone["deleted"]["id"] == made[0]["id"]
+            and gone["progress"]["subtaskCount"] == 2
+            and gone["progress"]["subtasksDone"] == 0
+        )
         again = await err(c, "delete_subtask", {"subtaskId": made[0]["id"]})
         assert again["code"] == "NOT_FOUND"
         after = await ok(c, "get_task", {"taskId": task["id"]})
         assert [s["id"] for s in after["subtasks"]] == [made[1]["id"], made[2]["id"]]
         types = [r["type"]["S"] for r in activity_rows(board["board"]["id"]) if r["type"]["S"].startswith("subtask.")]
-        assert Counter(types) == {"subtask.created": 3, "subtask.completed": 2, "subtask.reopened": 1, "subtask.deleted": 1}
+        assert Counter(types) == {
+            "subtask.created": 3,
+            "subtask.completed": 2,
+            "subtask.reopened": 1,
+            "subtask.deleted": 1,
+        }
         filtered = await ok(c, "list_activity", {"taskId": task["id"], "type": "subtask.completed"})
         assert len(filtered["activity"]) == 2
     full, compact = _task_rows(task["id"])
@@ -122,12 +157,18 @@ async def test_toggling_to_the_same_state_twice_writes_one_activity_row(server_u
         before = stored_state()
         second = await ok(c, "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
         assert stored_state() == before, "the second toggle wrote"
-        assert second["changed"] is False and second["subtask"] == first["subtask"] and second["progress"] == first["progress"]
+        assert (
+            second["changed"] is False
+            and second["subtask"] == first["subtask"]
+            and second["progress"] == first["progress"]
+        )
         rows = [r for r in activity_rows(board["board"]["id"]) if r["type"]["S"] == "subtask.completed"]
         assert len(rows) == 1
         still_open = (await ok(c, "create_subtask", {"taskId": task["id"], "title": "open"}))["subtask"]
         noop = await ok(c, "toggle_subtask", {"subtaskId": still_open["id"], "completed": False})
-        assert noop["changed"] is False and not [r for r in activity_rows(board["board"]["id"]) if r["type"]["S"] == "subtask.reopened"]
+        assert noop["changed"] is False and not [
+            r for r in activity_rows(board["board"]["id"]) if r["type"]["S"] == "subtask.reopened"
+        ]
 
 
 async def test_the_101st_subtask_is_refused_and_nothing_is_written(server_url, owner):
@@ -160,7 +201,9 @@ async def test_concurrent_creates_keep_counts_exact_and_never_pass_the_cap(serve
 
     from tests.conftest import envelope, structured
 
-    results = await asyncio.gather(*(create(fresh["id"], i) for i in range(12)), *(create(nearly_full["id"], i) for i in range(20)))
+    results = await asyncio.gather(
+        *(create(fresh["id"], i) for i in range(12)), *(create(nearly_full["id"], i) for i in range(20))
+    )
     on_fresh, on_full = results[:12], results[12:]
     assert all(not r.is_error for r in on_fresh), [envelope(r) for r in on_fresh if r.is_error]
     made_full = [structured(r) for r in on_full if not r.is_error]
@@ -230,13 +273,20 @@ async def test_subtask_bad_input_writes_nothing(server_url, owner, outsider):
         assert names_field(await err(c, "toggle_subtask", {"subtaskId": sub["id"]}), "completed")
         assert names_field(await err(c, "toggle_subtask", {"subtaskId": sub["id"], "completed": "yes"}), "completed")
         forged = sub["id"][:-1] + ("a" if sub["id"][-1] != "a" else "b")
-        for tool, args in (("toggle_subtask", {"subtaskId": forged, "completed": True}), ("delete_subtask", {"subtaskId": forged}),
-                           ("delete_subtask", {"subtaskId": "st_nope"}), ("delete_subtask", {"subtaskId": task["id"]})):
+        for tool, args in (
+            ("toggle_subtask", {"subtaskId": forged, "completed": True}),
+            ("delete_subtask", {"subtaskId": forged}),
+            ("delete_subtask", {"subtaskId": "st_nope"}),
+            ("delete_subtask", {"subtaskId": task["id"]}),
+        ):
             assert (await err(c, tool, args))["code"] == "NOT_FOUND", (tool, args)
         assert stored_state() == before
     async with mcp_client(server_url, outsider.token) as c:
-        for tool, args in (("toggle_subtask", {"subtaskId": sub["id"], "completed": True}), ("delete_subtask", {"subtaskId": sub["id"]}),
-                           ("create_subtask", {"taskId": task["id"], "title": "intruder"})):
+        for tool, args in (
+            ("toggle_subtask", {"subtaskId": sub["id"], "completed": True}),
+            ("delete_subtask", {"subtaskId": sub["id"]}),
+            ("create_subtask", {"taskId": task["id"], "title": "intruder"}),
+        ):
             assert (await err(c, tool, args))["code"] == "NOT_FOUND"
         assert stored_state() == before
 
@@ -273,7 +323,10 @@ async def test_assignees_replace_the_set_with_display_names_and_rows_agree(serve
     async with mcp_client(server_url, owner.token) as c:
         board, task = await _task(c, owner.workspace_id)
         res = await ok(c, "set_task_assignees", {"taskId": task["id"], "userIds": [bea, owner.user_id, bea]})
-        assert res["assignees"] == [{"userId": bea, "displayName": "Bea"}, {"userId": owner.user_id, "displayName": "Ada"}]
+        assert res["assignees"] == [
+            {"userId": bea, "displayName": "Bea"},
+            {"userId": owner.user_id, "displayName": "Ada"},
+        ]
         assert res["added"] == [bea, owner.user_id] and res["removed"] == [] and res["updatedAt"] > task["updatedAt"]
         got = await ok(c, "get_task", {"taskId": task["id"]})
         snap = await ok(c, "get_board_snapshot", {"boardId": board["board"]["id"]})
@@ -281,12 +334,22 @@ async def test_assignees_replace_the_set_with_display_names_and_rows_agree(serve
         assert got["task"]["assigneeIds"] == row["assigneeIds"] == [bea, owner.user_id]
 
         before = stored_state()
-        same = await ok(c, "set_task_assignees", {"taskId": task["id"], "userIds": [owner.user_id, bea]})  # same set, other order
-        assert stored_state() == before and same["added"] == same["removed"] == [] and same["updatedAt"] == res["updatedAt"]
+        same = await ok(
+            c, "set_task_assignees", {"taskId": task["id"], "userIds": [owner.user_id, bea]}
+        )  # same set, other order
+        assert (
+            stored_state() == before
+            and same["added"] == same["removed"] == []
+            and same["updatedAt"] == res["updatedAt"]
+        )
         assert {a["userId"] for a in same["assignees"]} == {bea, owner.user_id}
 
         swapped = await ok(c, "set_task_assignees", {"taskId": task["id"], "userIds": [cy]})
-        assert swapped["assignees"] == [{"userId": cy, "displayName": "Cy"}] and swapped["added"] == [cy] and swapped["removed"] == [bea, owner.user_id]
+        assert (
+            swapped["assignees"] == [{"userId": cy, "displayName": "Cy"}]
+            and swapped["added"] == [cy]
+            and swapped["removed"] == [bea, owner.user_id]
+        )
         cleared = await ok(c, "set_task_assignees", {"taskId": task["id"], "userIds": []})
         assert cleared["assignees"] == [] and cleared["removed"] == [cy]
         rows = [r for r in activity_rows(board["board"]["id"]) if r["type"]["S"] == "task.assignees_set"]
@@ -304,12 +367,24 @@ async def test_non_member_assignees_are_listed_and_nothing_changes(server_url, o
         _, task = await _task(c, owner.workspace_id)
         await ok(c, "set_task_assignees", {"taskId": task["id"], "userIds": [bea]})
         before = stored_state()
-        refused = await err(c, "set_task_assignees", {"taskId": task["id"], "userIds": [bea, nobody, owner.user_id, stranger, "usr_madeupmadeup"]})
+        refused = await err(
+            c,
+            "set_task_assignees",
+            {"taskId": task["id"], "userIds": [bea, nobody, owner.user_id, stranger, "usr_madeupmadeup"]},
+        )
         assert names_field(refused, "userIds"), refused
         listed = refused["message"].split(":", 2)[2]
-        assert nobody in listed and stranger in listed and "usr_madeupmadeup" in listed and bea not in listed and owner.user_id not in listed
+        assert (
+            nobody in listed
+            and stranger in listed
+            and "usr_madeupmadeup" in listed
+            and bea not in listed
+            and owner.user_id not in listed
+        )
         assert stored_state() == before
-        too_many = await err(c, "set_task_assignees", {"taskId": task["id"], "userIds": [f"usr_{i:012d}" for i in range(21)]})
+        too_many = await err(
+            c, "set_task_assignees", {"taskId": task["id"], "userIds": [f"usr_{i:012d}" for i in range(21)]}
+        )
         assert names_field(too_many, "userIds")
         assert names_field(await err(c, "set_task_assignees", {"taskId": task["id"], "userIds": [""]}), "userIds.0")
         assert stored_state() == before
@@ -335,6 +410,10 @@ async def test_an_assignee_removed_between_the_read_and_the_write_is_not_stored(
         before = {k: v for k, v in stored_state().items() if k != keys.member(owner.workspace_id, cy)}
         refused = await err(c, "set_task_assignees", {"taskId": task["id"], "userIds": [bea, cy]})
         monkeypatch.setattr(assignee_store, "write", original)
-        assert names_field(refused, "userIds") and cy in refused["message"] and bea not in refused["message"].split(":", 2)[2], refused
+        assert (
+            names_field(refused, "userIds")
+            and cy in refused["message"]
+            and bea not in refused["message"].split(":", 2)[2]
+        ), refused
         assert stored_state() == before
         assert (await ok(c, "get_task", {"taskId": task["id"]}))["task"]["assigneeIds"] == []

@@ -4,13 +4,13 @@ list_tasks) through the official MCP SDK client against DynamoDB Local."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import pytest
 
 from tests.conftest import mcp_client
 from tests.tools_support import STAMP, activity_rows, err, names_field, new_board, new_task, ok, stored_state
-import itertools
 
 
 async def _board(c, ws: str, name: str = "Tasks") -> tuple[str, list[str]]:
@@ -44,7 +44,9 @@ async def test_create_task_numbers_are_gapless_per_workspace_with_prefixed_keys(
         # a refused create does not use up a number
         assert (await err(c, "create_task", {"columnId": cols1[0], "title": " "}))["code"] == "INVALID_INPUT"
         await ok(c, "manage_columns", {"action": "archive", "columnId": cols2[3]})
-        assert (await err(c, "create_task", {"columnId": cols2[3], "title": "into archived"}))["code"] == "INVALID_INPUT"  # archived, not missing
+        assert (await err(c, "create_task", {"columnId": cols2[3], "title": "into archived"}))[
+            "code"
+        ] == "INVALID_INPUT"  # archived, not missing
         made.append(await new_task(c, cols2[0], "d"))
     assert [t["number"] for t in made] == [1, 2, 3, 4]
     assert [t["key"] for t in made] == ["TS-1", "TS-2", "TS-3", "TS-4"]
@@ -61,7 +63,9 @@ async def test_create_task_returns_the_whole_task(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         bid, cols = await _board(c, owner.workspace_id)
         plain = await new_task(c, cols[1], "  Plain task  ")
-        full = await new_task(c, cols[1], "Full task", description="## Why\nBecause.", priority="HIGH", dueDate="2026-12-24")
+        full = await new_task(
+            c, cols[1], "Full task", description="## Why\nBecause.", priority="HIGH", dueDate="2026-12-24"
+        )
         stamped = await new_task(c, cols[1], "Timed", dueDate="2026-12-24T17:00:00Z")
     assert plain["title"] == "Plain task"
     assert plain["priority"] == "NONE" and plain["dueDate"] is None and plain["description"] == ""
@@ -114,7 +118,9 @@ async def test_get_task_by_id_and_by_number_concise_and_detailed(server_url, own
         explicit = await ok(c, "get_task", {"taskId": task["id"], "response_format": "detailed"})
         assert explicit == detailed
         concise = await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"})
-        concise_by_number = await ok(c, "get_task", {"workspaceId": owner.workspace_id, "number": 2, "response_format": "concise"})
+        concise_by_number = await ok(
+            c, "get_task", {"workspaceId": owner.workspace_id, "number": 2, "response_format": "concise"}
+        )
         assert concise_by_number == concise
     t = detailed["task"]
     assert (t["id"], t["number"], t["key"], t["title"]) == (task["id"], 2, "TS-2", "second")
@@ -123,7 +129,9 @@ async def test_get_task_by_id_and_by_number_concise_and_detailed(server_url, own
     assert all(a["taskId"] == task["id"] for a in detailed["recentActivity"])
     assert concise.get("recentActivity") is None
     assert "description" not in concise["task"] and "createdBy" not in concise["task"]
-    assert {k: concise["task"][k] for k in concise["task"] if k != "columnName"} == {k: t[k] for k in concise["task"] if k != "columnName"}
+    assert {k: concise["task"][k] for k in concise["task"] if k != "columnName"} == {
+        k: t[k] for k in concise["task"] if k != "columnName"
+    }
     assert t["columnName"] == concise["task"]["columnName"] == "Backlog"  # both read the board header with the task
 
 
@@ -151,7 +159,9 @@ async def test_get_task_argument_rules(server_url, owner, outsider):
         assert names_field(await err(c, "get_task", {"workspaceId": owner.workspace_id}), "taskId")
         assert names_field(await err(c, "get_task", {"taskId": task["id"], "number": 1}), "taskId")
         assert names_field(await err(c, "get_task", {"workspaceId": owner.workspace_id, "number": 0}), "number")
-        assert names_field(await err(c, "get_task", {"taskId": task["id"], "response_format": "full"}), "response_format")
+        assert names_field(
+            await err(c, "get_task", {"taskId": task["id"], "response_format": "full"}), "response_format"
+        )
         assert (await err(c, "get_task", {"workspaceId": owner.workspace_id, "number": 99}))["code"] == "NOT_FOUND"
         assert (await err(c, "get_task", {"taskId": their_task["id"]}))["code"] == "NOT_FOUND"
         assert (await err(c, "get_task", {"workspaceId": outsider.workspace_id, "number": 1}))["code"] == "NOT_FOUND"
@@ -180,33 +190,54 @@ async def test_update_task_changes_only_the_fields_sent(server_url, owner):
             assert updated["updatedAt"] > current["updatedAt"]
             current = updated
         stored = (await ok(c, "get_task", {"taskId": task["id"]}))["task"]
-        assert {k: v for k, v in stored.items() if k != "columnName"} == {k: v for k, v in current.items() if k != "columnName"}
+        assert {k: v for k, v in stored.items() if k != "columnName"} == {
+            k: v for k, v in current.items() if k != "columnName"
+        }
         assert stored["columnId"] == cols[0] and stored["createdAt"] == task["createdAt"]
         log = (await ok(c, "list_activity", {"taskId": task["id"]}))["activity"]
         assert [a["type"] for a in log] == ["task.updated"] * len(steps) + ["task.created"]
         assert log[-2]["data"] == {"title": {"from": "Draft", "to": "Final"}}
         assert log[0]["data"]["description"] == "changed"
         # the snapshot row follows the update
-        shown = await ok(c, "get_board_snapshot", {"boardId": bid, "fields": ["title", "priority", "dueDate", "updatedAt"]})
+        shown = await ok(
+            c, "get_board_snapshot", {"boardId": bid, "fields": ["title", "priority", "dueDate", "updatedAt"]}
+        )
         row = next(t for t in shown["tasks"] if t["id"] == task["id"])
-        assert (row["title"], row["priority"], row["dueDate"], row["updatedAt"]) == ("Final v2", "URGENT", None, current["updatedAt"])
+        assert (row["title"], row["priority"], row["dueDate"], row["updatedAt"]) == (
+            "Final v2",
+            "URGENT",
+            None,
+            current["updatedAt"],
+        )
 
 
 async def test_update_task_expected_updated_at(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         _, cols = await _board(c, owner.workspace_id)
         task = await new_task(c, cols[0], "v1")
-        v2 = (await ok(c, "update_task", {"taskId": task["id"], "title": "v2", "expectedUpdatedAt": task["updatedAt"]}))["task"]
+        v2 = (
+            await ok(c, "update_task", {"taskId": task["id"], "title": "v2", "expectedUpdatedAt": task["updatedAt"]})
+        )["task"]
         assert v2["title"] == "v2"
         before = stored_state()
-        stale = await err(c, "update_task", {"taskId": task["id"], "title": "lost", "expectedUpdatedAt": task["updatedAt"]})
+        stale = await err(
+            c, "update_task", {"taskId": task["id"], "title": "lost", "expectedUpdatedAt": task["updatedAt"]}
+        )
         assert stored_state() == before
         assert stale["code"] == "CONFLICT" and stale["hint"]
         current = (await ok(c, "get_task", {"taskId": task["id"]}))["task"]
         assert stale["current"]["title"] == "v2" and stale["current"]["updatedAt"] == v2["updatedAt"]
-        assert {k: v for k, v in stale["current"].items() if k != "columnName"} == {k: v for k, v in current.items() if k != "columnName"}
+        assert {k: v for k, v in stale["current"].items() if k != "columnName"} == {
+            k: v for k, v in current.items() if k != "columnName"
+        }
         # merging onto error.current and retrying with its updatedAt succeeds
-        v3 = (await ok(c, "update_task", {"taskId": task["id"], "title": "v3", "expectedUpdatedAt": stale["current"]["updatedAt"]}))["task"]
+        v3 = (
+            await ok(
+                c,
+                "update_task",
+                {"taskId": task["id"], "title": "v3", "expectedUpdatedAt": stale["current"]["updatedAt"]},
+            )
+        )["task"]
         assert v3["title"] == "v3"
         # a stale token is refused even when the change would be a no-op
         same = await err(c, "update_task", {"taskId": task["id"], "title": "v3", "expectedUpdatedAt": v2["updatedAt"]})
@@ -218,8 +249,15 @@ async def test_update_task_without_a_change_keeps_updated_at_and_writes_nothing(
         bid, cols = await _board(c, owner.workspace_id)
         task = await new_task(c, cols[0], "Same", priority="MEDIUM", dueDate="2026-12-01")
         before = stored_state()
-        for sent in ({"title": "Same"}, {"title": " Same "}, {"priority": "MEDIUM", "dueDate": "2026-12-01"}, {"description": ""}):
-            again = (await ok(c, "update_task", {"taskId": task["id"], **sent, "expectedUpdatedAt": task["updatedAt"]}))["task"]
+        for sent in (
+            {"title": "Same"},
+            {"title": " Same "},
+            {"priority": "MEDIUM", "dueDate": "2026-12-01"},
+            {"description": ""},
+        ):
+            again = (
+                await ok(c, "update_task", {"taskId": task["id"], **sent, "expectedUpdatedAt": task["updatedAt"]})
+            )["task"]
             assert again["updatedAt"] == task["updatedAt"] and again["title"] == "Same"
         assert stored_state() == before
         assert len(activity_rows(bid)) == 2  # board.created, task.created
@@ -247,8 +285,18 @@ async def test_update_task_bad_input(server_url, owner):
         assert names_field(await err(c, "update_task", {"title": "x"}), "taskId")
         assert (await err(c, "update_task", {"taskId": task["id"][:-1] + "9", "title": "x"}))["code"] == "NOT_FOUND"
         assert stored_state() == before
-        kept = (await ok(c, "update_task", {"taskId": task["id"], "title": "renamed", "description": None, "priority": None, "dueDate": None}))["task"]
-        assert (kept["title"], kept["description"], kept["priority"]) == ("renamed", task["description"], task["priority"])
+        kept = (
+            await ok(
+                c,
+                "update_task",
+                {"taskId": task["id"], "title": "renamed", "description": None, "priority": None, "dueDate": None},
+            )
+        )["task"]
+        assert (kept["title"], kept["description"], kept["priority"]) == (
+            "renamed",
+            task["description"],
+            task["priority"],
+        )
 
 
 # -- updatedAt as a token -------------------------------------------------------------------------
@@ -258,8 +306,18 @@ async def test_updated_at_strictly_increases_across_rapid_updates(server_url, ow
         task = await new_task(c, cols[0], "rapid")
         stamps = [task["updatedAt"]]
         for i in range(15):
-            stamps.append((await ok(c, "update_task", {"taskId": task["id"], "title": f"rapid {i}", "expectedUpdatedAt": stamps[-1]}))["task"]["updatedAt"])
-        stamps.append((await ok(c, "move_task", {"taskId": task["id"], "columnId": cols[1], "expectedUpdatedAt": stamps[-1]}))["task"]["updatedAt"])
+            stamps.append(
+                (
+                    await ok(
+                        c, "update_task", {"taskId": task["id"], "title": f"rapid {i}", "expectedUpdatedAt": stamps[-1]}
+                    )
+                )["task"]["updatedAt"]
+            )
+        stamps.append(
+            (await ok(c, "move_task", {"taskId": task["id"], "columnId": cols[1], "expectedUpdatedAt": stamps[-1]}))[
+                "task"
+            ]["updatedAt"]
+        )
         stamps.append((await ok(c, "archive_task", {"taskId": task["id"]}))["task"]["updatedAt"])
     assert all(STAMP.match(s) for s in stamps), stamps
     assert all(a < b for a, b in itertools.pairwise(stamps)), stamps
@@ -271,9 +329,13 @@ def test_updated_at_strictly_increases_even_within_one_millisecond(stack, owner)
     from domain.catalog import registry as product_registry
 
     principal = auth.authenticate(owner.token)
-    board = pipeline.call_tool(product_registry().get("create_board"), {"workspaceId": owner.workspace_id, "name": "Fast"}, principal).result
+    board = pipeline.call_tool(
+        product_registry().get("create_board"), {"workspaceId": owner.workspace_id, "name": "Fast"}, principal
+    ).result
     column = board["columns"][0]["id"]
-    task = pipeline.call_tool(product_registry().get("create_task"), {"columnId": column, "title": "fast"}, principal).result["task"]
+    task = pipeline.call_tool(
+        product_registry().get("create_task"), {"columnId": column, "title": "fast"}, principal
+    ).result["task"]
     update = product_registry().get("update_task")
     stamps = [task["updatedAt"]]
     for i in range(40):
@@ -292,7 +354,9 @@ async def test_move_task_between_columns(server_url, owner):
         a = await new_task(c, cols[0], "a")
         b = await new_task(c, cols[0], "b")
         c1 = await new_task(c, cols[2], "c1")
-        moved = (await ok(c, "move_task", {"taskId": a["id"], "columnId": cols[2], "expectedUpdatedAt": a["updatedAt"]}))["task"]
+        moved = (
+            await ok(c, "move_task", {"taskId": a["id"], "columnId": cols[2], "expectedUpdatedAt": a["updatedAt"]})
+        )["task"]
         assert moved["columnId"] == cols[2] and moved["columnName"] == "In Progress"
         assert moved["updatedAt"] > a["updatedAt"] and moved["title"] == "a" and moved["number"] == a["number"]
         assert await _column_order(c, cols[2]) == [c1["id"], a["id"]]  # appended
@@ -302,7 +366,7 @@ async def test_move_task_between_columns(server_url, owner):
         assert [col["taskIds"] for col in snap["columns"]] == [[b["id"]], [], [c1["id"], a["id"]], []]
         listed = await ok(c, "list_tasks", {"columnId": cols[2]})
         assert listed["totalCount"] == 2 and listed["columnName"] == "In Progress"
-        got = (await ok(c, "get_task", {"taskId": a["id"]}))
+        got = await ok(c, "get_task", {"taskId": a["id"]})
         assert got["task"]["columnId"] == cols[2] and got["recentActivity"][0]["type"] == "task.moved"
         assert got["recentActivity"][0]["data"] == {"fromColumnId": cols[0], "toColumnId": cols[2]}
         # a stale move is refused with the current task
@@ -363,7 +427,10 @@ async def test_move_task_refusals(server_url, owner):
         elsewhere = await new_task(c, other_cols[0], "elsewhere")
         before = stored_state()
         cases = [
-            ({"taskId": a["id"], "columnId": cols[2], "beforeTaskId": b["id"]}, "beforeTaskId"),  # anchor in another column
+            (
+                {"taskId": a["id"], "columnId": cols[2], "beforeTaskId": b["id"]},
+                "beforeTaskId",
+            ),  # anchor in another column
             ({"taskId": a["id"], "columnId": cols[1], "afterTaskId": a["id"]}, "afterTaskId"),
             ({"taskId": a["id"], "beforeTaskId": b["id"], "afterTaskId": b["id"]}, "beforeTaskId"),
             ({"taskId": a["id"], "columnId": other_cols[1]}, "columnId"),  # a column of another board
@@ -397,7 +464,9 @@ async def test_archive_task(server_url, owner):
         got = await ok(c, "get_task", {"taskId": gone["id"]})
         assert got["task"]["archivedAt"] == archived["archivedAt"] and got["task"]["description"] == "history"
         assert got["recentActivity"][0]["type"] == "task.archived"
-        assert (await ok(c, "get_task", {"workspaceId": owner.workspace_id, "number": gone["number"]}))["task"]["id"] == gone["id"]
+        assert (await ok(c, "get_task", {"workspaceId": owner.workspace_id, "number": gone["number"]}))["task"][
+            "id"
+        ] == gone["id"]
         before = stored_state()
         assert names_field(await err(c, "update_task", {"taskId": gone["id"], "title": "revive"}), "taskId")
         assert names_field(await err(c, "move_task", {"taskId": gone["id"], "columnId": cols[1]}), "taskId")
@@ -424,7 +493,11 @@ async def test_list_tasks_board_and_column_concise_and_detailed(server_url, owne
         assert board["columnId"] is None and board["columnName"] is None
         assert [t["id"] for t in board["tasks"]] == [a["id"], b["id"], d["id"]]  # by number
         assert board["totalCount"] == 3 and board["nextCursor"] is None and board["notice"] is None
-        assert {t["id"]: t["columnName"] for t in board["tasks"]} == {a["id"]: "To Do", b["id"]: "Backlog", d["id"]: "To Do"}
+        assert {t["id"]: t["columnName"] for t in board["tasks"]} == {
+            a["id"]: "To Do",
+            b["id"]: "Backlog",
+            d["id"]: "To Do",
+        }
         assert all("description" not in t for t in board["tasks"])
         column = await ok(c, "list_tasks", {"columnId": cols[1]})
         assert column["columnId"] == cols[1] and column["columnName"] == "To Do" and column["boardId"] == bid
@@ -479,7 +552,11 @@ async def test_list_tasks_refusals(server_url, owner, outsider):
             await new_task(c, cols[0], f"t{i}")
         first = await ok(c, "list_tasks", {"boardId": bid, "limit": 1})
         assert first["nextCursor"]
-        forged = base64.urlsafe_b64encode(json.dumps({"k": f"tasks:{bid}", "l": {"PK": {"S": f"BOARD#{their_board}"}, "SK": {"S": "T#0000000001"}}}).encode()).decode()
+        forged = base64.urlsafe_b64encode(
+            json.dumps(
+                {"k": f"tasks:{bid}", "l": {"PK": {"S": f"BOARD#{their_board}"}, "SK": {"S": "T#0000000001"}}}
+            ).encode()
+        ).decode()
         junk_shape = base64.urlsafe_b64encode(json.dumps({"k": f"tasks:{bid}", "l": {"PK": 5}}).encode()).decode()
         cases = [
             ({}, "boardId"),
@@ -497,7 +574,11 @@ async def test_list_tasks_refusals(server_url, owner, outsider):
         for args, field in cases:
             problem = await err(c, "list_tasks", args)
             assert names_field(problem, field), (args, problem)
-        for args in ({"boardId": their_board}, {"columnId": theirs[0]}, {"columnId": "cl_aaaaaaaaaaaa_bbbbbbbb_cccccc"}):
+        for args in (
+            {"boardId": their_board},
+            {"columnId": theirs[0]},
+            {"columnId": "cl_aaaaaaaaaaaa_bbbbbbbb_cccccc"},
+        ):
             assert (await err(c, "list_tasks", args))["code"] == "NOT_FOUND"
 
 
@@ -541,9 +622,11 @@ async def test_concurrent_moves_into_one_column_all_land(server_url, owner):
     async with mcp_client(server_url, owner.token) as c:
         _bid, cols = await _board(c, owner.workspace_id, "Crowded column")
         tasks = [await new_task(c, cols[0], f"m{i}") for i in range(8)]
+
     async def move(t):
         async with mcp_client(server_url, owner.token) as c2:
             return await ok(c2, "move_task", {"taskId": t["id"], "columnId": cols[2]})
+
     moved = await asyncio.gather(*(move(t) for t in tasks))
     assert all(m["task"]["columnId"] == cols[2] for m in moved)
     async with mcp_client(server_url, owner.token) as c:
@@ -568,13 +651,25 @@ async def test_secrets_in_task_text_are_redacted_before_storage(server_url, owne
     async with mcp_client(server_url, owner.token) as c:
         board = await new_board(c, owner.workspace_id)
         col = board["columns"][0]["id"]
-        made = await ok(c, "create_task", {"columnId": col, "title": f"Token {bad} stopped working", "description": "see the logs"})
-        assert made["redactions"] == ["jentrix-token"] and made["task"]["title"] == "Token [REDACTED:jentrix-token] stopped working"
+        made = await ok(
+            c, "create_task", {"columnId": col, "title": f"Token {bad} stopped working", "description": "see the logs"}
+        )
+        assert (
+            made["redactions"] == ["jentrix-token"]
+            and made["task"]["title"] == "Token [REDACTED:jentrix-token] stopped working"
+        )
         task_id = made["task"]["id"]
         split = ghp[:12] + "\u200b" + ghp[12:]
-        upd = await ok(c, "update_task", {"taskId": task_id, "description": f"Ｕｓｅ {split} then\n//npm.example.com/:_authToken={npm}"})
+        upd = await ok(
+            c,
+            "update_task",
+            {"taskId": task_id, "description": f"Ｕｓｅ {split} then\n//npm.example.com/:_authToken={npm}"},
+        )
         assert upd["redactions"] == ["github-token", "npmrc-auth"], upd["redactions"]
-        assert upd["task"]["description"].startswith("Ｕｓｅ [REDACTED:github-token] then") and npm not in upd["task"]["description"]
+        assert (
+            upd["task"]["description"].startswith("Ｕｓｅ [REDACTED:github-token] then")
+            and npm not in upd["task"]["description"]
+        )
         assert upd["changedFields"] == ["description"]
         same = await ok(c, "update_task", {"taskId": task_id, "priority": "HIGH"})
         assert same["redactions"] == []

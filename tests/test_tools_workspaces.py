@@ -26,8 +26,15 @@ def _add_member(workspace_id: str, user_id: str, role: str) -> None:
     user = UserRow.get(f"USER#{user_id}", "PROFILE")
     now = clock.now_iso()
     MemberRow(
-        f"WS#{workspace_id}", f"MEMBER#{user_id}", workspaceId=workspace_id, userId=user_id, role=role,
-        email=user.email, displayName=user.displayName, joinedAt=now, updatedAt=now,
+        f"WS#{workspace_id}",
+        f"MEMBER#{user_id}",
+        workspaceId=workspace_id,
+        userId=user_id,
+        role=role,
+        email=user.email,
+        displayName=user.displayName,
+        joinedAt=now,
+        updatedAt=now,
     ).save()
     MembershipMirrorRow(f"USER#{user_id}", f"WS#{workspace_id}", workspaceId=workspace_id, role=role).save()
 
@@ -128,7 +135,11 @@ async def test_duplicate_workspace_names_get_distinct_slugs(server_url, owner):
     assert [w["slug"] for w in made] == [base, f"{base}-2", f"{base}-3"]
     assert len({w["id"] for w in made}) == 3
     first = made[0]["taskPrefix"]
-    assert [w["taskPrefix"] for w in made] == [first, f"{first}2", f"{first}3"]  # one user's task keys never repeat (issue 24)
+    assert [w["taskPrefix"] for w in made] == [
+        first,
+        f"{first}2",
+        f"{first}3",
+    ]  # one user's task keys never repeat (issue 24)
 
 
 async def test_create_workspace_name_rules(server_url, owner):
@@ -221,13 +232,18 @@ async def test_empty_workspace_id_with_an_unpinned_token_is_the_callers_only_wor
         assert got["task"]["id"] == task["id"]
 
 
-@pytest.mark.parametrize(("tool", "extra"), [
-    ("list_members", {}),
-    ("list_boards", {}),
-    ("create_board", {"name": "Nowhere"}),
-    ("get_task", {"number": 1}),
-])
-async def test_empty_workspace_id_of_an_unpinned_token_with_several_workspaces_lists_them(server_url, owner, outsider, tool, extra):
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [
+        ("list_members", {}),
+        ("list_boards", {}),
+        ("create_board", {"name": "Nowhere"}),
+        ("get_task", {"number": 1}),
+    ],
+)
+async def test_empty_workspace_id_of_an_unpinned_token_with_several_workspaces_lists_them(
+    server_url, owner, outsider, tool, extra
+):
     _add_member(outsider.workspace_id, owner.user_id, "MEMBER")
     async with mcp_client(server_url, owner.token) as c:
         before = stored_state()
@@ -241,14 +257,25 @@ async def test_empty_workspace_id_of_a_user_without_a_workspace_is_invalid(serve
     loner = make_actor("Lone", None)
     async with mcp_client(server_url, loner.token) as c:
         problem = await err(c, "list_boards", {"workspaceId": ""})
-    assert problem["code"] == "INVALID_INPUT" and names_field(problem, "workspaceId") and "create_workspace" in problem["hint"]
+    assert (
+        problem["code"] == "INVALID_INPUT"
+        and names_field(problem, "workspaceId")
+        and "create_workspace" in problem["hint"]
+    )
 
 
 # -- get_token_context ------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_token_context_reports_scopes_pin_identity_and_expiry(server_url, owner, mode):
     expires = (datetime.now(UTC) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    secret = _pat(owner.user_id, scopes=["write"], workspace_id=owner.workspace_id, display_name="Build bot", emoji="🤖", expires_at=expires)
+    secret = _pat(
+        owner.user_id,
+        scopes=["write"],
+        workspace_id=owner.workspace_id,
+        display_name="Build bot",
+        emoji="🤖",
+        expires_at=expires,
+    )
     async with mcp_client(server_url, secret, mode) as c:
         result = await c.call_tool("get_token_context", {})
         ctx = await ok(c, "get_token_context")
@@ -301,7 +328,8 @@ async def test_token_context_of_a_read_token(server_url, owner):
 def test_token_context_rate_window_counts_calls(server_url, owner):
     # Raw JSON-RPC: every request counts over HTTP (docs/rate-limits.md), and the SDK client sends
     # tools/list on its own, so the count between the two reads would depend on the client.
-    from tests.rpc import call_tool, ok as rpc_ok
+    from tests.rpc import call_tool
+    from tests.rpc import ok as rpc_ok
 
     secret = _pat(owner.user_id)
     for _ in range(3):  # a minute boundary between two calls restarts the count: retry then
@@ -342,7 +370,14 @@ async def test_read_token_is_refused_every_write_tool_and_nothing_is_written(ser
     async with mcp_client(server_url, owner.token) as full:
         calls = await _write_calls(full, owner.workspace_id)
     assert {name for name, _ in calls} == {
-        "create_workspace", "create_board", "rename_board", "manage_columns", "create_task", "update_task", "move_task", "archive_task",
+        "create_workspace",
+        "create_board",
+        "rename_board",
+        "manage_columns",
+        "create_task",
+        "update_task",
+        "move_task",
+        "archive_task",
     }
     before = stored_state()
     async with mcp_client(server_url, read_only) as c:

@@ -56,7 +56,9 @@ async def _hidden_call(c: Any, name: str, args: dict[str, Any]) -> str:
 async def test_read_only_url_lists_only_read_tools_and_hides_writes(server_url, owner):
     async with client(server_url + "/readonly", owner.token) as c:
         assert await _names(c) == READ_ONLY
-        message = await _hidden_call(c, "create_board", {"workspaceId": owner.workspace_id, "name": "X", "kind": "TASKS"})
+        message = await _hidden_call(
+            c, "create_board", {"workspaceId": owner.workspace_id, "name": "X", "kind": "TASKS"}
+        )
         assert "create_board" in message and "/api/mcp/readonly" in message and "read-only" in message
         context = await ok(c, "get_token_context")
         assert context["readOnly"] is True and "tasks" in context["toolsets"]
@@ -112,11 +114,15 @@ async def test_fields_projects_rows_and_refuses_unknown_names(server_url, owner)
         board = await new_board(c, owner.workspace_id)
         column = board["columns"][0]["id"]
         await ok(c, "create_task", {"columnId": column, "title": "Sparse"})
-        rows = (await ok(c, "list_tasks", {"boardId": board["board"]["id"], "fields": ["key", "title", "columnName"]}))["tasks"]
+        rows = (await ok(c, "list_tasks", {"boardId": board["board"]["id"], "fields": ["key", "title", "columnName"]}))[
+            "tasks"
+        ]
         assert rows and set(rows[0]) == {"id", "key", "title", "columnName"}
         plain = (await ok(c, "list_tasks", {"boardId": board["board"]["id"]}))["tasks"][0]
         assert "dueDate" not in plain and "assigneeIds" not in plain  # concise rows drop empty values
-        asked = (await ok(c, "list_tasks", {"boardId": board["board"]["id"], "fields": ["dueDate", "labelIds"]}))["tasks"][0]
+        asked = (await ok(c, "list_tasks", {"boardId": board["board"]["id"], "fields": ["dueDate", "labelIds"]}))[
+            "tasks"
+        ][0]
         assert asked == {"id": plain["id"], "dueDate": None, "labelIds": []}  # named fields stay, even empty
         error = await err(c, "list_tasks", {"boardId": board["board"]["id"], "fields": ["key", "colour"]})
         assert error["code"] == "INVALID_INPUT" and "colour" in error["message"]
@@ -131,12 +137,16 @@ def _session(scopes: tuple[str, ...] = (), layers: tuple[toolsets.Layer, ...] = 
 
 
 def _list(proto: McpProtocol, session: Session, headers: dict[str, str] | None = None) -> list[str]:
-    reply = proto.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=headers, session=session)
+    reply = proto.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=headers, session=session
+    )
     return [t["name"] for t in reply.message["result"]["tools"]]
 
 
 def test_server_wide_setting_is_an_upper_bound_headers_cannot_widen():
-    server = toolsets.server_layer(product_registry(), {"JENTRIX_MCP_READONLY": "1", "JENTRIX_MCP_TOOLSETS": "tasks,search"})
+    server = toolsets.server_layer(
+        product_registry(), {"JENTRIX_MCP_READONLY": "1", "JENTRIX_MCP_TOOLSETS": "tasks,search"}
+    )
     proto = McpProtocol(server_layer=server, page_size=500)
     names = _list(proto, _session(), {"x-mcp-readonly": "false", "x-mcp-toolsets": "boards,tasks"})
     assert names == sorted(s.name for s in REG if s.area == "tasks" and s.read_only)
@@ -151,20 +161,32 @@ def test_stdio_flags_make_a_layer_and_bad_names_stop_the_adapter():
     from functions.stdio.binding import StartupError
     from functions.stdio_adapter import build_parser, selection_layer
 
-    layer = selection_layer(build_parser().parse_args(["--toolsets", "tasks,-boards", "--tools", "search_tasks", "--read-only"]))
+    layer = selection_layer(
+        build_parser().parse_args(["--toolsets", "tasks,-boards", "--tools", "search_tasks", "--read-only"])
+    )
     proto = McpProtocol(server_layer=toolsets.Layer(), page_size=500)
     names = _list(proto, _session(layers=(layer,)))
     assert names == sorted(s.name for s in REG if s.read_only and (s.area == "tasks" or s.name == "search_tasks"))
-    reply = proto.handle({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_boards", "arguments": {}}}, headers=None, session=_session(layers=(layer,)))
+    reply = proto.handle(
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_boards", "arguments": {}}},
+        headers=None,
+        session=_session(layers=(layer,)),
+    )
     assert "--toolsets" in reply.message["error"]["message"]
-    assert toolsets.as_headers(layer) == {"X-MCP-Toolsets": "tasks,-boards", "X-MCP-Tools": "search_tasks", "X-MCP-Readonly": "true"}
+    assert toolsets.as_headers(layer) == {
+        "X-MCP-Toolsets": "tasks,-boards",
+        "X-MCP-Tools": "search_tasks",
+        "X-MCP-Readonly": "true",
+    }
     with pytest.raises(StartupError, match="unknown toolset 'nope'"):
         selection_layer(build_parser().parse_args(["--toolsets", "nope"]))
 
 
 def test_no_selection_serves_the_prebuilt_list_unchanged():
     proto = McpProtocol(server_layer=toolsets.Layer(), page_size=500)
-    reply = proto.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=_session())
+    reply = proto.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=None, session=_session()
+    )
     assert reply.message["result"]["tools"] == [s.definition() for s in REG]
     assert all(a in AREAS for a in EVERYDAY)
 
@@ -183,7 +205,9 @@ async def test_list_tasks_filters_combine_and_count_exactly(server_url, owner):
     async with client(server_url, owner.token) as c:
         board = await new_board(c, owner.workspace_id, "Filters")
         board_id, column = board["board"]["id"], board["columns"][0]["id"]
-        label = (await ok(c, "manage_labels", {"action": "create", "boardId": board_id, "name": "Bug", "color": "#ff0000"}))["label"]
+        label = (
+            await ok(c, "manage_labels", {"action": "create", "boardId": board_id, "name": "Bug", "color": "#ff0000"})
+        )["label"]
         mine = [await new_task(c, column, f"mine {i}", priority="HIGH", dueDate=f"2020-01-0{i + 1}") for i in range(3)]
         other = await new_task(c, column, "not mine", priority="HIGH", dueDate="2099-01-01")
         await new_task(c, column, "plain")
@@ -193,8 +217,12 @@ async def test_list_tasks_filters_combine_and_count_exactly(server_url, owner):
         await ok(c, "set_task_labels", {"taskId": other["id"], "labelIds": [label["id"]]})
 
         got = await ok(c, "list_tasks", {"boardId": board_id, "assigneeId": "me", "limit": 2})
-        assert got["totalCount"] == 3 and [t["title"] for t in got["tasks"]] == ["mine 0", "mine 1"] and got["nextCursor"]
-        rest = await ok(c, "list_tasks", {"boardId": board_id, "assigneeId": "me", "limit": 2, "cursor": got["nextCursor"]})
+        assert (
+            got["totalCount"] == 3 and [t["title"] for t in got["tasks"]] == ["mine 0", "mine 1"] and got["nextCursor"]
+        )
+        rest = await ok(
+            c, "list_tasks", {"boardId": board_id, "assigneeId": "me", "limit": 2, "cursor": got["nextCursor"]}
+        )
         assert [t["title"] for t in rest["tasks"]] == ["mine 2"] and rest["nextCursor"] is None
         wrong = await err(c, "list_tasks", {"boardId": board_id, "priority": "LOW", "cursor": got["nextCursor"]})
         assert wrong["code"] == "INVALID_INPUT"  # a cursor belongs to its filters
@@ -203,10 +231,16 @@ async def test_list_tasks_filters_combine_and_count_exactly(server_url, owner):
         assert [t["title"] for t in labelled["tasks"]] == ["mine 0"] and labelled["totalCount"] == 1
         assert (await ok(c, "list_tasks", {"columnId": column, "labelName": "no such"}))["totalCount"] == 0
         assert (await ok(c, "list_tasks", {"boardId": board_id, "overdue": True}))["totalCount"] == 3
-        assert (await ok(c, "list_tasks", {"boardId": board_id, "priority": "HIGH", "dueAfter": "2050-01-01"}))["totalCount"] == 1
+        assert (await ok(c, "list_tasks", {"boardId": board_id, "priority": "HIGH", "dueAfter": "2050-01-01"}))[
+            "totalCount"
+        ] == 1
         assert (await ok(c, "list_tasks", {"boardId": board_id, "dueBefore": "2020-01-02"}))["totalCount"] == 1
-        assert (await ok(c, "list_tasks", {"boardId": board_id, "updatedSince": "2000-01-01T00:00:00Z"}))["totalCount"] == 5
-        assert (await ok(c, "list_tasks", {"boardId": board_id, "updatedSince": "2999-01-01T00:00:00Z"}))["totalCount"] == 0
+        assert (await ok(c, "list_tasks", {"boardId": board_id, "updatedSince": "2000-01-01T00:00:00Z"}))[
+            "totalCount"
+        ] == 5
+        assert (await ok(c, "list_tasks", {"boardId": board_id, "updatedSince": "2999-01-01T00:00:00Z"}))[
+            "totalCount"
+        ] == 0
         missing = await err(c, "list_tasks", {"assigneeId": "me"})
         assert missing["code"] == "INVALID_INPUT"  # boardId or columnId is still required
 

@@ -28,8 +28,14 @@ def ask(server_url: str, token: str | None, body: Any) -> httpx2.Response:
 
 
 def request_body(ws: str, data: bytes = BODY, **over: Any) -> dict[str, Any]:
-    return {"workspaceId": ws, "fileName": "findings.md", "contentType": "text/markdown", "size": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(), **over}
+    return {
+        "workspaceId": ws,
+        "fileName": "findings.md",
+        "contentType": "text/markdown",
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        **over,
+    }
 
 
 def put(grant: dict[str, Any], data: bytes = BODY, **headers: str) -> httpx2.Response:
@@ -45,24 +51,31 @@ def test_grant_put_and_check(server_url, owner):
     assert "findings" not in grant["objectKey"]  # the server's key, never the client's name
     assert put(grant).status_code == 200
     checked = uploads.check_upload(grant["uploadGrantId"], user_id=owner.user_id, purpose="artifact")
-    assert (checked.size, checked.content_type, checked.sha256) == (len(BODY), "text/markdown", hashlib.sha256(BODY).hexdigest())
+    assert (checked.size, checked.content_type, checked.sha256) == (
+        len(BODY),
+        "text/markdown",
+        hashlib.sha256(BODY).hexdigest(),
+    )
     # a real HTTP GET of what was stored
     from domain import objects
 
     assert httpx2.get(objects.presign_get(grant["objectKey"]), timeout=30).content == BODY
 
 
-@pytest.mark.parametrize(("over", "field"), [
-    ({"contentType": "application/x-msdownload"}, "contentType"),
-    ({"contentType": "text/plain; charset=utf-8"}, "contentType"),
-    ({"size": 10**12}, "size"),
-    ({"size": 0}, "size"),
-    ({"sha256": "abc"}, "sha256"),
-    ({"fileName": "../etc/passwd"}, "fileName"),
-    ({"fileName": ""}, "fileName"),
-    ({"purpose": "avatar"}, "purpose"),
-    ({"surprise": 1}, "surprise"),
-])
+@pytest.mark.parametrize(
+    ("over", "field"),
+    [
+        ({"contentType": "application/x-msdownload"}, "contentType"),
+        ({"contentType": "text/plain; charset=utf-8"}, "contentType"),
+        ({"size": 10**12}, "size"),
+        ({"size": 0}, "size"),
+        ({"sha256": "abc"}, "sha256"),
+        ({"fileName": "../etc/passwd"}, "fileName"),
+        ({"fileName": ""}, "fileName"),
+        ({"purpose": "avatar"}, "purpose"),
+        ({"surprise": 1}, "surprise"),
+    ],
+)
 def test_refused_grants_store_nothing(server_url, owner, over, field):
     before = stored_state()
     r = ask(server_url, owner.token, request_body(owner.workspace_id, **over))
@@ -80,7 +93,9 @@ def test_auth_and_tenancy(server_url, owner, outsider):
     reader = auth.mint_pat(owner.user_id, scopes=["read"])[0]
     r = ask(server_url, reader, request_body(owner.workspace_id))
     assert r.status_code == 403 and r.json()["error"]["code"] == "FORBIDDEN"
-    r = httpx2.post(grant_url(server_url), content=b"{not json", headers={"Authorization": f"Bearer {owner.token}"}, timeout=30)
+    r = httpx2.post(
+        grant_url(server_url), content=b"{not json", headers={"Authorization": f"Bearer {owner.token}"}, timeout=30
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_INPUT"
 
 
@@ -96,7 +111,9 @@ def test_other_type_other_bytes_never_uploaded_expired(server_url, owner):
     assert "nothing was uploaded" in _refusal(never["uploadGrantId"], owner.user_id).message
 
     typed = ask(server_url, owner.token, request_body(ws)).json()
-    assert put(typed, **{"Content-Type": "text/plain"}).status_code == 200  # moto ignores the signed type; S3 would refuse
+    assert (
+        put(typed, **{"Content-Type": "text/plain"}).status_code == 200
+    )  # moto ignores the signed type; S3 would refuse
     assert "type is text/plain" in _refusal(typed["uploadGrantId"], owner.user_id).message
 
     other = ask(server_url, owner.token, request_body(ws)).json()
@@ -105,8 +122,8 @@ def test_other_type_other_bytes_never_uploaded_expired(server_url, owner):
 
     expired = ask(server_url, owner.token, request_body(ws)).json()
     put(expired)
-    from domain.store.models import UploadGrantRow
     from domain.store import keys
+    from domain.store.models import UploadGrantRow
 
     UploadGrantRow(*keys.upload_grant(expired["uploadGrantId"])).update(actions=[UploadGrantRow.expiresAtMs.set(1)])
     assert "expired" in _refusal(expired["uploadGrantId"], owner.user_id).message
@@ -168,11 +185,20 @@ class _S3AsForTheRole:
 
         from domain.settings import settings
 
-        grants = [s for s in statements if "s3:ListBucket" in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])]
+        grants = [
+            s for s in statements if "s3:ListBucket" in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        ]
         self.unconditional = any("Condition" not in s for s in grants)
-        self.prefixes = [p for s in grants for p in _list(s.get("Condition", {}).get("StringLike", {}).get("s3:prefix", []))]
+        self.prefixes = [
+            p for s in grants for p in _list(s.get("Condition", {}).get("StringLike", {}).get("s3:prefix", []))
+        ]
         self.bucket = settings.artifact_bucket
-        self.raw = boto3.client("s3", endpoint_url=settings.s3_endpoint, region_name=settings.region, config=Config(s3={"addressing_style": "path"}))
+        self.raw = boto3.client(
+            "s3",
+            endpoint_url=settings.s3_endpoint,
+            region_name=settings.region,
+            config=Config(s3={"addressing_style": "path"}),
+        )
 
     def may_list(self, prefix: str) -> bool:
         import fnmatch
@@ -198,11 +224,18 @@ class _S3AsForTheRole:
             if self.unconditional:
                 return None  # S3 may say 404
             body = b"" if operation == "HeadObject" else denied
-            return AWSResponse(request.url, 403, {"Content-Type": "application/xml", "Content-Length": str(len(body))}, _Raw(body))
+            return AWSResponse(
+                request.url, 403, {"Content-Type": "application/xml", "Content-Length": str(len(body))}, _Raw(body)
+            )
         if operation == "ListObjectsV2":
             prefix = parse_qs(parts.query).get("prefix", [""])[0]
             if not self.may_list(prefix):
-                return AWSResponse(request.url, 403, {"Content-Type": "application/xml", "Content-Length": str(len(denied))}, _Raw(denied))
+                return AWSResponse(
+                    request.url,
+                    403,
+                    {"Content-Type": "application/xml", "Content-Length": str(len(denied))},
+                    _Raw(denied),
+                )
         return None
 
 

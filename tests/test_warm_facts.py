@@ -14,7 +14,9 @@ import httpx2
 import pytest
 
 from tests.conftest import make_actor, mcp_client
-from tests.rpc import RequestCounter, call_tool as rpc_call, ok as rpc_ok
+from tests.rpc import RequestCounter
+from tests.rpc import call_tool as rpc_call
+from tests.rpc import ok as rpc_ok
 from tests.tools_support import err, new_board, ok
 
 
@@ -53,7 +55,9 @@ def _count(url, token, name, args):
 
 def test_warm_read_tools_send_one_request(server_url, warm):
     actor = make_actor("Wendy", holder="human")
-    board = rpc_ok(rpc_call(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Warm"}))
+    board = rpc_ok(
+        rpc_call(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "Warm"})
+    )
     col = board["columns"][0]["id"]
     task = rpc_ok(rpc_call(server_url, actor.token, "create_task", {"columnId": col, "title": "warm"}))["task"]
     # the first read of each kind fills the caches (token, member item, column list)
@@ -92,8 +96,12 @@ async def test_a_role_change_through_the_tools_applies_to_the_next_call(server_u
     async with mcp_client(server_url, bea_token) as b:
         await ok(b, "list_members", {"workspaceId": ws})  # warm as ADMIN
         async with mcp_client(server_url, owner.token) as c:
-            await ok(c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedRole": "ADMIN"})
-        refused = await err(b, "invite_member", {"workspaceId": ws, "email": f"x-{uuid.uuid4().hex[:12]}@example.com", "role": "MEMBER"})
+            await ok(
+                c, "set_member_role", {"workspaceId": ws, "userId": bea, "role": "MEMBER", "expectedRole": "ADMIN"}
+            )
+        refused = await err(
+            b, "invite_member", {"workspaceId": ws, "email": f"x-{uuid.uuid4().hex[:12]}@example.com", "role": "MEMBER"}
+        )
         assert refused["code"] == "FORBIDDEN"
         members = (await ok(b, "list_members", {"workspaceId": ws}))["members"]
         assert {m["userId"]: m["role"] for m in members}[bea] == "MEMBER"
@@ -127,6 +135,10 @@ async def test_a_column_rename_shows_in_get_task_at_once(server_url, warm):
         board = await new_board(c, owner.workspace_id, "Names")
         col = board["columns"][0]
         task = (await ok(c, "create_task", {"columnId": col["id"], "title": "named"}))["task"]
-        assert (await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"]["columnName"] == col["name"]
+        assert (await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"][
+            "columnName"
+        ] == col["name"]
         await ok(c, "manage_columns", {"action": "rename", "columnId": col["id"], "name": "Renamed"})
-        assert (await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"]["columnName"] == "Renamed"
+        assert (await ok(c, "get_task", {"taskId": task["id"], "response_format": "concise"}))["task"][
+            "columnName"
+        ] == "Renamed"

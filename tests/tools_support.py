@@ -102,7 +102,6 @@ async def new_task(client: Any, column_id: str, title: str, **fields: Any) -> di
     return (await ok(client, "create_task", {"columnId": column_id, "title": title, **fields}))["task"]
 
 
-
 def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded", shape: Any = None) -> list[str]:
     """Setup shortcut for big boards: write ``count`` tasks into a column with batch writes.
 
@@ -131,9 +130,23 @@ def seed_tasks(user_id: str, column_id: str, count: int, title: str = "seeded", 
             tid = ids.task_id(board_id, number)
             now = clock.now_iso()
             detail = TaskDetailRow(
-                f"BOARD#{board_id}", f"X#{number:010d}", taskId=tid, number=number, key=f"{wsrow.taskPrefix}-{number}",
-                boardId=board_id, columnId=column_id, rank=rank, title=f"{title} {i + 1}", priority="NONE", dueDate=None,
-                assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description="", createdBy=user_id,
+                f"BOARD#{board_id}",
+                f"X#{number:010d}",
+                taskId=tid,
+                number=number,
+                key=f"{wsrow.taskPrefix}-{number}",
+                boardId=board_id,
+                columnId=column_id,
+                rank=rank,
+                title=f"{title} {i + 1}",
+                priority="NONE",
+                dueDate=None,
+                assigneeIds=[],
+                labelIds=[],
+                createdAt=now,
+                updatedAt=now,
+                description="",
+                createdBy=user_id,
             )
             for name, value in (shape(i) if shape else {}).items():
                 setattr(detail, name, value)

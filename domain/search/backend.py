@@ -93,6 +93,8 @@ class SearchBackend(Protocol):
     def remove(self, workspace_id: str, doc_id: str, *, also_delete: list = ()) -> None:
         """Drop every posting of ``doc_id`` (idempotent)."""
 
-    def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int, corpus: str = keys.SEARCH_TASKS) -> Answer:
+    def query(
+        self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int, corpus: str = keys.SEARCH_TASKS
+    ) -> Answer:
         """Owners (tasks, or artifacts) of ``corpus`` matching ``tree`` (full text) or containing
         ``substring`` in title/description (artifacts: title/body)."""

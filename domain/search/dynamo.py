@@ -104,8 +104,12 @@ def postings_of(doc: Doc) -> dict[str, dict[str, Any]]:
 
 
 def _state_of(item: dict[str, Any]) -> dict[str, Any]:
-    return {"v": item["v"]["S"], "t": set(item.get("t", {}).get("SS", [])), "g": set(item.get("g", {}).get("SS", [])),
-            "a": item.get("a", {}).get("S", "")}
+    return {
+        "v": item["v"]["S"],
+        "t": set(item.get("t", {}).get("SS", [])),
+        "g": set(item.get("g", {}).get("SS", [])),
+        "a": item.get("a", {}).get("S", ""),
+    }
 
 
 def impact(w: float, dl: float) -> float:
@@ -156,14 +160,12 @@ def _batch_write_then(requests: list[dict[str, Any]], last: list[dict[str, Any]]
 
 def _send_chunks(chunks: list[list[dict[str, Any]]]) -> int:
     def send(chunk: list[dict[str, Any]]) -> int:
-        sent = 0
         pending = {_table(): chunk}
         for attempt in range(WRITE_ATTEMPTS):
             out = _client().batch_write_item(RequestItems=pending)
-            sent += 1
             pending = out.get("UnprocessedItems") or {}
             if not pending:
-                return sent
+                return attempt + 1  # requests sent
             time.sleep(min(0.05 * 2**attempt, 1.0))
         raise RuntimeError("search postings: unprocessed items after retries")
 
@@ -174,7 +176,9 @@ def _send_chunks(chunks: list[list[dict[str, Any]]]) -> int:
     return sum(f.result() for f in futures)
 
 
-def _batch_get(keys_: list[tuple[str, str]], projection: str | None = None, *, consistent: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
+def _batch_get(
+    keys_: list[tuple[str, str]], projection: str | None = None, *, consistent: bool = False
+) -> dict[tuple[str, str], dict[str, Any]]:
     """BatchGetItem in 100s, in parallel, retrying ``UnprocessedKeys`` (eventually consistent
     unless ``consistent``)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
@@ -209,8 +213,9 @@ class DynamoIndex:
     """:class:`domain.search.backend.SearchBackend` on the single table."""
 
     # -- writes
-    def index(self, workspace_id: str, doc: Doc, *, fresh: bool = False,
-              also_delete: list[tuple[str, str]] = ()) -> None:
+    def index(
+        self, workspace_id: str, doc: Doc, *, fresh: bool = False, also_delete: list[tuple[str, str]] = ()
+    ) -> None:
         """``fresh``: the doc was just created (no state to read); ``also_delete``: keys removed
         after the postings (the doc's pending marker)."""
         self.apply_many([(workspace_id, doc, False, fresh, list(also_delete), None)])
@@ -228,13 +233,15 @@ class DynamoIndex:
         from a later ``at`` is left alone, so a late or replayed record never rolls a text back."""
         state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _, _ in work if not fresh]
         words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, *_ in work]
-        sentinels = sorted({_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of) for w in words})
+        sentinels = sorted(
+            {_sentinel(ws, w, doc.corpus) for (ws, doc, *_), words in zip(work, words_of, strict=True) for w in words}
+        )
         found = _batch_get(state_keys + sentinels, consistent=True) if state_keys or sentinels else {}
         states = {k: _state_of(found[k]) for k in state_keys if k in found}
         known = {k for k in sentinels if k in found}
         requests: list[dict[str, Any]] = []
         last: list[dict[str, Any]] = []
-        for (ws, doc, gone, _fresh, also, at), words in zip(work, words_of):
+        for (ws, doc, gone, _fresh, also, at), words in zip(work, words_of, strict=True):
             state_key = keys.search_doc_state(ws, doc.doc_id)
             old = states.get(state_key, {})
             c = doc.corpus
@@ -249,8 +256,19 @@ class DynamoIndex:
             if gone:
                 requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in old.get("t", {})]
                 if at:  # a tombstone: a replayed older record of this doc is recognised as older
-                    last.append({"PutRequest": {"Item": {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
-                                                         "v": {"S": GONE}, "a": {"S": at}}}})
+                    last.append(
+                        {
+                            "PutRequest": {
+                                "Item": {
+                                    "PK": {"S": state_key[0]},
+                                    "SK": {"S": state_key[1]},
+                                    "kind": {"S": "SearchDoc"},
+                                    "v": {"S": GONE},
+                                    "a": {"S": at},
+                                }
+                            }
+                        }
+                    )
                 elif old:
                     last.append(_delete(*state_key))
             elif force or old.get("v") != doc.version:
@@ -258,11 +276,26 @@ class DynamoIndex:
                 for term, p in terms.items():
                     pk, sk = keys.search_term_posting(ws, term, doc.doc_id, c)
                     w = round(p["w"], 4)
-                    requests.append(_put(pk, sk, {"kind": "Posting", "tk": doc.task_id, "f": p["f"], "w": w,
-                                                  "p": " ".join(map(str, p["p"])), "dl": p["dl"], "v": doc.version,
-                                                  "GSI2SK": keys.search_term_by_impact(ws, term, sk, inverted_impact(w, p["dl"]), c)[1],
-                                                  "GSI2PK": pk}))
-                requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in set(old.get("t", {})) - set(terms)]
+                    requests.append(
+                        _put(
+                            pk,
+                            sk,
+                            {
+                                "kind": "Posting",
+                                "tk": doc.task_id,
+                                "f": p["f"],
+                                "w": w,
+                                "p": " ".join(map(str, p["p"])),
+                                "dl": p["dl"],
+                                "v": doc.version,
+                                "GSI2SK": keys.search_term_by_impact(ws, term, sk, inverted_impact(w, p["dl"]), c)[1],
+                                "GSI2PK": pk,
+                            },
+                        )
+                    )
+                requests += [
+                    _delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in set(old.get("t", {})) - set(terms)
+                ]
                 # the workspace's substring vocabulary: only words it does not hold yet (no payload;
                 # the sentinel, the word's first trigram, goes last and says the word is complete)
                 for word in sorted(words):
@@ -270,10 +303,17 @@ class DynamoIndex:
                     if sentinel in known:
                         continue
                     known.add(sentinel)
-                    requests += [_put(*keys.search_gram_posting(ws, g, word, c), {}) for g in text.word_trigrams(word)[1:]]
+                    requests += [
+                        _put(*keys.search_gram_posting(ws, g, word, c), {}) for g in text.word_trigrams(word)[1:]
+                    ]
                     last.append(_put(*sentinel, {}))
-                state = {"PK": {"S": state_key[0]}, "SK": {"S": state_key[1]}, "kind": {"S": "SearchDoc"},
-                         "v": {"S": doc.version}, "t": {"SS": sorted(terms)} if terms else {"NULL": True}}
+                state = {
+                    "PK": {"S": state_key[0]},
+                    "SK": {"S": state_key[1]},
+                    "kind": {"S": "SearchDoc"},
+                    "v": {"S": doc.version},
+                    "t": {"SS": sorted(terms)} if terms else {"NULL": True},
+                }
                 if at:
                     state["a"] = {"S": at}
                 last.append({"PutRequest": {"Item": state}})
@@ -282,9 +322,19 @@ class DynamoIndex:
             _batch_write_then(requests, last)
 
     # -- reads
-    def query(self, workspace_id: str, tree: Node | None, *, substring: str | None, cap: int = CAP,
-              pending: Iterable[Doc] = (), gone: Iterable[str] = (), corpus: str = keys.SEARCH_TASKS,
-              board_id: str | None = None, want: int | None = None) -> Answer:
+    def query(
+        self,
+        workspace_id: str,
+        tree: Node | None,
+        *,
+        substring: str | None,
+        cap: int = CAP,
+        pending: Iterable[Doc] = (),
+        gone: Iterable[str] = (),
+        corpus: str = keys.SEARCH_TASKS,
+        board_id: str | None = None,
+        want: int | None = None,
+    ) -> Answer:
         """``pending`` docs (markers read by the caller) are evaluated in memory instead of their
         postings; ``gone`` docs are left out.
 
@@ -318,7 +368,9 @@ class DynamoIndex:
             terms = postings_of(doc)
             for g in groups:
                 if _eval(g, terms):
-                    _merge(results, doc.task_id, _score(g, terms, {}, plan), _fields_of(g, terms), doc.doc_id, doc.version)
+                    _merge(
+                        results, doc.task_id, _score(g, terms, {}, plan), _fields_of(g, terms), doc.doc_id, doc.version
+                    )
             if substring and not keys.search_doc_is_comment(doc.doc_id) and _contains(doc, substring):
                 hit = _merge(results, doc.task_id, 0.0, 0, doc.doc_id, doc.version)
                 hit.substring = True
@@ -414,7 +466,7 @@ def _eval(node: Any, postings: dict[str, dict[str, Any]]) -> bool:
         if any(w not in postings for w in node.lexemes):
             return False
         sets = [_positions(postings[w]) for w in node.lexemes]
-        return any(all(start + off in s for off, s in zip(node.offsets, sets)) for start in sets[0])
+        return any(all(start + off in s for off, s in zip(node.offsets, sets, strict=True)) for start in sets[0])
     if isinstance(node, Not):
         return not _eval(node.item, postings)
     if isinstance(node, And):
@@ -438,7 +490,7 @@ def _idf(d: int, n: int) -> float:
     return math.log(1 + (n - d + 0.5) / (d + 0.5))
 
 
-def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], plan: "_Plan") -> float:
+def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], plan: _Plan) -> float:
     """BM25 over the weighted term frequency (title x3, description x1, comment x0.5):
     ``sum of idf(w) x impact(w)`` over the group's positive words."""
     n = max(1000, 2 * max(df.values(), default=1))
@@ -454,9 +506,14 @@ def _score(group: And, postings: dict[str, dict[str, Any]], df: dict[str, int], 
 def _attrs(item: dict[str, Any]) -> dict[str, Any]:
     if "tk" not in item:  # a trigram posting: only its key
         return {"tk": keys.search_doc_task_id(item["SK"]["S"])}
-    return {"tk": item["tk"]["S"], "v": item.get("v", {"S": ""})["S"], "f": int(item.get("f", {"N": "0"})["N"]),
-            "w": float(item.get("w", {"N": "0"})["N"]), "p": item.get("p", {"S": ""})["S"],
-            "dl": float(item.get("dl", {"N": str(AVGDL)})["N"])}
+    return {
+        "tk": item["tk"]["S"],
+        "v": item.get("v", {"S": ""})["S"],
+        "f": int(item.get("f", {"N": "0"})["N"]),
+        "w": float(item.get("w", {"N": "0"})["N"]),
+        "p": item.get("p", {"S": ""})["S"],
+        "dl": float(item.get("dl", {"N": str(AVGDL)})["N"]),
+    }
 
 
 class _Plan:
@@ -467,8 +524,15 @@ class _Plan:
     probe is submitted to the I/O pool from the calling thread (pool tasks never wait on pool
     tasks)."""
 
-    def __init__(self, workspace_id: str, cap: int, corpus: str = keys.SEARCH_TASKS, *,
-                 scope: tuple[str, ...] | None = None, need: int = CAP) -> None:
+    def __init__(
+        self,
+        workspace_id: str,
+        cap: int,
+        corpus: str = keys.SEARCH_TASKS,
+        *,
+        scope: tuple[str, ...] | None = None,
+        need: int = CAP,
+    ) -> None:
         self.ws = workspace_id
         self.cap = cap
         self.corpus = corpus
@@ -485,8 +549,9 @@ class _Plan:
     def gram_pk(self, gram: str) -> str:
         return keys.search_gram_posting(self.ws, gram, "", self.corpus)[0]
 
-    def _page(self, source: tuple[str, bool, str | None], start: dict[str, Any] | None,
-              limit: int) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    def _page(
+        self, source: tuple[str, bool, str | None], start: dict[str, Any] | None, limit: int
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         pk, index, prefix = source
         values: dict[str, Any] = {":pk": {"S": pk}}
         kwargs: dict[str, Any] = {"TableName": _table(), "ExpressionAttributeValues": values, "Limit": limit}
@@ -526,7 +591,9 @@ class _Plan:
     def start_gram(self, gram: str) -> None:
         self._first((self.gram_pk(gram), False, None), PAGE)
 
-    def _list(self, pk: str) -> tuple[dict[str, dict[str, Any]], list[tuple[tuple[str, bool, str | None], dict[str, Any]]]]:
+    def _list(
+        self, pk: str
+    ) -> tuple[dict[str, dict[str, Any]], list[tuple[tuple[str, bool, str | None], dict[str, Any]]]]:
         """The probe of a word's list: its docs (in read order: best first from the impact
         index) and, per source that goes on, where it stopped (empty: the list is complete)."""
         docs: dict[str, dict[str, Any]] = {}
@@ -573,9 +640,16 @@ class _Plan:
             df[driver] = len(candidates)
         return self._evaluate(group, pk, driver, candidates, done, {}, df), [], truncated, False
 
-    def _evaluate(self, group: And, pk: dict[str, str], driver: str, candidates: dict[str, dict[str, Any]],
-                  done: dict[str, dict[str, dict[str, Any]]], partial: dict[str, dict[str, dict[str, Any]]],
-                  df: dict[str, int]) -> dict[str, tuple[str, float, int, str]]:
+    def _evaluate(
+        self,
+        group: And,
+        pk: dict[str, str],
+        driver: str,
+        candidates: dict[str, dict[str, Any]],
+        done: dict[str, dict[str, dict[str, Any]]],
+        partial: dict[str, dict[str, dict[str, Any]]],
+        df: dict[str, int],
+    ) -> dict[str, tuple[str, float, int, str]]:
         """The candidates that match ``group``: every other word from a list read in full
         (``done``), from a probe that holds the doc (``partial``), else a point lookup."""
         docs: dict[str, dict[str, dict[str, Any]]] = {d: {driver: p} for d, p in candidates.items()}
@@ -617,7 +691,7 @@ class _Plan:
         words, until :attr:`need` hits score at least the bound of every unread doc
         (``idf(driver) x impact of the driver's last read posting + sum of idf(w) x the highest
         impact of w``, the first posting of w's probe) or :attr:`cap` postings are read."""
-        df = {w: self.cap for w in required}  # past the probe: every list is longer than PROBE
+        df = dict.fromkeys(required, self.cap)  # past the probe: every list is longer than PROBE
         n = max(1000, 2 * self.cap)
         idf = {w: _idf(df[w], n) for w in required}
 

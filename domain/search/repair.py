@@ -67,9 +67,14 @@ SWEEP_LIMIT = 500
 def pending(workspace_id: str, limit: int | None = None) -> list[SearchPendingRow]:
     """The workspace's pending records of both corpora, as stored (one consistent Query each, at
     most ``limit`` records each)."""
-    return [m for corpus in (keys.SEARCH_TASKS, keys.SEARCH_ARTIFACTS)
-            for m in SearchPendingRow.query(keys.search_pending_partition(workspace_id, corpus), consistent_read=True, limit=limit)
-            if isinstance(m, SearchPendingRow)]
+    return [
+        m
+        for corpus in (keys.SEARCH_TASKS, keys.SEARCH_ARTIFACTS)
+        for m in SearchPendingRow.query(
+            keys.search_pending_partition(workspace_id, corpus), consistent_read=True, limit=limit
+        )
+        if isinstance(m, SearchPendingRow)
+    ]
 
 
 def sweep(workspace_id: str) -> int:
@@ -109,7 +114,9 @@ class RepairLoop:
     (:func:`domain.search.verify.verify`); ``None`` turns that off. A pass that fails is logged
     and tried again at the next tick; the loop never takes its host down."""
 
-    def __init__(self, users: Callable[[], list[str]], interval: float = 1.0, verify_every: float | None = 600.0) -> None:
+    def __init__(
+        self, users: Callable[[], list[str]], interval: float = 1.0, verify_every: float | None = 600.0
+    ) -> None:
         self.users, self.interval, self.verify_every = users, interval, verify_every
         self.applied = 0
         self._stop = threading.Event()
@@ -146,7 +153,12 @@ class RepairLoop:
             for m in members.memberships(user_id):
                 report = verify(m.workspaceId, repair=True)
                 if report.repaired:
-                    log.warning("search verify repaired %d drifted docs in %s; %d left", report.repaired, m.workspaceId, report.drifted)
+                    log.warning(
+                        "search verify repaired %d drifted docs in %s; %d left",
+                        report.repaired,
+                        m.workspaceId,
+                        report.drifted,
+                    )
 
     def _run(self) -> None:
         full_at = 0.0

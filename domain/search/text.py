@@ -26,8 +26,7 @@ _WORD = re.compile(rf"{_PART}(?:-{_PART})*")
 
 #: a small English stopword list: never indexed (hot partitions), positions still counted
 STOPWORDS = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was were "
-    "will with".split()
+    "a an and are as at be by for from has have in is it its of on or that the this to was were will with".split()
 )
 
 

@@ -35,9 +35,9 @@ from domain.search import repair as _repair
 from domain.search.backend import Doc
 from domain.search.dynamo import GONE, INDEX_FORCE, _batch_get, postings_of
 from domain.search.writes import INDEX
+from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
 from domain.store import keys, search_marks
-from domain.store import artifacts as artifact_store
 from domain.store.models import ArtifactBodyRow, ArtifactRow, CommentRow, Row, TaskDetailRow
 
 
@@ -58,8 +58,10 @@ class Report:
 
     def lines(self) -> list[str]:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.verdicts.items()))
-        out = [f"{self.workspace_id}: {self.docs} docs ({counts}); pending records {self.pending}; drift {self.drifted}"
-               + (f"; repaired {self.repaired}" if self.repaired else "")]
+        out = [
+            f"{self.workspace_id}: {self.docs} docs ({counts}); pending records {self.pending}; drift {self.drifted}"
+            + (f"; repaired {self.repaired}" if self.repaired else "")
+        ]
         out += [f"  {verdict:<12} {doc}" for doc, verdict in sorted(self.drift.items())]
         return out
 
@@ -79,12 +81,18 @@ def _entities(workspace_id: str) -> list[_Entity]:
         for row in Row.query(pk, Row.SK.startswith(keys.TASK_ITEMS_PREFIX), consistent_read=True):
             if not isinstance(row, TaskDetailRow):
                 continue
-            doc = Doc(keys.search_doc_task(row.taskId), row.taskId, title=row.title or "", description=row.description or "")
+            doc = Doc(
+                keys.search_doc_task(row.taskId), row.taskId, title=row.title or "", description=row.description or ""
+            )
             out.append(_Entity(doc, bool(row.archivedAt), row.updatedAt, row))
-            for c in Row.query(keys.task_side_partition(row.taskId), Row.SK.startswith(keys.COMMENTS_PREFIX), consistent_read=True):
+            for c in Row.query(
+                keys.task_side_partition(row.taskId), Row.SK.startswith(keys.COMMENTS_PREFIX), consistent_read=True
+            ):
                 if isinstance(c, CommentRow):
                     cdoc = Doc(keys.search_doc_comment(c.taskId, c.commentId), c.taskId, comment=c.body or "")
-                    out.append(_Entity(cdoc, False, c.updatedAt))  # a comment stays indexed while it exists (its task's archive hides it)
+                    out.append(
+                        _Entity(cdoc, False, c.updatedAt)
+                    )  # a comment stays indexed while it exists (its task's archive hides it)
     return out + _artifacts(workspace_id)
 
 
@@ -128,8 +136,11 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
             verdict = "claim"
         elif version != e.doc.version:
             verdict = "missing" if version in ("", GONE) else "stale"
-        elif (any(postings.get(k, {}).get("v", {}).get("S") != version for k in posting_keys) or len(posting_keys) != len(postings_of(e.doc))
-              or any("GSI2SK" not in postings[k] for k in posting_keys)):  # written before the impact index: not in best-first reads
+        elif (
+            any(postings.get(k, {}).get("v", {}).get("S") != version for k in posting_keys)
+            or len(posting_keys) != len(postings_of(e.doc))
+            or any("GSI2SK" not in postings[k] for k in posting_keys)
+        ):  # written before the impact index: not in best-first reads
             verdict = "postings"
         else:
             verdict = "ok"
@@ -158,8 +169,10 @@ def verify(workspace_id: str, *, repair: bool = False) -> Report:
             e = by_doc[doc_id]
             if verdict == "claim" and e.task is not None:
                 try:  # under the updatedAt it was read with: a task edited since has its own record
-                    TaskDetailRow(e.task.PK, e.task.SK).update(actions=[TaskDetailRow.searchVersion.set(e.doc.version)],
-                                                              condition=TaskDetailRow.updatedAt == e.task.updatedAt)
+                    TaskDetailRow(e.task.PK, e.task.SK).update(
+                        actions=[TaskDetailRow.searchVersion.set(e.doc.version)],
+                        condition=TaskDetailRow.updatedAt == e.task.updatedAt,
+                    )
                     e.task.searchVersion = e.doc.version
                 except UpdateError:
                     pass
@@ -176,4 +189,3 @@ def workspaces_of(user_id: str) -> list[str]:
     from domain.store import members
 
     return [m.workspaceId for m in members.memberships(user_id)]
-

@@ -34,8 +34,14 @@ INDEX = DynamoIndex()
 
 
 def doc_of(marker: SearchPendingRow) -> Doc:
-    return Doc(marker.doc, marker.taskId, title=marker.title or "", description=marker.description or "", comment=marker.comment or "",
-               body=marker.body or "")
+    return Doc(
+        marker.doc,
+        marker.taskId,
+        title=marker.title or "",
+        description=marker.description or "",
+        comment=marker.comment or "",
+        body=marker.body or "",
+    )
 
 
 def apply(marker: SearchPendingRow, *, fresh: bool = False) -> None:
@@ -58,8 +64,11 @@ def _delete_record(pk: str, sk: str, at: str | None) -> None:
     """Delete a pending record unless it was rewritten since it was read (its ``at`` moved)."""
     kwargs: dict[str, Any] = {"TableName": _table(), "Key": {"PK": {"S": pk}, "SK": {"S": sk}}}
     if at:
-        kwargs |= {"ConditionExpression": "#at = :at", "ExpressionAttributeNames": {"#at": "at"},
-                   "ExpressionAttributeValues": {":at": {"S": at}}}
+        kwargs |= {
+            "ConditionExpression": "#at = :at",
+            "ExpressionAttributeNames": {"#at": "at"},
+            "ExpressionAttributeValues": {":at": {"S": at}},
+        }
     elif not sk.startswith(search_marks.BATCH_PREFIX):
         kwargs |= {"ConditionExpression": "attribute_not_exists(#at)", "ExpressionAttributeNames": {"#at": "at"}}
     try:
@@ -89,8 +98,12 @@ def apply_all(markers: list[tuple[SearchPendingRow, bool, bool]]) -> int:
         return 0
     latest = search_marks.newest([m for m, _, _ in flat])
     fresh_of = {m.doc: fresh for m, fresh, _ in flat if latest[m.doc] is m}
-    INDEX.apply_many([(keys.search_pending_workspace(m.PK), doc_of(m), bool(m.gone), fresh_of.get(m.doc, False), [], m.at)
-                      for m in latest.values()])
+    INDEX.apply_many(
+        [
+            (keys.search_pending_workspace(m.PK), doc_of(m), bool(m.gone), fresh_of.get(m.doc, False), [], m.at)
+            for m in latest.values()
+        ]
+    )
     # the records, once each: a batch record's key is shared by its docs
     records: dict[tuple[str, str], str | None] = {}
     for m, _, saved in flat:
@@ -118,7 +131,9 @@ def apply_or_retire(markers: list[tuple[SearchPendingRow, bool, bool]]) -> tuple
         try:
             return apply_all(markers), []
         except Exception:  # narrowed down record by record below
-            log.warning("search: a batch of %d pending records failed; applying them one by one", len(markers), exc_info=True)
+            log.warning(
+                "search: a batch of %d pending records failed; applying them one by one", len(markers), exc_info=True
+            )
     applied, failed = 0, []
     for item in markers:
         try:
@@ -129,6 +144,8 @@ def apply_or_retire(markers: list[tuple[SearchPendingRow, bool, bool]]) -> tuple
                 log.error("search: retired pending record %s / %s: DynamoDB refuses its postings (%s)", m.PK, m.SK, exc)
                 _delete_record(m.PK, m.SK, None if search_marks.is_batch(m) else m.at)
             else:
-                log.warning("search: pending record %s / %s failed; it stays for the next pass", m.PK, m.SK, exc_info=True)
+                log.warning(
+                    "search: pending record %s / %s failed; it stays for the next pass", m.PK, m.SK, exc_info=True
+                )
                 failed.append((m.PK, m.SK))
     return applied, failed

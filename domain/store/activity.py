@@ -18,15 +18,32 @@ from domain.store.models import ActivityRow, Row
 
 
 def new_row(
-    *, workspace_id: str, board_id: str, type_: str, summary: str, actor_id: str, source: str,
-    task_id: str | None = None, data: dict[str, Any] | None = None, at: str | None = None,
+    *,
+    workspace_id: str,
+    board_id: str,
+    type_: str,
+    summary: str,
+    actor_id: str,
+    source: str,
+    task_id: str | None = None,
+    data: dict[str, Any] | None = None,
+    at: str | None = None,
 ) -> ActivityRow:
     """A new activity row for the board's log (and the task's, when ``task_id`` is given)."""
     when = at or clock.now_iso()
     aid = str(ULID()).lower()
     row = ActivityRow(
-        *keys.activity(board_id, when, aid), activityId=f"act_{aid}", workspaceId=workspace_id, boardId=board_id,
-        taskId=task_id, type=type_, source=source, actorId=actor_id, at=when, summary=summary, data=data,
+        *keys.activity(board_id, when, aid),
+        activityId=f"act_{aid}",
+        workspaceId=workspace_id,
+        boardId=board_id,
+        taskId=task_id,
+        type=type_,
+        source=source,
+        actorId=actor_id,
+        at=when,
+        summary=summary,
+        data=data,
     )
     if task_id:
         row.GSI1PK, row.GSI1SK = keys.task_activity(task_id, when, aid)
@@ -41,8 +58,14 @@ def recent_for_task(task_id: str, limit: int = 10) -> list[ActivityRow]:
 
 
 def query_log(
-    *, board_id: str | None = None, task_id: str | None = None, since: str | None = None, source: str | None = None,
-    type_: str | None = None, limit: int, start: dict[str, Any] | None,
+    *,
+    board_id: str | None = None,
+    task_id: str | None = None,
+    since: str | None = None,
+    source: str | None = None,
+    type_: str | None = None,
+    limit: int,
+    start: dict[str, Any] | None,
 ) -> Any:
     """The Query result of a board's or a task's log, newest first, strictly after ``since``.
 
@@ -56,24 +79,55 @@ def query_log(
     if type_ and not task_id:
         assert board_id is not None
         cond = ActivityRow.GSI3SK > after if after else None
-        return ActivityRow.gsi3.query(keys.activity_type_partition(board_id, type_), cond, filter_condition=filt, scan_index_forward=False,
-                                      limit=limit, last_evaluated_key=start)
+        return ActivityRow.gsi3.query(
+            keys.activity_type_partition(board_id, type_),
+            cond,
+            filter_condition=filt,
+            scan_index_forward=False,
+            limit=limit,
+            last_evaluated_key=start,
+        )
     if type_:
         filt = (ActivityRow.type == type_) if filt is None else filt & (ActivityRow.type == type_)
     if task_id:
         cond = ActivityRow.GSI1SK > after if after else None
-        return ActivityRow.gsi1.query(keys.task_activity_partition(task_id), cond, filter_condition=filt, scan_index_forward=False, limit=limit, last_evaluated_key=start)
+        return ActivityRow.gsi1.query(
+            keys.task_activity_partition(task_id),
+            cond,
+            filter_condition=filt,
+            scan_index_forward=False,
+            limit=limit,
+            last_evaluated_key=start,
+        )
     assert board_id is not None
     cond = ActivityRow.SK > after if after else None
-    return ActivityRow.query(keys.board_activity_partition(board_id), cond, filter_condition=filt, scan_index_forward=False, limit=limit, last_evaluated_key=start, consistent_read=True)
+    return ActivityRow.query(
+        keys.board_activity_partition(board_id),
+        cond,
+        filter_condition=filt,
+        scan_index_forward=False,
+        limit=limit,
+        last_evaluated_key=start,
+        consistent_read=True,
+    )
 
 
 def log_key_shape(*, board_id: str, task_id: str | None, type_: str | None = None) -> dict[str, str]:
     """The ExclusiveStartKey shape of :func:`query_log` (for cursor checks)."""
     if type_ and not task_id:
-        return {"GSI3PK": keys.activity_type_partition(board_id, type_), "GSI3SK": "", "PK": keys.board_activity_partition(board_id), "SK": ""}
+        return {
+            "GSI3PK": keys.activity_type_partition(board_id, type_),
+            "GSI3SK": "",
+            "PK": keys.board_activity_partition(board_id),
+            "SK": "",
+        }
     if task_id:
-        return {"GSI1PK": keys.task_activity_partition(task_id), "GSI1SK": "", "PK": keys.board_activity_partition(board_id), "SK": ""}
+        return {
+            "GSI1PK": keys.task_activity_partition(task_id),
+            "GSI1SK": "",
+            "PK": keys.board_activity_partition(board_id),
+            "SK": "",
+        }
     return {"PK": keys.board_activity_partition(board_id), "SK": ""}
 
 

@@ -28,14 +28,34 @@ from domain.store.models import ArtifactBodyRow, ArtifactLinkRow, ArtifactRow, R
 
 # (link name on the copy's key, attribute / argument name)
 LINKS: tuple[tuple[str, str], ...] = (
-    ("task", "taskId"), ("project", "projectId"), ("session", "sessionId"), ("run", "runId"), ("decision", "decisionId"), ("workOrder", "workOrderId"),
+    ("task", "taskId"),
+    ("project", "projectId"),
+    ("session", "sessionId"),
+    ("run", "runId"),
+    ("decision", "decisionId"),
+    ("workOrder", "workOrderId"),
 )
 # The written kinds: their text is always stored in the body (and searched). Sorted; the one list
 # the tools' argument enums are made from.
-TEXT_KIND_NAMES: tuple[str, ...] = ("DECISION", "DELIVERABLE", "DIFF", "FINDINGS", "GOAL", "LEARNING", "PLAN", "PRD", "PROMPT", "REPORT")
+TEXT_KIND_NAMES: tuple[str, ...] = (
+    "DECISION",
+    "DELIVERABLE",
+    "DIFF",
+    "FINDINGS",
+    "GOAL",
+    "LEARNING",
+    "PLAN",
+    "PRD",
+    "PROMPT",
+    "REPORT",
+)
 TEXT_KINDS: frozenset[str] = frozenset(TEXT_KIND_NAMES)
 # The head attributes a link copy repeats (every field of the head).
-_FIELDS = tuple(name for name in _ArtifactFields.get_attributes() if name not in {"PK", "SK", "kind", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "ttl"})
+_FIELDS = tuple(
+    name
+    for name in _ArtifactFields.get_attributes()
+    if name not in {"PK", "SK", "kind", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "ttl"}
+)
 
 ArtifactRowType = _ArtifactFields  # a head or a link copy: the same attributes
 _withdraw_hooks: list[Callable[[ArtifactRow], None]] = []
@@ -90,11 +110,25 @@ def searchable(row: Any) -> bool:
 
 def head_of(record: ArtifactRecord) -> ArtifactRow:
     values: dict[str, Any] = {
-        "artifactId": record.artifact_id, "workspaceId": record.workspace_id, "type": record.type, "title": record.title, "storage": record.storage,
-        "url": record.url, "objectKey": record.object_key, "fileName": record.file_name, "contentType": record.content_type, "size": record.size,
-        "sha256": record.sha256, "bodyChars": len(record.body) if record.body is not None else None, "redactions": list(record.redactions),
-        "tracePart": record.trace_part, "grantId": record.grant_id, "createdBy": record.created_by, "createdByName": record.created_by_name,
-        "createdAt": record.created_at, "updatedAt": record.created_at,
+        "artifactId": record.artifact_id,
+        "workspaceId": record.workspace_id,
+        "type": record.type,
+        "title": record.title,
+        "storage": record.storage,
+        "url": record.url,
+        "objectKey": record.object_key,
+        "fileName": record.file_name,
+        "contentType": record.content_type,
+        "size": record.size,
+        "sha256": record.sha256,
+        "bodyChars": len(record.body) if record.body is not None else None,
+        "redactions": list(record.redactions),
+        "tracePart": record.trace_part,
+        "grantId": record.grant_id,
+        "createdBy": record.created_by,
+        "createdByName": record.created_by_name,
+        "createdAt": record.created_at,
+        "updatedAt": record.created_at,
     }
     for _, attr in LINKS:
         values[attr] = record.links.get(attr)
@@ -103,11 +137,15 @@ def head_of(record: ArtifactRecord) -> ArtifactRow:
 
 def _copies(head: _ArtifactFields) -> list[ArtifactLinkRow]:
     out = []
-    ulid = head.SK[len(keys.ARTIFACTS_PREFIX):]
+    ulid = head.SK[len(keys.ARTIFACTS_PREFIX) :]
     for link, attr in LINKS:
         value = getattr(head, attr)
         if value:
-            copy = ArtifactLinkRow(*keys.artifact_link(head.workspaceId, link, value, ulid), link=link, **{n: getattr(head, n) for n in _FIELDS})
+            copy = ArtifactLinkRow(
+                *keys.artifact_link(head.workspaceId, link, value, ulid),
+                link=link,
+                **{n: getattr(head, n) for n in _FIELDS},
+            )
             out.append(copy)
     return out
 
@@ -119,13 +157,21 @@ def put_actions(tx: Any, record: ArtifactRecord) -> ArtifactRow:
     for copy in _copies(head):
         tx.save(copy)
     if record.body is not None:
-        tx.save(ArtifactBodyRow(*keys.artifact_body(record.workspace_id, record.ulid), artifactId=record.artifact_id, body=record.body))
+        tx.save(
+            ArtifactBodyRow(
+                *keys.artifact_body(record.workspace_id, record.ulid), artifactId=record.artifact_id, body=record.body
+            )
+        )
     if searchable(head):  # the search index's pending marker, in the same transaction (docs/search.md)
-        search_marks.mark_artifact(tx, record.workspace_id, record.artifact_id, title=record.title, body=record.body or "")
+        search_marks.mark_artifact(
+            tx, record.workspace_id, record.artifact_id, title=record.title, body=record.body or ""
+        )
     return head
 
 
-def create(record: ArtifactRecord, *, actor_id: str, extra: Callable[[Any], None] | None = None, activity: Any = None) -> ArtifactRow:
+def create(
+    record: ArtifactRecord, *, actor_id: str, extra: Callable[[Any], None] | None = None, activity: Any = None
+) -> ArtifactRow:
     """Store a new artifact in one transaction with the membership guard, the caller's ``extra``
     actions (an upload grant's claim) and an activity row.
 
@@ -177,7 +223,9 @@ def body(workspace_id: str, artifact_id: str) -> str | None:
 
 def for_session(workspace_id: str, session_id: str) -> list[_ArtifactFields]:
     """Every artifact linked to a session, oldest first (one consistent Query per 1 MB)."""
-    return [r for r in query(workspace_id, ("session", session_id), newest_first=False) if isinstance(r, ArtifactLinkRow)]
+    return [
+        r for r in query(workspace_id, ("session", session_id), newest_first=False) if isinstance(r, ArtifactLinkRow)
+    ]
 
 
 def query(workspace_id: str, link: tuple[str, str] | None, *, newest_first: bool = True) -> list[_ArtifactFields]:
@@ -187,7 +235,9 @@ def query(workspace_id: str, link: tuple[str, str] | None, *, newest_first: bool
         pk = keys.artifact_partition(workspace_id)
     else:
         pk = keys.artifact_link_partition(workspace_id, link[0], link[1])
-    rows = Row.query(pk, Row.SK.startswith(keys.ARTIFACTS_PREFIX), consistent_read=True, scan_index_forward=not newest_first)
+    rows = Row.query(
+        pk, Row.SK.startswith(keys.ARTIFACTS_PREFIX), consistent_read=True, scan_index_forward=not newest_first
+    )
     return [r for r in rows if isinstance(r, _ArtifactFields)]
 
 
@@ -201,12 +251,20 @@ def withdraw(head: ArtifactRow, *, actor_id: str, at: str, check: Callable[[Any]
         db.Missing: the artifact is gone, or the caller left. db.ConditionFailed: already withdrawn
             (the head's condition) or the caller's check.
     """
-    ulid = head.SK[len(keys.ARTIFACTS_PREFIX):]
+    ulid = head.SK[len(keys.ARTIFACTS_PREFIX) :]
     stamp = max(head.updatedAt, at)
 
     def build(tx: Any) -> None:
-        actions = [_ArtifactFields.withdrawnAt.set(stamp), _ArtifactFields.withdrawnBy.set(actor_id), _ArtifactFields.updatedAt.set(stamp)]
-        tx.update(ArtifactRow(head.PK, head.SK), actions=actions, condition=Row.PK.exists() & _ArtifactFields.withdrawnAt.does_not_exist())
+        actions = [
+            _ArtifactFields.withdrawnAt.set(stamp),
+            _ArtifactFields.withdrawnBy.set(actor_id),
+            _ArtifactFields.updatedAt.set(stamp),
+        ]
+        tx.update(
+            ArtifactRow(head.PK, head.SK),
+            actions=actions,
+            condition=Row.PK.exists() & _ArtifactFields.withdrawnAt.does_not_exist(),
+        )
         for copy in _copies(head):
             tx.update(ArtifactLinkRow(copy.PK, copy.SK), actions=actions)
         if head.bodyChars is not None:

@@ -28,7 +28,13 @@ class NotMembers(Exception):
 
 
 def write(
-    detail: TaskDetailRow, previous: str, *, workspace_id: str, actor_id: str, activity: ActivityRow, result: Callable[[], Any],
+    detail: TaskDetailRow,
+    previous: str,
+    *,
+    workspace_id: str,
+    actor_id: str,
+    activity: ActivityRow,
+    result: Callable[[], Any],
 ) -> Write[TaskDetailRow, Any]:
     """One assignee write for :func:`domain.store.cas.compare_and_set` (``detail`` carries the new
     ``assigneeIds``). The caller's own member item is already guarded by the task write, so it is
@@ -43,7 +49,9 @@ def write(
         for user_id in others:
             members.guard(tx, workspace_id, user_id)
 
-    inner = task_store.write(detail, previous, workspace_id=workspace_id, actor_id=actor_id, activity=activity, result=result, extra=extra)
+    inner = task_store.write(
+        detail, previous, workspace_id=workspace_id, actor_id=actor_id, activity=activity, result=result, extra=extra
+    )
 
     def retry(failure: db.ConditionFailed) -> TaskDetailRow:
         gone = [u for u in others if members.guard_failed(failure, workspace_id, u)]

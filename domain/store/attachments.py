@@ -43,7 +43,9 @@ def _failed(failure: db.ConditionFailed, task: ids.TaskRef, workspace_id: str, a
     return db.Missing("attachment")
 
 
-def create(row: AttachmentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, extra: Callable[[Any], None]) -> None:
+def create(
+    row: AttachmentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, extra: Callable[[Any], None]
+) -> None:
     """Record the attachment and count it, with ``extra(tx)`` in the same transaction.
 
     Raises:
@@ -53,8 +55,15 @@ def create(row: AttachmentRow, task: ids.TaskRef, *, actor_id: str, activity: Ac
 
     def build(tx: Any) -> None:
         tx.save(row, condition=Row.PK.does_not_exist())
-        tx.update(AttachmentCountRow(*keys.attachment_count(row.taskId)), actions=[AttachmentCountRow.count.add(1), AttachmentCountRow.kind.set(AttachmentCountRow)])
-        tx.condition_check(TaskDetailRow, *keys.task_full(task.board_id, task.number), condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+        tx.update(
+            AttachmentCountRow(*keys.attachment_count(row.taskId)),
+            actions=[AttachmentCountRow.count.add(1), AttachmentCountRow.kind.set(AttachmentCountRow)],
+        )
+        tx.condition_check(
+            TaskDetailRow,
+            *keys.task_full(task.board_id, task.number),
+            condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist(),
+        )
         board_store.open_check(tx, task.board_id)
         members.guard(tx, row.workspaceId, actor_id)
         tx.save(activity)
@@ -71,7 +80,13 @@ def create(row: AttachmentRow, task: ids.TaskRef, *, actor_id: str, activity: Ac
 
 def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
     """A Query over the task's attachments, oldest first."""
-    return Row.query(keys.task_side_partition(task_id), Row.SK.startswith(keys.ATTACHMENTS_PREFIX), limit=limit, last_evaluated_key=start, consistent_read=True)
+    return Row.query(
+        keys.task_side_partition(task_id),
+        Row.SK.startswith(keys.ATTACHMENTS_PREFIX),
+        limit=limit,
+        last_evaluated_key=start,
+        consistent_read=True,
+    )
 
 
 def page_shape(task_id: str) -> dict[str, str]:

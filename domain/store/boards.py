@@ -21,7 +21,16 @@ from domain.store import columns as column_store
 from domain.store import db, keys, members, warm
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import earlier_entity, put_marker
-from domain.store.models import ActivityRow, BoardEntryRow, BoardRow, ColumnRow, CreationMarkerRow, LabelRow, Row, TaskRow
+from domain.store.models import (
+    ActivityRow,
+    BoardEntryRow,
+    BoardRow,
+    ColumnRow,
+    CreationMarkerRow,
+    LabelRow,
+    Row,
+    TaskRow,
+)
 
 
 class BoardArchived(Exception):
@@ -44,7 +53,9 @@ def open_check(tx: Any, board_id: str) -> None:
     """ConditionCheck in ``tx``: the board exists and is not archived (an archived board's tasks
     are read-only). It checks the board's entry, which no task write touches, so it goes into
     any task transaction (one action per item); :func:`closed` tells whether a failure was it."""
-    tx.condition_check(BoardEntryRow, *entry_key(board_id), condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist())
+    tx.condition_check(
+        BoardEntryRow, *entry_key(board_id), condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist()
+    )
 
 
 def closed(failure: db.ConditionFailed, board_id: str) -> bool:
@@ -145,12 +156,22 @@ def snapshot(board_id: str, cap: int) -> tuple[BoardRow | None, list[ColumnRow],
 def entries(workspace_id: str) -> list[BoardEntryRow]:
     """The workspace's board entries (one Query)."""
     pk = keys.workspace_partition(workspace_id)
-    return [r for r in Row.query(pk, Row.SK.startswith(keys.BOARD_ENTRIES_PREFIX), consistent_read=True) if isinstance(r, BoardEntryRow)]
+    return [
+        r
+        for r in Row.query(pk, Row.SK.startswith(keys.BOARD_ENTRIES_PREFIX), consistent_read=True)
+        if isinstance(r, BoardEntryRow)
+    ]
 
 
 def create(
-    workspace_id: str, name: str, kind: str, column_names: list[str], *, actor_id: str,
-    activity: ActivityRow, marker: CreationMarkerRow | None,
+    workspace_id: str,
+    name: str,
+    kind: str,
+    column_names: list[str],
+    *,
+    actor_id: str,
+    activity: ActivityRow,
+    marker: CreationMarkerRow | None,
 ) -> tuple[BoardRow, list[ColumnRow], bool]:
     """Create a board with its columns in one transaction; ``(board, columns, created)``.
 
@@ -163,18 +184,38 @@ def create(
     now = activity.at
     board_id = activity.boardId
     board = BoardRow(
-        *keys.board_head(board_id), boardId=board_id, workspaceId=workspace_id, name=name, boardKind=kind, taskCount=0,
-        activeColumns=len(column_names), createdAt=now, updatedAt=now,
+        *keys.board_head(board_id),
+        boardId=board_id,
+        workspaceId=workspace_id,
+        name=name,
+        boardKind=kind,
+        taskCount=0,
+        activeColumns=len(column_names),
+        createdAt=now,
+        updatedAt=now,
     )
-    entry = BoardEntryRow(*keys.board_entry(workspace_id, board_id), boardId=board_id, name=name, boardKind=kind, createdAt=now)
+    entry = BoardEntryRow(
+        *keys.board_entry(workspace_id, board_id), boardId=board_id, name=name, boardKind=kind, createdAt=now
+    )
     cols = []
-    for n, (col_name, pos) in enumerate(zip(column_names, generate_n_keys_between(None, None, len(column_names)), strict=True)):
+    for n, (col_name, pos) in enumerate(
+        zip(column_names, generate_n_keys_between(None, None, len(column_names)), strict=True)
+    ):
         cid = ids.new_column_id(board_id)
         # the final default column is the done column: its tasks are finished work (list_my_work)
-        cols.append(ColumnRow(
-            *keys.column(board_id, cid), columnId=cid, boardId=board_id, name=col_name, position=pos, taskCount=0, createdAt=now, updatedAt=now,
-            done=n == len(column_names) - 1,
-        ))
+        cols.append(
+            ColumnRow(
+                *keys.column(board_id, cid),
+                columnId=cid,
+                boardId=board_id,
+                name=col_name,
+                position=pos,
+                taskCount=0,
+                createdAt=now,
+                updatedAt=now,
+                done=n == len(column_names) - 1,
+            )
+        )
     if marker is not None:
         marker.entityId = board_id
 
@@ -219,8 +260,17 @@ def rename(board: BoardRow, name: str, *, actor_id: str, activity_for: Any) -> B
         act = activity_for(current.name, stamp)
 
         def build(tx: Any) -> None:
-            tx.update(current, actions=[BoardRow.name.set(name), BoardRow.updatedAt.set(stamp)], condition=BoardRow.updatedAt == previous, return_values="ALL_OLD")
-            tx.update(BoardEntryRow(*keys.board_entry(ws, current.boardId)), actions=[BoardEntryRow.name.set(name)], condition=Row.PK.exists())
+            tx.update(
+                current,
+                actions=[BoardRow.name.set(name), BoardRow.updatedAt.set(stamp)],
+                condition=BoardRow.updatedAt == previous,
+                return_values="ALL_OLD",
+            )
+            tx.update(
+                BoardEntryRow(*keys.board_entry(ws, current.boardId)),
+                actions=[BoardEntryRow.name.set(name)],
+                condition=Row.PK.exists(),
+            )
             members.guard(tx, ws, actor_id)
             tx.save(act)
 
@@ -262,7 +312,12 @@ def archive(entry: BoardEntryRow, *, actor_id: str, activity: ActivityRow) -> tu
     stamp = activity.at
 
     def build(tx: Any) -> None:
-        tx.update(entry, actions=[BoardEntryRow.archivedAt.set(stamp)], condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+        tx.update(
+            entry,
+            actions=[BoardEntryRow.archivedAt.set(stamp)],
+            condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist(),
+            return_values="ALL_OLD",
+        )
         members.guard(tx, ws, actor_id)
         tx.save(activity)
 
@@ -293,7 +348,11 @@ def unarchive(entries: list[BoardEntryRow], *, workspace_id: str, actor_id: str,
 
     def build(tx: Any) -> None:
         for e in entries:
-            tx.update(BoardEntryRow(e.PK, e.SK), actions=[BoardEntryRow.archivedAt.remove()], condition=BoardEntryRow.archivedAt == e.archivedAt)
+            tx.update(
+                BoardEntryRow(e.PK, e.SK),
+                actions=[BoardEntryRow.archivedAt.remove()],
+                condition=BoardEntryRow.archivedAt == e.archivedAt,
+            )
         members.guard(tx, workspace_id, actor_id)
         if activity is not None:
             tx.save(activity)

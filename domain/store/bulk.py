@@ -33,7 +33,13 @@ from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks
 from domain.store import tasks as task_store
 from domain.store.cas import Write, compare_and_set
-from domain.store.idempotency_markers import MARKER_TTL_SECONDS, IdempotencyMismatch, earlier_entity, marker_digest, put_marker
+from domain.store.idempotency_markers import (
+    MARKER_TTL_SECONDS,
+    IdempotencyMismatch,
+    earlier_entity,
+    marker_digest,
+    put_marker,
+)
 from domain.store.models import (
     ActivityRow,
     BoardRow,
@@ -92,13 +98,24 @@ class Created:
     complete: bool
 
 
-Transient = Callable[[BaseException], bool]  # whether a store exception is a failure to reach the store (the tool layer's domain.faults)
+Transient = Callable[
+    [BaseException], bool
+]  # whether a store exception is a failure to reach the store (the tool layer's domain.faults)
 EntryFor = Callable[[TaskDetailRow], ActivityRow]  # a task's own creation entry (the tool words it)
 
 
 def create_many(
-    *, workspace_id: str, board_id: str, column_id: str, actor_id: str, items: Sequence[NewTask], activity_for: Callable[[list[TaskDetailRow], ColumnRow], ActivityRow],
-    marker: CreationMarkerRow | None, transient: Transient, entry_for: EntryFor, first_read: dict[tuple[str, str], Any] | None = None,
+    *,
+    workspace_id: str,
+    board_id: str,
+    column_id: str,
+    actor_id: str,
+    items: Sequence[NewTask],
+    activity_for: Callable[[list[TaskDetailRow], ColumnRow], ActivityRow],
+    marker: CreationMarkerRow | None,
+    transient: Transient,
+    entry_for: EntryFor,
+    first_read: dict[tuple[str, str], Any] | None = None,
 ) -> Created:
     """Create ``items`` at the bottom of a column, in order, with consecutive workspace numbers.
 
@@ -128,10 +145,20 @@ def create_many(
         ranks = generate_n_keys_between(column.lastRank, None, count)
         details = []
         for offset, (item, rank) in enumerate(zip(items, ranks, strict=True)):
-            details.append(task_store.new_detail(
-                workspace_prefix=wsrow.taskPrefix, board_id=board_id, column_id=column_id, number=first + offset, rank=rank,
-                title=item.title, priority=item.priority, due=item.due, description=item.description, created_by=actor_id,
-            ))
+            details.append(
+                task_store.new_detail(
+                    workspace_prefix=wsrow.taskPrefix,
+                    board_id=board_id,
+                    column_id=column_id,
+                    number=first + offset,
+                    rank=rank,
+                    title=item.title,
+                    priority=item.priority,
+                    due=item.due,
+                    description=item.description,
+                    created_by=actor_id,
+                )
+            )
         stamp = details[0].createdAt
         for d in details:
             d.createdAt = d.updatedAt = stamp
@@ -147,10 +174,18 @@ def create_many(
                 for d in details:
                     search_marks.mark_task(tx, d, fresh=True, marker=False)
                 search_marks.flush_batch(tx)
-            col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
-            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(ranks[-1]), ColumnRow.taskCount.add(count)], condition=col_cond & Row.PK.exists(),
-                      return_values="ALL_OLD")
-            tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(count)], condition=Row.PK.exists())
+            col_cond = ColumnRow.archivedAt.does_not_exist() & (
+                ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist()
+            )
+            tx.update(
+                ColumnRow(*col_key),
+                actions=[ColumnRow.lastRank.set(ranks[-1]), ColumnRow.taskCount.add(count)],
+                condition=col_cond & Row.PK.exists(),
+                return_values="ALL_OLD",
+            )
+            tx.update(
+                BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(count)], condition=Row.PK.exists()
+            )
             board_store.open_check(tx, board_id)
             for d in details:
                 task_store.put_rows(tx, d, previous=None, part="compact")
@@ -169,7 +204,9 @@ def create_many(
                 stored = failure.item(*col_key)
                 if not stored:
                     raise db.Missing(column_id)
-                pending.append(ColumnRow.from_raw_data(stored))  # the last rank moved (another create won): plan on the image
+                pending.append(
+                    ColumnRow.from_raw_data(stored)
+                )  # the last rank moved (another create won): plan on the image
             if any(failure.hit(*keys.task_compact(board_id, int(d.number))) for d in details):
                 claimed.clear()  # a number is taken (a counter set back by hand): claim another block
 
@@ -179,14 +216,26 @@ def create_many(
         details, column = compare_and_set("bulk_create_tasks", None, plan)
     except Exception as failed:
         if claimed:
-            task_store.give_back(workspace_id, board_id, claimed[0][0], count, failed, definite=isinstance(failed, BoardClosed))
+            task_store.give_back(
+                workspace_id, board_id, claimed[0][0], count, failed, definite=isinstance(failed, BoardClosed)
+            )
         if not isinstance(failed, task_store.Earlier):
             raise
         earlier = failed
         details, present = _recover(earlier.task_id, items, actor_id)
         missing = set(range(len(details))) - present
-        return Created(details, None, _second_step(details, workspace_id, known_missing=missing, transient=transient, entry_for=entry_for))
-    return Created(details, column, _second_step(details, workspace_id, known_missing=set(range(len(details))), transient=transient, entry_for=entry_for))
+        return Created(
+            details,
+            None,
+            _second_step(details, workspace_id, known_missing=missing, transient=transient, entry_for=entry_for),
+        )
+    return Created(
+        details,
+        column,
+        _second_step(
+            details, workspace_id, known_missing=set(range(len(details))), transient=transient, entry_for=entry_for
+        ),
+    )
 
 
 def _recover(first_task_id: str, items: Sequence[NewTask], actor_id: str) -> tuple[list[TaskDetailRow], set[int]]:
@@ -213,18 +262,29 @@ def _recover(first_task_id: str, items: Sequence[NewTask], actor_id: str) -> tup
         if not isinstance(compact, TaskRow):
             raise db.Missing(ids.task_id(ref.board_id, n))
         fields = {f: getattr(compact, f) for f in task_store.COMPACT_FIELDS}
-        out.append(TaskDetailRow(*keys.task_full(ref.board_id, n), **fields, description=item.description, createdBy=actor_id))
+        out.append(
+            TaskDetailRow(*keys.task_full(ref.board_id, n), **fields, description=item.description, createdBy=actor_id)
+        )
     return out, present
 
 
 def _texts_in_first(details: list[TaskDetailRow]) -> bool:
     """Whether the search records of ``details`` go in the task set's transaction (see
     :data:`FIRST_TX_TEXT_BYTES`); decided on the texts alone, so a keyed retry decides the same."""
-    return sum(len(json.dumps([d.title or "", d.description or ""], ensure_ascii=False).encode()) for d in details) <= FIRST_TX_TEXT_BYTES
+    return (
+        sum(len(json.dumps([d.title or "", d.description or ""], ensure_ascii=False).encode()) for d in details)
+        <= FIRST_TX_TEXT_BYTES
+    )
 
 
-def _full_item_chunks(details: list[TaskDetailRow], workspace_id: str, wanted: list[int], entries: dict[int, ActivityRow] | None = None, *,
-                      records: bool = False) -> list[list[int]]:
+def _full_item_chunks(
+    details: list[TaskDetailRow],
+    workspace_id: str,
+    wanted: list[int],
+    entries: dict[int, ActivityRow] | None = None,
+    *,
+    records: bool = False,
+) -> list[list[int]]:
     """Indices of ``details`` grouped into transactions of at most 100 actions (full item,
     pointer and creation entry per task: :data:`SECOND_STEP_ACTIONS_PER_TASK`; with ``records``
     the search batch records of their texts, one per :data:`search_marks.BATCH_BYTES`) and
@@ -237,7 +297,11 @@ def _full_item_chunks(details: list[TaskDetailRow], workspace_id: str, wanted: l
         cost = item_bytes(d) + item_bytes(pointer) + (item_bytes(entries[i]) if entries and i in entries else 0)
         entry = search_marks.entry_bytes(d) if records else 0
         batch_items = (text + entry) // search_marks.BATCH_BYTES + 2 if records else 0  # an upper bound of the records
-        if not chunks or SECOND_STEP_ACTIONS_PER_TASK * (len(chunks[-1]) + 1) + batch_items > MAX_ACTIONS or size + cost + entry > MAX_TX_BYTES:
+        if (
+            not chunks
+            or SECOND_STEP_ACTIONS_PER_TASK * (len(chunks[-1]) + 1) + batch_items > MAX_ACTIONS
+            or size + cost + entry > MAX_TX_BYTES
+        ):
             chunks.append([])
             size = text = 0
         chunks[-1].append(i)
@@ -253,7 +317,14 @@ def _existing_full_items(details: list[TaskDetailRow]) -> set[int]:
     return {wanted[(r.PK, r.SK)] for r in got}
 
 
-def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missing: set[int], transient: Transient, entry_for: EntryFor) -> bool:
+def _second_step(
+    details: list[TaskDetailRow],
+    workspace_id: str,
+    *,
+    known_missing: set[int],
+    transient: Transient,
+    entry_for: EntryFor,
+) -> bool:
     """Write the full items, number pointers and creation entries that do not exist yet; True
     when all exist.
 
@@ -270,11 +341,15 @@ def _second_step(details: list[TaskDetailRow], workspace_id: str, *, known_missi
     for attempt in range(attempts):
         try:
             for chunk in _full_item_chunks(details, workspace_id, sorted(missing), entries, records=records):
+
                 def build(tx: Any, chunk: list[int] = chunk) -> None:
                     for i in chunk:
                         d = details[i]
                         task_store.put_rows(tx, d, previous=None, part="full")
-                        tx.save(TaskNumberRow(*keys.task_number(workspace_id, int(d.number)), taskId=d.taskId), condition=Row.PK.does_not_exist())
+                        tx.save(
+                            TaskNumberRow(*keys.task_number(workspace_id, int(d.number)), taskId=d.taskId),
+                            condition=Row.PK.does_not_exist(),
+                        )
                         tx.save(entries[i])
                     if records:
                         search_marks.flush_batch(tx)
@@ -344,7 +419,13 @@ class ChunkMarkers:
     def row(self, chunk: int, applied: list[dict[str, Any]]) -> BulkChunkRow | None:
         if self.digest is None:
             return None
-        return BulkChunkRow(*keys.bulk_chunk_marker(self.digest, chunk), argsHash=self.args_hash, tool=self.tool, applied=applied, ttl=int(time.time()) + MARKER_TTL_SECONDS)
+        return BulkChunkRow(
+            *keys.bulk_chunk_marker(self.digest, chunk),
+            argsHash=self.args_hash,
+            tool=self.tool,
+            applied=applied,
+            ttl=int(time.time()) + MARKER_TTL_SECONDS,
+        )
 
     def stored(self, failure: db.ConditionFailed, row: BulkChunkRow | None) -> list[dict[str, Any]] | None:
         """The applied items of an earlier call's marker at this index, if that is what failed."""
@@ -376,7 +457,15 @@ class Run:
     halted: BaseException | None = None
 
 
-def run_chunks(planner: Planner, markers: ChunkMarkers, *, operation: str, transient: Transient, halt_error: Callable[[BaseException], Any], conflict_error: Any) -> Run:
+def run_chunks(
+    planner: Planner,
+    markers: ChunkMarkers,
+    *,
+    operation: str,
+    transient: Transient,
+    halt_error: Callable[[BaseException], Any],
+    conflict_error: Any,
+) -> Run:
     """Apply the planner's chunks one transaction at a time; see the module docstring.
 
     A failed condition re-plans the chunk (up to ``ATTEMPTS[operation]`` attempts, then its

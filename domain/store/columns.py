@@ -34,7 +34,9 @@ def ordered(columns: list[ColumnRow], include_archived: bool = False) -> list[tu
     return [(c, i) for i, c in enumerate(live)]
 
 
-def placement(columns: list[tuple[ColumnRow, int]], moving: str | None, before: str | None, after: str | None) -> tuple[str, dict[str, str]]:
+def placement(
+    columns: list[tuple[ColumnRow, int]], moving: str | None, before: str | None, after: str | None
+) -> tuple[str, dict[str, str]]:
     """The rank for a column placed as asked, plus any columns that must be re-ranked.
 
     Two columns created at the same instant can share a rank; placing a column between them
@@ -70,17 +72,34 @@ def apply_rerank(columns: list[ColumnRow], moved: dict[str, str]) -> None:
 
 def _rerank(tx: Any, board_id: str, moved: dict[str, str]) -> None:
     for cid, pos in moved.items():
-        tx.update(ColumnRow(*keys.column(board_id, cid)), actions=[ColumnRow.position.set(pos)], condition=Row.PK.exists())
+        tx.update(
+            ColumnRow(*keys.column(board_id, cid)), actions=[ColumnRow.position.set(pos)], condition=Row.PK.exists()
+        )
 
 
 def new_row(board_id: str, column_id: str, name: str, position: str, wip_limit: int | None, now: str) -> ColumnRow:
     return ColumnRow(
-        *keys.column(board_id, column_id), columnId=column_id, boardId=board_id, name=name, position=position, taskCount=0,
-        wipLimit=wip_limit, createdAt=now, updatedAt=now,
+        *keys.column(board_id, column_id),
+        columnId=column_id,
+        boardId=board_id,
+        name=name,
+        position=position,
+        taskCount=0,
+        wipLimit=wip_limit,
+        createdAt=now,
+        updatedAt=now,
     )
 
 
-def create(column: ColumnRow, moved: dict[str, str], *, workspace_id: str, actor_id: str, activity: ActivityRow, max_active: int) -> None:
+def create(
+    column: ColumnRow,
+    moved: dict[str, str],
+    *,
+    workspace_id: str,
+    actor_id: str,
+    activity: ActivityRow,
+    max_active: int,
+) -> None:
     """Add ``column`` (and re-rank ``moved``) in one transaction.
 
     Raises:
@@ -93,7 +112,8 @@ def create(column: ColumnRow, moved: dict[str, str], *, workspace_id: str, actor
     def build(tx: Any) -> None:
         tx.save(column, condition=Row.PK.does_not_exist())
         tx.update(
-            BoardRow(*keys.board_head(board_id)), actions=[BoardRow.activeColumns.add(1)],
+            BoardRow(*keys.board_head(board_id)),
+            actions=[BoardRow.activeColumns.add(1)],
             condition=Row.PK.exists() & (BoardRow.activeColumns < max_active),
         )
         from domain.store.boards import open_check  # boards imports this module
@@ -111,7 +131,17 @@ def create(column: ColumnRow, moved: dict[str, str], *, workspace_id: str, actor
         warm.COLUMNS.forget(board_id)  # (again: a get_task between the two may have kept the old list)
 
 
-def update(column: ColumnRow, actions: list[Any], previous: str, moved: dict[str, str], *, archiving: bool, workspace_id: str, actor_id: str, activity: ActivityRow) -> None:
+def update(
+    column: ColumnRow,
+    actions: list[Any],
+    previous: str,
+    moved: dict[str, str],
+    *,
+    archiving: bool,
+    workspace_id: str,
+    actor_id: str,
+    activity: ActivityRow,
+) -> None:
     """Apply ``actions`` to ``column`` under ``updatedAt = previous`` (one transaction).
 
     Raises:
@@ -127,7 +157,11 @@ def update(column: ColumnRow, actions: list[Any], previous: str, moved: dict[str
         tx.save(activity)
         _rerank(tx, board_id, moved)
         if archiving:
-            tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.activeColumns.add(-1)], condition=BoardRow.activeColumns > 1)
+            tx.update(
+                BoardRow(*keys.board_head(board_id)),
+                actions=[BoardRow.activeColumns.add(-1)],
+                condition=BoardRow.activeColumns > 1,
+            )
 
     try:
         db.transact(build)

@@ -39,7 +39,11 @@ def get(ref: ids.CommentRef) -> CommentRow | None:
 
 
 def _task_open(tx: Any, task: ids.TaskRef) -> None:
-    tx.condition_check(TaskDetailRow, *keys.task_full(task.board_id, task.number), condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+    tx.condition_check(
+        TaskDetailRow,
+        *keys.task_full(task.board_id, task.number),
+        condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist(),
+    )
     board_store.open_check(tx, task.board_id)
 
 
@@ -53,7 +57,9 @@ def _failed(failure: db.ConditionFailed, task: ids.TaskRef, workspace_id: str, a
     return db.Missing("comment")
 
 
-def create(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, marker: CreationMarkerRow | None) -> None:
+def create(
+    row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, marker: CreationMarkerRow | None
+) -> None:
     """Put the comment and count it, in one transaction.
 
     Raises:
@@ -67,7 +73,10 @@ def create(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
         put_marker(tx, marker)
         tx.save(row, condition=Row.PK.does_not_exist())
         search_marks.mark_comment(tx, row, fresh=True)
-        tx.update(CommentCountRow(*keys.comment_count(row.taskId)), actions=[CommentCountRow.count.add(1), CommentCountRow.kind.set(CommentCountRow)])
+        tx.update(
+            CommentCountRow(*keys.comment_count(row.taskId)),
+            actions=[CommentCountRow.count.add(1), CommentCountRow.kind.set(CommentCountRow)],
+        )
         _task_open(tx, task)
         members.guard(tx, row.workspaceId, actor_id)
         tx.save(activity)
@@ -81,7 +90,15 @@ def create(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
         raise _failed(failure, task, row.workspaceId, actor_id) from None
 
 
-def edit(row: CommentRow, previous: str, task: ids.TaskRef, *, actor_id: str, activity: ActivityRow, result: Callable[[], Any]) -> Write[CommentRow, Any]:
+def edit(
+    row: CommentRow,
+    previous: str,
+    task: ids.TaskRef,
+    *,
+    actor_id: str,
+    activity: ActivityRow,
+    result: Callable[[], Any],
+) -> Write[CommentRow, Any]:
     """One conditional comment edit for :func:`domain.store.cas.compare_and_set`: the comment
     replaced under ``updatedAt = previous``; a failed condition plans again on the stored comment
     (``ALL_OLD``).
@@ -131,10 +148,14 @@ def delete(row: CommentRow, task: ids.TaskRef, *, actor_id: str, activity: Activ
 
 def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
     """A Query over the task's comments, oldest first."""
-    return Row.query(keys.task_side_partition(task_id), Row.SK.startswith(keys.COMMENTS_PREFIX), limit=limit, last_evaluated_key=start, consistent_read=True)
+    return Row.query(
+        keys.task_side_partition(task_id),
+        Row.SK.startswith(keys.COMMENTS_PREFIX),
+        limit=limit,
+        last_evaluated_key=start,
+        consistent_read=True,
+    )
 
 
 def page_shape(task_id: str) -> dict[str, str]:
     return {"PK": keys.task_side_partition(task_id), "SK": keys.COMMENTS_PREFIX}
-
-

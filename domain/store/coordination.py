@@ -23,7 +23,16 @@ from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.models import (
-    ActivityRow, ActorClaimRow, ChannelMessageRow, ChannelRow, ClaimHeadRow, InboxRow, PeerRequestRow, PromotionRow, ReviewRow, Row,
+    ActivityRow,
+    ActorClaimRow,
+    ChannelMessageRow,
+    ChannelRow,
+    ClaimHeadRow,
+    InboxRow,
+    PeerRequestRow,
+    PromotionRow,
+    ReviewRow,
+    Row,
 )
 
 
@@ -81,8 +90,15 @@ class Claimed:
 
 
 def claim(
-    *, workspace_id: str, task_id: str, first: ClaimHeadRow | None, new_claim: Callable[[dict[str, Any] | None], dict[str, Any]],
-    now: Callable[[], str], actor_id: str, activity: Callable[[dict[str, Any]], ActivityRow], extra: Callable[[Any], None] | None = None,
+    *,
+    workspace_id: str,
+    task_id: str,
+    first: ClaimHeadRow | None,
+    new_claim: Callable[[dict[str, Any] | None], dict[str, Any]],
+    now: Callable[[], str],
+    actor_id: str,
+    activity: Callable[[dict[str, Any]], ActivityRow],
+    extra: Callable[[Any], None] | None = None,
 ) -> Claimed:
     """Record ``actor_id``'s claim on a task (its earlier claim there is replaced: a renewal).
 
@@ -110,11 +126,24 @@ def claim(
                     raise ClaimRefused(other)
         dropped = {c["actorId"] for c in claims if c not in alive and c["actorId"] != actor_id}
         revision = int(current.revision) if current is not None else 0
-        new_head = ClaimHeadRow(*keys.claim_head(task_id), taskId=task_id, workspaceId=workspace_id, claims=[*others, wanted],
-                                revision=revision + 1, updatedAt=at)
-        copy = ActorClaimRow(*keys.actor_claim(workspace_id, actor_id, task_id), taskId=task_id, workspaceId=workspace_id,
-                             claimId=wanted["claimId"], scope=wanted.get("scope") or [], shared=bool(wanted.get("shared")),
-                             leaseExpiresAt=wanted["leaseExpiresAt"], claimedAt=wanted["claimedAt"])
+        new_head = ClaimHeadRow(
+            *keys.claim_head(task_id),
+            taskId=task_id,
+            workspaceId=workspace_id,
+            claims=[*others, wanted],
+            revision=revision + 1,
+            updatedAt=at,
+        )
+        copy = ActorClaimRow(
+            *keys.actor_claim(workspace_id, actor_id, task_id),
+            taskId=task_id,
+            workspaceId=workspace_id,
+            claimId=wanted["claimId"],
+            scope=wanted.get("scope") or [],
+            shared=bool(wanted.get("shared")),
+            leaseExpiresAt=wanted["leaseExpiresAt"],
+            claimedAt=wanted["claimedAt"],
+        )
         act = activity(wanted)
 
         def build(tx: Any) -> None:
@@ -139,20 +168,35 @@ def claim(
     return compare_and_set("claim_task", state[0], plan)
 
 
-def first_claim_actions(tx: Any, *, workspace_id: str, task_id: str, actor_id: str, wanted: dict[str, Any], at: str, activity: ActivityRow) -> ClaimHeadRow:
+def first_claim_actions(
+    tx: Any, *, workspace_id: str, task_id: str, actor_id: str, wanted: dict[str, Any], at: str, activity: ActivityRow
+) -> ClaimHeadRow:
     """The actions of the first claim on a task created in the same transaction; returns the head."""
-    new_head = ClaimHeadRow(*keys.claim_head(task_id), taskId=task_id, workspaceId=workspace_id, claims=[wanted], revision=1, updatedAt=at)
+    new_head = ClaimHeadRow(
+        *keys.claim_head(task_id), taskId=task_id, workspaceId=workspace_id, claims=[wanted], revision=1, updatedAt=at
+    )
     tx.save(new_head, condition=Row.PK.does_not_exist())
-    tx.save(ActorClaimRow(*keys.actor_claim(workspace_id, actor_id, task_id), taskId=task_id, workspaceId=workspace_id,
-                          claimId=wanted["claimId"], scope=wanted.get("scope") or [], shared=bool(wanted.get("shared")),
-                          leaseExpiresAt=wanted["leaseExpiresAt"], claimedAt=wanted["claimedAt"]))
+    tx.save(
+        ActorClaimRow(
+            *keys.actor_claim(workspace_id, actor_id, task_id),
+            taskId=task_id,
+            workspaceId=workspace_id,
+            claimId=wanted["claimId"],
+            scope=wanted.get("scope") or [],
+            shared=bool(wanted.get("shared")),
+            leaseExpiresAt=wanted["leaseExpiresAt"],
+            claimedAt=wanted["claimedAt"],
+        )
+    )
     tx.save(activity)
     return new_head
 
 
 def actor_claims(workspace_id: str, actor_id: str) -> list[ActorClaimRow]:
     """The caller's claim copies (one Query; expired ones are still there until rewritten)."""
-    rows = ActorClaimRow.query(keys.actor_partition(workspace_id, actor_id), Row.SK.startswith(keys.ACTOR_CLAIM_PREFIX), consistent_read=True)
+    rows = ActorClaimRow.query(
+        keys.actor_partition(workspace_id, actor_id), Row.SK.startswith(keys.ACTOR_CLAIM_PREFIX), consistent_read=True
+    )
     return [r for r in rows if isinstance(r, ActorClaimRow)]
 
 
@@ -161,7 +205,9 @@ def around_task(task_id: str, limit: int = 200) -> tuple[ClaimHeadRow | None, li
     found_head: ClaimHeadRow | None = None
     requests: list[PeerRequestRow] = []
     reviews: list[ReviewRow] = []
-    for row in Row.query(keys.coordination_partition(task_id), consistent_read=True, scan_index_forward=False, limit=limit + 1):
+    for row in Row.query(
+        keys.coordination_partition(task_id), consistent_read=True, scan_index_forward=False, limit=limit + 1
+    ):
         if isinstance(row, ClaimHeadRow):
             found_head = row
         elif isinstance(row, PeerRequestRow):
@@ -200,7 +246,13 @@ def ask(request: PeerRequestRow, entry: InboxRow, *, activity: ActivityRow) -> N
 
 
 def change_request(
-    current: PeerRequestRow, updated: PeerRequestRow, *, entries: list[InboxRow], close_entry: tuple[str, str] | None, activity: ActivityRow, actor_id: str,
+    current: PeerRequestRow,
+    updated: PeerRequestRow,
+    *,
+    entries: list[InboxRow],
+    close_entry: tuple[str, str] | None,
+    activity: ActivityRow,
+    actor_id: str,
 ) -> None:
     """Replace a request by ``updated`` if it still has the state and revision of ``current``; put
     ``entries`` (notifications) and mark ``close_entry`` (the assignee's question) closed.
@@ -216,7 +268,9 @@ def change_request(
         for entry in entries:
             tx.save(entry, condition=Row.PK.does_not_exist())
         if close_entry is not None:
-            tx.update(InboxRow(*close_entry), actions=[InboxRow.closedAt.set(updated.updatedAt)], condition=Row.PK.exists())
+            tx.update(
+                InboxRow(*close_entry), actions=[InboxRow.closedAt.set(updated.updatedAt)], condition=Row.PK.exists()
+            )
         member_store.guard(tx, current.workspaceId, actor_id)
         tx.save(activity)
 
@@ -226,15 +280,25 @@ def change_request(
         if member_store.guard_failed(failure, current.workspaceId, actor_id):
             raise db.Missing(current.requestId) from failure
         stored = failure.item(current.PK, current.SK)
-        raise StateChanged(PeerRequestRow.from_raw_data(stored) if stored else get_request(current.taskId, current.SK.removeprefix(keys.REQUEST_PREFIX))) from failure
+        raise StateChanged(
+            PeerRequestRow.from_raw_data(stored)
+            if stored
+            else get_request(current.taskId, current.SK.removeprefix(keys.REQUEST_PREFIX))
+        ) from failure
 
 
 # -- inbox ----------------------------------------------------------------------------------------
 def inbox(workspace_id: str, actor_id: str, *, per_shard: int = 50) -> list[InboxRow]:
     """The actor's newest entries, oldest first: one Query per shard, all at once (parallel)."""
+
     def one(shard: int) -> list[InboxRow]:
-        rows = InboxRow.query(keys.inbox_partition(workspace_id, actor_id, shard), Row.SK.startswith(keys.INBOX_PREFIX),
-                              consistent_read=True, scan_index_forward=False, limit=per_shard)
+        rows = InboxRow.query(
+            keys.inbox_partition(workspace_id, actor_id, shard),
+            Row.SK.startswith(keys.INBOX_PREFIX),
+            consistent_read=True,
+            scan_index_forward=False,
+            limit=per_shard,
+        )
         return [r for r in rows if isinstance(r, InboxRow)]
 
     futures = [parallel.submit(one, shard) for shard in range(keys.INBOX_SHARDS)]
@@ -282,7 +346,9 @@ def stamp(entries: list[InboxRow], *, read: list[InboxRow], acked: list[InboxRow
 
         def build(tx: Any, chunk: list[Any] = chunk) -> None:
             for (pk, sk), acts in chunk:
-                tx.update(InboxRow(pk, sk), actions=acts, condition=Row.PK.exists())  # if_not_exists: the first stamp stays
+                tx.update(
+                    InboxRow(pk, sk), actions=acts, condition=Row.PK.exists()
+                )  # if_not_exists: the first stamp stays
 
         db.transact(build)
     by_key = {(e.PK, e.SK): e for e in entries}
@@ -300,7 +366,18 @@ def artifact_digest(head: Any) -> str:
     import hashlib
     import json
 
-    fields = ("artifactId", "type", "title", "storage", "url", "objectKey", "sha256", "bodyChars", "updatedAt", "withdrawnAt")
+    fields = (
+        "artifactId",
+        "type",
+        "title",
+        "storage",
+        "url",
+        "objectKey",
+        "sha256",
+        "bodyChars",
+        "updatedAt",
+        "withdrawnAt",
+    )
     data = {name: getattr(head, name, None) for name in fields}
     data["bodyChars"] = int(data["bodyChars"]) if data["bodyChars"] is not None else None
     return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -333,7 +410,15 @@ def submit(review: ReviewRow, entry: InboxRow, *, activity: ActivityRow) -> None
         raise db.Missing(review.reviewId) from failure
 
 
-def decide(current: ReviewRow, updated: ReviewRow, *, entry: InboxRow, close_entry: tuple[str, str], activity: ActivityRow, actor_id: str) -> None:
+def decide(
+    current: ReviewRow,
+    updated: ReviewRow,
+    *,
+    entry: InboxRow,
+    close_entry: tuple[str, str],
+    activity: ActivityRow,
+    actor_id: str,
+) -> None:
     """Record the reviewer's decision if the review is still as read (state and revision).
 
     Raises:
@@ -372,8 +457,16 @@ def post_to_channel(message: ChannelMessageRow, *, sender_id: str, log: Any) -> 
         tx.save(message, condition=Row.PK.does_not_exist())
         entry = ChannelRow(*keys.channel_entry(message.workspaceId, message.channel))
         # an update makes the entry on the first post: it sets the item type (kind) itself
-        tx.update(entry, actions=[ChannelRow.kind.set(ChannelRow), ChannelRow.name.set(message.channel), ChannelRow.workspaceId.set(message.workspaceId),
-                                  ChannelRow.messageCount.add(1), ChannelRow.lastMessageAt.set(message.postedAt)])
+        tx.update(
+            entry,
+            actions=[
+                ChannelRow.kind.set(ChannelRow),
+                ChannelRow.name.set(message.channel),
+                ChannelRow.workspaceId.set(message.workspaceId),
+                ChannelRow.messageCount.add(1),
+                ChannelRow.lastMessageAt.set(message.postedAt),
+            ],
+        )
         member_store.guard(tx, message.workspaceId, sender_id)
         tx.save(log)
 
@@ -389,8 +482,13 @@ def channels(workspace_id: str) -> list[ChannelRow]:
 
 
 def channel_messages(workspace_id: str, channel: str, limit: int) -> list[ChannelMessageRow]:
-    rows = ChannelMessageRow.query(keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.CHANNEL_MESSAGE_PREFIX),
-                                   consistent_read=True, scan_index_forward=False, limit=limit)
+    rows = ChannelMessageRow.query(
+        keys.channel_partition(workspace_id, channel),
+        Row.SK.startswith(keys.CHANNEL_MESSAGE_PREFIX),
+        consistent_read=True,
+        scan_index_forward=False,
+        limit=limit,
+    )
     return [r for r in rows if isinstance(r, ChannelMessageRow)][:limit]
 
 
@@ -398,23 +496,39 @@ def channel_message(workspace_id: str, channel: str, message_id: str) -> Channel
     if not message_id.startswith("chm_"):
         return None
     try:
-        return ChannelMessageRow.get(*keys.channel_message(workspace_id, channel, message_id.removeprefix("chm_")), consistent_read=True)
+        return ChannelMessageRow.get(
+            *keys.channel_message(workspace_id, channel, message_id.removeprefix("chm_")), consistent_read=True
+        )
     except ChannelMessageRow.DoesNotExist:
         return None
 
 
-def new_promotion(workspace_id: str, channel: str, message_id: str, task_id: str, actor_id: str, at: str) -> PromotionRow:
-    return PromotionRow(*keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), workspaceId=workspace_id, channel=channel,
-                        messageId=message_id, target="task", taskId=task_id, promotedBy=actor_id, promotedAt=at)
+def new_promotion(
+    workspace_id: str, channel: str, message_id: str, task_id: str, actor_id: str, at: str
+) -> PromotionRow:
+    return PromotionRow(
+        *keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"),
+        workspaceId=workspace_id,
+        channel=channel,
+        messageId=message_id,
+        target="task",
+        taskId=task_id,
+        promotedBy=actor_id,
+        promotedAt=at,
+    )
 
 
 def promotion(workspace_id: str, channel: str, message_id: str) -> PromotionRow | None:
     try:
-        return PromotionRow.get(*keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), consistent_read=True)
+        return PromotionRow.get(
+            *keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), consistent_read=True
+        )
     except PromotionRow.DoesNotExist:
         return None
 
 
 def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
-    rows = PromotionRow.query(keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.PROMOTION_PREFIX), consistent_read=True)
+    rows = PromotionRow.query(
+        keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.PROMOTION_PREFIX), consistent_read=True
+    )
     return [r for r in rows if isinstance(r, PromotionRow)]

@@ -24,7 +24,8 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from domain import settings as _settings_module
-from domain.settings import Settings, settings as _settings
+from domain.settings import Settings
+from domain.settings import settings as _settings
 from domain.store import deadline
 from domain.store.models import Row
 from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
@@ -54,7 +55,11 @@ def use(
         os.environ["JENTRIX_DYNAMODB_ENDPOINT"] = endpoint
     else:
         os.environ.pop("JENTRIX_DYNAMODB_ENDPOINT", None)
-    for name, value in (("JENTRIX_TABLE", table), ("JENTRIX_IDEMPOTENCY_TABLE", idempotency_table), ("AWS_REGION", region)):
+    for name, value in (
+        ("JENTRIX_TABLE", table),
+        ("JENTRIX_IDEMPOTENCY_TABLE", idempotency_table),
+        ("AWS_REGION", region),
+    ):
         if value:
             os.environ[name] = value
     cfg = _settings_module.reload()
@@ -76,7 +81,10 @@ def configure(cfg: Settings | None = None) -> None:
     Row.Meta.host = cfg.endpoint
     Row.Meta.region = cfg.region
     # Bounded waits on both clients, so a dead or stalled DynamoDB answers within the Lambda timeout.
-    Row.Meta.connect_timeout_seconds, Row.Meta.read_timeout_seconds = cfg.dynamodb_connect_timeout, cfg.dynamodb_read_timeout
+    Row.Meta.connect_timeout_seconds, Row.Meta.read_timeout_seconds = (
+        cfg.dynamodb_connect_timeout,
+        cfg.dynamodb_read_timeout,
+    )
     Row.Meta.max_retry_attempts = cfg.dynamodb_max_attempts - 1  # PynamoDB counts retries, not attempts
     Row.Meta.max_pool_connections = 32  # the I/O pool (domain.store.parallel) sends up to 16 requests at once
     # PynamoDB caches a TableConnection on whichever model class is used first; drop every

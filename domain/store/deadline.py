@@ -94,10 +94,17 @@ def sleep(seconds: float) -> None:
 
 
 # -- botocore ------------------------------------------------------------------------------------
-_RETRYABLE_CODES = frozenset({
-    "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded", "TransactionConflictException",
-    "InternalServerError", "ServiceUnavailable", "LimitExceededException",
-})
+_RETRYABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TransactionConflictException",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "LimitExceededException",
+    }
+)
 
 
 def _before_call(**_: Any) -> None:
@@ -124,7 +131,9 @@ def _before_send(request: Any, **_: Any) -> None:
         context["read_timeout"] = left
 
 
-def _retry_gate(attempts: int, response: Any = None, caught_exception: Any = None, request_dict: Any = None, **_: Any) -> None:
+def _retry_gate(
+    attempts: int, response: Any = None, caught_exception: Any = None, request_dict: Any = None, **_: Any
+) -> None:
     """Before botocore sleeps to retry a failed attempt: give up now when the longest back-off
     of standard retry mode (``2 ** (attempts - 1)`` s, capped at 20) would end past the
     deadline. Returns ``None`` in every other case, so botocore's own handler decides."""

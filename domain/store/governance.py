@@ -28,7 +28,15 @@ from domain import clock, ids
 from domain.store import db, keys, members
 from domain.store.cas import Write
 from domain.store.models import (
-    ApprovalRow, GovernancePolicyRow, InvitationRow, MemberRow, MembershipMirrorRow, Row, UserRow, WorkspaceLogRow, WorkspaceRow,
+    ApprovalRow,
+    GovernancePolicyRow,
+    InvitationRow,
+    MemberRow,
+    MembershipMirrorRow,
+    Row,
+    UserRow,
+    WorkspaceLogRow,
+    WorkspaceRow,
 )
 
 POLICIES = ("ALLOW", "REQUIRE_APPROVAL", "DENY")
@@ -68,18 +76,29 @@ def ulid() -> str:
 
 
 # -- workspace log -------------------------------------------------------------------------------
-def log_row(workspace_id: str, type_: str, summary: str, *, actor_id: str, source: str, data: dict[str, Any] | None = None) -> WorkspaceLogRow:
+def log_row(
+    workspace_id: str, type_: str, summary: str, *, actor_id: str, source: str, data: dict[str, Any] | None = None
+) -> WorkspaceLogRow:
     at = clock.now_iso()
     uid = ulid()
     return WorkspaceLogRow(
-        *keys.workspace_log(workspace_id, at, uid), entryId=f"wl_{uid}", workspaceId=workspace_id, type=type_, source=source,
-        actorId=actor_id, at=at, summary=summary, data=data,
+        *keys.workspace_log(workspace_id, at, uid),
+        entryId=f"wl_{uid}",
+        workspaceId=workspace_id,
+        type=type_,
+        source=source,
+        actorId=actor_id,
+        at=at,
+        summary=summary,
+        data=data,
     )
 
 
 def history(workspace_id: str, limit: int = 50) -> list[WorkspaceLogRow]:
     """The newest ``limit`` entries of the workspace log (one Query)."""
-    rows = WorkspaceLogRow.query(keys.workspace_log_partition(workspace_id), scan_index_forward=False, limit=limit, consistent_read=True)
+    rows = WorkspaceLogRow.query(
+        keys.workspace_log_partition(workspace_id), scan_index_forward=False, limit=limit, consistent_read=True
+    )
     return [r for r in rows if isinstance(r, WorkspaceLogRow)][:limit]
 
 
@@ -106,8 +125,17 @@ def set_policy(workspace_id: str, pack: str, policy: str, *, actor_id: str, sour
     current = get_policy(workspace_id)
     policies = dict(current.policies or {}) if current else {}
     policies[pack] = policy
-    row = GovernancePolicyRow(*keys.governance_policy(workspace_id), policies=policies, updatedAt=clock.now_iso(), updatedBy=actor_id)
-    log = log_row(workspace_id, "governance.policy_set", f"{pack} policy set to {policy}", actor_id=actor_id, source=source, data={"pack": pack, "policy": policy})
+    row = GovernancePolicyRow(
+        *keys.governance_policy(workspace_id), policies=policies, updatedAt=clock.now_iso(), updatedBy=actor_id
+    )
+    log = log_row(
+        workspace_id,
+        "governance.policy_set",
+        f"{pack} policy set to {policy}",
+        actor_id=actor_id,
+        source=source,
+        data={"pack": pack, "policy": policy},
+    )
 
     def build(tx: Any) -> None:
         tx.save(row)
@@ -152,7 +180,9 @@ def _owner_delta(tx: Any, workspace_id: str, delta: int) -> None:
 Extra = Callable[[Any], None]
 
 
-def _member_failed(failure: db.ConditionFailed, workspace_id: str, user_id: str, actor_id: str, approval_key: tuple[str, str] | None) -> Exception:
+def _member_failed(
+    failure: db.ConditionFailed, workspace_id: str, user_id: str, actor_id: str, approval_key: tuple[str, str] | None
+) -> Exception:
     if approval_key is not None and failure.hit(*approval_key):
         return ApprovalSpent()
     if failure.hit(*keys.member(workspace_id, user_id)):
@@ -163,7 +193,9 @@ def _member_failed(failure: db.ConditionFailed, workspace_id: str, user_id: str,
     return db.Missing(workspace_id)  # the caller's role guard (or anything else): the caller lost the role
 
 
-def _replan(ws: str, uid: str, actor_id: str, approval_key: tuple[str, str] | None) -> Callable[[db.ConditionFailed], MemberRow]:
+def _replan(
+    ws: str, uid: str, actor_id: str, approval_key: tuple[str, str] | None
+) -> Callable[[db.ConditionFailed], MemberRow]:
     """The retry of a member change: a role that moved plans again on the stored member
     (``ALL_OLD``); every other failure (member gone, last OWNER, approval spent, caller left)
     is raised as the store error :func:`_member_failed` names."""
@@ -177,8 +209,16 @@ def _replan(ws: str, uid: str, actor_id: str, approval_key: tuple[str, str] | No
     return retry
 
 
-def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None,
-             approval_key: tuple[str, str] | None = None) -> Write[MemberRow, MemberRow]:
+def set_role(
+    current: MemberRow,
+    role: str,
+    *,
+    actor_id: str,
+    actor_roles: tuple[str, ...],
+    log: WorkspaceLogRow,
+    extra: Extra | None = None,
+    approval_key: tuple[str, str] | None = None,
+) -> Write[MemberRow, MemberRow]:
     """The role change of ``current`` (planned on the role read) for
     :func:`domain.store.cas.compare_and_set`; its result is the member as written.
 
@@ -192,7 +232,12 @@ def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple
 
     def build(tx: Any) -> None:
         members.forget(ws, uid)  # (and again once written: a read in between may have kept the old role)
-        tx.update(MemberRow(*keys.member(ws, uid)), actions=[MemberRow.role.set(role), MemberRow.updatedAt.set(stamp)], condition=MemberRow.role == current.role, return_values="ALL_OLD")
+        tx.update(
+            MemberRow(*keys.member(ws, uid)),
+            actions=[MemberRow.role.set(role), MemberRow.updatedAt.set(stamp)],
+            condition=MemberRow.role == current.role,
+            return_values="ALL_OLD",
+        )
         if uid != actor_id:
             role_guard(tx, ws, actor_id, actor_roles)
         tx.update(MembershipMirrorRow(*keys.membership_mirror(uid, ws)), actions=[MembershipMirrorRow.role.set(role)])
@@ -210,8 +255,15 @@ def set_role(current: MemberRow, role: str, *, actor_id: str, actor_roles: tuple
     return Write(build=build, result=written, retry=_replan(ws, uid, actor_id, approval_key))
 
 
-def remove(current: MemberRow, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None,
-           approval_key: tuple[str, str] | None = None) -> Write[MemberRow, MemberRow]:
+def remove(
+    current: MemberRow,
+    *,
+    actor_id: str,
+    actor_roles: tuple[str, ...],
+    log: WorkspaceLogRow,
+    extra: Extra | None = None,
+    approval_key: tuple[str, str] | None = None,
+) -> Write[MemberRow, MemberRow]:
     """Deleting the member item and the user's membership mirror in one transaction, for
     :func:`domain.store.cas.compare_and_set`; its result is the member as it was.
 
@@ -242,12 +294,27 @@ def new_invitation(workspace_id: str, email: str, role: str, invited_by: str) ->
     uid = ulid()
     now = clock.now_ms()
     return InvitationRow(
-        *keys.invitation(workspace_id, uid), invitationId=ids.new_invitation_id(workspace_id, uid), workspaceId=workspace_id,
-        email=email, role=role, invitedBy=invited_by, state="PENDING", createdAt=clock.iso(now), expiresAt=clock.iso(now + INVITATION_DAYS * DAY_MS),
+        *keys.invitation(workspace_id, uid),
+        invitationId=ids.new_invitation_id(workspace_id, uid),
+        workspaceId=workspace_id,
+        email=email,
+        role=role,
+        invitedBy=invited_by,
+        state="PENDING",
+        createdAt=clock.iso(now),
+        expiresAt=clock.iso(now + INVITATION_DAYS * DAY_MS),
     )
 
 
-def put_invitation(row: InvitationRow, *, actor_id: str, actor_roles: tuple[str, ...], log: WorkspaceLogRow, extra: Extra | None = None, approval_key: tuple[str, str] | None = None) -> None:
+def put_invitation(
+    row: InvitationRow,
+    *,
+    actor_id: str,
+    actor_roles: tuple[str, ...],
+    log: WorkspaceLogRow,
+    extra: Extra | None = None,
+    approval_key: tuple[str, str] | None = None,
+) -> None:
     def build(tx: Any) -> None:
         tx.save(row, condition=Row.PK.does_not_exist())
         role_guard(tx, row.workspaceId, actor_id, actor_roles)
@@ -274,8 +341,10 @@ def pending_invitations(workspace_id: str) -> list[InvitationRow]:
     """The workspace's pending, unexpired invitations, oldest first (one Query per 1 MB page)."""
     now = clock.now_iso()
     rows = InvitationRow.query(
-        keys.workspace_partition(workspace_id), Row.SK.startswith(keys.INVITATIONS_PREFIX),
-        filter_condition=(InvitationRow.state == "PENDING") & (InvitationRow.expiresAt > now), consistent_read=True,
+        keys.workspace_partition(workspace_id),
+        Row.SK.startswith(keys.INVITATIONS_PREFIX),
+        filter_condition=(InvitationRow.state == "PENDING") & (InvitationRow.expiresAt > now),
+        consistent_read=True,
     )
     return [r for r in rows if isinstance(r, InvitationRow)]
 
@@ -284,7 +353,11 @@ def revoke_invitation(row: InvitationRow, *, actor_id: str, log: WorkspaceLogRow
     """PENDING -> REVOKED. Raises InvitationClosed when it was not pending; Missing when the caller left."""
 
     def build(tx: Any) -> None:
-        tx.update(InvitationRow(row.PK, row.SK), actions=[InvitationRow.state.set("REVOKED"), InvitationRow.decidedAt.set(clock.now_iso())], condition=InvitationRow.state == "PENDING")
+        tx.update(
+            InvitationRow(row.PK, row.SK),
+            actions=[InvitationRow.state.set("REVOKED"), InvitationRow.decidedAt.set(clock.now_iso())],
+            condition=InvitationRow.state == "PENDING",
+        )
         role_guard(tx, row.workspaceId, actor_id, ("ADMIN", "OWNER"))
         tx.save(log)
 
@@ -307,11 +380,22 @@ def issue_link(row: InvitationRow, *, actor_id: str, actor_roles: tuple[str, ...
     The secret is ``<invitationId>.<43 url-safe chars>``: accepting reads the invitation named in it.
     """
     secret = f"{row.invitationId}.{secrets.token_urlsafe(32)}"
-    log = log_row(row.workspaceId, "invitation.link_issued", f"Link issued for the invitation of {row.email}", actor_id=actor_id, source=source, data={"invitationId": row.invitationId})
+    log = log_row(
+        row.workspaceId,
+        "invitation.link_issued",
+        f"Link issued for the invitation of {row.email}",
+        actor_id=actor_id,
+        source=source,
+        data={"invitationId": row.invitationId},
+    )
     now = clock.now_iso()
 
     def build(tx: Any) -> None:
-        tx.update(InvitationRow(row.PK, row.SK), actions=[InvitationRow.secretDigest.set(secret_digest(secret))], condition=(InvitationRow.state == "PENDING") & (InvitationRow.expiresAt > now))
+        tx.update(
+            InvitationRow(row.PK, row.SK),
+            actions=[InvitationRow.secretDigest.set(secret_digest(secret))],
+            condition=(InvitationRow.state == "PENDING") & (InvitationRow.expiresAt > now),
+        )
         role_guard(tx, row.workspaceId, actor_id, actor_roles)
         tx.save(log)
 
@@ -342,13 +426,26 @@ def accept(secret: str, user: UserRow) -> tuple[InvitationRow, MemberRow]:
         raise InvitationClosed()
     now = clock.now_iso()
     member, mirror = members.rows_for(user, row.workspaceId, row.role, now)
-    log = log_row(row.workspaceId, "member.joined", f"{user.email} joined as {row.role}", actor_id=user.userId, source="ui", data={"invitationId": row.invitationId, "role": row.role, "userId": user.userId})
+    log = log_row(
+        row.workspaceId,
+        "member.joined",
+        f"{user.email} joined as {row.role}",
+        actor_id=user.userId,
+        source="ui",
+        data={"invitationId": row.invitationId, "role": row.role, "userId": user.userId},
+    )
 
     def build(tx: Any) -> None:
         tx.update(
             InvitationRow(row.PK, row.SK),
-            actions=[InvitationRow.state.set("ACCEPTED"), InvitationRow.decidedAt.set(now), InvitationRow.acceptedBy.set(user.userId)],
-            condition=(InvitationRow.state == "PENDING") & (InvitationRow.secretDigest == secret_digest(secret)) & (InvitationRow.expiresAt > now),
+            actions=[
+                InvitationRow.state.set("ACCEPTED"),
+                InvitationRow.decidedAt.set(now),
+                InvitationRow.acceptedBy.set(user.userId),
+            ],
+            condition=(InvitationRow.state == "PENDING")
+            & (InvitationRow.secretDigest == secret_digest(secret))
+            & (InvitationRow.expiresAt > now),
         )
         tx.save(member, condition=Row.PK.does_not_exist())
         tx.save(mirror)
@@ -386,13 +483,23 @@ class Request:
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
     def matches(self, row: ApprovalRow) -> bool:
-        return (row.tool, row.argsHash, row.callerId, row.tokenId, row.workspaceId) == (self.tool, self.args_hash, self.caller_id, self.token_id, self.workspace_id)
+        return (row.tool, row.argsHash, row.callerId, row.tokenId, row.workspaceId) == (
+            self.tool,
+            self.args_hash,
+            self.caller_id,
+            self.token_id,
+            self.workspace_id,
+        )
 
 
 def rounds(workspace_id: str, request: str) -> list[ApprovalRow]:
     """Every approval request of one call (the same digest), newest first (one Query)."""
     rows = ApprovalRow.query(
-        keys.workspace_partition(workspace_id), Row.SK.startswith(keys.approvals_of_request(request)), scan_index_forward=False, limit=10, consistent_read=True,
+        keys.workspace_partition(workspace_id),
+        Row.SK.startswith(keys.approvals_of_request(request)),
+        scan_index_forward=False,
+        limit=10,
+        consistent_read=True,
     )
     return [r for r in rows if isinstance(r, ApprovalRow)]
 
@@ -407,9 +514,18 @@ def park(req: Request, summary: str) -> ApprovalRow:
     now = clock.now_ms()
     expires = now + APPROVAL_HOURS * 3_600_000
     row = ApprovalRow(
-        *keys.approval(req.workspace_id, req.digest, uid), approvalId=ids.new_approval_id(req.workspace_id, req.digest, uid),
-        workspaceId=req.workspace_id, tool=req.tool, argsHash=req.args_hash, arguments=req.arguments, summary=summary,
-        callerId=req.caller_id, tokenId=req.token_id, state="PENDING", createdAt=clock.iso(now), expiresAt=clock.iso(expires),
+        *keys.approval(req.workspace_id, req.digest, uid),
+        approvalId=ids.new_approval_id(req.workspace_id, req.digest, uid),
+        workspaceId=req.workspace_id,
+        tool=req.tool,
+        argsHash=req.args_hash,
+        arguments=req.arguments,
+        summary=summary,
+        callerId=req.caller_id,
+        tokenId=req.token_id,
+        state="PENDING",
+        createdAt=clock.iso(now),
+        expiresAt=clock.iso(expires),
         ttl=(expires + HISTORY_DAYS * DAY_MS) // 1000,
     )
     row.save(condition=Row.PK.does_not_exist())
@@ -421,7 +537,11 @@ def consume(row: ApprovalRow) -> Extra:
     now = clock.now_iso()
 
     def add(tx: Any) -> None:
-        tx.update(ApprovalRow(row.PK, row.SK), actions=[ApprovalRow.state.set("CONSUMED"), ApprovalRow.consumedAt.set(now)], condition=(ApprovalRow.state == "APPROVED") & (ApprovalRow.expiresAt > now))
+        tx.update(
+            ApprovalRow(row.PK, row.SK),
+            actions=[ApprovalRow.state.set("CONSUMED"), ApprovalRow.consumedAt.set(now)],
+            condition=(ApprovalRow.state == "APPROVED") & (ApprovalRow.expiresAt > now),
+        )
 
     return add
 
@@ -438,7 +558,12 @@ def approvals(workspace_id: str, *, pending_only: bool = True) -> list[ApprovalR
     filt = None
     if pending_only:
         filt = (ApprovalRow.state == "PENDING") & (ApprovalRow.expiresAt > clock.now_iso())
-    rows = ApprovalRow.query(keys.workspace_partition(workspace_id), Row.SK.startswith(keys.APPROVALS_PREFIX), filter_condition=filt, consistent_read=True)
+    rows = ApprovalRow.query(
+        keys.workspace_partition(workspace_id),
+        Row.SK.startswith(keys.APPROVALS_PREFIX),
+        filter_condition=filt,
+        consistent_read=True,
+    )
     return sorted((r for r in rows if isinstance(r, ApprovalRow)), key=lambda r: r.createdAt, reverse=True)
 
 
@@ -454,10 +579,25 @@ def decide(row: ApprovalRow, decision: str, *, actor_id: str, actor_roles: tuple
     assert decision in ("APPROVED", "REJECTED")
     now = clock.now_iso()
     verb = "approved" if decision == "APPROVED" else "rejected"
-    log = log_row(row.workspaceId, f"approval.{verb}", f"{row.tool} {verb}: {row.summary}", actor_id=actor_id, source="ui", data={"approvalId": row.approvalId, "tool": row.tool, "callerId": row.callerId})
+    log = log_row(
+        row.workspaceId,
+        f"approval.{verb}",
+        f"{row.tool} {verb}: {row.summary}",
+        actor_id=actor_id,
+        source="ui",
+        data={"approvalId": row.approvalId, "tool": row.tool, "callerId": row.callerId},
+    )
 
     def build(tx: Any) -> None:
-        tx.update(ApprovalRow(row.PK, row.SK), actions=[ApprovalRow.state.set(decision), ApprovalRow.decidedBy.set(actor_id), ApprovalRow.decidedAt.set(now)], condition=(ApprovalRow.state == "PENDING") & (ApprovalRow.expiresAt > now))
+        tx.update(
+            ApprovalRow(row.PK, row.SK),
+            actions=[
+                ApprovalRow.state.set(decision),
+                ApprovalRow.decidedBy.set(actor_id),
+                ApprovalRow.decidedAt.set(now),
+            ],
+            condition=(ApprovalRow.state == "PENDING") & (ApprovalRow.expiresAt > now),
+        )
         role_guard(tx, row.workspaceId, actor_id, actor_roles)
         tx.save(log)
 

@@ -27,10 +27,15 @@ def marker_digest(principal_id: str, workspace_id: str, tool: str, key: str) -> 
     return hashlib.sha256("\x1f".join((principal_id, workspace_id, tool, key)).encode()).hexdigest()
 
 
-def marker_for(principal_id: str, workspace_id: str, tool: str, key: str, entity_id: str, args_hash: str) -> CreationMarkerRow:
+def marker_for(
+    principal_id: str, workspace_id: str, tool: str, key: str, entity_id: str, args_hash: str
+) -> CreationMarkerRow:
     return CreationMarkerRow(
         *keys.creation_marker(marker_digest(principal_id, workspace_id, tool, key)),
-        entityId=entity_id, argsHash=args_hash, tool=tool, ttl=int(time.time()) + MARKER_TTL_SECONDS,
+        entityId=entity_id,
+        argsHash=args_hash,
+        tool=tool,
+        ttl=int(time.time()) + MARKER_TTL_SECONDS,
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 Key = tuple[str, str]
 
+
 # -- partitions --------------------------------------------------------------------------------
 def user_partition(user_id: str) -> str:
     """``USER#<user>``: a user's profile and membership mirrors; GSI1 partition of their tokens."""
@@ -556,6 +557,8 @@ LABELS_PREFIX = "L#"
 HEADER_RANGE = ("#", "C#~")  # the head and every column
 LABELED_HEADER_RANGE = ("#", "L#~")  # the head, every column and every label
 SNAPSHOT_RANGE = ("#", "T#~")  # the head, the columns, the labels and the compact task rows (no full items)
+
+
 # An activity sort key strictly after every entry stamped at ``at``.
 def activity_after(at: str) -> str:
     return f"{at}#~"
@@ -599,7 +602,9 @@ def search_term_posting(workspace_id: str, term: str, doc: str, corpus: str = SE
     return f"W#{workspace_id}#{corpus}T#{term}", doc
 
 
-def search_term_by_impact(workspace_id: str, term: str, doc: str, inverted_impact: int, corpus: str = SEARCH_TASKS) -> Key:
+def search_term_by_impact(
+    workspace_id: str, term: str, doc: str, inverted_impact: int, corpus: str = SEARCH_TASKS
+) -> Key:
     """GSI2 keys of a word posting: ``W#<ws>#T#<term> / <99999 - impact x 10,000, 5 digits>#<doc>``,
     the term's list best first (docs/search.md, "Query plan")."""
     return search_term_posting(workspace_id, term, doc, corpus)[0], f"{inverted_impact:05d}#{doc}"

@@ -76,7 +76,11 @@ def get(board_id: str, label_id: str) -> LabelRow | None:
 
 def of_board(board_id: str) -> list[LabelRow]:
     """Every label of the board (one Query, at most MAX_PER_BOARD items)."""
-    return [r for r in Row.query(keys.board_partition(board_id), Row.SK.startswith(keys.LABELS_PREFIX), consistent_read=True) if isinstance(r, LabelRow)]
+    return [
+        r
+        for r in Row.query(keys.board_partition(board_id), Row.SK.startswith(keys.LABELS_PREFIX), consistent_read=True)
+        if isinstance(r, LabelRow)
+    ]
 
 
 def claimed(board_id: str, name: str) -> str | None:
@@ -108,7 +112,9 @@ def create(label: LabelRow, *, workspace_id: str, actor_id: str, activity: Activ
     def build(tx: Any) -> None:
         tx.save(label, condition=Row.PK.does_not_exist())
         tx.save(claim, condition=Row.PK.does_not_exist())
-        tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.labelCount.add(1)], condition=_head_count_guard())
+        tx.update(
+            BoardRow(*keys.board_head(board_id)), actions=[BoardRow.labelCount.add(1)], condition=_head_count_guard()
+        )
         board_store.open_check(tx, board_id)
         members.guard(tx, workspace_id, actor_id)
         tx.save(activity)
@@ -139,8 +145,15 @@ def existing_named(labels: list[LabelRow], name: str) -> LabelRow | None:
 
 
 # -- update ------------------------------------------------------------------------------------
-def update(current: LabelRow, *, name: str | None, color: str | None, workspace_id: str, actor_id: str,
-           activity_for: Callable[[LabelRow, dict[str, Any]], ActivityRow]) -> tuple[LabelRow, list[str]]:
+def update(
+    current: LabelRow,
+    *,
+    name: str | None,
+    color: str | None,
+    workspace_id: str,
+    actor_id: str,
+    activity_for: Callable[[LabelRow, dict[str, Any]], ActivityRow],
+) -> tuple[LabelRow, list[str]]:
     """Rename and/or recolour under ``updatedAt`` (compare-and-set, replanned on the returned
     image). A new name moves the claim (old claim deleted, new one put with
     ``attribute_not_exists``) in the same transaction; a change of case keeps the claim.
@@ -173,7 +186,11 @@ def update(current: LabelRow, *, name: str | None, color: str | None, workspace_
         act = activity_for(edited, changes)
 
         def build(tx: Any) -> None:
-            tx.save(edited, condition=(LabelRow.updatedAt == previous) & LabelRow.deletingAt.does_not_exist(), return_values="ALL_OLD")
+            tx.save(
+                edited,
+                condition=(LabelRow.updatedAt == previous) & LabelRow.deletingAt.does_not_exist(),
+                return_values="ALL_OLD",
+            )
             if moves_claim:
                 tx.delete(LabelNameRow(*old_claim), condition=LabelNameRow.labelId == state.labelId)
                 tx.save(LabelNameRow(*new_claim, labelId=state.labelId), condition=Row.PK.does_not_exist())
@@ -214,9 +231,12 @@ def carriers(board_id: str, label_id: str) -> list[TaskDetailRow]:
     """The board's tasks (archived ones included) whose labels hold ``label_id``: one Query over
     the full items, filtered server-side; 1 request per MB of the board's full items."""
     return [
-        r for r in TaskDetailRow.query(
-            keys.board_partition(board_id), Row.SK.startswith(keys.TASK_ITEMS_PREFIX),
-            filter_condition=TaskDetailRow.labelIds.contains(label_id), consistent_read=True,
+        r
+        for r in TaskDetailRow.query(
+            keys.board_partition(board_id),
+            Row.SK.startswith(keys.TASK_ITEMS_PREFIX),
+            filter_condition=TaskDetailRow.labelIds.contains(label_id),
+            consistent_read=True,
         )
         if isinstance(r, TaskDetailRow)
     ]
@@ -234,7 +254,9 @@ def _detach(tx: Any, task: TaskDetailRow, label_id: str) -> None:
         task_store.put_rows(tx, detail, previous=task.updatedAt)
 
 
-def delete(label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: Callable[[list[str], int], ActivityRow]) -> Deleted:
+def delete(
+    label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: Callable[[list[str], int], ActivityRow]
+) -> Deleted:
     """Delete the label and take it off every task carrying it.
 
     Each attempt: the label (the first attempt uses the one read with the membership), then —
@@ -270,16 +292,30 @@ def delete(label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: C
                 first, last = i == 0, i == len(chunks) - 1 and remaining == 0
 
                 def build(
-                    tx: Any, chunk: list[TaskDetailRow] = chunk, first: bool = first, last: bool = last,
-                    rev: int = rev, label_key: tuple[str, str] = label_key, state: LabelRow = state, stamp: str = stamp, act: Any = act,
+                    tx: Any,
+                    chunk: list[TaskDetailRow] = chunk,
+                    first: bool = first,
+                    last: bool = last,
+                    rev: int = rev,
+                    label_key: tuple[str, str] = label_key,
+                    state: LabelRow = state,
+                    stamp: str = stamp,
+                    act: Any = act,
                 ) -> None:  # everything bound now: the closure must not see the next attempt's values
                     for task in chunk:
                         _detach(tx, task, label.labelId)
                     cond = (Row.PK.exists() & (LabelRow.rev == rev)) if first else Row.PK.exists()
                     if last:
                         tx.delete(LabelRow(*label_key), condition=cond)
-                        tx.delete(LabelNameRow(*keys.label_name_claim(board_id, state.name)), condition=LabelNameRow.labelId == label.labelId)
-                        tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.labelCount.add(-1)], condition=Row.PK.exists())
+                        tx.delete(
+                            LabelNameRow(*keys.label_name_claim(board_id, state.name)),
+                            condition=LabelNameRow.labelId == label.labelId,
+                        )
+                        tx.update(
+                            BoardRow(*keys.board_head(board_id)),
+                            actions=[BoardRow.labelCount.add(-1)],
+                            condition=Row.PK.exists(),
+                        )
                     else:
                         actions = [LabelRow.taskCount.add(-len(chunk))]
                         if first and not state.deletingAt:
@@ -308,7 +344,11 @@ def delete(label: LabelRow, *, workspace_id: str, actor_id: str, activity_for: C
 
 # -- a task's labels ---------------------------------------------------------------------------
 def set_for_task(
-    current: TaskDetailRow, wanted: list[str], *, workspace_id: str, actor_id: str,
+    current: TaskDetailRow,
+    wanted: list[str],
+    *,
+    workspace_id: str,
+    actor_id: str,
     activity_for: Callable[[TaskDetailRow, list[str], list[str]], ActivityRow],
     result: Callable[[TaskDetailRow, list[str]], Any],
 ) -> Any:
@@ -342,13 +382,28 @@ def set_for_task(
 
         def extra(tx: Any) -> None:
             for x in added:
-                tx.update(LabelRow(*keys.label(board_id, x)), actions=[LabelRow.taskCount.add(1), LabelRow.rev.add(1)],
-                          condition=Row.PK.exists() & LabelRow.deletingAt.does_not_exist())
+                tx.update(
+                    LabelRow(*keys.label(board_id, x)),
+                    actions=[LabelRow.taskCount.add(1), LabelRow.rev.add(1)],
+                    condition=Row.PK.exists() & LabelRow.deletingAt.does_not_exist(),
+                )
             for x in removed:
-                tx.update(LabelRow(*keys.label(board_id, x)), actions=[LabelRow.taskCount.add(-1), LabelRow.rev.add(1)], condition=Row.PK.exists())
+                tx.update(
+                    LabelRow(*keys.label(board_id, x)),
+                    actions=[LabelRow.taskCount.add(-1), LabelRow.rev.add(1)],
+                    condition=Row.PK.exists(),
+                )
 
-        step = task_store.write(detail, state.updatedAt, workspace_id=workspace_id, actor_id=actor_id, activity=act,
-                                result=lambda: result(detail, before), extra=extra, replan_on=state)
+        step = task_store.write(
+            detail,
+            state.updatedAt,
+            workspace_id=workspace_id,
+            actor_id=actor_id,
+            activity=act,
+            result=lambda: result(detail, before),
+            extra=extra,
+            replan_on=state,
+        )
 
         def retry(failure: db.ConditionFailed) -> TaskDetailRow:
             lost = [x for x in added if failure.hit(*keys.label(board_id, x))]

@@ -86,11 +86,19 @@ def before(from_task_id: str, kind: str, to_task_id: str) -> tuple[str, str]:
     return (from_task_id, to_task_id) if kind == "BLOCKS" else (to_task_id, from_task_id)
 
 
-def halves(*, from_task: TaskDetailRow, kind: str, to_task: TaskDetailRow, workspace_id: str, actor_id: str, at: str) -> tuple[LinkRow, LinkRow]:
+def halves(
+    *, from_task: TaskDetailRow, kind: str, to_task: TaskDetailRow, workspace_id: str, actor_id: str, at: str
+) -> tuple[LinkRow, LinkRow]:
     """The two items of a new edge: outgoing on the source, incoming on the target."""
     common = {
-        "fromTaskId": from_task.taskId, "toTaskId": to_task.taskId, "linkKind": kind, "fromKey": from_task.key, "toKey": to_task.key,
-        "workspaceId": workspace_id, "createdAt": at, "createdBy": actor_id,
+        "fromTaskId": from_task.taskId,
+        "toTaskId": to_task.taskId,
+        "linkKind": kind,
+        "fromKey": from_task.key,
+        "toKey": to_task.key,
+        "workspaceId": workspace_id,
+        "createdAt": at,
+        "createdBy": actor_id,
     }
     out = LinkRow(*keys.link_out(from_task.taskId, kind, to_task.taskId), direction="OUT", **common)
     inn = LinkRow(*keys.link_in(to_task.taskId, kind, from_task.taskId), direction="IN", **common)
@@ -188,10 +196,16 @@ def _insert(tx: Any, out: LinkRow, inn: LinkRow, *, actor_id: str, activity: Act
     tx.save(inn, condition=Row.PK.does_not_exist())
     for task_id in (out.fromTaskId, out.toTaskId):
         counter = LinkCountRow(*keys.link_count(task_id))
-        tx.update(counter, actions=[LinkCountRow.count.add(1), LinkCountRow.kind.set(LinkCountRow)],
-                  condition=LinkCountRow.count.does_not_exist() | (LinkCountRow.count < MAX_LINKS_PER_TASK))
-        tx.condition_check(TaskDetailRow, *keys.task_full(_board_of(task_id), _number_of(task_id)),
-                           condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+        tx.update(
+            counter,
+            actions=[LinkCountRow.count.add(1), LinkCountRow.kind.set(LinkCountRow)],
+            condition=LinkCountRow.count.does_not_exist() | (LinkCountRow.count < MAX_LINKS_PER_TASK),
+        )
+        tx.condition_check(
+            TaskDetailRow,
+            *keys.task_full(_board_of(task_id), _number_of(task_id)),
+            condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist(),
+        )
     _boards_open(tx, out)
     members.guard(tx, out.workspaceId, actor_id)
     tx.save(activity)
@@ -204,8 +218,15 @@ def _exists(failure: db.ConditionFailed, out: LinkRow) -> Exists | None:
     return None
 
 
-def add(out: LinkRow, inn: LinkRow, *, actor_id: str, activity: ActivityRow, version: int | None = None,
-        check: Callable[[], None] | None = None) -> None:
+def add(
+    out: LinkRow,
+    inn: LinkRow,
+    *,
+    actor_id: str,
+    activity: ActivityRow,
+    version: int | None = None,
+    check: Callable[[], None] | None = None,
+) -> None:
     """Store a new edge (both halves, both counters +1) in one transaction.
 
     For a dependency kind pass the link graph ``version`` read before anything else (``None``
@@ -233,8 +254,12 @@ def add(out: LinkRow, inn: LinkRow, *, actor_id: str, activity: ActivityRow, ver
         def build(tx: Any) -> None:
             _insert(tx, out, inn, actor_id=actor_id, activity=activity)
             guard = Row.PK.does_not_exist() if read is None else (LinkGraphRow.version == read)
-            tx.update(LinkGraphRow(*graph_key), actions=[LinkGraphRow.version.set((read or 0) + 1), LinkGraphRow.kind.set(LinkGraphRow)],
-                      condition=guard, return_values="ALL_OLD")
+            tx.update(
+                LinkGraphRow(*graph_key),
+                actions=[LinkGraphRow.version.set((read or 0) + 1), LinkGraphRow.kind.set(LinkGraphRow)],
+                condition=guard,
+                return_values="ALL_OLD",
+            )
 
         def retry(failure: db.ConditionFailed) -> int | None:
             exists = _exists(failure, out)
@@ -277,7 +302,9 @@ def remove(out: LinkRow, *, actor_id: str, activity: ActivityRow) -> None:
 # -- reads -------------------------------------------------------------------------------------
 def rows(task_id: str) -> list[Row]:
     """Every edge half of the task (one Query ``SK begins_with LN#``; ≤ 200 items, one page)."""
-    return list(Row.query(keys.task_side_partition(task_id), Row.SK.startswith(keys.LINKS_PREFIX), consistent_read=True))
+    return list(
+        Row.query(keys.task_side_partition(task_id), Row.SK.startswith(keys.LINKS_PREFIX), consistent_read=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -324,10 +351,19 @@ def links_of(items: Iterable[Any]) -> list[LinkEnd]:
         board = found.get(board_store.entry_key(board_id))
         task = task if isinstance(task, TaskDetailRow) else None
         board = board if isinstance(board, BoardEntryRow) else None
-        ends.append(LinkEnd(
-            kind=edge.linkKind, direction="outgoing" if edge.direction == "OUT" else "incoming", task_id=other, key=other_key,
-            title=task.title if task else None, board_id=board_id, board_name=board.name if board else None,
-            archived_at=task.archivedAt if task else None, board_archived_at=board.archivedAt if board else None,
-            linked_at=edge.createdAt, linked_by=edge.createdBy,
-        ))
+        ends.append(
+            LinkEnd(
+                kind=edge.linkKind,
+                direction="outgoing" if edge.direction == "OUT" else "incoming",
+                task_id=other,
+                key=other_key,
+                title=task.title if task else None,
+                board_id=board_id,
+                board_name=board.name if board else None,
+                archived_at=task.archivedAt if task else None,
+                board_archived_at=board.archivedAt if board else None,
+                linked_at=edge.createdAt,
+                linked_by=edge.createdBy,
+            )
+        )
     return sorted(ends, key=_sort_key)

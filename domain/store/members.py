@@ -42,13 +42,21 @@ def forget(workspace_id: str, user_id: str) -> None:
 def list_members(workspace_id: str) -> list[MemberRow]:
     """Every member of a workspace (one Query per 1 MB page)."""
     pk = keys.workspace_partition(workspace_id)
-    return [m for m in MemberRow.query(pk, Row.SK.startswith(keys.MEMBERS_PREFIX), consistent_read=True) if isinstance(m, MemberRow)]
+    return [
+        m
+        for m in MemberRow.query(pk, Row.SK.startswith(keys.MEMBERS_PREFIX), consistent_read=True)
+        if isinstance(m, MemberRow)
+    ]
 
 
 def memberships(user_id: str) -> list[MembershipMirrorRow]:
     """The user's side of each membership (one Query)."""
     pk = keys.user_partition(user_id)
-    return [m for m in MembershipMirrorRow.query(pk, Row.SK.startswith(keys.MEMBERSHIPS_PREFIX), consistent_read=True) if isinstance(m, MembershipMirrorRow)]
+    return [
+        m
+        for m in MembershipMirrorRow.query(pk, Row.SK.startswith(keys.MEMBERSHIPS_PREFIX), consistent_read=True)
+        if isinstance(m, MembershipMirrorRow)
+    ]
 
 
 def guard(tx: Any, workspace_id: str, user_id: str) -> None:
@@ -63,10 +71,18 @@ def guard_failed(failure: db.ConditionFailed, workspace_id: str, user_id: str) -
 def rows_for(user: UserRow, workspace_id: str, role: str, now: str) -> tuple[MemberRow, MembershipMirrorRow]:
     """The two items of a membership, ready to put in a transaction."""
     member = MemberRow(
-        *keys.member(workspace_id, user.userId), workspaceId=workspace_id, userId=user.userId, role=role,
-        email=user.email, displayName=user.displayName, joinedAt=now, updatedAt=now,
+        *keys.member(workspace_id, user.userId),
+        workspaceId=workspace_id,
+        userId=user.userId,
+        role=role,
+        email=user.email,
+        displayName=user.displayName,
+        joinedAt=now,
+        updatedAt=now,
     )
-    mirror = MembershipMirrorRow(*keys.membership_mirror(user.userId, workspace_id), workspaceId=workspace_id, role=role)
+    mirror = MembershipMirrorRow(
+        *keys.membership_mirror(user.userId, workspace_id), workspaceId=workspace_id, role=role
+    )
     return member, mirror
 
 
@@ -83,7 +99,11 @@ def add(workspace_id: str, user: UserRow, role: str) -> MemberRow:
     def build(tx: Any, counted: bool) -> None:
         head = keys.workspace_head(workspace_id)
         if counted:  # an OWNER is counted on the head (WorkspaceRow.ownerCount)
-            tx.update(WorkspaceRow(*head), actions=[WorkspaceRow.ownerCount.add(1)], condition=WorkspaceRow.ownerCount.exists())
+            tx.update(
+                WorkspaceRow(*head),
+                actions=[WorkspaceRow.ownerCount.add(1)],
+                condition=WorkspaceRow.ownerCount.exists(),
+            )
         else:
             tx.condition_check(WorkspaceRow, *head, condition=Row.PK.exists())
         tx.save(member, condition=Row.PK.does_not_exist())

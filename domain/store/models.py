@@ -121,7 +121,9 @@ _KINDS: dict[str, type] = {}  # ``kind`` value -> item type, learnt from PynamoD
 def _read_plan(cls: type[Row]) -> _ReadPlan:
     attrs = cls.get_attributes()
     discriminator = cls._get_discriminator_attribute()
-    defaults = tuple((name, attr.default) for name, attr in attrs.items() if attr is not discriminator and attr.default is not None)
+    defaults = tuple(
+        (name, attr.default) for name, attr in attrs.items() if attr is not discriminator and attr.default is not None
+    )
     fields = tuple((name, attr.attr_name, attr) for name, attr in attrs.items() if attr is not discriminator)
     plan = (defaults, fields)
     _READ_PLANS[cls] = plan

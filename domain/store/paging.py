@@ -62,7 +62,12 @@ def decode_cursor(kind: str, cursor: str | None, key_shape: dict[str, str] | Non
                 raise ValueError
             for name, prefix in key_shape.items():
                 value = last[name]
-                if not isinstance(value, dict) or list(value) != ["S"] or not isinstance(value["S"], str) or not value["S"].startswith(prefix):
+                if (
+                    not isinstance(value, dict)
+                    or list(value) != ["S"]
+                    or not isinstance(value["S"], str)
+                    or not value["S"].startswith(prefix)
+                ):
                     raise ValueError
         return last
     except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
@@ -79,7 +84,9 @@ def row_key(row: Any, index: bool | str = False) -> dict[str, Any]:
     return key
 
 
-def take_page(result: Any, limit: int, *, index: bool | str = False, max_pages: int | None = None) -> tuple[list[Any], dict[str, Any] | None]:
+def take_page(
+    result: Any, limit: int, *, index: bool | str = False, max_pages: int | None = None
+) -> tuple[list[Any], dict[str, Any] | None]:
     """Up to ``limit`` items of a Query issued with ``Limit = limit + 1``, and the key to resume after them.
 
     Pages are pulled from ``result.page_iter`` one request at a time and typed through the

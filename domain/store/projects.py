@@ -16,7 +16,15 @@ from typing import Any
 from domain.store import db, keys, members, parallel
 from domain.store.cas import Write
 from domain.store.idempotency_markers import earlier_entity, put_marker
-from domain.store.models import CreationMarkerRow, MemberRow, ProjectLinkRow, ProjectRow, ProjectSlugRow, Row, WorkspaceRow
+from domain.store.models import (
+    CreationMarkerRow,
+    MemberRow,
+    ProjectLinkRow,
+    ProjectRow,
+    ProjectSlugRow,
+    Row,
+    WorkspaceRow,
+)
 
 MAX_LINKS = 200
 MAX_DEPTH = 10
@@ -56,13 +64,21 @@ def get(workspace_id: str, project_id: str) -> ProjectRow | None:
 def links(project_id: str) -> list[ProjectLinkRow]:
     """The project's links (one Query per MB; a project holds at most 200)."""
     pk = keys.project_link_partition(project_id)
-    return [r for r in ProjectLinkRow.query(pk, Row.SK.startswith(keys.PROJECT_LINKS_PREFIX), consistent_read=True) if isinstance(r, ProjectLinkRow)]
+    return [
+        r
+        for r in ProjectLinkRow.query(pk, Row.SK.startswith(keys.PROJECT_LINKS_PREFIX), consistent_read=True)
+        if isinstance(r, ProjectLinkRow)
+    ]
 
 
 def in_workspace(workspace_id: str) -> list[ProjectRow]:
     """Every project head of the workspace, in id order (one Query per MB)."""
     pk = keys.workspace_partition(workspace_id)
-    return [r for r in ProjectRow.query(pk, Row.SK.startswith(keys.PROJECTS_PREFIX), consistent_read=True) if isinstance(r, ProjectRow)]
+    return [
+        r
+        for r in ProjectRow.query(pk, Row.SK.startswith(keys.PROJECTS_PREFIX), consistent_read=True)
+        if isinstance(r, ProjectRow)
+    ]
 
 
 def _failed(failure: db.ConditionFailed, ws: str, actor_id: str, owner_id: str | None) -> Exception:
@@ -89,7 +105,11 @@ def create(row: ProjectRow, *, actor_id: str, marker: CreationMarkerRow | None) 
         tx.save(row, condition=Row.PK.does_not_exist())
         tx.save(claim, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
         if row.parentId:
-            tx.update(ProjectRow(*keys.project(row.workspaceId, row.parentId)), actions=[ProjectRow.childCount.add(1)], condition=Row.PK.exists())
+            tx.update(
+                ProjectRow(*keys.project(row.workspaceId, row.parentId)),
+                actions=[ProjectRow.childCount.add(1)],
+                condition=Row.PK.exists(),
+            )
         if row.ownerId and row.ownerId != actor_id:
             tx.condition_check(MemberRow, *keys.member(row.workspaceId, row.ownerId), condition=Row.PK.exists())
         members.guard(tx, row.workspaceId, actor_id)
@@ -106,7 +126,9 @@ def create(row: ProjectRow, *, actor_id: str, marker: CreationMarkerRow | None) 
         raise _failed(failure, row.workspaceId, actor_id, row.ownerId if row.ownerId != actor_id else None) from None
 
 
-def edit(row: ProjectRow, previous: ProjectRow, *, ancestors: list[ProjectRow], actor_id: str, result: Callable[[], Any]) -> Write[ProjectRow, Any]:
+def edit(
+    row: ProjectRow, previous: ProjectRow, *, ancestors: list[ProjectRow], actor_id: str, result: Callable[[], Any]
+) -> Write[ProjectRow, Any]:
     """One project edit for :func:`domain.store.cas.compare_and_set`: the head replaced under
     ``updatedAt = previous.updatedAt`` (``ALL_OLD``); a new parent moves ``childCount`` from the
     old parent to the new one, and every ancestor walked for the cycle check is checked to keep
@@ -118,13 +140,23 @@ def edit(row: ProjectRow, previous: ProjectRow, *, ancestors: list[ProjectRow], 
         tx.save(row, condition=ProjectRow.updatedAt == previous.updatedAt, return_values="ALL_OLD")
         if row.parentId != previous.parentId:
             if previous.parentId:
-                tx.update(ProjectRow(*keys.project(ws, previous.parentId)), actions=[ProjectRow.childCount.add(-1)], condition=Row.PK.exists())
+                tx.update(
+                    ProjectRow(*keys.project(ws, previous.parentId)),
+                    actions=[ProjectRow.childCount.add(-1)],
+                    condition=Row.PK.exists(),
+                )
             if row.parentId:
-                tx.update(ProjectRow(*keys.project(ws, row.parentId)), actions=[ProjectRow.childCount.add(1)],
-                          condition=Row.PK.exists() & _same_parent(next((a for a in ancestors if a.projectId == row.parentId), None)))
+                tx.update(
+                    ProjectRow(*keys.project(ws, row.parentId)),
+                    actions=[ProjectRow.childCount.add(1)],
+                    condition=Row.PK.exists()
+                    & _same_parent(next((a for a in ancestors if a.projectId == row.parentId), None)),
+                )
             for a in ancestors:
                 if a.projectId != row.parentId:
-                    tx.condition_check(ProjectRow, *keys.project(ws, a.projectId), condition=Row.PK.exists() & _same_parent(a))
+                    tx.condition_check(
+                        ProjectRow, *keys.project(ws, a.projectId), condition=Row.PK.exists() & _same_parent(a)
+                    )
         if row.ownerId and row.ownerId != previous.ownerId:
             tx.condition_check(MemberRow, *keys.member(ws, row.ownerId), condition=Row.PK.exists())
         members.guard(tx, ws, actor_id)
@@ -175,10 +207,17 @@ def add_link(link: ProjectLinkRow, *, actor_id: str, target_check: Callable[[Any
 
     def build(tx: Any) -> None:
         tx.save(link, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
-        tx.update(ProjectRow(*keys.project(ws, link.projectId)), actions=counters,
-                  condition=Row.PK.exists() & ((ProjectRow.linkCount < MAX_LINKS) | ProjectRow.linkCount.does_not_exist()))
+        tx.update(
+            ProjectRow(*keys.project(ws, link.projectId)),
+            actions=counters,
+            condition=Row.PK.exists() & ((ProjectRow.linkCount < MAX_LINKS) | ProjectRow.linkCount.does_not_exist()),
+        )
         if link.targetType == "REPO":
-            tx.update(WorkspaceRow(*keys.workspace_head(ws)), actions=[WorkspaceRow.repoLinkCount.add(1)], condition=Row.PK.exists())
+            tx.update(
+                WorkspaceRow(*keys.workspace_head(ws)),
+                actions=[WorkspaceRow.repoLinkCount.add(1)],
+                condition=Row.PK.exists(),
+            )
         if target_check is not None:
             target_check(tx)
         members.guard(tx, ws, actor_id)
@@ -209,7 +248,11 @@ def remove_link(link: ProjectLinkRow, *, actor_id: str, stamp: str) -> bool:
         tx.delete(ProjectLinkRow(link.PK, link.SK), condition=Row.PK.exists())
         tx.update(ProjectRow(*keys.project(ws, link.projectId)), actions=counters, condition=Row.PK.exists())
         if link.targetType == "REPO":
-            tx.update(WorkspaceRow(*keys.workspace_head(ws)), actions=[WorkspaceRow.repoLinkCount.add(-1)], condition=Row.PK.exists())
+            tx.update(
+                WorkspaceRow(*keys.workspace_head(ws)),
+                actions=[WorkspaceRow.repoLinkCount.add(-1)],
+                condition=Row.PK.exists(),
+            )
         members.guard(tx, ws, actor_id)
 
     try:
@@ -237,14 +280,25 @@ def lookup(user_id: str, repo: str) -> tuple[list[tuple[ProjectRow, str]], dict[
     mine = parallel.submit(members.memberships, user_id)
     hits = list(Row.gsi2.query(keys.repo_partition(repo)))
     spaces = {m.workspaceId for m in mine.result()}
-    linked = list(dict.fromkeys((h.workspaceId, h.projectId) for h in hits if isinstance(h, ProjectLinkRow) and h.workspaceId in spaces))
-    matched = list(dict.fromkeys([ws for ws, _ in linked] + [h.workspaceId for h in hits if isinstance(h, WorkspaceRow) and h.workspaceId in spaces]))
+    linked = list(
+        dict.fromkeys(
+            (h.workspaceId, h.projectId) for h in hits if isinstance(h, ProjectLinkRow) and h.workspaceId in spaces
+        )
+    )
+    matched = list(
+        dict.fromkeys(
+            [ws for ws, _ in linked]
+            + [h.workspaceId for h in hits if isinstance(h, WorkspaceRow) and h.workspaceId in spaces]
+        )
+    )
     if not matched:
         return [], {}
     wanted = [keys.project(ws, pj) for ws, pj in linked] + [keys.workspace_head(ws) for ws in matched]
     rows = list(Row.batch_get(wanted, consistent_read=True))
     heads = {r.workspaceId: r for r in rows if isinstance(r, WorkspaceRow)}
-    out: list[tuple[ProjectRow, str]] = [(r, "link") for r in rows if isinstance(r, ProjectRow) and r.status != "ARCHIVED"]
+    out: list[tuple[ProjectRow, str]] = [
+        (r, "link") for r in rows if isinstance(r, ProjectRow) and r.status != "ARCHIVED"
+    ]
     fallback = [ws for ws, h in heads.items() if h.defaultRepo == repo and not int(h.repoLinkCount or 0)]
     futures = [parallel.submit(in_workspace, ws) for ws in fallback]
     seen = {p.projectId for p, _ in out}

@@ -50,8 +50,17 @@ def expand(marker: SearchPendingRow) -> list[SearchPendingRow]:
         return [marker]
     out = []
     for d in json.loads(marker.batch or "[]"):
-        row = SearchPendingRow(marker.PK, marker.SK, doc=d["doc"], taskId=d["taskId"], version=d["version"], title=d.get("title") or None,
-                               description=d.get("description") or None, gone=bool(d.get("gone")), at=d.get("at"))
+        row = SearchPendingRow(
+            marker.PK,
+            marker.SK,
+            doc=d["doc"],
+            taskId=d["taskId"],
+            version=d["version"],
+            title=d.get("title") or None,
+            description=d.get("description") or None,
+            gone=bool(d.get("gone")),
+            at=d.get("at"),
+        )
         out.append(row)
     return out
 
@@ -92,8 +101,16 @@ def _note(tx: Any, marker: SearchPendingRow, fresh: bool, *, save: bool = True) 
 def _task_record(detail: TaskDetailRow, version: str, gone: bool) -> SearchPendingRow:
     ref = ids.parse_task(detail.taskId)
     doc = keys.search_doc_task(detail.taskId)
-    return SearchPendingRow(*keys.search_pending(ref.workspace_id if ref else "", doc), doc=doc, taskId=detail.taskId, version=version,
-                            title=detail.title or None, description=detail.description or None, gone=gone, at=detail.updatedAt)
+    return SearchPendingRow(
+        *keys.search_pending(ref.workspace_id if ref else "", doc),
+        doc=doc,
+        taskId=detail.taskId,
+        version=version,
+        title=detail.title or None,
+        description=detail.description or None,
+        gone=gone,
+        at=detail.updatedAt,
+    )
 
 
 def mark_task(tx: Any, detail: TaskDetailRow, *, fresh: bool, marker: bool = True) -> None:
@@ -123,7 +140,15 @@ def mark_task(tx: Any, detail: TaskDetailRow, *, fresh: bool, marker: bool = Tru
 
 
 def _entry(m: SearchPendingRow) -> dict[str, Any]:
-    entry = {"doc": m.doc, "taskId": m.taskId, "version": m.version, "title": m.title, "description": m.description, "gone": m.gone, "at": m.at}
+    entry = {
+        "doc": m.doc,
+        "taskId": m.taskId,
+        "version": m.version,
+        "title": m.title,
+        "description": m.description,
+        "gone": m.gone,
+        "at": m.at,
+    }
     return {k: v for k, v in entry.items() if v not in (None, "", False)}
 
 
@@ -148,8 +173,15 @@ def flush_batch(tx: Any) -> int:
     for pk, members_, _ in groups:
         sk = f"{keys.SEARCH_BATCH_PREFIX}{uuid.uuid4().hex}"
         at = max((m.at or "" for m, _ in members_), default="") or clock.now_iso()
-        row = SearchPendingRow(pk, sk, doc=sk, taskId="-", version="batch", at=at,
-                               batch=json.dumps([_entry(m) for m, _ in members_], ensure_ascii=False, separators=(",", ":")))
+        row = SearchPendingRow(
+            pk,
+            sk,
+            doc=sk,
+            taskId="-",
+            version="batch",
+            at=at,
+            batch=json.dumps([_entry(m) for m, _ in members_], ensure_ascii=False, separators=(",", ":")),
+        )
         tx.save(row)
         for record, fresh in members_:
             record.PK, record.SK = pk, sk
@@ -157,16 +189,41 @@ def flush_batch(tx: Any) -> int:
     return len(groups)
 
 
-def mark_artifact(tx: Any, workspace_id: str, artifact_id: str, *, title: str = "", body: str = "", gone: bool = False) -> None:
+def mark_artifact(
+    tx: Any, workspace_id: str, artifact_id: str, *, title: str = "", body: str = "", gone: bool = False
+) -> None:
     """An artifact's text (its title and already-redacted body) enters the artifacts corpus
     (``fresh``: artifacts are written once); ``gone`` (withdrawal) removes its postings."""
     doc = keys.search_doc_artifact(artifact_id)
-    _note(tx, SearchPendingRow(*keys.search_pending(workspace_id, doc), doc=doc, taskId=artifact_id, at=clock.now_iso(),
-                               version=text_version(title, body=body), title=title or None, body=body or None, gone=gone), not gone)
+    _note(
+        tx,
+        SearchPendingRow(
+            *keys.search_pending(workspace_id, doc),
+            doc=doc,
+            taskId=artifact_id,
+            at=clock.now_iso(),
+            version=text_version(title, body=body),
+            title=title or None,
+            body=body or None,
+            gone=gone,
+        ),
+        not gone,
+    )
 
 
 def mark_comment(tx: Any, row: CommentRow, *, gone: bool = False, fresh: bool = False) -> None:
     doc = keys.search_doc_comment(row.taskId, row.commentId)
     at = clock.next_stamp(row.updatedAt) if gone else (row.updatedAt or clock.now_iso())
-    _note(tx, SearchPendingRow(*keys.search_pending(row.workspaceId, doc), doc=doc, taskId=row.taskId, at=at,
-                               version=text_version(comment=row.body or ""), comment=row.body or None, gone=gone), fresh)
+    _note(
+        tx,
+        SearchPendingRow(
+            *keys.search_pending(row.workspaceId, doc),
+            doc=doc,
+            taskId=row.taskId,
+            at=at,
+            version=text_version(comment=row.body or ""),
+            comment=row.body or None,
+            gone=gone,
+        ),
+        fresh,
+    )

@@ -36,7 +36,14 @@ class SessionArtifact:
 
 
 def _view(row: Any) -> SessionArtifact:
-    return SessionArtifact(row.artifactId, row.type, row.tracePart or row.title, row.sha256, int(row.size) if row.size is not None else None, row.createdAt)
+    return SessionArtifact(
+        row.artifactId,
+        row.type,
+        row.tracePart or row.title,
+        row.sha256,
+        int(row.size) if row.size is not None else None,
+        row.createdAt,
+    )
 
 
 def for_session(workspace_id: str, session_id: str) -> list[SessionArtifact]:
@@ -49,13 +56,24 @@ def summary_body(summary: dict[str, Any]) -> str:
     return json.dumps(summary, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def summary_action(tx: Any, summary: dict[str, Any], *, body: str, artifact_id: str, actor_id: str, actor_name: str, at: str) -> SessionArtifact:
+def summary_action(
+    tx: Any, summary: dict[str, Any], *, body: str, artifact_id: str, actor_id: str, actor_name: str, at: str
+) -> SessionArtifact:
     """Add the RUN_SUMMARY of ``summary["sessionId"]`` to ``tx``. ``body`` is :func:`summary_body`
     after redaction (the store never sees a raw secret; the caller redacts, like attach_artifact)."""
     links = {"sessionId": summary["sessionId"], "projectId": summary["projectId"]}
     record = artifact_store.ArtifactRecord(
-        artifact_id=artifact_id, workspace_id=summary["workspaceId"], type="RUN_SUMMARY", title=f"Run summary of {summary['sessionId']}",
-        storage="INLINE", created_by=actor_id, created_by_name=actor_name, created_at=at, body=body, size=len(body.encode()), links=links,
+        artifact_id=artifact_id,
+        workspace_id=summary["workspaceId"],
+        type="RUN_SUMMARY",
+        title=f"Run summary of {summary['sessionId']}",
+        storage="INLINE",
+        created_by=actor_id,
+        created_by_name=actor_name,
+        created_at=at,
+        body=body,
+        size=len(body.encode()),
+        links=links,
     )
     return _view(artifact_store.put_actions(tx, record))
 

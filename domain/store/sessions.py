@@ -91,8 +91,15 @@ def claim_of(provider: str, thread_id: str) -> SessionClaimRow | None:
 def new_claim(row: SessionRow, at: str) -> SessionClaimRow:
     assert row.provider and row.providerThreadId
     return SessionClaimRow(
-        *keys.session_binding_claim(row.provider, row.providerThreadId), provider=row.provider, threadId=row.providerThreadId,
-        sessionId=row.sessionId, workspaceId=row.workspaceId, projectId=row.projectId, operatorId=row.operatorId, open=True, boundAt=at,
+        *keys.session_binding_claim(row.provider, row.providerThreadId),
+        provider=row.provider,
+        threadId=row.providerThreadId,
+        sessionId=row.sessionId,
+        workspaceId=row.workspaceId,
+        projectId=row.projectId,
+        operatorId=row.operatorId,
+        open=True,
+        boundAt=at,
     )
 
 
@@ -109,17 +116,30 @@ def _claim_failed(failure: db.ConditionFailed, claim: SessionClaimRow | None) ->
 
 def repo_gate(tx: Any, workspace_id: str, project_id: str, repo: str, *, by_link: bool) -> None:
     """The repository gate and the project check as ConditionChecks (see the module docstring)."""
-    tx.condition_check(ProjectRow, *keys.project(workspace_id, project_id), condition=Row.PK.exists() & (ProjectRow.status != "ARCHIVED"))
+    tx.condition_check(
+        ProjectRow,
+        *keys.project(workspace_id, project_id),
+        condition=Row.PK.exists() & (ProjectRow.status != "ARCHIVED"),
+    )
     if by_link:
         tx.condition_check(ProjectLinkRow, *keys.project_link(project_id, "REPO", repo), condition=Row.PK.exists())
     else:
         tx.condition_check(
-            WorkspaceRow, *keys.workspace_head(workspace_id),
-            condition=(WorkspaceRow.defaultRepo == repo) & (WorkspaceRow.repoLinkCount.does_not_exist() | (WorkspaceRow.repoLinkCount == 0)),
+            WorkspaceRow,
+            *keys.workspace_head(workspace_id),
+            condition=(WorkspaceRow.defaultRepo == repo)
+            & (WorkspaceRow.repoLinkCount.does_not_exist() | (WorkspaceRow.repoLinkCount == 0)),
         )
 
 
-def create(row: SessionRow, *, by_link: bool, actor_id: str, marker: CreationMarkerRow | None, claim: SessionClaimRow | None = None) -> None:
+def create(
+    row: SessionRow,
+    *,
+    by_link: bool,
+    actor_id: str,
+    marker: CreationMarkerRow | None,
+    claim: SessionClaimRow | None = None,
+) -> None:
     """Put a new session (STARTING, or ACTIVE with its provider ``claim``) in one transaction.
 
     Raises:
@@ -153,8 +173,13 @@ def create(row: SessionRow, *, by_link: bool, actor_id: str, marker: CreationMar
 
 
 def edit(
-    row: SessionRow, previous: SessionRow, *, actor_id: str, result: Callable[[], Any],
-    extra: Callable[[Any], None] | None = None, claim: SessionClaimRow | None = None,
+    row: SessionRow,
+    previous: SessionRow,
+    *,
+    actor_id: str,
+    result: Callable[[], Any],
+    extra: Callable[[Any], None] | None = None,
+    claim: SessionClaimRow | None = None,
     failed: Callable[[db.ConditionFailed], Exception | None] | None = None,
 ) -> Write[SessionRow, Any]:
     """One session edit for :func:`domain.store.cas.compare_and_set`: the head replaced under
@@ -196,5 +221,6 @@ def release_claim(tx: Any, row: SessionRow) -> None:
     if row.provider and row.providerThreadId:
         tx.update(
             SessionClaimRow(*keys.session_binding_claim(row.provider, row.providerThreadId)),
-            actions=[SessionClaimRow.open.set(False)], condition=SessionClaimRow.sessionId == row.sessionId,
+            actions=[SessionClaimRow.open.set(False)],
+            condition=SessionClaimRow.sessionId == row.sessionId,
         )

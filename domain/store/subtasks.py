@@ -109,7 +109,9 @@ def _task_actions(tx: Any, task: TaskDetailRow, counts: Counts, *, cap: bool) ->
         full_actions.append(TaskDetailRow.subtasksDone.add(counts.done))
         compact_actions.append(TaskRow.subtasksDone.add(counts.done))
     tx.update(TaskDetailRow(task.PK, task.SK), actions=full_actions, condition=cond, return_values="ALL_OLD")
-    tx.update(TaskRow(*keys.task_compact(task.boardId, int(task.number))), actions=compact_actions, condition=Row.PK.exists())
+    tx.update(
+        TaskRow(*keys.task_compact(task.boardId, int(task.number))), actions=compact_actions, condition=Row.PK.exists()
+    )
 
 
 def _retry_task(failure: db.ConditionFailed, task: TaskDetailRow, workspace_id: str, actor_id: str) -> TaskDetailRow:
@@ -129,8 +131,15 @@ def _retry_task(failure: db.ConditionFailed, task: TaskDetailRow, workspace_id: 
 
 
 def create(
-    task: TaskDetailRow, counts: Counts, row: SubtaskRow, *, workspace_id: str, actor_id: str, activity: ActivityRow,
-    marker: CreationMarkerRow | None, result: Callable[[], Any],
+    task: TaskDetailRow,
+    counts: Counts,
+    row: SubtaskRow,
+    *,
+    workspace_id: str,
+    actor_id: str,
+    activity: ActivityRow,
+    marker: CreationMarkerRow | None,
+    result: Callable[[], Any],
 ) -> Write[TaskDetailRow, Any]:
     """One create for :func:`domain.store.cas.compare_and_set`: the subtask put (new key), the
     task's counts +1 (under the cap), guard, open check, activity[, marker].
@@ -162,8 +171,14 @@ def create(
 
 
 def change(
-    state: State, counts: Counts, replacement: SubtaskRow | None, *, workspace_id: str, actor_id: str,
-    activity: ActivityRow, result: Callable[[], Any],
+    state: State,
+    counts: Counts,
+    replacement: SubtaskRow | None,
+    *,
+    workspace_id: str,
+    actor_id: str,
+    activity: ActivityRow,
+    result: Callable[[], Any],
 ) -> Write[State, Any]:
     """One toggle (``replacement`` is the edited subtask) or delete (``replacement=None``) for
     :func:`domain.store.cas.compare_and_set`, with the task's counts moved by ``counts``.

@@ -21,7 +21,6 @@ from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
-from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 from domain.store.models import (
     ActivityRow,
     BoardRow,
@@ -33,10 +32,24 @@ from domain.store.models import (
     TaskRow,
     WorkspaceRow,
 )
+from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 
 COMPACT_FIELDS = (
-    "taskId", "number", "key", "boardId", "columnId", "rank", "title", "priority", "dueDate", "assigneeIds", "labelIds",
-    "subtaskCount", "subtasksDone", "createdAt", "updatedAt",
+    "taskId",
+    "number",
+    "key",
+    "boardId",
+    "columnId",
+    "rank",
+    "title",
+    "priority",
+    "dueDate",
+    "assigneeIds",
+    "labelIds",
+    "subtaskCount",
+    "subtasksDone",
+    "createdAt",
+    "updatedAt",
 )
 
 
@@ -54,7 +67,9 @@ class Earlier(Exception):
 
 def compact_of(detail: TaskDetailRow) -> TaskRow:
     """The compact row that goes with ``detail`` (same fields minus the body; GSI1 column order)."""
-    row = TaskRow(*keys.task_compact(detail.boardId, int(detail.number)), **{f: getattr(detail, f) for f in COMPACT_FIELDS})
+    row = TaskRow(
+        *keys.task_compact(detail.boardId, int(detail.number)), **{f: getattr(detail, f) for f in COMPACT_FIELDS}
+    )
     row.GSI1PK, row.GSI1SK = keys.column_order(detail.columnId, detail.rank, int(detail.number))
     return row
 
@@ -89,7 +104,12 @@ def id_for_number(workspace_id: str, number: int) -> str | None:
 
 
 def put_rows(
-    tx: Any, detail: TaskDetailRow, *, previous: str | None, part: Literal["both", "compact", "full"] = "both", search_marker: bool = True,
+    tx: Any,
+    detail: TaskDetailRow,
+    *,
+    previous: str | None,
+    part: Literal["both", "compact", "full"] = "both",
+    search_marker: bool = True,
 ) -> None:
     """Write a task's full item and compact row together.
 
@@ -115,7 +135,11 @@ def put_rows(
     if previous is None:
         tx.save(detail, condition=Row.PK.does_not_exist())
     else:
-        tx.save(detail, condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(), return_values="ALL_OLD")
+        tx.save(
+            detail,
+            condition=(TaskDetailRow.updatedAt == previous) & TaskDetailRow.archivedAt.does_not_exist(),
+            return_values="ALL_OLD",
+        )
     if part == "full":
         return
     if detail.archivedAt:
@@ -125,8 +149,15 @@ def put_rows(
 
 
 def write(
-    detail: TaskDetailRow, previous: str, *, workspace_id: str, actor_id: str, activity: ActivityRow,
-    result: Callable[[], Any], extra: Callable[[Any], None] | None = None, replan_on: TaskDetailRow | None = None,
+    detail: TaskDetailRow,
+    previous: str,
+    *,
+    workspace_id: str,
+    actor_id: str,
+    activity: ActivityRow,
+    result: Callable[[], Any],
+    extra: Callable[[Any], None] | None = None,
+    replan_on: TaskDetailRow | None = None,
 ) -> Write[TaskDetailRow, Any]:
     """One conditional task write for :func:`domain.store.cas.compare_and_set`.
 
@@ -198,7 +229,9 @@ def claim_numbers(workspace_id: str, count: int = 1) -> tuple[int, WorkspaceRow]
     raise Contended("transaction", attempts)
 
 
-def release_numbers(workspace_id: str, first: int, count: int = 1, *, unless_written: tuple[str, str] | None = None) -> None:
+def release_numbers(
+    workspace_id: str, first: int, count: int = 1, *, unless_written: tuple[str, str] | None = None
+) -> None:
     """Give back numbers a create claimed and then did not use, when no later claim was made
     (``taskCounter`` still ends at them): one conditional ``UpdateItem``, best effort. A quiet
     workspace thus keeps its numbers gapless; under concurrent creates the gap stays.
@@ -218,7 +251,9 @@ def release_numbers(workspace_id: str, first: int, count: int = 1, *, unless_wri
             return
     head = WorkspaceRow(*keys.workspace_head(workspace_id))
     try:
-        head.update(actions=[WorkspaceRow.taskCounter.add(-count)], condition=WorkspaceRow.taskCounter == first + count - 1)
+        head.update(
+            actions=[WorkspaceRow.taskCounter.add(-count)], condition=WorkspaceRow.taskCounter == first + count - 1
+        )
     except Exception:  # noqa: BLE001 - best effort: a later claim, a gone workspace or an unreachable store keeps the gap
         pass
 
@@ -227,11 +262,19 @@ def release_numbers(workspace_id: str, first: int, count: int = 1, *, unless_wri
 # exception (a timeout, a reset) may hide a commit: release_numbers checks the create's first
 # compact row before giving them back.
 NOT_WRITTEN: tuple[type[BaseException], ...] = (
-    db.Missing, db.ConditionFailed, Contended, ColumnArchived, Earlier, board_store.BoardArchived, IdempotencyMismatch,
+    db.Missing,
+    db.ConditionFailed,
+    Contended,
+    ColumnArchived,
+    Earlier,
+    board_store.BoardArchived,
+    IdempotencyMismatch,
 )
 
 
-def give_back(workspace_id: str, board_id: str, first: int, count: int, failed: BaseException, *, definite: bool = False) -> None:
+def give_back(
+    workspace_id: str, board_id: str, first: int, count: int, failed: BaseException, *, definite: bool = False
+) -> None:
     """Release the numbers a failed create claimed (:func:`release_numbers`), checking for a
     hidden commit unless ``failed`` is a definite refusal (:data:`NOT_WRITTEN`, or ``definite``)."""
     definite = definite or isinstance(failed, NOT_WRITTEN)
@@ -258,9 +301,16 @@ def planned_column(pending: list[Any], col_key: tuple[str, str], column_id: str)
 
 
 def create(
-    *, workspace_id: str, board_id: str, column_id: str, actor_id: str, build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
-    activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow], marker: CreationMarkerRow | None,
-    first_read: dict[tuple[str, str], Any] | None = None, extra: Callable[[Any, TaskDetailRow], None] | None = None,
+    *,
+    workspace_id: str,
+    board_id: str,
+    column_id: str,
+    actor_id: str,
+    build_detail: Callable[[WorkspaceRow, ColumnRow, int, str], TaskDetailRow],
+    activity_for: Callable[[TaskDetailRow, ColumnRow], ActivityRow],
+    marker: CreationMarkerRow | None,
+    first_read: dict[tuple[str, str], Any] | None = None,
+    extra: Callable[[Any, TaskDetailRow], None] | None = None,
 ) -> tuple[TaskDetailRow, ColumnRow | None]:
     """Create a task at the bottom of a column with the next workspace number.
 
@@ -303,10 +353,18 @@ def create(
 
         def build(tx: Any) -> None:
             put_marker(tx, marker)
-            col_cond = ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist())
-            tx.update(ColumnRow(*col_key), actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)], condition=col_cond & Row.PK.exists(),
-                      return_values="ALL_OLD")
-            tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(1)], condition=Row.PK.exists())
+            col_cond = ColumnRow.archivedAt.does_not_exist() & (
+                ColumnRow.lastRank == last_rank if last_rank else ColumnRow.lastRank.does_not_exist()
+            )
+            tx.update(
+                ColumnRow(*col_key),
+                actions=[ColumnRow.lastRank.set(rank), ColumnRow.taskCount.add(1)],
+                condition=col_cond & Row.PK.exists(),
+                return_values="ALL_OLD",
+            )
+            tx.update(
+                BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(1)], condition=Row.PK.exists()
+            )
             board_store.open_check(tx, board_id)
             put_rows(tx, detail, previous=None)
             tx.save(pointer, condition=Row.PK.does_not_exist())
@@ -380,7 +438,9 @@ def rebalance(board_id: str, column_id: str, lo: str | None, hi: str | None, *, 
     window_right = right[:REBALANCE_SIDE]
     ranks = generate_n_keys_between(outer_lo, outer_hi, len(window_left) + 1 + len(window_right))
     mine = ranks[len(window_left)]
-    neighbours = tuple(zip(window_left + window_right, ranks[: len(window_left)] + ranks[len(window_left) + 1 :], strict=True))
+    neighbours = tuple(
+        zip(window_left + window_right, ranks[: len(window_left)] + ranks[len(window_left) + 1 :], strict=True)
+    )
     reaches_end = outer_hi is None
     last = ranks[-1] if reaches_end else None
     return Rebalance(mine, tuple((row, new) for row, new in neighbours if row.rank != new), last)
@@ -389,7 +449,11 @@ def rebalance(board_id: str, column_id: str, lo: str | None, hi: str | None, *, 
 def _rerank(tx: Any, board_id: str, row: TaskRow, new: str) -> None:
     """Give one task a new rank on both of its items, under ``rank = <value read>``."""
     number = int(row.number)
-    tx.update(TaskDetailRow(*keys.task_full(board_id, number)), actions=[TaskDetailRow.rank.set(new)], condition=TaskDetailRow.rank == row.rank)
+    tx.update(
+        TaskDetailRow(*keys.task_full(board_id, number)),
+        actions=[TaskDetailRow.rank.set(new)],
+        condition=TaskDetailRow.rank == row.rank,
+    )
     tx.update(
         TaskRow(*keys.task_compact(board_id, number)),
         actions=[TaskRow.rank.set(new), TaskRow.GSI1SK.set(keys.column_order_sort_key(new, number))],
@@ -397,7 +461,9 @@ def _rerank(tx: Any, board_id: str, row: TaskRow, new: str) -> None:
     )
 
 
-def move_extra(*, board_id: str, old_column: str, dest: ColumnRow, rank: str, spread: Rebalance | None = None) -> Callable[[Any], None]:
+def move_extra(
+    *, board_id: str, old_column: str, dest: ColumnRow, rank: str, spread: Rebalance | None = None
+) -> Callable[[Any], None]:
     """The column actions of a move: counts, the destination's ``lastRank`` when it grows (or
     when a rebalance re-ranked the column's end), and the rebalanced neighbours."""
     moving_out = dest.columnId != old_column
@@ -414,7 +480,11 @@ def move_extra(*, board_id: str, old_column: str, dest: ColumnRow, rank: str, sp
             col_actions.append(ColumnRow.lastRank.set(new_last))
         if moving_out:
             col_actions.append(ColumnRow.taskCount.add(1))
-            tx.update(ColumnRow(*keys.column(board_id, old_column)), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+            tx.update(
+                ColumnRow(*keys.column(board_id, old_column)),
+                actions=[ColumnRow.taskCount.add(-1)],
+                condition=Row.PK.exists(),
+            )
         dest_key = keys.column(board_id, dest.columnId)
         live = ColumnRow.archivedAt.does_not_exist() & Row.PK.exists()
         if col_actions:
@@ -432,13 +502,19 @@ def archive_extra(*, board_id: str, column_id: str) -> Callable[[Any], None]:
     """The counter actions of an archive: the column and the board lose one task."""
 
     def extra(tx: Any) -> None:
-        tx.update(ColumnRow(*keys.column(board_id, column_id)), actions=[ColumnRow.taskCount.add(-1)], condition=Row.PK.exists())
+        tx.update(
+            ColumnRow(*keys.column(board_id, column_id)),
+            actions=[ColumnRow.taskCount.add(-1)],
+            condition=Row.PK.exists(),
+        )
         tx.update(BoardRow(*keys.board_head(board_id)), actions=[BoardRow.taskCount.add(-1)], condition=Row.PK.exists())
 
     return extra
 
 
-def column_and_anchor(board_id: str, column_id: str, anchor_number: int | None) -> tuple[ColumnRow | None, TaskRow | None]:
+def column_and_anchor(
+    board_id: str, column_id: str, anchor_number: int | None
+) -> tuple[ColumnRow | None, TaskRow | None]:
     """The destination column and, for a before/after move, the anchor's compact row (one BatchGetItem)."""
     wanted = [keys.column(board_id, column_id)]
     if anchor_number is not None:
@@ -461,13 +537,18 @@ def neighbour_rank(column_id: str, anchor: TaskRow, *, before: bool, moving_task
 def board_rows(board_id: str, *, live_columns: set[str] | None, limit: int, start: dict[str, Any] | None) -> Any:
     """A Query over the board's compact rows by number; ``live_columns`` filters server-side."""
     return TaskRow.query(
-        keys.board_partition(board_id), Row.SK.startswith(keys.TASK_ROWS_PREFIX),
+        keys.board_partition(board_id),
+        Row.SK.startswith(keys.TASK_ROWS_PREFIX),
         filter_condition=TaskRow.columnId.is_in(*live_columns) if live_columns is not None else None,
-        limit=limit, last_evaluated_key=start, consistent_read=True,
+        limit=limit,
+        last_evaluated_key=start,
+        consistent_read=True,
     )
 
 
-def filtered_rows(board_id: str, column_id: str | None, condition: Any, *, live_columns: set[str] | None) -> list[TaskRow]:
+def filtered_rows(
+    board_id: str, column_id: str | None, condition: Any, *, live_columns: set[str] | None
+) -> list[TaskRow]:
     """Every compact row of a board (by number) or a column (board order) matching ``condition``,
     read to the end so the count is exact: one Query request per 1 MB read (about 3,000 compact
     rows), filtered server-side."""
@@ -476,7 +557,12 @@ def filtered_rows(board_id: str, column_id: str | None, condition: Any, *, live_
     else:
         if live_columns is not None:
             condition = condition & TaskRow.columnId.is_in(*live_columns)
-        result = TaskRow.query(keys.board_partition(board_id), Row.SK.startswith(keys.TASK_ROWS_PREFIX), filter_condition=condition, consistent_read=True)
+        result = TaskRow.query(
+            keys.board_partition(board_id),
+            Row.SK.startswith(keys.TASK_ROWS_PREFIX),
+            filter_condition=condition,
+            consistent_read=True,
+        )
     return [r for r in result if isinstance(r, TaskRow)]
 
 
@@ -490,7 +576,12 @@ def column_rows(column_id: str, *, limit: int, start: dict[str, Any] | None) -> 
 
 
 def column_rows_shape(board_id: str, column_id: str) -> dict[str, str]:
-    return {"GSI1PK": keys.column_order_partition(column_id), "GSI1SK": "", "PK": keys.board_partition(board_id), "SK": keys.TASK_ROWS_PREFIX}
+    return {
+        "GSI1PK": keys.column_order_partition(column_id),
+        "GSI1SK": "",
+        "PK": keys.board_partition(board_id),
+        "SK": keys.TASK_ROWS_PREFIX,
+    }
 
 
 def details_of(rows: list[TaskRow]) -> dict[str, TaskDetailRow]:
@@ -508,12 +599,37 @@ def column_name(board_id: str, column_id: str) -> str | None:
         return None
 
 
-def new_detail(*, workspace_prefix: str, board_id: str, column_id: str, number: int, rank: str, title: str, priority: str, due: str | None, description: str, created_by: str) -> TaskDetailRow:
+def new_detail(
+    *,
+    workspace_prefix: str,
+    board_id: str,
+    column_id: str,
+    number: int,
+    rank: str,
+    title: str,
+    priority: str,
+    due: str | None,
+    description: str,
+    created_by: str,
+) -> TaskDetailRow:
     now = clock.now_iso()
     return TaskDetailRow(
-        *keys.task_full(board_id, number), taskId=ids.task_id(board_id, number), number=number, key=f"{workspace_prefix}-{number}",
-        boardId=board_id, columnId=column_id, rank=rank, title=title, priority=priority, dueDate=due,
-        assigneeIds=[], labelIds=[], createdAt=now, updatedAt=now, description=description, createdBy=created_by,
+        *keys.task_full(board_id, number),
+        taskId=ids.task_id(board_id, number),
+        number=number,
+        key=f"{workspace_prefix}-{number}",
+        boardId=board_id,
+        columnId=column_id,
+        rank=rank,
+        title=title,
+        priority=priority,
+        dueDate=due,
+        assigneeIds=[],
+        labelIds=[],
+        createdAt=now,
+        updatedAt=now,
+        description=description,
+        createdBy=created_by,
     )
 
 

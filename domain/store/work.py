@@ -46,8 +46,12 @@ def sync(tx: Any, detail: TaskDetailRow) -> None:
     sort = signature.rsplit("|", 1)[0]
     for user_id in puts:
         item = WorkItemRow(
-            *keys.work_item(detail.taskId, user_id), taskId=detail.taskId, boardId=detail.boardId, columnId=detail.columnId,
-            number=int(detail.number), userId=user_id,
+            *keys.work_item(detail.taskId, user_id),
+            taskId=detail.taskId,
+            boardId=detail.boardId,
+            columnId=detail.columnId,
+            number=int(detail.number),
+            userId=user_id,
         )
         item.GSI3PK, item.GSI3SK = keys.work_partition(workspace_id, user_id), sort
         tx.save(item)
@@ -58,7 +62,9 @@ def sync(tx: Any, detail: TaskDetailRow) -> None:
     detail.workSort = signature if wanted else None
 
 
-def page(workspace_id: str, user_id: str, *, low: str | None, high: str | None, limit: int, start: dict[str, Any] | None) -> Any:
+def page(
+    workspace_id: str, user_id: str, *, low: str | None, high: str | None, limit: int, start: dict[str, Any] | None
+) -> Any:
     """One GSI3 Query page of a member's entries, due-date order, within [low, high) of the sort key."""
     partition = keys.work_partition(workspace_id, user_id)
     if low is not None and high is not None:

@@ -71,11 +71,20 @@ def get_many(workspace_ids: list[str]) -> list[WorkspaceRow]:
     """The heads of ``workspace_ids`` (one BatchGetItem per 100), in no particular order."""
     if not workspace_ids:
         return []
-    return [w for w in WorkspaceRow.batch_get([keys.workspace_head(w) for w in workspace_ids], consistent_read=True) if isinstance(w, WorkspaceRow)]
+    return [
+        w
+        for w in WorkspaceRow.batch_get([keys.workspace_head(w) for w in workspace_ids], consistent_read=True)
+        if isinstance(w, WorkspaceRow)
+    ]
 
 
 def create(
-    user: UserRow, name: str, *, marker: CreationMarkerRow | None = None, workspace_id: str | None = None, taken_prefixes: Collection[str] = (),
+    user: UserRow,
+    name: str,
+    *,
+    marker: CreationMarkerRow | None = None,
+    workspace_id: str | None = None,
+    taken_prefixes: Collection[str] = (),
 ) -> tuple[WorkspaceRow, bool]:
     """Create a workspace owned by ``user`` in one transaction; return ``(workspace, created)``.
 
@@ -95,13 +104,22 @@ def create(
     for attempt in range(1, SLUG_ATTEMPTS + 1):
         slug = base if attempt == 1 else f"{base}-{attempt}" if attempt <= 5 else f"{base}-{secrets.token_hex(3)}"
         ws = WorkspaceRow(
-            *keys.workspace_head(ws_id), workspaceId=ws_id, name=name, slug=slug, taskPrefix=prefix,
-            taskCounter=0, createdAt=now, createdBy=user.userId, ownerCount=1,
+            *keys.workspace_head(ws_id),
+            workspaceId=ws_id,
+            name=name,
+            slug=slug,
+            taskPrefix=prefix,
+            taskCounter=0,
+            createdAt=now,
+            createdBy=user.userId,
+            ownerCount=1,
         )
         member, mirror = members.rows_for(user, ws_id, "OWNER", now)
         claim = SlugRow(*keys.slug_claim(slug), workspaceId=ws_id)
 
-        def build(tx: Any, ws: WorkspaceRow = ws, claim: SlugRow = claim, member: Any = member, mirror: Any = mirror) -> None:
+        def build(
+            tx: Any, ws: WorkspaceRow = ws, claim: SlugRow = claim, member: Any = member, mirror: Any = mirror
+        ) -> None:
             tx.save(ws, condition=Row.PK.does_not_exist())
             tx.save(claim, condition=Row.PK.does_not_exist())
             tx.save(member)
@@ -123,7 +141,9 @@ def create(
     raise NoFreeSlug(name)
 
 
-def edit(current: WorkspaceRow, *, name: str | None, default_repo: str | None, set_repo: bool, actor_id: str, result: Any) -> Any:
+def edit(
+    current: WorkspaceRow, *, name: str | None, default_repo: str | None, set_repo: bool, actor_id: str, result: Any
+) -> Any:
     """One value-CAS edit of the workspace head for :func:`domain.store.cas.compare_and_set`.
 
     An UpdateItem (never a put: the task counter moves under create_task) conditioned on the
@@ -143,11 +163,20 @@ def edit(current: WorkspaceRow, *, name: str | None, default_repo: str | None, s
             actions += [WorkspaceRow.defaultRepo.set(default_repo), Row.GSI2PK.set(pk), Row.GSI2SK.set(sk)]
         else:
             actions += [WorkspaceRow.defaultRepo.remove(), Row.GSI2PK.remove(), Row.GSI2SK.remove()]
-    same_repo = WorkspaceRow.defaultRepo == current.defaultRepo if current.defaultRepo else WorkspaceRow.defaultRepo.does_not_exist()
+    same_repo = (
+        WorkspaceRow.defaultRepo == current.defaultRepo
+        if current.defaultRepo
+        else WorkspaceRow.defaultRepo.does_not_exist()
+    )
     condition = Row.PK.exists() & (WorkspaceRow.name == current.name) & same_repo
 
     def build(tx: Any) -> None:
-        tx.update(WorkspaceRow(*keys.workspace_head(current.workspaceId)), actions=actions, condition=condition, return_values="ALL_OLD")
+        tx.update(
+            WorkspaceRow(*keys.workspace_head(current.workspaceId)),
+            actions=actions,
+            condition=condition,
+            return_values="ALL_OLD",
+        )
         members.guard(tx, current.workspaceId, actor_id)
 
     def retry(failure: db.ConditionFailed) -> WorkspaceRow:

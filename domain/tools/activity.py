@@ -1,6 +1,5 @@
 """list_activity: a task's or a board's activity log, newest first."""
 
-
 from typing import Annotated, Literal
 
 from pydantic import Field, WithJsonSchema
@@ -43,7 +42,9 @@ def _locate_log(ctx: CallContext, args: ListActivityInput) -> Located:
         try:
             clock.parse_iso(args.since)
         except ValueError:
-            raise errors.invalid("since", "must be an ISO-8601 timestamp with a zone, e.g. 2026-11-30T10:00:00Z") from None
+            raise errors.invalid(
+                "since", "must be an ISO-8601 timestamp with a zone, e.g. 2026-11-30T10:00:00Z"
+            ) from None
     if args.taskId:
         return locate(ctx, "task", args.taskId)
     return locate(ctx, "board", args.boardId or "")
@@ -52,9 +53,7 @@ def _locate_log(ctx: CallContext, args: ListActivityInput) -> Located:
 @tool(
     "list_activity",
     title="List activity",
-    description=(
-        "History of a task or board, newest first."
-    ),
+    description=("History of a task or board, newest first."),
     area="tasks",
     scope="read",
     read_only=True,
@@ -69,21 +68,42 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
     board_id = where.board_id
     since = clock.iso(clock.parse_iso(args.since)) if args.since is not None else None
     # A cursor belongs to this subject and these filters; replayed with others it is INVALID_INPUT.
-    kind = list_kind("act", task=args.taskId, board=None if args.taskId else board_id, since=since, source=args.source, type=args.type)
-    start = decode_cursor(kind, args.cursor, activity_store.log_key_shape(board_id=board_id, task_id=args.taskId, type_=args.type))
+    kind = list_kind(
+        "act",
+        task=args.taskId,
+        board=None if args.taskId else board_id,
+        since=since,
+        source=args.source,
+        type=args.type,
+    )
+    start = decode_cursor(
+        kind, args.cursor, activity_store.log_key_shape(board_id=board_id, task_id=args.taskId, type_=args.type)
+    )
     result = activity_store.query_log(
-        board_id=board_id, task_id=args.taskId, since=since, source=args.source, type_=args.type, limit=args.limit + 1, start=start,
+        board_id=board_id,
+        task_id=args.taskId,
+        since=since,
+        source=args.source,
+        type_=args.type,
+        limit=args.limit + 1,
+        start=start,
     )
     by_type = bool(args.type) and not args.taskId  # the type's own index: every page full (docs/data-model.md)
     page, last = take_page(result, args.limit, index="GSI3" if by_type else bool(args.taskId), max_pages=MAX_PAGES)
     out = [a for a in page if isinstance(a, ActivityRow)]
-    if not out and start is None and not activity_store.subject_exists(board_id=board_id, task_number=where.task.number if where.task else None):
+    if (
+        not out
+        and start is None
+        and not activity_store.subject_exists(board_id=board_id, task_number=where.task.number if where.task else None)
+    ):
         # An empty first page is the only case where the subject might not exist (every board
         # and task has its creation entry), so only then does it cost one more GetItem.
         raise errors.not_found(where.kind, where.ident)
     cursor = encode_cursor(kind, last)
     if cursor and not out:
-        notice = "No matching entries in this stretch of the log (filters skip the rest); pass nextCursor to keep looking."
+        notice = (
+            "No matching entries in this stretch of the log (filters skip the rest); pass nextCursor to keep looking."
+        )
     else:
         notice = "More entries are available; pass nextCursor." if cursor else None
     return ListActivityOutput(activity=[activity_view(a) for a in out], nextCursor=cursor, notice=notice)

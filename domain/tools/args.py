@@ -1,7 +1,6 @@
 """Argument types shared by the tool modules (field descriptions are part of every inputSchema),
 and the null rule every update_* tool applies (:func:`requested_changes`)."""
 
-
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
@@ -16,18 +15,46 @@ from domain.context import REDACTING
 Priority = Literal["NONE", "LOW", "MEDIUM", "HIGH", "URGENT"]
 ResponseFormat = Literal["concise", "detailed"]
 ActivityType = Literal[
-    "board.created", "board.renamed", "board.archived", "board.unarchived",
-    "column.created", "column.renamed", "column.moved", "column.archived",
-    "task.created", "task.updated", "task.moved", "task.archived", "task.bulk_created",
-    "comment.created", "comment.updated", "comment.deleted",
-    "task.link_added", "task.link_removed",
-    "subtask.created", "subtask.completed", "subtask.reopened", "subtask.deleted",
+    "board.created",
+    "board.renamed",
+    "board.archived",
+    "board.unarchived",
+    "column.created",
+    "column.renamed",
+    "column.moved",
+    "column.archived",
+    "task.created",
+    "task.updated",
+    "task.moved",
+    "task.archived",
+    "task.bulk_created",
+    "comment.created",
+    "comment.updated",
+    "comment.deleted",
+    "task.link_added",
+    "task.link_removed",
+    "subtask.created",
+    "subtask.completed",
+    "subtask.reopened",
+    "subtask.deleted",
     "task.assignees_set",
-    "label.created", "label.updated", "label.deleted", "task.labels_set",
+    "label.created",
+    "label.updated",
+    "label.deleted",
+    "task.labels_set",
     "session.aligned",
     "artifact.attached",
     "attachment.added",
-    "claim.recorded", "request.asked", "request.answered", "request.cancelled", "request.late_reply", "message.posted", "review.submitted", "review.accepted", "review.changes_requested", "message.promoted",
+    "claim.recorded",
+    "request.asked",
+    "request.answered",
+    "request.cancelled",
+    "request.late_reply",
+    "message.posted",
+    "review.submitted",
+    "review.accepted",
+    "review.changes_requested",
+    "message.promoted",
 ]
 
 WorkspaceIdArg = Annotated[str, Field(max_length=64, description='ws_…; "" = the bound one.')]
@@ -51,7 +78,9 @@ LimitArg = Annotated[int, Field(default=50, ge=1, le=200)]
 CursorArg = Annotated[str | None, Field(default=None, max_length=2048)]
 # The task filters list_tasks, list_my_work and search_tasks share (issue 14): one name, one bound each.
 _DAY = r"^\d{4}-\d{2}-\d{2}$"
-LabelNameFilter = Annotated[str | None, Field(default=None, min_length=1, max_length=50, description="Label name, any case.")]
+LabelNameFilter = Annotated[
+    str | None, Field(default=None, min_length=1, max_length=50, description="Label name, any case.")
+]
 DueBeforeFilter = Annotated[str | None, Field(default=None, pattern=_DAY, description="YYYY-MM-DD, exclusive.")]
 DueAfterFilter = Annotated[str | None, Field(default=None, pattern=_DAY, description="YYYY-MM-DD, inclusive.")]
 OverdueFilter = Annotated[bool | None, Field(default=None, description="true: due before now.")]
@@ -78,7 +107,11 @@ def IdShape(kind: str, *, also: tuple[str, ...] = ()) -> Any:  # used like a typ
     def check(value: str | None) -> str | None:
         if value is None or value in also or parse(value) is not None:
             return value
-        raise PydanticCustomError("id_shape", f"is not a {kind.replace('_', ' ')} id ({form})", {"hint": f"Send an id of the form {form} as the list and get tools return them."})
+        raise PydanticCustomError(
+            "id_shape",
+            f"is not a {kind.replace('_', ' ')} id ({form})",
+            {"hint": f"Send an id of the form {form} as the list and get tools return them."},
+        )
 
     return AfterValidator(check)
 
@@ -87,7 +120,9 @@ def IdShape(kind: str, *, also: tuple[str, ...] = ()) -> Any:  # used like a typ
 # C0 controls but tab and newline, DEL and the C1 block: an ANSI escape (ESC, U+001B) would
 # otherwise reach every terminal and log that shows the name.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-CONTROL_HINT = "Remove terminal escape sequences and other control characters; newline and tab are the only ones accepted."
+CONTROL_HINT = (
+    "Remove terminal escape sequences and other control characters; newline and tab are the only ones accepted."
+)
 
 
 def no_controls(value: str | None) -> str | None:

@@ -9,7 +9,6 @@ an external http(s) URL, or an object uploaded through an upload grant (domain/u
 Storage: domain/store/artifacts.py; docs/artifacts.md; docs/data-model.md "Uploads and artifacts".
 """
 
-
 import re
 from typing import Annotated, Any, Literal
 
@@ -27,14 +26,22 @@ from domain.text import has_visible
 from domain.tools.args import CursorArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg
 
 # Every kind: the file-like and run kinds, then the written ones (domain.store.artifacts; DIFF is both).
-ArtifactType = Literal[("EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", *artifact_store.TEXT_KIND_NAMES)]
+ArtifactType = Literal[
+    ("EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", *artifact_store.TEXT_KIND_NAMES)
+]
 Storage = Literal["INLINE", "EXTERNAL_URL", "S3_OBJECT", "R2_OBJECT"]
 BODY_MAX = 100_000
 ArtifactIdArg = Annotated[str, Field(min_length=1, max_length=80, description="ar_…")]
 _OPAQUE = r"^[A-Za-z0-9_.:\-]+$"
-RunIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your run id.")]
-DecisionIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your decision id.")]
-WorkOrderIdArg = Annotated[str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your work order id.")]
+RunIdArg = Annotated[
+    str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your run id.")
+]
+DecisionIdArg = Annotated[
+    str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your decision id.")
+]
+WorkOrderIdArg = Annotated[
+    str | None, Field(default=None, min_length=1, max_length=120, pattern=_OPAQUE, description="Your work order id.")
+]
 URI_PREFIX = "stacks://artifact/"
 
 
@@ -71,13 +78,33 @@ class ArtifactView(ToolOutput):
 def artifact_view(r: Any) -> ArtifactView:
     gone = bool(r.withdrawnAt)
     return ArtifactView(
-        id=r.artifactId, workspaceId=r.workspaceId, type=r.type, title=r.title, storage=r.storage, url=None if gone else r.url,
-        hasObject=bool(r.objectKey) and not gone, hasBody=bool(r.bodyChars is not None) and not gone, fileName=r.fileName,
-        contentType=r.contentType, size=int(r.size) if r.size is not None else None, sha256=r.sha256,
-        bodyChars=int(r.bodyChars) if r.bodyChars is not None and not gone else None, redactions=list(r.redactions or []),
-        searchable=artifact_store.searchable(r), taskId=r.taskId, projectId=r.projectId, sessionId=r.sessionId, runId=r.runId,
-        decisionId=r.decisionId, workOrderId=r.workOrderId, tracePart=r.tracePart, createdBy=r.createdBy, createdByName=r.createdByName,
-        createdAt=r.createdAt, withdrawn=gone, withdrawnAt=r.withdrawnAt,
+        id=r.artifactId,
+        workspaceId=r.workspaceId,
+        type=r.type,
+        title=r.title,
+        storage=r.storage,
+        url=None if gone else r.url,
+        hasObject=bool(r.objectKey) and not gone,
+        hasBody=bool(r.bodyChars is not None) and not gone,
+        fileName=r.fileName,
+        contentType=r.contentType,
+        size=int(r.size) if r.size is not None else None,
+        sha256=r.sha256,
+        bodyChars=int(r.bodyChars) if r.bodyChars is not None and not gone else None,
+        redactions=list(r.redactions or []),
+        searchable=artifact_store.searchable(r),
+        taskId=r.taskId,
+        projectId=r.projectId,
+        sessionId=r.sessionId,
+        runId=r.runId,
+        decisionId=r.decisionId,
+        workOrderId=r.workOrderId,
+        tracePart=r.tracePart,
+        createdBy=r.createdBy,
+        createdByName=r.createdByName,
+        createdAt=r.createdAt,
+        withdrawn=gone,
+        withdrawnAt=r.withdrawnAt,
     )
 
 
@@ -92,19 +119,27 @@ def _redact(text: str) -> tuple[str, tuple[str, ...]]:
 # -- attach_artifact -------------------------------------------------------------------------------
 class AttachArtifactInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    type: ArtifactType = Field(description="Kind; the written kinds (plans, findings, reports, diffs…) carry their text in body.")
+    type: ArtifactType = Field(
+        description="Kind; the written kinds (plans, findings, reports, diffs…) carry their text in body."
+    )
     title: Annotated[str, SingleLine] = Field(min_length=1, max_length=200, description="Short title.")
     storage: Storage | None = Field(default=None, description="Default: from body, url or uploadGrantId.")
-    body: str | None = Field(default=None, min_length=1, max_length=BODY_MAX, description="Inline text; secrets get redacted.")
+    body: str | None = Field(
+        default=None, min_length=1, max_length=BODY_MAX, description="Inline text; secrets get redacted."
+    )
     url: str | None = Field(default=None, min_length=1, max_length=2048, description="http(s) URL.")
-    uploadGrantId: Annotated[str | None, IdShape("upload_grant")] = Field(default=None, min_length=1, max_length=80, description="Grant of the uploaded file.")
+    uploadGrantId: Annotated[str | None, IdShape("upload_grant")] = Field(
+        default=None, min_length=1, max_length=80, description="Grant of the uploaded file."
+    )
     taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
     projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
     sessionId: str | None = Field(default=None, min_length=1, max_length=120, description="ses_…")
     runId: RunIdArg
     decisionId: DecisionIdArg
     workOrderId: WorkOrderIdArg
-    tracePart: str | None = Field(default=None, min_length=1, max_length=120, description="TRACE: its manifest part name.")
+    tracePart: str | None = Field(
+        default=None, min_length=1, max_length=120, description="TRACE: its manifest part name."
+    )
 
 
 class ArtifactOutput(ToolOutput):
@@ -137,14 +172,21 @@ def _storage(args: AttachArtifactInput) -> str:
         if args.url is None:
             raise errors.invalid("url", "is required with storage EXTERNAL_URL")
         if not re.fullmatch(r"https?://[^\s/?#@]+[^\s]*", args.url, flags=re.IGNORECASE):
-            raise errors.invalid("url", "must be an http:// or https:// URL", "Other schemes (file:, javascript:, data:) are refused.")
+            raise errors.invalid(
+                "url", "must be an http:// or https:// URL", "Other schemes (file:, javascript:, data:) are refused."
+            )
     if storage == "S3_OBJECT" and args.uploadGrantId is None:
-        raise errors.invalid("uploadGrantId", "is required with storage S3_OBJECT",
-                             f"Ask for a grant with POST {uploads.GRANT_PATH}, PUT the file, then pass its uploadGrantId (jentrix artifact upload does all three).")
+        raise errors.invalid(
+            "uploadGrantId",
+            "is required with storage S3_OBJECT",
+            f"Ask for a grant with POST {uploads.GRANT_PATH}, PUT the file, then pass its uploadGrantId (jentrix artifact upload does all three).",
+        )
     if storage == "INLINE" and args.body is None:
         raise errors.invalid("body", "is required with storage INLINE (or send url / uploadGrantId)")
     if args.type in artifact_store.TEXT_KINDS and args.body is None:
-        raise errors.invalid("body", f"is required for a {args.type}: text kinds carry their text inline so it can be searched")
+        raise errors.invalid(
+            "body", f"is required for a {args.type}: text kinds carry their text inline so it can be searched"
+        )
     if args.body is not None and not has_visible(args.body):
         raise errors.invalid("body", "must contain visible characters")
     if args.tracePart is not None and args.type != "TRACE":
@@ -156,7 +198,9 @@ def _links(ctx: CallContext, args: AttachArtifactInput) -> dict[str, str]:
     ws = ctx.target.workspace_id
     links = {attr: getattr(args, attr) for _, attr in artifact_store.LINKS if getattr(args, attr) is not None}
     if not links:
-        raise errors.invalid("taskId", "an artifact needs a link: pass taskId, projectId, sessionId, runId, decisionId or workOrderId")
+        raise errors.invalid(
+            "taskId", "an artifact needs a link: pass taskId, projectId, sessionId, runId, decisionId or workOrderId"
+        )
     if args.taskId is not None:
         task = ids.parse_task(args.taskId)
         if task is None or not isinstance(ctx.item(keys.task_full(task.board_id, task.number)), TaskDetailRow):
@@ -167,7 +211,11 @@ def _links(ctx: CallContext, args: AttachArtifactInput) -> dict[str, str]:
             raise errors.not_found("project", args.projectId)
     if args.sessionId is not None:  # its head rode in the membership read (_attach_prefetch)
         session = ids.parse_session(args.sessionId)
-        if session is None or session.workspace_id != ws or not isinstance(ctx.item(keys.session(ws, session.ulid)), SessionRow):
+        if (
+            session is None
+            or session.workspace_id != ws
+            or not isinstance(ctx.item(keys.session(ws, session.ulid)), SessionRow)
+        ):
             raise errors.not_found("session", args.sessionId)
     return links
 
@@ -203,7 +251,9 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
     digest = uploads.call_hash(ctx.user_id, "attach_artifact", {**args.model_dump(mode="json"), "workspaceId": ws})
     grant = None
     if storage == "S3_OBJECT":
-        grant = uploads.check_upload(args.uploadGrantId, user_id=ctx.user_id, purpose="artifact", call_hash=digest, workspace_id=ws)
+        grant = uploads.check_upload(
+            args.uploadGrantId, user_id=ctx.user_id, purpose="artifact", call_hash=digest, workspace_id=ws
+        )
         if grant.replay and grant.entity_id:
             return _stored(ctx, grant.entity_id)
     body, rules = (None, ())
@@ -219,9 +269,19 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
     artifact_id = ids.new_artifact_id(ws)
     now = clock.now_iso()
     record = artifact_store.ArtifactRecord(
-        artifact_id=artifact_id, workspace_id=ws, type=args.type, title=title, storage=storage, created_by=ctx.user_id,
-        created_by_name=ctx.member(ws).displayName, created_at=now, url=url, body=body,
-        redactions=tuple(sorted(set(rules) | set(title_rules) | set(url_rules))), links=links, trace_part=args.tracePart,
+        artifact_id=artifact_id,
+        workspace_id=ws,
+        type=args.type,
+        title=title,
+        storage=storage,
+        created_by=ctx.user_id,
+        created_by_name=ctx.member(ws).displayName,
+        created_at=now,
+        url=url,
+        body=body,
+        redactions=tuple(sorted(set(rules) | set(title_rules) | set(url_rules))),
+        links=links,
+        trace_part=args.tracePart,
     )
     final = None
     if grant is not None:
@@ -235,9 +295,18 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
     if args.taskId is not None:
         task = ids.parse_task(args.taskId)
         detail = ctx.item(keys.task_full(task.board_id, task.number))  # type: ignore[union-attr]
-        activity = ctx.activity(ws, task.board_id, "artifact.attached", f"Attached {args.type} to {detail.key}",  # type: ignore[union-attr]
-                                task_id=args.taskId, data={"artifactId": artifact_id, "type": args.type}, at=now)
-    extra = (lambda tx: uploads.claim(tx, grant, call_hash=digest, entity_id=artifact_id)) if grant is not None else None
+        activity = ctx.activity(
+            ws,
+            task.board_id,  # type: ignore[union-attr]
+            "artifact.attached",
+            f"Attached {args.type} to {detail.key}",
+            task_id=args.taskId,
+            data={"artifactId": artifact_id, "type": args.type},
+            at=now,
+        )
+    extra = (
+        (lambda tx: uploads.claim(tx, grant, call_hash=digest, entity_id=artifact_id)) if grant is not None else None
+    )
     try:
         head = artifact_store.create(record, actor_id=ctx.user_id, extra=extra, activity=activity)
     except db.ConditionFailed as failure:
@@ -264,7 +333,9 @@ class GetArtifactInput(ToolInput):
 class GetArtifactOutput(ToolOutput):
     artifact: ArtifactView
     body: str | None = Field(description="The stored (redacted) text; null without one or once withdrawn.")
-    downloadUrl: str | None = Field(description="A presigned GET for the object (about 5 minutes), or the external URL; null for a tombstone.")
+    downloadUrl: str | None = Field(
+        description="A presigned GET for the object (about 5 minutes), or the external URL; null for a tombstone."
+    )
     downloadUrlExpiresAt: str | None
 
 
@@ -336,7 +407,13 @@ class ListArtifactsOutput(ToolOutput):
     notice: str | None
 
 
-_LIST_LINKS = (("task", "taskId"), ("session", "sessionId"), ("run", "runId"), ("workOrder", "workOrderId"), ("project", "projectId"))
+_LIST_LINKS = (
+    ("task", "taskId"),
+    ("session", "sessionId"),
+    ("run", "runId"),
+    ("workOrder", "workOrderId"),
+    ("project", "projectId"),
+)
 
 
 def _list_source(where: Any, args: Any) -> tuple[str, str] | None:
@@ -371,21 +448,33 @@ def _list_prefetch(where: Any, args: Any) -> Prefetch:
     output_model=ListArtifactsOutput,
 )
 def list_artifacts(ctx: CallContext, args: ListArtifactsInput) -> ListArtifactsOutput:
-    filters = {attr: getattr(args, attr) for attr in ("projectId", "taskId", "sessionId", "runId", "workOrderId", "type", "createdBy")}
+    filters = {
+        attr: getattr(args, attr)
+        for attr in ("projectId", "taskId", "sessionId", "runId", "workOrderId", "type", "createdBy")
+    }
     kind = list_kind("artifacts", workspace=ctx.target.workspace_id, **filters)
     after = None
     if args.cursor is not None:
         last = decode_cursor(kind, args.cursor)
         after = last.get("a") if isinstance(last, dict) else None
         if not isinstance(after, str):
-            raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.")
-    rows = [r for r in ctx.query("artifacts")
-            if all(filters[attr] is None or getattr(r, attr) == filters[attr] for attr in filters)]
+            raise errors.invalid(
+                "cursor",
+                "is not a cursor of this list",
+                "Send nextCursor from the previous page with the same filters, or omit it.",
+            )
+    rows = [
+        r
+        for r in ctx.query("artifacts")
+        if all(filters[attr] is None or getattr(r, attr) == filters[attr] for attr in filters)
+    ]
     rest = [r for r in rows if after is None or r.artifactId < after]
     page = rest[: args.limit]
     cursor = encode_cursor(kind, {"a": page[-1].artifactId}) if len(rest) > args.limit else None
     notice = f"Showing {len(page)} of {len(rows)} artifacts; pass nextCursor for the next page." if cursor else None
-    return ListArtifactsOutput(artifacts=[artifact_view(r) for r in page], totalCount=len(rows), nextCursor=cursor, notice=notice)
+    return ListArtifactsOutput(
+        artifacts=[artifact_view(r) for r in page], totalCount=len(rows), nextCursor=cursor, notice=notice
+    )
 
 
 TOOLS = (attach_artifact, get_artifact, list_artifacts)

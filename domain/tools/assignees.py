@@ -7,7 +7,6 @@ workspace: their member items are read with the caller's membership (no extra ro
 guarded in the write transaction (docs/data-model.md, "set_task_assignees").
 """
 
-
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -49,16 +48,22 @@ class SetTaskAssigneesOutput(ToolOutput):
     assignees: list[AssigneeView] = Field(description="The assignees now stored on the task, in the order given.")
     added: list[str] = Field(description="User ids this call assigned.")
     removed: list[str] = Field(description="User ids this call unassigned.")
-    updatedAt: str = Field(description="The task's updatedAt (unchanged when the set already matched: nothing was written).")
+    updatedAt: str = Field(
+        description="The task's updatedAt (unchanged when the set already matched: nothing was written)."
+    )
 
 
 def _prefetch(where: Any, args: Any) -> Prefetch:
     wanted = dict.fromkeys(getattr(args, "userIds", None) or [])
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number), *(keys.member(where.workspace_id, u) for u in wanted)))
+    return Prefetch(
+        items=(keys.task_full(where.board_id, where.task.number), *(keys.member(where.workspace_id, u) for u in wanted))
+    )
 
 
 def _not_members(user_ids: list[str]) -> errors.ToolError:
-    return errors.invalid("userIds", f"not members of this workspace: {', '.join(user_ids)}; nothing was changed", _MEMBERS_HINT)
+    return errors.invalid(
+        "userIds", f"not members of this workspace: {', '.join(user_ids)}; nothing was changed", _MEMBERS_HINT
+    )
 
 
 @tool(
@@ -73,7 +78,16 @@ def _not_members(user_ids: list[str]) -> errors.ToolError:
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
-    refs=(Ref("userIds", "user", error=ErrorCode.INVALID_INPUT, many=True, message="must be members of the task's workspace", hint=_MEMBERS_HINT),),
+    refs=(
+        Ref(
+            "userIds",
+            "user",
+            error=ErrorCode.INVALID_INPUT,
+            many=True,
+            message="must be members of the task's workspace",
+            hint=_MEMBERS_HINT,
+        ),
+    ),
     prefetch=_prefetch,
     input_model=SetTaskAssigneesInput,
     output_model=SetTaskAssigneesOutput,
@@ -83,7 +97,11 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
     wanted = list(dict.fromkeys(args.userIds))
     found: dict[str, MemberRow] = {}
     for user_id in wanted:
-        row = ctx.member(where.workspace_id) if user_id == ctx.user_id else ctx.item(keys.member(where.workspace_id, user_id))
+        row = (
+            ctx.member(where.workspace_id)
+            if user_id == ctx.user_id
+            else ctx.item(keys.member(where.workspace_id, user_id))
+        )
         if isinstance(row, MemberRow):
             found[user_id] = row
     missing = [u for u in wanted if u not in found]
@@ -95,11 +113,22 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
 
     def output(detail: TaskDetailRow, added: list[str], removed: list[str]) -> SetTaskAssigneesOutput:
         assignees = [AssigneeView(userId=u, displayName=found[u].displayName) for u in detail.assigneeIds or []]
-        return SetTaskAssigneesOutput(taskId=detail.taskId, key=detail.key, assignees=assignees, added=added, removed=removed, updatedAt=detail.updatedAt)
+        return SetTaskAssigneesOutput(
+            taskId=detail.taskId,
+            key=detail.key,
+            assignees=assignees,
+            added=added,
+            removed=removed,
+            updatedAt=detail.updatedAt,
+        )
 
     def plan(current: TaskDetailRow) -> Any:
         if current.archivedAt:
-            raise errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only; create a new task if the work continues.")
+            raise errors.invalid(
+                "taskId",
+                "the task is archived and cannot be edited",
+                "Archived tasks are read-only; create a new task if the work continues.",
+            )
         before = list(current.assigneeIds or [])
         if set(before) == set(wanted):
             return Unchanged(output(current, [], []))
@@ -109,10 +138,23 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
         detail.assigneeIds, detail.updatedAt = wanted, clock.next_stamp(current.updatedAt)
         names = ", ".join(found[u].displayName for u in wanted)
         summary = f"Assigned {detail.key} to {names}" if wanted else f"Unassigned everyone from {detail.key}"
-        act = ctx.activity(where.workspace_id, where.board_id, "task.assignees_set", summary, task_id=detail.taskId,
-                           data={"added": added, "removed": removed}, at=detail.updatedAt)
-        return assignee_store.write(detail, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                    result=lambda: output(detail, added, removed))
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "task.assignees_set",
+            summary,
+            task_id=detail.taskId,
+            data={"added": added, "removed": removed},
+            at=detail.updatedAt,
+        )
+        return assignee_store.write(
+            detail,
+            current.updatedAt,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
+            result=lambda: output(detail, added, removed),
+        )
 
     try:
         return compare_and_set("set_task_assignees", task, plan)

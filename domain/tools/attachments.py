@@ -6,7 +6,6 @@ presigned download URL valid about five minutes (``JENTRIX_DOWNLOAD_URL_SECONDS`
 task's attachments stay readable.
 """
 
-
 from pydantic import Field
 
 from domain import clock, errors, ids
@@ -47,7 +46,12 @@ class ListAttachmentsOutput(ToolOutput):
     read_only=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.task_full(where.board_id, where.task.number), keys.attachment_count(ids.task_id(where.board_id, where.task.number)))),
+    prefetch=lambda where, args: Prefetch(
+        items=(
+            keys.task_full(where.board_id, where.task.number),
+            keys.attachment_count(ids.task_id(where.board_id, where.task.number)),
+        )
+    ),
     input_model=ListAttachmentsInput,
     output_model=ListAttachmentsOutput,
 )
@@ -66,7 +70,11 @@ def list_attachments(ctx: CallContext, args: ListAttachmentsInput) -> ListAttach
     notice = f"Showing {len(rows)} of {total} attachments; pass nextCursor for the next page." if cursor else None
     now = clock.now_ms()
     return ListAttachmentsOutput(
-        taskId=task.taskId, attachments=[attachment_view(r, now_ms=now) for r in rows], totalCount=total, nextCursor=cursor, notice=notice,
+        taskId=task.taskId,
+        attachments=[attachment_view(r, now_ms=now) for r in rows],
+        totalCount=total,
+        nextCursor=cursor,
+        notice=notice,
     )
 
 

@@ -6,7 +6,6 @@ boards"). A board is archived when its entry says so; its tasks then stay readab
 take no writes.
 """
 
-
 import json
 from typing import Annotated, Any, Literal
 
@@ -22,9 +21,9 @@ from domain.store import columns as column_store
 from domain.store import labels as label_store
 from domain.store.db import Missing
 from domain.store.models import BoardEntryRow
+from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.store.retry import ATTEMPTS, Contended, backoff
 from domain.text import has_visible
-from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.tools.args import BoardIdArg, CursorArg, IdempotencyKeyArg, SingleLine, WorkspaceIdArg
 from domain.tools.views import BoardView, ColumnView, TaskRowView, board_view, column_view, task_row_view
 
@@ -98,9 +97,7 @@ class BoardWithColumnsOutput(ToolOutput):
 @tool(
     "create_board",
     title="Create board",
-    description=(
-        "Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done)."
-    ),
+    description=("Creates a board with its kind's default columns (TASKS: Backlog, To Do, In Progress, Done)."),
     area="boards",
     scope="write",
     keyed=True,
@@ -115,14 +112,24 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
     if not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")
     board_id = ids.new_board_id(ws)
-    act = ctx.activity(ws, board_id, "board.created", f"Created board {name!r} ({args.kind})", data={"name": name, "kind": args.kind})
+    act = ctx.activity(
+        ws, board_id, "board.created", f"Created board {name!r} ({args.kind})", data={"name": name, "kind": args.kind}
+    )
     try:
         board, columns, _ = board_store.create(
-            ws, name, args.kind, DEFAULT_COLUMNS[args.kind], actor_id=ctx.user_id, activity=act, marker=creation_marker(ctx, ws, board_id),
+            ws,
+            name,
+            args.kind,
+            DEFAULT_COLUMNS[args.kind],
+            actor_id=ctx.user_id,
+            activity=act,
+            marker=creation_marker(ctx, ws, board_id),
         )
     except Missing:
         raise errors.not_found("workspace", ws) from None
-    return BoardWithColumnsOutput(board=board_view(board, columns), columns=[column_view(c, i) for i, c in enumerate(columns)])
+    return BoardWithColumnsOutput(
+        board=board_view(board, columns), columns=[column_view(c, i) for i, c in enumerate(columns)]
+    )
 
 
 # -- rename_board ----------------------------------------------------------------------------
@@ -144,7 +151,10 @@ class BoardOutput(ToolOutput):
     idempotent=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("header", lambda: board_store.header(where.board_id)),)),
+    prefetch=lambda where, args: Prefetch(
+        items=(board_store.entry_key(where.board_id),),
+        queries=(("header", lambda: board_store.header(where.board_id)),),
+    ),
     input_model=RenameBoardInput,
     output_model=BoardOutput,
 )
@@ -158,7 +168,14 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
     ws = ctx.target.workspace_id
 
     def activity_for(old: str, stamp: str):  # type: ignore[no-untyped-def]
-        return ctx.activity(ws, board.boardId, "board.renamed", f"Renamed board {old!r} to {name!r}", data={"from": old, "to": name}, at=stamp)
+        return ctx.activity(
+            ws,
+            board.boardId,
+            "board.renamed",
+            f"Renamed board {old!r} to {name!r}",
+            data={"from": old, "to": name},
+            at=stamp,
+        )
 
     renamed = board_store.rename(board, name, actor_id=ctx.user_id, activity_for=activity_for)
     return BoardOutput(board=board_view(renamed, columns, _archived_at(ctx, renamed.boardId)))
@@ -169,7 +186,9 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
 # rows, in board order, as fit SNAPSHOT_PAGE_CHARS of compact JSON (the whole answer: board,
 # columns, labels and rows), and a cursor for the rest. A 500-task board of real rows answered
 # 237 KB (~59k tokens) in one call before; docs/decisions.md, "A board snapshot that fits".
-SNAPSHOT_PAGE_CHARS = 14_000  # about 6,000 o200k tokens: ids and titles tokenize at ~2.3 characters a token (tests/test_token_budget.py)
+SNAPSHOT_PAGE_CHARS = (
+    14_000  # about 6,000 o200k tokens: ids and titles tokenize at ~2.3 characters a token (tests/test_token_budget.py)
+)
 SNAPSHOT_ROW_FIELDS = ("id", "key", "title", "columnId", "priority", "dueDate", "assigneeIds", "labelIds")
 
 
@@ -208,9 +227,13 @@ class SnapshotTaskRow(ToolOutput):
 
 class SnapshotOutput(ToolOutput):
     board: BoardView
-    columns: list[SnapshotColumn] = Field(description="Active columns in order (list_columns has every field); taskCount counts all their tasks.")
+    columns: list[SnapshotColumn] = Field(
+        description="Active columns in order (list_columns has every field); taskCount counts all their tasks."
+    )
     labels: list[LabelBrief] = Field(description="The board's labels by name; tasks name theirs in labelIds.")
-    tasks: list[SnapshotTaskRow | TaskRowView] = Field(description="Concise rows; fields adds any other task-row field.")
+    tasks: list[SnapshotTaskRow | TaskRowView] = Field(
+        description="Concise rows; fields adds any other task-row field."
+    )
     totalCount: int = Field(description="Tasks on the board's active columns.")
     truncated: bool = Field(description="True when this page does not hold every task (see nextCursor and notice).")
     nextCursor: str | None
@@ -227,10 +250,14 @@ class SnapshotOutput(ToolOutput):
     area="boards",
     scope="read",
     read_only=True,
-    fields_of="tasks", concise=True,
+    fields_of="tasks",
+    concise=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)),
+    prefetch=lambda where, args: Prefetch(
+        items=(board_store.entry_key(where.board_id),),
+        queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),),
+    ),
     input_model=SnapshotInput,
     output_model=SnapshotOutput,
 )
@@ -253,7 +280,9 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
     start = decode_cursor(list_kind("snapshot", board=args.boardId), args.cursor)
     offset = start.get("offset") if start else 0
     if not isinstance(offset, int) or offset < 0:
-        raise errors.invalid("cursor", "is not a cursor this board's snapshot returned", "Omit cursor to start from the first page.")
+        raise errors.invalid(
+            "cursor", "is not a cursor this board's snapshot returned", "Omit cursor to start from the first page."
+        )
     active = column_store.ordered(columns)
     live = {c.columnId: (c, i) for c, i in active}
     tasks.sort(key=lambda t: (live[t.columnId][1], t.rank, int(t.number)))
@@ -264,7 +293,12 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
     rows: list[Any] = []
     if args.limit is None:
         shown = _row_shape(args)
-        header = _chars(board_out.model_dump(mode="json")) + sum(_chars(lb.model_dump(mode="json")) for lb in label_out) + 120 * len(active) + 400
+        header = (
+            _chars(board_out.model_dump(mode="json"))
+            + sum(_chars(lb.model_dump(mode="json")) for lb in label_out)
+            + 120 * len(active)
+            + 400
+        )
         used = header
         for t in tasks[offset:]:
             row = _snapshot_row(t, live[t.columnId][0].name, rich)
@@ -279,26 +313,48 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
     snap_cols: list[Any] = []
     for c, i in active:
         ids_here = [t.taskId for t in tasks if t.columnId == c.columnId and t.taskId in page_ids]
-        snap_cols.append(SnapshotColumn(
-            id=c.columnId, name=c.name, position=i, taskCount=int(c.taskCount or 0),
-            wipLimit=int(c.wipLimit) if c.wipLimit is not None else None, done=bool(c.done), taskIds=ids_here,
-        ))
-    next_cursor = encode_cursor(list_kind("snapshot", board=args.boardId), {"offset": end}) if end < len(tasks) else None
+        snap_cols.append(
+            SnapshotColumn(
+                id=c.columnId,
+                name=c.name,
+                position=i,
+                taskCount=int(c.taskCount or 0),
+                wipLimit=int(c.wipLimit) if c.wipLimit is not None else None,
+                done=bool(c.done),
+                taskIds=ids_here,
+            )
+        )
+    next_cursor = (
+        encode_cursor(list_kind("snapshot", board=args.boardId), {"offset": end}) if end < len(tasks) else None
+    )
     notices = []
     if next_cursor:
-        notices.append(f"Showing tasks {offset + 1}-{end} of {len(tasks)} in board order; pass nextCursor for the next page.")
+        notices.append(
+            f"Showing tasks {offset + 1}-{end} of {len(tasks)} in board order; pass nextCursor for the next page."
+        )
     if capped and not next_cursor:
         notices.append(
             f"The snapshot holds the board's first {SNAPSHOT_CAP} of {total} tasks; page through the rest with "
             "list_tasks(boardId or columnId, cursor)."
         )
     elif capped:
-        notices.append(f"The snapshot holds {SNAPSHOT_CAP} of the board's {total} tasks; list_tasks pages through all of them.")
+        notices.append(
+            f"The snapshot holds {SNAPSHOT_CAP} of the board's {total} tasks; list_tasks pages through all of them."
+        )
     if board_store.is_archived(ctx.item(board_store.entry_key(board.boardId))):
-        notices.insert(0, "This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards).")
+        notices.insert(
+            0,
+            "This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards).",
+        )
     return SnapshotOutput(
-        board=board_out, columns=snap_cols, labels=label_out, tasks=rows, totalCount=total,
-        truncated=len(rows) < total, nextCursor=next_cursor, notice=" ".join(notices) or None,
+        board=board_out,
+        columns=snap_cols,
+        labels=label_out,
+        tasks=rows,
+        totalCount=total,
+        truncated=len(rows) < total,
+        nextCursor=next_cursor,
+        notice=" ".join(notices) or None,
     )
 
 
@@ -315,7 +371,11 @@ def _row_shape(args: SnapshotInput) -> Any:
     named = keep or set()
 
     def shown(row: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in row.items() if (keep is None or k in keep) and not (k not in named and k != "id" and v in (None, [], ""))}
+        return {
+            k: v
+            for k, v in row.items()
+            if (keep is None or k in keep) and not (k not in named and k != "id" and v in (None, [], ""))
+        }
 
     return shown
 
@@ -350,7 +410,10 @@ class ArchiveBoardOutput(ToolOutput):
     destructive=True,
     target=target("boardId", "board"),
     min_role="ADMIN",
-    prefetch=lambda where, args: Prefetch(items=(board_store.entry_key(where.board_id),), queries=(("header", lambda: board_store.header(where.board_id)),)),
+    prefetch=lambda where, args: Prefetch(
+        items=(board_store.entry_key(where.board_id),),
+        queries=(("header", lambda: board_store.header(where.board_id)),),
+    ),
     input_model=ArchiveBoardInput,
     output_model=ArchiveBoardOutput,
 )
@@ -360,7 +423,14 @@ def archive_board(ctx: CallContext, args: ArchiveBoardInput) -> ArchiveBoardOutp
     if board is None or not isinstance(entry, BoardEntryRow):
         raise errors.not_found("board", args.boardId)
     ws = ctx.target.workspace_id
-    act = ctx.activity(ws, board.boardId, "board.archived", f"Archived board {board.name!r}", data={"name": board.name}, at=clock.now_iso())
+    act = ctx.activity(
+        ws,
+        board.boardId,
+        "board.archived",
+        f"Archived board {board.name!r}",
+        data={"name": board.name},
+        at=clock.now_iso(),
+    )
     try:
         stored, changed = board_store.archive(entry, actor_id=ctx.user_id, activity=act)
     except Missing:
@@ -376,14 +446,18 @@ MAX_UNARCHIVE = 50
 class UnarchiveBoardsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     boardIds: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
-        min_length=1, max_length=MAX_UNARCHIVE, description="bd_… ids.",
+        min_length=1,
+        max_length=MAX_UNARCHIVE,
+        description="bd_… ids.",
     )
 
 
 class UnarchivedBoard(ToolOutput):
     id: str
     name: str
-    restored: bool = Field(description="True when this call restored the board; false when it was active already (a no-op).")
+    restored: bool = Field(
+        description="True when this call restored the board; false when it was active already (a no-op)."
+    )
 
 
 class UnarchiveBoardsOutput(ToolOutput):
@@ -392,16 +466,16 @@ class UnarchiveBoardsOutput(ToolOutput):
 
 
 def _board_entries(where: Any, args: Any) -> Prefetch:
-    mine = [b for b in dict.fromkeys(args.boardIds) if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id]
+    mine = [
+        b for b in dict.fromkeys(args.boardIds) if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id
+    ]
     return Prefetch(items=tuple(board_store.entry_key(b) for b in mine))
 
 
 @tool(
     "unarchive_boards",
     title="Unarchive boards",
-    description=(
-        "Restores 1-50 archived boards (ADMIN), all or nothing; active ones stay as they are."
-    ),
+    description=("Restores 1-50 archived boards (ADMIN), all or nothing; active ones stay as they are."),
     area="boards",
     scope="admin",
     idempotent=True,
@@ -429,8 +503,13 @@ def unarchive_boards(ctx: CallContext, args: UnarchiveBoardsInput) -> UnarchiveB
             names = ", ".join(repr(e.name) for e in todo[:5]) + (f" and {len(todo) - 5} more" if len(todo) > 5 else "")
             # One activity row for the call, in the first restored board's log (the transaction
             # has room for 50 entries, the membership guard and one row; docs/data-model.md).
-            act = ctx.activity(ws, todo[0].boardId, "board.unarchived", f"Restored {len(todo)} board{'s' if len(todo) != 1 else ''}: {names}",
-                               data={"boardIds": [e.boardId for e in todo]})
+            act = ctx.activity(
+                ws,
+                todo[0].boardId,
+                "board.unarchived",
+                f"Restored {len(todo)} board{'s' if len(todo) != 1 else ''}: {names}",
+                data={"boardIds": [e.boardId for e in todo]},
+            )
         try:
             if todo:
                 board_store.unarchive(todo, workspace_id=ws, actor_id=ctx.user_id, activity=act)

@@ -8,7 +8,6 @@ envelope of each item that was not applied. docs/data-model.md ("Bulk writes") d
 transaction shapes and budgets; docs/decisions.md records the deviation from "one transaction".
 """
 
-
 from typing import Annotated, Any, Literal
 
 from fractional_indexing import generate_key_between
@@ -21,10 +20,10 @@ from domain.errors import ToolError
 from domain.idempotency import answer, creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
-from domain.store import work as work_store
 from domain.store import bulk as bulk_store
 from domain.store import keys, search_marks
 from domain.store import tasks as task_store
+from domain.store import work as work_store
 from domain.store.db import ConditionFailed, Missing
 from domain.store.models import ColumnRow, TaskDetailRow
 from domain.text import has_visible
@@ -34,12 +33,12 @@ from domain.tools.args import (
     DueDateArg,
     ExpectedUpdatedAtArg,
     IdempotencyKeyArg,
+    IdShape,
     NewDueDateArg,
     Priority,
     Redact,
-    TaskIdArg,
-    IdShape,
     SingleLine,
+    TaskIdArg,
     TitleArg,
     redactions_field,
     requested_changes,
@@ -64,11 +63,17 @@ def _wip_over(column: ColumnRow, count: int) -> str | None:
 
 # -- per-item results (bulk_update_tasks, bulk_move_tasks) -------------------------------------
 class ItemError(ToolOutput):
-    code: str = Field(description="FORBIDDEN, NOT_FOUND, INVALID_INPUT, CONFLICT or INTERNAL, as in the error envelope.")
+    code: str = Field(
+        description="FORBIDDEN, NOT_FOUND, INVALID_INPUT, CONFLICT or INTERNAL, as in the error envelope."
+    )
     message: str
     hint: str
-    retryAfterSeconds: int | None = Field(default=None, description="Set when repeating the item later may succeed as-is.")
-    current: TaskRowView | None = Field(default=None, description="CONFLICT on expectedUpdatedAt: the task as stored now (without its description).")
+    retryAfterSeconds: int | None = Field(
+        default=None, description="Set when repeating the item later may succeed as-is."
+    )
+    current: TaskRowView | None = Field(
+        default=None, description="CONFLICT on expectedUpdatedAt: the task as stored now (without its description)."
+    )
 
 
 class ItemResult(ToolOutput):
@@ -86,7 +91,9 @@ class BulkEditOutput(ToolOutput):
     results: list[ItemResult] = Field(description="One result per item, in input order.")
     applied: int = Field(description="Items written (status applied).")
     failed: int = Field(description="Items not applied (status failed); retry just those.")
-    notice: str | None = Field(description="Set when items failed, or when a column is now over its work-in-progress limit.")
+    notice: str | None = Field(
+        description="Set when items failed, or when a column is now over its work-in-progress limit."
+    )
 
 
 class BulkUpdateOutput(BulkEditOutput):
@@ -96,24 +103,36 @@ class BulkUpdateOutput(BulkEditOutput):
 def _item_error(exc: ToolError) -> ItemError:
     body = exc.envelope()["error"]
     current = body.get("current")
-    return ItemError(code=body["code"], message=body["message"], hint=body["hint"], retryAfterSeconds=body.get("retryAfterSeconds"),
-                     current=TaskRowView(**current) if current else None)
+    return ItemError(
+        code=body["code"],
+        message=body["message"],
+        hint=body["hint"],
+        retryAfterSeconds=body.get("retryAfterSeconds"),
+        current=TaskRowView(**current) if current else None,
+    )
 
 
 def _conflict_error() -> ToolError:
     return errors.conflict(
         "Other changes to this task or its columns kept committing while the bulk ran; the item was not applied.",
-        "Repeat the call with just this item.", retry_after_seconds=1,
+        "Repeat the call with just this item.",
+        retry_after_seconds=1,
     )
 
 
 def _halt_error(ctx: CallContext) -> Any:
     def make(exc: BaseException) -> ToolError:
-        base = faults.busy_error(ctx.correlation_id) if faults.throttled(exc) else faults.unavailable_error(ctx.correlation_id)
+        base = (
+            faults.busy_error(ctx.correlation_id)
+            if faults.throttled(exc)
+            else faults.unavailable_error(ctx.correlation_id)
+        )
         return ToolError(
-            base.code, f"Not applied: a later transaction of this bulk failed after earlier ones committed. {base.message}",
+            base.code,
+            f"Not applied: a later transaction of this bulk failed after earlier ones committed. {base.message}",
             "Repeat the identical call with the same idempotencyKey to apply the rest (applied items are not applied again), "
-            "or send just the failed items.", retry_after_seconds=base.retry_after_seconds,
+            "or send just the failed items.",
+            retry_after_seconds=base.retry_after_seconds,
         )
 
     return make
@@ -136,7 +155,11 @@ def _refuse_duplicates(ids_: list[str]) -> None:
     seen: dict[str, int] = {}
     for i, tid in enumerate(ids_):
         if tid in seen:
-            raise errors.invalid("items", f"task {tid} appears twice (items {seen[tid]} and {i})", "Send each task once per call; nothing was written.")
+            raise errors.invalid(
+                "items",
+                f"task {tid} appears twice (items {seen[tid]} and {i})",
+                "Send each task once per call; nothing was written.",
+            )
         seen[tid] = i
 
 
@@ -154,7 +177,9 @@ class _Planner:
 
     # results
     def fail(self, i: int, exc: ToolError) -> None:
-        self.results[i] = ItemResult(index=i, taskId=self.task_ids[i], status="failed", task=None, error=_item_error(exc))
+        self.results[i] = ItemResult(
+            index=i, taskId=self.task_ids[i], status="failed", task=None, error=_item_error(exc)
+        )
 
     def pending(self) -> list[int]:
         return [i for i in range(self.count) if i not in self.results]
@@ -168,8 +193,14 @@ class _Planner:
         for a in applied:
             i = int(a["i"])
             if 0 <= i < self.count:
-                self.results[i] = ItemResult(index=i, taskId=self.task_ids[i], status="applied", task=TaskRowView(**a["task"]),
-                                             changedFields=a.get("changed"), error=None)
+                self.results[i] = ItemResult(
+                    index=i,
+                    taskId=self.task_ids[i],
+                    status="applied",
+                    task=TaskRowView(**a["task"]),
+                    changedFields=a.get("changed"),
+                    error=None,
+                )
 
     def view(self, detail: TaskDetailRow) -> TaskRowView:
         col = self.columns.get(detail.boardId, {}).get(detail.columnId)
@@ -184,8 +215,16 @@ class _Planner:
         results = [self.results[i] for i in range(self.count)]
         failed = sum(1 for r in results if r.status == "failed")
         if failed:
-            notices.insert(0, f"{failed} of {self.count} items were not applied; each failed result carries its error. Retry just those.")
-        return (model or BulkEditOutput)(results=results, applied=sum(1 for r in results if r.status == "applied"), failed=failed, notice=" ".join(notices) or None)
+            notices.insert(
+                0,
+                f"{failed} of {self.count} items were not applied; each failed result carries its error. Retry just those.",
+            )
+        return (model or BulkEditOutput)(
+            results=results,
+            applied=sum(1 for r in results if r.status == "applied"),
+            failed=failed,
+            notice=" ".join(notices) or None,
+        )
 
     # shared failure handling
     def failed_common(self, chunk: bulk_store.Chunk, failure: ConditionFailed) -> None:
@@ -255,8 +294,12 @@ class BulkCreateInput(ToolInput):
 
 
 class BulkCreateOutput(ToolOutput):
-    tasks: list[TaskRowView] = Field(description="The new tasks in input order, each with its id, number and key (numbers are consecutive).")
-    notice: str | None = Field(description="Set when the column is now over its work-in-progress limit, or when the descriptions are still being written.")
+    tasks: list[TaskRowView] = Field(
+        description="The new tasks in input order, each with its id, number and key (numbers are consecutive)."
+    )
+    notice: str | None = Field(
+        description="Set when the column is now over its work-in-progress limit, or when the descriptions are still being written."
+    )
     redactions: list[str] = redactions_field()
 
 
@@ -284,27 +327,53 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
         title = t.title.strip()
         if not has_visible(title):
             raise errors.invalid(f"tasks.{i}.title", "must contain visible characters")
-        items.append(bulk_store.NewTask(title=title, description=t.description or "", priority=t.priority, due=t.dueDate))
+        items.append(
+            bulk_store.NewTask(title=title, description=t.description or "", priority=t.priority, due=t.dueDate)
+        )
 
     def activity_for(details: list[TaskDetailRow], column: ColumnRow) -> Any:
         shown = ", ".join(d.key for d in details[:10]) + (f" and {len(details) - 10} more" if len(details) > 10 else "")
         return ctx.activity(
-            where.workspace_id, where.board_id, "task.bulk_created", f"Created {len(details)} task{'s' if len(details) != 1 else ''} in {column.name!r}: {shown}",
-            data={"columnId": where.column_id, "taskIds": [d.taskId for d in details], "keys": [d.key for d in details]}, at=details[0].createdAt,
+            where.workspace_id,
+            where.board_id,
+            "task.bulk_created",
+            f"Created {len(details)} task{'s' if len(details) != 1 else ''} in {column.name!r}: {shown}",
+            data={
+                "columnId": where.column_id,
+                "taskIds": [d.taskId for d in details],
+                "keys": [d.key for d in details],
+            },
+            at=details[0].createdAt,
         )
 
     def entry_for(detail: TaskDetailRow) -> Any:  # the task's own creation entry, as create_task words it (+ "bulk")
-        return ctx.activity(where.workspace_id, where.board_id, "task.created", f"Created {detail.key} {detail.title!r} (bulk)",
-                            task_id=detail.taskId, data={"columnId": where.column_id, "bulk": True}, at=detail.createdAt)
+        return ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "task.created",
+            f"Created {detail.key} {detail.title!r} (bulk)",
+            task_id=detail.taskId,
+            data={"columnId": where.column_id, "bulk": True},
+            at=detail.createdAt,
+        )
 
     try:
         made = bulk_store.create_many(
-            workspace_id=where.workspace_id, board_id=where.board_id, column_id=where.column_id, actor_id=ctx.user_id, items=items,
-            activity_for=activity_for, entry_for=entry_for, marker=creation_marker(ctx, where.workspace_id), transient=_transient,
+            workspace_id=where.workspace_id,
+            board_id=where.board_id,
+            column_id=where.column_id,
+            actor_id=ctx.user_id,
+            items=items,
+            activity_for=activity_for,
+            entry_for=entry_for,
+            marker=creation_marker(ctx, where.workspace_id),
+            transient=_transient,
             first_read=ctx.prefetched,
         )
     except task_store.ColumnArchived:
-        raise errors.invalid("columnId", "this column is archived", "Create the tasks in an active column (list_columns).") from None
+        raise errors.invalid(
+            "columnId", "this column is archived", "Create the tasks in an active column (list_columns)."
+        ) from None
     except bulk_store.BoardClosed:
         raise errors.board_archived("columnId") from None
     except Missing:
@@ -331,7 +400,9 @@ _CLEARABLE: dict[str, Any] = {"description": "", "dueDate": None}
 class UpdateItem(ToolInput):
     taskId: TaskIdArg
     title: Annotated[str | None, Field(default=None, min_length=1, max_length=500), SingleLine, Redact]
-    description: Annotated[str | None, Field(default=None, max_length=20000, description="Markdown; null empties it."), Redact]
+    description: Annotated[
+        str | None, Field(default=None, max_length=20000, description="Markdown; null empties it."), Redact
+    ]
     priority: Priority | None = None
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
@@ -353,7 +424,14 @@ class _UpdatePlanner(_Planner):
             item = self.args.items[i]
             asked = requested_changes(item, clear_to=_CLEARABLE, not_values=("taskId", "expectedUpdatedAt"))
             if not asked:
-                self.fail(i, errors.invalid("arguments", "nothing to change", "Give at least one of title, description, priority or dueDate."))
+                self.fail(
+                    i,
+                    errors.invalid(
+                        "arguments",
+                        "nothing to change",
+                        "Give at least one of title, description, priority or dueDate.",
+                    ),
+                )
                 continue
             if "title" in asked:
                 asked["title"] = asked["title"].strip()
@@ -370,7 +448,10 @@ class _UpdatePlanner(_Planner):
             self.fail(i, stale)
             return None
         if state.archivedAt:
-            self.fail(i, errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only."))
+            self.fail(
+                i,
+                errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only."),
+            )
             return None
         detail = task_store.copy(state)
         changes: dict[str, Any] = {}
@@ -382,13 +463,29 @@ class _UpdatePlanner(_Planner):
                 changes[name] = {"from": getattr(detail, name), "to": value}
                 setattr(detail, name, value)
         if not changes:
-            self.results[i] = ItemResult(index=i, taskId=self.task_ids[i], status="unchanged", task=self.view(state), changedFields=[], error=None)
+            self.results[i] = ItemResult(
+                index=i,
+                taskId=self.task_ids[i],
+                status="unchanged",
+                task=self.view(state),
+                changedFields=[],
+                error=None,
+            )
             return None
         detail.updatedAt = clock.next_stamp(state.updatedAt)
-        data = {k: v for k, v in changes.items() if k != "description"} | ({"description": "changed"} if "description" in changes else {})
+        data = {k: v for k, v in changes.items() if k != "description"} | (
+            {"description": "changed"} if "description" in changes else {}
+        )
         w = self.where[i]
-        act = self.ctx.activity(w.workspace_id, w.board_id, "task.updated", f"Updated {detail.key}: {', '.join(sorted(changes))} (bulk)",
-                                task_id=detail.taskId, data=data, at=detail.updatedAt)
+        act = self.ctx.activity(
+            w.workspace_id,
+            w.board_id,
+            "task.updated",
+            f"Updated {detail.key}: {', '.join(sorted(changes))} (bulk)",
+            task_id=detail.taskId,
+            data=data,
+            at=detail.updatedAt,
+        )
         return detail, act, changes
 
     def next_chunk(self, reserved: int) -> bulk_store.Chunk | None:
@@ -406,7 +503,9 @@ class _UpdatePlanner(_Planner):
             cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + work_store.actions(detail)
             entry = search_marks.entry_bytes(detail)  # the text again, in the search batch record
             weight = 2 * bulk_store.item_bytes(detail) + bulk_store.item_bytes(act) + entry
-            records = len(spaces | {w.workspace_id}) + (text + entry) // search_marks.BATCH_BYTES + 1  # batch records (upper bound)
+            records = (
+                len(spaces | {w.workspace_id}) + (text + entry) // search_marks.BATCH_BYTES + 1
+            )  # batch records (upper bound)
             if edits and (actions + cost + records > budget or size + weight > bulk_store.MAX_TX_BYTES):
                 break
             edits.append((i, self.states[i], detail, act, list(changes)))
@@ -426,12 +525,21 @@ class _UpdatePlanner(_Planner):
             bulk_store.guards(tx, user_id=self.ctx.user_id, workspaces=spaces, boards=boards)
 
         applied = [{"i": i, "task": self.view(d).model_dump(mode="json"), "changed": ch} for i, _, d, _, ch in edits]
-        return bulk_store.Chunk(indices=[e[0] for e in edits], applied=applied, build=build, actions=actions, context=edits)
+        return bulk_store.Chunk(
+            indices=[e[0] for e in edits], applied=applied, build=build, actions=actions, context=edits
+        )
 
     def committed(self, chunk: bulk_store.Chunk) -> None:
         for (i, _, detail, _, changed), rec in zip(chunk.context, chunk.applied, strict=True):
             self.states[i] = detail
-            self.results[i] = ItemResult(index=i, taskId=self.task_ids[i], status="applied", task=TaskRowView(**rec["task"]), changedFields=changed, error=None)
+            self.results[i] = ItemResult(
+                index=i,
+                taskId=self.task_ids[i],
+                status="applied",
+                task=TaskRowView(**rec["task"]),
+                changedFields=changed,
+                error=None,
+            )
 
     def failed(self, chunk: bulk_store.Chunk, failure: ConditionFailed) -> None:
         self.failed_common(chunk, failure)
@@ -458,7 +566,14 @@ def bulk_update_tasks(ctx: CallContext, args: BulkUpdateInput) -> BulkUpdateOutp
     planner = _UpdatePlanner(ctx, args)
     planner.start(ctx, ids_)
     planner.prepare()
-    run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_update_tasks", transient=_transient, halt_error=_halt_error(ctx), conflict_error=_conflict_error())
+    run = bulk_store.run_chunks(
+        planner,
+        _markers(ctx, ids_),
+        operation="bulk_update_tasks",
+        transient=_transient,
+        halt_error=_halt_error(ctx),
+        conflict_error=_conflict_error(),
+    )
     return answer(ctx, planner.output([], BulkUpdateOutput), finished=run.halted is None)
 
 
@@ -483,7 +598,14 @@ class _MovePlanner(_Planner):
         for i in self.pending():
             dest = ids.parse_column(self.args.items[i].columnId)
             if dest is None or dest[1] != self.where[i].board_id:
-                self.fail(i, errors.invalid("columnId", "must be a column of the task's board", "get_board_snapshot lists the board's columns."))
+                self.fail(
+                    i,
+                    errors.invalid(
+                        "columnId",
+                        "must be a column of the task's board",
+                        "get_board_snapshot lists the board's columns.",
+                    ),
+                )
 
     def plan(self, i: int, cols: dict[str, dict[str, ColumnRow]]) -> tuple[TaskDetailRow, Any, ColumnRow] | None:
         """Item ``i`` appended to its destination as ``cols`` (this chunk's view) stands."""
@@ -499,23 +621,45 @@ class _MovePlanner(_Planner):
         dest_id = self.args.items[i].columnId
         dest = cols.get(board, {}).get(dest_id)
         if dest is None or dest.archivedAt:
-            self.fail(i, errors.invalid("columnId", "is not an active column of this task's board", "get_board_snapshot lists the board's columns."))
+            self.fail(
+                i,
+                errors.invalid(
+                    "columnId",
+                    "is not an active column of this task's board",
+                    "get_board_snapshot lists the board's columns.",
+                ),
+            )
             return None
         if dest_id == state.columnId and dest.lastRank == state.rank:
-            self.results[i] = ItemResult(index=i, taskId=self.task_ids[i], status="unchanged", task=self.view(state), error=None)
+            self.results[i] = ItemResult(
+                index=i, taskId=self.task_ids[i], status="unchanged", task=self.view(state), error=None
+            )
             return None
         moved = task_store.copy(state)
         moved.columnId, moved.rank = dest_id, generate_key_between(dest.lastRank, None)
         moved.updatedAt = clock.next_stamp(state.updatedAt)
         w = self.where[i]
-        verb = f"Moved {moved.key} to {dest.name!r} (bulk)" if dest_id != state.columnId else f"Reordered {moved.key} to the bottom of {dest.name!r} (bulk)"
-        act = self.ctx.activity(w.workspace_id, board, "task.moved", verb, task_id=moved.taskId,
-                                data={"fromColumnId": state.columnId, "toColumnId": dest_id}, at=moved.updatedAt)
+        verb = (
+            f"Moved {moved.key} to {dest.name!r} (bulk)"
+            if dest_id != state.columnId
+            else f"Reordered {moved.key} to the bottom of {dest.name!r} (bulk)"
+        )
+        act = self.ctx.activity(
+            w.workspace_id,
+            board,
+            "task.moved",
+            verb,
+            task_id=moved.taskId,
+            data={"fromColumnId": state.columnId, "toColumnId": dest_id},
+            at=moved.updatedAt,
+        )
         return moved, act, dest
 
     def next_chunk(self, reserved: int) -> bulk_store.Chunk | None:
         budget = bulk_store.MAX_ACTIONS - reserved
-        cols = {b: {c: ColumnRow.from_raw_data(row.serialize()) for c, row in cs.items()} for b, cs in self.columns.items()}
+        cols = {
+            b: {c: ColumnRow.from_raw_data(row.serialize()) for c, row in cs.items()} for b, cs in self.columns.items()
+        }
         read = {(b, c): (row.lastRank, row) for b, cs in self.columns.items() for c, row in cs.items()}
         edits: list[tuple[int, TaskDetailRow, TaskDetailRow, Any]] = []
         delta: dict[tuple[str, str], int] = {}
@@ -532,11 +676,19 @@ class _MovePlanner(_Planner):
             w = self.where[i]
             src_key, dest_key = (state.boardId, state.columnId), (state.boardId, moved.columnId)
             touched = {src_key, dest_key} - set(delta) - grown
-            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + len(touched) + work_store.actions(moved)
+            cost = (
+                3
+                + (w.workspace_id not in spaces)
+                + (w.board_id not in boards)
+                + len(touched)
+                + work_store.actions(moved)
+            )
             weight = 2 * bulk_store.item_bytes(moved) + bulk_store.item_bytes(act)
             # a move leaves the text alone; a row without searchVersion (older data) still gets a
             # search batch record: one action per workspace held back for it
-            if edits and (actions + cost + len(spaces | {w.workspace_id}) > budget or size + weight > bulk_store.MAX_TX_BYTES):
+            if edits and (
+                actions + cost + len(spaces | {w.workspace_id}) > budget or size + weight > bulk_store.MAX_TX_BYTES
+            ):
                 break
             edits.append((i, state, moved, act))
             spaces.add(w.workspace_id)
@@ -573,21 +725,36 @@ class _MovePlanner(_Planner):
                 cond = ColumnRow.PK.exists()
                 if new_last is not None:
                     actions_.append(ColumnRow.lastRank.set(new_last))
-                    cond = cond & ColumnRow.archivedAt.does_not_exist() & (ColumnRow.lastRank == last_read if last_read else ColumnRow.lastRank.does_not_exist())
+                    cond = (
+                        cond
+                        & ColumnRow.archivedAt.does_not_exist()
+                        & (ColumnRow.lastRank == last_read if last_read else ColumnRow.lastRank.does_not_exist())
+                    )
                 if n:
                     actions_.append(ColumnRow.taskCount.add(n))
                 tx.update(ColumnRow(*keys.column(b, c)), actions=actions_, condition=cond)
             bulk_store.guards(tx, user_id=self.ctx.user_id, workspaces=spaces, boards=boards)
 
-        applied = [{"i": i, "task": task_row_view(m, cols[m.boardId][m.columnId].name).model_dump(mode="json")} for i, _, m, _ in edits]
-        return bulk_store.Chunk(indices=[e[0] for e in edits], applied=applied, build=build, actions=actions + len(column_writes), context=(edits, cols))
+        applied = [
+            {"i": i, "task": task_row_view(m, cols[m.boardId][m.columnId].name).model_dump(mode="json")}
+            for i, _, m, _ in edits
+        ]
+        return bulk_store.Chunk(
+            indices=[e[0] for e in edits],
+            applied=applied,
+            build=build,
+            actions=actions + len(column_writes),
+            context=(edits, cols),
+        )
 
     def committed(self, chunk: bulk_store.Chunk) -> None:
         edits, cols = chunk.context
         self.columns = cols
         for (i, _, moved, _), rec in zip(edits, chunk.applied, strict=True):
             self.states[i] = moved
-            self.results[i] = ItemResult(index=i, taskId=self.task_ids[i], status="applied", task=TaskRowView(**rec["task"]), error=None)
+            self.results[i] = ItemResult(
+                index=i, taskId=self.task_ids[i], status="applied", task=TaskRowView(**rec["task"]), error=None
+            )
 
     def failed(self, chunk: bulk_store.Chunk, failure: ConditionFailed) -> None:
         self.failed_common(chunk, failure)
@@ -598,7 +765,9 @@ class _MovePlanner(_Planner):
 
     def notices(self) -> list[str]:
         out = []
-        moved_to = {(r.task.boardId, r.task.columnId) for r in self.results.values() if r.status == "applied" and r.task}
+        moved_to = {
+            (r.task.boardId, r.task.columnId) for r in self.results.values() if r.status == "applied" and r.task
+        }
         for b, c in sorted(moved_to):
             col = self.columns.get(b, {}).get(c)
             if col is not None:
@@ -631,7 +800,14 @@ def bulk_move_tasks(ctx: CallContext, args: BulkMoveInput) -> BulkEditOutput:
     planner = _MovePlanner(ctx, args)
     planner.start(ctx, ids_)
     planner.prepare()
-    run = bulk_store.run_chunks(planner, _markers(ctx, ids_), operation="bulk_move_tasks", transient=_transient, halt_error=_halt_error(ctx), conflict_error=_conflict_error())
+    run = bulk_store.run_chunks(
+        planner,
+        _markers(ctx, ids_),
+        operation="bulk_move_tasks",
+        transient=_transient,
+        halt_error=_halt_error(ctx),
+        conflict_error=_conflict_error(),
+    )
     return answer(ctx, planner.output(planner.notices()), finished=run.halted is None)
 
 

@@ -3,7 +3,6 @@
 Items, keys and request costs: docs/data-model.md (columns, board head ``activeColumns``).
 """
 
-
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -55,7 +54,9 @@ def list_columns(ctx: CallContext, args: ListColumnsInput) -> ListColumnsOutput:
     board, columns = ctx.query("header")
     if board is None:
         raise errors.not_found("board", args.boardId)
-    return ListColumnsOutput(columns=[column_view(c, i) for c, i in column_store.ordered(columns, args.includeArchived)])
+    return ListColumnsOutput(
+        columns=[column_view(c, i) for c, i in column_store.ordered(columns, args.includeArchived)]
+    )
 
 
 # -- manage_columns --------------------------------------------------------------------------
@@ -63,14 +64,20 @@ class ManageColumnsInput(ToolInput):
     action: Literal["create", "rename", "move", "archive"]
     boardId: str | None = Field(default=None, max_length=64, description="bd_…; create only.")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…; not for create.")
-    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=80, description="Required for create.")
-    beforeColumnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=80, description="Place before it.")
-    afterColumnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=80, description="Place after it.")
+    name: Annotated[str | None, SingleLine] = Field(
+        default=None, min_length=1, max_length=80, description="Required for create."
+    )
+    beforeColumnId: Annotated[str | None, IdShape("column")] = Field(
+        default=None, max_length=80, description="Place before it."
+    )
+    afterColumnId: Annotated[str | None, IdShape("column")] = Field(
+        default=None, max_length=80, description="Place after it."
+    )
     wipLimit: int | None = Field(
-        default=None, ge=1, le=1000,
-        description=(
-            "Over it, writes add a notice; on rename null removes it."
-        ),
+        default=None,
+        ge=1,
+        le=1000,
+        description=("Over it, writes add a notice; on rename null removes it."),
     )
     done: bool | None = Field(default=None, description="Marks a done column.")
 
@@ -79,7 +86,10 @@ class ManageColumnsOutput(ToolOutput):
     action: str
     column: ColumnView
     columns: list[ColumnView] = Field(description="The board's active columns after the change, in order.")
-    notice: str | None = Field(default=None, description="archive: how many tasks left the board view with the column, and how to bring them back.")
+    notice: str | None = Field(
+        default=None,
+        description="archive: how many tasks left the board view with the column, and how to bring them back.",
+    )
 
 
 def _locate_column_target(ctx: CallContext, args: ManageColumnsInput) -> Located:
@@ -134,21 +144,37 @@ def _placement(board: _Board, moving: str | None, args: ManageColumnsInput) -> t
     try:
         return column_store.placement(board.active, moving, args.beforeColumnId, args.afterColumnId)
     except column_store.AnchorNotFound as missing:
-        raise errors.invalid("beforeColumnId" if args.beforeColumnId else "afterColumnId", f"{missing.args[0]!r} is not an active column of this board") from None
+        raise errors.invalid(
+            "beforeColumnId" if args.beforeColumnId else "afterColumnId",
+            f"{missing.args[0]!r} is not an active column of this board",
+        ) from None
 
 
 def _create(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRow:
     if len(board.active) >= MAX_ACTIVE_COLUMNS:
-        raise errors.invalid("boardId", f"a board holds at most {MAX_ACTIVE_COLUMNS} active columns", "Archive a column you no longer use first.")
+        raise errors.invalid(
+            "boardId",
+            f"a board holds at most {MAX_ACTIVE_COLUMNS} active columns",
+            "Archive a column you no longer use first.",
+        )
     name = (args.name or "").strip()
     position, moved = _placement(board, None, args)
     now = clock.now_iso()
     cid = ids.new_column_id(board.board_id)
     column = column_store.new_row(board.board_id, cid, name, position, args.wipLimit, now)
     column.done = bool(args.done)
-    act = ctx.activity(board.ws, board.board_id, "column.created", f"Added column {name!r}", data={"columnId": cid, "name": name}, at=now)
+    act = ctx.activity(
+        board.ws,
+        board.board_id,
+        "column.created",
+        f"Added column {name!r}",
+        data={"columnId": cid, "name": name},
+        at=now,
+    )
     try:
-        column_store.create(column, moved, workspace_id=board.ws, actor_id=ctx.user_id, activity=act, max_active=MAX_ACTIVE_COLUMNS)
+        column_store.create(
+            column, moved, workspace_id=board.ws, actor_id=ctx.user_id, activity=act, max_active=MAX_ACTIVE_COLUMNS
+        )
     except Missing:
         raise errors.not_found("board", board.board_id) from None
     column_store.apply_rerank(board.columns, moved)
@@ -156,15 +182,39 @@ def _create(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     return column
 
 
-def _update(ctx: CallContext, board: _Board, column: ColumnRow, stamp: str, actions: list[Any], kind: str, summary: str, data: dict[str, Any], moved: dict[str, str] | None = None, archiving: bool = False) -> ColumnRow:
+def _update(
+    ctx: CallContext,
+    board: _Board,
+    column: ColumnRow,
+    stamp: str,
+    actions: list[Any],
+    kind: str,
+    summary: str,
+    data: dict[str, Any],
+    moved: dict[str, str] | None = None,
+    archiving: bool = False,
+) -> ColumnRow:
     previous = column.updatedAt
     act = ctx.activity(board.ws, board.board_id, kind, summary, data=data, at=stamp)
     try:
-        column_store.update(column, [ColumnRow.updatedAt.set(stamp), *actions], previous, moved or {}, archiving=archiving, workspace_id=board.ws, actor_id=ctx.user_id, activity=act)
+        column_store.update(
+            column,
+            [ColumnRow.updatedAt.set(stamp), *actions],
+            previous,
+            moved or {},
+            archiving=archiving,
+            workspace_id=board.ws,
+            actor_id=ctx.user_id,
+            activity=act,
+        )
     except column_store.LastActiveColumn:
-        raise errors.invalid("columnId", "a board needs at least one active column", "Create another column before archiving this one.") from None
+        raise errors.invalid(
+            "columnId", "a board needs at least one active column", "Create another column before archiving this one."
+        ) from None
     except column_store.ColumnChanged:
-        raise errors.conflict("The column changed while this call ran.", "Read the columns again and retry.", retry_after_seconds=1) from None
+        raise errors.conflict(
+            "The column changed while this call ran.", "Read the columns again and retry.", retry_after_seconds=1
+        ) from None
     column.updatedAt = stamp
     column_store.apply_rerank(board.columns, moved or {})
     return column
@@ -179,7 +229,9 @@ def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     if args.done is not None:
         actions.append(ColumnRow.done.set(args.done))
     # The null rule of update tools: left out keeps the limit, null removes it (it may be empty).
-    asked = requested_changes(args, clear_to={"wipLimit": None}, not_values=set(ManageColumnsInput.model_fields) - {"wipLimit"})
+    asked = requested_changes(
+        args, clear_to={"wipLimit": None}, not_values=set(ManageColumnsInput.model_fields) - {"wipLimit"}
+    )
     data: dict[str, Any] = {"columnId": column.columnId, "from": column.name, "to": name}
     if args.done is not None:
         data["done"] = args.done
@@ -202,7 +254,17 @@ def _move(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRo
     assert column is not None
     stamp = clock.next_stamp(column.updatedAt)
     position, moved = _placement(board, column.columnId, args)
-    _update(ctx, board, column, stamp, [ColumnRow.position.set(position)], "column.moved", f"Moved column {column.name!r}", {"columnId": column.columnId}, moved)
+    _update(
+        ctx,
+        board,
+        column,
+        stamp,
+        [ColumnRow.position.set(position)],
+        "column.moved",
+        f"Moved column {column.name!r}",
+        {"columnId": column.columnId},
+        moved,
+    )
     column.position = position
     return column
 
@@ -211,10 +273,22 @@ def _archive(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Colum
     column = board.column
     assert column is not None
     if len(board.active) <= 1:
-        raise errors.invalid("columnId", "a board needs at least one active column", "Create another column before archiving this one.")
+        raise errors.invalid(
+            "columnId", "a board needs at least one active column", "Create another column before archiving this one."
+        )
     stamp = clock.next_stamp(column.updatedAt)
     data = {"columnId": column.columnId, "tasks": int(column.taskCount or 0)}
-    _update(ctx, board, column, stamp, [ColumnRow.archivedAt.set(stamp)], "column.archived", f"Archived column {column.name!r}", data, archiving=True)
+    _update(
+        ctx,
+        board,
+        column,
+        stamp,
+        [ColumnRow.archivedAt.set(stamp)],
+        "column.archived",
+        f"Archived column {column.name!r}",
+        data,
+        archiving=True,
+    )
     column.archivedAt = stamp
     return column
 
@@ -233,7 +307,10 @@ def _archive_notice(column: ColumnRow) -> str | None:
 
 
 _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRow]] = {
-    "create": _create, "rename": _rename, "move": _move, "archive": _archive,
+    "create": _create,
+    "rename": _rename,
+    "move": _move,
+    "archive": _archive,
 }
 
 
@@ -255,8 +332,20 @@ _ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRo
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     refs=(
-        Ref("beforeColumnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="is not an active column of this board"),
-        Ref("afterColumnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="is not an active column of this board"),
+        Ref(
+            "beforeColumnId",
+            "column",
+            within="board",
+            error=ErrorCode.INVALID_INPUT,
+            message="is not an active column of this board",
+        ),
+        Ref(
+            "afterColumnId",
+            "column",
+            within="board",
+            error=ErrorCode.INVALID_INPUT,
+            message="is not an active column of this board",
+        ),
     ),
     input_model=ManageColumnsInput,
     output_model=ManageColumnsOutput,
@@ -268,7 +357,10 @@ def manage_columns(ctx: CallContext, args: ManageColumnsInput) -> ManageColumnsO
     position = next((i for c, i in ordered if c.columnId == column.columnId), len(ordered))
     notice = _archive_notice(column) if args.action == "archive" else None
     return ManageColumnsOutput(
-        action=args.action, column=column_view(column, position), columns=[column_view(c, i) for c, i in ordered], notice=notice,
+        action=args.action,
+        column=column_view(column, position),
+        columns=[column_view(c, i) for c, i in ordered],
+        notice=notice,
     )
 
 

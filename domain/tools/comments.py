@@ -4,7 +4,6 @@ Comments live in their task's own partition (docs/data-model.md, "comment"); onl
 edits or deletes one; an archived task's comments stay readable and take no writes.
 """
 
-
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -52,8 +51,16 @@ class CommentView(ToolOutput):
 
 
 def comment_view(c: CommentRow) -> CommentView:
-    return CommentView(id=c.commentId, taskId=c.taskId, authorId=c.authorId, authorName=c.authorName, body=c.body,
-                       createdAt=c.createdAt, updatedAt=c.updatedAt, editedAt=c.editedAt)
+    return CommentView(
+        id=c.commentId,
+        taskId=c.taskId,
+        authorId=c.authorId,
+        authorName=c.authorName,
+        body=c.body,
+        createdAt=c.createdAt,
+        updatedAt=c.updatedAt,
+        editedAt=c.editedAt,
+    )
 
 
 def _task_item(ctx: CallContext) -> TaskDetailRow:
@@ -65,8 +72,11 @@ def _task_item(ctx: CallContext) -> TaskDetailRow:
 
 
 def _closed(task_id: str) -> errors.ToolError:
-    return errors.invalid("taskId", "the task is archived: its comments can be read but not changed",
-                          "Archived tasks are read-only; comment on a live task instead.")
+    return errors.invalid(
+        "taskId",
+        "the task is archived: its comments can be read but not changed",
+        "Archived tasks are read-only; comment on a live task instead.",
+    )
 
 
 def _own(ctx: CallContext, comment: CommentRow, verb: str) -> None:
@@ -101,9 +111,7 @@ class CommentOutput(ToolOutput):
 @tool(
     "create_comment",
     title="Create comment",
-    description=(
-        "Adds a markdown comment to a task that is not archived."
-    ),
+    description=("Adds a markdown comment to a task that is not archived."),
     area="collaboration",
     scope="write",
     keyed=True,
@@ -126,12 +134,33 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
     comment_id = ids.new_comment_id(where.task, ulid)
     member = ctx.member(where.workspace_id)
     row = CommentRow(
-        *keys.comment(task.taskId, ulid), commentId=comment_id, taskId=task.taskId, workspaceId=where.workspace_id,
-        authorId=ctx.user_id, authorName=member.displayName, body=args.body, createdAt=now, updatedAt=now,
+        *keys.comment(task.taskId, ulid),
+        commentId=comment_id,
+        taskId=task.taskId,
+        workspaceId=where.workspace_id,
+        authorId=ctx.user_id,
+        authorName=member.displayName,
+        body=args.body,
+        createdAt=now,
+        updatedAt=now,
     )
-    act = ctx.activity(where.workspace_id, where.board_id, "comment.created", f"Commented on {task.key}", task_id=task.taskId, data={"commentId": comment_id}, at=now)
+    act = ctx.activity(
+        where.workspace_id,
+        where.board_id,
+        "comment.created",
+        f"Commented on {task.key}",
+        task_id=task.taskId,
+        data={"commentId": comment_id},
+        at=now,
+    )
     try:
-        comment_store.create(row, where.task, actor_id=ctx.user_id, activity=act, marker=creation_marker(ctx, where.workspace_id, comment_id))
+        comment_store.create(
+            row,
+            where.task,
+            actor_id=ctx.user_id,
+            activity=act,
+            marker=creation_marker(ctx, where.workspace_id, comment_id),
+        )
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
     except board_store.BoardArchived:
@@ -165,16 +194,19 @@ class ListCommentsOutput(ToolOutput):
 @tool(
     "list_comments",
     title="List comments",
-    description=(
-        "A task's comments oldest first, with author names."
-    ),
+    description=("A task's comments oldest first, with author names."),
     area="collaboration",
     scope="read",
     read_only=True,
     fields_of="comments",
     target=target("taskId", "task"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(items=(keys.task_full(where.board_id, where.task.number), keys.comment_count(ids.task_id(where.board_id, where.task.number)))),
+    prefetch=lambda where, args: Prefetch(
+        items=(
+            keys.task_full(where.board_id, where.task.number),
+            keys.comment_count(ids.task_id(where.board_id, where.task.number)),
+        )
+    ),
     input_model=ListCommentsInput,
     output_model=ListCommentsOutput,
 )
@@ -188,7 +220,9 @@ def list_comments(ctx: CallContext, args: ListCommentsInput) -> ListCommentsOutp
     rows = [r for r in page if isinstance(r, CommentRow)]
     cursor = encode_cursor(kind, last)
     notice = f"Showing {len(rows)} of {total} comments; pass nextCursor for the next page." if cursor else None
-    return ListCommentsOutput(taskId=task.taskId, comments=[comment_view(r) for r in rows], totalCount=total, nextCursor=cursor, notice=notice)
+    return ListCommentsOutput(
+        taskId=task.taskId, comments=[comment_view(r) for r in rows], totalCount=total, nextCursor=cursor, notice=notice
+    )
 
 
 # -- update_comment --------------------------------------------------------------------------
@@ -246,9 +280,23 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         stamp = clock.next_stamp(current.updatedAt)
         edited = CommentRow.from_raw_data(current.serialize())
         edited.body, edited.updatedAt, edited.editedAt = changes["body"], stamp, stamp
-        act = ctx.activity(where.workspace_id, where.board_id, "comment.updated", f"Edited a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId}, at=stamp)
-        return comment_store.edit(edited, current.updatedAt, where.task, actor_id=ctx.user_id, activity=act,
-                                  result=lambda: UpdateCommentOutput(comment=comment_view(edited), changedFields=["body"]))
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "comment.updated",
+            f"Edited a comment on {task.key}",
+            task_id=task.taskId,
+            data={"commentId": args.commentId},
+            at=stamp,
+        )
+        return comment_store.edit(
+            edited,
+            current.updatedAt,
+            where.task,
+            actor_id=ctx.user_id,
+            activity=act,
+            result=lambda: UpdateCommentOutput(comment=comment_view(edited), changedFields=["body"]),
+        )
 
     try:
         return compare_and_set("update_comment", current, plan)
@@ -272,9 +320,7 @@ class DeleteCommentOutput(ToolOutput):
 @tool(
     "delete_comment",
     title="Delete comment",
-    description=(
-        "Deletes one of your comments for good (others' are FORBIDDEN); again is NOT_FOUND."
-    ),
+    description=("Deletes one of your comments for good (others' are FORBIDDEN); again is NOT_FOUND."),
     area="collaboration",
     scope="write",
     destructive=True,
@@ -295,7 +341,14 @@ def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentO
     task = _task_item(ctx)
     if task.archivedAt:
         raise _closed(task.taskId)
-    act = ctx.activity(where.workspace_id, where.board_id, "comment.deleted", f"Deleted a comment on {task.key}", task_id=task.taskId, data={"commentId": args.commentId})
+    act = ctx.activity(
+        where.workspace_id,
+        where.board_id,
+        "comment.deleted",
+        f"Deleted a comment on {task.key}",
+        task_id=task.taskId,
+        data={"commentId": args.commentId},
+    )
     try:
         comment_store.delete(current, where.task, actor_id=ctx.user_id, activity=act)
     except comment_store.TaskClosed:

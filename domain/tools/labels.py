@@ -6,7 +6,6 @@ are ``#rrggbb``. A task's labels are a set replaced whole by set_task_labels. It
 bounds and request costs: docs/data-model.md ("Labels").
 """
 
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -47,20 +46,30 @@ def _board_exists(ctx: CallContext) -> None:
 
 # -- manage_labels ---------------------------------------------------------------------------
 class ManageLabelsInput(ToolInput):
-    action: Literal["create", "update", "delete"] = Field(description="create (boardId, name, color), update (labelId + name/color), delete (labelId).")
+    action: Literal["create", "update", "delete"] = Field(
+        description="create (boardId, name, color), update (labelId + name/color), delete (labelId)."
+    )
     boardId: str | None = Field(default=None, min_length=1, max_length=64, description="bd_…")
     labelId: str | None = Field(default=None, min_length=1, max_length=80, description="lb_…")
-    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=NAME_MAX, description="Unique on the board, any case.")
+    name: Annotated[str | None, SingleLine] = Field(
+        default=None, min_length=1, max_length=NAME_MAX, description="Unique on the board, any case."
+    )
     color: str | None = Field(default=None, pattern=COLOR_PATTERN, description="#rrggbb")
 
 
 class ManageLabelsOutput(ToolOutput):
     action: str
     label: LabelView = Field(description="create/update: the label now; delete: the label as it was before the delete.")
-    created: bool | None = Field(description="create: false when a label of that name (ignoring case) existed already and is returned unchanged; null otherwise.")
+    created: bool | None = Field(
+        description="create: false when a label of that name (ignoring case) existed already and is returned unchanged; null otherwise."
+    )
     changedFields: ChangedFields | None = Field(description="update: the fields this call changed; null otherwise.")
-    detachedTaskIds: list[str] | None = Field(description="delete: the tasks this call took the label off; null otherwise.")
-    remainingTasks: int | None = Field(description="delete: tasks still carrying the label when this call stopped (call delete again to finish); 0 when done, null otherwise.")
+    detachedTaskIds: list[str] | None = Field(
+        description="delete: the tasks this call took the label off; null otherwise."
+    )
+    remainingTasks: int | None = Field(
+        description="delete: tasks still carrying the label when this call stopped (call delete again to finish); 0 when done, null otherwise."
+    )
     notice: str | None
 
 
@@ -141,9 +150,25 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
         raise _full()
     now = clock.now_iso()
     label_id = ids.new_label_id(where.board_id)
-    row = LabelRow(*keys.label(where.board_id, label_id), labelId=label_id, boardId=where.board_id, name=name, color=color,
-                   taskCount=0, rev=0, createdAt=now, updatedAt=now)
-    act = ctx.activity(where.workspace_id, where.board_id, "label.created", f"Created label {name!r}", data={"labelId": label_id, "name": name, "color": color}, at=now)
+    row = LabelRow(
+        *keys.label(where.board_id, label_id),
+        labelId=label_id,
+        boardId=where.board_id,
+        name=name,
+        color=color,
+        taskCount=0,
+        rev=0,
+        createdAt=now,
+        updatedAt=now,
+    )
+    act = ctx.activity(
+        where.workspace_id,
+        where.board_id,
+        "label.created",
+        f"Created label {name!r}",
+        data={"labelId": label_id, "name": name, "color": color},
+        at=now,
+    )
     try:
         stored, created = label_store.create(row, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act)
     except label_store.BoardFull:
@@ -154,22 +179,45 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
         raise errors.not_found("board", where.board_id) from None
     if not created:
         return _existing(stored, color)
-    return ManageLabelsOutput(action="create", label=label_view(stored), created=True, changedFields=None, detachedTaskIds=None, remainingTasks=None, notice=None)
+    return ManageLabelsOutput(
+        action="create",
+        label=label_view(stored),
+        created=True,
+        changedFields=None,
+        detachedTaskIds=None,
+        remainingTasks=None,
+        notice=None,
+    )
 
 
 def _existing(label: LabelRow, color: str) -> ManageLabelsOutput:
     notice = f"The board already has a label named {label.name!r}; it is returned unchanged"
     notice += "." if label.color == color else f" (its colour stays {label.color}; use action 'update' to change it)."
-    return ManageLabelsOutput(action="create", label=label_view(label), created=False, changedFields=None, detachedTaskIds=None, remainingTasks=None, notice=notice)
+    return ManageLabelsOutput(
+        action="create",
+        label=label_view(label),
+        created=False,
+        changedFields=None,
+        detachedTaskIds=None,
+        remainingTasks=None,
+        notice=notice,
+    )
 
 
 def _full() -> errors.ToolError:
-    return errors.invalid("boardId", f"this board already has {label_store.MAX_PER_BOARD} labels, the most it can hold", "Delete or reuse a label (list_labels).")
+    return errors.invalid(
+        "boardId",
+        f"this board already has {label_store.MAX_PER_BOARD} labels, the most it can hold",
+        "Delete or reuse a label (list_labels).",
+    )
 
 
 def _taken(other: str | None, name: str) -> errors.ToolError:
-    return errors.invalid("name", f"another label of this board is already named {name!r} (ignoring case){f': {other}' if other else ''}",
-                          "Pick another name, or use that label.")
+    return errors.invalid(
+        "name",
+        f"another label of this board is already named {name!r} (ignoring case){f': {other}' if other else ''}",
+        "Pick another name, or use that label.",
+    )
 
 
 def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> ManageLabelsOutput:
@@ -185,18 +233,39 @@ def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
             raise _taken(claim.labelId, name)
 
     def activity_for(edited: LabelRow, changes: dict[str, Any]) -> Any:
-        return ctx.activity(where.workspace_id, where.board_id, "label.updated", f"Updated label {edited.name!r}: {', '.join(changes)}",
-                            data={"labelId": edited.labelId, **changes}, at=edited.updatedAt)
+        return ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "label.updated",
+            f"Updated label {edited.name!r}: {', '.join(changes)}",
+            data={"labelId": edited.labelId, **changes},
+            at=edited.updatedAt,
+        )
 
     try:
-        label, changed = label_store.update(current, name=name, color=color, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity_for=activity_for)
+        label, changed = label_store.update(
+            current,
+            name=name,
+            color=color,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity_for=activity_for,
+        )
     except label_store.NameTaken as taken:
         raise _taken(taken.label_id, name or "") from None
     except board_store.BoardArchived:
         raise errors.board_archived("labelId") from None
     except Missing:
         raise errors.not_found("label", current.labelId) from None
-    return ManageLabelsOutput(action="update", label=label_view(label), created=None, changedFields=changed, detachedTaskIds=None, remainingTasks=None, notice=None)
+    return ManageLabelsOutput(
+        action="update",
+        label=label_view(label),
+        created=None,
+        changedFields=changed,
+        detachedTaskIds=None,
+        remainingTasks=None,
+        notice=None,
+    )
 
 
 def _delete(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> ManageLabelsOutput:
@@ -204,24 +273,43 @@ def _delete(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
     _board_exists(ctx)
 
     def activity_for(task_ids: list[str], remaining: int) -> Any:
-        summary = f"Deleted label {current.name!r}" + (f", taken off {len(task_ids)} task{'s' if len(task_ids) != 1 else ''}" if task_ids else "")
+        summary = f"Deleted label {current.name!r}" + (
+            f", taken off {len(task_ids)} task{'s' if len(task_ids) != 1 else ''}" if task_ids else ""
+        )
         if remaining:
             summary += f" ({remaining} more to go)"
-        return ctx.activity(where.workspace_id, where.board_id, "label.deleted", summary,
-                            data={"labelId": current.labelId, "name": current.name, "taskIds": task_ids, "remaining": remaining})
+        return ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "label.deleted",
+            summary,
+            data={"labelId": current.labelId, "name": current.name, "taskIds": task_ids, "remaining": remaining},
+        )
 
     try:
-        done = label_store.delete(current, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity_for=activity_for)
+        done = label_store.delete(
+            current, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity_for=activity_for
+        )
     except board_store.BoardArchived:
         raise errors.board_archived("labelId") from None
     except Missing:
         raise errors.not_found("label", current.labelId) from None
     notice = None
     if done.remaining:
-        notice = (f"Took the label off {len(done.detached)} tasks; {done.remaining} still carry it. The label is hidden and takes no new "
-                  "tasks; call manage_labels delete with the same labelId again to finish.")
+        notice = (
+            f"Took the label off {len(done.detached)} tasks; {done.remaining} still carry it. The label is hidden and takes no new "
+            "tasks; call manage_labels delete with the same labelId again to finish."
+        )
     before = label_view(current)
-    return ManageLabelsOutput(action="delete", label=before, created=None, changedFields=None, detachedTaskIds=done.detached, remainingTasks=done.remaining, notice=notice)
+    return ManageLabelsOutput(
+        action="delete",
+        label=before,
+        created=None,
+        changedFields=None,
+        detachedTaskIds=done.detached,
+        remainingTasks=done.remaining,
+        notice=notice,
+    )
 
 
 # -- list_labels -----------------------------------------------------------------------------
@@ -293,7 +381,16 @@ class SetTaskLabelsOutput(ToolOutput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
-    refs=(Ref("labelIds", "label", within="board", error=ErrorCode.INVALID_INPUT, many=True, message="must be labels of the task's board"),),
+    refs=(
+        Ref(
+            "labelIds",
+            "label",
+            within="board",
+            error=ErrorCode.INVALID_INPUT,
+            many=True,
+            message="must be labels of the task's board",
+        ),
+    ),
     prefetch=lambda where, args: Prefetch(
         items=(keys.task_full(where.board_id, where.task.number),),
         queries=(("labels", lambda: board_store.labeled_header(where.board_id)),),
@@ -308,8 +405,11 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
     board_labels = {lb.labelId: lb for lb in labels if label_store.usable(lb)}
     foreign = [x for x in wanted if x not in board_labels]
     if foreign:
-        raise errors.invalid("labelIds", f"not labels of the task's board: {', '.join(foreign)}",
-                             "list_labels(boardId) shows the board's labels; manage_labels creates one.")
+        raise errors.invalid(
+            "labelIds",
+            f"not labels of the task's board: {', '.join(foreign)}",
+            "list_labels(boardId) shows the board's labels; manage_labels creates one.",
+        )
     task = ctx.item(keys.task_full(where.board_id, where.task.number))
     if not isinstance(task, TaskDetailRow):
         raise errors.not_found("task", args.taskId)
@@ -319,12 +419,23 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
 
     def ref(x: str) -> TaskLabel:
         lb = board_labels.get(x)
-        return TaskLabel(id=x, name=lb.name, color=lb.color) if lb else TaskLabel(id=x, name="(deleted label)", color="#000000")
+        return (
+            TaskLabel(id=x, name=lb.name, color=lb.color)
+            if lb
+            else TaskLabel(id=x, name="(deleted label)", color="#000000")
+        )
 
     def activity_for(detail: TaskDetailRow, added: list[str], removed: list[str]) -> Any:
         parts = [f"+{board_labels[x].name}" for x in added if x in board_labels] + [f"-{ref(x).name}" for x in removed]
-        return ctx.activity(where.workspace_id, where.board_id, "task.labels_set", f"Set labels on {detail.key}: {' '.join(parts)}",
-                            task_id=detail.taskId, data={"added": added, "removed": removed}, at=detail.updatedAt)
+        return ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "task.labels_set",
+            f"Set labels on {detail.key}: {' '.join(parts)}",
+            task_id=detail.taskId,
+            data={"added": added, "removed": removed},
+            at=detail.updatedAt,
+        )
 
     def result(detail: TaskDetailRow, before: list[str]) -> SetTaskLabelsOutput:
         changed = set(before) != set(wanted)
@@ -332,14 +443,29 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
         notice = None
         if changed and dropped:
             notice = f"Removed {', '.join(repr(n) for n in dropped)}: labelIds replaces the whole set. To add a label, send the current ids plus the new one."
-        return SetTaskLabelsOutput(task=task_detail_view(detail, names.get(detail.columnId)), labels=[ref(x) for x in (detail.labelIds or [])],
-                                   previousLabels=[ref(x) for x in before], changed=changed, notice=notice)
+        return SetTaskLabelsOutput(
+            task=task_detail_view(detail, names.get(detail.columnId)),
+            labels=[ref(x) for x in (detail.labelIds or [])],
+            previousLabels=[ref(x) for x in before],
+            changed=changed,
+            notice=notice,
+        )
 
     try:
-        return label_store.set_for_task(task, wanted, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity_for=activity_for, result=result)
+        return label_store.set_for_task(
+            task,
+            wanted,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity_for=activity_for,
+            result=result,
+        )
     except label_store.LabelGone as gone:
-        raise errors.invalid("labelIds", f"not labels of the task's board: {', '.join(gone.label_ids)} (deleted meanwhile)",
-                             "list_labels(boardId) shows the board's labels.") from None
+        raise errors.invalid(
+            "labelIds",
+            f"not labels of the task's board: {', '.join(gone.label_ids)} (deleted meanwhile)",
+            "list_labels(boardId) shows the board's labels.",
+        ) from None
     except label_store.TaskArchived:
         raise _task_archived() from None
     except board_store.BoardArchived:
@@ -349,7 +475,11 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
 
 
 def _task_archived() -> errors.ToolError:
-    return errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only; their labels stay as they were.")
+    return errors.invalid(
+        "taskId",
+        "the task is archived and cannot be edited",
+        "Archived tasks are read-only; their labels stay as they were.",
+    )
 
 
 TOOLS = (manage_labels, list_labels, set_task_labels)

@@ -6,7 +6,6 @@ is refused, the cycle named by task keys. RELATES_TO and DUPLICATES are stored a
 never checked. Adding a stored edge and removing a missing one change nothing.
 """
 
-
 from typing import Any
 
 from pydantic import Field
@@ -23,9 +22,7 @@ from domain.store.models import BoardEntryRow, LinkCountRow, LinkGraphRow, LinkR
 from domain.tools.args import LinkKind, TaskIdArg
 from domain.tools.views import TaskLinksView, task_links_view
 
-_KIND_DOC = (
-    "BLOCKS: from goes first; DEPENDS_ON: from needs to."
-)
+_KIND_DOC = "BLOCKS: from goes first; DEPENDS_ON: from needs to."
 
 
 class LinkView(ToolOutput):
@@ -39,8 +36,15 @@ class LinkView(ToolOutput):
 
 
 def link_view(row: LinkRow) -> LinkView:
-    return LinkView(fromTaskId=row.fromTaskId, fromKey=row.fromKey, kind=row.linkKind, toTaskId=row.toTaskId, toKey=row.toKey,
-                    createdAt=row.createdAt, createdBy=row.createdBy)
+    return LinkView(
+        fromTaskId=row.fromTaskId,
+        fromKey=row.fromKey,
+        kind=row.linkKind,
+        toTaskId=row.toTaskId,
+        toKey=row.toKey,
+        createdAt=row.createdAt,
+        createdBy=row.createdBy,
+    )
 
 
 class EdgeInput(ToolInput):
@@ -59,7 +63,11 @@ def _edge_keys(where: Any, args: Any, *, adding: bool) -> Prefetch:
     to = ids.parse_task(args.toTaskId)
     if to is not None and to.workspace_id == where.workspace_id:  # a foreign one is refused by the ref check
         to_id = ids.task_id(to.board_id, to.number)
-        wanted += [keys.task_full(to.board_id, to.number), board_store.entry_key(to.board_id), keys.link_out(from_id, args.kind, to_id)]
+        wanted += [
+            keys.task_full(to.board_id, to.number),
+            board_store.entry_key(to.board_id),
+            keys.link_out(from_id, args.kind, to_id),
+        ]
         if adding:
             wanted.append(keys.link_count(to_id))
     if adding and args.kind in link_store.DEPENDENCY_KINDS:
@@ -73,7 +81,11 @@ def _tasks(ctx: CallContext, args: EdgeInput) -> tuple[TaskDetailRow, TaskDetail
     ends = []
     for value in (args.fromTaskId, args.toTaskId):
         ref = ids.parse_task(value)
-        row = ctx.item(keys.task_full(ref.board_id, ref.number)) if ref is not None and ref.workspace_id == where.workspace_id else None
+        row = (
+            ctx.item(keys.task_full(ref.board_id, ref.number))
+            if ref is not None and ref.workspace_id == where.workspace_id
+            else None
+        )
         if not isinstance(row, TaskDetailRow):
             raise errors.not_found("task", value)
         ends.append(row)
@@ -104,12 +116,19 @@ class AddTaskLinkOutput(ToolOutput):
 
 
 def _full(name: str) -> errors.ToolError:
-    return errors.invalid(name, f"the task already has {link_store.MAX_LINKS_PER_TASK} links, the most one task can hold",
-                          "Remove links it no longer needs (remove_task_link), then add this one.")
+    return errors.invalid(
+        name,
+        f"the task already has {link_store.MAX_LINKS_PER_TASK} links, the most one task can hold",
+        "Remove links it no longer needs (remove_task_link), then add this one.",
+    )
 
 
 def _archived(name: str) -> errors.ToolError:
-    return errors.invalid(name, "the task is archived: it takes no new links", "Link live tasks; list_task_links still shows an archived task's links.")
+    return errors.invalid(
+        name,
+        "the task is archived: it takes no new links",
+        "Link live tasks; list_task_links still shows an archived task's links.",
+    )
 
 
 @tool(
@@ -155,9 +174,18 @@ def add_task_link(ctx: CallContext, args: AddTaskLinkInput) -> AddTaskLinkOutput
         if isinstance(counter, LinkCountRow) and int(counter.count or 0) >= link_store.MAX_LINKS_PER_TASK:
             raise _full(name)
     now = clock.now_iso()
-    out, inn = link_store.halves(from_task=src, kind=args.kind, to_task=dst, workspace_id=where.workspace_id, actor_id=ctx.user_id, at=now)
-    act = ctx.activity(where.workspace_id, src.boardId, "task.link_added", f"Linked {src.key} {args.kind} {dst.key}", task_id=src.taskId,
-                       data={"fromTaskId": src.taskId, "toTaskId": dst.taskId, "kind": args.kind}, at=now)
+    out, inn = link_store.halves(
+        from_task=src, kind=args.kind, to_task=dst, workspace_id=where.workspace_id, actor_id=ctx.user_id, at=now
+    )
+    act = ctx.activity(
+        where.workspace_id,
+        src.boardId,
+        "task.link_added",
+        f"Linked {src.key} {args.kind} {dst.key}",
+        task_id=src.taskId,
+        data={"fromTaskId": src.taskId, "toTaskId": dst.taskId, "kind": args.kind},
+        at=now,
+    )
     version: int | None = None
     check = None
     if args.kind in link_store.DEPENDENCY_KINDS:
@@ -241,8 +269,14 @@ def remove_task_link(ctx: CallContext, args: RemoveTaskLinkInput) -> RemoveTaskL
     if not isinstance(stored, LinkRow):
         return RemoveTaskLinkOutput(removed=False, link=None)
     _open_boards(ctx, ("toTaskId", dst))  # the source's board: the access step (open_board)
-    act = ctx.activity(where.workspace_id, src.boardId, "task.link_removed", f"Unlinked {src.key} {args.kind} {dst.key}", task_id=src.taskId,
-                       data={"fromTaskId": src.taskId, "toTaskId": dst.taskId, "kind": args.kind})
+    act = ctx.activity(
+        where.workspace_id,
+        src.boardId,
+        "task.link_removed",
+        f"Unlinked {src.key} {args.kind} {dst.key}",
+        task_id=src.taskId,
+        data={"fromTaskId": src.taskId, "toTaskId": dst.taskId, "kind": args.kind},
+    )
     try:
         link_store.remove(stored, actor_id=ctx.user_id, activity=act)
     except link_store.Gone:
@@ -262,15 +296,15 @@ class ListTaskLinksInput(ToolInput):
 class ListTaskLinksOutput(TaskLinksView):
     taskId: str
     key: str
-    totalCount: int = Field(description=f"Links of this task, both directions (at most {link_store.MAX_LINKS_PER_TASK}: the list is never paged).")
+    totalCount: int = Field(
+        description=f"Links of this task, both directions (at most {link_store.MAX_LINKS_PER_TASK}: the list is never paged)."
+    )
 
 
 @tool(
     "list_task_links",
     title="List task links",
-    description=(
-        "A task's links in both directions with the other task's key, title, board and archived state."
-    ),
+    description=("A task's links in both directions with the other task's key, title, board and archived state."),
     area="collaboration",
     scope="read",
     read_only=True,
@@ -293,8 +327,13 @@ def list_task_links(ctx: CallContext, args: ListTaskLinksInput) -> ListTaskLinks
     if not isinstance(task, TaskDetailRow):
         raise errors.not_found("task", args.taskId)
     view = task_links_view(link_store.links_of(ctx.query("links", lambda: link_store.rows(task.taskId))))
-    return ListTaskLinksOutput(taskId=task.taskId, key=task.key, outgoing=view.outgoing, incoming=view.incoming,
-                               totalCount=len(view.outgoing) + len(view.incoming))
+    return ListTaskLinksOutput(
+        taskId=task.taskId,
+        key=task.key,
+        outgoing=view.outgoing,
+        incoming=view.incoming,
+        totalCount=len(view.outgoing) + len(view.incoming),
+    )
 
 
 TOOLS = (add_task_link, remove_task_link, list_task_links)

@@ -9,7 +9,6 @@ neither demoted nor removed, even by racing calls (the head's ``ownerCount``,
 :mod:`domain.store.governance`). Every change writes a workspace-log entry in its transaction.
 """
 
-
 import re
 from typing import Annotated, Any, Literal
 
@@ -46,7 +45,9 @@ def _refuse_stamp(value: str | None) -> str | None:
         from pydantic_core import PydanticCustomError
 
         raise PydanticCustomError(
-            "value_cas", "is not accepted here; pass expectedRole (member changes are guarded by the role, by value)", {"hint": "Drop expectedUpdatedAt and pass expectedRole (the role you last read from list_members)."},
+            "value_cas",
+            "is not accepted here; pass expectedRole (member changes are guarded by the role, by value)",
+            {"hint": "Drop expectedUpdatedAt and pass expectedRole (the role you last read from list_members)."},
         )
     return value
 
@@ -66,7 +67,9 @@ class ApprovalView(ToolOutput):
 
 Status = Annotated[
     Literal["APPLIED", "PENDING_APPROVAL"],
-    Field(description="APPLIED: the change was made. PENDING_APPROVAL: nothing changed; `approval` names the request a human must approve, after which the same call (same arguments, same token) goes through once."),
+    Field(
+        description="APPLIED: the change was made. PENDING_APPROVAL: nothing changed; `approval` names the request a human must approve, after which the same call (same arguments, same token) goes through once."
+    ),
 ]
 
 
@@ -92,7 +95,11 @@ def _stale(member: MemberRow | None, user_id: str) -> errors.ToolError:
 
 
 def _last_owner(user_id: str) -> errors.ToolError:
-    return errors.invalid("userId", f"{user_id} is the last OWNER of this workspace", "Make another member OWNER first (set_member_role), then call again.")
+    return errors.invalid(
+        "userId",
+        f"{user_id} is the last OWNER of this workspace",
+        "Make another member OWNER first (set_member_role), then call again.",
+    )
 
 
 def _spent() -> errors.ToolError:
@@ -110,7 +117,10 @@ def _owners(ctx: CallContext, ws: str) -> int:
 
 
 def _lost_role(ctx: CallContext) -> errors.ToolError:
-    return errors.forbidden(f"Your role in this workspace changed while {ctx.tool} ran; nothing was written.", "Check your role with list_members and call again if you still may.")
+    return errors.forbidden(
+        f"Your role in this workspace changed while {ctx.tool} ran; nothing was written.",
+        "Check your role with list_members and call again if you still may.",
+    )
 
 
 # -- set_member_role -------------------------------------------------------------------------
@@ -126,7 +136,9 @@ class SetMemberRoleInput(ToolInput):
 
 class SetMemberRoleOutput(ToolOutput):
     status: Status
-    member: MemberView | None = Field(default=None, description="The member as stored after the change (null when parked).")
+    member: MemberView | None = Field(
+        default=None, description="The member as stored after the change (null when parked)."
+    )
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
@@ -183,11 +195,32 @@ def set_member_role(ctx: CallContext, args: SetMemberRoleInput) -> SetMemberRole
             return Unchanged(current)
         if current.role == "OWNER" and args.role != "OWNER" and _owners(ctx, ws) <= 1:
             raise _last_owner(args.userId)
-        log = gov.log_row(ws, "member.role_changed", f"{current.email}: {current.role} -> {args.role}", actor_id=ctx.user_id, source=ctx.source,
-                          data={"userId": args.userId, "from": current.role, "to": args.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
-        return gov.set_role(current, args.role, actor_id=ctx.user_id, actor_roles=("OWNER",), log=log, extra=extra, approval_key=approval_key)
+        log = gov.log_row(
+            ws,
+            "member.role_changed",
+            f"{current.email}: {current.role} -> {args.role}",
+            actor_id=ctx.user_id,
+            source=ctx.source,
+            data={
+                "userId": args.userId,
+                "from": current.role,
+                "to": args.role,
+                "approvalId": ctx.approval.approvalId if ctx.approval else None,
+            },
+        )
+        return gov.set_role(
+            current,
+            args.role,
+            actor_id=ctx.user_id,
+            actor_roles=("OWNER",),
+            log=log,
+            extra=extra,
+            approval_key=approval_key,
+        )
 
-    return SetMemberRoleOutput(status="APPLIED", member=member_view(_member_change(ctx, "set_member_role", current, plan, args.userId)))
+    return SetMemberRoleOutput(
+        status="APPLIED", member=member_view(_member_change(ctx, "set_member_role", current, plan, args.userId))
+    )
 
 
 # -- remove_member ---------------------------------------------------------------------------
@@ -202,7 +235,9 @@ class RemoveMemberInput(ToolInput):
 
 class RemoveMemberOutput(ToolOutput):
     status: Status
-    removed: MemberView | None = Field(default=None, description="The member as it was before removal (null when parked).")
+    removed: MemberView | None = Field(
+        default=None, description="The member as it was before removal (null when parked)."
+    )
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
@@ -210,13 +245,20 @@ def _check_removal(ctx: CallContext, args: Any) -> None:
     """What remove_member can refuse from the access read alone (also run before parking)."""
     ws = ctx.target.workspace_id
     if args.userId == ctx.user_id:
-        raise errors.invalid("userId", "is you; a member cannot remove themselves", "Ask another ADMIN or OWNER of the workspace to remove you.")
+        raise errors.invalid(
+            "userId",
+            "is you; a member cannot remove themselves",
+            "Ask another ADMIN or OWNER of the workspace to remove you.",
+        )
     current = _target_member(ctx, ws, args.userId)
     if args.expectedRole is not None and current.role != args.expectedRole:
         raise _stale(current, args.userId)
     if current.role == "OWNER":
         if ROLE_RANK[ctx.member(ws).role] < ROLE_RANK["OWNER"]:
-            raise errors.forbidden("Removing an OWNER needs the OWNER role; you are ADMIN.", "Ask an OWNER of the workspace to remove this member.")
+            raise errors.forbidden(
+                "Removing an OWNER needs the OWNER role; you are ADMIN.",
+                "Ask an OWNER of the workspace to remove this member.",
+            )
         if _owners(ctx, ws) <= 1:
             raise _last_owner(args.userId)
 
@@ -248,15 +290,32 @@ def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutp
             raise _stale(current, args.userId)
         if current.role == "OWNER":
             if ROLE_RANK[me.role] < ROLE_RANK["OWNER"]:
-                raise errors.forbidden("Removing an OWNER needs the OWNER role; you are ADMIN.", "Ask an OWNER of the workspace to remove this member.")
+                raise errors.forbidden(
+                    "Removing an OWNER needs the OWNER role; you are ADMIN.",
+                    "Ask an OWNER of the workspace to remove this member.",
+                )
             if _owners(ctx, ws) <= 1:
                 raise _last_owner(args.userId)
         roles = ("OWNER",) if current.role == "OWNER" else ("ADMIN", "OWNER")
-        log = gov.log_row(ws, "member.removed", f"{current.email} ({current.role}) removed", actor_id=ctx.user_id, source=ctx.source,
-                          data={"userId": args.userId, "role": current.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
-        return gov.remove(current, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key)
+        log = gov.log_row(
+            ws,
+            "member.removed",
+            f"{current.email} ({current.role}) removed",
+            actor_id=ctx.user_id,
+            source=ctx.source,
+            data={
+                "userId": args.userId,
+                "role": current.role,
+                "approvalId": ctx.approval.approvalId if ctx.approval else None,
+            },
+        )
+        return gov.remove(
+            current, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key
+        )
 
-    return RemoveMemberOutput(status="APPLIED", removed=member_view(_member_change(ctx, "remove_member", current, plan, args.userId)))
+    return RemoveMemberOutput(
+        status="APPLIED", removed=member_view(_member_change(ctx, "remove_member", current, plan, args.userId))
+    )
 
 
 # -- invitations -----------------------------------------------------------------------------
@@ -271,7 +330,15 @@ class InvitationView(ToolOutput):
 
 
 def invitation_view(row: InvitationRow) -> InvitationView:
-    return InvitationView(id=row.invitationId, workspaceId=row.workspaceId, email=row.email, role=row.role, invitedBy=row.invitedBy, createdAt=row.createdAt, expiresAt=row.expiresAt)
+    return InvitationView(
+        id=row.invitationId,
+        workspaceId=row.workspaceId,
+        email=row.email,
+        role=row.role,
+        invitedBy=row.invitedBy,
+        createdAt=row.createdAt,
+        expiresAt=row.expiresAt,
+    )
 
 
 class InviteMemberInput(ToolInput):
@@ -280,10 +347,11 @@ class InviteMemberInput(ToolInput):
     role: Annotated[RoleArg, Field(default="MEMBER", description="Role on accepting.")]
 
 
-
 class InviteMemberOutput(ToolOutput):
     status: Status
-    invitation: InvitationView | None = Field(default=None, description="The pending invitation (null when parked). It carries no secret.")
+    invitation: InvitationView | None = Field(
+        default=None, description="The pending invitation (null when parked). It carries no secret."
+    )
     approval: ApprovalView | None = Field(default=None, description="The approval request (only when parked).")
 
 
@@ -291,7 +359,12 @@ def _invite_prefetch(where: Any, args: Any) -> Prefetch:
     """The workspace's members and pending invitations, read with the caller's membership (two
     Queries in parallel with it): the precheck answers an address that is already in either."""
     ws = where.workspace_id
-    return Prefetch(queries=(("members", lambda: member_store.list_members(ws)), ("invitations", lambda: gov.pending_invitations(ws))))
+    return Prefetch(
+        queries=(
+            ("members", lambda: member_store.list_members(ws)),
+            ("invitations", lambda: gov.pending_invitations(ws)),
+        )
+    )
 
 
 def _normalised_email(args: Any) -> str:
@@ -314,8 +387,14 @@ def _check_invite(ctx: CallContext, args: Any) -> str:
     ws = ctx.target.workspace_id
     me = ctx.member(ws)
     if args.role == "OWNER" and me.role != "OWNER":
-        raise errors.forbidden(f"Inviting an OWNER needs the OWNER role; you are {me.role}.", "Invite with role ADMIN or MEMBER, or ask an OWNER to invite.")
-    member = next((m for m in ctx.query("members", lambda: member_store.list_members(ws)) if m.email.strip().lower() == email), None)
+        raise errors.forbidden(
+            f"Inviting an OWNER needs the OWNER role; you are {me.role}.",
+            "Invite with role ADMIN or MEMBER, or ask an OWNER to invite.",
+        )
+    member = next(
+        (m for m in ctx.query("members", lambda: member_store.list_members(ws)) if m.email.strip().lower() == email),
+        None,
+    )
     if member is not None:
         raise errors.conflict(
             f"{email} is already a member of this workspace ({member.role}, user {member.userId}); nothing was written.",
@@ -352,11 +431,23 @@ def invite_member(ctx: CallContext, args: InviteMemberInput) -> InviteMemberOutp
     email = _normalised_email(args)  # the precheck (_check_invite) ran just before, on every call
     row = gov.new_invitation(ws, email, args.role, ctx.user_id)
     extra, approval_key = ctx.approval_write()
-    log = gov.log_row(ws, "invitation.created", f"{email} invited as {args.role}", actor_id=ctx.user_id, source=ctx.source,
-                      data={"invitationId": row.invitationId, "role": args.role, "approvalId": ctx.approval.approvalId if ctx.approval else None})
+    log = gov.log_row(
+        ws,
+        "invitation.created",
+        f"{email} invited as {args.role}",
+        actor_id=ctx.user_id,
+        source=ctx.source,
+        data={
+            "invitationId": row.invitationId,
+            "role": args.role,
+            "approvalId": ctx.approval.approvalId if ctx.approval else None,
+        },
+    )
     roles = ("OWNER",) if args.role == "OWNER" else ("ADMIN", "OWNER")
     try:
-        gov.put_invitation(row, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key)
+        gov.put_invitation(
+            row, actor_id=ctx.user_id, actor_roles=roles, log=log, extra=extra, approval_key=approval_key
+        )
     except gov.ApprovalSpent:
         raise _spent() from None
     except db.Missing:
@@ -385,7 +476,9 @@ class ListInvitationsOutput(ToolOutput):
     fields_of="invitations",
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
-    prefetch=lambda where, args: Prefetch(queries=(("invitations", lambda: gov.pending_invitations(where.workspace_id)),)),
+    prefetch=lambda where, args: Prefetch(
+        queries=(("invitations", lambda: gov.pending_invitations(where.workspace_id)),)
+    ),
     input_model=ListInvitationsInput,
     output_model=ListInvitationsOutput,
 )
@@ -404,9 +497,7 @@ class RevokeInvitationOutput(ToolOutput):
 @tool(
     "revoke_invitation",
     title="Revoke invitation",
-    description=(
-        "Withdraws a pending invitation (ADMIN); an accepted, revoked, expired or unknown one is NOT_FOUND."
-    ),
+    description=("Withdraws a pending invitation (ADMIN); an accepted, revoked, expired or unknown one is NOT_FOUND."),
     area="members",
     scope="admin",
     destructive=True,
@@ -421,7 +512,14 @@ def revoke_invitation(ctx: CallContext, args: RevokeInvitationInput) -> RevokeIn
     row = ctx.item(keys.invitation(where.workspace_id, where.invitation.ulid))
     if not isinstance(row, InvitationRow) or row.state != "PENDING" or not gov.live(row):  # type: ignore[arg-type]
         raise errors.not_found("invitation", args.invitationId)
-    log = gov.log_row(where.workspace_id, "invitation.revoked", f"Invitation of {row.email} revoked", actor_id=ctx.user_id, source=ctx.source, data={"invitationId": row.invitationId})
+    log = gov.log_row(
+        where.workspace_id,
+        "invitation.revoked",
+        f"Invitation of {row.email} revoked",
+        actor_id=ctx.user_id,
+        source=ctx.source,
+        data={"invitationId": row.invitationId},
+    )
     try:
         gov.revoke_invitation(row, actor_id=ctx.user_id, log=log)
     except gov.InvitationClosed:

@@ -8,7 +8,6 @@ archived and its board is not archived. Requests grow with the member's entries 
 the workspace (docs/data-model.md, "list_my_work").
 """
 
-
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -21,7 +20,17 @@ from domain.store import keys
 from domain.store import work as work_store
 from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskRow, WorkItemRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
-from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, IdShape, LabelNameFilter, OverdueFilter, Priority, UpdatedSinceFilter, WorkspaceIdArg
+from domain.tools.args import (
+    CursorArg,
+    DueAfterFilter,
+    DueBeforeFilter,
+    IdShape,
+    LabelNameFilter,
+    OverdueFilter,
+    Priority,
+    UpdatedSinceFilter,
+    WorkspaceIdArg,
+)
 from domain.tools.views import TaskRowView, task_row_view
 
 MAX_PAGES = 4  # index pages one call reads before it answers with a cursor (filtered-out entries)
@@ -29,7 +38,9 @@ MAX_PAGES = 4  # index pages one call reads before it answers with a cursor (fil
 
 class ListMyWorkInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    assigneeId: Annotated[str, IdShape("user", also=("me",))] = Field(default="me", max_length=64, description='"me" or a userId.')
+    assigneeId: Annotated[str, IdShape("user", also=("me",))] = Field(
+        default="me", max_length=64, description='"me" or a userId.'
+    )
     labelName: LabelNameFilter = None
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None
@@ -47,7 +58,9 @@ class WorkRowView(TaskRowView):
 class ListMyWorkOutput(ToolOutput):
     assigneeId: str
     tasks: list[WorkRowView] = Field(description="Open tasks, soonest due first (no due date last), then by priority.")
-    totalCount: int | None = Field(description="How many open tasks match, when one call read the whole list; else null (see notice).")
+    totalCount: int | None = Field(
+        description="How many open tasks match, when one call read the whole list; else null (see notice)."
+    )
     nextCursor: str | None
     notice: str | None
 
@@ -86,8 +99,14 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
     if low is not None and high is None:
         high = keys.NO_DUE  # "due on or after" leaves out tasks without a due date
     filters = {
-        "ws": ws, "user": user, "label": keys.label_name_key(args.labelName) if args.labelName else None, "priority": args.priority,
-        "dueBefore": args.dueBefore, "dueAfter": args.dueAfter, "overdue": args.overdue, "updatedSince": args.updatedSince,
+        "ws": ws,
+        "user": user,
+        "label": keys.label_name_key(args.labelName) if args.labelName else None,
+        "priority": args.priority,
+        "dueBefore": args.dueBefore,
+        "dueAfter": args.dueAfter,
+        "overdue": args.overdue,
+        "updatedSince": args.updatedSince,
     }
     kind = list_kind("my_work", **filters)
     start = decode_cursor(kind, args.cursor, work_store.page_shape(ws, user))
@@ -126,7 +145,13 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
 
 def _answer(user: str, out: list[WorkRowView], cursor: str | None, *, whole: bool) -> ListMyWorkOutput:
     """The page, with totalCount only when this call read the list from its start to its end."""
-    return ListMyWorkOutput(assigneeId=user, tasks=out, totalCount=len(out) if whole else None, nextCursor=cursor, notice=_notice(cursor, len(out)))
+    return ListMyWorkOutput(
+        assigneeId=user,
+        tasks=out,
+        totalCount=len(out) if whole else None,
+        nextCursor=cursor,
+        notice=_notice(cursor, len(out)),
+    )
 
 
 def _notice(cursor: str | None, shown: int) -> str | None:
@@ -136,8 +161,10 @@ def _notice(cursor: str | None, shown: int) -> str | None:
     and archived work (docs/data-model.md, "Work index")."""
     if cursor is None:
         return None
-    return (f"Showing {shown} open task{'s' if shown != 1 else ''}; pass nextCursor for more. totalCount is null until the list fits "
-            "one page: open-ness (done columns, archived boards) is decided per row as it is read.")
+    return (
+        f"Showing {shown} open task{'s' if shown != 1 else ''}; pass nextCursor for more. totalCount is null until the list fits "
+        "one page: open-ness (done columns, archived boards) is decided per row as it is read."
+    )
 
 
 def _entry_key(entry: WorkItemRow) -> dict[str, Any]:
@@ -145,7 +172,12 @@ def _entry_key(entry: WorkItemRow) -> dict[str, Any]:
 
 
 def _read(
-    entries: list[WorkItemRow], ws: str, args: ListMyWorkInput, boards: dict[str, Any], labels: dict[str, Any], columns: dict[tuple[str, str], Any],
+    entries: list[WorkItemRow],
+    ws: str,
+    args: ListMyWorkInput,
+    boards: dict[str, Any],
+    labels: dict[str, Any],
+    columns: dict[tuple[str, str], Any],
 ) -> dict[str, TaskRow]:
     """One BatchGetItem (per 100 keys) of the entries' compact rows plus the columns, board entries
     and label-name claims not read yet."""

@@ -8,7 +8,6 @@ resolve_projects_for_repo is one Query whatever the size of the table (docs/data
 "Workspace settings, projects and repositories").
 """
 
-
 import re
 from typing import Annotated, Any, Literal
 
@@ -27,7 +26,17 @@ from domain.store.models import BoardEntryRow, MemberRow, ProjectLinkRow, Projec
 from domain.store.paging import list_kind
 from domain.store.workspaces import slugify
 from domain.text import has_visible
-from domain.tools.args import CursorArg, ExpectedUpdatedAtArg, IdempotencyKeyArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg, null_rule, requested_changes
+from domain.tools.args import (
+    CursorArg,
+    ExpectedUpdatedAtArg,
+    IdempotencyKeyArg,
+    IdShape,
+    LimitArg,
+    SingleLine,
+    WorkspaceIdArg,
+    null_rule,
+    requested_changes,
+)
 
 Status = Literal["PLANNED", "ACTIVE", "ON_HOLD", "COMPLETED", "ARCHIVED"]
 TargetType = Literal["BOARD", "TASK", "REPO", "DOC", "DECISION", "METRIC", "AGENT"]
@@ -101,16 +110,36 @@ def project_view(p: ProjectRow) -> ProjectView:
     milestones = [MilestoneView(**m) for m in (p.milestones or [])]
     risks = [RiskView(**r) for r in (p.risks or [])]
     return ProjectView(
-        id=p.projectId, workspaceId=p.workspaceId, name=p.name, slug=p.slug, status=p.status, ownerId=p.ownerId, parentId=p.parentId,
-        goal=p.goal, constraints=list(p.constraints or []), milestones=milestones, risks=risks, budget=p.budget,
+        id=p.projectId,
+        workspaceId=p.workspaceId,
+        name=p.name,
+        slug=p.slug,
+        status=p.status,
+        ownerId=p.ownerId,
+        parentId=p.parentId,
+        goal=p.goal,
+        constraints=list(p.constraints or []),
+        milestones=milestones,
+        risks=risks,
+        budget=p.budget,
         successMetrics=list(p.successMetrics or []),
-        counts=ProjectCounts(children=int(p.childCount or 0), links=int(p.linkCount or 0), milestones=len(milestones), risks=len(risks), decisions=int(p.decisionCount or 0)),
-        createdBy=p.createdBy, createdAt=p.createdAt, updatedAt=p.updatedAt,
+        counts=ProjectCounts(
+            children=int(p.childCount or 0),
+            links=int(p.linkCount or 0),
+            milestones=len(milestones),
+            risks=len(risks),
+            decisions=int(p.decisionCount or 0),
+        ),
+        createdBy=p.createdBy,
+        createdAt=p.createdAt,
+        updatedAt=p.updatedAt,
     )
 
 
 def link_view(link: ProjectLinkRow) -> LinkView:
-    return LinkView(targetType=link.targetType, targetId=link.targetId, createdAt=link.createdAt, createdBy=link.createdBy)
+    return LinkView(
+        targetType=link.targetType, targetId=link.targetId, createdAt=link.createdAt, createdBy=link.createdBy
+    )
 
 
 def _head(ctx: CallContext) -> ProjectRow:
@@ -123,7 +152,9 @@ def _head(ctx: CallContext) -> ProjectRow:
 
 def _member_of(ctx: CallContext, field: str, user_id: str) -> None:
     if not isinstance(ctx.item(keys.member(ctx.target.workspace_id, user_id)), MemberRow):
-        raise errors.invalid(field, f"{user_id!r} is not a member of this workspace", "Pick a userId from list_members.")
+        raise errors.invalid(
+            field, f"{user_id!r} is not a member of this workspace", "Pick a userId from list_members."
+        )
 
 
 def _texts(field: str, values: list[str] | None) -> list[str]:
@@ -140,9 +171,13 @@ TextList = Annotated[list[ShortText] | None, Field(default=None, max_length=20)]
 class CreateProjectInput(ToolInput):
     workspaceId: WorkspaceIdArg
     name: NameArg
-    slug: str | None = Field(default=None, min_length=1, max_length=60, description="Unique; a-z, 0-9, dashes; default from name.")
+    slug: str | None = Field(
+        default=None, min_length=1, max_length=60, description="Unique; a-z, 0-9, dashes; default from name."
+    )
     status: Status = Field(default="ACTIVE", description="Status.")
-    ownerId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="Accountable userId; default you.")
+    ownerId: Annotated[str | None, IdShape("user")] = Field(
+        default=None, max_length=64, description="Accountable userId; default you."
+    )
     parentId: str | None = Field(default=None, max_length=64, description="Parent pj_… (same workspace).")
     goal: str | None = Field(default=None, max_length=4000, description="Goal statement.")
     constraints: TextList = Field(default=None, max_length=20, description="Constraints (≤300 chars each).")
@@ -194,7 +229,9 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
         raise errors.invalid("name", "must contain visible characters")
     slug = args.slug if args.slug is not None else slugify(name)
     if not _SLUG.fullmatch(slug):
-        raise errors.invalid("slug", "must be lowercase letters and digits separated by single dashes", "For example launch-2026.")
+        raise errors.invalid(
+            "slug", "must be lowercase letters and digits separated by single dashes", "For example launch-2026."
+        )
     if args.parentId and not isinstance(ctx.item(keys.project(ws, ids.parse_project(args.parentId)[1])), ProjectRow):  # type: ignore[index]
         raise errors.not_found("project", args.parentId)
     owner = args.ownerId or ctx.user_id
@@ -209,11 +246,26 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
         raise _slug_taken(slug, claim.projectId)
     now = clock.now_iso()
     row = ProjectRow(
-        *keys.project(ws, project_id), projectId=project_id, workspaceId=ws, name=name, slug=slug, status=args.status, ownerId=owner,
-        parentId=args.parentId, goal=args.goal, constraints=_texts("constraints", args.constraints),
-        milestones=[m.model_dump() for m in args.milestones or []], risks=[r.model_dump() for r in args.risks or []], budget=args.budget,
-        successMetrics=_texts("successMetrics", args.successMetrics), childCount=0, linkCount=0, decisionCount=0,
-        createdBy=ctx.user_id, createdAt=now, updatedAt=now,
+        *keys.project(ws, project_id),
+        projectId=project_id,
+        workspaceId=ws,
+        name=name,
+        slug=slug,
+        status=args.status,
+        ownerId=owner,
+        parentId=args.parentId,
+        goal=args.goal,
+        constraints=_texts("constraints", args.constraints),
+        milestones=[m.model_dump() for m in args.milestones or []],
+        risks=[r.model_dump() for r in args.risks or []],
+        budget=args.budget,
+        successMetrics=_texts("successMetrics", args.successMetrics),
+        childCount=0,
+        linkCount=0,
+        decisionCount=0,
+        createdBy=ctx.user_id,
+        createdAt=now,
+        updatedAt=now,
     )
     try:
         project_store.create(row, actor_id=ctx.user_id, marker=marker)
@@ -225,7 +277,9 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
     except project_store.SlugTaken as taken:
         raise _slug_taken(slug, taken.project_id) from None
     except project_store.OwnerGone:
-        raise errors.invalid("ownerId", f"{owner!r} is not a member of this workspace", "Pick a userId from list_members.") from None
+        raise errors.invalid(
+            "ownerId", f"{owner!r} is not a member of this workspace", "Pick a userId from list_members."
+        ) from None
     except project_store.ParentGone:
         raise errors.not_found("project", args.parentId or "") from None
     except Missing:
@@ -234,15 +288,23 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
 
 
 def _slug_taken(slug: str, holder: str | None) -> errors.ToolError:
-    return errors.conflict(f"The slug {slug!r} is taken in this workspace (by {holder or 'another project'}); nothing was written.",
-                           "Pass another slug, or use get_project with this slug to see the existing project.")
+    return errors.conflict(
+        f"The slug {slug!r} is taken in this workspace (by {holder or 'another project'}); nothing was written.",
+        "Pass another slug, or use get_project with this slug to see the existing project.",
+    )
 
 
 # -- get_project -------------------------------------------------------------------------------
 class GetProjectInput(ToolInput):
-    projectId: str | None = Field(default=None, max_length=64, description="Project id (pj_…); or give workspaceId + slug.")
-    workspaceId: str | None = Field(default=None, max_length=64, description='With slug: the project\'s workspace ("" for the bound one).')
-    slug: str | None = Field(default=None, min_length=1, max_length=60, description="With workspaceId: the project's slug.")
+    projectId: str | None = Field(
+        default=None, max_length=64, description="Project id (pj_…); or give workspaceId + slug."
+    )
+    workspaceId: str | None = Field(
+        default=None, max_length=64, description='With slug: the project\'s workspace ("" for the bound one).'
+    )
+    slug: str | None = Field(
+        default=None, min_length=1, max_length=60, description="With workspaceId: the project's slug."
+    )
 
 
 class GetProjectOutput(ToolOutput):
@@ -263,8 +325,10 @@ def _locate_project(ctx: CallContext, args: GetProjectInput) -> Located:
 
 def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
     if where.project_id:
-        return Prefetch(items=(keys.project(where.workspace_id, where.project_id),),
-                        queries=(("links", lambda: project_store.links(where.project_id or "")),))
+        return Prefetch(
+            items=(keys.project(where.workspace_id, where.project_id),),
+            queries=(("links", lambda: project_store.links(where.project_id or "")),),
+        )
     return Prefetch(items=(keys.project_slug_claim(where.workspace_id, args.slug or ""),))
 
 
@@ -279,7 +343,9 @@ def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
     scope="read",
     read_only=True,
     fields_of="project",
-    target=either(("projectId", "project"), ("workspaceId", "workspace", {"slug": "some-project"}), resolve=_locate_project),
+    target=either(
+        ("projectId", "project"), ("workspaceId", "workspace", {"slug": "some-project"}), resolve=_locate_project
+    ),
     min_role="MEMBER",
     prefetch=_get_prefetch,
     input_model=GetProjectInput,
@@ -311,7 +377,9 @@ class ListProjectsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     status: Status | None = Field(default=None, description="Status.")
     ownerId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="Owner's userId.")
-    parentId: Annotated[str | None, IdShape("project")] = Field(default=None, max_length=64, description="Direct children of this pj_….")
+    parentId: Annotated[str | None, IdShape("project")] = Field(
+        default=None, max_length=64, description="Direct children of this pj_…."
+    )
     limit: LimitArg
     cursor: CursorArg
 
@@ -326,16 +394,16 @@ class ListProjectsOutput(ToolOutput):
 @tool(
     "list_projects",
     title="List projects",
-    description=(
-        "A workspace's projects with owner, status and counts, filtered by status, owner or parent."
-    ),
+    description=("A workspace's projects with owner, status and counts, filtered by status, owner or parent."),
     area="projects",
     scope="read",
     read_only=True,
     fields_of="projects",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(queries=(("projects", lambda: project_store.in_workspace(where.workspace_id)),)),
+    prefetch=lambda where, args: Prefetch(
+        queries=(("projects", lambda: project_store.in_workspace(where.workspace_id)),)
+    ),
     input_model=ListProjectsInput,
     output_model=ListProjectsOutput,
 )
@@ -343,7 +411,9 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
     import base64
     import json
 
-    kind = list_kind("projects", workspace=ctx.target.workspace_id, status=args.status, owner=args.ownerId, parent=args.parentId)
+    kind = list_kind(
+        "projects", workspace=ctx.target.workspace_id, status=args.status, owner=args.ownerId, parent=args.parentId
+    )
     after = ""
     if args.cursor:
         try:
@@ -351,10 +421,18 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
             assert raw["k"] == kind and isinstance(raw["a"], str)
             after = raw["a"]
         except Exception:  # noqa: BLE001 - whatever breaks while decoding, the cursor is the caller's
-            raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.") from None
-    rows = [p for p in ctx.query("projects")
-            if (args.status is None or p.status == args.status) and (args.ownerId is None or p.ownerId == args.ownerId)
-            and (args.parentId is None or p.parentId == args.parentId)]
+            raise errors.invalid(
+                "cursor",
+                "is not a cursor of this list",
+                "Send nextCursor from the previous page with the same filters, or omit it.",
+            ) from None
+    rows = [
+        p
+        for p in ctx.query("projects")
+        if (args.status is None or p.status == args.status)
+        and (args.ownerId is None or p.ownerId == args.ownerId)
+        and (args.parentId is None or p.parentId == args.parentId)
+    ]
     rows.sort(key=lambda p: p.projectId)
     rest = [p for p in rows if p.projectId > after]
     page = rest[: args.limit]
@@ -362,7 +440,9 @@ def list_projects(ctx: CallContext, args: ListProjectsInput) -> ListProjectsOutp
     if len(rest) > args.limit:
         cursor = base64.urlsafe_b64encode(json.dumps({"k": kind, "a": page[-1].projectId}).encode()).decode()
     notice = f"Showing {len(page)} of {len(rows)} projects; pass nextCursor for the next page." if cursor else None
-    return ListProjectsOutput(projects=[project_view(p) for p in page], totalCount=len(rows), nextCursor=cursor, notice=notice)
+    return ListProjectsOutput(
+        projects=[project_view(p) for p in page], totalCount=len(rows), nextCursor=cursor, notice=notice
+    )
 
 
 # -- update_project ----------------------------------------------------------------------------
@@ -370,8 +450,12 @@ class UpdateProjectInput(ToolInput):
     projectId: ProjectIdArg
     name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=120)
     status: Status | None = Field(default=None, description="Status.")
-    ownerId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="userId; null: without one.")
-    parentId: str | None = Field(default=None, max_length=64, description="pj_… of the workspace; null: top-level; no cycles.")
+    ownerId: Annotated[str | None, IdShape("user")] = Field(
+        default=None, max_length=64, description="userId; null: without one."
+    )
+    parentId: str | None = Field(
+        default=None, max_length=64, description="pj_… of the workspace; null: top-level; no cycles."
+    )
     goal: str | None = Field(default=None, max_length=4000, description="null removes it.")
     constraints: TextList = Field(default=None, max_length=20, description="Replaces all; null empties.")
     milestones: list[Milestone] | None = Field(default=None, max_length=20, description="Replaces all; null empties.")
@@ -386,7 +470,16 @@ class UpdateProjectOutput(ToolOutput):
     changedFields: list[str]
 
 
-_CLEAR = {"ownerId": None, "parentId": None, "goal": None, "constraints": [], "milestones": [], "risks": [], "budget": None, "successMetrics": []}
+_CLEAR = {
+    "ownerId": None,
+    "parentId": None,
+    "goal": None,
+    "constraints": [],
+    "milestones": [],
+    "risks": [],
+    "budget": None,
+    "successMetrics": [],
+}
 
 
 def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
@@ -404,8 +497,7 @@ def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
     "update_project",
     title="Update project",
     description=(
-        "Changes a project's fields (ADMIN); lists are replaced whole. "
-        + null_rule(list(_CLEAR), ["name", "status"])
+        "Changes a project's fields (ADMIN); lists are replaced whole. " + null_rule(list(_CLEAR), ["name", "status"])
     ),
     area="projects",
     scope="write",
@@ -420,7 +512,11 @@ def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
 def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectOutput:
     changes = requested_changes(args, clear_to=_CLEAR, not_values=("projectId", "expectedUpdatedAt"))
     if not changes:
-        raise errors.invalid("projectId", "nothing to change: send at least one field", "Send the fields to change; null clears a field that may be empty.")
+        raise errors.invalid(
+            "projectId",
+            "nothing to change: send at least one field",
+            "Send the fields to change; null clears a field that may be empty.",
+        )
     where = ctx.target
     ws = where.workspace_id
     if "name" in changes:
@@ -450,8 +546,11 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
             raise errors.invalid("parentId", f"the parent chain would be deeper than {project_store.MAX_DEPTH} levels")
         if any(a.projectId == current.projectId for a in chain):
             names = [a.name for a in chain[: next(i for i, a in enumerate(chain) if a.projectId == current.projectId)]]
-            raise errors.invalid("parentId", f"would make a cycle: {current.name} would sit under {' -> '.join(names)}, which already sits under {current.name}",
-                                 "Pick a parent that is not one of this project's descendants.")
+            raise errors.invalid(
+                "parentId",
+                f"would make a cycle: {current.name} would sit under {' -> '.join(names)}, which already sits under {current.name}",
+                "Pick a parent that is not one of this project's descendants.",
+            )
 
     def plan(head: ProjectRow) -> Any:
         if args.expectedUpdatedAt is not None and head.updatedAt != args.expectedUpdatedAt:
@@ -467,15 +566,27 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
         for f in changed:
             setattr(edited, f, changes[f])
         edited.updatedAt = clock.next_stamp(head.updatedAt)
-        return project_store.edit(edited, head, ancestors=chain, actor_id=ctx.user_id,
-                                  result=lambda: UpdateProjectOutput(project=project_view(edited), changedFields=changed))
+        return project_store.edit(
+            edited,
+            head,
+            ancestors=chain,
+            actor_id=ctx.user_id,
+            result=lambda: UpdateProjectOutput(project=project_view(edited), changedFields=changed),
+        )
 
     try:
         return compare_and_set("update_project", current, plan)
     except project_store.OwnerGone:
-        raise errors.invalid("ownerId", f"{changes.get('ownerId')!r} is not a member of this workspace", "Pick a userId from list_members.") from None
+        raise errors.invalid(
+            "ownerId",
+            f"{changes.get('ownerId')!r} is not a member of this workspace",
+            "Pick a userId from list_members.",
+        ) from None
     except project_store.ParentGone:
-        raise errors.conflict("The new parent or one of its ancestors changed meanwhile; nothing was written.", "Call again: the cycle check runs on the new tree.") from None
+        raise errors.conflict(
+            "The new parent or one of its ancestors changed meanwhile; nothing was written.",
+            "Call again: the cycle check runs on the new tree.",
+        ) from None
     except Missing:
         raise errors.not_found("project", args.projectId) from None
 
@@ -494,7 +605,8 @@ class ProjectLinkInput(ToolInput):
     projectId: ProjectIdArg
     targetType: TargetType = Field(description="Kind of target.")
     targetId: str = Field(
-        min_length=1, max_length=300,
+        min_length=1,
+        max_length=300,
         description="bd_… or tk_… of the workspace; REPO: owner/name or GitHub URL; other types: your own id.",
     )
 
@@ -502,8 +614,12 @@ class ProjectLinkInput(ToolInput):
 class ProjectLinkOutput(ToolOutput):
     projectId: str
     link: LinkView
-    added: bool | None = Field(default=None, description="add_project_link: false when the link already existed (nothing written).")
-    removed: bool | None = Field(default=None, description="remove_project_link: false when there was no such link (nothing written).")
+    added: bool | None = Field(
+        default=None, description="add_project_link: false when the link already existed (nothing written)."
+    )
+    removed: bool | None = Field(
+        default=None, description="remove_project_link: false when there was no such link (nothing written)."
+    )
 
 
 class RemovedLinkView(ToolOutput):
@@ -518,7 +634,9 @@ class RemovedLinkView(ToolOutput):
 class RemoveProjectLinkOutput(ToolOutput):
     projectId: str
     link: RemovedLinkView
-    added: bool | None = Field(default=None, description="Always null here (kept for the shape shared with add_project_link).")
+    added: bool | None = Field(
+        default=None, description="Always null here (kept for the shape shared with add_project_link)."
+    )
     removed: bool = Field(description="false when there was no such link (nothing written).")
 
 
@@ -566,8 +684,15 @@ def _link_prefetch(where: Located, args: ProjectLinkInput) -> Prefetch:
 
 def _link_row(ctx: CallContext, args: ProjectLinkInput, target_id: str) -> ProjectLinkRow:
     where = ctx.target
-    row = ProjectLinkRow(*keys.project_link(where.project_id, args.targetType, target_id), projectId=where.project_id, workspaceId=where.workspace_id,
-                         targetType=args.targetType, targetId=target_id, createdBy=ctx.user_id, createdAt=clock.now_iso())
+    row = ProjectLinkRow(
+        *keys.project_link(where.project_id, args.targetType, target_id),
+        projectId=where.project_id,
+        workspaceId=where.workspace_id,
+        targetType=args.targetType,
+        targetId=target_id,
+        createdBy=ctx.user_id,
+        createdAt=clock.now_iso(),
+    )
     if args.targetType == "REPO":
         row.GSI2PK, row.GSI2SK = keys.repo_link_index(target_id, where.workspace_id, where.project_id)
     return row
@@ -613,9 +738,13 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
     try:
         added = project_store.add_link(row, actor_id=ctx.user_id, target_check=check)
     except project_store.TooManyLinks:
-        raise errors.invalid("projectId", f"the project holds {project_store.MAX_LINKS} links, the most it can", "Remove a link first.") from None
+        raise errors.invalid(
+            "projectId", f"the project holds {project_store.MAX_LINKS} links, the most it can", "Remove a link first."
+        ) from None
     except Missing:
-        raise errors.not_found(args.targetType.lower() if key else "project", target_id if key else where.project_id) from None
+        raise errors.not_found(
+            args.targetType.lower() if key else "project", target_id if key else where.project_id
+        ) from None
     if not added:
         stored = ProjectLinkRow.get(row.PK, row.SK, consistent_read=True)
         return ProjectLinkOutput(projectId=where.project_id, link=link_view(stored), added=False)
@@ -662,7 +791,9 @@ class ResolveProjectsInput(ToolInput):
 class RepoMatch(ToolOutput):
     project: ProjectView
     workspaceName: str
-    matchedBy: Literal["link", "default"] = Field(description="link: the project links the repository; default: its workspace's defaultRepo is the repository and no project there links one.")
+    matchedBy: Literal["link", "default"] = Field(
+        description="link: the project links the repository; default: its workspace's defaultRepo is the repository and no project there links one."
+    )
 
 
 class ResolveProjectsOutput(ToolOutput):
@@ -689,16 +820,30 @@ def resolve_projects_for_repo(ctx: CallContext, args: ResolveProjectsInput) -> R
     if not p.human or p.workspace_pin or (ctx.binding and ctx.binding.workspace_id):
         raise errors.forbidden(
             "resolve_projects_for_repo needs an unpinned human credential; this one is "
-            + ("pinned to one workspace." if p.workspace_pin or (ctx.binding and ctx.binding.workspace_id) else "an agent's."),
+            + (
+                "pinned to one workspace."
+                if p.workspace_pin or (ctx.binding and ctx.binding.workspace_id)
+                else "an agent's."
+            ),
             "Run it with a human token made without --workspace (jentrix token create --human).",
         )
     repo = repos.normalise_repo(args.repo)
     if repo is None:
         raise errors.invalid("repo", f"is not a GitHub repository: {args.repo!r}", f"Send {repos.FORMS}.")
     found, names = project_store.lookup(ctx.user_id, repo)
-    matches = [RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)
-               for pj, how in sorted(found, key=lambda m: (m[0].workspaceId, m[0].projectId))]
+    matches = [
+        RepoMatch(project=project_view(pj), workspaceName=names.get(pj.workspaceId, ""), matchedBy=how)
+        for pj, how in sorted(found, key=lambda m: (m[0].workspaceId, m[0].projectId))
+    ]
     return ResolveProjectsOutput(repo=repo, matches=matches)
 
 
-TOOLS = (create_project, get_project, list_projects, update_project, add_project_link, remove_project_link, resolve_projects_for_repo)
+TOOLS = (
+    create_project,
+    get_project,
+    list_projects,
+    update_project,
+    add_project_link,
+    remove_project_link,
+    resolve_projects_for_repo,
+)

@@ -6,7 +6,6 @@ filters, ranks (exact key first, then the BM25-style score, then most recently u
 pages by offset under a cursor bound to the query, filters and workspace.
 """
 
-
 import re
 from typing import Annotated, Literal
 
@@ -22,7 +21,17 @@ from domain.search.writes import INDEX, doc_of
 from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
 from domain.store import keys
-from domain.store.models import ArtifactBodyRow, ArtifactRow, ColumnRow, LabelNameRow, Row, SearchPendingRow, TaskDetailRow, TaskNumberRow, WorkspaceRow
+from domain.store.models import (
+    ArtifactBodyRow,
+    ArtifactRow,
+    ColumnRow,
+    LabelNameRow,
+    Row,
+    SearchPendingRow,
+    TaskDetailRow,
+    TaskNumberRow,
+    WorkspaceRow,
+)
 from domain.store.paging import InvalidCursor, decode_cursor, encode_cursor, list_kind
 from domain.store.search_marks import pending_docs, text_version
 from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, IdShape, Priority, WorkspaceIdArg
@@ -33,8 +42,13 @@ CANDIDATE_CAP = 1000  # candidates the index returns per word group (domain/sear
 SLACK = 10  # rows read past the page's end when the index answered best first (some drop out)
 ROUND = 100  # rows per further read when filters dropped too many of the best hits
 
-QueryArg = Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-'Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'))]
+QueryArg = Annotated[
+    str,
+    Field(
+        max_length=q.MAX_QUERY_CHARS,
+        description=('Task key, or words (all), "phrases", -word, or; 3+ chars also as substring.'),
+    ),
+]
 SearchLimitArg = Annotated[int, Field(default=20, ge=1, le=50)]
 
 
@@ -43,7 +57,9 @@ class SearchTasksInput(ToolInput):
     query: QueryArg
     boardId: Annotated[str | None, IdShape("board")] = Field(default=None, max_length=120, description="bd_…")
     columnId: Annotated[str | None, IdShape("column")] = Field(default=None, max_length=120, description="cl_…")
-    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(default=None, max_length=120, description='userId or "me".')
+    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(
+        default=None, max_length=120, description='userId or "me".'
+    )
     labelName: str | None = Field(default=None, max_length=120, description="Label name, any case.")
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None
@@ -71,7 +87,9 @@ class SearchTasksOutput(ToolOutput):
     results: list[SearchRow]
     totalCount: int = Field(description="Matches after filters (a lower bound when capped).")
     truncated: bool = Field(description="True when this answer does not hold every match: more pages, or capped.")
-    capped: bool = Field(description="True when a word matched more tasks than the candidate cap (1,000): narrow the query.")
+    capped: bool = Field(
+        description="True when a word matched more tasks than the candidate cap (1,000): narrow the query."
+    )
     nextCursor: str | None
     notice: str | None = Field(description="Set when the list is cut short: by the page (pass nextCursor) or the cap.")
     hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
@@ -87,10 +105,18 @@ def _prefetch(where, args) -> Prefetch:
     key = _key_of(args.query)
     if key:
         items.append(keys.task_number(where.workspace_id, key[1]))
-    return Prefetch(items=tuple(items), queries=(
-        ("entries", lambda: board_store.entries(where.workspace_id)),
-        ("pending", lambda: list(SearchPendingRow.query(keys.search_pending_partition(where.workspace_id), consistent_read=True))),
-    ))
+    return Prefetch(
+        items=tuple(items),
+        queries=(
+            ("entries", lambda: board_store.entries(where.workspace_id)),
+            (
+                "pending",
+                lambda: list(
+                    SearchPendingRow.query(keys.search_pending_partition(where.workspace_id), consistent_read=True)
+                ),
+            ),
+        ),
+    )
 
 
 def _parse(text: str, *, key_ok: bool, empty_hint: str) -> tuple[q.Node | None, str | None]:
@@ -101,8 +127,11 @@ def _parse(text: str, *, key_ok: bool, empty_hint: str) -> tuple[q.Node | None, 
     tree = q.parse(text)
     substring = text if len(search_text.fold(text)) >= MIN_SUBSTRING else None
     if not key_ok and not q.positives(tree):
-        raise errors.invalid("query", "holds no word to search for (only excluded words, stopwords or punctuation)",
-                             "Add at least one word to look for; -word only narrows a search.")
+        raise errors.invalid(
+            "query",
+            "holds no word to search for (only excluded words, stopwords or punctuation)",
+            "Add at least one word to look for; -word only narrows a search.",
+        )
     return tree, substring
 
 
@@ -112,22 +141,31 @@ def _offset(kind: str, cursor: str | None) -> int:
         start = decode_cursor(kind, cursor)
         return int(start.get("o", 0)) if start else 0
     except (InvalidCursor, TypeError, ValueError, AttributeError):
-        raise errors.invalid("cursor", "was issued for another query, filter or workspace",
-                             "Send the cursor with the same query and filters, or omit it for the first page.") from None
+        raise errors.invalid(
+            "cursor",
+            "was issued for another query, filter or workspace",
+            "Send the cursor with the same query and filters, or omit it for the first page.",
+        ) from None
 
 
 def _page_notice(*, offset: int, shown: int, total: int, more: bool, capped: bool, what: str) -> str | None:
     """The notice of a search answer that does not hold every match (None when it does)."""
     parts = []
     if more:
-        parts.append(f"Showing {what}s {offset + 1}-{offset + shown} of {total}{' or more' if capped else ''}; pass nextCursor for the next page.")
+        parts.append(
+            f"Showing {what}s {offset + 1}-{offset + shown} of {total}{' or more' if capped else ''}; pass nextCursor for the next page."
+        )
     if capped:
-        parts.append(f"The words matched more {what}s than the search ranks at once, so totalCount is a lower bound and some matches "
-                     "are left out; narrow the query with more words, a phrase or a filter.")
+        parts.append(
+            f"The words matched more {what}s than the search ranks at once, so totalCount is a lower bound and some matches "
+            "are left out; narrow the query with more words, a phrase or a filter."
+        )
     return " ".join(parts) or None
 
 
-def _key_note(key: tuple[str, int], wsrow: object, pointer: object, row: TaskDetailRow | None, entry: object) -> str | None:
+def _key_note(
+    key: tuple[str, int], wsrow: object, pointer: object, row: TaskDetailRow | None, entry: object
+) -> str | None:
     """Why an exact task key found nothing to show: another workspace's prefix, a number never
     given out, an archived task or a task of an archived board. None when the key's task is shown."""
     prefix = (wsrow.taskPrefix or "") if isinstance(wsrow, WorkspaceRow) else ""
@@ -149,7 +187,11 @@ def _key_note(key: tuple[str, int], wsrow: object, pointer: object, row: TaskDet
 
 def _zero_hint(answer, matched_any: bool, what: str) -> str:
     if answer.unmatched:
-        return f"No {what} contains " + ", ".join(f"'{w}'" for w in answer.unmatched) + "; check the spelling or drop that word."
+        return (
+            f"No {what} contains "
+            + ", ".join(f"'{w}'" for w in answer.unmatched)
+            + "; check the spelling or drop that word."
+        )
     if matched_any:
         return f"{what.capitalize()}s matched the words but not the filters; loosen the filters."
     return f"No {what} has all these words together; try fewer words, or join alternatives with 'or'."
@@ -173,10 +215,20 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     ws = ctx.target.workspace_id
     text = args.query.strip()
     key = _key_of(text)
-    tree, substring = _parse(text, key_ok=key is not None, empty_hint="Give at least one word, a phrase or a task key (ABC-42).")
-    filters = {"ws": ws, "query": text, "boardId": args.boardId, "columnId": args.columnId, "assigneeId": args.assigneeId,
-               "labelName": args.labelName.casefold() if args.labelName else None, "priority": args.priority,
-               "dueBefore": args.dueBefore, "dueAfter": args.dueAfter}
+    tree, substring = _parse(
+        text, key_ok=key is not None, empty_hint="Give at least one word, a phrase or a task key (ABC-42)."
+    )
+    filters = {
+        "ws": ws,
+        "query": text,
+        "boardId": args.boardId,
+        "columnId": args.columnId,
+        "assigneeId": args.assigneeId,
+        "labelName": args.labelName.casefold() if args.labelName else None,
+        "priority": args.priority,
+        "dueBefore": args.dueBefore,
+        "dueAfter": args.dueAfter,
+    }
     kind = list_kind("search_tasks", **filters)
     offset = _offset(kind, args.cursor)
 
@@ -184,7 +236,12 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     key_task: str | None = None
     wsrow = ctx.item(keys.workspace_head(ws))
     pointer = ctx.item(keys.task_number(ws, key[1])) if key else None
-    if key and isinstance(wsrow, WorkspaceRow) and (wsrow.taskPrefix or "").upper() == key[0] and isinstance(pointer, TaskNumberRow):
+    if (
+        key
+        and isinstance(wsrow, WorkspaceRow)
+        and (wsrow.taskPrefix or "").upper() == key[0]
+        and isinstance(pointer, TaskNumberRow)
+    ):
         key_task = pointer.taskId
 
     pending = list(pending_docs(ctx.query("pending")).values())  # batch records expanded, the newest record per doc
@@ -196,8 +253,16 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     # filters without an index of their own drop rows the plan cannot foresee: a best-first read
     # then takes up to the cap of postings, and the rows are checked best first until the page fills
     unindexed = any((args.assigneeId, args.labelName, args.priority, args.dueBefore, args.dueAfter))
-    answer = INDEX.query(ws, tree if q.positives(tree) else None, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=gone,
-                         board_id=scope, want=CANDIDATE_CAP if unindexed else offset + args.limit)
+    answer = INDEX.query(
+        ws,
+        tree if q.positives(tree) else None,
+        substring=substring,
+        cap=CANDIDATE_CAP,
+        pending=live,
+        gone=gone,
+        board_id=scope,
+        want=CANDIDATE_CAP if unindexed else offset + args.limit,
+    )
     hits = {h.task_id: h for h in answer.hits}
     entries = {e.boardId: e for e in ctx.query("entries")}
     label_ids: dict[str, str | None] = {}  # the label-name claim's partition -> its label id
@@ -236,14 +301,20 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
                     v = hit.docs[doc][2]
                     if doc == task_doc and v and v != version:
                         del hit.docs[doc]  # a stale posting: the stored text moved on
-                contains = hit.substring and search_text.fold(text) in search_text.fold(f"{row.title}\n{row.description}")
+                contains = hit.substring and search_text.fold(text) in search_text.fold(
+                    f"{row.title}\n{row.description}"
+                )
                 if not hit.docs or (hit.score == 0 and not hit.fields and not contains):
                     hit = None
                 else:
                     fields = hit.field_names()
                     score = hit.score
                     if contains and not fields:
-                        fields = [f for f in ("title", "description") if search_text.fold(text) in search_text.fold(getattr(row, f) or "")]
+                        fields = [
+                            f
+                            for f in ("title", "description")
+                            if search_text.fold(text) in search_text.fold(getattr(row, f) or "")
+                        ]
                         score = 0.1
             is_key = tid == key_task
             if hit is None and not is_key:
@@ -267,27 +338,48 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     total = len(ranked)
     page = ranked[offset : offset + args.limit]
     columns = {(r.boardId, r.columnId) for _, _, _, r, _ in page}
-    col_rows = {(c.PK, c.SK): c for c in _batch_get([keys.column(b, c) for b, c in columns]) if isinstance(c, ColumnRow)}
+    col_rows = {
+        (c.PK, c.SK): c for c in _batch_get([keys.column(b, c) for b, c in columns]) if isinstance(c, ColumnRow)
+    }
     results = []
     for is_key, score, _, row, fields in page:
         col = col_rows.get(keys.column(row.boardId, row.columnId))
-        results.append(SearchRow(
-            id=row.taskId, key=row.key, title=row.title, boardId=row.boardId, boardName=entries[row.boardId].name,
-            columnId=row.columnId, columnName=col.name if col is not None else None,
-            priority=row.priority or "NONE", dueDate=row.dueDate, updatedAt=row.updatedAt,
-            score=round(1000.0 + score if is_key else score, 4), matchedFields=fields,
-        ))
+        results.append(
+            SearchRow(
+                id=row.taskId,
+                key=row.key,
+                title=row.title,
+                boardId=row.boardId,
+                boardName=entries[row.boardId].name,
+                columnId=row.columnId,
+                columnName=col.name if col is not None else None,
+                priority=row.priority or "NONE",
+                dueDate=row.dueDate,
+                updatedAt=row.updatedAt,
+                score=round(1000.0 + score if is_key else score, 4),
+                matchedFields=fields,
+            )
+        )
     cursor = encode_cursor(kind, {"o": offset + args.limit}) if offset + args.limit < total else None
     key_note = None
     if key is not None:
         key_row = rows.get(key_task) if key_task else None
         key_note = _key_note(key, wsrow, pointer, key_row, entries.get(key_row.boardId) if key_row else None)
     hint = (key_note or _zero_hint(answer, bool(hits), "task")) if total == 0 else None
-    notice = _page_notice(offset=offset, shown=len(results), total=total, more=cursor is not None, capped=answer.truncated, what="task")
+    notice = _page_notice(
+        offset=offset, shown=len(results), total=total, more=cursor is not None, capped=answer.truncated, what="task"
+    )
     if total and key_note:  # other tasks matched the words; the key's own task is not among them
         notice = f"{key_note} {notice or ''}".strip()
-    return SearchTasksOutput(results=results, totalCount=total, truncated=bool(cursor) or answer.truncated, capped=answer.truncated,
-                             nextCursor=cursor, notice=notice, hint=hint)
+    return SearchTasksOutput(
+        results=results,
+        totalCount=total,
+        truncated=bool(cursor) or answer.truncated,
+        capped=answer.truncated,
+        nextCursor=cursor,
+        notice=notice,
+        hint=hint,
+    )
 
 
 def _desc(stamp: str) -> tuple[int, ...]:
@@ -328,8 +420,7 @@ RECHECK_CAP = 100  # substring-only candidates whose bodies are read for the rec
 
 class SearchArtifactsInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    query: Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=(
-        'As search_tasks.'))]
+    query: Annotated[str, Field(max_length=q.MAX_QUERY_CHARS, description=("As search_tasks."))]
     type: TextKind | None = Field(default=None, description="Kind.")
     taskId: str | None = Field(default=None, min_length=1, max_length=80, description="tk_…")
     projectId: str | None = Field(default=None, min_length=1, max_length=64, description="pj_…")
@@ -362,10 +453,18 @@ class SearchArtifactsOutput(ToolOutput):
 
 
 def _artifact_prefetch(where, args) -> Prefetch:
-    return Prefetch(queries=(
-        ("pending", lambda: list(SearchPendingRow.query(keys.search_pending_partition(where.workspace_id, keys.SEARCH_ARTIFACTS),
-                                                        consistent_read=True))),
-    ))
+    return Prefetch(
+        queries=(
+            (
+                "pending",
+                lambda: list(
+                    SearchPendingRow.query(
+                        keys.search_pending_partition(where.workspace_id, keys.SEARCH_ARTIFACTS), consistent_read=True
+                    )
+                ),
+            ),
+        )
+    )
 
 
 def _snippet(body: str, needles: list[str]) -> str | None:
@@ -398,14 +497,28 @@ def _snippet(body: str, needles: list[str]) -> str | None:
 def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArtifactsOutput:
     ws = ctx.target.workspace_id
     text = args.query.strip()
-    tree, substring = _parse(text, key_ok=False, empty_hint="Give at least one word or a \"phrase\" the artifact says.")
-    filters = {"ws": ws, "query": text, "type": args.type, "taskId": args.taskId, "projectId": args.projectId, "sessionId": args.sessionId}
+    tree, substring = _parse(text, key_ok=False, empty_hint='Give at least one word or a "phrase" the artifact says.')
+    filters = {
+        "ws": ws,
+        "query": text,
+        "type": args.type,
+        "taskId": args.taskId,
+        "projectId": args.projectId,
+        "sessionId": args.sessionId,
+    }
     kind = list_kind("search_artifacts", **filters)
     offset = _offset(kind, args.cursor)
     pending = list(pending_docs(ctx.query("pending")).values())
     live = [doc_of(m) for m in pending if not m.gone]
-    answer = INDEX.query(ws, tree, substring=substring, cap=CANDIDATE_CAP, pending=live, gone=[m.doc for m in pending if m.gone],
-                         corpus=keys.SEARCH_ARTIFACTS)
+    answer = INDEX.query(
+        ws,
+        tree,
+        substring=substring,
+        cap=CANDIDATE_CAP,
+        pending=live,
+        gone=[m.doc for m in pending if m.gone],
+        corpus=keys.SEARCH_ARTIFACTS,
+    )
     hits = {h.task_id: h for h in answer.hits}
 
     # heads of every candidate: withdrawn, non-text and filtered-out artifacts drop out
@@ -415,8 +528,15 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
         if ref is not None and ref.workspace_id == ws:
             head_keys.append(keys.artifact(ws, ref.ulid))
     heads = {r.artifactId: r for r in _batch_get(head_keys) if isinstance(r, ArtifactRow)}
-    wanted = {aid: h for aid, h in heads.items() if artifact_store.searchable(h)
-              and all(getattr(args, f) is None or getattr(h, f) == getattr(args, f) for f in ("type", "taskId", "projectId", "sessionId"))}
+    wanted = {
+        aid: h
+        for aid, h in heads.items()
+        if artifact_store.searchable(h)
+        and all(
+            getattr(args, f) is None or getattr(h, f) == getattr(args, f)
+            for f in ("type", "taskId", "projectId", "sessionId")
+        )
+    }
     # substring-only candidates are rechecked on their bodies (read with the page's, for snippets)
     needle = search_text.fold(text) if substring else ""
     unscored = [aid for aid in wanted if hits[aid].score == 0 and not hits[aid].fields]
@@ -427,7 +547,11 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
         hit = hits[aid]
         fields, score = hit.field_names(), hit.score
         if not fields:
-            places = [f for f, value in (("title", head.title), ("body", bodies.get(aid))) if value and needle and needle in search_text.fold(value)]
+            places = [
+                f
+                for f, value in (("title", head.title), ("body", bodies.get(aid)))
+                if value and needle and needle in search_text.fold(value)
+            ]
             if not places:
                 continue
             fields, score = places, 0.1
@@ -436,22 +560,47 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
     total = len(ranked)
     page = ranked[offset : offset + args.limit]
     bodies.update(_bodies(ws, [r[2].artifactId for r in page if r[2].artifactId not in bodies], live))
-    needles = [search_text.fold(w) for w in re.findall(r"[^\W_]+", text) if len(w) > 2 and not w.startswith("-")] + ([needle] if needle else [])
-    results = [ArtifactHit(id=h.artifactId, title=h.title, type=h.type, taskId=h.taskId, projectId=h.projectId, sessionId=h.sessionId,
-                           createdAt=h.createdAt, score=round(score, 4), matchedFields=fields, snippet=_snippet(bodies.get(h.artifactId) or "", needles))
-               for score, _, h, fields in page]
+    needles = [search_text.fold(w) for w in re.findall(r"[^\W_]+", text) if len(w) > 2 and not w.startswith("-")] + (
+        [needle] if needle else []
+    )
+    results = [
+        ArtifactHit(
+            id=h.artifactId,
+            title=h.title,
+            type=h.type,
+            taskId=h.taskId,
+            projectId=h.projectId,
+            sessionId=h.sessionId,
+            createdAt=h.createdAt,
+            score=round(score, 4),
+            matchedFields=fields,
+            snippet=_snippet(bodies.get(h.artifactId) or "", needles),
+        )
+        for score, _, h, fields in page
+    ]
     cursor = encode_cursor(kind, {"o": offset + args.limit}) if offset + args.limit < total else None
     hint = _zero_hint(answer, bool(hits), "artifact") if total == 0 else None
     capped = answer.truncated or len(unscored) > RECHECK_CAP
-    notice = _page_notice(offset=offset, shown=len(results), total=total, more=cursor is not None, capped=capped, what="artifact")
-    return SearchArtifactsOutput(results=results, totalCount=total, truncated=bool(cursor) or capped, capped=capped, nextCursor=cursor,
-                                 notice=notice, hint=hint)
+    notice = _page_notice(
+        offset=offset, shown=len(results), total=total, more=cursor is not None, capped=capped, what="artifact"
+    )
+    return SearchArtifactsOutput(
+        results=results,
+        totalCount=total,
+        truncated=bool(cursor) or capped,
+        capped=capped,
+        nextCursor=cursor,
+        notice=notice,
+        hint=hint,
+    )
 
 
 def _bodies(ws: str, artifact_ids: list[str], pending) -> dict[str, str]:
     """Redacted bodies of ``artifact_ids`` (one BatchGetItem per 100; a pending doc's from its marker)."""
     out = {d.task_id: d.body for d in pending if d.task_id in artifact_ids}
-    want = [keys.artifact_body(ws, ref.ulid) for aid in artifact_ids if aid not in out and (ref := ids.parse_artifact(aid))]
+    want = [
+        keys.artifact_body(ws, ref.ulid) for aid in artifact_ids if aid not in out and (ref := ids.parse_artifact(aid))
+    ]
     out.update({r.artifactId: r.body for r in _batch_get(want) if isinstance(r, ArtifactBodyRow)})
     return out
 

@@ -11,7 +11,6 @@ open session (a claim item written conditionally in the binding transaction,
 docs/data-model.md "Agent sessions").
 """
 
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -27,7 +26,17 @@ from domain.store import keys, session_capture
 from domain.store import sessions as session_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import MemberRow, ProjectLinkRow, ProjectRow, Row, SessionAlignmentRow, SessionClaimRow, SessionRow, TaskDetailRow, WorkspaceRow
+from domain.store.models import (
+    MemberRow,
+    ProjectLinkRow,
+    ProjectRow,
+    Row,
+    SessionAlignmentRow,
+    SessionClaimRow,
+    SessionRow,
+    TaskDetailRow,
+    WorkspaceRow,
+)
 from domain.tools.args import CursorArg, IdShape, LimitArg, WorkspaceIdArg
 
 Provider = Literal["claude-code", "codex", "cursor", "other"]
@@ -38,9 +47,18 @@ SessionIdArg = Annotated[str, Field(min_length=1, max_length=80, description="se
 ProjectIdArg = Annotated[str, Field(min_length=1, max_length=64, description="pj_…")]
 RequiredKeyArg = Annotated[str, Field(min_length=1, max_length=128, description="Required retry key (launcher nonce).")]
 RequiredStampArg = Annotated[
-    str, Field(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", description="updatedAt you read; if changed: CONFLICT."),
+    str,
+    Field(
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$",
+        description="updatedAt you read; if changed: CONFLICT.",
+    ),
 ]
-RepoArg = Annotated[str | None, Field(default=None, min_length=1, max_length=300, description="owner/name or GitHub URL; default: the bound checkout.")]
+RepoArg = Annotated[
+    str | None,
+    Field(
+        default=None, min_length=1, max_length=300, description="owner/name or GitHub URL; default: the bound checkout."
+    ),
+]
 PartName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^#\s][^#]*$")]
 
 
@@ -116,12 +134,18 @@ class SessionSummaryView(ToolOutput):
 
 
 class SessionView(SessionSummaryView):
-    providerThreadId: str | None = Field(description="Set by a provider hook (attach_agent_session); null unless you are its operator or an admin.")
+    providerThreadId: str | None = Field(
+        description="Set by a provider hook (attach_agent_session); null unless you are its operator or an admin."
+    )
     alignment: AlignmentSnapshot | None
     repoStart: RepoStateView | None
     repoEnd: RepoStateView | None
-    usage: UsageView | None = Field(description="Provider-reported token counts; null when none were reported (never estimated).")
-    capture: CaptureView | None = Field(description="The last completion's trace-manifest check; null before completion.")
+    usage: UsageView | None = Field(
+        description="Provider-reported token counts; null when none were reported (never estimated)."
+    )
+    capture: CaptureView | None = Field(
+        description="The last completion's trace-manifest check; null before completion."
+    )
     resumeCount: int
     boundAt: str | None
 
@@ -132,10 +156,23 @@ class SessionOutput(ToolOutput):
 
 def _summary_fields(r: SessionRow) -> dict[str, Any]:
     return {
-        "id": r.sessionId, "workspaceId": r.workspaceId, "projectId": r.projectId, "projectName": r.projectName, "operatorId": r.operatorId,
-        "operatorName": r.operatorName, "repository": r.repository, "status": r.status, "provider": r.provider,
-        "continuesSessionId": r.continuesSessionId, "taskId": r.taskId, "ownerId": r.ownerId, "captureComplete": bool(r.captureComplete),
-        "outcome": r.outcome, "createdAt": r.createdAt, "updatedAt": r.updatedAt, "endedAt": r.endedAt,
+        "id": r.sessionId,
+        "workspaceId": r.workspaceId,
+        "projectId": r.projectId,
+        "projectName": r.projectName,
+        "operatorId": r.operatorId,
+        "operatorName": r.operatorName,
+        "repository": r.repository,
+        "status": r.status,
+        "provider": r.provider,
+        "continuesSessionId": r.continuesSessionId,
+        "taskId": r.taskId,
+        "ownerId": r.ownerId,
+        "captureComplete": bool(r.captureComplete),
+        "outcome": r.outcome,
+        "createdAt": r.createdAt,
+        "updatedAt": r.updatedAt,
+        "endedAt": r.endedAt,
     }
 
 
@@ -151,10 +188,15 @@ def _thread_shown(r: SessionRow, ctx: CallContext) -> str | None:
 def session_view(r: SessionRow, ctx: CallContext) -> SessionView:
     """A session as ``ctx``'s caller may see it (:func:`_thread_shown`)."""
     return SessionView(
-        **_summary_fields(r), providerThreadId=_thread_shown(r, ctx), alignment=AlignmentSnapshot(**r.alignment) if r.alignment else None,
-        repoStart=RepoStateView(**r.repoStart) if r.repoStart else None, repoEnd=RepoStateView(**r.repoEnd) if r.repoEnd else None,
-        usage=UsageView(**r.usage) if r.usage else None, capture=CaptureView(**r.capture) if r.capture else None,
-        resumeCount=int(r.resumeCount or 0), boundAt=r.boundAt,
+        **_summary_fields(r),
+        providerThreadId=_thread_shown(r, ctx),
+        alignment=AlignmentSnapshot(**r.alignment) if r.alignment else None,
+        repoStart=RepoStateView(**r.repoStart) if r.repoStart else None,
+        repoEnd=RepoStateView(**r.repoEnd) if r.repoEnd else None,
+        usage=UsageView(**r.usage) if r.usage else None,
+        capture=CaptureView(**r.capture) if r.capture else None,
+        resumeCount=int(r.resumeCount or 0),
+        boundAt=r.boundAt,
     )
 
 
@@ -174,13 +216,19 @@ def _repo(ctx: CallContext, value: str | None, field: str = "repo") -> str:
     if value is None:
         if bound:
             return bound
-        raise errors.invalid(field, "is required: the repository of the checkout the agent runs in", f"Send {repos.FORMS}; jentrix agent launch fills it from the checkout.")
+        raise errors.invalid(
+            field,
+            "is required: the repository of the checkout the agent runs in",
+            f"Send {repos.FORMS}; jentrix agent launch fills it from the checkout.",
+        )
     repo = repos.normalise_repo(value)
     if repo is None:
         raise errors.invalid(field, f"is not a GitHub repository: {value!r}", f"Send {repos.FORMS}.")
     if bound and repo != bound:
-        raise errors.forbidden(f"This connection is bound to a checkout of {bound}; it cannot start or resume a session for {repo}.",
-                               "Leave repo out, or start the adapter from a checkout of that repository.")
+        raise errors.forbidden(
+            f"This connection is bound to a checkout of {bound}; it cannot start or resume a session for {repo}.",
+            "Leave repo out, or start the adapter from a checkout of that repository.",
+        )
     return repo
 
 
@@ -195,7 +243,11 @@ def _project_for_session(ctx: CallContext, ws: str, project_id: str, repo: str) 
     if not isinstance(head, ProjectRow):
         raise errors.not_found("project", project_id)
     if head.status == "ARCHIVED":
-        raise errors.invalid("projectId", f"project {head.name} is archived: it takes no new sessions", "Pick a live project (list_projects).")
+        raise errors.invalid(
+            "projectId",
+            f"project {head.name} is archived: it takes no new sessions",
+            "Pick a live project (list_projects).",
+        )
     if isinstance(ctx.item(keys.project_link(project_id, "REPO", repo)), ProjectLinkRow):
         return head, True
     wsrow = ctx.item(keys.workspace_head(ws))
@@ -204,11 +256,15 @@ def _project_for_session(ctx: CallContext, ws: str, project_id: str, repo: str) 
         return head, False
     link = f'add_project_link {{"projectId": "{project_id}", "targetType": "REPO", "targetId": "{repo}"}}'
     if linked_somewhere:
-        why, hint = (f"project {head.name} has no REPO link to {repo}",
-                     f"Missing REPO link: a workspace admin runs {link}, or run the agent from a checkout of a repository this project links.")
+        why, hint = (
+            f"project {head.name} has no REPO link to {repo}",
+            f"Missing REPO link: a workspace admin runs {link}, or run the agent from a checkout of a repository this project links.",
+        )
     else:
-        why, hint = (f"project {head.name} has no REPO link to {repo}, and {repo} is not the workspace's defaultRepo",
-                     f"Missing REPO link: a workspace admin runs {link} (or sets defaultRepo with update_workspace while no project links a repository).")
+        why, hint = (
+            f"project {head.name} has no REPO link to {repo}, and {repo} is not the workspace's defaultRepo",
+            f"Missing REPO link: a workspace admin runs {link} (or sets defaultRepo with update_workspace while no project links a repository).",
+        )
     raise errors.invalid("repo", why, hint)
 
 
@@ -218,8 +274,10 @@ def _may_steer(ctx: CallContext, row: SessionRow, verb: str) -> None:
         return
     if ROLE_RANK[ctx.member(row.workspaceId).role] >= ROLE_RANK["ADMIN"]:
         return
-    raise errors.forbidden(f"Only the session's operator ({row.operatorName}) or a workspace admin can {verb} {row.sessionId}.",
-                           "Ask the operator, or a workspace admin, to do it.")
+    raise errors.forbidden(
+        f"Only the session's operator ({row.operatorName}) or a workspace admin can {verb} {row.sessionId}.",
+        "Ask the operator, or a workspace admin, to do it.",
+    )
 
 
 def _session(ctx: CallContext) -> SessionRow:
@@ -233,7 +291,8 @@ def _session(ctx: CallContext) -> SessionRow:
 def _stale(args_stamp: str, row: SessionRow, ctx: CallContext) -> errors.ToolError:
     return errors.conflict(
         f"The session changed since you read it (your expectedUpdatedAt {args_stamp}, now {row.updatedAt}).",
-        "Read error.current (or get_agent_session) and call again with its updatedAt.", current=_current(row, ctx),
+        "Read error.current (or get_agent_session) and call again with its updatedAt.",
+        current=_current(row, ctx),
     )
 
 
@@ -248,7 +307,9 @@ class CreateSessionInput(ToolInput):
     repo: RepoArg
     provider: Provider | None = Field(default=None, description="Provider to launch, if known.")
     repoState: RepoState | None = Field(default=None, description="Checkout at launch.")
-    continuesSessionId: str | None = Field(default=None, max_length=80, description="Earlier session this one continues.")
+    continuesSessionId: str | None = Field(
+        default=None, max_length=80, description="Earlier session this one continues."
+    )
     idempotencyKey: RequiredKeyArg
 
 
@@ -298,8 +359,18 @@ def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionO
     member = ctx.member(ws)
     now = clock.now_iso()
     session_id = ids.new_session_id(ws)
-    row = _new_row(session_id, ws, project, member, repo, now, status="STARTING", provider=args.provider, repo_state=args.repoState,
-                   continues=args.continuesSessionId)
+    row = _new_row(
+        session_id,
+        ws,
+        project,
+        member,
+        repo,
+        now,
+        status="STARTING",
+        provider=args.provider,
+        repo_state=args.repoState,
+        continues=args.continuesSessionId,
+    )
     return SessionOutput(session=session_view(_create(ctx, row, by_link=by_link), ctx))
 
 
@@ -307,15 +378,42 @@ def _read(wanted: tuple[tuple[str, str], ...]) -> dict[tuple[str, str], Any]:
     return {(r.PK, r.SK): r for r in Row.batch_get(list(wanted), consistent_read=True)}
 
 
-def _new_row(session_id: str, ws: str, project: ProjectRow, member: MemberRow, repo: str, now: str, *, status: str, provider: str | None,
-             repo_state: RepoState | None, continues: str | None = None, thread: str | None = None) -> SessionRow:
+def _new_row(
+    session_id: str,
+    ws: str,
+    project: ProjectRow,
+    member: MemberRow,
+    repo: str,
+    now: str,
+    *,
+    status: str,
+    provider: str | None,
+    repo_state: RepoState | None,
+    continues: str | None = None,
+    thread: str | None = None,
+) -> SessionRow:
     ref = ids.parse_session(session_id)
     assert ref is not None
     return SessionRow(
-        *keys.session(ws, ref.ulid), sessionId=session_id, workspaceId=ws, projectId=project.projectId, projectName=project.name,
-        operatorId=member.userId, operatorName=member.displayName, repository=repo, status=status, provider=provider, providerThreadId=thread,
-        continuesSessionId=continues, repoStart=repo_state.model_dump(exclude_none=True) if repo_state else None, alignmentCount=0,
-        captureComplete=False, resumeCount=0, createdAt=now, updatedAt=now, boundAt=now if thread else None,
+        *keys.session(ws, ref.ulid),
+        sessionId=session_id,
+        workspaceId=ws,
+        projectId=project.projectId,
+        projectName=project.name,
+        operatorId=member.userId,
+        operatorName=member.displayName,
+        repository=repo,
+        status=status,
+        provider=provider,
+        providerThreadId=thread,
+        continuesSessionId=continues,
+        repoStart=repo_state.model_dump(exclude_none=True) if repo_state else None,
+        alignmentCount=0,
+        captureComplete=False,
+        resumeCount=0,
+        createdAt=now,
+        updatedAt=now,
+        boundAt=now if thread else None,
     )
 
 
@@ -330,8 +428,11 @@ def _create(ctx: CallContext, row: SessionRow, *, by_link: bool, claim: SessionC
             raise errors.not_found("session", earlier.session_id) from None
         return found
     except session_store.GateClosed:
-        raise errors.invalid("repo", "the project or its REPO link changed while the session was being created; nothing was written",
-                             "Check the project with get_project and call again.") from None
+        raise errors.invalid(
+            "repo",
+            "the project or its REPO link changed while the session was being created; nothing was written",
+            "Check the project with get_project and call again.",
+        ) from None
     except Missing:
         raise errors.not_found("project", row.projectId) from None
     return row
@@ -341,7 +442,9 @@ def _create(ctx: CallContext, row: SessionRow, *, by_link: bool, claim: SessionC
 class AttachSessionInput(ToolInput):
     provider: Provider = Field(description="Hook's provider.")
     threadId: str = Field(
-        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$",
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9._:-]+$",
         description="Thread id from the provider hook.",
     )
     sessionId: str | None = Field(default=None, max_length=80, description="Your STARTING session; or give projectId.")
@@ -353,7 +456,9 @@ class AttachSessionInput(ToolInput):
 
 class AttachSessionOutput(ToolOutput):
     session: SessionView
-    attached: Literal["bound", "created", "existing"] = Field(description="bound: a STARTING session got the thread; created: a new ACTIVE session; existing: the thread already named this session.")
+    attached: Literal["bound", "created", "existing"] = Field(
+        description="bound: a STARTING session got the thread; created: a new ACTIVE session; existing: the thread already named this session."
+    )
 
 
 def _locate_attach(ctx: CallContext, args: AttachSessionInput) -> Located:
@@ -362,7 +467,11 @@ def _locate_attach(ctx: CallContext, args: AttachSessionInput) -> Located:
             raise errors.invalid("sessionId", "give sessionId (late-bind) or projectId (create), not both")
         return locate(ctx, "session", args.sessionId)
     if args.projectId is None:
-        raise errors.invalid("sessionId", "is required unless projectId is given", "Pass the session jentrix agent launch created, or a projectId.")
+        raise errors.invalid(
+            "sessionId",
+            "is required unless projectId is given",
+            "Pass the session jentrix agent launch created, or a projectId.",
+        )
     return locate(ctx, "project", args.projectId)
 
 
@@ -371,7 +480,11 @@ def _attach_prefetch(where: Located, args: AttachSessionInput) -> Prefetch:
     if where.session is not None:
         return Prefetch(items=(keys.session(where.workspace_id, where.session.ulid), claim))
     repo = repos.normalise_repo(args.repo) if args.repo else None
-    gate = _gate_keys(where.workspace_id, where.project_id or "", repo) if repo else (keys.project(where.workspace_id, where.project_id or ""),)
+    gate = (
+        _gate_keys(where.workspace_id, where.project_id or "", repo)
+        if repo
+        else (keys.project(where.workspace_id, where.project_id or ""),)
+    )
     return Prefetch(items=(*gate, claim))
 
 
@@ -413,8 +526,10 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
         return _attach_create(ctx, args, open_claim)
     current = _session(ctx)
     if current.operatorId != ctx.user_id:
-        raise errors.forbidden(f"Only the session's operator ({current.operatorName}) can bind its provider thread.",
-                               "Run jentrix session attach from the operator's own provider hook.")
+        raise errors.forbidden(
+            f"Only the session's operator ({current.operatorName}) can bind its provider thread.",
+            "Run jentrix session attach from the operator's own provider hook.",
+        )
     if open_claim is not None and open_claim.sessionId != current.sessionId:
         raise _bound_elsewhere(open_claim, current.workspaceId)
 
@@ -424,16 +539,34 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
         if state.providerThreadId:
             if state.providerThreadId == args.threadId:
                 return Unchanged(AttachSessionOutput(session=session_view(state, ctx), attached="existing"))
-            raise errors.conflict("This session is already bound to another provider thread; a binding never changes.",
-                                  "Start a new session (jentrix agent launch) for the other thread.", current=_current(state, ctx), reason="SESSION_ALREADY_BOUND")
+            raise errors.conflict(
+                "This session is already bound to another provider thread; a binding never changes.",
+                "Start a new session (jentrix agent launch) for the other thread.",
+                current=_current(state, ctx),
+                reason="SESSION_ALREADY_BOUND",
+            )
         if state.status != "STARTING":
-            raise errors.conflict(f"The session is {state.status}; only a STARTING session can be bound.",
-                                  "Create a new session for this thread (attach_agent_session with projectId).", current=_current(state, ctx))
+            raise errors.conflict(
+                f"The session is {state.status}; only a STARTING session can be bound.",
+                "Create a new session for this thread (attach_agent_session with projectId).",
+                current=_current(state, ctx),
+            )
         stamp = clock.next_stamp(state.updatedAt)
         edited = _copy(state)
-        edited.provider, edited.providerThreadId, edited.status, edited.boundAt, edited.updatedAt = args.provider, args.threadId, "ACTIVE", stamp, stamp
-        return session_store.edit(edited, state, actor_id=ctx.user_id, claim=session_store.new_claim(edited, stamp),
-                                  result=lambda: AttachSessionOutput(session=session_view(edited, ctx), attached="bound"))
+        edited.provider, edited.providerThreadId, edited.status, edited.boundAt, edited.updatedAt = (
+            args.provider,
+            args.threadId,
+            "ACTIVE",
+            stamp,
+            stamp,
+        )
+        return session_store.edit(
+            edited,
+            state,
+            actor_id=ctx.user_id,
+            claim=session_store.new_claim(edited, stamp),
+            result=lambda: AttachSessionOutput(session=session_view(edited, ctx), attached="bound"),
+        )
 
     try:
         return compare_and_set("attach_agent_session", current, plan)
@@ -447,7 +580,9 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
         raise errors.not_found("session", current.sessionId) from None
 
 
-def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: SessionClaimRow | None) -> AttachSessionOutput:
+def _attach_create(
+    ctx: CallContext, args: AttachSessionInput, open_claim: SessionClaimRow | None
+) -> AttachSessionOutput:
     where = ctx.target
     ws = where.workspace_id
     if open_claim is not None:
@@ -458,14 +593,27 @@ def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: Sessi
     project, by_link = _project_for_session(ctx, ws, where.project_id, repo)
     member = ctx.member(ws)
     now = clock.now_iso()
-    row = _new_row(ids.new_session_id(ws), ws, project, member, repo, now, status="ACTIVE", provider=args.provider, repo_state=args.repoState, thread=args.threadId)
+    row = _new_row(
+        ids.new_session_id(ws),
+        ws,
+        project,
+        member,
+        repo,
+        now,
+        status="ACTIVE",
+        provider=args.provider,
+        repo_state=args.repoState,
+        thread=args.threadId,
+    )
     try:
         made = _create(ctx, row, by_link=by_link, claim=session_store.new_claim(row, now))
     except session_store.ThreadBound as bound:
         if bound.claim is None:
             raise _bound_elsewhere(None, ws) from None
         return _converge(ctx, bound.claim, where.project_id)
-    return AttachSessionOutput(session=session_view(made, ctx), attached="created" if made.sessionId == row.sessionId else "existing")
+    return AttachSessionOutput(
+        session=session_view(made, ctx), attached="created" if made.sessionId == row.sessionId else "existing"
+    )
 
 
 def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> AttachSessionOutput:
@@ -483,7 +631,9 @@ def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> Atta
 class AlignSessionInput(ToolInput):
     sessionId: SessionIdArg
     taskId: str | None = Field(default=None, max_length=80, description="tk_… of the workspace; omit for no task.")
-    ownerId: str | None = Field(default=None, max_length=64, description="userId; default: current owner, else operator.")
+    ownerId: str | None = Field(
+        default=None, max_length=64, description="userId; default: current owner, else operator."
+    )
     expectedUpdatedAt: RequiredStampArg
 
 
@@ -552,7 +702,9 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
     else:
         owner = _member_or_none(ws, owner_id)  # the session's owner or operator, when an admin aligns: one GetItem
     if owner is None:
-        raise errors.invalid("ownerId", f"{owner_id!r} is not a member of this workspace", "Pick a userId from list_members.")
+        raise errors.invalid(
+            "ownerId", f"{owner_id!r} is not a member of this workspace", "Pick a userId from list_members."
+        )
     wsrow = ctx.item(keys.workspace_head(ws))
     workspace_name = wsrow.name if isinstance(wsrow, WorkspaceRow) else ""
 
@@ -560,34 +712,78 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
         if state.updatedAt != args.expectedUpdatedAt:
             raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status not in session_store.OPEN:
-            raise errors.conflict(f"The session is {state.status}; only an open (STARTING or ACTIVE) session can be aligned.",
-                                  "Resume it (resume_agent_session) if it was interrupted, or start a new session.", current=_current(state, ctx))
+            raise errors.conflict(
+                f"The session is {state.status}; only an open (STARTING or ACTIVE) session can be aligned.",
+                "Resume it (resume_agent_session) if it was interrupted, or start a new session.",
+                current=_current(state, ctx),
+            )
         new_task = task.taskId if task else None
         count = int(state.alignmentCount or 0)
         if count and state.taskId == new_task and state.ownerId == owner.userId and state.alignment:
-            return Unchanged(AlignSessionOutput(session=session_view(state, ctx), alignment=AlignmentSnapshot(**state.alignment), ordinal=count, changed=False))
+            return Unchanged(
+                AlignSessionOutput(
+                    session=session_view(state, ctx),
+                    alignment=AlignmentSnapshot(**state.alignment),
+                    ordinal=count,
+                    changed=False,
+                )
+            )
         if count >= session_store.MAX_ALIGNMENTS:
-            raise errors.invalid("sessionId", f"the session holds {session_store.MAX_ALIGNMENTS} alignments, the most it can",
-                                 "Complete it and start a new session with continuesSessionId.")
+            raise errors.invalid(
+                "sessionId",
+                f"the session holds {session_store.MAX_ALIGNMENTS} alignments, the most it can",
+                "Complete it and start a new session with continuesSessionId.",
+            )
         stamp = clock.next_stamp(state.updatedAt)
         snapshot = AlignmentSnapshot(
-            sessionId=state.sessionId, workspaceId=ws, workspaceName=workspace_name, projectId=state.projectId, projectName=state.projectName,
-            taskId=new_task, taskKey=task.key if task else None, taskTitle=task.title if task else None, ownerId=owner.userId,
-            ownerName=owner.displayName, operatorId=state.operatorId, operatorName=state.operatorName, alignedAt=stamp,
+            sessionId=state.sessionId,
+            workspaceId=ws,
+            workspaceName=workspace_name,
+            projectId=state.projectId,
+            projectName=state.projectName,
+            taskId=new_task,
+            taskKey=task.key if task else None,
+            taskTitle=task.title if task else None,
+            ownerId=owner.userId,
+            ownerName=owner.displayName,
+            operatorId=state.operatorId,
+            operatorName=state.operatorName,
+            alignedAt=stamp,
         )
         ordinal = count + 1
-        interval = SessionAlignmentRow(*keys.session_alignment(state.sessionId, ordinal), sessionId=state.sessionId, ordinal=ordinal,
-                                       snapshot=snapshot.model_dump(mode="json"), alignedBy=ctx.user_id, startedAt=stamp)
+        interval = SessionAlignmentRow(
+            *keys.session_alignment(state.sessionId, ordinal),
+            sessionId=state.sessionId,
+            ordinal=ordinal,
+            snapshot=snapshot.model_dump(mode="json"),
+            alignedBy=ctx.user_id,
+            startedAt=stamp,
+        )
         log = _align_log(ctx, state, snapshot, task, stamp, ordinal)
         edited = _copy(state)
-        edited.taskId, edited.ownerId, edited.alignment, edited.alignmentCount, edited.updatedAt = new_task, owner.userId, snapshot.model_dump(mode="json"), ordinal, stamp
+        edited.taskId, edited.ownerId, edited.alignment, edited.alignmentCount, edited.updatedAt = (
+            new_task,
+            owner.userId,
+            snapshot.model_dump(mode="json"),
+            ordinal,
+            stamp,
+        )
 
         def extra(tx: Any) -> None:
             tx.save(interval, condition=Row.PK.does_not_exist())
             if count:
-                tx.update(SessionAlignmentRow(*keys.session_alignment(state.sessionId, count)), actions=[SessionAlignmentRow.endedAt.set(stamp)], condition=Row.PK.exists())
+                tx.update(
+                    SessionAlignmentRow(*keys.session_alignment(state.sessionId, count)),
+                    actions=[SessionAlignmentRow.endedAt.set(stamp)],
+                    condition=Row.PK.exists(),
+                )
             if task is not None:
-                tx.condition_check(TaskDetailRow, task.PK, task.SK, condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist())
+                tx.condition_check(
+                    TaskDetailRow,
+                    task.PK,
+                    task.SK,
+                    condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist(),
+                )
             if owner.userId != ctx.user_id:
                 tx.condition_check(MemberRow, *keys.member(ws, owner.userId), condition=Row.PK.exists())
             tx.save(log)
@@ -599,8 +795,16 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
                 return errors.invalid("ownerId", f"{owner.userId!r} left the workspace meanwhile; nothing was written")
             return None
 
-        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, failed=failed,
-                                  result=lambda: AlignSessionOutput(session=session_view(edited, ctx), alignment=snapshot, ordinal=ordinal, changed=True))
+        return session_store.edit(
+            edited,
+            state,
+            actor_id=ctx.user_id,
+            extra=extra,
+            failed=failed,
+            result=lambda: AlignSessionOutput(
+                session=session_view(edited, ctx), alignment=snapshot, ordinal=ordinal, changed=True
+            ),
+        )
 
     try:
         return compare_and_set("align_agent_session", current, plan)
@@ -614,17 +818,31 @@ def _member_or_none(ws: str, user_id: str) -> MemberRow | None:
     return members.get(ws, user_id)
 
 
-def _align_log(ctx: CallContext, state: SessionRow, snap: AlignmentSnapshot, task: TaskDetailRow | None, stamp: str, ordinal: int) -> Any:
+def _align_log(
+    ctx: CallContext, state: SessionRow, snap: AlignmentSnapshot, task: TaskDetailRow | None, stamp: str, ordinal: int
+) -> Any:
     """The activity row of an alignment: on the new task's board log (and the task's own log); with
     no new task, on the previous task's; with neither, in the workspace log."""
     what = f"{snap.taskKey} {snap.taskTitle}" if task else "no task"
-    summary = f"Session {state.sessionId} aligned to {what}, owner {snap.ownerName}" + (f" (re-aligned, #{ordinal})" if ordinal > 1 else "")
-    data = {"sessionId": state.sessionId, "ordinal": ordinal, "taskId": snap.taskId, "previousTaskId": state.taskId, "ownerId": snap.ownerId}
+    summary = f"Session {state.sessionId} aligned to {what}, owner {snap.ownerName}" + (
+        f" (re-aligned, #{ordinal})" if ordinal > 1 else ""
+    )
+    data = {
+        "sessionId": state.sessionId,
+        "ordinal": ordinal,
+        "taskId": snap.taskId,
+        "previousTaskId": state.taskId,
+        "ownerId": snap.ownerId,
+    }
     board_task = task.taskId if task else state.taskId
     ref = ids.parse_task(board_task) if board_task else None
     if ref is not None:
-        return ctx.activity(state.workspaceId, ref.board_id, "session.aligned", summary, task_id=board_task, data=data, at=stamp)
-    return governance_store.log_row(state.workspaceId, "session.aligned", summary, actor_id=ctx.user_id, source=ctx.source, data=data)
+        return ctx.activity(
+            state.workspaceId, ref.board_id, "session.aligned", summary, task_id=board_task, data=data, at=stamp
+        )
+    return governance_store.log_row(
+        state.workspaceId, "session.aligned", summary, actor_id=ctx.user_id, source=ctx.source, data=data
+    )
 
 
 # -- complete_agent_session --------------------------------------------------------------------
@@ -632,24 +850,43 @@ class CompleteSessionInput(ToolInput):
     sessionId: SessionIdArg
     outcome: Outcome = Field(description="INTERRUPTED: crash/kill; CANCELLED: before the first turn.")
     expectedUpdatedAt: RequiredStampArg
-    traceParts: list[PartName] = Field(default_factory=list, max_length=500, description="Names of every TRACE part that should be stored.")
+    traceParts: list[PartName] = Field(
+        default_factory=list, max_length=500, description="Names of every TRACE part that should be stored."
+    )
     usage: Usage | None = Field(default=None, description="Provider-reported tokens; omit if none.")
     repoState: RepoState | None = Field(default=None, description="Checkout at the end.")
 
 
 def _complete_prefetch(where: Located, args: CompleteSessionInput) -> Prefetch:
     ws, sid = where.workspace_id, where.session.session_id
-    return Prefetch(items=(keys.session(ws, where.session.ulid),), queries=(("artifacts", lambda: session_capture.for_session(ws, sid)),))
+    return Prefetch(
+        items=(keys.session(ws, where.session.ulid),),
+        queries=(("artifacts", lambda: session_capture.for_session(ws, sid)),),
+    )
 
 
 def run_summary(row: SessionRow, parts: list[str], stored: list[str], missing: list[str]) -> dict[str, Any]:
     """The RUN_SUMMARY body: only stored facts of the session, so the same state gives the same bytes."""
     return {
-        "type": "RUN_SUMMARY", "sessionId": row.sessionId, "workspaceId": row.workspaceId, "projectId": row.projectId, "repository": row.repository,
-        "operatorId": row.operatorId, "provider": row.provider, "outcome": row.outcome, "createdAt": row.createdAt, "boundAt": row.boundAt,
-        "endedAt": row.endedAt, "taskId": row.taskId, "ownerId": row.ownerId, "alignments": int(row.alignmentCount or 0),
-        "continuesSessionId": row.continuesSessionId, "resumeCount": int(row.resumeCount or 0), "usage": row.usage,
-        "repoStart": row.repoStart, "repoEnd": row.repoEnd,
+        "type": "RUN_SUMMARY",
+        "sessionId": row.sessionId,
+        "workspaceId": row.workspaceId,
+        "projectId": row.projectId,
+        "repository": row.repository,
+        "operatorId": row.operatorId,
+        "provider": row.provider,
+        "outcome": row.outcome,
+        "createdAt": row.createdAt,
+        "boundAt": row.boundAt,
+        "endedAt": row.endedAt,
+        "taskId": row.taskId,
+        "ownerId": row.ownerId,
+        "alignments": int(row.alignmentCount or 0),
+        "continuesSessionId": row.continuesSessionId,
+        "resumeCount": int(row.resumeCount or 0),
+        "usage": row.usage,
+        "repoStart": row.repoStart,
+        "repoEnd": row.repoEnd,
         "traceParts": {"expected": parts, "stored": stored, "missing": missing},
     }
 
@@ -689,8 +926,13 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
             edited.usage = usage
         if repo_end is not None:
             edited.repoEnd = repo_end
-        edited.capture = {"complete": not missing, "expectedParts": len(parts), "storedParts": len(stored), "missingParts": missing[:50],
-                          "summaryArtifactId": summary_id}
+        edited.capture = {
+            "complete": not missing,
+            "expectedParts": len(parts),
+            "storedParts": len(stored),
+            "missingParts": missing[:50],
+            "summaryArtifactId": summary_id,
+        }
         edited.captureComplete = not missing
         edited.updatedAt = stamp
         return edited
@@ -704,23 +946,38 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
         if state.updatedAt != args.expectedUpdatedAt:
             raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status not in session_store.OPEN and not again:
-            raise errors.conflict(f"The session is already {state.status}; it cannot end again as {args.outcome}.",
-                                  "Resume an INTERRUPTED session first (resume_agent_session), or start a new one.", current=_current(state, ctx))
+            raise errors.conflict(
+                f"The session is already {state.status}; it cannot end again as {args.outcome}.",
+                "Resume an INTERRUPTED session first (resume_agent_session), or start a new one.",
+                current=_current(state, ctx),
+            )
         stamp = clock.next_stamp(state.updatedAt)
-        summary_id = session_capture.new_summary_id(state.workspaceId)  # a re-check after late parts stores a new summary; the head names the latest
+        summary_id = session_capture.new_summary_id(
+            state.workspaceId
+        )  # a re-check after late parts stores a new summary; the head names the latest
         edited = closed_state(state, stamp, summary_id)
         summary = run_summary(edited, parts, stored, missing)
         from domain.redaction import redact_text  # deferred: the detectors load with the first body, not at init
 
-        body = redact_text(session_capture.summary_body(summary))  # a branch name or the like may carry a secret: redacted like every body
+        body = redact_text(
+            session_capture.summary_body(summary)
+        )  # a branch name or the like may carry a secret: redacted like every body
         actor_name = ctx.member(edited.workspaceId).displayName
 
         def extra(tx: Any) -> None:
-            session_capture.summary_action(tx, summary, body=body, artifact_id=summary_id, actor_id=ctx.user_id, actor_name=actor_name, at=stamp)
+            session_capture.summary_action(
+                tx, summary, body=body, artifact_id=summary_id, actor_id=ctx.user_id, actor_name=actor_name, at=stamp
+            )
             if edited.status in session_store.CLOSED and state.status in session_store.OPEN:
                 session_store.release_claim(tx, edited)
 
-        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=extra, result=lambda: SessionOutput(session=session_view(edited, ctx)))
+        return session_store.edit(
+            edited,
+            state,
+            actor_id=ctx.user_id,
+            extra=extra,
+            result=lambda: SessionOutput(session=session_view(edited, ctx)),
+        )
 
     try:
         return compare_and_set("complete_agent_session", current, plan)
@@ -732,7 +989,9 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
 class ResumeSessionInput(ToolInput):
     sessionId: SessionIdArg
     expectedUpdatedAt: RequiredStampArg
-    projectId: Annotated[str | None, IdShape("project")] = Field(default=None, max_length=64, description="Must be the session's.")
+    projectId: Annotated[str | None, IdShape("project")] = Field(
+        default=None, max_length=64, description="Must be the session's."
+    )
     repo: RepoArg
 
 
@@ -747,8 +1006,12 @@ def _resume_prefetch(where: Located, args: ResumeSessionInput) -> Prefetch:
 
 
 def _resume_conflict(message: str, row: SessionRow, ctx: CallContext) -> errors.ToolError:
-    return errors.conflict(message + "; nothing was written.", "A new period of work elsewhere is a new session: create_agent_session with continuesSessionId.",
-                           current=_current(row, ctx), reason="SESSION_RESUME_CONFLICT")
+    return errors.conflict(
+        message + "; nothing was written.",
+        "A new period of work elsewhere is a new session: create_agent_session with continuesSessionId.",
+        current=_current(row, ctx),
+        reason="SESSION_RESUME_CONFLICT",
+    )
 
 
 @tool(
@@ -772,7 +1035,11 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
     _may_steer(ctx, current, "resume")
     repo = _repo(ctx, args.repo)
     if args.projectId is not None and args.projectId != current.projectId:
-        raise _resume_conflict(f"The session belongs to project {current.projectName} ({current.projectId}), not {args.projectId}", current, ctx)
+        raise _resume_conflict(
+            f"The session belongs to project {current.projectName} ({current.projectId}), not {args.projectId}",
+            current,
+            ctx,
+        )
     if repo != current.repository:
         raise _resume_conflict(f"The session works on {current.repository}; this checkout is {repo}", current, ctx)
     ws = current.workspaceId
@@ -781,22 +1048,40 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
     try:
         _, by_link = _project_for_session(ctx, ws, current.projectId, repo)
     except errors.ToolError as refused:
-        raise _resume_conflict(f"The session's project no longer admits {repo} ({refused.message})", current, ctx) from None
+        raise _resume_conflict(
+            f"The session's project no longer admits {repo} ({refused.message})", current, ctx
+        ) from None
 
     def plan(state: SessionRow) -> Any:
         if state.status == "ACTIVE" and int(state.resumeCount or 0) and state.updatedAt != args.expectedUpdatedAt:
-            return Unchanged(SessionOutput(session=session_view(state, ctx)))  # the repeat of a resume that went through
+            return Unchanged(
+                SessionOutput(session=session_view(state, ctx))
+            )  # the repeat of a resume that went through
         if state.updatedAt != args.expectedUpdatedAt:
             raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status != "INTERRUPTED":
-            raise errors.conflict(f"The session is {state.status}; only an INTERRUPTED session can be resumed.",
-                                  "Start a new session with continuesSessionId for new work.", current=_current(state, ctx))
+            raise errors.conflict(
+                f"The session is {state.status}; only an INTERRUPTED session can be resumed.",
+                "Start a new session with continuesSessionId for new work.",
+                current=_current(state, ctx),
+            )
         stamp = clock.next_stamp(state.updatedAt)
         edited = _copy(state)
-        edited.status, edited.outcome, edited.endedAt, edited.resumeCount, edited.updatedAt = "ACTIVE", None, None, int(state.resumeCount or 0) + 1, stamp
-        return session_store.edit(edited, state, actor_id=ctx.user_id, extra=lambda tx: session_store.repo_gate(tx, ws, state.projectId, repo, by_link=by_link),
-                                  failed=lambda failure: _resume_conflict(f"The session's project no longer admits {repo}", state, ctx),
-                                  result=lambda: SessionOutput(session=session_view(edited, ctx)))
+        edited.status, edited.outcome, edited.endedAt, edited.resumeCount, edited.updatedAt = (
+            "ACTIVE",
+            None,
+            None,
+            int(state.resumeCount or 0) + 1,
+            stamp,
+        )
+        return session_store.edit(
+            edited,
+            state,
+            actor_id=ctx.user_id,
+            extra=lambda tx: session_store.repo_gate(tx, ws, state.projectId, repo, by_link=by_link),
+            failed=lambda failure: _resume_conflict(f"The session's project no longer admits {repo}", state, ctx),
+            result=lambda: SessionOutput(session=session_view(edited, ctx)),
+        )
 
     try:
         return compare_and_set("resume_agent_session", current, plan)
@@ -819,24 +1104,35 @@ class ArtifactRef(ToolOutput):
 
 
 class SessionArtifacts(ToolOutput):
-    summary: ArtifactRef | None = Field(description="The RUN_SUMMARY of the last completion (get_artifact reads its body).")
+    summary: ArtifactRef | None = Field(
+        description="The RUN_SUMMARY of the last completion (get_artifact reads its body)."
+    )
     transcripts: list[ArtifactRef] = Field(description="The session's stored TRACE parts, by name.")
 
 
 class GetSessionOutput(ToolOutput):
     session: SessionView
-    alignments: list[AlignmentView] = Field(description="Every alignment interval, ordinal ascending; the last is open unless the session moved on.")
+    alignments: list[AlignmentView] = Field(
+        description="Every alignment interval, ordinal ascending; the last is open unless the session moved on."
+    )
     artifacts: SessionArtifacts
 
 
 def _get_prefetch(where: Located, args: GetSessionInput) -> Prefetch:
     ws, sid = where.workspace_id, where.session.session_id
-    return Prefetch(items=(keys.session(ws, where.session.ulid),),
-                    queries=(("alignments", lambda: session_store.alignments(sid)), ("artifacts", lambda: session_capture.for_session(ws, sid))))
+    return Prefetch(
+        items=(keys.session(ws, where.session.ulid),),
+        queries=(
+            ("alignments", lambda: session_store.alignments(sid)),
+            ("artifacts", lambda: session_capture.for_session(ws, sid)),
+        ),
+    )
 
 
 def _artifact_ref(a: session_capture.SessionArtifact) -> ArtifactRef:
-    return ArtifactRef(artifactId=a.artifactId, type=a.type, name=a.name, sha256=a.sha256, size=a.size, createdAt=a.createdAt)
+    return ArtifactRef(
+        artifactId=a.artifactId, type=a.type, name=a.name, sha256=a.sha256, size=a.size, createdAt=a.createdAt
+    )
 
 
 @tool(
@@ -857,7 +1153,9 @@ def _artifact_ref(a: session_capture.SessionArtifact) -> ArtifactRef:
 )
 def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutput:
     row = _session(ctx)
-    intervals = sorted(ctx.query("alignments", lambda: session_store.alignments(row.sessionId)), key=lambda a: int(a.ordinal))
+    intervals = sorted(
+        ctx.query("alignments", lambda: session_store.alignments(row.sessionId)), key=lambda a: int(a.ordinal)
+    )
     found = ctx.query("artifacts", lambda: session_capture.for_session(row.workspaceId, row.sessionId))
     named = (row.capture or {}).get("summaryArtifactId")
     summaries = [a for a in found if a.type == "RUN_SUMMARY"]
@@ -865,9 +1163,19 @@ def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutp
     traces = sorted((a for a in found if a.type == "TRACE"), key=lambda a: a.name)
     return GetSessionOutput(
         session=session_view(row, ctx),
-        alignments=[AlignmentView(ordinal=int(a.ordinal), snapshot=AlignmentSnapshot(**a.snapshot), alignedBy=a.alignedBy, startedAt=a.startedAt, endedAt=a.endedAt)
-                    for a in intervals],
-        artifacts=SessionArtifacts(summary=_artifact_ref(summary) if summary else None, transcripts=[_artifact_ref(a) for a in traces]),
+        alignments=[
+            AlignmentView(
+                ordinal=int(a.ordinal),
+                snapshot=AlignmentSnapshot(**a.snapshot),
+                alignedBy=a.alignedBy,
+                startedAt=a.startedAt,
+                endedAt=a.endedAt,
+            )
+            for a in intervals
+        ],
+        artifacts=SessionArtifacts(
+            summary=_artifact_ref(summary) if summary else None, transcripts=[_artifact_ref(a) for a in traces]
+        ),
     )
 
 
@@ -875,7 +1183,9 @@ def get_agent_session(ctx: CallContext, args: GetSessionInput) -> GetSessionOutp
 class ListSessionsInput(ToolInput):
     workspaceId: WorkspaceIdArg
     projectId: str | None = Field(default=None, max_length=64, description="pj_…")
-    operatorId: Annotated[str | None, IdShape("user")] = Field(default=None, max_length=64, description="Operator's userId.")
+    operatorId: Annotated[str | None, IdShape("user")] = Field(
+        default=None, max_length=64, description="Operator's userId."
+    )
     provider: Provider | None = Field(default=None, description="Provider.")
     status: Status | None = Field(default=None, description="Lifecycle status.")
     captureComplete: bool | None = Field(default=None, description="Capture complete or not.")
@@ -903,7 +1213,9 @@ class ListSessionsOutput(ToolOutput):
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     refs=(Ref("projectId", "project"),),
-    prefetch=lambda where, args: Prefetch(queries=(("sessions", lambda: session_store.in_workspace(where.workspace_id)),)),
+    prefetch=lambda where, args: Prefetch(
+        queries=(("sessions", lambda: session_store.in_workspace(where.workspace_id)),)
+    ),
     input_model=ListSessionsInput,
     output_model=ListSessionsOutput,
 )
@@ -914,8 +1226,15 @@ def list_agent_sessions(ctx: CallContext, args: ListSessionsInput) -> ListSessio
     from domain.store.paging import list_kind
 
     ws = ctx.target.workspace_id
-    kind = list_kind("sessions", workspace=ws, project=args.projectId, operator=args.operatorId, provider=args.provider, status=args.status,
-                     capture=args.captureComplete)
+    kind = list_kind(
+        "sessions",
+        workspace=ws,
+        project=args.projectId,
+        operator=args.operatorId,
+        provider=args.provider,
+        status=args.status,
+        capture=args.captureComplete,
+    )
     before = None
     if args.cursor:
         try:
@@ -923,17 +1242,43 @@ def list_agent_sessions(ctx: CallContext, args: ListSessionsInput) -> ListSessio
             assert raw["k"] == kind and isinstance(raw["b"], str)
             before = raw["b"]
         except Exception:  # noqa: BLE001 - whatever breaks while decoding, the cursor is the caller's
-            raise errors.invalid("cursor", "is not a cursor of this list", "Send nextCursor from the previous page with the same filters, or omit it.") from None
-    rows = [s for s in ctx.query("sessions", lambda: session_store.in_workspace(ws))
-            if (args.projectId is None or s.projectId == args.projectId) and (args.operatorId is None or s.operatorId == args.operatorId)
-            and (args.provider is None or s.provider == args.provider) and (args.status is None or s.status == args.status)
-            and (args.captureComplete is None or bool(s.captureComplete) == args.captureComplete)]
+            raise errors.invalid(
+                "cursor",
+                "is not a cursor of this list",
+                "Send nextCursor from the previous page with the same filters, or omit it.",
+            ) from None
+    rows = [
+        s
+        for s in ctx.query("sessions", lambda: session_store.in_workspace(ws))
+        if (args.projectId is None or s.projectId == args.projectId)
+        and (args.operatorId is None or s.operatorId == args.operatorId)
+        and (args.provider is None or s.provider == args.provider)
+        and (args.status is None or s.status == args.status)
+        and (args.captureComplete is None or bool(s.captureComplete) == args.captureComplete)
+    ]
     rows.sort(key=lambda s: s.sessionId, reverse=True)
     rest = [s for s in rows if before is None or s.sessionId < before]
     page = rest[: args.limit]
-    cursor = base64.urlsafe_b64encode(json.dumps({"k": kind, "b": page[-1].sessionId}).encode()).decode() if len(rest) > args.limit else None
+    cursor = (
+        base64.urlsafe_b64encode(json.dumps({"k": kind, "b": page[-1].sessionId}).encode()).decode()
+        if len(rest) > args.limit
+        else None
+    )
     notice = f"Showing {len(page)} of {len(rows)} sessions; pass nextCursor for the next page." if cursor else None
-    return ListSessionsOutput(sessions=[SessionSummaryView(**_summary_fields(s)) for s in page], totalCount=len(rows), nextCursor=cursor, notice=notice)
+    return ListSessionsOutput(
+        sessions=[SessionSummaryView(**_summary_fields(s)) for s in page],
+        totalCount=len(rows),
+        nextCursor=cursor,
+        notice=notice,
+    )
 
 
-TOOLS = (create_agent_session, attach_agent_session, align_agent_session, complete_agent_session, resume_agent_session, get_agent_session, list_agent_sessions)
+TOOLS = (
+    create_agent_session,
+    attach_agent_session,
+    align_agent_session,
+    complete_agent_session,
+    resume_agent_session,
+    get_agent_session,
+    list_agent_sessions,
+)

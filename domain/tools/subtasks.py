@@ -10,7 +10,6 @@ the task's progress as read back after the commit. An archived task's subtasks a
 (get_task) and take no writes.
 """
 
-
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -40,11 +39,18 @@ class SubtaskProgress(ToolOutput):
     taskId: str
     subtaskCount: int = Field(description=f"Subtasks on the task after this call (at most {MAX}).")
     subtasksDone: int = Field(description="How many of them are completed.")
-    taskUpdatedAt: str = Field(description="The task's updatedAt after this call: a subtask write stamps its task as well.")
+    taskUpdatedAt: str = Field(
+        description="The task's updatedAt after this call: a subtask write stamps its task as well."
+    )
 
 
 def _progress(task: TaskDetailRow) -> SubtaskProgress:
-    return SubtaskProgress(taskId=task.taskId, subtaskCount=int(task.subtaskCount or 0), subtasksDone=int(task.subtasksDone or 0), taskUpdatedAt=task.updatedAt)
+    return SubtaskProgress(
+        taskId=task.taskId,
+        subtaskCount=int(task.subtaskCount or 0),
+        subtasksDone=int(task.subtasksDone or 0),
+        taskUpdatedAt=task.updatedAt,
+    )
 
 
 def _task_item(ctx: CallContext) -> TaskDetailRow:
@@ -56,8 +62,11 @@ def _task_item(ctx: CallContext) -> TaskDetailRow:
 
 
 def _closed(field: str) -> errors.ToolError:
-    return errors.invalid(field, "the task is archived: its subtasks can be read (get_task) but not changed",
-                          "Archived tasks are read-only; keep the checklist on a live task.")
+    return errors.invalid(
+        field,
+        "the task is archived: its subtasks can be read (get_task) but not changed",
+        "Archived tasks are read-only; keep the checklist on a live task.",
+    )
 
 
 def _subtask_item(ctx: CallContext, subtask_id: str) -> SubtaskRow:
@@ -93,9 +102,7 @@ class CreateSubtaskOutput(ToolOutput):
 @tool(
     "create_subtask",
     title="Create subtask",
-    description=(
-        "Appends an open checklist item to a task (max 100)."
-    ),
+    description=("Appends an open checklist item to a task (max 100)."),
     area="collaboration",
     scope="write",
     keyed=True,
@@ -119,20 +126,48 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
             raise _closed("taskId")
         count = int(current.subtaskCount or 0)
         if count >= MAX:
-            raise errors.invalid("taskId", f"the task already has {count} subtasks, the most one task holds ({MAX})",
-                                 "Delete finished or obsolete subtasks (delete_subtask), or split the work into another task.")
+            raise errors.invalid(
+                "taskId",
+                f"the task already has {count} subtasks, the most one task holds ({MAX})",
+                "Delete finished or obsolete subtasks (delete_subtask), or split the work into another task.",
+            )
         stamp = clock.next_stamp(current.updatedAt)
         ulid = str(ULID()).lower()  # drawn per attempt: a retried create still sorts by when it commits
         subtask_id = ids.new_subtask_id(where.task, ulid)
         row = SubtaskRow(
-            *keys.subtask(current.taskId, ulid), subtaskId=subtask_id, taskId=current.taskId, workspaceId=where.workspace_id,
-            title=title, completed=False, completedAt=None, createdBy=ctx.user_id, createdAt=stamp, updatedAt=stamp,
+            *keys.subtask(current.taskId, ulid),
+            subtaskId=subtask_id,
+            taskId=current.taskId,
+            workspaceId=where.workspace_id,
+            title=title,
+            completed=False,
+            completedAt=None,
+            createdBy=ctx.user_id,
+            createdAt=stamp,
+            updatedAt=stamp,
         )
         counts = subtask_store.Counts(added=1, done=0, stamp=stamp)
-        act = ctx.activity(where.workspace_id, where.board_id, "subtask.created", f"Added subtask {title!r} to {current.key}",
-                           task_id=current.taskId, data={"subtaskId": subtask_id}, at=stamp)
-        return subtask_store.create(current, counts, row, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act, marker=marker,
-                                    result=lambda: CreateSubtaskOutput(subtask=subtask_view(row), progress=_progress(subtask_store.after(current, counts))))
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "subtask.created",
+            f"Added subtask {title!r} to {current.key}",
+            task_id=current.taskId,
+            data={"subtaskId": subtask_id},
+            at=stamp,
+        )
+        return subtask_store.create(
+            current,
+            counts,
+            row,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
+            marker=marker,
+            result=lambda: CreateSubtaskOutput(
+                subtask=subtask_view(row), progress=_progress(subtask_store.after(current, counts))
+            ),
+        )
 
     try:
         return compare_and_set("create_subtask", task, plan)
@@ -155,16 +190,16 @@ class ToggleSubtaskInput(ToolInput):
 
 class ToggleSubtaskOutput(ToolOutput):
     subtask: SubtaskView
-    changed: bool = Field(description="false when the subtask already had that state: nothing was written and no activity recorded.")
+    changed: bool = Field(
+        description="false when the subtask already had that state: nothing was written and no activity recorded."
+    )
     progress: SubtaskProgress
 
 
 @tool(
     "toggle_subtask",
     title="Toggle subtask",
-    description=(
-        "Sets a subtask done or open; the same state is changed: false."
-    ),
+    description=("Sets a subtask done or open; the same state is changed: false."),
     area="collaboration",
     scope="write",
     idempotent=True,
@@ -187,14 +222,33 @@ def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskO
             return Unchanged(ToggleSubtaskOutput(subtask=subtask_view(sub), changed=False, progress=_progress(current)))
         stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
         edited = SubtaskRow.from_raw_data(sub.serialize())
-        edited.completed, edited.completedAt, edited.updatedAt = args.completed, stamp if args.completed else None, stamp
+        edited.completed, edited.completedAt, edited.updatedAt = (
+            args.completed,
+            stamp if args.completed else None,
+            stamp,
+        )
         counts = subtask_store.Counts(added=0, done=1 if args.completed else -1, stamp=stamp)
         kind, verb = ("subtask.completed", "Completed") if args.completed else ("subtask.reopened", "Reopened")
-        act = ctx.activity(where.workspace_id, where.board_id, kind, f"{verb} subtask {sub.title!r} of {current.key}",
-                           task_id=current.taskId, data={"subtaskId": sub.subtaskId}, at=stamp)
-        return subtask_store.change(state, counts, edited, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                    result=lambda: ToggleSubtaskOutput(subtask=subtask_view(edited), changed=True,
-                                                                       progress=_progress(subtask_store.after(current, counts))))
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            kind,
+            f"{verb} subtask {sub.title!r} of {current.key}",
+            task_id=current.taskId,
+            data={"subtaskId": sub.subtaskId},
+            at=stamp,
+        )
+        return subtask_store.change(
+            state,
+            counts,
+            edited,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
+            result=lambda: ToggleSubtaskOutput(
+                subtask=subtask_view(edited), changed=True, progress=_progress(subtask_store.after(current, counts))
+            ),
+        )
 
     try:
         return compare_and_set("toggle_subtask", first, plan)
@@ -215,9 +269,7 @@ class DeleteSubtaskOutput(ToolOutput):
 @tool(
     "delete_subtask",
     title="Delete subtask",
-    description=(
-        "Deletes a subtask for good; again is NOT_FOUND."
-    ),
+    description=("Deletes a subtask for good; again is NOT_FOUND."),
     area="collaboration",
     scope="write",
     destructive=True,
@@ -238,10 +290,26 @@ def delete_subtask(ctx: CallContext, args: DeleteSubtaskInput) -> DeleteSubtaskO
             raise _closed("subtaskId")
         stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
         counts = subtask_store.Counts(added=-1, done=-1 if sub.completed else 0, stamp=stamp)
-        act = ctx.activity(where.workspace_id, where.board_id, "subtask.deleted", f"Deleted subtask {sub.title!r} of {current.key}",
-                           task_id=current.taskId, data={"subtaskId": sub.subtaskId}, at=stamp)
-        return subtask_store.change(state, counts, None, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                    result=lambda: DeleteSubtaskOutput(deleted=subtask_view(sub), progress=_progress(subtask_store.after(current, counts))))
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "subtask.deleted",
+            f"Deleted subtask {sub.title!r} of {current.key}",
+            task_id=current.taskId,
+            data={"subtaskId": sub.subtaskId},
+            at=stamp,
+        )
+        return subtask_store.change(
+            state,
+            counts,
+            None,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
+            result=lambda: DeleteSubtaskOutput(
+                deleted=subtask_view(sub), progress=_progress(subtask_store.after(current, counts))
+            ),
+        )
 
     try:
         return compare_and_set("delete_subtask", first, plan)

@@ -8,7 +8,6 @@ item, so a CONFLICT carries the current task with no extra read. docs/data-model
 each request budget.
 """
 
-
 from typing import Annotated, Any
 
 from fractional_indexing import generate_key_between
@@ -41,16 +40,16 @@ from domain.tools.args import (
     DueDateArg,
     ExpectedUpdatedAtArg,
     IdempotencyKeyArg,
+    IdShape,
     LabelNameFilter,
     LimitArg,
     NewDueDateArg,
     OverdueFilter,
     Priority,
-    ResponseFormat,
-    TaskIdArg,
-    IdShape,
-    SingleLine,
     Redact,
+    ResponseFormat,
+    SingleLine,
+    TaskIdArg,
     TitleArg,
     UpdatedSinceFilter,
     null_rule,
@@ -113,10 +112,14 @@ def get_task_reads(where: Located, args: Any) -> Prefetch:
     if where.task is None:
         return plan
     board_id = where.board_id
-    return Prefetch(items=plan.items, queries=tuple(
-        ("header", lambda: (None, board_store.column_list(board_id))) if name == "header" else (name, fn) for name, fn in plan.queries
-        if name != "header" or warm.COLUMNS.get(board_id) is None
-    ))
+    return Prefetch(
+        items=plan.items,
+        queries=tuple(
+            ("header", lambda: (None, board_store.column_list(board_id))) if name == "header" else (name, fn)
+            for name, fn in plan.queries
+            if name != "header" or warm.COLUMNS.get(board_id) is None
+        ),
+    )
 
 
 def _load(ctx: CallContext) -> TaskDetailRow:
@@ -161,7 +164,10 @@ class CreateTaskInput(ToolInput):
 
 class TaskOutput(ToolOutput):
     task: TaskDetailView
-    notice: str | None = Field(default=None, description="create_task/move_task: set when the task's column is now over its work-in-progress limit.")
+    notice: str | None = Field(
+        default=None,
+        description="create_task/move_task: set when the task's column is now over its work-in-progress limit.",
+    )
 
 
 class CreateTaskOutput(TaskOutput):
@@ -193,22 +199,44 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
 
     def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
         return task_store.new_detail(
-            workspace_prefix=wsrow.taskPrefix, board_id=where.board_id, column_id=where.column_id, number=number, rank=rank,
-            title=title, priority=args.priority, due=args.dueDate, description=args.description or "", created_by=ctx.user_id,
+            workspace_prefix=wsrow.taskPrefix,
+            board_id=where.board_id,
+            column_id=where.column_id,
+            number=number,
+            rank=rank,
+            title=title,
+            priority=args.priority,
+            due=args.dueDate,
+            description=args.description or "",
+            created_by=ctx.user_id,
         )
 
     def activity_for(detail: TaskDetailRow, column: Any) -> Any:
-        return ctx.activity(where.workspace_id, where.board_id, "task.created", f"Created {detail.key} {title!r} in {column.name!r}",
-                            task_id=detail.taskId, data={"columnId": where.column_id}, at=detail.createdAt)
+        return ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "task.created",
+            f"Created {detail.key} {title!r} in {column.name!r}",
+            task_id=detail.taskId,
+            data={"columnId": where.column_id},
+            at=detail.createdAt,
+        )
 
     try:
         detail, column = task_store.create(
-            workspace_id=where.workspace_id, board_id=where.board_id, column_id=where.column_id, actor_id=ctx.user_id,
-            build_detail=build_detail, activity_for=activity_for, marker=creation_marker(ctx, where.workspace_id),
+            workspace_id=where.workspace_id,
+            board_id=where.board_id,
+            column_id=where.column_id,
+            actor_id=ctx.user_id,
+            build_detail=build_detail,
+            activity_for=activity_for,
+            marker=creation_marker(ctx, where.workspace_id),
             first_read=ctx.prefetched,
         )
     except task_store.ColumnArchived:
-        raise errors.invalid("columnId", "this column is archived", "Create the task in an active column (list_columns).") from None
+        raise errors.invalid(
+            "columnId", "this column is archived", "Create the task in an active column (list_columns)."
+        ) from None
     except board_store.BoardArchived:
         raise errors.board_archived("columnId") from None
     except Missing:
@@ -221,7 +249,9 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         return CreateTaskOutput(task=task_detail_view(found, task_store.column_name(found.boardId, found.columnId)))
     if column is None:
         return CreateTaskOutput(task=task_detail_view(detail, None))
-    return CreateTaskOutput(task=task_detail_view(detail, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1))
+    return CreateTaskOutput(
+        task=task_detail_view(detail, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1)
+    )
 
 
 # -- get_task --------------------------------------------------------------------------------
@@ -234,8 +264,12 @@ class GetTaskInput(ToolInput):
 
 class GetTaskOutput(ToolOutput):
     task: TaskDetailView | TaskRowView
-    subtasks: list[SubtaskView] | None = Field(description="The task's checklist in order (at most 100); null in concise format.")
-    links: TaskLinksView | None = Field(description="The task's links both ways, with the other tasks' keys, titles and boards; null in concise format.")
+    subtasks: list[SubtaskView] | None = Field(
+        description="The task's checklist in order (at most 100); null in concise format."
+    )
+    links: TaskLinksView | None = Field(
+        description="The task's links both ways, with the other tasks' keys, titles and boards; null in concise format."
+    )
     recentActivity: list[ActivityView] | None = Field(description="Newest first, up to 10; null in concise format.")
 
 
@@ -304,7 +338,12 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
             name = next((c.name for c in columns if c.columnId == compact.columnId), None)
             recent = [activity_view(a) for a in activity or []] if args.response_format == "detailed" else None
             detailed = recent is not None
-            return GetTaskOutput(task=task_row_view(compact, name), subtasks=[] if detailed else None, links=task_links_view([]) if detailed else None, recentActivity=recent)
+            return GetTaskOutput(
+                task=task_row_view(compact, name),
+                subtasks=[] if detailed else None,
+                links=task_links_view([]) if detailed else None,
+                recentActivity=recent,
+            )
     if detail is None:
         raise errors.not_found("task", task_id)
     column_name = next((c.name for c in columns if c.columnId == detail.columnId), None)
@@ -314,14 +353,21 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
     # cost one BatchGetItem, only when the task has links.
     subtasks = [subtask_view(s) for s in subtask_store.of(sidecar or [])]
     links = task_links_view(link_store.links_of(sidecar or []))
-    return GetTaskOutput(task=task_detail_view(detail, column_name), subtasks=subtasks, links=links, recentActivity=[activity_view(a) for a in activity or []])
+    return GetTaskOutput(
+        task=task_detail_view(detail, column_name),
+        subtasks=subtasks,
+        links=links,
+        recentActivity=[activity_view(a) for a in activity or []],
+    )
 
 
 # -- update_task -----------------------------------------------------------------------------
 class UpdateTaskInput(ToolInput):
     taskId: TaskIdArg
     title: Annotated[str | None, Field(default=None, min_length=1, max_length=500), SingleLine, Redact]
-    description: Annotated[str | None, Field(default=None, max_length=20000, description="Markdown; null empties it."), Redact]
+    description: Annotated[
+        str | None, Field(default=None, max_length=20000, description="Markdown; null empties it."), Redact
+    ]
     priority: Priority | None = None
     dueDate: NewDueDateArg
     expectedUpdatedAt: ExpectedUpdatedAtArg
@@ -354,7 +400,8 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     asked = requested_changes(args, clear_to=_CLEARABLE, not_values=("taskId", "expectedUpdatedAt"))
     if not asked:
         raise errors.invalid(
-            "arguments", "nothing to change",
+            "arguments",
+            "nothing to change",
             "Give at least one of title, description, priority or dueDate (null on title or priority is ignored).",
         )
     if "title" in asked:
@@ -369,7 +416,11 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     def plan(current: TaskDetailRow) -> Any:
         _stale(expected, current, names)
         if current.archivedAt:
-            raise errors.invalid("taskId", "the task is archived and cannot be edited", "Archived tasks are read-only; create a new task if the work continues.")
+            raise errors.invalid(
+                "taskId",
+                "the task is archived and cannot be edited",
+                "Archived tasks are read-only; create a new task if the work continues.",
+            )
         detail = task_store.copy(current)
         changes: dict[str, Any] = {}
         for name, value in asked.items():
@@ -380,12 +431,32 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
                 changes[name] = {"from": getattr(detail, name), "to": value}
                 setattr(detail, name, value)
         if not changes:
-            return Unchanged(UpdateTaskOutput(task=task_detail_view(current, names.get(current.columnId)), changedFields=[]))
+            return Unchanged(
+                UpdateTaskOutput(task=task_detail_view(current, names.get(current.columnId)), changedFields=[])
+            )
         detail.updatedAt = clock.next_stamp(current.updatedAt)
-        data = {k: v for k, v in changes.items() if k != "description"} | ({"description": "changed"} if "description" in changes else {})
-        act = ctx.activity(where.workspace_id, where.board_id, "task.updated", f"Updated {detail.key}: {', '.join(sorted(changes))}", task_id=detail.taskId, data=data, at=detail.updatedAt)
-        return task_store.write(detail, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-                                result=lambda: UpdateTaskOutput(task=task_detail_view(detail, names.get(detail.columnId)), changedFields=list(changes)))
+        data = {k: v for k, v in changes.items() if k != "description"} | (
+            {"description": "changed"} if "description" in changes else {}
+        )
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "task.updated",
+            f"Updated {detail.key}: {', '.join(sorted(changes))}",
+            task_id=detail.taskId,
+            data=data,
+            at=detail.updatedAt,
+        )
+        return task_store.write(
+            detail,
+            current.updatedAt,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
+            result=lambda: UpdateTaskOutput(
+                task=task_detail_view(detail, names.get(detail.columnId)), changedFields=list(changes)
+            ),
+        )
 
     try:
         return task_store.edit("update_task", current_state, plan)
@@ -408,9 +479,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
 @tool(
     "move_task",
     title="Move task",
-    description=(
-        "Moves a task to a column of its board and/or reorders it (beforeTaskId/afterTaskId, else bottom)."
-    ),
+    description=("Moves a task to a column of its board and/or reorders it (beforeTaskId/afterTaskId, else bottom)."),
     area="tasks",
     scope="write",
     target=target("taskId", "task"),
@@ -418,7 +487,14 @@ _SAME_BOARD_TASK = "must be a task on the same board"
     open_board=True,
     prefetch=task_reads,
     refs=(
-        Ref("columnId", "column", within="board", error=ErrorCode.INVALID_INPUT, message="must be a column of the task's board", hint="get_board_snapshot lists the board's columns."),
+        Ref(
+            "columnId",
+            "column",
+            within="board",
+            error=ErrorCode.INVALID_INPUT,
+            message="must be a column of the task's board",
+            hint="get_board_snapshot lists the board's columns.",
+        ),
         Ref("beforeTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT, message=_SAME_BOARD_TASK),
         Ref("afterTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT, message=_SAME_BOARD_TASK),
     ),
@@ -462,7 +538,9 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         if anchor_ref is not None:
             if anchor is None or anchor.columnId != dest_id:
                 raise errors.invalid(anchor_field, "is not a task in the destination column")
-            other = task_store.neighbour_rank(dest_id, anchor, before=bool(args.beforeTaskId), moving_task=current.taskId)
+            other = task_store.neighbour_rank(
+                dest_id, anchor, before=bool(args.beforeTaskId), moving_task=current.taskId
+            )
             lo, hi = (other, anchor.rank) if args.beforeTaskId else (anchor.rank, other)
             if lo is not None and hi is not None and lo >= hi:
                 lo = None if args.beforeTaskId else lo
@@ -481,13 +559,31 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         moved.columnId, moved.rank = dest_id, rank
         moved.updatedAt = clock.next_stamp(current.updatedAt)
         verb = f"Moved {moved.key} to {column.name!r}" if moving_out else f"Reordered {moved.key} in {column.name!r}"
-        act = ctx.activity(where.workspace_id, board_id, "task.moved", verb, task_id=moved.taskId, data={"fromColumnId": current.columnId, "toColumnId": dest_id}, at=moved.updatedAt)
+        act = ctx.activity(
+            where.workspace_id,
+            board_id,
+            "task.moved",
+            verb,
+            task_id=moved.taskId,
+            data={"fromColumnId": current.columnId, "toColumnId": dest_id},
+            at=moved.updatedAt,
+        )
         # A failure without the task's image is the destination column's lastRank moving under
         # us (another move or create won): plan again on the same task state.
         return task_store.write(
-            moved, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
-            result=lambda: TaskOutput(task=task_detail_view(moved, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1) if moving_out else None),
-            extra=task_store.move_extra(board_id=board_id, old_column=current.columnId, dest=column, rank=rank, spread=spread), replan_on=current,
+            moved,
+            current.updatedAt,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
+            result=lambda: TaskOutput(
+                task=task_detail_view(moved, column.name),
+                notice=_wip_notice(column, int(column.taskCount or 0) + 1) if moving_out else None,
+            ),
+            extra=task_store.move_extra(
+                board_id=board_id, old_column=current.columnId, dest=column, rank=rank, spread=spread
+            ),
+            replan_on=current,
         )
 
     try:
@@ -504,9 +600,7 @@ class ArchiveTaskInput(ToolInput):
 @tool(
     "archive_task",
     title="Archive task",
-    description=(
-        "Archives a task: gone from board and lists, but key, data and history stay (get_task finds it)."
-    ),
+    description=("Archives a task: gone from board and lists, but key, data and history stay (get_task finds it)."),
     area="tasks",
     scope="write",
     destructive=True,
@@ -527,9 +621,20 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
             return Unchanged(TaskOutput(task=task_detail_view(current, names.get(current.columnId))))
         archived = task_store.copy(current)
         archived.updatedAt = archived.archivedAt = clock.next_stamp(current.updatedAt)
-        act = ctx.activity(where.workspace_id, where.board_id, "task.archived", f"Archived {archived.key}", task_id=archived.taskId, at=archived.updatedAt)
+        act = ctx.activity(
+            where.workspace_id,
+            where.board_id,
+            "task.archived",
+            f"Archived {archived.key}",
+            task_id=archived.taskId,
+            at=archived.updatedAt,
+        )
         return task_store.write(
-            archived, current.updatedAt, workspace_id=where.workspace_id, actor_id=ctx.user_id, activity=act,
+            archived,
+            current.updatedAt,
+            workspace_id=where.workspace_id,
+            actor_id=ctx.user_id,
+            activity=act,
             result=lambda: TaskOutput(task=task_detail_view(archived, names.get(archived.columnId))),
             extra=task_store.archive_extra(board_id=where.board_id, column_id=current.columnId),
         )
@@ -546,14 +651,18 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
 class ListTasksInput(ToolInput):
     boardId: str | None = Field(default=None, max_length=64, description="bd_…")
     columnId: str | None = Field(default=None, max_length=80, description="cl_…")
-    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(default=None, max_length=64, description='userId or "me".')
+    assigneeId: Annotated[str | None, IdShape("user", also=("me",))] = Field(
+        default=None, max_length=64, description='userId or "me".'
+    )
     labelName: LabelNameFilter = None
     priority: Priority | None = None
     dueBefore: DueBeforeFilter = None
     dueAfter: DueAfterFilter = None
     overdue: OverdueFilter = None
     updatedSince: UpdatedSinceFilter = None
-    response_format: ResponseFormat = Field(default="concise", description="detailed adds description, creator; 10 a page.")
+    response_format: ResponseFormat = Field(
+        default="concise", description="detailed adds description, creator; 10 a page."
+    )
     limit: LimitArg
     cursor: CursorArg
 
@@ -592,7 +701,8 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
     area="tasks",
     scope="read",
     read_only=True,
-    fields_of="tasks", concise=True,
+    fields_of="tasks",
+    concise=True,
     target=either(("boardId", "board"), ("columnId", "column"), resolve=_locate_list),
     min_role="MEMBER",
     prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
@@ -635,22 +745,36 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     next_cursor = encode_cursor(kind, last_key)
     if args.response_format == "detailed" and rows:
         details = task_store.details_of(rows)
-        tasks: list[Any] = [task_detail_view(details[r.taskId], names.get(r.columnId)) for r in rows if r.taskId in details]
+        tasks: list[Any] = [
+            task_detail_view(details[r.taskId], names.get(r.columnId)) for r in rows if r.taskId in details
+        ]
     else:
         tasks = [task_row_view(r, names.get(r.columnId)) for r in rows]
     notices = []
     if column_id and column_id not in live:
-        notices.append("This column is archived, so its tasks are hidden from the board; move_task can bring one back to an active column.")
+        notices.append(
+            "This column is archived, so its tasks are hidden from the board; move_task can bring one back to an active column."
+        )
     if next_cursor and not tasks:
-        notices.append("No tasks in this stretch of the board (tasks of archived columns are skipped); pass nextCursor to keep going.")
+        notices.append(
+            "No tasks in this stretch of the board (tasks of archived columns are skipped); pass nextCursor to keep going."
+        )
     elif next_cursor:
-        notices.append(f"Showing {len(tasks)} of {total} task{'s' if total != 1 else ''}; pass nextCursor for the next page.")
+        notices.append(
+            f"Showing {len(tasks)} of {total} task{'s' if total != 1 else ''}; pass nextCursor for the next page."
+        )
     if limit < args.limit:
         notices.append(f"Detailed pages hold at most {DETAILED_PAGE_CAP} tasks.")
     notice = " ".join(notices) or None
     return ListTasksOutput(
-        boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,
-        tasks=tasks, totalCount=total, nextCursor=next_cursor, notice=notice,
+        boardId=board_id,
+        boardName=board.name,
+        columnId=column_id,
+        columnName=names.get(column_id) if column_id else None,
+        tasks=tasks,
+        totalCount=total,
+        nextCursor=next_cursor,
+        notice=notice,
     )
 
 
@@ -693,7 +817,9 @@ def _filter_condition(ctx: CallContext, args: ListTasksInput, board_id: str) -> 
     return condition
 
 
-def _filtered_list(ctx: CallContext, args: ListTasksInput, board: Any, names: dict[str, str], live: set[str], condition: Any) -> ListTasksOutput:
+def _filtered_list(
+    ctx: CallContext, args: ListTasksInput, board: Any, names: dict[str, str], live: set[str], condition: Any
+) -> ListTasksOutput:
     """Filtered list_tasks: the matching rows read to the end (exact totalCount), paged by offset."""
     where = ctx.target
     column_id, board_id = where.column_id, where.board_id
@@ -704,22 +830,38 @@ def _filtered_list(ctx: CallContext, args: ListTasksInput, board: Any, names: di
     start = decode_cursor(kind, args.cursor)
     offset = start.get("offset") if start else 0
     if not isinstance(offset, int) or offset < 0:
-        raise errors.invalid("cursor", "is not a cursor this list returned", "Omit cursor to start from the first page.")
+        raise errors.invalid(
+            "cursor", "is not a cursor this list returned", "Omit cursor to start from the first page."
+        )
     hidden = len(live) < len(names)
-    rows = task_store.filtered_rows(board_id, column_id, condition, live_columns=live if (hidden and not column_id) else None)
+    rows = task_store.filtered_rows(
+        board_id, column_id, condition, live_columns=live if (hidden and not column_id) else None
+    )
     total = len(rows)
     limit = min(args.limit, DETAILED_PAGE_CAP) if args.response_format == "detailed" else args.limit
     page = rows[offset : offset + limit]
     next_cursor = encode_cursor(kind, {"offset": offset + limit}) if offset + limit < total else None
     if args.response_format == "detailed" and page:
         details = task_store.details_of(page)
-        tasks: list[Any] = [task_detail_view(details[r.taskId], names.get(r.columnId)) for r in page if r.taskId in details]
+        tasks: list[Any] = [
+            task_detail_view(details[r.taskId], names.get(r.columnId)) for r in page if r.taskId in details
+        ]
     else:
         tasks = [task_row_view(r, names.get(r.columnId)) for r in page]
-    notice = f"Showing {len(tasks)} of {total} matching task{'s' if total != 1 else ''}; pass nextCursor for the next page." if next_cursor else None
+    notice = (
+        f"Showing {len(tasks)} of {total} matching task{'s' if total != 1 else ''}; pass nextCursor for the next page."
+        if next_cursor
+        else None
+    )
     return ListTasksOutput(
-        boardId=board_id, boardName=board.name, columnId=column_id, columnName=names.get(column_id) if column_id else None,
-        tasks=tasks, totalCount=total, nextCursor=next_cursor, notice=notice,
+        boardId=board_id,
+        boardName=board.name,
+        columnId=column_id,
+        columnName=names.get(column_id) if column_id else None,
+        tasks=tasks,
+        totalCount=total,
+        nextCursor=next_cursor,
+        notice=notice,
     )
 
 

@@ -5,7 +5,19 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain.registry import ToolOutput
-from domain.store.models import ActivityRow, BoardRow, ColumnRow, LabelRow, MemberRow, SubtaskRow, TaskDetailRow, TaskRow, WorkspaceRow, values
+from domain.store.models import (
+    ActivityRow,
+    BoardRow,
+    ColumnRow,
+    LabelRow,
+    MemberRow,
+    SubtaskRow,
+    TaskDetailRow,
+    TaskRow,
+    WorkspaceRow,
+    values,
+)
+
 
 class WorkspaceView(ToolOutput):
     id: str
@@ -29,10 +41,14 @@ class BoardView(ToolOutput):
     workspaceId: str
     name: str
     kind: str
-    taskCount: int = Field(description="Tasks on the board's active columns (what get_board_snapshot's totalCount counts); tasks of archived columns are not included.")
+    taskCount: int = Field(
+        description="Tasks on the board's active columns (what get_board_snapshot's totalCount counts); tasks of archived columns are not included."
+    )
     createdAt: str
     updatedAt: str
-    archivedAt: str | None = Field(description="When the board was archived (its tasks are then read-only); null for an active board.")
+    archivedAt: str | None = Field(
+        description="When the board was archived (its tasks are then read-only); null for an active board."
+    )
 
 
 class ColumnView(ToolOutput):
@@ -65,7 +81,9 @@ class TaskRowView(ToolOutput):
     title: str
     boardId: str
     columnId: str
-    columnName: str | None = Field(description="The name of the task's column (null only if that column no longer exists).")
+    columnName: str | None = Field(
+        description="The name of the task's column (null only if that column no longer exists)."
+    )
     priority: str
     dueDate: str | None
     assigneeIds: list[str]
@@ -106,7 +124,9 @@ class ActivityView(ToolOutput):
 
 
 def workspace_view(ws: WorkspaceRow, role: str) -> WorkspaceView:
-    return WorkspaceView(id=ws.workspaceId, name=ws.name, slug=ws.slug, taskPrefix=ws.taskPrefix, role=role, createdAt=ws.createdAt)
+    return WorkspaceView(
+        id=ws.workspaceId, name=ws.name, slug=ws.slug, taskPrefix=ws.taskPrefix, role=role, createdAt=ws.createdAt
+    )
 
 
 def member_view(m: MemberRow) -> MemberView:
@@ -122,20 +142,40 @@ def board_view(b: BoardRow, columns: list[ColumnRow], archived_at: str | None = 
     """
     live = sum(int(c.taskCount or 0) for c in columns if not c.archivedAt)
     return BoardView(
-        id=b.boardId, workspaceId=b.workspaceId, name=b.name, kind=b.boardKind, taskCount=live,
-        createdAt=b.createdAt, updatedAt=b.updatedAt, archivedAt=archived_at,
+        id=b.boardId,
+        workspaceId=b.workspaceId,
+        name=b.name,
+        kind=b.boardKind,
+        taskCount=live,
+        createdAt=b.createdAt,
+        updatedAt=b.updatedAt,
+        archivedAt=archived_at,
     )
 
 
 def label_view(lb: LabelRow) -> LabelView:
-    return LabelView(id=lb.labelId, boardId=lb.boardId, name=lb.name, color=lb.color, taskCount=max(0, int(lb.taskCount or 0)),
-                     createdAt=lb.createdAt, updatedAt=lb.updatedAt)
+    return LabelView(
+        id=lb.labelId,
+        boardId=lb.boardId,
+        name=lb.name,
+        color=lb.color,
+        taskCount=max(0, int(lb.taskCount or 0)),
+        createdAt=lb.createdAt,
+        updatedAt=lb.updatedAt,
+    )
 
 
 def column_view(c: ColumnRow, position: int) -> ColumnView:
     return ColumnView(
-        id=c.columnId, boardId=c.boardId, name=c.name, position=position, taskCount=int(c.taskCount or 0),
-        wipLimit=int(c.wipLimit) if c.wipLimit is not None else None, done=bool(c.done), createdAt=c.createdAt, updatedAt=c.updatedAt,
+        id=c.columnId,
+        boardId=c.boardId,
+        name=c.name,
+        position=position,
+        taskCount=int(c.taskCount or 0),
+        wipLimit=int(c.wipLimit) if c.wipLimit is not None else None,
+        done=bool(c.done),
+        createdAt=c.createdAt,
+        updatedAt=c.updatedAt,
         archivedAt=c.archivedAt,
     )
 
@@ -144,11 +184,22 @@ def _task_fields(v: dict[str, Any], column_name: str | None) -> dict[str, Any]:
     """A task view's fields from a task row's ``values()`` (every field of every listed task:
     the descriptor-free read)."""
     return {
-        "id": v.get("taskId"), "number": int(v.get("number")), "key": v.get("key"), "title": v.get("title"), "boardId": v.get("boardId"),
-        "columnId": v.get("columnId"), "columnName": column_name, "priority": v.get("priority"), "dueDate": v.get("dueDate"),
-        "assigneeIds": list(v.get("assigneeIds") or []), "labelIds": list(v.get("labelIds") or []),
-        "subtaskCount": int(v.get("subtaskCount") or 0), "subtasksDone": int(v.get("subtasksDone") or 0),
-        "createdAt": v.get("createdAt"), "updatedAt": v.get("updatedAt"), "archivedAt": v.get("archivedAt"),
+        "id": v.get("taskId"),
+        "number": int(v.get("number")),
+        "key": v.get("key"),
+        "title": v.get("title"),
+        "boardId": v.get("boardId"),
+        "columnId": v.get("columnId"),
+        "columnName": column_name,
+        "priority": v.get("priority"),
+        "dueDate": v.get("dueDate"),
+        "assigneeIds": list(v.get("assigneeIds") or []),
+        "labelIds": list(v.get("labelIds") or []),
+        "subtaskCount": int(v.get("subtaskCount") or 0),
+        "subtasksDone": int(v.get("subtasksDone") or 0),
+        "createdAt": v.get("createdAt"),
+        "updatedAt": v.get("updatedAt"),
+        "archivedAt": v.get("archivedAt"),
     }
 
 
@@ -158,25 +209,44 @@ def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) ->
 
 def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
     v = values(t)
-    return TaskDetailView(**_task_fields(v, column_name), description=v.get("description") or "", createdBy=v.get("createdBy"))
+    return TaskDetailView(
+        **_task_fields(v, column_name), description=v.get("description") or "", createdBy=v.get("createdBy")
+    )
 
 
 def subtask_view(s: SubtaskRow) -> SubtaskView:
-    return SubtaskView(id=s.subtaskId, taskId=s.taskId, title=s.title, completed=bool(s.completed), completedAt=s.completedAt,
-                       createdBy=s.createdBy, createdAt=s.createdAt, updatedAt=s.updatedAt)
+    return SubtaskView(
+        id=s.subtaskId,
+        taskId=s.taskId,
+        title=s.title,
+        completed=bool(s.completed),
+        completedAt=s.completedAt,
+        createdBy=s.createdBy,
+        createdAt=s.createdAt,
+        updatedAt=s.updatedAt,
+    )
 
 
 def activity_view(a: ActivityRow) -> ActivityView:
     v = values(a)
     return ActivityView(
-        id=v.get("activityId"), type=v.get("type"), source=v.get("source"), actorId=v.get("actorId"), at=v.get("at"),
-        summary=v.get("summary"), boardId=v.get("boardId"), taskId=v.get("taskId"), data=v.get("data"),
+        id=v.get("activityId"),
+        type=v.get("type"),
+        source=v.get("source"),
+        actorId=v.get("actorId"),
+        at=v.get("at"),
+        summary=v.get("summary"),
+        boardId=v.get("boardId"),
+        taskId=v.get("taskId"),
+        data=v.get("data"),
     )
 
 
 ChangedFields = Annotated[
     list[str],
-    Field(description="The fields this call changed, in argument order; empty when nothing changed (nothing was written)."),
+    Field(
+        description="The fields this call changed, in argument order; empty when nothing changed (nothing was written)."
+    ),
 ]
 
 
@@ -187,7 +257,9 @@ class LinkedTaskView(ToolOutput):
     key: str = Field(description="Its key, e.g. ABC-7.")
     title: str | None = Field(description="Its current title (null only if the task no longer exists).")
     boardId: str
-    boardName: str | None = Field(description="The current name of its board (null only if the board no longer exists).")
+    boardName: str | None = Field(
+        description="The current name of its board (null only if the board no longer exists)."
+    )
     archived: bool = Field(description="Whether the other task is archived.")
     boardArchived: bool = Field(description="Whether the other task's board is archived (its tasks are read-only).")
     linkedAt: str
@@ -195,13 +267,32 @@ class LinkedTaskView(ToolOutput):
 
 
 class TaskLinksView(ToolOutput):
-    outgoing: list[LinkedTaskView] = Field(description="Links from this task: 'this task <kind> the other'. By kind, then task number.")
-    incoming: list[LinkedTaskView] = Field(description="Links to this task: 'the other <kind> this task'. By kind, then task number.")
+    outgoing: list[LinkedTaskView] = Field(
+        description="Links from this task: 'this task <kind> the other'. By kind, then task number."
+    )
+    incoming: list[LinkedTaskView] = Field(
+        description="Links to this task: 'the other <kind> this task'. By kind, then task number."
+    )
 
 
 def task_links_view(ends: list[Any]) -> TaskLinksView:
     """The view of :func:`domain.store.links.links_of`'s result (``LinkEnd`` items)."""
+
     def one(e: Any) -> LinkedTaskView:
-        return LinkedTaskView(kind=e.kind, taskId=e.task_id, key=e.key, title=e.title, boardId=e.board_id, boardName=e.board_name,
-                              archived=e.archived_at is not None, boardArchived=e.board_archived_at is not None, linkedAt=e.linked_at, linkedBy=e.linked_by)
-    return TaskLinksView(outgoing=[one(e) for e in ends if e.direction == "outgoing"], incoming=[one(e) for e in ends if e.direction == "incoming"])
+        return LinkedTaskView(
+            kind=e.kind,
+            taskId=e.task_id,
+            key=e.key,
+            title=e.title,
+            boardId=e.board_id,
+            boardName=e.board_name,
+            archived=e.archived_at is not None,
+            boardArchived=e.board_archived_at is not None,
+            linkedAt=e.linked_at,
+            linkedBy=e.linked_by,
+        )
+
+    return TaskLinksView(
+        outgoing=[one(e) for e in ends if e.direction == "outgoing"],
+        incoming=[one(e) for e in ends if e.direction == "incoming"],
+    )

@@ -1,6 +1,5 @@
 """Workspace tools: list_workspaces, create_workspace, list_members, get_token_context, update_workspace."""
 
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -10,13 +9,12 @@ from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.idempotency import creation_marker
 from domain.registry import AREAS, ToolInput, ToolOutput, tool
+from domain.store import keys, parallel
 from domain.store import members as member_store
-from domain.store import parallel
 from domain.store import workspaces as workspace_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.models import UserRow, WorkspaceRow
-from domain.store import keys
 from domain.text import has_visible
 from domain.tools.args import IdempotencyKeyArg, SingleLine, WorkspaceIdArg, null_rule
 from domain.tools.views import MemberView, WorkspaceView, member_view, workspace_view
@@ -52,7 +50,9 @@ def list_workspaces(ctx: CallContext, args: ListWorkspacesInput) -> ListWorkspac
 
 # -- create_workspace ------------------------------------------------------------------------
 class CreateWorkspaceInput(ToolInput):
-    name: Annotated[str, Field(min_length=1, max_length=80, description="Name; derives slug and key prefix."), SingleLine]
+    name: Annotated[
+        str, Field(min_length=1, max_length=80, description="Name; derives slug and key prefix."), SingleLine
+    ]
     idempotencyKey: IdempotencyKeyArg
 
 
@@ -91,7 +91,9 @@ def create_workspace(ctx: CallContext, args: CreateWorkspaceInput) -> CreateWork
     try:
         ws, _ = workspace_store.create(user, name, marker=marker, workspace_id=ws_id, taken_prefixes=taken)
     except workspace_store.NoFreeSlug:
-        raise errors.conflict("Could not find a free slug for this workspace name.", "Choose a more distinctive name.") from None
+        raise errors.conflict(
+            "Could not find a free slug for this workspace name.", "Choose a more distinctive name."
+        ) from None
     return CreateWorkspaceOutput(workspace=workspace_view(ws, "OWNER"))
 
 
@@ -114,7 +116,9 @@ class ListMembersOutput(ToolOutput):
     fields_of="members",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(queries=(("members", lambda: member_store.list_members(where.workspace_id)),)),
+    prefetch=lambda where, args: Prefetch(
+        queries=(("members", lambda: member_store.list_members(where.workspace_id)),)
+    ),
     input_model=ListMembersInput,
     output_model=ListMembersOutput,
 )
@@ -138,11 +142,15 @@ class RateWindowView(ToolOutput):
 class GetTokenContextOutput(ToolOutput):
     tokenId: str
     kind: str
-    holder: Literal["agent", "human"] = Field(description="Who holds this credential: an agent (the default) or a human (minted with jentrix token create --human).")
+    holder: Literal["agent", "human"] = Field(
+        description="Who holds this credential: an agent (the default) or a human (minted with jentrix token create --human)."
+    )
     userId: str
     scopes: list[str] = Field(description="Effective scopes (read < write < admin).")
     storedScopes: list[str] = Field(description="Scopes as stored on the token; empty means full access.")
-    fullAccess: bool = Field(description="True when every scope class (read, write and admin) is effective for this token.")
+    fullAccess: bool = Field(
+        description="True when every scope class (read, write and admin) is effective for this token."
+    )
     workspaceId: str | None = Field(description="The workspace this token is pinned to, or null.")
     boundWorkspaceId: str | None = Field(description="The workspace this connection is bound to (stdio), or null.")
     observe: bool
@@ -150,7 +158,9 @@ class GetTokenContextOutput(ToolOutput):
     emoji: str | None
     expiresAt: str | None
     rateLimit: RateWindowView
-    toolsets: list[str] = Field(description="Toolsets this connection serves (all unless narrowed by URL, X-MCP-* headers, stdio flags or the server).")
+    toolsets: list[str] = Field(
+        description="Toolsets this connection serves (all unless narrowed by URL, X-MCP-* headers, stdio flags or the server)."
+    )
     readOnly: bool = Field(description="True when this connection serves read-only tools only.")
 
 
@@ -169,25 +179,39 @@ def get_token_context(ctx: CallContext, args: GetTokenContextInput) -> GetTokenC
     window = ctx.window
     assert window is not None
     return GetTokenContextOutput(
-        tokenId=p.token_id, kind=p.kind, holder=p.holder, userId=p.user_id, scopes=list(p.scopes), storedScopes=list(p.stored_scopes),
-        fullAccess="admin" in p.scopes, workspaceId=p.workspace_pin,
+        tokenId=p.token_id,
+        kind=p.kind,
+        holder=p.holder,
+        userId=p.user_id,
+        scopes=list(p.scopes),
+        storedScopes=list(p.stored_scopes),
+        fullAccess="admin" in p.scopes,
+        workspaceId=p.workspace_pin,
         boundWorkspaceId=ctx.binding.workspace_id if ctx.binding else None,
-        observe=bool(ctx.binding and ctx.binding.observe), displayName=p.display_name, emoji=p.emoji,
-        expiresAt=p.grant_expires_at if p.kind == "oauth" else p.expires_at, rateLimit=RateWindowView(**window.as_dict()),  # type: ignore[arg-type]
-        toolsets=list(ctx.selection[0]) if ctx.selection else list(AREAS), readOnly=bool(ctx.selection and ctx.selection[1]),
+        observe=bool(ctx.binding and ctx.binding.observe),
+        displayName=p.display_name,
+        emoji=p.emoji,
+        expiresAt=p.grant_expires_at if p.kind == "oauth" else p.expires_at,
+        rateLimit=RateWindowView(**window.as_dict()),
+        toolsets=list(ctx.selection[0]) if ctx.selection else list(AREAS),
+        readOnly=bool(ctx.selection and ctx.selection[1]),
     )
 
 
 # -- update_workspace ------------------------------------------------------------------------
 class UpdateWorkspaceInput(ToolInput):
     workspaceId: WorkspaceIdArg
-    name: Annotated[str | None, SingleLine] = Field(default=None, min_length=1, max_length=80, description="Name (slug, prefix unchanged).")
+    name: Annotated[str | None, SingleLine] = Field(
+        default=None, min_length=1, max_length=80, description="Name (slug, prefix unchanged)."
+    )
     expectedName: str | None = Field(
-        default=None, max_length=80,
+        default=None,
+        max_length=80,
         description="Name you read; if changed: CONFLICT.",
     )
     defaultRepo: str | None = Field(
-        default=None, max_length=300,
+        default=None,
+        max_length=300,
         description="owner/name or GitHub URL; null removes it. Used while no project links a repo.",
     )
     slug: str | None = Field(default=None, max_length=100, description="Write-once: refused.")
@@ -201,7 +225,9 @@ class WorkspaceDetailView(WorkspaceView):
 
 class UpdateWorkspaceOutput(ToolOutput):
     workspace: WorkspaceDetailView
-    changedFields: list[Literal["name", "defaultRepo"]] = Field(description="The fields this call changed; empty when everything already had the values sent.")
+    changedFields: list[Literal["name", "defaultRepo"]] = Field(
+        description="The fields this call changed; empty when everything already had the values sent."
+    )
 
 
 def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
@@ -227,12 +253,18 @@ def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
 def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWorkspaceOutput:
     sent = args.model_fields_set
     if "expectedUpdatedAt" in sent:
-        raise errors.invalid("expectedUpdatedAt", "is not accepted by update_workspace: a workspace is guarded by its name, not a timestamp",
-                             "Send expectedName with the name you last read (list_workspaces) instead.")
+        raise errors.invalid(
+            "expectedUpdatedAt",
+            "is not accepted by update_workspace: a workspace is guarded by its name, not a timestamp",
+            "Send expectedName with the name you last read (list_workspaces) instead.",
+        )
     for field in ("slug", "taskPrefix"):
         if field in sent:
-            raise errors.invalid(field, "is write-once: it was fixed when the workspace was created and cannot change",
-                                 "Leave it out; only name and defaultRepo can be updated.")
+            raise errors.invalid(
+                field,
+                "is write-once: it was fixed when the workspace was created and cannot change",
+                "Leave it out; only name and defaultRepo can be updated.",
+            )
     name = args.name.strip() if args.name is not None else None
     if name is not None and not has_visible(name):
         raise errors.invalid("name", "must contain visible characters")
@@ -241,9 +273,17 @@ def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWork
     if set_repo and args.defaultRepo is not None:
         repo = repos.normalise_repo(args.defaultRepo)
         if repo is None:
-            raise errors.invalid("defaultRepo", f"is not a GitHub repository: {args.defaultRepo!r}", f"Send {repos.FORMS}, or null to clear it.")
+            raise errors.invalid(
+                "defaultRepo",
+                f"is not a GitHub repository: {args.defaultRepo!r}",
+                f"Send {repos.FORMS}, or null to clear it.",
+            )
     if name is None and not set_repo:
-        raise errors.invalid("name", "nothing to change: send name and/or defaultRepo", "Send a new name, a defaultRepo, or defaultRepo: null.")
+        raise errors.invalid(
+            "name",
+            "nothing to change: send name and/or defaultRepo",
+            "Send a new name, a defaultRepo, or defaultRepo: null.",
+        )
     where = ctx.target
     role = ctx.member(where.workspace_id).role
     current = ctx.item(keys.workspace_head(where.workspace_id))
@@ -270,7 +310,11 @@ def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWork
         if "defaultRepo" in changed:
             after.defaultRepo = repo
         return workspace_store.edit(
-            ws, name=name if "name" in changed else None, default_repo=repo, set_repo="defaultRepo" in changed, actor_id=ctx.user_id,
+            ws,
+            name=name if "name" in changed else None,
+            default_repo=repo,
+            set_repo="defaultRepo" in changed,
+            actor_id=ctx.user_id,
             result=lambda: UpdateWorkspaceOutput(workspace=_detail(after, role), changedFields=changed),
         )
 

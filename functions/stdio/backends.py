@@ -26,11 +26,10 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-from domain import auth, errors
+from domain import auth, errors, faults
 from domain.auth import Principal
 from domain.errors import ToolError
 from domain.pipeline import CallOutcome
-from domain import faults
 from functions.protocol import (
     BINDING_HEADER,
     INTERNAL_ERROR,
@@ -87,7 +86,11 @@ class LocalBackend:
                     return [refusal_reply(message, faults.busy_error(cid))]
                 raise
             if principal is None:
-                log.warning("token %s no longer authenticates (revoked or expired); %s refused", self.session.principal.token_id, method)
+                log.warning(
+                    "token %s no longer authenticates (revoked or expired); %s refused",
+                    self.session.principal.token_id,
+                    method,
+                )
                 return [token_refusal(message)]
             # A per-call copy: concurrent calls each run as the principal their own check returned.
             session = dataclasses.replace(self.session, principal=principal)
@@ -109,8 +112,17 @@ def refusal_reply(message: dict[str, Any], exc: ToolError) -> dict[str, Any]:
     if message.get("method") != "tools/call":
         envelope = exc.envelope()
         uri = params.get("uri") if isinstance(params, dict) else None
-        code = INVALID_PARAMS if message.get("method") == "resources/read" and exc.code.value == "FORBIDDEN" else INTERNAL_ERROR
-        return error_response(message.get("id"), code, envelope["error"]["message"], {"uri": uri, **envelope} if uri is not None else envelope)
+        code = (
+            INVALID_PARAMS
+            if message.get("method") == "resources/read" and exc.code.value == "FORBIDDEN"
+            else INTERNAL_ERROR
+        )
+        return error_response(
+            message.get("id"),
+            code,
+            envelope["error"]["message"],
+            {"uri": uri, **envelope} if uri is not None else envelope,
+        )
     result = tool_result(CallOutcome(error=exc.envelope()))
     meta = params.get("_meta") if isinstance(params, dict) else None
     if isinstance(meta, dict) and META_VERSION in meta:
@@ -120,11 +132,14 @@ def refusal_reply(message: dict[str, Any], exc: ToolError) -> dict[str, Any]:
 
 def token_refusal(message: dict[str, Any]) -> dict[str, Any]:
     """FORBIDDEN for every request once the connection's token is revoked or expired (it cannot recover)."""
-    return refusal_reply(message, errors.forbidden(
-        "This connection's token was revoked or has expired; nothing was done. Every further call on this connection is refused.",
-        "The connection cannot recover: mint a new token (`jentrix token create`), put it in JENTRIX_TOKEN or --token-file, "
-        "and restart the MCP server in your client.",
-    ))
+    return refusal_reply(
+        message,
+        errors.forbidden(
+            "This connection's token was revoked or has expired; nothing was done. Every further call on this connection is refused.",
+            "The connection cannot recover: mint a new token (`jentrix token create`), put it in JENTRIX_TOKEN or --token-file, "
+            "and restart the MCP server in your client.",
+        ),
+    )
 
 
 # -- the bridge ----------------------------------------------------------------------------------
@@ -135,7 +150,9 @@ def check_remote_url(url: str) -> str:
         return url
     if parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS:
         return url
-    raise StartupError(f"--url {url!r} must be an https:// URL (plain http is accepted for localhost only), e.g. https://example.com/api/mcp.")
+    raise StartupError(
+        f"--url {url!r} must be an https:// URL (plain http is accepted for localhost only), e.g. https://example.com/api/mcp."
+    )
 
 
 def header_value(value: str) -> str:
@@ -152,7 +169,9 @@ class RemoteBackend:
         try:
             import httpx2  # the HTTP client the MCP SDK uses; only the bridge needs it
         except ImportError:
-            raise StartupError("--url needs the httpx2 package: install it with `.venv/bin/pip install httpx2`.") from None
+            raise StartupError(
+                "--url needs the httpx2 package: install it with `.venv/bin/pip install httpx2`."
+            ) from None
 
         self._httpx = httpx2
         self.url = check_remote_url(url)
@@ -226,7 +245,11 @@ class RemoteBackend:
         try:
             response = self.post(message)
         except self._httpx.HTTPError as exc:
-            return [error_response(id_, INTERNAL_ERROR, f"The remote MCP endpoint could not be reached: {exc}.", {"url": self.url})]
+            return [
+                error_response(
+                    id_, INTERNAL_ERROR, f"The remote MCP endpoint could not be reached: {exc}.", {"url": self.url}
+                )
+            ]
         status = response.status_code
         try:
             parsed = self.messages_of(response)
@@ -251,7 +274,9 @@ class RemoteBackend:
         return messages
 
     @staticmethod
-    def _no_answer(id_: Any, status: int, parsed: list[dict[str, Any]] | None, foreign: list[dict[str, Any]]) -> dict[str, Any]:
+    def _no_answer(
+        id_: Any, status: int, parsed: list[dict[str, Any]] | None, foreign: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         """The -32603 error standing in for an answer the remote did not give."""
         data: dict[str, Any] = {"httpStatus": status}
         if foreign:
@@ -275,14 +300,20 @@ class RemoteBackend:
 
     # -- start-up: who is the token, which workspaces does it see ---------------------------------
     def _modern_call(self, method: str, params: dict[str, Any], id_: str) -> dict[str, Any]:
-        meta = {META_VERSION: MODERN_VERSIONS[-1], META_CAPABILITIES: {}, META_CLIENT_INFO: {"name": "jentrix-mcp-stdio-bridge", "version": "0.1.0"}}
+        meta = {
+            META_VERSION: MODERN_VERSIONS[-1],
+            META_CAPABILITIES: {},
+            META_CLIENT_INFO: {"name": "jentrix-mcp-stdio-bridge", "version": "0.1.0"},
+        }
         message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": {**params, "_meta": meta}}
         try:
             response = self.post(message)
         except self._httpx.HTTPError as exc:
             raise StartupError(f"The remote MCP endpoint {self.url} could not be reached: {exc}.") from None
         if response.status_code == 401:
-            raise StartupError("The remote MCP endpoint rejected the token (HTTP 401): it is unknown, revoked or expired.")
+            raise StartupError(
+                "The remote MCP endpoint rejected the token (HTTP 401): it is unknown, revoked or expired."
+            )
         try:
             messages = self.messages_of(response)
         except ValueError:
@@ -299,9 +330,14 @@ class RemoteBackend:
         ctx = self._tool("get_token_context")
         workspaces = self._tool("list_workspaces")["workspaces"]
         principal = Principal(
-            user_id=ctx["userId"], token_id=ctx["tokenId"], kind=ctx.get("kind", "pat"),
-            stored_scopes=tuple(ctx.get("storedScopes") or ()), workspace_pin=ctx.get("workspaceId"),
-            display_name=ctx.get("displayName"), emoji=ctx.get("emoji"), expires_at=ctx.get("expiresAt"),
+            user_id=ctx["userId"],
+            token_id=ctx["tokenId"],
+            kind=ctx.get("kind", "pat"),
+            stored_scopes=tuple(ctx.get("storedScopes") or ()),
+            workspace_pin=ctx.get("workspaceId"),
+            display_name=ctx.get("displayName"),
+            emoji=ctx.get("emoji"),
+            expires_at=ctx.get("expiresAt"),
         )
         return principal, [w["id"] for w in workspaces]
 

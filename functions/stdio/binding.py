@@ -61,7 +61,9 @@ def new_lifetime_id() -> str:
     return f"lt_{str(ULID()).lower()}"
 
 
-def choose_workspace(flag: str | None, pin: str | None, member_of: list[str], *, ephemeral: str | None = None) -> WorkspaceChoice:
+def choose_workspace(
+    flag: str | None, pin: str | None, member_of: list[str], *, ephemeral: str | None = None
+) -> WorkspaceChoice:
     """Apply rule 2. ``member_of``: the workspaces the token's user belongs to (and may see).
 
     Raises:
@@ -71,21 +73,32 @@ def choose_workspace(flag: str | None, pin: str | None, member_of: list[str], *,
         return WorkspaceChoice(ephemeral, True, "ephemeral")
     if flag is not None:
         if not ids.parse_workspace(flag):
-            raise StartupError(f"--workspace {flag!r} is not a workspace id (they look like ws_ followed by 12 characters; list_workspaces shows yours).")
+            raise StartupError(
+                f"--workspace {flag!r} is not a workspace id (they look like ws_ followed by 12 characters; list_workspaces shows yours)."
+            )
         if pin and pin != flag:
-            raise StartupError(f"The token is pinned to workspace {pin}; it cannot be bound to {flag}. Drop --workspace or use a token for {flag}.")
+            raise StartupError(
+                f"The token is pinned to workspace {pin}; it cannot be bound to {flag}. Drop --workspace or use a token for {flag}."
+            )
         if flag not in member_of:
             raise StartupError(f"Workspace {flag} does not exist or the token's user is not a member of it.")
         return WorkspaceChoice(flag, True, "flag")
     if pin:
         if pin not in member_of:
-            raise StartupError(f"The token is pinned to workspace {pin}, which does not exist or no longer lists the token's user as a member.")
+            raise StartupError(
+                f"The token is pinned to workspace {pin}, which does not exist or no longer lists the token's user as a member."
+            )
         return WorkspaceChoice(pin, True, "pin")
     if len(member_of) == 1:
         return WorkspaceChoice(member_of[0], False, "only")
     if member_of:
         shown = ", ".join(sorted(member_of)[:5]) + (", …" if len(member_of) > 5 else "")
-        return WorkspaceChoice(None, False, "several", f"no workspace chosen: the token's user belongs to {len(member_of)} workspaces ({shown}); pass --workspace")
+        return WorkspaceChoice(
+            None,
+            False,
+            "several",
+            f"no workspace chosen: the token's user belongs to {len(member_of)} workspaces ({shown}); pass --workspace",
+        )
     return WorkspaceChoice(None, False, "none", "no workspace: the token's user is not a member of any workspace")
 
 
@@ -109,9 +122,19 @@ def from_checkout(choice: WorkspaceChoice, checkout: Checkout | None, resolver: 
     if len(spaces) == 1:
         return WorkspaceChoice(next(iter(spaces)), False, "checkout")
     if not spaces:
-        return WorkspaceChoice(None, False, "several", f"{choice.reason}; the checkout's repository {repo} matches no project of your workspaces (no REPO link, no defaultRepo)")
+        return WorkspaceChoice(
+            None,
+            False,
+            "several",
+            f"{choice.reason}; the checkout's repository {repo} matches no project of your workspaces (no REPO link, no defaultRepo)",
+        )
     shown = "; ".join(f"{ws} ({', '.join(sorted(labels)[:3])})" for ws, labels in sorted(spaces.items())[:5])
-    return WorkspaceChoice(None, False, "several", f"{choice.reason}; the checkout's repository {repo} matches {len(spaces)} workspaces: {shown}")
+    return WorkspaceChoice(
+        None,
+        False,
+        "several",
+        f"{choice.reason}; the checkout's repository {repo} matches {len(spaces)} workspaces: {shown}",
+    )
 
 
 def settle(
@@ -143,7 +166,9 @@ def settle(
 
 def pending(choice: WorkspaceChoice, lifetime_id: str) -> Binding:
     """The binding in force until the roots round trip settles: observe, scoped to the workspace."""
-    return Binding(workspace_id=choice.workspace_id, lifetime_id=lifetime_id, observe=True, observe_reason=PENDING_REASON)
+    return Binding(
+        workspace_id=choice.workspace_id, lifetime_id=lifetime_id, observe=True, observe_reason=PENDING_REASON
+    )
 
 
 def describe(binding: Binding) -> dict[str, Any]:

@@ -76,7 +76,11 @@ def _git(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env["GIT_TERMINAL_PROMPT"] = "0"
     return subprocess.run(
         ["git", "-C", str(directory), *args],
-        capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=GIT_TIMEOUT_SECONDS,
+        env=env,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -138,7 +142,9 @@ def checkout_from_roots(roots: Any) -> Checkout:
     if not isinstance(roots, list) or not roots:
         raise CheckoutError("the client listed no roots")
     if len(roots) > 1:
-        raise CheckoutError(f"the client listed {len(roots)} roots, so the checkout is ambiguous; exactly one is needed")
+        raise CheckoutError(
+            f"the client listed {len(roots)} roots, so the checkout is ambiguous; exactly one is needed"
+        )
     root = roots[0]
     if not isinstance(root, dict):
         raise CheckoutError("the client's root is not an object")

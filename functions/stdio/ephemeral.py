@@ -78,7 +78,9 @@ class EphemeralStack:
             ws, _ = ws_job.result()
             secret, _ = token_job.result()
         self.seed = Seed(user.userId, ws.workspaceId, secret)
-        progress(f"ready after {self._since()}: user {user.userId}, workspace {ws.workspaceId}; all of it is removed at exit.")
+        progress(
+            f"ready after {self._since()}: user {user.userId}, workspace {ws.workspaceId}; all of it is removed at exit."
+        )
         log.info("ephemeral stack: DynamoDB Local at %s", endpoint)
         return self.seed
 

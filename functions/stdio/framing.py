@@ -46,7 +46,9 @@ class LineReader:
     ``BytesIO.read``). A last line without a trailing newline is still yielded.
     """
 
-    def __init__(self, read: Callable[[int], bytes], limit: int = DEFAULT_MAX_LINE_BYTES, chunk: int = CHUNK_BYTES) -> None:
+    def __init__(
+        self, read: Callable[[int], bytes], limit: int = DEFAULT_MAX_LINE_BYTES, chunk: int = CHUNK_BYTES
+    ) -> None:
         if limit < 1:
             raise ValueError("the line limit must be at least one byte")
         self._read = read
@@ -114,7 +116,8 @@ def oversized_frame(item: Oversized, limit: int) -> Frame:
     return Frame(
         "invalid",
         reply=error_response(
-            None, PARSE_ERROR,
+            None,
+            PARSE_ERROR,
             f"Parse error: the line is {item.size} bytes, over the {limit}-byte limit; it was discarded.",
             {"maxLineBytes": limit, "lineBytes": item.size},
         ),
@@ -126,13 +129,19 @@ def classify(raw: bytes | bytearray) -> Frame:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Frame("invalid", reply=error_response(None, PARSE_ERROR, f"Parse error: the line is not valid UTF-8 (byte {exc.start})."))
+        return Frame(
+            "invalid",
+            reply=error_response(None, PARSE_ERROR, f"Parse error: the line is not valid UTF-8 (byte {exc.start})."),
+        )
     if not text.strip():
         return Frame("blank")
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
-        return Frame("invalid", reply=error_response(None, PARSE_ERROR, f"Parse error: the line is not valid JSON ({_short(exc)})."))
+        return Frame(
+            "invalid",
+            reply=error_response(None, PARSE_ERROR, f"Parse error: the line is not valid JSON ({_short(exc)})."),
+        )
     envelope = inspect(value, what="line")
     return Frame(envelope.kind, message=envelope.message, reply=envelope.reply)
 

@@ -34,10 +34,28 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, Protocol
 
 from domain.context import Binding
-from functions.protocol import INTERNAL_ERROR, INVALID_PARAMS, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN_VERSIONS, STORE_METHODS, Session
+from functions.protocol import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_VERSION,
+    MODERN_VERSIONS,
+    STORE_METHODS,
+    Session,
+)
 from functions.stdio import binding as binding_rules
 from functions.stdio.checkout import Checkout, CheckoutError, checkout_from_roots
-from functions.stdio.framing import DEFAULT_MAX_LINE_BYTES, Frame, LineReader, Oversized, classify, encode, error_response, oversized_frame
+from functions.stdio.framing import (
+    DEFAULT_MAX_LINE_BYTES,
+    Frame,
+    LineReader,
+    Oversized,
+    classify,
+    encode,
+    error_response,
+    oversized_frame,
+)
 
 log = logging.getLogger("jentrix.stdio")
 
@@ -61,8 +79,14 @@ def roots_outcome(roots: Any) -> tuple[Checkout | None, str | None]:
 class BindingState:
     """The connection's binding: settled once, from explicit data and (maybe) the client's roots."""
 
-    def __init__(self, session: Session, choice: binding_rules.WorkspaceChoice, lifetime_id: str, explicit_checkout: Checkout | None,
-                 resolver: binding_rules.Resolver | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        choice: binding_rules.WorkspaceChoice,
+        lifetime_id: str,
+        explicit_checkout: Checkout | None,
+        resolver: binding_rules.Resolver | None = None,
+    ) -> None:
         self.session = session
         self.resolver = resolver  # repository -> matching workspaces (rule 5 of functions.stdio.binding)
         self.choice = choice
@@ -84,12 +108,21 @@ class BindingState:
         checkout's repository may resolve (rule 5)."""
         if self.explicit_checkout is not None:
             return False
-        return self.choice.workspace_id is not None or (self.resolver is not None and binding_rules.resolves_from_checkout(self.choice))
+        return self.choice.workspace_id is not None or (
+            self.resolver is not None and binding_rules.resolves_from_checkout(self.choice)
+        )
 
     def settle(self, checkout: Checkout | None = None, reason: str | None = None) -> Binding:
         with self.lock:
             if not self.settled.is_set():
-                final = binding_rules.settle(self.choice, self.lifetime_id, checkout or self.explicit_checkout, reason, self.client_info, self.resolver)
+                final = binding_rules.settle(
+                    self.choice,
+                    self.lifetime_id,
+                    checkout or self.explicit_checkout,
+                    reason,
+                    self.client_info,
+                    self.resolver,
+                )
                 self.session.binding = final
                 self.settled.set()
                 log.info("bound %s", json.dumps(binding_rules.describe(final), ensure_ascii=False))
@@ -262,7 +295,13 @@ class StdioServer:
             replies = self.handle_request(message)
         except Exception:  # the boundary: the client gets an error, never a traceback
             log.exception("request %s failed", message.get("method"))
-            replies = [error_response(message.get("id"), INTERNAL_ERROR, "Internal error while handling the request; see the adapter's stderr.")]
+            replies = [
+                error_response(
+                    message.get("id"),
+                    INTERNAL_ERROR,
+                    "Internal error while handling the request; see the adapter's stderr.",
+                )
+            ]
         finally:
             if slot:
                 self.in_flight.release()
@@ -293,7 +332,9 @@ class StdioServer:
                 st.settle(None, f"the client did not answer roots/list within {self.roots_timeout:g}s")
         return None, message
 
-    def _modern_round(self, message: dict[str, Any], params: dict[str, Any], meta: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    def _modern_round(
+        self, message: dict[str, Any], params: dict[str, Any], meta: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         st = self.state
         st.note_client_info(meta.get(META_CLIENT_INFO))
         caps = meta[META_CAPABILITIES]
@@ -303,7 +344,11 @@ class StdioServer:
         responses = params.get("inputResponses")
         if isinstance(responses, dict) and ROOTS_KEY in responses:
             if params.get("requestState") not in st.issued_states:
-                return error_response(message["id"], INVALID_PARAMS, "Invalid params: requestState was not issued by this connection; call again without inputResponses."), message
+                return error_response(
+                    message["id"],
+                    INVALID_PARAMS,
+                    "Invalid params: requestState was not issued by this connection; call again without inputResponses.",
+                ), message
             answer = responses[ROOTS_KEY]
             st.settle(*roots_outcome(answer.get("roots") if isinstance(answer, dict) else None))
             clean = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
@@ -316,5 +361,9 @@ class StdioServer:
         if give_up:
             st.settle(None, f"the client declared roots but did not answer {MAX_UNANSWERED_ASKS} requests for them")
             return None, message
-        result = {"resultType": "input_required", "inputRequests": {ROOTS_KEY: {"method": "roots/list"}}, "requestState": state}
+        result = {
+            "resultType": "input_required",
+            "inputRequests": {ROOTS_KEY: {"method": "roots/list"}},
+            "requestState": state,
+        }
         return {"jsonrpc": "2.0", "id": message["id"], "result": result}, message

@@ -51,7 +51,7 @@ CSS = (HERE / "static" / "console.css").read_text()
 
 # -- helpers ---------------------------------------------------------------------------------
 def _loopback(host: str | None) -> bool:
-    if host in ("localhost",):
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address((host or "").strip("[]")).is_loopback
@@ -60,15 +60,25 @@ def _loopback(host: str | None) -> bool:
 
 
 def csp(form_action: str = "'self'") -> str:
-    return ("default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; "
-            f"form-action {form_action}")
+    return (
+        "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; "
+        f"form-action {form_action}"
+    )
 
 
 def page(name: str, status: int = 200, form_action: str = "'self'", **ctx: Any) -> HTMLResponse:
     html = TEMPLATES.get_template(name).render(**ctx)
-    return HTMLResponse(html, status_code=status, headers={
-        "Content-Security-Policy": csp(form_action), "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
-        "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"})
+    return HTMLResponse(
+        html,
+        status_code=status,
+        headers={
+            "Content-Security-Policy": csp(form_action),
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
 
 
 def error_page(message: str, status: int = 400) -> HTMLResponse:
@@ -95,7 +105,9 @@ def session_of(request: Request) -> Any:
 
 def set_session_cookie(response: Response, request: Request, secret: str) -> None:
     secure = not _loopback(request.url.hostname)
-    response.set_cookie(COOKIE, secret, max_age=console.SESSION_SECONDS, httponly=True, secure=secure, samesite="lax", path="/")
+    response.set_cookie(
+        COOKIE, secret, max_age=console.SESSION_SECONDS, httponly=True, secure=secure, samesite="lax", path="/"
+    )
 
 
 def csrf_ok(session: Any, form: Any) -> bool:
@@ -106,12 +118,23 @@ def csrf_ok(session: Any, form: Any) -> bool:
 class Client:
     """The client an authorization request names: from its metadata document or its registration."""
 
-    def __init__(self, client_id: str, name: str, redirect_uris: tuple[str, ...] | list[str], metadata_document: bool) -> None:
-        self.client_id, self.name, self.redirect_uris, self.metadata_document = client_id, name, list(redirect_uris), metadata_document
+    def __init__(
+        self, client_id: str, name: str, redirect_uris: tuple[str, ...] | list[str], metadata_document: bool
+    ) -> None:
+        self.client_id, self.name, self.redirect_uris, self.metadata_document = (
+            client_id,
+            name,
+            list(redirect_uris),
+            metadata_document,
+        )
 
     @property
     def domain(self) -> str:
-        return urlsplit(self.client_id).hostname or "" if self.metadata_document else "registered by the client itself (unverified)"
+        return (
+            urlsplit(self.client_id).hostname or ""
+            if self.metadata_document
+            else "registered by the client itself (unverified)"
+        )
 
 
 def find_client(client_id: str) -> Client:
@@ -155,13 +178,16 @@ def create_web_app() -> FastAPI:
     @app.get("/.well-known/oauth-protected-resource")
     @app.get("/.well-known/oauth-protected-resource/{rest:path}")
     async def protected_resource(request: Request) -> Response:
-        return JSONResponse({
-            "resource": public_url.resource(request.scope),
-            "authorization_servers": [public_url.issuer(request.scope)],
-            "scopes_supported": list(oauth.SCOPES),
-            "bearer_methods_supported": ["header"],
-            "resource_name": "Jentrix",
-        }, headers={"Cache-Control": "max-age=3600"})
+        return JSONResponse(
+            {
+                "resource": public_url.resource(request.scope),
+                "authorization_servers": [public_url.issuer(request.scope)],
+                "scopes_supported": list(oauth.SCOPES),
+                "bearer_methods_supported": ["header"],
+                "resource_name": "Jentrix",
+            },
+            headers={"Cache-Control": "max-age=3600"},
+        )
 
     @app.get("/.well-known/oauth-authorization-server")
     @app.get("/.well-known/oauth-authorization-server/{rest:path}")
@@ -189,7 +215,9 @@ def create_web_app() -> FastAPI:
 
         def refuse(error: str, description: str) -> Response:
             q = {"error": error, "error_description": description, "iss": issuer, **({"state": state} if state else {})}
-            return RedirectResponse(redirect_uri + ("&" if "?" in redirect_uri else "?") + urlencode(q), status_code=303)
+            return RedirectResponse(
+                redirect_uri + ("&" if "?" in redirect_uri else "?") + urlencode(q), status_code=303
+            )
 
         if params.get("response_type") != "code":
             return refuse("unsupported_response_type", "only response_type=code is supported")
@@ -202,8 +230,14 @@ def create_web_app() -> FastAPI:
             scopes = oauth.parse_scopes(params.get("scope"))
         except oauth.OAuthError as exc:
             return refuse(exc.error, exc.description)
-        fields = {"client_id": client_id, "redirect_uri": redirect_uri, "state": state or "", "code_challenge": params["code_challenge"],
-                  "scope": " ".join(scopes), "resource": resource}
+        fields = {
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "state": state or "",
+            "code_challenge": params["code_challenge"],
+            "scope": " ".join(scopes),
+            "resource": resource,
+        }
         return client, fields
 
     @app.get("/oauth/authorize")
@@ -214,18 +248,33 @@ def create_web_app() -> FastAPI:
         client, fields = checked
         session = session_of(request)
         if session is None:
-            return RedirectResponse("/console/signin?" + urlencode({"next": str(request.url.path) + "?" + request.url.query}), status_code=303)
-        from domain.store.workspaces import get_many
-        from domain.store.models import MembershipMirrorRow
+            return RedirectResponse(
+                "/console/signin?" + urlencode({"next": str(request.url.path) + "?" + request.url.query}),
+                status_code=303,
+            )
         from domain.store import keys
+        from domain.store.models import MembershipMirrorRow
+        from domain.store.workspaces import get_many
 
-        mirrors = [r for r in MembershipMirrorRow.query(keys.user_partition(session.userId), MembershipMirrorRow.SK.startswith("WS#"))
-                   if isinstance(r, MembershipMirrorRow)]
+        mirrors = [
+            r
+            for r in MembershipMirrorRow.query(
+                keys.user_partition(session.userId), MembershipMirrorRow.SK.startswith("WS#")
+            )
+            if isinstance(r, MembershipMirrorRow)
+        ]
         workspaces = get_many([m.workspaceId for m in mirrors]) if mirrors else []
         origin = urlsplit(fields["redirect_uri"])
-        return page("consent.html", form_action=f"'self' {origin.scheme}://{origin.netloc}", client=client, fields=fields,
-                    scopes=[(s, SCOPE_TEXT[s]) for s in fields["scope"].split()], workspaces=workspaces, csrf=session.csrf,
-                    redirect_host=origin.hostname)
+        return page(
+            "consent.html",
+            form_action=f"'self' {origin.scheme}://{origin.netloc}",
+            client=client,
+            fields=fields,
+            scopes=[(s, SCOPE_TEXT[s]) for s in fields["scope"].split()],
+            workspaces=workspaces,
+            csrf=session.csrf,
+            redirect_host=origin.hostname,
+        )
 
     @app.post("/oauth/authorize")
     async def decide(request: Request) -> Response:
@@ -248,8 +297,18 @@ def create_web_app() -> FastAPI:
         workspace = str(form.get("workspace") or "") or None
         if workspace and not auth_member(session.userId, workspace):
             return error_page("You are not a member of that workspace.", 403)
-        code = oauth.issue_code(oauth.Consent(session.userId, client.client_id, client.name, fields["redirect_uri"], fields["code_challenge"],
-                                              fields["scope"].split(), workspace, fields["resource"]))
+        code = oauth.issue_code(
+            oauth.Consent(
+                session.userId,
+                client.client_id,
+                client.name,
+                fields["redirect_uri"],
+                fields["code_challenge"],
+                fields["scope"].split(),
+                workspace,
+                fields["resource"],
+            )
+        )
         q = {"code": code, "iss": issuer, **state}
         return RedirectResponse(fields["redirect_uri"] + sep + urlencode(q), status_code=303)
 
@@ -273,22 +332,40 @@ def create_web_app() -> FastAPI:
     async def token(request: Request) -> Response:
         form = await request.form()
         if form.get("client_secret") or request.headers.get("authorization"):
-            return oauth_json({"error": "invalid_client", "error_description": "clients here are public: send client_id only"}, 401)
+            return oauth_json(
+                {"error": "invalid_client", "error_description": "clients here are public: send client_id only"}, 401
+            )
         client_id = str(form.get("client_id") or "")
         resource = str(form["resource"]) if form.get("resource") else None
         expected = public_url.resource(request.scope)
         try:
             if not cimd.is_url_client_id(client_id) and oauth.registered_client(client_id) is None:
-                return oauth_json({"error": "invalid_client", "error_description": "unknown or expired client_id; register again"}, 401)
+                return oauth_json(
+                    {"error": "invalid_client", "error_description": "unknown or expired client_id; register again"},
+                    401,
+                )
             grant_type = form.get("grant_type")
             if grant_type == "authorization_code":
-                tokens = oauth.exchange_code(code=str(form.get("code") or ""), client_id=client_id, redirect_uri=str(form.get("redirect_uri") or ""),
-                                             code_verifier=str(form.get("code_verifier") or ""), resource=resource, expected_resource=expected)
+                tokens = oauth.exchange_code(
+                    code=str(form.get("code") or ""),
+                    client_id=client_id,
+                    redirect_uri=str(form.get("redirect_uri") or ""),
+                    code_verifier=str(form.get("code_verifier") or ""),
+                    resource=resource,
+                    expected_resource=expected,
+                )
             elif grant_type == "refresh_token":
-                tokens = oauth.refresh(refresh_token=str(form.get("refresh_token") or ""), client_id=client_id, resource=resource,
-                                       expected_resource=expected)
+                tokens = oauth.refresh(
+                    refresh_token=str(form.get("refresh_token") or ""),
+                    client_id=client_id,
+                    resource=resource,
+                    expected_resource=expected,
+                )
             else:
-                return oauth_json({"error": "unsupported_grant_type", "error_description": "use authorization_code or refresh_token"}, 400)
+                return oauth_json(
+                    {"error": "unsupported_grant_type", "error_description": "use authorization_code or refresh_token"},
+                    400,
+                )
         except oauth.OAuthError as exc:
             return oauth_json(exc.body(), exc.status)
         return oauth_json(tokens.body())
@@ -303,22 +380,47 @@ def create_web_app() -> FastAPI:
             return oauth_json({"error": "invalid_client_metadata", "error_description": "send a JSON object"}, 400)
         uris = body.get("redirect_uris")
         if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
-            return oauth_json({"error": "invalid_redirect_uri", "error_description": "redirect_uris must list at least one URI"}, 400)
+            return oauth_json(
+                {"error": "invalid_redirect_uri", "error_description": "redirect_uris must list at least one URI"}, 400
+            )
         for uri in uris:
             parts = urlsplit(uri)
-            if parts.fragment or not (parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
-                                      or (parts.scheme not in ("http", "https", "") and "." in parts.scheme)):
-                return oauth_json({"error": "invalid_redirect_uri", "error_description": f"{uri!r}: use https, a loopback http URI or a private-use scheme"}, 400)
+            if parts.fragment or not (
+                parts.scheme == "https"
+                or (parts.scheme == "http" and _loopback(parts.hostname))
+                or (parts.scheme not in ("http", "https", "") and "." in parts.scheme)
+            ):
+                return oauth_json(
+                    {
+                        "error": "invalid_redirect_uri",
+                        "error_description": f"{uri!r}: use https, a loopback http URI or a private-use scheme",
+                    },
+                    400,
+                )
         method = body.get("token_endpoint_auth_method", "none")
         if method != "none":
-            return oauth_json({"error": "invalid_client_metadata", "error_description": "only public clients (token_endpoint_auth_method none)"}, 400)
+            return oauth_json(
+                {
+                    "error": "invalid_client_metadata",
+                    "error_description": "only public clients (token_endpoint_auth_method none)",
+                },
+                400,
+            )
         name = body.get("client_name") if isinstance(body.get("client_name"), str) else "Unnamed client"
         row = oauth.register_client(name[:100], uris, str(body.get("application_type") or "native"))
-        return oauth_json({
-            "client_id": row.clientId, "client_id_issued_at": 0, "client_name": row.clientName, "redirect_uris": row.redirectUris,
-            "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-            "application_type": row.applicationType,
-        }, 201)
+        return oauth_json(
+            {
+                "client_id": row.clientId,
+                "client_id_issued_at": 0,
+                "client_name": row.clientName,
+                "redirect_uris": row.redirectUris,
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "application_type": row.applicationType,
+            },
+            201,
+        )
 
     @app.post("/oauth/revoke")
     async def revoke(request: Request) -> Response:
@@ -357,7 +459,9 @@ def create_web_app() -> FastAPI:
     async def signin_link(request: Request) -> Response:
         user_id = console.consume_signin_link(request.query_params.get("t") or "")
         if user_id is None:
-            return error_page("This sign-in link is unknown, expired or already used. Ask for a new one (jentrix signin-link).", 401)
+            return error_page(
+                "This sign-in link is unknown, expired or already used. Ask for a new one (jentrix signin-link).", 401
+            )
         response = RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
         set_session_cookie(response, request, console.create_session(user_id))
         return response
@@ -398,14 +502,24 @@ def create_web_app() -> FastAPI:
         from domain.store.models import MembershipMirrorRow
         from domain.store.workspaces import get_many
 
-        mirrors = [r for r in MembershipMirrorRow.query(keys.user_partition(user_id), MembershipMirrorRow.SK.startswith("WS#"))
-                   if isinstance(r, MembershipMirrorRow)]
+        mirrors = [
+            r
+            for r in MembershipMirrorRow.query(keys.user_partition(user_id), MembershipMirrorRow.SK.startswith("WS#"))
+            if isinstance(r, MembershipMirrorRow)
+        ]
         return get_many([m.workspaceId for m in mirrors]) if mirrors else []
 
     def tokens_page(session: Any, secret: str | None = None, status: int = 200) -> Response:
         live = [t for t in auth.list_tokens(session.userId) if not t.revokedAt]
-        return page("tokens.html", status=status, tokens=sorted(live, key=lambda t: t.createdAt, reverse=True), csrf=session.csrf,
-                    user=_user(session.userId), workspaces=workspaces_of(session.userId), secret=secret)
+        return page(
+            "tokens.html",
+            status=status,
+            tokens=sorted(live, key=lambda t: t.createdAt, reverse=True),
+            csrf=session.csrf,
+            user=_user(session.userId),
+            workspaces=workspaces_of(session.userId),
+            secret=secret,
+        )
 
     @app.get("/console/tokens")
     async def tokens(request: Request) -> Response:
@@ -429,8 +543,13 @@ def create_web_app() -> FastAPI:
             return error_page("Choose read, write or admin access.", 400)
         if workspace and not auth_member(session.userId, workspace):
             return error_page("You are not a member of that workspace.", 403)
-        secret, _ = auth.mint_pat(session.userId, scopes=scopes, workspace_id=workspace, display_name=str(form.get("name") or "")[:80] or None,
-                                  holder="human" if form.get("human") else "agent")
+        secret, _ = auth.mint_pat(
+            session.userId,
+            scopes=scopes,
+            workspace_id=workspace,
+            display_name=str(form.get("name") or "")[:80] or None,
+            holder="human" if form.get("human") else "agent",
+        )
         return tokens_page(session, secret=secret, status=201)
 
     @app.post("/console/tokens/{token_id}/revoke")

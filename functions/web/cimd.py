@@ -27,8 +27,9 @@ import re
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from pynamodb.exceptions import DoesNotExist
@@ -111,7 +112,9 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
         self.sock = self._ctx.wrap_socket(sock, server_hostname=self.host)
 
 
-def fetch(url: str, *, context: ssl.SSLContext | None = None, allow: Callable[[Any], bool] | None = None) -> tuple[dict[str, Any], int]:
+def fetch(
+    url: str, *, context: ssl.SSLContext | None = None, allow: Callable[[Any], bool] | None = None
+) -> tuple[dict[str, Any], int]:
     """Fetch and parse one document: ``(json, fresh seconds)``.
 
     ``context`` and ``allow`` exist for tests (a local certificate authority, a loopback host);
@@ -165,13 +168,20 @@ def validate(url: str, doc: Any) -> ClientDocument:
         raise DocumentError("the document's client_id differs from its URL")
     method = doc.get("token_endpoint_auth_method", "none")
     if method != "none":
-        raise DocumentError(f"token_endpoint_auth_method {method!r} is not supported; this server has public clients only")
+        raise DocumentError(
+            f"token_endpoint_auth_method {method!r} is not supported; this server has public clients only"
+        )
     uris = doc.get("redirect_uris")
     if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
         raise DocumentError("the client metadata document lists no redirect_uris")
     name = doc.get("client_name") if isinstance(doc.get("client_name"), str) else urlsplit(url).hostname
-    return ClientDocument(url, str(name)[:100], tuple(uris), doc.get("client_uri") if isinstance(doc.get("client_uri"), str) else None,
-                          doc.get("logo_uri") if isinstance(doc.get("logo_uri"), str) else None)
+    return ClientDocument(
+        url,
+        str(name)[:100],
+        tuple(uris),
+        doc.get("client_uri") if isinstance(doc.get("client_uri"), str) else None,
+        doc.get("logo_uri") if isinstance(doc.get("logo_uri"), str) else None,
+    )
 
 
 def resolve(url: str, fetcher: Callable[[str], tuple[dict[str, Any], int]] = fetch) -> ClientDocument:
@@ -196,6 +206,13 @@ def resolve(url: str, fetcher: Callable[[str], tuple[dict[str, Any], int]] = fet
             return validate(url, json.loads(cached.document))
         raise
     stale_until = now + STALE_SECONDS * 1000
-    OAuthClientDocumentRow(*key, url=url, document=json.dumps(doc), fetchedAt=clock.iso(now), freshUntil=clock.iso(now + fresh * 1000),
-                           staleUntil=clock.iso(stale_until), ttl=stale_until // 1000).save()
+    OAuthClientDocumentRow(
+        *key,
+        url=url,
+        document=json.dumps(doc),
+        fetchedAt=clock.iso(now),
+        freshUntil=clock.iso(now + fresh * 1000),
+        staleUntil=clock.iso(stale_until),
+        ttl=stale_until // 1000,
+    ).save()
     return parsed

@@ -60,13 +60,12 @@ _DISCOVERY: dict[str, tuple[float, dict[str, Any]]] = {}
 
 def _get_json(url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> Any:
     req = urllib.request.Request(url, data=data, headers={"Accept": "application/json", **(headers or {})})
-    with urllib.request.urlopen(req, timeout=TIMEOUT_SECONDS) as resp:  # noqa: S310 - the configured provider's https URLs
+    with urllib.request.urlopen(req, timeout=TIMEOUT_SECONDS) as resp:
         return json.loads(resp.read(1_000_000))
 
 
 def discovery(provider: Provider) -> dict[str, Any]:
     import time
-
     from urllib.parse import urlsplit
 
     parts = urlsplit(provider.issuer)
@@ -93,11 +92,25 @@ def start(provider: Provider, request: Any, next_path: str) -> str:
     """The provider's authorization URL for a new sign-in (its state stored for 10 minutes)."""
     state, nonce, verifier = secrets.token_urlsafe(24), secrets.token_urlsafe(24), secrets.token_urlsafe(48)
     expires = clock.now_ms() + STATE_SECONDS * 1000
-    OidcStateRow(*keys.oidc_state(hashlib.sha256(state.encode()).hexdigest()), nonce=nonce, codeVerifier=verifier, returnTo=next_path,
-                 expiresAt=clock.iso(expires), ttl=expires // 1000 + 86400).save()
+    OidcStateRow(
+        *keys.oidc_state(hashlib.sha256(state.encode()).hexdigest()),
+        nonce=nonce,
+        codeVerifier=verifier,
+        returnTo=next_path,
+        expiresAt=clock.iso(expires),
+        ttl=expires // 1000 + 86400,
+    ).save()
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    query = {"response_type": "code", "client_id": provider.client_id, "redirect_uri": callback_url(request), "scope": "openid email profile",
-             "state": state, "nonce": nonce, "code_challenge": challenge, "code_challenge_method": "S256"}
+    query = {
+        "response_type": "code",
+        "client_id": provider.client_id,
+        "redirect_uri": callback_url(request),
+        "scope": "openid email profile",
+        "state": state,
+        "nonce": nonce,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
     return discovery(provider)["authorization_endpoint"] + "?" + urllib.parse.urlencode(query)
 
 
@@ -118,8 +131,13 @@ def finish(provider: Provider, request: Any) -> tuple[str, str]:
     if clock.parse_iso(row.expiresAt) <= clock.now_ms():
         raise SigninError("the sign-in took too long (start again)")
     meta = discovery(provider)
-    form = {"grant_type": "authorization_code", "code": params.get("code") or "", "redirect_uri": callback_url(request),
-            "client_id": provider.client_id, "code_verifier": row.codeVerifier}
+    form = {
+        "grant_type": "authorization_code",
+        "code": params.get("code") or "",
+        "redirect_uri": callback_url(request),
+        "client_id": provider.client_id,
+        "code_verifier": row.codeVerifier,
+    }
     headers = {"Content-Type": "application/x-www-form-urlencoded"}
     if provider.client_secret:
         basic = base64.b64encode(f"{provider.client_id}:{provider.client_secret}".encode()).decode()
