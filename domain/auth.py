@@ -184,6 +184,7 @@ PAT_VERIFIER = PatVerifier()
 OAUTH_VERIFIER = OAuthVerifier()
 db.on_reconfigure(PAT_VERIFIER.clear)
 db.on_reconfigure(OAUTH_VERIFIER.clear)
+tokens.on_revoked(OAUTH_VERIFIER.clear)
 VERIFIERS: list[TokenVerifier] = [OAUTH_VERIFIER, PAT_VERIFIER]  # "tmo_" before "tm_", which is its prefix
 
 

@@ -378,9 +378,7 @@ def revoke_grant(user_id: str, grant_id: str, *, reason: str = "revoked by the u
             tx.delete(OAuthAccessRow(*keys.oauth_access(d)))
 
     db.transact(build)
-    from domain import auth
-
-    auth.OAUTH_VERIFIER.clear()
+    tokens.revoked()  # this process's token caches forget the grant's access tokens
     return True
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import secrets
 import zlib
+from collections.abc import Callable
 from typing import Literal
 
 PREFIXES = ("tmo_", "tm_")  # longest first, so "tmo_" is not read as "tm_" + "o_..."
@@ -80,3 +81,19 @@ def shape(token: str) -> Shape:
     if parts and parts[0] == "tm_" and len(parts[1]) == LEGACY_BODY_CHARS and _URLSAFE.issuperset(parts[1]):
         return "legacy"
     return "malformed"
+
+
+_ON_REVOKED: list[Callable[[], None]] = []
+
+
+def on_revoked(hook: Callable[[], None]) -> None:
+    """Register ``hook`` to run after any token or grant is revoked in this process (the token
+    caches of :mod:`domain.auth` drop their entries). Lives here so that the module revoking
+    (:mod:`domain.oauth`) and the modules caching never import each other."""
+    _ON_REVOKED.append(hook)
+
+
+def revoked() -> None:
+    """Run the :func:`on_revoked` hooks: called once a revocation has committed."""
+    for hook in list(_ON_REVOKED):
+        hook()

@@ -252,17 +252,10 @@ def create_web_app() -> FastAPI:
                 "/console/signin?" + urlencode({"next": str(request.url.path) + "?" + request.url.query}),
                 status_code=303,
             )
-        from domain.store import keys
-        from domain.store.models import MembershipMirrorRow
+        from domain.store.members import memberships
         from domain.store.workspaces import get_many
 
-        mirrors = [
-            r
-            for r in MembershipMirrorRow.query(
-                keys.user_partition(session.userId), MembershipMirrorRow.SK.startswith("WS#")
-            )
-            if isinstance(r, MembershipMirrorRow)
-        ]
+        mirrors = memberships(session.userId)
         workspaces = get_many([m.workspaceId for m in mirrors]) if mirrors else []
         origin = urlsplit(fields["redirect_uri"])
         return page(
@@ -498,15 +491,10 @@ def create_web_app() -> FastAPI:
         return RedirectResponse("/console/apps", status_code=303)
 
     def workspaces_of(user_id: str) -> list[Any]:
-        from domain.store import keys
-        from domain.store.models import MembershipMirrorRow
+        from domain.store.members import memberships
         from domain.store.workspaces import get_many
 
-        mirrors = [
-            r
-            for r in MembershipMirrorRow.query(keys.user_partition(user_id), MembershipMirrorRow.SK.startswith("WS#"))
-            if isinstance(r, MembershipMirrorRow)
-        ]
+        mirrors = memberships(user_id)
         return get_many([m.workspaceId for m in mirrors]) if mirrors else []
 
     def tokens_page(session: Any, secret: str | None = None, status: int = 200) -> Response:
