@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import _support as S
-from benchmarks.load import CLIENTS, StdioServer, _is_error, _read_response, _wait_for_port, request_bytes
+from benchmarks.load import CLIENTS, StdioServer, _is_error, _read_response, request_bytes, start_http
 
 SERVERS = ("ours", "sdk", "floor")
 LABELS = {"ours": "ours", "sdk": "SDK + our pipeline", "floor": "SDK floor (1 request)"}
@@ -53,38 +53,10 @@ def workloads(task_ids: list[str]) -> dict[str, Any]:
 
 
 def start(kind: str, env: dict[str, str]) -> tuple[Any, int]:
-    import subprocess
-
-    from infra.ddb_local import free_port
-
-    port = free_port()
+    """``ours``, or the SDK server as the bare floor (``floor``) or with our pipeline."""
     if kind == "ours":
-        argv = [
-            S.PYTHON,
-            "-m",
-            "uvicorn",
-            "functions.http_app:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-            "--lifespan",
-            "off",
-        ]
-    else:
-        argv = [S.PYTHON, "-m", "benchmarks.sdk_server", "--http", str(port)]
-        env = {**env, "JENTRIX_BENCH_SDK_MODE": "bare" if kind == "floor" else "pipeline"}
-    proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_port(port, proc, 120)
-    except RuntimeError:
-        proc.kill()
-        proc.wait()
-        raise
-    return proc, port
+        return start_http("ours", env, wait_seconds=120)
+    return start_http("sdk", env, sdk_mode="bare" if kind == "floor" else "pipeline", wait_seconds=120)
 
 
 async def _load(

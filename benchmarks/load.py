@@ -127,12 +127,18 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30
     raise RuntimeError(f"nothing listens on {port} after {timeout} s")
 
 
-def start_http(kind: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+def start_http(
+    kind: str, env: dict[str, str], *, sdk_mode: str | None = None, wait_seconds: float = 30
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start our HTTP app (``kind == "ours"``) or the SDK server in ``sdk_mode`` (default: the
+    kind's own, "direct" for ``sdk-direct``) on a free port; the process is killed if it never
+    listens within ``wait_seconds``."""
     from infra.ddb_local import free_port
 
     port = free_port()
-    if kind == "sdk-direct":
-        env = {**env, "JENTRIX_BENCH_SDK_MODE": "direct"}
+    mode = sdk_mode or ("direct" if kind == "sdk-direct" else None)
+    if mode:
+        env = {**env, "JENTRIX_BENCH_SDK_MODE": mode}
     if kind == "ours":
         argv = [
             S.PYTHON,
@@ -152,7 +158,12 @@ def start_http(kind: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes],
     else:
         argv = [S.PYTHON, "-m", "benchmarks.sdk_server", "--http", str(port)]
     proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for_port(port, proc)
+    try:
+        _wait_for_port(port, proc, wait_seconds)
+    except RuntimeError:
+        proc.kill()
+        proc.wait()
+        raise
     return proc, port
 
 
