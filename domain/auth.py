@@ -360,6 +360,14 @@ def create_user(email: str, display_name: str, user_id: str | None = None) -> Us
     return row
 
 
+def user_by_id(user_id: str, *, consistent: bool = False) -> UserRow | None:
+    """The user's profile row, or ``None`` when there is none. One GetItem."""
+    try:
+        return UserRow.get(*keys.user_profile(user_id), consistent_read=consistent)
+    except DoesNotExist:
+        return None
+
+
 def user_by_email(email: str) -> UserRow | None:
     """The user who signs in with ``email`` (case-insensitive), or ``None``. Two GetItems."""
     try:

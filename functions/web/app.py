@@ -555,15 +555,7 @@ def create_web_app() -> FastAPI:
 
 
 def _user(user_id: str) -> Any:
-    from pynamodb.exceptions import DoesNotExist
-
-    from domain.store import keys
-    from domain.store.models import UserRow
-
-    try:
-        return UserRow.get(*keys.user_profile(user_id))
-    except DoesNotExist:
-        return None
+    return auth.user_by_id(user_id)
 
 
 def safe_next(raw: str | None) -> str:
