@@ -32,7 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from domain import auth, console, oauth
+from domain import auth, console, console_actions, oauth
 from domain.store import db
 from functions import public_url
 from functions.web import cimd
@@ -551,7 +551,101 @@ def create_web_app() -> FastAPI:
         auth.revoke_token(session.userId, token_id)
         return RedirectResponse("/console/tokens", status_code=303)
 
+    add_workspace_pages(app)
     return app
+
+
+# -- workspace pages (approvals, invitations, board, upload, deletion) --------------------------
+def signed_in(request: Request) -> Any:
+    """The live session, or the redirect to sign in and come back here."""
+    session = session_of(request)
+    if session is None:
+        back = request.url.path + (("?" + request.url.query) if request.url.query else "")
+        return RedirectResponse("/console/signin?" + urlencode({"next": back}), status_code=303)
+    return session
+
+
+async def posted(request: Request) -> tuple[Any, Any] | Response:
+    """``(session, form)`` of a console POST, or the refusal: 401 without a live session, 403
+    without this session's CSRF token. Nothing is written in either case."""
+    form = await request.form()
+    session = session_of(request)
+    if session is None:
+        return error_page("Your session has expired; sign in again. Nothing was changed.", 401)
+    if not csrf_ok(session, form):
+        return error_page("The form was not sent from this page (CSRF check failed); nothing was changed.", 403)
+    return session, form
+
+
+def refused(exc: console_actions.Refused) -> Response:
+    return error_page(exc.message, exc.status)
+
+
+def workspace_page(name: str, session: Any, workspace_id: str, status: int = 200, **ctx: Any) -> Response:
+    from domain.store.workspaces import get
+
+    return page(
+        name,
+        status=status,
+        csrf=session.csrf,
+        user=_user(session.userId),
+        workspace=get(workspace_id),
+        workspace_id=workspace_id,
+        **ctx,
+    )
+
+
+def add_workspace_pages(app: FastAPI) -> None:
+    @app.get("/console/workspaces")
+    async def workspaces(request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        from domain.store.members import memberships
+        from domain.store.workspaces import get_many
+
+        mirrors = memberships(session.userId)
+        rows = get_many([m.workspaceId for m in mirrors]) if mirrors else []
+        roles = {m.workspaceId: m.role for m in mirrors}
+        return page(
+            "workspaces.html",
+            csrf=session.csrf,
+            user=_user(session.userId),
+            workspaces=[(w, roles.get(w.workspaceId, "")) for w in sorted(rows, key=lambda w: w.name.lower())],
+        )
+
+    # -- approvals ---------------------------------------------------------------------------
+    @app.get("/console/w/{workspace_id}/approvals")
+    async def approvals(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            parked = console_actions.pending_approvals(session.userId, workspace_id)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        done = request.query_params.get("done")
+        return workspace_page("approvals.html", session, workspace_id, parked=parked, done=done)
+
+    @app.post("/console/w/{workspace_id}/approvals/{approval_id}")
+    async def decide_approval(workspace_id: str, approval_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        decision = form.get("decision")
+        if decision not in ("approve", "reject") or not approval_id.startswith("ap_"):
+            return error_page("Choose approve or reject.", 400)
+        try:
+            row = console_actions.decide_approval(session.userId, approval_id, decision == "approve")
+        except console_actions.Refused as exc:
+            return refused(exc)
+        if row.workspaceId != workspace_id:  # pragma: no cover - the id names its workspace
+            return error_page("That request belongs to another workspace.", 400)
+        verb = "approved" if decision == "approve" else "rejected"
+        return RedirectResponse(
+            f"/console/w/{workspace_id}/approvals?" + urlencode({"done": f"{verb}: {row.summary}"}), status_code=303
+        )
 
 
 def _user(user_id: str) -> Any:

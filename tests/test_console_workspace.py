@@ -1,0 +1,168 @@
+"""The console's workspace pages over real HTTP (docs/console.md): approvals, invitations, the
+read-only board view, attachment upload and workspace deletion. Each page's access rules (no
+session, non-member, MEMBER, ADMIN, OWNER, CSRF token missing) and its outcome, observed in
+DynamoDB Local and the local S3. The Chromium walk is tests/test_console_browser.py."""
+
+from __future__ import annotations
+
+import html
+import re
+import uuid
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.conftest import make_actor
+from tests.oauth_support import start_server
+
+
+@pytest.fixture(scope="module")
+def base(stack) -> Any:
+    from functions.web.app import create_web_app
+
+    url, server, thread = start_server(create_web_app())
+    yield url
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def browser(base: str, user_id: str) -> httpx2.Client:
+    """A signed-in cookie-keeping client (redirects not followed, so tests see each 303)."""
+    from functions.cli import signin_url
+
+    client = httpx2.Client(follow_redirects=False, timeout=30)
+    r = client.get(signin_url(base, user_id))
+    assert r.status_code == 303, r.text
+    return client
+
+
+def csrf_of(text: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', text)
+    assert found, text[:400]
+    return html.unescape(found.group(1))
+
+
+def member(workspace_id: str, name: str, role: str) -> Any:
+    """A new user with ``role`` in ``workspace_id``."""
+    from domain import auth
+    from domain.store import members
+
+    user = auth.create_user(f"{name.lower()}-{uuid.uuid4().hex[:12]}@example.com", name)
+    members.add(workspace_id, user, role)
+    return user
+
+
+def agent_call(token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run a catalog tool with an agent's token through the pipeline (as /api/mcp does)."""
+    from domain import auth, pipeline
+    from domain.catalog import registry
+
+    principal = auth.authenticate(token)
+    assert principal is not None and not principal.human
+    outcome = pipeline.call_tool(registry().get(tool), arguments, principal)
+    assert outcome.result is not None, outcome.error
+    return outcome.result
+
+
+# -- approvals --------------------------------------------------------------------------------
+def parked_invitation(actor: Any, email: str, role: str = "MEMBER") -> str:
+    out = agent_call(actor.token, "invite_member", {"workspaceId": actor.workspace_id, "email": email, "role": role})
+    assert out["status"] == "PENDING_APPROVAL"
+    return out["approval"]["id"]
+
+
+def test_approvals_page_lists_in_plain_words_and_approve_applies(base):
+    """An OWNER sees the agent's parked invitation as a sentence with the asker's e-mail; Approve
+    flips it to APPROVED in the table, logs the decision with source ui, and the agent's identical
+    call then goes through."""
+    from domain import ids
+    from domain.store import governance
+
+    owner = make_actor("Olive", workspace="Approvals Co")
+    invitee = f"bea-{uuid.uuid4().hex[:12]}@example.com"
+    approval_id = parked_invitation(owner, invitee)
+    client = browser(base, owner.user_id)
+    page = client.get(f"{base}/console/w/{owner.workspace_id}/approvals")
+    assert page.status_code == 200
+    assert f"Invite {invitee} to join as MEMBER" in page.text and owner.email in page.text
+    r = client.post(
+        f"{base}/console/w/{owner.workspace_id}/approvals/{approval_id}",
+        data={"csrf": csrf_of(page.text), "decision": "approve"},
+    )
+    assert r.status_code == 303
+    row = governance.get_approval(ids.parse_approval(approval_id))
+    assert row.state == "APPROVED" and row.decidedBy == owner.user_id
+    entry = governance.history(owner.workspace_id)[0]
+    assert entry.type == "approval.approved" and entry.source == "ui" and entry.actorId == owner.user_id
+    again = agent_call(
+        owner.token, "invite_member", {"workspaceId": owner.workspace_id, "email": invitee, "role": "MEMBER"}
+    )
+    assert again["status"] == "APPLIED"
+    assert "no-approvals" in client.get(f"{base}/console/w/{owner.workspace_id}/approvals").text
+
+
+def test_approvals_reject_and_access_rules(base):
+    from domain import ids
+    from domain.store import governance
+
+    owner = make_actor("Orla", workspace="Approvals Rules")
+    approval_id = parked_invitation(owner, f"cy-{uuid.uuid4().hex[:12]}@example.com")
+    url = f"{base}/console/w/{owner.workspace_id}/approvals"
+    decide = f"{url}/{approval_id}"
+
+    def state() -> str:
+        return governance.get_approval(ids.parse_approval(approval_id)).state
+
+    # no session: GET sends to sign-in, POST is refused
+    anon = httpx2.Client(follow_redirects=False)
+    assert anon.get(url).status_code == 303 and "/console/signin" in anon.get(url).headers["location"]
+    assert anon.post(decide, data={"decision": "approve"}).status_code == 401
+    # a non-member sees no such workspace and cannot decide
+    outsider = make_actor("Mallory", workspace="Elsewhere")
+    out = browser(base, outsider.user_id)
+    token = csrf_of(out.get(f"{base}/console/w/{outsider.workspace_id}/approvals").text)
+    assert out.get(url).status_code == 404
+    assert out.post(decide, data={"csrf": token, "decision": "approve"}).status_code == 404
+    # a MEMBER may not list or decide
+    plain = browser(base, member(owner.workspace_id, "Mo", "MEMBER").userId)
+    assert plain.get(url).status_code == 403
+    # CSRF token missing or wrong: nothing changes
+    boss = browser(base, owner.user_id)
+    good = csrf_of(boss.get(url).text)
+    assert boss.post(decide, data={"decision": "approve"}).status_code == 403
+    assert boss.post(decide, data={"decision": "approve", "csrf": good + "x"}).status_code == 403
+    assert state() == "PENDING"
+    # reject
+    assert boss.post(decide, data={"decision": "reject", "csrf": good}).status_code == 303
+    assert state() == "REJECTED"
+    assert governance.history(owner.workspace_id)[0].type == "approval.rejected"
+    # decided already: 409, unchanged
+    assert boss.post(decide, data={"decision": "approve", "csrf": good}).status_code == 409
+    assert state() == "REJECTED"
+
+
+def test_an_admin_cannot_decide_what_needs_an_owner(base):
+    """set_member_role needs OWNER: an ADMIN sees the request marked as such, and a POST is refused."""
+    from domain import ids
+    from domain.store import governance
+
+    owner = make_actor("Oona", workspace="Ladder")
+    admin = member(owner.workspace_id, "Ada", "ADMIN")
+    target = member(owner.workspace_id, "Tim", "MEMBER")
+    out = agent_call(
+        owner.token,
+        "set_member_role",
+        {"workspaceId": owner.workspace_id, "userId": target.userId, "role": "ADMIN", "expectedRole": "MEMBER"},
+    )
+    approval_id = out["approval"]["id"]
+    client = browser(base, admin.userId)
+    page = client.get(f"{base}/console/w/{owner.workspace_id}/approvals")
+    assert page.status_code == 200 and f"Change the role of {target.email} from MEMBER to ADMIN" in page.text
+    assert "needs OWNER" in page.text
+    r = client.post(
+        f"{base}/console/w/{owner.workspace_id}/approvals/{approval_id}",
+        data={"csrf": csrf_of(page.text), "decision": "approve"},
+    )
+    assert r.status_code == 403
+    assert governance.get_approval(ids.parse_approval(approval_id)).state == "PENDING"
