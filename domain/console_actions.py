@@ -201,6 +201,18 @@ def invite(user_id: str, workspace_id: str, email: str, role: str) -> tuple[str,
     return row.invitationId, new_link(user_id, row)
 
 
+def relink(user_id: str, invitation_id: str) -> tuple[InvitationRow, str]:
+    """A fresh link for a pending invitation named by id (404 when there is none to see)."""
+    ref = ids.parse_invitation(invitation_id)
+    if ref is None:
+        raise Refused(404, "No such invitation.")
+    require_role(ref.workspace_id, user_id, "ADMIN")
+    row = gov.get_invitation(ref)
+    if row is None or row.state != "PENDING" or row.expiresAt <= clock.now_iso():
+        raise Refused(404, "No pending invitation with that id.")
+    return row, new_link(user_id, row)
+
+
 def new_link(user_id: str, row: InvitationRow) -> str:
     """A fresh link secret for a pending invitation (any earlier link stops working)."""
     needed = link_role(row)

@@ -166,3 +166,95 @@ def test_an_admin_cannot_decide_what_needs_an_owner(base):
     )
     assert r.status_code == 403
     assert governance.get_approval(ids.parse_approval(approval_id)).state == "PENDING"
+
+
+# -- invitations ------------------------------------------------------------------------------
+def link_of(text: str) -> str:
+    found = re.search(r'<code id="link">([^<]+)</code>', text)
+    assert found, text[:600]
+    return html.unescape(found.group(1))
+
+
+def test_invitation_link_from_the_page_and_accepting_it_makes_a_member(base):
+    """An ADMIN produces a link (invite_member + a link secret, logged source ui); the invitee
+    lands on it signed in, reads what joining gives, accepts, and is a member with the role."""
+    from domain import auth, ids
+    from domain.store import governance, members
+
+    owner = make_actor("Ivy", workspace="Invite Co")
+    admin = member(owner.workspace_id, "Abe", "ADMIN")
+    email = f"nell-{uuid.uuid4().hex[:12]}@example.com"
+    client = browser(base, admin.userId)
+    page = client.get(f"{base}/console/w/{owner.workspace_id}/invitations")
+    assert page.status_code == 200 and "no-pending" in page.text
+    made = client.post(
+        f"{base}/console/w/{owner.workspace_id}/invitations",
+        data={"csrf": csrf_of(page.text), "email": email, "role": "ADMIN"},
+    )
+    assert made.status_code == 201, made.text[:500]
+    link = link_of(made.text)
+    assert link.startswith(base + "/console/invite?s=inv_")
+    (row,) = [i for i in governance.pending_invitations(owner.workspace_id) if i.email == email]
+    assert row.role == "ADMIN" and row.invitedBy == admin.userId and row.secretDigest
+    assert {(e.type, e.source) for e in governance.history(owner.workspace_id)[:2]} == {
+        ("invitation.created", "ui"),
+        ("invitation.link_issued", "ui"),
+    }
+    assert email in client.get(f"{base}/console/w/{owner.workspace_id}/invitations").text
+    assert link not in client.get(f"{base}/console/w/{owner.workspace_id}/invitations").text  # shown once
+
+    # the invitee: not signed in -> sign in and come back to the same link
+    anon = httpx2.Client(follow_redirects=False)
+    r = anon.get(link)
+    assert r.status_code == 303 and "next=%2Fconsole%2Finvite%3Fs%3Dinv_" in r.headers["location"]
+    invitee = auth.create_user(email, "Nell")
+    guest = browser(base, invitee.userId)
+    landing = guest.get(link)
+    assert landing.status_code == 200 and "Invite Co" in landing.text and "as <strong" in landing.text
+    assert "manage members" in landing.text and admin.email in landing.text
+    assert guest.post(base + "/console/invite", data={"secret": link.split("s=")[1]}).status_code == 403  # no CSRF
+    assert members.get(owner.workspace_id, invitee.userId) is None
+    done = guest.post(base + "/console/invite", data={"csrf": csrf_of(landing.text), "secret": link.split("s=")[1]})
+    assert done.status_code == 303 and "joined=" in done.headers["location"]
+    assert members.get(owner.workspace_id, invitee.userId).role == "ADMIN"
+    assert governance.get_invitation(ids.parse_invitation(row.invitationId)).state == "ACCEPTED"
+    assert "Invite Co" in guest.get(base + done.headers["location"]).text
+    assert guest.get(link).status_code == 404  # used
+
+
+def test_invitation_access_rules(base):
+    from domain import auth
+    from domain.store import governance, members
+
+    owner = make_actor("Iris", workspace="Invite Rules")
+    url = f"{base}/console/w/{owner.workspace_id}/invitations"
+    outsider = make_actor("Mallory", workspace="Elsewhere")
+    out = browser(base, outsider.user_id)
+    token = csrf_of(out.get(f"{base}/console/workspaces").text)
+    assert out.get(url).status_code == 404
+    assert out.post(url, data={"csrf": token, "email": "x@example.com", "role": "MEMBER"}).status_code == 404
+    plain = browser(base, member(owner.workspace_id, "Max", "MEMBER").userId)
+    assert plain.get(url).status_code == 403
+    admin = browser(base, member(owner.workspace_id, "Ann", "ADMIN").userId)
+    good = csrf_of(admin.get(url).text)
+    assert admin.post(url, data={"email": "y@example.com", "role": "MEMBER"}).status_code == 403  # CSRF missing
+    assert admin.post(url, data={"csrf": good, "email": "y@example.com", "role": "OWNER"}).status_code == 403
+    assert governance.pending_invitations(owner.workspace_id) == []
+    # a new link replaces the earlier one; a person signed in with another address cannot accept
+    boss = browser(base, owner.user_id)
+    email = f"zed-{uuid.uuid4().hex[:12]}@example.com"
+    first = link_of(boss.post(url, data={"csrf": csrf_of(boss.get(url).text), "email": email, "role": "MEMBER"}).text)
+    (row,) = governance.pending_invitations(owner.workspace_id)
+    second = link_of(boss.post(f"{url}/{row.invitationId}/link", data={"csrf": csrf_of(boss.get(url).text)}).text)
+    assert first != second
+    stranger = make_actor("Sam", workspace=None)
+    s_client = browser(base, stranger.user_id)
+    assert s_client.get(first).status_code == 404
+    landing = s_client.get(second)
+    assert landing.status_code == 200
+    refused = s_client.post(
+        base + "/console/invite", data={"csrf": csrf_of(landing.text), "secret": second.split("s=")[1]}
+    )
+    assert refused.status_code == 403 and email in refused.text
+    assert members.get(owner.workspace_id, stranger.user_id) is None
+    assert auth.user_by_email(email) is None

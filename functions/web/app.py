@@ -612,6 +612,7 @@ def add_workspace_pages(app: FastAPI) -> None:
             csrf=session.csrf,
             user=_user(session.userId),
             workspaces=[(w, roles.get(w.workspaceId, "")) for w in sorted(rows, key=lambda w: w.name.lower())],
+            joined=next((w.name for w in rows if w.workspaceId == request.query_params.get("joined")), None),
         )
 
     # -- approvals ---------------------------------------------------------------------------
@@ -646,6 +647,97 @@ def add_workspace_pages(app: FastAPI) -> None:
         return RedirectResponse(
             f"/console/w/{workspace_id}/approvals?" + urlencode({"done": f"{verb}: {row.summary}"}), status_code=303
         )
+
+    # -- invitations -------------------------------------------------------------------------
+    def invitations_page(session: Any, workspace_id: str, status: int = 200, **ctx: Any) -> Response:
+        pending = console_actions.call(session.userId, "list_invitations", {"workspaceId": workspace_id})
+        return workspace_page(
+            "invitations.html", session, workspace_id, status=status, pending=pending["invitations"], **ctx
+        )
+
+    def invitation_url(request: Request, secret: str) -> str:
+        return public_url.issuer(request.scope) + "/console/invite?" + urlencode({"s": secret})
+
+    @app.get("/console/w/{workspace_id}/invitations")
+    async def invitations(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            console_actions.require_role(workspace_id, session.userId, "ADMIN")
+            return invitations_page(session, workspace_id)
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.post("/console/w/{workspace_id}/invitations")
+    async def invite(workspace_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        email, role = str(form.get("email") or "").strip(), str(form.get("role") or "")
+        try:
+            console_actions.require_role(workspace_id, session.userId, "ADMIN")
+            _, secret = console_actions.invite(session.userId, workspace_id, email, role)
+            return invitations_page(
+                session, workspace_id, status=201, link=invitation_url(request, secret), link_for=email
+            )
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.post("/console/w/{workspace_id}/invitations/{invitation_id}/link")
+    async def relink(workspace_id: str, invitation_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, _ = checked
+        try:
+            row, secret = console_actions.relink(session.userId, invitation_id)
+            if row.workspaceId != workspace_id:
+                return error_page("That invitation belongs to another workspace.", 404)
+            return invitations_page(
+                session, workspace_id, status=201, link=invitation_url(request, secret), link_for=row.email
+            )
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.get("/console/invite")
+    async def invitation_landing(request: Request) -> Response:
+        """Where an invitation link lands: what joining gives, and the Accept button (signed in)."""
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        secret = request.query_params.get("s") or ""
+        row = console_actions.open_invitation(secret) if secret else None
+        if row is None:
+            return error_page("This invitation link is not valid: it was used, revoked, replaced or has expired.", 404)
+        from domain.store.workspaces import get
+
+        inviter = _user(row.invitedBy)
+        return page(
+            "invite.html",
+            csrf=session.csrf,
+            user=_user(session.userId),
+            invitation=row,
+            workspace=get(row.workspaceId),
+            inviter=inviter.email if inviter else row.invitedBy,
+            secret=secret,
+        )
+
+    @app.post("/console/invite")
+    async def accept_invitation(request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        user = _user(session.userId)
+        if user is None:
+            return error_page("Your user is gone; sign in again.", 401)
+        try:
+            invitation, _ = console_actions.accept_invitation(user, str(form.get("secret") or ""))
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse("/console/workspaces?" + urlencode({"joined": invitation.workspaceId}), status_code=303)
 
 
 def _user(user_id: str) -> Any:
