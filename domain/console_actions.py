@@ -256,3 +256,83 @@ def accept_invitation(user: UserRow, secret: str) -> tuple[InvitationRow, Member
         ) from None
     except gov.AlreadyMember:
         raise Refused(409, "You are already a member of this workspace.") from None
+
+
+# -- the read-only board view ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class BoardCard:
+    key: str
+    title: str
+    task_id: str
+    assignees: list[str]  # display names (user ids of people who left)
+    labels: list[tuple[str, str]]  # (name, #rrggbb)
+
+
+@dataclass(frozen=True)
+class BoardColumn:
+    name: str
+    task_count: int  # every task of the column, not only this page's
+    wip_limit: int | None
+    done: bool
+    cards: list[BoardCard]
+
+    @property
+    def over_limit(self) -> bool:
+        return self.wip_limit is not None and self.task_count > self.wip_limit
+
+
+@dataclass(frozen=True)
+class BoardView:
+    workspace_id: str
+    board_id: str
+    name: str
+    columns: list[BoardColumn]
+    total: int
+    next_cursor: str | None
+
+
+def board_page(user_id: str, board_id: str, cursor: str | None, limit: int) -> BoardView:
+    """One page of a board in board order (``get_board_snapshot``: members only), with assignees'
+    names and labels' names filled in (one more Query: the workspace's members).
+
+    Raises:
+        Refused: 404 for a board the person cannot see; 400 for a cursor of another list."""
+    args: dict[str, Any] = {"boardId": board_id, "limit": limit}
+    if cursor:
+        args["cursor"] = cursor
+    snap = call(user_id, "get_board_snapshot", args)
+    workspace_id = ids.workspace_of_board(board_id)
+    names = {m.userId: m.displayName or m.email for m in members.list_members(workspace_id)}
+    labels = {lb["id"]: (lb["name"], lb["color"]) for lb in snap["labels"]}
+    rows = {t["id"]: t for t in snap["tasks"]}
+    columns = []
+    for c in snap["columns"]:
+        cards = [
+            BoardCard(
+                key=str(rows[t].get("key", "")),
+                title=str(rows[t].get("title", "")),
+                task_id=t,
+                assignees=[names.get(a, a) for a in rows[t].get("assigneeIds") or []],
+                labels=[labels[lb] for lb in rows[t].get("labelIds") or [] if lb in labels],
+            )
+            for t in c["taskIds"]
+            if t in rows
+        ]
+        wip = c.get("wipLimit")
+        columns.append(
+            BoardColumn(
+                name=c["name"],
+                task_count=int(c["taskCount"]),
+                wip_limit=int(wip) if wip is not None else None,
+                done=bool(c.get("done")),
+                cards=cards,
+            )
+        )
+    return BoardView(
+        workspace_id=workspace_id,
+        board_id=board_id,
+        name=snap["board"]["name"],
+        columns=columns,
+        total=int(snap["totalCount"]),
+        next_cursor=snap.get("nextCursor"),
+    )

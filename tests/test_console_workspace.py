@@ -258,3 +258,46 @@ def test_invitation_access_rules(base):
     assert refused.status_code == 403 and email in refused.text
     assert members.get(owner.workspace_id, stranger.user_id) is None
     assert auth.user_by_email(email) is None
+
+
+# -- board view -------------------------------------------------------------------------------
+def test_board_view_shows_wip_counts_tasks_and_pages(base, monkeypatch):
+    """Members see columns with task count / WIP limit (over the limit marked), each task's key,
+    title, assignees' names and labels, and a cursor link to the next page; non-members get 404."""
+    from functions.web import app as web_app
+
+    owner = make_actor("Bo", workspace="Board Co")
+    ws = owner.workspace_id
+    made = agent_call(owner.token, "create_board", {"workspaceId": ws, "name": "Launch <plan>"})
+    board_id = made["board"]["id"]
+    first = made["columns"][0]["id"]
+    agent_call(owner.token, "manage_columns", {"action": "rename", "columnId": first, "name": "Todo", "wipLimit": 2})
+    label = agent_call(
+        owner.token, "manage_labels", {"action": "create", "boardId": board_id, "name": "urgent", "color": "#ff0000"}
+    )
+    tasks = [
+        agent_call(owner.token, "create_task", {"columnId": first, "title": f"Task {i}"})["task"] for i in range(4)
+    ]
+    agent_call(owner.token, "set_task_assignees", {"taskId": tasks[0]["id"], "userIds": [owner.user_id]})
+    agent_call(owner.token, "set_task_labels", {"taskId": tasks[0]["id"], "labelIds": [label["label"]["id"]]})
+    monkeypatch.setattr(web_app, "BOARD_PAGE", 3)
+    client = browser(base, member(ws, "Mia", "MEMBER").userId)
+    listing = client.get(f"{base}/console/w/{ws}/boards")
+    assert listing.status_code == 200 and f"/console/boards/{board_id}" in listing.text
+    page = client.get(f"{base}/console/boards/{board_id}")
+    assert page.status_code == 200
+    assert "Launch &lt;plan&gt;" in page.text and "<plan>" not in page.text  # escaped
+    assert re.search(r'class="wip over"[^>]*>4 / 2<', page.text)
+    assert tasks[0]["key"] in page.text and "Task 0" in page.text and "Bo" in page.text and "urgent" in page.text
+    assert "Task 3" not in page.text
+    nxt = re.search(r'id="next" href="([^"]+)"', page.text)
+    assert nxt
+    second = client.get(base + html.unescape(nxt.group(1)))
+    assert second.status_code == 200 and "Task 3" in second.text and "Task 0" not in second.text
+    assert 'id="next"' not in second.text
+    assert client.get(f"{base}/console/boards/{board_id}?cursor=bogus").status_code == 400
+    outsider = make_actor("Mallory", workspace="Elsewhere")
+    out = browser(base, outsider.user_id)
+    assert out.get(f"{base}/console/boards/{board_id}").status_code == 404
+    assert out.get(f"{base}/console/w/{ws}/boards").status_code == 404
+    assert httpx2.get(f"{base}/console/boards/{board_id}").status_code == 303  # no session: sign in first

@@ -47,6 +47,7 @@ SCOPE_TEXT = {
     "admin": "Manage workspaces and members",
 }
 CSS = (HERE / "static" / "console.css").read_text()
+BOARD_PAGE = 50  # tasks per page of the board view
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -700,6 +701,30 @@ def add_workspace_pages(app: FastAPI) -> None:
             )
         except console_actions.Refused as exc:
             return refused(exc)
+
+    # -- board view (read-only) --------------------------------------------------------------
+    @app.get("/console/w/{workspace_id}/boards")
+    async def boards(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            listed = console_actions.call(session.userId, "list_boards", {"workspaceId": workspace_id})
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return workspace_page("boards.html", session, workspace_id, boards=listed["boards"])
+
+    @app.get("/console/boards/{board_id}")
+    async def board(board_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        cursor = request.query_params.get("cursor") or None
+        try:
+            snap = console_actions.board_page(session.userId, board_id, cursor, BOARD_PAGE)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return workspace_page("board.html", session, snap.workspace_id, view=snap)
 
     @app.get("/console/invite")
     async def invitation_landing(request: Request) -> Response:
