@@ -15,10 +15,13 @@ The console is one more client of the operations the tools and the CLI already r
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from domain import clock, ids, pipeline
+from domain.errors import ToolError
+from domain.settings import settings
 from domain.auth import ROLE_RANK, Principal
 from domain.store import db, members
 from domain.store import governance as gov
@@ -44,6 +47,13 @@ def principal(user_id: str) -> Principal:
     )
 
 
+def refusal(envelope: dict[str, Any]) -> Refused:
+    """The page's refusal for an error envelope: 404 NOT_FOUND, 403 FORBIDDEN, 409 CONFLICT, else 400."""
+    err = envelope.get("error", {})
+    status = {"NOT_FOUND": 404, "FORBIDDEN": 403, "CONFLICT": 409}.get(str(err.get("code")), 400)
+    return Refused(status, str(err.get("message", "refused")) + (f" {err['hint']}" if err.get("hint") else ""))
+
+
 def call(user_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Run the catalog operation ``tool_name`` for the person; its structured result.
 
@@ -57,10 +67,7 @@ def call(user_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[str, A
         raise LookupError(tool_name)
     outcome = pipeline.call_tool(spec, arguments, principal(user_id))
     if outcome.error is not None:
-        err = outcome.error.get("error", {})
-        status = {"NOT_FOUND": 404, "FORBIDDEN": 403, "CONFLICT": 409}.get(str(err.get("code")), 400)
-        text = str(err.get("message", "refused")) + (f" {err['hint']}" if err.get("hint") else "")
-        raise Refused(status, text)
+        raise refusal(outcome.error)
     assert outcome.result is not None
     return outcome.result
 
@@ -336,3 +343,64 @@ def board_page(user_id: str, board_id: str, cursor: str | None, limit: int) -> B
         total=int(snap["totalCount"]),
         next_cursor=snap.get("nextCursor"),
     )
+
+
+# -- task attachments -----------------------------------------------------------------------------
+CONSOLE_UPLOAD_MAX = (
+    4 * 1024 * 1024
+)  # the web function receives the bytes: under Lambda's 6 MB request payload once base64-encoded
+
+
+def upload_limit() -> int:
+    """Bytes one console upload may hold: the upload grant's limit, capped at :data:`CONSOLE_UPLOAD_MAX`."""
+    return min(settings.upload_max_bytes, CONSOLE_UPLOAD_MAX)
+
+
+def upload_types() -> tuple[str, ...]:
+    """The content types an upload grant accepts (``JENTRIX_UPLOAD_TYPES``)."""
+    return settings.upload_types
+
+
+def grant_upload(user_id: str, task_id: str, file_name: str, content_type: str, data: bytes) -> dict[str, Any]:
+    """An upload grant (purpose ``attachment``) for ``data`` bound for ``task_id``:
+    :func:`domain.uploads.issue_grant`, the operation ``jentrix attachment upload`` runs first.
+    Returns the grant (``uploadGrantId``, ``uploadUrl``, ``headers`` to PUT with, ...).
+
+    Raises:
+        Refused: 404 for a task the person cannot see, 413 over :func:`upload_limit`, 400 for a
+            name, type or size the grant refuses."""
+    from domain import uploads
+
+    ref = ids.parse_task(task_id)
+    if ref is None:
+        raise Refused(404, "No such task.")
+    require_role(ref.workspace_id, user_id, "MEMBER")
+    if len(data) > upload_limit():
+        raise Refused(413, f"The file is {len(data)} bytes; the console takes files up to {upload_limit()} bytes.")
+    try:
+        return uploads.issue_grant(
+            principal(user_id),
+            workspace_id=ref.workspace_id,
+            purpose="attachment",
+            file_name=file_name,
+            content_type=content_type,
+            size=len(data),
+            sha256=hashlib.sha256(data).hexdigest(),
+        )
+    except ToolError as exc:
+        raise refusal(exc.envelope()) from None
+
+
+def attach(user_id: str, task_id: str, upload_grant_id: str) -> dict[str, Any]:
+    """Record the uploaded object on the task (:func:`domain.attachments.attach`: one transaction
+    with the ``attachment.added`` activity row, ``source: ui``); the attachment view.
+
+    Raises:
+        Refused: the operation's refusal (archived task, grant that does not fit, ...)."""
+    from domain import attachments
+
+    outcome = attachments.attach(principal(user_id), task_id=task_id, upload_grant_id=upload_grant_id)
+    if outcome.error is not None:
+        raise refusal(outcome.error)
+    assert outcome.result is not None
+    return dict(outcome.result["attachment"])

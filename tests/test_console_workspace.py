@@ -301,3 +301,63 @@ def test_board_view_shows_wip_counts_tasks_and_pages(base, monkeypatch):
     assert out.get(f"{base}/console/boards/{board_id}").status_code == 404
     assert out.get(f"{base}/console/w/{ws}/boards").status_code == 404
     assert httpx2.get(f"{base}/console/boards/{board_id}").status_code == 303  # no session: sign in first
+
+
+# -- attachment upload ------------------------------------------------------------------------
+def board_with_task(owner: Any) -> tuple[str, dict[str, Any]]:
+    made = agent_call(owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Files"})
+    task = agent_call(owner.token, "create_task", {"columnId": made["columns"][0]["id"], "title": "Needs a file"})
+    return made["board"]["id"], task["task"]
+
+
+def test_upload_form_stores_the_file_in_s3_and_records_the_attachment(base):
+    """A member's multipart post: grant, presigned PUT into the local S3, attach; the attachment
+    row, the object's bytes and the activity row (source ui) are there; the page lists it."""
+    from domain import objects
+    from domain.settings import settings
+    from domain.store import attachments
+    from tests.tools_support import activity_rows
+
+    owner = make_actor("Uma", workspace="Upload Co")
+    board_id, task = board_with_task(owner)
+    client = browser(base, member(owner.workspace_id, "Mel", "MEMBER").userId)
+    url = f"{base}/console/tasks/{task['id']}/attachments"
+    page = client.get(url)
+    assert page.status_code == 200 and "no-attachments" in page.text and "text/markdown" in page.text
+    body = b"# Findings\n\nThe build is green.\n"
+    r = client.post(
+        url,
+        data={"csrf": csrf_of(page.text)},
+        files={"file": ("notes.md", body, "application/octet-stream")},
+    )
+    assert r.status_code == 303, r.text[:500]
+    (row,) = list(attachments.page(task["id"], limit=10, start=None))
+    assert row.fileName == "notes.md" and row.contentType == "text/markdown" and int(row.size) == len(body)
+    assert objects.client().get_object(Bucket=settings.artifact_bucket, Key=row.objectKey)["Body"].read() == body
+    added = [a for a in activity_rows(board_id) if a["type"]["S"] == "attachment.added"]
+    assert len(added) == 1 and added[0]["source"]["S"] == "ui"
+    listed = client.get(base + r.headers["location"])
+    assert "notes.md" in listed.text and 'id="added"' in listed.text
+
+
+def test_upload_refusals(base, monkeypatch):
+    from domain import console_actions
+    from domain.store import attachments
+
+    owner = make_actor("Uli", workspace="Upload Rules")
+    _, task = board_with_task(owner)
+    url = f"{base}/console/tasks/{task['id']}/attachments"
+    outsider = make_actor("Mallory", workspace="Elsewhere")
+    out = browser(base, outsider.user_id)
+    token = csrf_of(out.get(f"{base}/console/workspaces").text)
+    assert out.get(url).status_code == 404
+    assert out.post(url, data={"csrf": token}, files={"file": ("a.txt", b"x", "text/plain")}).status_code == 404
+    client = browser(base, owner.user_id)
+    good = csrf_of(client.get(url).text)
+    assert client.post(url, files={"file": ("a.txt", b"x", "text/plain")}).status_code == 403  # CSRF missing
+    bad_type = client.post(url, data={"csrf": good}, files={"file": ("a.exe", b"MZ", "application/x-msdownload")})
+    assert bad_type.status_code == 400 and "not an accepted upload type" in bad_type.text
+    monkeypatch.setattr(console_actions, "CONSOLE_UPLOAD_MAX", 8)
+    big = client.post(url, data={"csrf": good}, files={"file": ("a.txt", b"123456789", "text/plain")})
+    assert big.status_code == 413
+    assert list(attachments.page(task["id"], limit=10, start=None)) == []

@@ -32,7 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from domain import auth, console, console_actions, oauth
+from domain import auth, console, console_actions, ids, oauth
 from domain.store import db
 from functions import public_url
 from functions.web import cimd
@@ -726,6 +726,60 @@ def add_workspace_pages(app: FastAPI) -> None:
             return refused(exc)
         return workspace_page("board.html", session, snap.workspace_id, view=snap)
 
+    # -- task attachment upload ----------------------------------------------------------------
+    def upload_page(session: Any, task_id: str, status: int = 200, **ctx: Any) -> Response:
+        task = console_actions.call(session.userId, "get_task", {"taskId": task_id})["task"]
+        listed = console_actions.call(session.userId, "list_attachments", {"taskId": task_id})
+        return workspace_page(
+            "upload.html",
+            session,
+            str(getattr(ids.parse_task(task_id), "workspace_id", "")),  # valid: get_task accepted it
+            status=status,
+            task=task,
+            attachments=listed["attachments"],
+            limit=console_actions.upload_limit(),
+            types=console_actions.upload_types(),
+            **ctx,
+        )
+
+    @app.get("/console/tasks/{task_id}/attachments")
+    async def attachments(task_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            return upload_page(session, task_id, added=request.query_params.get("added"))
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.post("/console/tasks/{task_id}/attachments")
+    async def upload(task_id: str, request: Request) -> Response:
+        """The browser posts the file here (multipart, no JavaScript); the web function then runs
+        the CLI's three steps: upload grant, PUT to its presigned URL, attach."""
+        declared = int(request.headers.get("content-length") or 0)
+        if declared > console_actions.upload_limit() + 64 * 1024:  # refuse before reading the body
+            return error_page(f"The console takes files up to {console_actions.upload_limit()} bytes.", 413)
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        sent = form.get("file")
+        if sent is None or isinstance(sent, str) or not sent.filename:
+            return error_page("Choose a file to upload.", 400)
+        data = await sent.read(console_actions.upload_limit() + 1)
+        kind = content_type_of(sent.filename, sent.content_type)
+        try:
+            grant = console_actions.grant_upload(session.userId, task_id, sent.filename, kind, data)
+            put = await upload_bytes(grant["uploadUrl"], grant["headers"], data)
+            if not 200 <= put < 300:
+                return error_page(f"The storage refused the file (HTTP {put}); nothing was attached.", 502)
+            done = console_actions.attach(session.userId, task_id, grant["uploadGrantId"])
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse(
+            f"/console/tasks/{task_id}/attachments?" + urlencode({"added": done["fileName"]}), status_code=303
+        )
+
     @app.get("/console/invite")
     async def invitation_landing(request: Request) -> Response:
         """Where an invitation link lands: what joining gives, and the Accept button (signed in)."""
@@ -775,6 +829,27 @@ def _user(user_id: str) -> Any:
         return UserRow.get(*keys.user_profile(user_id))
     except DoesNotExist:
         return None
+
+
+def content_type_of(file_name: str, sent: str | None) -> str:
+    """The browser's type when the grant accepts it, else a guess from the name (browsers send
+    ``application/octet-stream`` or nothing for .md, .diff, .ndjson, ...)."""
+    import mimetypes
+
+    fallbacks = {".md": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch", ".log": "text/plain"}
+    allowed = console_actions.upload_types()
+    if sent and sent in allowed:
+        return sent
+    guessed = mimetypes.guess_type(file_name)[0] or fallbacks.get(Path(file_name).suffix.lower())
+    return guessed or sent or "application/octet-stream"
+
+
+async def upload_bytes(url: str, headers: dict[str, str], data: bytes) -> int:
+    """PUT ``data`` to a presigned URL with exactly the signed headers; the HTTP status."""
+    import httpx2
+
+    async with httpx2.AsyncClient(timeout=60) as client:
+        return (await client.put(url, content=data, headers=headers)).status_code
 
 
 def safe_next(raw: str | None) -> str:
