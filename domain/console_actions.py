@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from domain import clock, ids, pipeline
+from domain.auth import ROLE_RANK, Principal
 from domain.errors import ToolError
 from domain.settings import settings
-from domain.auth import ROLE_RANK, Principal
 from domain.store import db, members
 from domain.store import governance as gov
-from domain.store.models import ApprovalRow, InvitationRow, MemberRow, UserRow
+from domain.store.models import ApprovalRow, InvitationRow, MemberRow, UserRow, WorkspaceRow
 
 
 class Refused(Exception):
@@ -404,3 +404,44 @@ def attach(user_id: str, task_id: str, upload_grant_id: str) -> dict[str, Any]:
         raise refusal(outcome.error)
     assert outcome.result is not None
     return dict(outcome.result["attachment"])
+
+
+# -- workspace deletion ---------------------------------------------------------------------------
+def deletion_target(user_id: str, workspace_id: str) -> WorkspaceRow:
+    """The workspace an OWNER may delete (404 for a non-member, 403 below OWNER)."""
+    from domain.store import workspaces
+
+    require_role(workspace_id, user_id, "OWNER")
+    head = workspaces.get(workspace_id)
+    if head is None:
+        raise Refused(404, "No such workspace, or you are not a member of it.")
+    return head
+
+
+def delete_workspace(user_id: str, workspace_id: str, typed_name: str) -> int:
+    """Delete the workspace for good (docs/console.md, "Deleting a workspace"): close it (head and
+    slug under ``name = typed_name``, the caller an OWNER at commit), then purge its items and
+    objects (:mod:`domain.store.deletion`). Returns the number of items deleted.
+
+    Raises:
+        Refused: 404 / 403 as :func:`deletion_target`; 400 when the typed name is not exactly the
+            workspace's name (nothing is deleted); 409 when the caller's role changed meanwhile."""
+    from domain import objects
+    from domain.store import deletion
+
+    head = deletion_target(user_id, workspace_id)
+    if typed_name != head.name:
+        raise Refused(400, "The name you typed is not this workspace's exact name; nothing was deleted.")
+    member_ids = [m.userId for m in members.list_members(workspace_id)]
+    try:
+        deletion.close(head, typed_name, actor_id=user_id)
+    except deletion.NameMismatch:
+        raise Refused(400, "The name you typed is not this workspace's exact name; nothing was deleted.") from None
+    except db.Missing:
+        raise Refused(409, "You are no longer an OWNER of this workspace; nothing was deleted.") from None
+    for uid in member_ids:
+        members.forget(workspace_id, uid)
+    count = deletion.purge(workspace_id, member_ids)
+    for prefix in objects.workspace_prefixes(workspace_id):
+        objects.delete_prefix(prefix)
+    return count

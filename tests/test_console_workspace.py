@@ -361,3 +361,86 @@ def test_upload_refusals(base, monkeypatch):
     big = client.post(url, data={"csrf": good}, files={"file": ("a.txt", b"123456789", "text/plain")})
     assert big.status_code == 413
     assert list(attachments.page(task["id"], limit=10, start=None)) == []
+
+
+# -- workspace deletion -----------------------------------------------------------------------
+def items_naming(workspace_id: str) -> list[tuple[str, str]]:
+    """Every item whose keys name the workspace (a test-side Scan, to observe the deletion)."""
+    from domain.settings import settings
+    from domain.store import db
+
+    hex12 = workspace_id[3:]
+    found: list[tuple[str, str]] = []
+    kwargs: dict[str, Any] = {"TableName": settings.table, "ProjectionExpression": "PK, SK"}
+    while True:
+        page = db.dynamodb_client().scan(**kwargs)
+        found += [(i["PK"]["S"], i["SK"]["S"]) for i in page["Items"] if hex12 in i["PK"]["S"] or hex12 in i["SK"]["S"]]
+        if "LastEvaluatedKey" not in page:
+            return found
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def test_owner_deletes_the_workspace_by_typing_its_name(base):
+    """Only an OWNER, only with the exact name and the CSRF token; then the workspace's items
+    (members, boards, tasks, comments, attachments, activity, log, search postings) and its S3
+    objects are gone, its agent token reaches nothing, and its slug is free."""
+    from domain import objects
+    from domain.settings import settings
+    from domain.store import workspaces
+
+    owner = make_actor("Dee", workspace="Doomed <Co>")
+    ws = owner.workspace_id
+    _, task = board_with_task(owner)
+    agent_call(owner.token, "create_comment", {"taskId": task["id"], "body": "remember the milk"})
+    admin = browser(base, member(ws, "Adm", "ADMIN").userId)
+    client = browser(base, owner.user_id)
+    up = client.get(f"{base}/console/tasks/{task['id']}/attachments")
+    assert (
+        client.post(
+            f"{base}/console/tasks/{task['id']}/attachments",
+            data={"csrf": csrf_of(up.text)},
+            files={"file": ("a.txt", b"bytes", "text/plain")},
+        ).status_code
+        == 303
+    )
+    final, _ = objects.workspace_prefixes(ws)
+    assert objects.client().list_objects_v2(Bucket=settings.artifact_bucket, Prefix=final)["KeyCount"] == 1
+    url = f"{base}/console/w/{ws}/delete"
+    outsider = make_actor("Mallory", workspace="Elsewhere")
+    out = browser(base, outsider.user_id)
+    assert out.get(url).status_code == 404
+    assert (
+        out.post(
+            url, data={"csrf": csrf_of(out.get(f"{base}/console/workspaces").text), "name": "Doomed <Co>"}
+        ).status_code
+        == 404
+    )
+    assert admin.get(url).status_code == 403
+    assert (
+        admin.post(
+            url, data={"csrf": csrf_of(admin.get(f"{base}/console/workspaces").text), "name": "Doomed <Co>"}
+        ).status_code
+        == 403
+    )
+    page = client.get(url)
+    assert page.status_code == 200 and "Doomed &lt;Co&gt;" in page.text
+    assert client.post(url, data={"name": "Doomed <Co>"}).status_code == 403  # CSRF missing
+    wrong = client.post(url, data={"csrf": csrf_of(page.text), "name": "doomed <co>"})
+    assert wrong.status_code == 400
+    assert workspaces.get(ws) is not None and len(items_naming(ws)) > 10
+    done = client.post(url, data={"csrf": csrf_of(page.text), "name": "Doomed <Co>"})
+    assert done.status_code == 303 and "deleted=" in done.headers["location"]
+    assert workspaces.get(ws) is None
+    left = items_naming(ws)
+    assert all(pk.startswith(f"W#{ws}#G#") for pk, _ in left), left  # only the search vocabulary (docs/console.md)
+    assert objects.client().list_objects_v2(Bucket=settings.artifact_bucket, Prefix=final)["KeyCount"] == 0
+    assert client.get(f"{base}/console/w/{ws}/boards").status_code == 404
+    assert ws not in client.get(f"{base}/console/workspaces").text
+    assert 'id="deleted"' in client.get(base + done.headers["location"]).text
+    from domain import auth, pipeline
+    from domain.catalog import registry
+
+    gone = pipeline.call_tool(registry().get("list_boards"), {"workspaceId": ws}, auth.authenticate(owner.token))
+    assert gone.error["error"]["code"] == "NOT_FOUND"
+    again = make_actor("Dee2", workspace="Doomed <Co>")
+    assert workspaces.get(again.workspace_id).slug == "doomed-co"

@@ -614,6 +614,7 @@ def add_workspace_pages(app: FastAPI) -> None:
             user=_user(session.userId),
             workspaces=[(w, roles.get(w.workspaceId, "")) for w in sorted(rows, key=lambda w: w.name.lower())],
             joined=next((w.name for w in rows if w.workspaceId == request.query_params.get("joined")), None),
+            deleted=request.query_params.get("deleted"),
         )
 
     # -- approvals ---------------------------------------------------------------------------
@@ -779,6 +780,30 @@ def add_workspace_pages(app: FastAPI) -> None:
         return RedirectResponse(
             f"/console/tasks/{task_id}/attachments?" + urlencode({"added": done["fileName"]}), status_code=303
         )
+
+    # -- workspace deletion --------------------------------------------------------------------
+    @app.get("/console/w/{workspace_id}/delete")
+    async def delete_form(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            console_actions.deletion_target(session.userId, workspace_id)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return workspace_page("delete.html", session, workspace_id)
+
+    @app.post("/console/w/{workspace_id}/delete")
+    async def delete_workspace(workspace_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        try:
+            console_actions.delete_workspace(session.userId, workspace_id, str(form.get("name") or ""))
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse("/console/workspaces?" + urlencode({"deleted": workspace_id}), status_code=303)
 
     @app.get("/console/invite")
     async def invitation_landing(request: Request) -> Response:
