@@ -40,10 +40,15 @@ class Refused(Exception):
 def principal(user_id: str) -> Principal:
     """The signed-in person as a caller: a human's credential with every scope and no pin.
 
-    ``token_id`` names the console (``console``) so rate windows and logs tell it apart from the
-    person's tokens; nothing authenticates with it."""
+    ``token_id`` is ``console_<user>``: the person's own rate window (the pipeline keys windows
+    by token id), told apart from their tokens in logs; nothing authenticates with it."""
     return Principal(
-        user_id=user_id, token_id="console", kind="local", stored_scopes=("admin",), workspace_pin=None, holder="human"
+        user_id=user_id,
+        token_id=f"console_{user_id}",
+        kind="local",
+        stored_scopes=("admin",),
+        workspace_pin=None,
+        holder="human",
     )
 
 

@@ -444,3 +444,12 @@ def test_owner_deletes_the_workspace_by_typing_its_name(base):
     assert gone.error["error"]["code"] == "NOT_FOUND"
     again = make_actor("Dee2", workspace="Doomed <Co>")
     assert workspaces.get(again.workspace_id).slug == "doomed-co"
+
+
+def test_each_person_has_their_own_console_rate_window():
+    """The console's credential is per person: the pipeline keys rate windows by token id, so a
+    shared id would let one busy person exhaust everybody's console calls."""
+    from domain import console_actions
+
+    a, b = console_actions.principal("usr_a"), console_actions.principal("usr_b")
+    assert a.token_id != b.token_id and a.human and b.human
