@@ -234,3 +234,21 @@ def copy(source_key: str, dest_key: str) -> None:
 def delete(key: str) -> None:
     """Delete an object (deleting an absent one succeeds, as S3 does)."""
     client().delete_object(Bucket=settings.artifact_bucket, Key=key)
+
+
+def workspace_prefixes(workspace_id: str) -> tuple[str, str]:
+    """Where a workspace's objects live: its final objects and its pending uploads."""
+    return f"{OBJECTS_PREFIX}{workspace_id}/", f"{PENDING_PREFIX}{workspace_id}/"
+
+
+def delete_prefix(prefix: str) -> int:
+    """Delete every object under ``prefix`` (ListObjectsV2 pages + DeleteObjects, 1000 a request);
+    the count deleted."""
+    s3 = client()
+    count = 0
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=settings.artifact_bucket, Prefix=prefix):
+        found = [{"Key": o["Key"]} for o in page.get("Contents", [])]
+        if found:
+            s3.delete_objects(Bucket=settings.artifact_bucket, Delete={"Objects": found, "Quiet": True})
+            count += len(found)
+    return count

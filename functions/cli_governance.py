@@ -53,7 +53,9 @@ def _human(args: argparse.Namespace, workspace_id: str, needed: str) -> Any:
 
 
 def _roles_from(needed: str) -> tuple[str, ...]:
-    return tuple(r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[needed])
+    from domain.console_actions import roles_from
+
+    return roles_from(needed)
 
 
 # -- invite -----------------------------------------------------------------------------------
@@ -66,7 +68,9 @@ def cmd_invite_link(args: argparse.Namespace) -> int:
         raise CliError(f"{args.invitation_id!r} is not an invitation id (inv_…).", code=2)
     _connect(args)
     row = governance.get_invitation(ref)
-    needed = "OWNER" if row is not None and row.role == "OWNER" else "ADMIN"
+    from domain.console_actions import link_role
+
+    needed = link_role(row)
     principal = _human(args, ref.workspace_id, needed)
     if row is None or row.state != "PENDING" or not governance.live(row):  # type: ignore[arg-type]
         raise CliError(f"no pending invitation {args.invitation_id} (see list_invitations).")
@@ -120,13 +124,9 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
 
 # -- approvals --------------------------------------------------------------------------------
 def _approver_role(row: Any) -> str:
-    from domain.catalog import registry
+    from domain.console_actions import approver_role
 
-    spec = registry().get(row.tool)
-    needed = (spec.min_role if spec is not None else None) or "OWNER"
-    if (row.arguments or {}).get("role") == "OWNER":
-        needed = "OWNER"
-    return needed
+    return approver_role(row)  # one policy for the CLI and the console's approvals page
 
 
 def _approval_view(row: Any) -> dict[str, Any]:

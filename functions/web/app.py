@@ -32,7 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from domain import auth, console, oauth
+from domain import auth, console, console_actions, ids, oauth
 from domain.store import db
 from functions import public_url
 from functions.web import cimd
@@ -47,6 +47,7 @@ SCOPE_TEXT = {
     "admin": "Manage workspaces and members",
 }
 CSS = (HERE / "static" / "console.css").read_text()
+BOARD_PAGE = 50  # tasks per page of the board view
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -551,11 +552,321 @@ def create_web_app() -> FastAPI:
         auth.revoke_token(session.userId, token_id)
         return RedirectResponse("/console/tokens", status_code=303)
 
+    add_workspace_pages(app)
     return app
+
+
+# -- workspace pages (approvals, invitations, board, upload, deletion) --------------------------
+def signed_in(request: Request) -> Any:
+    """The live session, or the redirect to sign in and come back here."""
+    session = session_of(request)
+    if session is None:
+        back = request.url.path + (("?" + request.url.query) if request.url.query else "")
+        return RedirectResponse("/console/signin?" + urlencode({"next": back}), status_code=303)
+    return session
+
+
+async def posted(request: Request) -> tuple[Any, Any] | Response:
+    """``(session, form)`` of a console POST, or the refusal: 401 without a live session, 403
+    without this session's CSRF token. Nothing is written in either case."""
+    form = await request.form()
+    session = session_of(request)
+    if session is None:
+        return error_page("Your session has expired; sign in again. Nothing was changed.", 401)
+    if not csrf_ok(session, form):
+        return error_page("The form was not sent from this page (CSRF check failed); nothing was changed.", 403)
+    return session, form
+
+
+def refused(exc: console_actions.Refused) -> Response:
+    return error_page(exc.message, exc.status)
+
+
+def workspace_page(name: str, session: Any, workspace_id: str, status: int = 200, **ctx: Any) -> Response:
+    from domain.store.workspaces import get
+
+    return page(
+        name,
+        status=status,
+        csrf=session.csrf,
+        user=_user(session.userId),
+        workspace=get(workspace_id),
+        workspace_id=workspace_id,
+        **ctx,
+    )
+
+
+def add_workspace_pages(app: FastAPI) -> None:
+    @app.get("/console/workspaces")
+    async def workspaces(request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        from domain.store.members import memberships
+        from domain.store.workspaces import get_many
+
+        mirrors = memberships(session.userId)
+        rows = get_many([m.workspaceId for m in mirrors]) if mirrors else []
+        roles = {m.workspaceId: m.role for m in mirrors}
+        return page(
+            "workspaces.html",
+            csrf=session.csrf,
+            user=_user(session.userId),
+            workspaces=[(w, roles.get(w.workspaceId, "")) for w in sorted(rows, key=lambda w: w.name.lower())],
+            joined=next((w.name for w in rows if w.workspaceId == request.query_params.get("joined")), None),
+            deleted=request.query_params.get("deleted"),
+        )
+
+    # -- approvals ---------------------------------------------------------------------------
+    @app.get("/console/w/{workspace_id}/approvals")
+    async def approvals(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            parked = console_actions.pending_approvals(session.userId, workspace_id)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        done = request.query_params.get("done")
+        return workspace_page("approvals.html", session, workspace_id, parked=parked, done=done)
+
+    @app.post("/console/w/{workspace_id}/approvals/{approval_id}")
+    async def decide_approval(workspace_id: str, approval_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        decision = form.get("decision")
+        if decision not in ("approve", "reject") or not approval_id.startswith("ap_"):
+            return error_page("Choose approve or reject.", 400)
+        try:
+            row = console_actions.decide_approval(session.userId, approval_id, decision == "approve")
+        except console_actions.Refused as exc:
+            return refused(exc)
+        if row.workspaceId != workspace_id:  # pragma: no cover - the id names its workspace
+            return error_page("That request belongs to another workspace.", 400)
+        verb = "approved" if decision == "approve" else "rejected"
+        return RedirectResponse(
+            f"/console/w/{workspace_id}/approvals?" + urlencode({"done": f"{verb}: {row.summary}"}), status_code=303
+        )
+
+    # -- invitations -------------------------------------------------------------------------
+    def invitations_page(session: Any, workspace_id: str, status: int = 200, **ctx: Any) -> Response:
+        pending = console_actions.call(session.userId, "list_invitations", {"workspaceId": workspace_id})
+        return workspace_page(
+            "invitations.html", session, workspace_id, status=status, pending=pending["invitations"], **ctx
+        )
+
+    def invitation_url(request: Request, secret: str) -> str:
+        return public_url.issuer(request.scope) + "/console/invite?" + urlencode({"s": secret})
+
+    @app.get("/console/w/{workspace_id}/invitations")
+    async def invitations(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            console_actions.require_role(workspace_id, session.userId, "ADMIN")
+            return invitations_page(session, workspace_id)
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.post("/console/w/{workspace_id}/invitations")
+    async def invite(workspace_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        email, role = str(form.get("email") or "").strip(), str(form.get("role") or "")
+        try:
+            console_actions.require_role(workspace_id, session.userId, "ADMIN")
+            _, secret = console_actions.invite(session.userId, workspace_id, email, role)
+            return invitations_page(
+                session, workspace_id, status=201, link=invitation_url(request, secret), link_for=email
+            )
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.post("/console/w/{workspace_id}/invitations/{invitation_id}/link")
+    async def relink(workspace_id: str, invitation_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, _ = checked
+        try:
+            row, secret = console_actions.relink(session.userId, invitation_id)
+            if row.workspaceId != workspace_id:
+                return error_page("That invitation belongs to another workspace.", 404)
+            return invitations_page(
+                session, workspace_id, status=201, link=invitation_url(request, secret), link_for=row.email
+            )
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    # -- board view (read-only) --------------------------------------------------------------
+    @app.get("/console/w/{workspace_id}/boards")
+    async def boards(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            listed = console_actions.call(session.userId, "list_boards", {"workspaceId": workspace_id})
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return workspace_page("boards.html", session, workspace_id, boards=listed["boards"])
+
+    @app.get("/console/boards/{board_id}")
+    async def board(board_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        cursor = request.query_params.get("cursor") or None
+        try:
+            snap = console_actions.board_page(session.userId, board_id, cursor, BOARD_PAGE)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return workspace_page("board.html", session, snap.workspace_id, view=snap)
+
+    # -- task attachment upload ----------------------------------------------------------------
+    def upload_page(session: Any, task_id: str, status: int = 200, **ctx: Any) -> Response:
+        task = console_actions.call(session.userId, "get_task", {"taskId": task_id})["task"]
+        listed = console_actions.call(session.userId, "list_attachments", {"taskId": task_id})
+        return workspace_page(
+            "upload.html",
+            session,
+            str(getattr(ids.parse_task(task_id), "workspace_id", "")),  # valid: get_task accepted it
+            status=status,
+            task=task,
+            attachments=listed["attachments"],
+            limit=console_actions.upload_limit(),
+            types=console_actions.upload_types(),
+            **ctx,
+        )
+
+    @app.get("/console/tasks/{task_id}/attachments")
+    async def attachments(task_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            return upload_page(session, task_id, added=request.query_params.get("added"))
+        except console_actions.Refused as exc:
+            return refused(exc)
+
+    @app.post("/console/tasks/{task_id}/attachments")
+    async def upload(task_id: str, request: Request) -> Response:
+        """The browser posts the file here (multipart, no JavaScript); the web function then runs
+        the CLI's three steps: upload grant, PUT to its presigned URL, attach."""
+        declared = int(request.headers.get("content-length") or 0)
+        if declared > console_actions.upload_limit() + 64 * 1024:  # refuse before reading the body
+            return error_page(f"The console takes files up to {console_actions.upload_limit()} bytes.", 413)
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        sent = form.get("file")
+        if sent is None or isinstance(sent, str) or not sent.filename:
+            return error_page("Choose a file to upload.", 400)
+        data = await sent.read(console_actions.upload_limit() + 1)
+        kind = content_type_of(sent.filename, sent.content_type)
+        try:
+            grant = console_actions.grant_upload(session.userId, task_id, sent.filename, kind, data)
+            put = await upload_bytes(grant["uploadUrl"], grant["headers"], data)
+            if not 200 <= put < 300:
+                return error_page(f"The storage refused the file (HTTP {put}); nothing was attached.", 502)
+            done = console_actions.attach(session.userId, task_id, grant["uploadGrantId"])
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse(
+            f"/console/tasks/{task_id}/attachments?" + urlencode({"added": done["fileName"]}), status_code=303
+        )
+
+    # -- workspace deletion --------------------------------------------------------------------
+    @app.get("/console/w/{workspace_id}/delete")
+    async def delete_form(workspace_id: str, request: Request) -> Response:
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        try:
+            console_actions.deletion_target(session.userId, workspace_id)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return workspace_page("delete.html", session, workspace_id)
+
+    @app.post("/console/w/{workspace_id}/delete")
+    async def delete_workspace(workspace_id: str, request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        try:
+            console_actions.delete_workspace(session.userId, workspace_id, str(form.get("name") or ""))
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse("/console/workspaces?" + urlencode({"deleted": workspace_id}), status_code=303)
+
+    @app.get("/console/invite")
+    async def invitation_landing(request: Request) -> Response:
+        """Where an invitation link lands: what joining gives, and the Accept button (signed in)."""
+        session = signed_in(request)
+        if isinstance(session, Response):
+            return session
+        secret = request.query_params.get("s") or ""
+        row = console_actions.open_invitation(secret) if secret else None
+        if row is None:
+            return error_page("This invitation link is not valid: it was used, revoked, replaced or has expired.", 404)
+        from domain.store.workspaces import get
+
+        inviter = _user(row.invitedBy)
+        return page(
+            "invite.html",
+            csrf=session.csrf,
+            user=_user(session.userId),
+            invitation=row,
+            workspace=get(row.workspaceId),
+            inviter=inviter.email if inviter else row.invitedBy,
+            secret=secret,
+        )
+
+    @app.post("/console/invite")
+    async def accept_invitation(request: Request) -> Response:
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        user = _user(session.userId)
+        if user is None:
+            return error_page("Your user is gone; sign in again.", 401)
+        try:
+            invitation, _ = console_actions.accept_invitation(user, str(form.get("secret") or ""))
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse("/console/workspaces?" + urlencode({"joined": invitation.workspaceId}), status_code=303)
 
 
 def _user(user_id: str) -> Any:
     return auth.user_by_id(user_id)
+
+
+def content_type_of(file_name: str, sent: str | None) -> str:
+    """The browser's type when the grant accepts it, else a guess from the name (browsers send
+    ``application/octet-stream`` or nothing for .md, .diff, .ndjson, ...)."""
+    import mimetypes
+
+    fallbacks = {".md": "text/markdown", ".diff": "text/x-diff", ".patch": "text/x-patch", ".log": "text/plain"}
+    allowed = console_actions.upload_types()
+    if sent and sent in allowed:
+        return sent
+    guessed = mimetypes.guess_type(file_name)[0] or fallbacks.get(Path(file_name).suffix.lower())
+    return guessed or sent or "application/octet-stream"
+
+
+async def upload_bytes(url: str, headers: dict[str, str], data: bytes) -> int:
+    """PUT ``data`` to a presigned URL with exactly the signed headers; the HTTP status."""
+    import httpx2
+
+    async with httpx2.AsyncClient(timeout=60) as client:
+        return (await client.put(url, content=data, headers=headers)).status_code
 
 
 def safe_next(raw: str | None) -> str:
