@@ -206,3 +206,42 @@ def test_the_cli_takes_role_ranks_from_the_domain():
             if isinstance(t, ast.Name)
         }
         assert "ROLE_RANK" not in assigned, path
+
+
+# --- store errors (issue 27) -----------------------------------------------------------------
+def _store_exception_classes() -> list[type[BaseException]]:
+    """Every exception class defined in a module under domain/store (imported, not parsed: a
+    class that inherits an exception through another store class counts too)."""
+    import importlib
+    import inspect
+
+    found: list[type[BaseException]] = []
+    for path in _modules("domain/store"):
+        module = importlib.import_module(_name(path))
+        found.extend(
+            obj
+            for obj in vars(module).values()
+            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module.__name__
+        )
+    return found
+
+
+def test_every_store_error_class_derives_from_store_error():
+    from domain.store.errors import StoreError
+
+    classes = _store_exception_classes()
+    assert len(classes) > 40, "the walk found too few classes to be looking in the right place"
+    outside = sorted(f"{c.__module__}.{c.__qualname__}" for c in classes if not issubclass(c, StoreError))
+    assert not outside, f"store errors outside the StoreError hierarchy: {outside}"
+
+
+def test_every_store_answer_has_one_envelope():
+    """A store error's ``answer`` names an envelope the pipeline owns (one table, no per-class branch)."""
+    from typing import get_args
+
+    from domain.pipeline import STORE_ANSWERS
+    from domain.store.errors import Answer
+
+    assert set(STORE_ANSWERS) == set(get_args(Answer))
+    answered = {c.answer for c in _store_exception_classes() if getattr(c, "answer", None)}
+    assert answered <= set(STORE_ANSWERS)

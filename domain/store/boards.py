@@ -20,6 +20,7 @@ from domain import clock, ids
 from domain.store import columns as column_store
 from domain.store import db, keys, members, warm
 from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import (
     ActivityRow,
@@ -33,8 +34,10 @@ from domain.store.models import (
 )
 
 
-class BoardArchived(Exception):
+class BoardArchived(StoreError):
     """The board is archived (its tasks are read-only), or its entry is gone."""
+
+    answer = "board_archived"
 
 
 def get_head(board_id: str) -> BoardRow | None:
@@ -332,7 +335,7 @@ def archive(entry: BoardEntryRow, *, actor_id: str, activity: ActivityRow) -> tu
     return entry, True
 
 
-class StillRestoring(Exception):
+class StillRestoring(StoreError):
     """A board entry changed between the read and the write (archived or restored meanwhile)."""
 
 

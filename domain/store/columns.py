@@ -13,18 +13,19 @@ from typing import Any
 from fractional_indexing import generate_key_between, generate_n_keys_between
 
 from domain.store import db, keys, members, warm
+from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, BoardRow, ColumnRow, Row
 
 
-class LastActiveColumn(Exception):
+class LastActiveColumn(StoreError):
     """Archiving would leave the board without an active column."""
 
 
-class ColumnChanged(Exception):
+class ColumnChanged(StoreError):
     """The column was changed by someone else between the read and the write."""
 
 
-class AnchorNotFound(Exception):
+class AnchorNotFound(StoreError):
     """The column to place next to is not an active column of the board."""
 
 

@@ -14,13 +14,16 @@ import time
 from typing import Any
 
 from domain.store import db, keys
+from domain.store.errors import StoreError
 from domain.store.models import CreationMarkerRow
 
 MARKER_TTL_SECONDS = 30 * 86400
 
 
-class IdempotencyMismatch(Exception):
+class IdempotencyMismatch(StoreError):
     """The key already created an entity, with other arguments."""
+
+    answer = "key_reused"
 
 
 def marker_digest(principal_id: str, workspace_id: str, tool: str, key: str) -> str:
