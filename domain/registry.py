@@ -25,8 +25,8 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.access import Ref, Target
 from domain.auth import Role, Scope
+from domain.targets import Ref, Target
 
 Area = Literal[
     "workspaces",
@@ -135,7 +135,7 @@ class ToolSpec:
     min_role: Role | None = None
     refs: tuple[Ref, ...] = field(default_factory=tuple)
     refused_when_bound: bool = False
-    prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.access.Prefetch
+    prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.targets.Prefetch
     # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
     # reads the board's entry with the membership and refuses while the board is archived.
     open_board: bool = False

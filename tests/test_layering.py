@@ -101,21 +101,7 @@ def test_the_key_check_bites():
 
 # --- import circles (issue 27) ---------------------------------------------------------------
 # Every import counts, deferred (inside a function) and typing-only ones included: a circle broken
-# only by a late import is still a circle in the design. These four exist today; the storage-port
-# work of issue 27 removes them. The list may only shrink: no new circle, none grows.
-KNOWN_CIRCLES = [
-    {"domain.access", "domain.governance", "domain.registry"},
-    {"domain.store.boards", "domain.store.columns"},
-    {"domain.search.repair", "domain.search.verify"},
-    {
-        "functions.cli",
-        "functions.cli_artifacts",
-        "functions.cli_attachments",
-        "functions.cli_governance",
-        "functions.cli_search",
-        "functions.cli_sessions",
-    },
-]
+# only by a late import is still a circle in the design. There is none; keep it that way.
 PACKAGES = ("domain", "functions", "infra")
 
 
@@ -189,9 +175,55 @@ def test_no_import_circle_when_modules_load():
     assert _circles(_graph(top_level_only=True)) == []
 
 
-def test_no_import_circle_beyond_the_known_ones():
-    new = [c for c in _circles(_graph(top_level_only=False)) if c not in KNOWN_CIRCLES]
-    assert not new, f"new import circles: {new}"
+def test_no_import_circle_at_all():
+    """Deferred and typing-only imports included (the four circles issue 27 found are gone)."""
+    found = _circles(_graph(top_level_only=False))
+    assert not found, f"import circles: {found}"
+
+
+ROLE_NAMES = {"OWNER", "ADMIN", "MEMBER"}
+
+
+def _role_comparisons(tree: ast.AST) -> list[int]:
+    """Lines comparing something with a role name (``x.role == "OWNER"``, ``role not in ("ADMIN", …)``),
+    or building a role guard by hand (``….role.is_in("ADMIN", …)``)."""
+
+    def names_a_role(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in ROLE_NAMES
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_a_role(e) for e in node.elts)
+        return False
+
+    def compares_a_role(node: ast.AST) -> bool:
+        return isinstance(node, ast.Compare) and any(names_a_role(n) for n in (node.left, *node.comparators))
+
+    def guards_a_role(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "is_in"
+            and any(names_a_role(a) for a in node.args)
+        )
+
+    lines = [n.lineno for n in ast.walk(tree) if compares_a_role(n) or guards_a_role(n)]
+    return lines
+
+
+def test_the_role_check_finder_finds_role_checks():
+    found = _role_comparisons(
+        ast.parse(
+            'a = m.role not in ("ADMIN", "OWNER")\nb = r.role == "OWNER"\nc = MemberRow.role.is_in("ADMIN", "OWNER")\nd = x == "OTHER"'
+        )
+    )
+    assert found == [1, 2, 3]
+
+
+@pytest.mark.parametrize("path", _modules("functions") + _modules("infra"), ids=lambda p: str(p.relative_to(REPO)))
+def test_entrypoints_compare_no_roles_by_hand(path):
+    """The CLI and the console ask domain.access (role_allows, standing, role_guard, approver_role):
+    the same ladder the tools' min_role goes through, never a role compared in functions/."""
+    assert not _role_comparisons(ast.parse(path.read_text(encoding="utf-8"))), path
 
 
 def test_the_cli_takes_role_ranks_from_the_domain():
