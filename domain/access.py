@@ -249,6 +249,12 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
     from domain.store.models import MemberRow, Row
 
     plan = _with_entries(spec, spec.prefetch(where, args) if spec.prefetch is not None else Prefetch(), [where])
+    if spec.reads:  # the named read plans' items join the same BatchGetItem (domain.store.reads)
+        from domain.store.reads import Reads, plan_keys
+
+        read_keys = plan_keys(spec.reads, where, args)
+        plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, *read_keys])), queries=plan.queries)
+        ctx.read = Reads(spec.reads, ctx.prefetched, where, args)
     if spec.governed is not None:  # the policy with the membership; an agent's earlier requests in parallel
         from domain import governance
 

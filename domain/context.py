@@ -26,6 +26,7 @@ from domain.ratelimit import Admission, Window
 from domain.store import activity as activity_store
 from domain.store import members as member_store
 from domain.store.models import ActivityRow, MemberRow
+from domain.store.reads import Reads
 
 LISTED_WORKSPACES = 20  # ids an INVALID_INPUT for an ambiguous ``workspaceId: ""`` names at most
 
@@ -68,6 +69,9 @@ class CallContext:
     target: Any = None  # domain.access.Located, set by the access step for tools with a target
     targets: list[Any] | None = None  # domain.access.ItemAccess per item, for list targets
     prefetched: dict[tuple[str, str], Any] = field(default_factory=dict)  # items read with the membership
+    read: Reads = field(
+        default_factory=Reads
+    )  # the spec's named read plans (domain.store.reads), set by the access step
     rate: Admission | None = None  # the call's place in the rate window (its add, if any, runs while the call reads)
     _queries: dict[str, Future[Any]] = field(default_factory=dict)
     _members: dict[str, MemberRow] = field(default_factory=dict)

@@ -136,6 +136,9 @@ class ToolSpec:
     refs: tuple[Ref, ...] = field(default_factory=tuple)
     refused_when_bound: bool = False
     prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.targets.Prefetch
+    # Named read plans (domain.store.reads): their items ride in the membership BatchGetItem and
+    # the handler finds them on ctx.read.<name>, typed, None when absent.
+    reads: tuple[str, ...] = ()
     # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
     # reads the board's entry with the membership and refuses while the board is archived.
     open_board: bool = False
@@ -177,6 +180,14 @@ class ToolSpec:
             raise SpecError(f"{self.name}: refs are checked against a target")
         if self.prefetch is not None and self.target is None:
             raise SpecError(f"{self.name}: prefetch reads with the target's membership")
+        if self.reads:
+            from domain.store.reads import PLANS
+
+            if self.target is None or self.target.each is not None:
+                raise SpecError(f"{self.name}: reads are read with the membership of one target")
+            unknown = [r for r in self.reads if r not in PLANS]
+            if unknown:
+                raise SpecError(f"{self.name}: unknown read plans {unknown} (domain.store.reads.PLANS)")
         if self.precheck is not None and self.governed is None:
             raise SpecError(
                 f"{self.name}: precheck runs before the governance gate; the handler checks ungoverned calls"
@@ -278,7 +289,7 @@ def tool(
     """Declare ``handler(ctx, args) -> output_model | dict`` as the tool ``name``; returns the spec.
 
     ``policy`` takes the remaining :class:`ToolSpec` fields (flags, ``keyed``, ``target``,
-    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``open_board``). Nothing is registered: list the
+    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``reads``, ``open_board``). Nothing is registered: list the
     spec in the module's ``TOOLS``.
     """
 

@@ -277,3 +277,23 @@ def test_every_store_answer_has_one_envelope():
     assert set(STORE_ANSWERS) == set(get_args(Answer))
     answered = {c.answer for c in _store_exception_classes() if getattr(c, "answer", None)}
     assert answered <= set(STORE_ANSWERS)
+
+
+# --- tools read through named plans (issue 27) -----------------------------------------------
+# The task aggregate's tool modules converted to read plans (domain/store/reads.py): they name
+# their reads on the spec and take rows from ctx.read, so they spell no key and no row class.
+# The list only grows, module by module, until it is every tool module.
+READ_PLAN_TOOL_MODULES = ["comments", "labels", "links", "subtasks"]
+
+
+@pytest.mark.parametrize("module", READ_PLAN_TOOL_MODULES)
+def test_converted_tool_modules_import_neither_keys_nor_models(module):
+    path = REPO / "domain" / "tools" / f"{module}.py"
+    bad = {
+        i
+        for i in _imports(path)
+        if any(i == m or i.startswith(m + ".") for m in ("domain.store.keys", "domain.store.models"))
+    }
+    assert not bad, (module, bad)
+    source = path.read_text(encoding="utf-8")
+    assert "ctx.item(" not in source and "ctx.prefetched" not in source, f"{module} reads items by key"

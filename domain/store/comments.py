@@ -158,5 +158,20 @@ def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
     )
 
 
+def new_row(task_id: str, ulid: str, **fields: Any) -> CommentRow:
+    """A new comment row of ``task_id`` under ``ulid`` (not saved: :func:`create` writes it)."""
+    return CommentRow(*keys.comment(task_id, ulid), taskId=task_id, **fields)
+
+
+def copy(row: CommentRow) -> CommentRow:
+    """An independent copy of ``row`` to edit (the original stays the compare-and-set base)."""
+    return CommentRow.from_raw_data(row.serialize())
+
+
+def comments_in(rows: Any) -> list[CommentRow]:
+    """The comment rows of a :func:`page` (a page may carry other rows of the partition)."""
+    return [r for r in rows if isinstance(r, CommentRow)]
+
+
 def page_shape(task_id: str) -> dict[str, str]:
     return {"PK": keys.task_side_partition(task_id), "SK": keys.COMMENTS_PREFIX}

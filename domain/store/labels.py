@@ -84,6 +84,11 @@ def of_board(board_id: str) -> list[LabelRow]:
     ]
 
 
+def new_row(board_id: str, label_id: str, **fields: Any) -> LabelRow:
+    """A new label row of ``board_id`` (not saved: :func:`create` writes it with its name claim)."""
+    return LabelRow(*keys.label(board_id, label_id), labelId=label_id, boardId=board_id, **fields)
+
+
 def claimed(board_id: str, name: str) -> str | None:
     """The id of the board's label named ``name`` (its name claim, one consistent GetItem), or None."""
     try:

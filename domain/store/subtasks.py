@@ -72,6 +72,16 @@ def _get(pk: str, sk: str) -> SubtaskRow | None:
         return None
 
 
+def new_row(task_id: str, ulid: str, **fields: Any) -> SubtaskRow:
+    """A new subtask row of ``task_id`` under ``ulid`` (not saved: :func:`create` writes it)."""
+    return SubtaskRow(*keys.subtask(task_id, ulid), taskId=task_id, **fields)
+
+
+def copy(row: SubtaskRow) -> SubtaskRow:
+    """An independent copy of ``row`` to edit (the original stays the compare-and-set base)."""
+    return SubtaskRow.from_raw_data(row.serialize())
+
+
 def of(rows: list[Row]) -> list[SubtaskRow]:
     """The subtasks among a task's side items (:func:`domain.store.tasks.sidecar`), in checklist order."""
     return [r for r in rows if isinstance(r, SubtaskRow)]
