@@ -34,6 +34,7 @@ from domain.registry import ToolSpec
 from domain.settings import settings
 from domain.store import deadline
 from domain.store.errors import Answer, StoreError
+from domain.store.idempotency_markers import Earlier
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = observability.logger("jentrix-mcp")
@@ -305,14 +306,27 @@ def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     return _execute(spec, ctx, args)
 
 
+def _handle(spec: ToolSpec, ctx: CallContext, args: Any) -> Any:
+    """The handler, with a replay-declaring keyed create's marker and its replay (one implementation)."""
+    if spec.replay is None:
+        return spec.handler(ctx, args)
+    ctx.marker = idempotency.creation_marker(ctx, ctx.target.workspace_id) if ctx.target is not None else None
+    try:
+        return spec.handler(ctx, args)
+    except Earlier as earlier:  # an earlier call with this key committed: answer with what it made
+        return spec.replay(ctx, earlier.entity_id)
+
+
 def _execute(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     """Governance, the handler and its result, for a call the access policy admitted."""
     parked = None
+    if spec.cas is not None:  # the handler's compare-and-set plan checks it (ctx.still_current)
+        ctx.expected_updated_at = getattr(args, spec.cas)
     if spec.governed is not None:
         if spec.precheck is not None:
             spec.precheck(ctx, args)
         parked = governance.gate(spec, ctx, args)
-    out = parked if parked is not None else spec.handler(ctx, args)
+    out = parked if parked is not None else _handle(spec, ctx, args)
     if isinstance(out, BaseModel):
         result = out.model_dump(mode="json", by_alias=True)
     else:

@@ -297,3 +297,6 @@ def test_converted_tool_modules_import_neither_keys_nor_models(module):
     assert not bad, (module, bad)
     source = path.read_text(encoding="utf-8")
     assert "ctx.item(" not in source and "ctx.prefetched" not in source, f"{module} reads items by key"
+    # the writer contracts are declared on the spec (replay=, cas=), not threaded by hand
+    assert "creation_marker(" not in source and ".Earlier" not in source, f"{module} threads the replay marker"
+    assert "expectedUpdatedAt is not None" not in source, f"{module} checks expectedUpdatedAt by hand"

@@ -18,18 +18,12 @@ from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks
 from domain.store.cas import Write
 from domain.store.errors import StoreError
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import ActivityRow, CommentCountRow, CommentRow, CreationMarkerRow, Row, TaskDetailRow
 
 
 class TaskClosed(StoreError):
     """The task is archived (or gone): its comments take no writes."""
-
-
-class Earlier(StoreError):
-    def __init__(self, comment_id: str) -> None:
-        super().__init__(comment_id)
-        self.comment_id = comment_id
 
 
 def get(ref: ids.CommentRef) -> CommentRow | None:

@@ -26,6 +26,16 @@ class IdempotencyMismatch(StoreError):
     answer = "key_reused"
 
 
+class Earlier(StoreError):
+    """A keyed create's marker already exists with the same arguments: an earlier call with this
+    key committed. ``entity_id`` names what it made; the pipeline answers with that entity
+    through the spec's ``replay`` (domain.registry.ToolSpec)."""
+
+    def __init__(self, entity_id: str) -> None:
+        super().__init__(entity_id)
+        self.entity_id = entity_id
+
+
 def marker_digest(principal_id: str, workspace_id: str, tool: str, key: str) -> str:
     return hashlib.sha256("\x1f".join((principal_id, workspace_id, tool, key)).encode()).hexdigest()
 

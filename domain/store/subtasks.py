@@ -28,19 +28,10 @@ from domain import ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members
 from domain.store.cas import Write
-from domain.store.errors import StoreError
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import ActivityRow, CreationMarkerRow, Row, SubtaskRow, TaskDetailRow, TaskRow
 
 MAX_PER_TASK = 100
-
-
-class Earlier(StoreError):
-    """A keyed create already committed; ``subtask_id`` names the subtask it made."""
-
-    def __init__(self, subtask_id: str) -> None:
-        super().__init__(subtask_id)
-        self.subtask_id = subtask_id
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from ulid import ULID
 from domain import clock, errors, ids
 from domain.access import target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import comments as comment_store
@@ -109,6 +108,7 @@ class CommentOutput(ToolOutput):
     min_role="MEMBER",
     open_board=True,
     reads=("task",),
+    replay=lambda ctx, entity_id: _replay_comment(ctx, entity_id),
     input_model=CreateCommentInput,
     output_model=CommentOutput,
 )
@@ -149,7 +149,7 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
             where.task,
             actor_id=ctx.user_id,
             activity=act,
-            marker=creation_marker(ctx, where.workspace_id, comment_id),
+            marker=ctx.marker,
         )
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
@@ -157,13 +157,16 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
         raise errors.board_archived("taskId" if ctx.target.kind == "task" else "commentId") from None
     except Missing:
         raise errors.not_found("task", task.taskId) from None
-    except comment_store.Earlier as earlier:
-        ref = ids.parse_comment(earlier.comment_id)
-        found = comment_store.get(ref) if ref else None
-        if found is None:
-            raise errors.not_found("comment", earlier.comment_id) from None
-        return CommentOutput(comment=comment_view(found))
     return CommentOutput(comment=comment_view(row))
+
+
+def _replay_comment(ctx: CallContext, comment_id: str) -> CommentOutput:
+    """The comment an earlier call with the same idempotencyKey made (its marker named it)."""
+    ref = ids.parse_comment(comment_id)
+    found = comment_store.get(ref) if ref else None
+    if found is None:
+        raise errors.not_found("comment", comment_id)
+    return CommentOutput(comment=comment_view(found))
 
 
 # -- list_comments ---------------------------------------------------------------------------
@@ -234,6 +237,7 @@ class UpdateCommentOutput(ToolOutput):
     min_role="MEMBER",
     open_board=True,
     reads=("comment", "task"),
+    cas="expectedUpdatedAt",
     input_model=UpdateCommentInput,
     output_model=UpdateCommentOutput,
 )
@@ -253,12 +257,7 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         raise _closed(task.taskId)
 
     def plan(current: Comment) -> Any:
-        if args.expectedUpdatedAt is not None and current.updatedAt != args.expectedUpdatedAt:
-            raise errors.conflict(
-                f"The comment changed since you read it (your expectedUpdatedAt {args.expectedUpdatedAt}, now {current.updatedAt}).",
-                "Merge your edit into error.current and call again with its updatedAt.",
-                current=comment_view(current).model_dump(mode="json"),
-            )
+        ctx.still_current("comment", current.updatedAt, lambda: comment_view(current).model_dump(mode="json"))
         if current.body == changes["body"]:
             return Unchanged(UpdateCommentOutput(comment=comment_view(current), changedFields=[]))
         stamp = clock.next_stamp(current.updatedAt)

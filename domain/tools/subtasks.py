@@ -18,7 +18,6 @@ from ulid import ULID
 from domain import clock, errors, ids
 from domain.access import target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
@@ -99,6 +98,7 @@ class CreateSubtaskOutput(ToolOutput):
     min_role="MEMBER",
     open_board=True,
     reads=("task",),
+    replay=lambda ctx, entity_id: _replay_subtask(ctx, entity_id),
     input_model=CreateSubtaskInput,
     output_model=CreateSubtaskOutput,
 )
@@ -108,7 +108,6 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         raise errors.invalid("title", "must contain visible characters")
     where = ctx.target
     task = _task_item(ctx)
-    marker = creation_marker(ctx, where.workspace_id)
 
     def plan(current: Task) -> Any:
         if current.archivedAt:
@@ -152,7 +151,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
             workspace_id=where.workspace_id,
             actor_id=ctx.user_id,
             activity=act,
-            marker=marker,
+            marker=ctx.marker,
             result=lambda: CreateSubtaskOutput(
                 subtask=subtask_view(row), progress=_progress(subtask_store.after(current, counts))
             ),
@@ -162,13 +161,16 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         return compare_and_set("create_subtask", task, plan)
     except Missing:
         raise errors.not_found("task", task.taskId) from None
-    except subtask_store.Earlier as earlier:
-        ref = ids.parse_subtask(earlier.subtask_id)
-        found = subtask_store.get(ref) if ref else None
-        now = task_store.get(where.task)
-        if found is None or now is None:
-            raise errors.not_found("subtask", earlier.subtask_id) from None
-        return CreateSubtaskOutput(subtask=subtask_view(found), progress=_progress(now))
+
+
+def _replay_subtask(ctx: CallContext, subtask_id: str) -> CreateSubtaskOutput:
+    """The subtask an earlier call with the same idempotencyKey made, with its task's progress now."""
+    ref = ids.parse_subtask(subtask_id)
+    found = subtask_store.get(ref) if ref else None
+    now = task_store.get(ctx.target.task)
+    if found is None or now is None:
+        raise errors.not_found("subtask", subtask_id)
+    return CreateSubtaskOutput(subtask=subtask_view(found), progress=_progress(now))
 
 
 # -- toggle_subtask --------------------------------------------------------------------------
