@@ -22,147 +22,28 @@ receives the located target on ``ctx.target`` and never re-checks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from domain import errors, ids
-from domain.auth import ROLE_RANK
+from domain.auth import ROLE_RANK, Role
 from domain.errors import ErrorCode, ToolError
+from domain.targets import TENANCY_KINDS as TENANCY_KINDS
+from domain.targets import Kind as Kind
+from domain.targets import Located as Located
+from domain.targets import Prefetch as Prefetch
+from domain.targets import Ref as Ref
+from domain.targets import RefKind as RefKind
+from domain.targets import Resolver as Resolver
+from domain.targets import Target as Target
+from domain.targets import TargetField as TargetField
+from domain.targets import each as each
+from domain.targets import either as either
+from domain.targets import target as target
 
 if TYPE_CHECKING:
     from domain.context import CallContext
     from domain.registry import ToolSpec
-
-Kind = Literal[
-    "workspace",
-    "board",
-    "column",
-    "task",
-    "comment",
-    "subtask",
-    "label",
-    "project",
-    "invitation",
-    "session",
-    "artifact",
-]
-RefKind = Literal[
-    "workspace",
-    "board",
-    "column",
-    "task",
-    "user",
-    "label",
-    "comment",
-    "subtask",
-    "project",
-    "invitation",
-    "session",
-    "artifact",
-]
-# Kinds whose ids name their workspace (and board), so containment is checked from the id alone.
-# Label ids carry their board too, but set_task_labels names every foreign label id in one
-# answer, so label refs are checked by the handler against the board's labels.
-TENANCY_KINDS: frozenset[str] = frozenset(
-    {"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session", "artifact"}
-)
-
-
-@dataclass(frozen=True)
-class Located:
-    """Where a target lives, read from its id: the workspace, and the board/column/task when the
-    id names them. ``kind``/``ident`` word the NOT_FOUND a missing or invisible target gets."""
-
-    kind: str
-    ident: str
-    workspace_id: str
-    board_id: str | None = None
-    column_id: str | None = None
-    label_id: str | None = None
-    project_id: str | None = None
-    task: ids.TaskRef | None = None
-    comment: ids.CommentRef | None = None
-    subtask: ids.SubtaskRef | None = None
-    invitation: ids.InvitationRef | None = None
-    session: ids.SessionRef | None = None
-    artifact: ids.ArtifactRef | None = None
-
-
-@dataclass(frozen=True)
-class TargetField:
-    """One argument that may name the target, and the entity kind it names.
-
-    ``with_args`` are example companion arguments that make a resolver choose this alternative
-    (``{"number": 1}`` beside ``workspaceId`` for get_task); the docs and the test harness read them.
-    """
-
-    field: str
-    kind: Kind
-    with_args: tuple[tuple[str, Any], ...] = ()
-
-
-Resolver = Callable[["CallContext", Any], Located]
-
-
-@dataclass(frozen=True)
-class Target:
-    """The target declaration of a tool.
-
-    ``fields`` lists the arguments that may name it (the first is the usual one); ``resolve``
-    picks among them for either/or tools and may raise INVALID_INPUT for a missing choice.
-    With ``each`` set, ``fields[0].field`` is a list argument and ``each`` names the id field of
-    its items (``items[].taskId``); ``all_or_nothing`` then fails the whole call on one bad item.
-    """
-
-    fields: tuple[TargetField, ...]
-    resolve: Resolver | None = None
-    each: str | None = None
-    all_or_nothing: bool = False
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A secondary id argument (``beforeTaskId``, ``labelIds``, ``userId`` …).
-
-    ``within`` is where the value must lie relative to the target (its ``board`` or its
-    ``workspace``); ``error`` is the code a foreign or unknown value gets; ``many`` marks a list
-    of ids. Refs whose kind carries tenancy are checked by :func:`authorize`; the others (users,
-    labels) need a read and are checked by the handler — the declaration still tells the test
-    harness what answer to expect.
-    """
-
-    field: str
-    kind: RefKind
-    within: Literal["board", "workspace"] = "workspace"
-    error: ErrorCode = ErrorCode.NOT_FOUND
-    many: bool = False
-    message: str | None = None
-    hint: str | None = None
-
-    @property
-    def checked_by_pipeline(self) -> bool:
-        return self.kind in TENANCY_KINDS
-
-
-def target(field_name: str, kind: Kind) -> Target:
-    """The common case: one argument names the target."""
-    return Target((TargetField(field_name, kind),))
-
-
-def either(*alternatives: tuple[str, Kind] | tuple[str, Kind, dict[str, Any]], resolve: Resolver) -> Target:
-    """An either/or target (``taskId``, or ``workspaceId`` + ``number``) with its resolver; an
-    alternative may carry the companion arguments that select it."""
-    fields = []
-    for alt in alternatives:
-        companions = tuple(sorted(alt[2].items())) if len(alt) > 2 else ()
-        fields.append(TargetField(alt[0], alt[1], companions))
-    return Target(tuple(fields), resolve=resolve)
-
-
-def each(list_field: str, id_field: str, kind: Kind, *, all_or_nothing: bool = False) -> Target:
-    """A list target: every item of ``list_field`` names one entity through ``id_field``."""
-    return Target((TargetField(list_field, kind),), each=id_field, all_or_nothing=all_or_nothing)
 
 
 # -- locating ---------------------------------------------------------------------------------
@@ -187,7 +68,7 @@ def locate(ctx: CallContext, kind: str, value: str, field_name: str | None = Non
 def _admit(spec: ToolSpec, ctx: CallContext, where: Located) -> None:
     row = ctx.member(where.workspace_id, where.kind, where.ident)
     needed = spec.min_role or "MEMBER"
-    if ROLE_RANK[row.role] < ROLE_RANK[needed]:
+    if not role_allows(row.role, needed):
         raise ToolError(
             ErrorCode.FORBIDDEN,
             f"{spec.name} needs the {needed} role in this workspace; you are {row.role}.",
@@ -320,20 +201,6 @@ def locate_plain(kind: str, value: str) -> Located | None:
     raise ValueError(kind)
 
 
-@dataclass(frozen=True)
-class Prefetch:
-    """What a handler will read first, declared so the access step can read it with the membership.
-
-    ``items`` are fetched in the same consistent BatchGetItem as the member item (their rows are
-    on ``ctx.prefetched`` / ``ctx.item(key)``); ``queries`` start on the I/O pool at the same time
-    (``ctx.query(name)`` waits for one). Nothing is returned to the caller before membership and
-    role are checked, so reading early reveals nothing.
-    """
-
-    items: tuple[tuple[str, str], ...] = ()
-    queries: tuple[tuple[str, Callable[[], Any]], ...] = ()
-
-
 # The argument that names a located entity, for errors about it (a resolved target has no one field).
 _FIELD_OF_KIND = {
     "board": "boardId",
@@ -382,6 +249,12 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
     from domain.store.models import MemberRow, Row
 
     plan = _with_entries(spec, spec.prefetch(where, args) if spec.prefetch is not None else Prefetch(), [where])
+    if spec.reads:  # the named read plans' items join the same BatchGetItem (domain.store.reads)
+        from domain.store.reads import Reads, plan_keys
+
+        read_keys = plan_keys(spec.reads, where, args)
+        plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, *read_keys])), queries=plan.queries)
+        ctx.read = Reads(spec.reads, ctx.prefetched, where, args)
     if spec.governed is not None:  # the policy with the membership; an agent's earlier requests in parallel
         from domain import governance
 
@@ -440,6 +313,60 @@ def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[L
             ctx.absent_members.add(ws)
     ctx.prefetched.update(rows)
     ctx.settle_rate()
+
+
+# -- the role ladder, for every caller ---------------------------------------------------------
+# The tools reach these through authorize(); the CLI's human commands (functions/cli_*.py) call
+# them directly, so a role is compared in one place and never by hand outside the domain.
+def role_allows(role: str | None, needed: str) -> bool:
+    """Whether a member holding ``role`` may do what needs ``needed`` (OWNER > ADMIN > MEMBER);
+    ``None`` (no membership) and unknown roles allow nothing."""
+    return ROLE_RANK.get(role or "", 0) >= ROLE_RANK[needed]
+
+
+def roles_at_least(needed: str) -> tuple[Role, ...]:
+    """The roles that satisfy ``needed``, highest first (for a write's role guard)."""
+    ladder: tuple[Role, ...] = ("OWNER", "ADMIN", "MEMBER")
+    return tuple(r for r in ladder if role_allows(r, needed))
+
+
+def role_to_grant(role: str | None) -> Role:
+    """The role needed to hand out ``role`` (an invitation link, an approval that grants it):
+    OWNER for OWNER, ADMIN for anything less."""
+    return "OWNER" if role == "OWNER" else "ADMIN"
+
+
+def approver_role(min_role: str | None, granted_role: Any) -> str:
+    """The role a human needs to decide a parked call: the tool's ``min_role`` (OWNER when the
+    tool is unknown), or OWNER when the call would grant the OWNER role."""
+    return "OWNER" if granted_role == "OWNER" else (min_role or "OWNER")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A user's standing in a workspace against a needed role: ``role`` is ``None`` for a
+    non-member; ``allowed`` is whether that role satisfies the need."""
+
+    role: str | None
+    allowed: bool
+
+
+def standing(workspace_id: str, user_id: str, needed: str) -> Standing:
+    """Read ``user_id``'s membership of ``workspace_id`` (one consistent GetItem) and compare its
+    role with ``needed``, as the access step does for a tool's ``min_role``."""
+    from domain.store import members
+
+    row = members.get(workspace_id, user_id)
+    role = row.role if row is not None else None
+    return Standing(role, role_allows(role, needed))
+
+
+def role_guard(tx: Any, workspace_id: str, user_id: str, needed: str) -> None:
+    """ConditionCheck in ``tx``: ``user_id`` still holds a role satisfying ``needed`` at commit
+    (a member demoted or removed meanwhile fails the transaction with ``ConditionFailed``)."""
+    from domain.store import members
+
+    members.guard_role(tx, workspace_id, user_id, roles_at_least(needed))
 
 
 @dataclass

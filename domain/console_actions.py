@@ -5,10 +5,9 @@ The console is one more client of the operations the tools and the CLI already r
 * the person acts through :func:`principal`, a *human* credential of their own (all scopes, no
   workspace pin), so catalog operations run through :func:`domain.pipeline.call_tool` with the
   same scope, role and membership checks as over MCP, and their activity rows say ``source: ui``;
-* approvals and invitation links, which no MCP tool performs, use the human-side policy shared with
-  ``jentrix approvals`` / ``jentrix invite`` (functions/cli_governance.py): :func:`approver_role`,
-  :func:`link_role`, :func:`require_role` and :func:`roles_from`, all built on
-  :data:`domain.auth.ROLE_RANK`;
+* approvals and invitation links, which no MCP tool performs, follow the human-side role policy
+  in :mod:`domain.access` (``approver_role``, ``role_to_grant``, ``roles_at_least``), the same
+  functions ``jentrix approvals`` / ``jentrix invite`` (functions/cli_governance.py) call;
 * every refusal is :class:`Refused`, carrying the HTTP status the page answers (404 hides a
   workspace from a non-member; 403 names the missing role).
 """
@@ -19,8 +18,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from domain import clock, ids, pipeline
-from domain.auth import ROLE_RANK, Principal
+from domain import access, clock, ids, pipeline
+from domain.auth import Principal
 from domain.errors import ToolError
 from domain.settings import settings
 from domain.store import db, members
@@ -79,25 +78,22 @@ def call(user_id: str, tool_name: str, arguments: dict[str, Any]) -> dict[str, A
 
 # -- the human-side role policy (shared with functions/cli_governance.py) -----------------------------
 def roles_from(needed: str) -> tuple[str, ...]:
-    """Every role at or above ``needed`` on :data:`ROLE_RANK` (what a role guard accepts)."""
-    return tuple(r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[needed])
+    """Every role at or above ``needed`` (what a role guard accepts); :func:`domain.access.roles_at_least`."""
+    return access.roles_at_least(needed)
 
 
 def approver_role(row: ApprovalRow) -> str:
-    """The role a human needs to decide ``row``: the parked tool's own ``min_role`` (OWNER when
-    unknown), and OWNER whenever the call hands out the OWNER role."""
+    """The role a human needs to decide ``row``, by :func:`domain.access.approver_role` on the parked
+    tool's ``min_role`` and the role the call would grant (the CLI asks the same function)."""
     from domain.catalog import registry
 
     spec = registry().get(row.tool)
-    needed = (spec.min_role if spec is not None else None) or "OWNER"
-    if (row.arguments or {}).get("role") == "OWNER":
-        needed = "OWNER"
-    return str(needed)
+    return access.approver_role(spec.min_role if spec is not None else None, (row.arguments or {}).get("role"))
 
 
 def link_role(row: InvitationRow | None) -> str:
-    """The role a human needs to print an invitation's link: OWNER for an OWNER invitation, else ADMIN."""
-    return "OWNER" if row is not None and row.role == "OWNER" else "ADMIN"
+    """The role a human needs to print an invitation's link (:func:`domain.access.role_to_grant`)."""
+    return access.role_to_grant(row.role if row is not None else None)
 
 
 def require_role(workspace_id: str, user_id: str, needed: str) -> MemberRow:
@@ -109,7 +105,7 @@ def require_role(workspace_id: str, user_id: str, needed: str) -> MemberRow:
     member = members.get(workspace_id, user_id)
     if member is None:
         raise Refused(404, "No such workspace, or you are not a member of it.")
-    if ROLE_RANK.get(member.role, 0) < ROLE_RANK[needed]:
+    if not access.role_allows(member.role, needed):
         raise Refused(403, f"This needs the {needed} role in this workspace; you are {member.role}.")
     return member
 
@@ -166,7 +162,7 @@ def pending_approvals(user_id: str, workspace_id: str) -> list[Parked]:
                 created_at=row.createdAt,
                 expires_at=row.expiresAt,
                 needed=needed,
-                can_decide=ROLE_RANK.get(me.role, 0) >= ROLE_RANK[needed],
+                can_decide=access.role_allows(me.role, needed),
             )
         )
     return out

@@ -14,6 +14,7 @@ Workspace visibility (catalog: shared contract, bearer auth + scopes; docs/decis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,7 +26,8 @@ from domain.errors import ErrorCode, ToolError
 from domain.ratelimit import Admission, Window
 from domain.store import activity as activity_store
 from domain.store import members as member_store
-from domain.store.models import ActivityRow, MemberRow
+from domain.store.models import ActivityRow, CreationMarkerRow, MemberRow
+from domain.store.reads import Reads
 
 LISTED_WORKSPACES = 20  # ids an INVALID_INPUT for an ambiguous ``workspaceId: ""`` names at most
 
@@ -68,12 +70,17 @@ class CallContext:
     target: Any = None  # domain.access.Located, set by the access step for tools with a target
     targets: list[Any] | None = None  # domain.access.ItemAccess per item, for list targets
     prefetched: dict[tuple[str, str], Any] = field(default_factory=dict)  # items read with the membership
+    read: Reads = field(
+        default_factory=Reads
+    )  # the spec's named read plans (domain.store.reads), set by the access step
     rate: Admission | None = None  # the call's place in the rate window (its add, if any, runs while the call reads)
     _queries: dict[str, Future[Any]] = field(default_factory=dict)
     _members: dict[str, MemberRow] = field(default_factory=dict)
     absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
     governance_request: Any = None  # domain.store.governance.Request of a governed call (set by the access step)
     approval: Any = None  # the APPROVED ApprovalRow letting this agent call through once (domain.governance.gate)
+    marker: CreationMarkerRow | None = None  # a keyed create's marker, for a spec declaring replay (pipeline)
+    expected_updated_at: str | None = None  # the spec's cas argument (e.g. expectedUpdatedAt), set by the pipeline
     redactions: set[str] = field(
         default_factory=set
     )  # rule ids of secrets taken out of the arguments (domain.tools.args.Redact)
@@ -90,6 +97,19 @@ class CallContext:
         from domain.store import governance as governance_store
 
         return governance_store.consume(self.approval), (self.approval.PK, self.approval.SK)
+
+    def still_current(self, kind: str, updated_at: str, current: Callable[[], dict[str, Any]]) -> None:
+        """The stale check of a spec declaring ``cas`` (one implementation for every such tool):
+        CONFLICT when the caller sent an expected ``updatedAt`` and the entity's differs, with the
+        entity as it is now (``current()``, its view) in ``error.current``. Called inside the
+        compare-and-set plan, so it judges the row the write is conditioned on."""
+        expected = self.expected_updated_at
+        if expected is not None and updated_at != expected:
+            raise errors.conflict(
+                f"The {kind} changed since you read it (your expectedUpdatedAt {expected}, now {updated_at}).",
+                "Merge your edit into error.current and call again with its updatedAt.",
+                current=current(),
+            )
 
     def settle_rate(self) -> None:
         """Settle the call's rate-window admission (domain/ratelimit.py); RATE_LIMITED when refused.

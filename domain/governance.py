@@ -26,9 +26,9 @@ from domain.store import governance as store
 from domain.store import keys
 
 if TYPE_CHECKING:
-    from domain.access import Located, Prefetch
     from domain.context import CallContext
     from domain.registry import ToolSpec
+    from domain.targets import Located, Prefetch
 
 
 def request_for(spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> store.Request:
@@ -45,7 +45,7 @@ def request_for(spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> 
 
 def with_gate_reads(plan: Prefetch, spec: ToolSpec, ctx: CallContext, where: Located, args: Any) -> Prefetch:
     """The access step's reads plus the gate's: the policy item, and for an agent its earlier requests."""
-    from domain.access import Prefetch
+    from domain.targets import Prefetch
 
     items = (*plan.items, keys.governance_policy(where.workspace_id))
     queries = plan.queries

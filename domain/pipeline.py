@@ -19,6 +19,7 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +33,8 @@ from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
 from domain.store import deadline
-from domain.store.boards import BoardArchived
-from domain.store.db import Missing
-from domain.store.idempotency_markers import IdempotencyMismatch
-from domain.store.paging import InvalidCursor
-from domain.store.retry import Contended
+from domain.store.errors import Answer, StoreError
+from domain.store.idempotency_markers import Earlier
 
 # stderr, never stdout: on the stdio transport stdout carries only JSON-RPC lines.
 logger = observability.logger("jentrix-mcp")
@@ -190,29 +188,35 @@ def _run(
         if REDACTIONS in spec.output_model.model_fields:  # a write tool names the secrets kept out of its text
             result[REDACTIONS] = sorted(ctx.redactions)  # (a replay parsed the same arguments: the same ids)
         return CallOutcome(result=result)
-    except (ToolError, Contended, InvalidCursor, IdempotencyMismatch, Missing, BoardArchived) as raised:
+    except Exception as raised:  # noqa: BLE001 - the boundary: every failure becomes an envelope
         error = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
+        if error is None:
+            return _unexpected(raised, spec, ctx, cid)
         try:
             ctx.settle_rate()  # a call over its limit answers RATE_LIMITED, whatever else failed
         except ToolError as limited:
             error = limited
         logger.info("tool error", extra={"tool": spec.name, "code": error.code.value, "correlation_id": cid})
         return CallOutcome(error=error.envelope())
-    except Exception as exc:  # the boundary: nothing unexpected reaches the client
-        _drain(ctx)
-        if faults.storage_unavailable(exc):
-            logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
-            return CallOutcome(error=faults.unavailable_error(cid).envelope())
-        if faults.throttled(exc):
-            logger.warning("storage throttled", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
-            return CallOutcome(error=faults.busy_error(cid).envelope())
-        if faults.too_large(exc):
-            logger.warning(
-                "write refused for its size", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)}
-            )
-            return CallOutcome(error=faults.too_large_error().envelope())
-        logger.exception("tool failed", extra={"tool": spec.name, "correlation_id": cid})
-        return CallOutcome(error=internal_error(cid).envelope())
+
+
+def _unexpected(exc: Exception, spec: ToolSpec, ctx: CallContext, cid: str) -> CallOutcome:
+    """The answer for an exception no tool and no store answer described: a storage fault it
+    stands for (unavailable, throttled, too large), else INTERNAL with the correlation id."""
+    _drain(ctx)
+    if faults.storage_unavailable(exc):
+        logger.warning("storage unavailable", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+        return CallOutcome(error=faults.unavailable_error(cid).envelope())
+    if faults.throttled(exc):
+        logger.warning("storage throttled", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)})
+        return CallOutcome(error=faults.busy_error(cid).envelope())
+    if faults.too_large(exc):
+        logger.warning(
+            "write refused for its size", extra={"tool": spec.name, "correlation_id": cid, "error": repr(exc)}
+        )
+        return CallOutcome(error=faults.too_large_error().envelope())
+    logger.error("tool failed", exc_info=exc, extra={"tool": spec.name, "correlation_id": cid})
+    return CallOutcome(error=internal_error(cid).envelope())
 
 
 def _drain(ctx: CallContext) -> None:
@@ -243,39 +247,53 @@ def internal_error(correlation_id: str) -> ToolError:
     )
 
 
-def store_error(exc: Exception, ctx: CallContext) -> ToolError:
-    """The envelope for a store error that reached the boundary without a tool-specific answer."""
-    if isinstance(exc, Contended):
-        return errors.conflict(
-            "Other changes to the same items kept committing while this call ran; nothing was written.",
-            "Retry the call.",
-            retry_after_seconds=1,
-        )
-    if isinstance(exc, InvalidCursor):
-        return errors.invalid(
-            "cursor",
-            "is not a cursor this list returned",
-            "A cursor works only with the same subject and filters as the call that returned it; repeat those, or omit cursor to start from the first page.",
-        )
-    if isinstance(exc, BoardArchived):
-        where = ctx.target
-        field = {
-            "task": "taskId",
-            "comment": "commentId",
-            "subtask": "subtaskId",
-            "column": "columnId",
-            "label": "labelId",
-        }.get(where.kind if where is not None else "", "boardId")
-        return errors.board_archived(field)
-    if isinstance(exc, IdempotencyMismatch):
-        return errors.conflict(
-            f"This idempotencyKey already made an entity through {exc.args[0] if exc.args else ctx.tool} with different arguments.",
-            "Use a fresh idempotencyKey for a new request.",
-        )
+def _target_field(ctx: CallContext) -> str:
+    """The argument an archived-board refusal names: the located target's id field."""
+    kind = ctx.target.kind if ctx.target is not None else ""
+    return {
+        "task": "taskId",
+        "comment": "commentId",
+        "subtask": "subtaskId",
+        "column": "columnId",
+        "label": "labelId",
+    }.get(kind, "boardId")
+
+
+def _not_found(exc: StoreError, ctx: CallContext) -> ToolError:
     where = ctx.target
     if where is not None:
         return errors.not_found(where.kind, where.ident)
     return errors.not_found("entity", str(exc))
+
+
+# The generic envelope of each store answer (domain/store/errors.py): the one place a store error
+# becomes a tool error when the tool did not word it itself.
+STORE_ANSWERS: dict[Answer, Callable[[StoreError, CallContext], ToolError]] = {
+    "conflict": lambda exc, ctx: errors.conflict(
+        "Other changes to the same items kept committing while this call ran; nothing was written.",
+        "Retry the call.",
+        retry_after_seconds=1,
+    ),
+    "cursor": lambda exc, ctx: errors.invalid(
+        "cursor",
+        "is not a cursor this list returned",
+        "A cursor works only with the same subject and filters as the call that returned it; repeat those, or omit cursor to start from the first page.",
+    ),
+    "board_archived": lambda exc, ctx: errors.board_archived(_target_field(ctx)),
+    "key_reused": lambda exc, ctx: errors.conflict(
+        f"This idempotencyKey already made an entity through {exc.args[0] if exc.args else ctx.tool} with different arguments.",
+        "Use a fresh idempotencyKey for a new request.",
+    ),
+    "not_found": _not_found,
+}
+
+
+def store_error(exc: Exception, ctx: CallContext) -> ToolError | None:
+    """The envelope for a store error that reached the boundary without a tool-specific answer,
+    from its class's ``answer``; ``None`` for anything else (the caller treats it as unexpected)."""
+    if not isinstance(exc, StoreError) or exc.answer is None:
+        return None
+    return STORE_ANSWERS[exc.answer](exc, ctx)
 
 
 def _canonical(arguments: dict[str, Any], key_field: str = "idempotencyKey") -> dict[str, Any]:
@@ -288,14 +306,27 @@ def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     return _execute(spec, ctx, args)
 
 
+def _handle(spec: ToolSpec, ctx: CallContext, args: Any) -> Any:
+    """The handler, with a replay-declaring keyed create's marker and its replay (one implementation)."""
+    if spec.replay is None:
+        return spec.handler(ctx, args)
+    ctx.marker = idempotency.creation_marker(ctx, ctx.target.workspace_id) if ctx.target is not None else None
+    try:
+        return spec.handler(ctx, args)
+    except Earlier as earlier:  # an earlier call with this key committed: answer with what it made
+        return spec.replay(ctx, earlier.entity_id)
+
+
 def _execute(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     """Governance, the handler and its result, for a call the access policy admitted."""
     parked = None
+    if spec.cas is not None:  # the handler's compare-and-set plan checks it (ctx.still_current)
+        ctx.expected_updated_at = getattr(args, spec.cas)
     if spec.governed is not None:
         if spec.precheck is not None:
             spec.precheck(ctx, args)
         parked = governance.gate(spec, ctx, args)
-    out = parked if parked is not None else spec.handler(ctx, args)
+    out = parked if parked is not None else _handle(spec, ctx, args)
     if isinstance(out, BaseModel):
         result = out.model_dump(mode="json", by_alias=True)
     else:

@@ -25,8 +25,8 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from domain.access import Ref, Target
 from domain.auth import Role, Scope
+from domain.targets import Ref, Target
 
 Area = Literal[
     "workspaces",
@@ -135,7 +135,18 @@ class ToolSpec:
     min_role: Role | None = None
     refs: tuple[Ref, ...] = field(default_factory=tuple)
     refused_when_bound: bool = False
-    prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.access.Prefetch
+    prefetch: Callable[[Any, Any], Any] | None = None  # (Located, args) -> domain.targets.Prefetch
+    # Named read plans (domain.store.reads): their items ride in the membership BatchGetItem and
+    # the handler finds them on ctx.read.<name>, typed, None when absent.
+    reads: tuple[str, ...] = ()
+    # The argument carrying the caller's expected updatedAt (e.g. "expectedUpdatedAt"): the pipeline
+    # puts it on the context and the handler's compare-and-set plan calls ctx.still_current.
+    cas: str | None = None
+    # A keyed create's crash-safe replay (docs/data-model.md, "Idempotency"): the pipeline puts the
+    # creation marker on ctx.marker (the handler writes it in its transaction); when the store
+    # finds an earlier marker with the same arguments (idempotency_markers.Earlier), the pipeline
+    # answers with replay(ctx, entity_id), the earlier entity as the tool shows it.
+    replay: Callable[[Any, str], Any] | None = None
     # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
     # reads the board's entry with the membership and refuses while the board is archived.
     open_board: bool = False
@@ -177,6 +188,18 @@ class ToolSpec:
             raise SpecError(f"{self.name}: refs are checked against a target")
         if self.prefetch is not None and self.target is None:
             raise SpecError(f"{self.name}: prefetch reads with the target's membership")
+        if self.reads:
+            from domain.store.reads import PLANS
+
+            if self.target is None or self.target.each is not None:
+                raise SpecError(f"{self.name}: reads are read with the membership of one target")
+            unknown = [r for r in self.reads if r not in PLANS]
+            if unknown:
+                raise SpecError(f"{self.name}: unknown read plans {unknown} (domain.store.reads.PLANS)")
+        if self.replay is not None and (not self.keyed or self.target is None):
+            raise SpecError(f"{self.name}: replay answers a keyed create with a target (its workspace keys the marker)")
+        if self.cas is not None and (self.cas not in fields or self.read_only):
+            raise SpecError(f"{self.name}: cas names an argument of a writing tool")
         if self.precheck is not None and self.governed is None:
             raise SpecError(
                 f"{self.name}: precheck runs before the governance gate; the handler checks ungoverned calls"
@@ -278,7 +301,7 @@ def tool(
     """Declare ``handler(ctx, args) -> output_model | dict`` as the tool ``name``; returns the spec.
 
     ``policy`` takes the remaining :class:`ToolSpec` fields (flags, ``keyed``, ``target``,
-    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``open_board``). Nothing is registered: list the
+    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``reads``, ``cas``, ``replay``, ``open_board``). Nothing is registered: list the
     spec in the module's ``TOOLS``.
     """
 

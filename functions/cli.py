@@ -35,35 +35,27 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError
 from pynamodb.exceptions import PynamoDBException
 
+from functions.cli_common import DEFAULT_DYNAMODB_ENDPOINT as DEFAULT_DYNAMODB_ENDPOINT
+from functions.cli_common import DEFAULT_DYNAMODB_PORT as DEFAULT_DYNAMODB_PORT
+from functions.cli_common import DEFAULT_S3_ENDPOINT as DEFAULT_S3_ENDPOINT
+from functions.cli_common import DEFAULT_S3_PORT as DEFAULT_S3_PORT
+from functions.cli_common import CliError as CliError
+from functions.cli_common import add_target_flags as _add_target_flags
+from functions.cli_common import connect as _connect
+from functions.cli_common import point_at as _point_at
+from functions.cli_common import s3_target as _s3_target
+from functions.cli_common import s3_unreachable as s3_unreachable
+from functions.cli_common import sentence as sentence
+from functions.cli_common import target as _target
+
 DEFAULT_PORT = 8787
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_DYNAMODB_PORT = 8000  # DynamoDB Local's customary port; fixed so client configs survive restarts
-DEFAULT_DYNAMODB_ENDPOINT = f"http://127.0.0.1:{DEFAULT_DYNAMODB_PORT}"  # where `jentrix dev` puts it
-DEFAULT_S3_PORT = 8788  # the local S3's port (infra.s3_local.DEFAULT_PORT); fixed like DynamoDB Local's
-DEFAULT_S3_ENDPOINT = f"http://127.0.0.1:{DEFAULT_S3_PORT}"  # where `jentrix dev` runs its local S3
 MCP_PATH = "/api/mcp"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector@2.12.0"  # the version scripts/setup.sh installs
-
-
-class CliError(Exception):
-    """A user-facing failure: printed as one line on stderr, exit status ``code``."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def sentence(message: str, hint: str = "") -> str:
-    """``message`` and ``hint`` of an envelope as one line: "a: b is not accepted. Accepted: x, y."."""
-    message, hint = (message or "").strip(), (hint or "").strip()
-    if not hint:
-        return message
-    return f"{message if message.endswith(('.', '!', '?', ':', ';')) else message + '.'} {hint}"
 
 
 def quiet_call_logs() -> None:
@@ -79,142 +71,6 @@ def quiet_call_logs() -> None:
 
 class _Terminated(Exception):
     """Raised from the SIGTERM handler so ``finally`` blocks stop child processes."""
-
-
-# -- shared -----------------------------------------------------------------------------------
-def _point_at(
-    endpoint: str | None, *, table: str | None = None, idempotency_table: str | None = None, region: str | None = None
-) -> None:
-    """Point settings, the store and idempotency at ``endpoint`` (``None`` = real AWS)."""
-    from domain.store import db
-
-    if endpoint:
-        # DynamoDB Local takes any credentials; a profile left in the shell (perhaps one this
-        # machine does not even have) must neither be used nor break the command.
-        os.environ.pop("AWS_PROFILE", None)
-        os.environ.pop("AWS_DEFAULT_PROFILE", None)
-    db.use(endpoint, table=table, idempotency_table=idempotency_table, region=region)
-
-
-def _add_target_flags(p: argparse.ArgumentParser) -> None:
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--endpoint",
-        metavar="URL",
-        help=f"DynamoDB endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_DYNAMODB_ENDPOINT, else {DEFAULT_DYNAMODB_ENDPOINT})",
-    )
-    where.add_argument("--aws", action="store_true", help="use real AWS with the ambient credentials (never implied)")
-    p.add_argument("--table", help="application table name (default: $JENTRIX_TABLE or 'jentrix')")
-    p.add_argument(
-        "--region",
-        help="AWS region (with --aws, default: the region of your AWS profile or $AWS_REGION / $AWS_DEFAULT_REGION)",
-    )
-
-
-def _is_aws_host(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    return host.endswith((".amazonaws.com", ".amazonaws.com.cn", ".api.aws"))
-
-
-_target: dict[str, str] = {}  # the endpoint the token commands use and where it came from (error messages)
-
-
-def _pick_endpoint(
-    aws: bool, flag: str | None, flag_name: str, env: str, default: str, dev_service: str
-) -> tuple[str | None, str]:
-    """``(endpoint, where it came from)``: ``--aws`` (no endpoint: the service in AWS), else the
-    flag, else the environment variable, else ``default`` (where `jentrix dev` runs ``dev_service``)."""
-    if aws:
-        return None, "--aws"
-    if flag:
-        return flag, flag_name
-    if os.environ.get(env):
-        return os.environ[env], env
-    return default, f"the default, where `jentrix dev` runs {dev_service}"
-
-
-def _aws_region(args: argparse.Namespace) -> str | None:
-    """With --aws: --region, else the region boto3 resolves for the ambient profile
-    (AWS_REGION, AWS_DEFAULT_REGION, the profile's config), which is where `sam deploy` with the
-    same profile put the stack. Never a silent us-east-1.
-
-    Raises:
-        CliError: no region anywhere."""
-    if args.region:
-        return args.region
-    import boto3
-
-    region = boto3.session.Session().region_name
-    if not region:
-        raise CliError(
-            "--aws needs a region: pass --region (the stack's), or set AWS_REGION or a region in your AWS profile.",
-            code=2,
-        )
-    return region
-
-
-def _connect(args: argparse.Namespace) -> None:
-    if getattr(args, "aws", False):
-        args.region = _aws_region(args)
-    endpoint, source = _pick_endpoint(
-        args.aws, args.endpoint, "--endpoint", "JENTRIX_DYNAMODB_ENDPOINT", DEFAULT_DYNAMODB_ENDPOINT, "DynamoDB Local"
-    )
-    _target.update(endpoint=endpoint or "DynamoDB in AWS", source=source)
-    if endpoint and _is_aws_host(endpoint):
-        raise CliError(
-            f"{endpoint} is DynamoDB in AWS; use --aws (with --region) instead of an endpoint to say so explicitly.",
-            code=2,
-        )
-    _point_at(endpoint, table=args.table, region=args.region)
-
-
-_s3_target: dict[str, str] = {}  # the S3 endpoint an upload uses and where it came from (error messages)
-
-
-def _add_s3_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--s3-endpoint",
-        metavar="URL",
-        help=f"S3 endpoint, e.g. the one `jentrix dev` prints (default: $JENTRIX_S3_ENDPOINT, else {DEFAULT_S3_ENDPOINT}; with --aws: S3 in AWS)",
-    )
-
-
-def _connect_s3(args: argparse.Namespace) -> None:
-    """Point the object store at the S3 an in-process upload uses, the way :func:`_connect`
-    picks DynamoDB: ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local
-    S3 (:data:`DEFAULT_S3_ENDPOINT`); S3 in AWS only with ``--aws``."""
-    from domain import objects
-    from domain import settings as settings_module
-
-    endpoint, source = _pick_endpoint(
-        getattr(args, "aws", False),
-        getattr(args, "s3_endpoint", None),
-        "--s3-endpoint",
-        "JENTRIX_S3_ENDPOINT",
-        DEFAULT_S3_ENDPOINT,
-        "its local S3",
-    )
-    _s3_target.update(endpoint=endpoint or "S3 in AWS", source=source)
-    if endpoint:
-        os.environ["JENTRIX_S3_ENDPOINT"] = endpoint
-    else:
-        os.environ.pop("JENTRIX_S3_ENDPOINT", None)
-    settings_module.reload()
-    objects.reset()
-
-
-def s3_unreachable(what: str) -> CliError:
-    """The failure of an upload's PUT, naming the S3 endpoint tried and the flag to change."""
-    where = _s3_target.get("endpoint")
-    if where is None:  # over --url: the server chose the object store
-        return CliError(what)
-    if where == "S3 in AWS":
-        return CliError(
-            f"{what}; the object store was S3 in AWS (--aws): check the region, your network and credentials."
-        )
-    return CliError(
-        f"{what}; the object store was {where} ({_s3_target['source']}): start `jentrix dev`, or pass --s3-endpoint URL (or --aws)."
-    )
 
 
 # -- dev --------------------------------------------------------------------------------------
@@ -547,7 +403,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
             signin=signin_url(url.removesuffix(MCP_PATH), seed.user.userId),
         )
 
-        from domain.search.repair import RepairLoop
+        from domain.search.loop import RepairLoop
         from functions.web.dev import combined_app
 
         # The local stack has no Streams consumer: this loop is it. Woken by each commit of the

@@ -20,7 +20,7 @@ grant from ``POST /api/artifacts/upload-grant``, the PUT, and ``attach_artifact`
 
 Like DynamoDB (``--endpoint``, else ``$JENTRIX_DYNAMODB_ENDPOINT``, else the dev stack's), the S3
 endpoint is ``--s3-endpoint``, else ``$JENTRIX_S3_ENDPOINT``, else the dev stack's local S3 at
-``http://127.0.0.1:8788`` (:func:`functions.cli._connect_s3`); S3 in AWS only with ``--aws``. A
+``http://127.0.0.1:8788`` (:func:`functions.cli_common.connect_s3`); S3 in AWS only with ``--aws``. A
 failed upload names the endpoint it tried and the flag that changes it.
 """
 
@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from functions.cli import CliError, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable, sentence
+from functions.cli_common import CliError, add_s3_flag, add_target_flags, connect, connect_s3, s3_unreachable, sentence
 
 CHUNK = 64 * 1024
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -266,8 +266,8 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
     if getattr(args, "url", None):
         artifact = _upload_over_http(args.url, _secret(args), args, path, ws)
     else:
-        _connect(args)
-        _connect_s3(args)
+        connect(args)
+        connect_s3(args)
         principal = _token(args)
         data_size, digest, content_type, kind = _declared(args, path)
         try:
@@ -299,13 +299,12 @@ def cmd_artifact_upload(args: argparse.Namespace) -> int:
 
 
 def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
-    from domain import clock, ids, objects
+    from domain import access, clock, ids, objects
     from domain.store import artifacts as artifact_store
-    from domain.store import db, keys, members
-    from domain.store.models import MemberRow
+    from domain.store import db
 
-    _connect(args)
-    _connect_s3(args)
+    connect(args)
+    connect_s3(args)
     principal = _token(args)
     if not principal.human:
         raise CliError("withdrawing an artifact needs a human's token (jentrix token create --human).")
@@ -315,11 +314,11 @@ def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
     ws = ref.workspace_id
     if principal.workspace_pin and principal.workspace_pin != ws:
         raise CliError(f"the token is pinned to {principal.workspace_pin}, not {ws}.")
-    member = members.get(ws, principal.user_id)
-    if member is None:
+    standing = access.standing(ws, principal.user_id, "ADMIN")
+    if standing.role is None:
         raise CliError(f"no artifact {args.artifact_id} is visible to this token.")
-    if member.role not in ("ADMIN", "OWNER"):
-        raise CliError(f"withdrawing needs the ADMIN role in {ws}; the token's user is {member.role}.")
+    if not standing.allowed:
+        raise CliError(f"withdrawing needs the ADMIN role in {ws}; the token's user is {standing.role}.")
     head = artifact_store.get(ws, args.artifact_id)
     if head is None:
         raise CliError(f"no artifact {args.artifact_id} is visible to this token.")
@@ -327,9 +326,7 @@ def cmd_artifact_withdraw(args: argparse.Namespace) -> int:
         raise CliError(f"{args.artifact_id} was already withdrawn at {head.withdrawnAt}.")
 
     def still_admin(tx: Any) -> None:
-        tx.condition_check(
-            MemberRow, *keys.member(ws, principal.user_id), condition=MemberRow.role.is_in("ADMIN", "OWNER")
-        )
+        access.role_guard(tx, ws, principal.user_id, "ADMIN")
 
     try:
         done = artifact_store.withdraw(head, actor_id=principal.user_id, at=clock.now_iso(), check=still_admin)
@@ -371,6 +368,6 @@ def add_parsers(sub: Any) -> None:
     wd.add_argument("artifact_id", metavar="ARTIFACT_ID")
     for p, func in ((up, cmd_artifact_upload), (wd, cmd_artifact_withdraw)):
         p.add_argument("--token-file", metavar="FILE", help="file holding your token (default: $JENTRIX_TOKEN)")
-        _add_s3_flag(p)
-        _add_target_flags(p)
+        add_s3_flag(p)
+        add_target_flags(p)
         p.set_defaults(func=func)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from functions.cli import CliError, _add_s3_flag, _add_target_flags, _connect, _connect_s3, s3_unreachable
+from functions.cli_common import CliError, add_s3_flag, add_target_flags, connect, connect_s3, s3_unreachable
 
 CHUNK = 64 * 1024
 PUT_ATTEMPTS = 2  # the PUT and one retry
@@ -185,8 +185,8 @@ def _in_process(
     from domain import attachments, auth, uploads
     from domain.errors import ToolError
 
-    _connect(args)
-    _connect_s3(args)
+    connect(args)
+    connect_s3(args)
     principal = auth.authenticate(token)
     if principal is None:
         raise CliError("the token was not accepted (unknown, revoked or expired)")
@@ -255,6 +255,6 @@ def add_parsers(sub: Any) -> None:
         help="the server's base URL (e.g. http://127.0.0.1:8787): use its HTTP API instead of calling in-process",
     )
     up.add_argument("--json", action="store_true", help="print the attachment as JSON")
-    _add_target_flags(up)
-    _add_s3_flag(up)
+    add_target_flags(up)
+    add_s3_flag(up)
     up.set_defaults(func=cmd_attachment_upload)

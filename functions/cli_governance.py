@@ -19,8 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from domain.auth import ROLE_RANK
-from functions.cli import CliError, _add_target_flags, _connect
+from functions.cli_common import CliError, add_target_flags, connect
 
 
 def _secret_from(path: str) -> str:
@@ -32,8 +31,7 @@ def _secret_from(path: str) -> str:
 
 def _human(args: argparse.Namespace, workspace_id: str, needed: str) -> Any:
     """The verified human principal of ``--token-file``, a member of ``workspace_id`` with ``needed``."""
-    from domain import auth
-    from domain.store import members
+    from domain import access, auth
 
     principal = auth.authenticate(_secret_from(args.token_file))
     if principal is None:
@@ -44,38 +42,32 @@ def _human(args: argparse.Namespace, workspace_id: str, needed: str) -> Any:
         )
     if principal.workspace_pin and principal.workspace_pin != workspace_id:
         raise CliError(f"the token is pinned to {principal.workspace_pin}, not {workspace_id}.")
-    member = members.get(workspace_id, principal.user_id)
-    if member is None:
+    standing = access.standing(workspace_id, principal.user_id, needed)
+    if standing.role is None:
         raise CliError(f"the token's user is not a member of {workspace_id}.")
-    if ROLE_RANK.get(member.role, 0) < ROLE_RANK[needed]:
-        raise CliError(f"this needs the {needed} role in {workspace_id}; the token's user is {member.role}.")
+    if not standing.allowed:
+        raise CliError(f"this needs the {needed} role in {workspace_id}; the token's user is {standing.role}.")
     return principal
-
-
-def _roles_from(needed: str) -> tuple[str, ...]:
-    from domain.console_actions import roles_from
-
-    return roles_from(needed)
 
 
 # -- invite -----------------------------------------------------------------------------------
 def cmd_invite_link(args: argparse.Namespace) -> int:
-    from domain import ids
+    from domain import access, ids
     from domain.store import governance
 
     ref = ids.parse_invitation(args.invitation_id)
     if ref is None:
         raise CliError(f"{args.invitation_id!r} is not an invitation id (inv_…).", code=2)
-    _connect(args)
+    connect(args)
     row = governance.get_invitation(ref)
-    from domain.console_actions import link_role
-
-    needed = link_role(row)
+    needed = access.role_to_grant(row.role if row is not None else None)
     principal = _human(args, ref.workspace_id, needed)
     if row is None or row.state != "PENDING" or not governance.live(row):  # type: ignore[arg-type]
         raise CliError(f"no pending invitation {args.invitation_id} (see list_invitations).")
     try:
-        secret = governance.issue_link(row, actor_id=principal.user_id, actor_roles=_roles_from(needed), source="ui")
+        secret = governance.issue_link(
+            row, actor_id=principal.user_id, actor_roles=access.roles_at_least(needed), source="ui"
+        )
     except governance.InvitationClosed:
         raise CliError(f"invitation {args.invitation_id} is no longer pending.") from None
     print(f"Invitation link for {row.email} ({row.role}) — shown only now; any earlier link stops working:")
@@ -92,7 +84,7 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
     secret = args.secret or (_secret_from(args.secret_file) if args.secret_file else None)
     if not secret:
         raise CliError("pass --secret or --secret-file.", code=2)
-    _connect(args)
+    connect(args)
     row = governance.invitation_of_secret(secret)
     if (
         row is None
@@ -124,9 +116,11 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
 
 # -- approvals --------------------------------------------------------------------------------
 def _approver_role(row: Any) -> str:
-    from domain.console_actions import approver_role
+    from domain import access
+    from domain.catalog import registry
 
-    return approver_role(row)  # one policy for the CLI and the console's approvals page
+    spec = registry().get(row.tool)
+    return access.approver_role(spec.min_role if spec is not None else None, (row.arguments or {}).get("role"))
 
 
 def _approval_view(row: Any) -> dict[str, Any]:
@@ -151,7 +145,7 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
 
     if not ids.parse_workspace(args.workspace):
         raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
-    _connect(args)
+    connect(args)
     _human(args, args.workspace, "ADMIN")
     emails = {
         m.userId: m.email for m in members.list_members(args.workspace)
@@ -181,20 +175,20 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace, decision: str) -> int:
-    from domain import ids
+    from domain import access, ids
     from domain.store import db, governance
 
     ref = ids.parse_approval(args.approval_id)
     if ref is None:
         raise CliError(f"{args.approval_id!r} is not an approval id (ap_…).", code=2)
-    _connect(args)
+    connect(args)
     row = governance.get_approval(ref)
     needed = _approver_role(row) if row is not None else "ADMIN"
     principal = _human(args, ref.workspace_id, needed)
     if row is None:
         raise CliError(f"no approval request {args.approval_id}.")
     try:
-        governance.decide(row, decision, actor_id=principal.user_id, actor_roles=_roles_from(needed))
+        governance.decide(row, decision, actor_id=principal.user_id, actor_roles=access.roles_at_least(needed))
     except governance.NotPending:
         raise CliError(f"{args.approval_id} is not pending any more (decided, used or expired).") from None
     except db.Missing:
@@ -223,7 +217,7 @@ def cmd_governance_set(args: argparse.Namespace) -> int:
 
     if not ids.parse_workspace(args.workspace):
         raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
-    _connect(args)
+    connect(args)
     principal = _human(args, args.workspace, "OWNER")
     try:
         governance.set_policy(args.workspace, args.pack, args.policy, actor_id=principal.user_id, source="ui")
@@ -241,7 +235,7 @@ def add_parsers(sub: Any) -> None:
             metavar="FILE",
             help="file holding a human token (jentrix token create --human) of a member with the needed role",
         )
-        _add_target_flags(p)
+        add_target_flags(p)
 
     invite = sub.add_parser("invite", help="print an invitation link, or accept one")
     isub = invite.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -255,7 +249,7 @@ def add_parsers(sub: Any) -> None:
     acc.add_argument("--secret", help="the link secret you were given")
     acc.add_argument("--secret-file", metavar="FILE", help="a file holding the secret")
     acc.add_argument("--display-name", help="your display name, when a user is created")
-    _add_target_flags(acc)
+    add_target_flags(acc)
     acc.set_defaults(func=cmd_invite_accept)
 
     approvals = sub.add_parser("approvals", help="list, approve or reject agents' parked membership changes")

@@ -38,9 +38,9 @@ def _all_workspaces() -> list[str]:
 
 
 def cmd_search_verify(args: argparse.Namespace) -> int:
-    from functions.cli import _connect
+    from functions.cli_common import connect
 
-    _connect(args)
+    connect(args)
     from domain.search.verify import verify
 
     workspaces = args.workspace or _all_workspaces()
@@ -72,7 +72,7 @@ def cmd_search_verify(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    from functions.cli import _add_target_flags
+    from functions.cli_common import add_target_flags
 
     search = sub.add_parser("search", help="check the search index against the tasks and comments")
     ssub = search.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -87,5 +87,5 @@ def add_parsers(sub: Any) -> None:
         "--repair", action="store_true", help="apply pending records and rewrite every drifted doc, then check again"
     )
     v.add_argument("--json", action="store_true", help="print the reports as JSON")
-    _add_target_flags(v)
+    add_target_flags(v)
     v.set_defaults(func=cmd_search_verify)

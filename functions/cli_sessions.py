@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from functions.cli import CliError, _add_target_flags, _connect
+from functions.cli_common import CliError, add_target_flags, connect
 
 SESSION_ENV = "JENTRIX_SESSION_ID"
 TOKEN_FILE_ENV = "JENTRIX_TOKEN_FILE"
@@ -150,7 +150,7 @@ def cmd_agent_launch(args: argparse.Namespace) -> int:
 
 
 def _principal_connected(args: argparse.Namespace) -> Any:
-    _connect(args)
+    connect(args)
     return _principal(args)
 
 
@@ -265,7 +265,7 @@ def add_parsers(sub: Any) -> None:
     launch.add_argument("--continues", metavar="SES_ID", help="an earlier session this one deliberately continues")
     launch.add_argument("--token-file", help=f"file holding the token (default ${TOKEN_FILE_ENV}, else ${TOKEN_ENV})")
     launch.add_argument("command", nargs=argparse.REMAINDER, help="-- then the provider command and its arguments")
-    _add_target_flags(launch)
+    add_target_flags(launch)
     launch.set_defaults(func=cmd_agent_launch)
 
     session = sub.add_parser("session", help="connected-session commands run by provider hooks")
@@ -286,5 +286,5 @@ def add_parsers(sub: Any) -> None:
         "--checkout", metavar="DIR", help="with --project: the checkout (default: the current directory)"
     )
     attach.add_argument("--token-file", help=f"file holding the token (default ${TOKEN_FILE_ENV}, else ${TOKEN_ENV})")
-    _add_target_flags(attach)
+    add_target_flags(attach)
     attach.set_defaults(func=cmd_session_attach)

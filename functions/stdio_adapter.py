@@ -200,7 +200,7 @@ def main(argv: list[str]) -> int:
         if (
             not args.url
         ):  # in process: no Streams consumer here, so the local one turns pending search records into postings
-            from domain.search.repair import RepairLoop
+            from domain.search.loop import RepairLoop
 
             user_id = server.state.session.principal.user_id
             repair = RepairLoop(lambda: [user_id]).start()

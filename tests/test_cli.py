@@ -27,7 +27,7 @@ import httpx2
 import pytest
 
 from domain import auth, clock
-from functions import cli
+from functions import cli, cli_common
 from tests.conftest import Actor, make_actor, mcp_client, structured
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,7 +252,7 @@ def test_token_commands_never_reach_aws_implicitly(
     from infra.ddb_local import free_port
 
     nothing_there = f"http://127.0.0.1:{free_port()}"
-    monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", nothing_there)
+    monkeypatch.setattr(cli_common, "DEFAULT_DYNAMODB_ENDPOINT", nothing_there)
     monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
     monkeypatch.setenv("AWS_PROFILE", "production")
     try:
@@ -268,12 +268,12 @@ def test_token_commands_never_reach_aws_implicitly(
 def test_token_commands_default_to_the_dev_stack_endpoint(
     capsys: pytest.CaptureFixture[str], owner: Actor, dynamodb_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "DEFAULT_DYNAMODB_ENDPOINT", dynamodb_endpoint)  # stands in for jentrix dev's :8000
+    monkeypatch.setattr(cli_common, "DEFAULT_DYNAMODB_ENDPOINT", dynamodb_endpoint)  # stands in for jentrix dev's :8000
     monkeypatch.delenv("JENTRIX_DYNAMODB_ENDPOINT")
     code, out, err = run_cli(capsys, "token", "list", "--user-email", owner.email, "--json")
     assert code == 0, err
     assert json.loads(out)["userId"] == owner.user_id
-    assert cli.DEFAULT_DYNAMODB_ENDPOINT == dynamodb_endpoint and cli.build_parser()  # the real default:
+    assert cli_common.DEFAULT_DYNAMODB_ENDPOINT == dynamodb_endpoint and cli.build_parser()  # the real default:
     monkeypatch.undo()
     assert cli.DEFAULT_DYNAMODB_ENDPOINT == f"http://127.0.0.1:{cli.DEFAULT_DYNAMODB_PORT}" == "http://127.0.0.1:8000"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from functions import cli, cli_artifacts
+from functions import cli, cli_artifacts, cli_common
 from tests.conftest import make_actor, mcp_client
 from tests.tools_support import new_board, new_task, ok
 
@@ -278,7 +278,7 @@ async def test_local_s3_has_a_fixed_default_port_and_keeps_objects_in_a_data_dir
     from infra.s3_local import DEFAULT_PORT, S3Local
 
     assert cli.build_parser().parse_args(["dev"]).s3_port == DEFAULT_PORT == cli.DEFAULT_S3_PORT
-    assert cli.DEFAULT_S3_ENDPOINT == f"http://127.0.0.1:{DEFAULT_PORT}"
+    assert cli_common.DEFAULT_S3_ENDPOINT == f"http://127.0.0.1:{DEFAULT_PORT}"
 
     def client(endpoint):
         return boto3.client(
@@ -341,8 +341,8 @@ async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endp
         board = await new_board(client, human.workspace_id, "Default S3")
         task = await new_task(client, board["columns"][0]["id"], "upload without flags")
     saved = os.environ.pop("JENTRIX_S3_ENDPOINT", None)
-    default = cli.DEFAULT_S3_ENDPOINT
-    cli.DEFAULT_S3_ENDPOINT = dead
+    default = cli_common.DEFAULT_S3_ENDPOINT
+    cli_common.DEFAULT_S3_ENDPOINT = dead
     try:
         for command in ("artifact", "attachment"):
             code, out, error = run_cli(
@@ -362,7 +362,7 @@ async def test_uploads_default_to_the_dev_stacks_s3_and_a_failure_names_the_endp
             assert dead in line and "--s3-endpoint" in line and "jentrix dev" in line, line
             assert "amazonaws" not in error
     finally:
-        cli.DEFAULT_S3_ENDPOINT = default
+        cli_common.DEFAULT_S3_ENDPOINT = default
         if saved is not None:
             os.environ["JENTRIX_S3_ENDPOINT"] = saved
         settings_module.reload()

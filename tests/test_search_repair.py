@@ -6,6 +6,7 @@ import uuid
 
 from domain.search import query as q
 from domain.search import repair
+from domain.search.loop import RepairLoop
 from domain.search.writes import INDEX
 from domain.store import db, keys
 from domain.store.models import SearchPendingRow
@@ -132,7 +133,7 @@ def test_repair_loop_sweeps_the_users_workspaces_at_start_and_stops(stack, owner
     import time
 
     _marker(owner.workspace_id, 3, "forgotten platypus").save()
-    loop = repair.RepairLoop(lambda: [owner.user_id], interval=0.05).start()
+    loop = RepairLoop(lambda: [owner.user_id], interval=0.05).start()
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and list(
@@ -155,7 +156,7 @@ def test_repair_loop_survives_a_failing_sweep(stack):
         calls.append(1)
         raise RuntimeError("storage away")
 
-    loop = repair.RepairLoop(users, interval=0.01).start()
+    loop = RepairLoop(users, interval=0.01).start()
     try:
         import time
 

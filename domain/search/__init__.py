@@ -2,7 +2,7 @@
 
 Indexing is not part of a write request (docs/search.md, "Write path"): a write commits its
 entity and a durable pending record, and the consumer turns records into postings (the
-DynamoDB Streams consumer on AWS; :class:`domain.search.repair.RepairLoop` locally).
+DynamoDB Streams consumer on AWS; :class:`domain.search.loop.RepairLoop` locally).
 :func:`install_index_hook` only tells a local consumer in this process that records are
 waiting, so it applies them at once instead of at its next poll. It lives here, not in
 :mod:`domain.search.writes`, so an entry point registers it without importing the indexer.

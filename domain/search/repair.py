@@ -9,16 +9,13 @@ All paths call the one idempotent indexer (:func:`domain.search.writes.apply_or_
   queue) while the rest of the shard moves on. A record that cannot be read is logged and
   skipped: it never blocks the shard.
 - :func:`sweep`: the pending records of one workspace (one consistent Query per corpus);
-  :class:`RepairLoop` runs it for the local stack (``jentrix dev``) and the in-process stdio
-  adapter, which have no Streams consumer.
+  ``domain.search.loop.RepairLoop`` runs it for the local stack (``jentrix dev``) and the
+  in-process stdio adapter, which have no Streams consumer.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 from domain.search.writes import apply_or_retire
@@ -100,83 +97,3 @@ def sweep_for_user(user_id: str) -> int:
     """:func:`sweep` over every workspace ``user_id`` belongs to (one Query for the memberships,
     two per workspace); returns the docs applied."""
     return sum(sweep(m.workspaceId) for m in members.memberships(user_id))
-
-
-class RepairLoop:
-    """The local consumer of pending records (``jentrix dev``, the in-process stdio adapter),
-    on a daemon thread until :meth:`stop`.
-
-    Woken by every commit of this process that carries records (:func:`domain.search.on_pending`),
-    it sweeps those workspaces at once; besides, it sweeps every workspace of ``users()`` at
-    start and every ``interval`` seconds (records written by another process). Each sweep is
-    bounded (:data:`SWEEP_LIMIT`). Every ``verify_every`` seconds (and first a minute after the
-    start) it also runs ``jentrix search verify --repair`` over those workspaces
-    (:func:`domain.search.verify.verify`); ``None`` turns that off. A pass that fails is logged
-    and tried again at the next tick; the loop never takes its host down."""
-
-    def __init__(
-        self, users: Callable[[], list[str]], interval: float = 1.0, verify_every: float | None = 600.0
-    ) -> None:
-        self.users, self.interval, self.verify_every = users, interval, verify_every
-        self.applied = 0
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._due: set[str] = set()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="search-repair", daemon=True)
-
-    def start(self) -> RepairLoop:
-        from domain.search import on_pending
-
-        on_pending(self.wake)
-        self._thread.start()
-        return self
-
-    def wake(self, workspaces: set[str]) -> None:
-        with self._lock:
-            self._due |= workspaces
-        self._wake.set()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        from domain.search import off_pending
-
-        off_pending(self.wake)
-        self._stop.set()
-        self._wake.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-
-    def _verify(self) -> None:
-        from domain.search.verify import verify
-
-        for user_id in self.users():
-            for m in members.memberships(user_id):
-                report = verify(m.workspaceId, repair=True)
-                if report.repaired:
-                    log.warning(
-                        "search verify repaired %d drifted docs in %s; %d left",
-                        report.repaired,
-                        m.workspaceId,
-                        report.drifted,
-                    )
-
-    def _run(self) -> None:
-        full_at = 0.0
-        verify_at = time.monotonic() + 60.0
-        while not self._stop.is_set():
-            try:
-                with self._lock:
-                    due, self._due = self._due, set()
-                for ws in sorted(due):
-                    self.applied += sweep(ws)
-                if time.monotonic() >= full_at:
-                    full_at = time.monotonic() + self.interval
-                    for user_id in self.users():
-                        self.applied += sweep_for_user(user_id)
-                if self.verify_every is not None and time.monotonic() >= verify_at:
-                    verify_at = time.monotonic() + self.verify_every
-                    self._verify()
-            except Exception:  # a background repair must outlive a storage hiccup
-                log.warning("search repair sweep failed; retrying in %.0f s", self.interval, exc_info=True)
-            self._wake.wait(max(0.0, min(self.interval, full_at - time.monotonic())))
-            self._wake.clear()

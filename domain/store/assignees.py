@@ -14,12 +14,13 @@ from typing import Any
 from domain.store import db, members
 from domain.store import tasks as task_store
 from domain.store.cas import Write
+from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, TaskDetailRow
 
 MAX_ASSIGNEES = 20
 
 
-class NotMembers(Exception):
+class NotMembers(StoreError):
     """These users are not (or no longer) members of the task's workspace."""
 
     def __init__(self, user_ids: list[str]) -> None:

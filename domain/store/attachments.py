@@ -16,10 +16,11 @@ from typing import Any
 from domain import ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members
+from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, AttachmentCountRow, AttachmentRow, Row, TaskDetailRow
 
 
-class TaskClosed(Exception):
+class TaskClosed(StoreError):
     """The task is archived (or gone): it takes no new attachments."""
 
 

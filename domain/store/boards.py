@@ -19,7 +19,12 @@ from fractional_indexing import generate_n_keys_between
 from domain import clock, ids
 from domain.store import columns as column_store
 from domain.store import db, keys, members, warm
+from domain.store.board_entry import closed as closed
+from domain.store.board_entry import entry_key as entry_key
+from domain.store.board_entry import is_archived as is_archived
+from domain.store.board_entry import open_check as open_check
 from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import (
     ActivityRow,
@@ -33,8 +38,10 @@ from domain.store.models import (
 )
 
 
-class BoardArchived(Exception):
+class BoardArchived(StoreError):
     """The board is archived (its tasks are read-only), or its entry is gone."""
+
+    answer = "board_archived"
 
 
 def get_head(board_id: str) -> BoardRow | None:
@@ -42,30 +49,6 @@ def get_head(board_id: str) -> BoardRow | None:
         return BoardRow.get(*keys.board_head(board_id), consistent_read=True)
     except BoardRow.DoesNotExist:
         return None
-
-
-def entry_key(board_id: str) -> tuple[str, str]:
-    """The key of the board's entry (the board id names its workspace)."""
-    return keys.board_entry(ids.workspace_of_board(board_id), board_id)
-
-
-def open_check(tx: Any, board_id: str) -> None:
-    """ConditionCheck in ``tx``: the board exists and is not archived (an archived board's tasks
-    are read-only). It checks the board's entry, which no task write touches, so it goes into
-    any task transaction (one action per item); :func:`closed` tells whether a failure was it."""
-    tx.condition_check(
-        BoardEntryRow, *entry_key(board_id), condition=Row.PK.exists() & BoardEntryRow.archivedAt.does_not_exist()
-    )
-
-
-def closed(failure: db.ConditionFailed, board_id: str) -> bool:
-    """Whether ``failure`` was :func:`open_check` on ``board_id`` (archived or gone)."""
-    return failure.hit(*entry_key(board_id))
-
-
-def is_archived(entry: Any) -> bool:
-    """Whether a board entry read earlier (e.g. with the membership) says the board is archived."""
-    return isinstance(entry, BoardEntryRow) and bool(entry.archivedAt)
 
 
 def header(board_id: str) -> tuple[BoardRow | None, list[ColumnRow]]:
@@ -332,7 +315,7 @@ def archive(entry: BoardEntryRow, *, actor_id: str, activity: ActivityRow) -> tu
     return entry, True
 
 
-class StillRestoring(Exception):
+class StillRestoring(StoreError):
     """A board entry changed between the read and the write (archived or restored meanwhile)."""
 
 

@@ -33,6 +33,7 @@ from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks
 from domain.store import tasks as task_store
 from domain.store.cas import Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import (
     MARKER_TTL_SECONDS,
     IdempotencyMismatch,
@@ -75,7 +76,7 @@ def item_bytes(row: Row) -> int:
 
 
 # -- bulk create ---------------------------------------------------------------------------------
-class BoardClosed(Exception):
+class BoardClosed(StoreError):
     """The column's board is archived (or gone): its tasks are read-only."""
 
 

@@ -13,18 +13,20 @@ from typing import Any
 from fractional_indexing import generate_key_between, generate_n_keys_between
 
 from domain.store import db, keys, members, warm
+from domain.store.board_entry import open_check
+from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, BoardRow, ColumnRow, Row
 
 
-class LastActiveColumn(Exception):
+class LastActiveColumn(StoreError):
     """Archiving would leave the board without an active column."""
 
 
-class ColumnChanged(Exception):
+class ColumnChanged(StoreError):
     """The column was changed by someone else between the read and the write."""
 
 
-class AnchorNotFound(Exception):
+class AnchorNotFound(StoreError):
     """The column to place next to is not an active column of the board."""
 
 
@@ -116,8 +118,6 @@ def create(
             actions=[BoardRow.activeColumns.add(1)],
             condition=Row.PK.exists() & (BoardRow.activeColumns < max_active),
         )
-        from domain.store.boards import open_check  # boards imports this module
-
         open_check(tx, board_id)  # the board is not archived (its entry says so)
         members.guard(tx, workspace_id, actor_id)
         tx.save(activity)

@@ -17,18 +17,13 @@ from domain import ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks
 from domain.store.cas import Write
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.errors import StoreError
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import ActivityRow, CommentCountRow, CommentRow, CreationMarkerRow, Row, TaskDetailRow
 
 
-class TaskClosed(Exception):
+class TaskClosed(StoreError):
     """The task is archived (or gone): its comments take no writes."""
-
-
-class Earlier(Exception):
-    def __init__(self, comment_id: str) -> None:
-        super().__init__(comment_id)
-        self.comment_id = comment_id
 
 
 def get(ref: ids.CommentRef) -> CommentRow | None:
@@ -155,6 +150,21 @@ def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
         last_evaluated_key=start,
         consistent_read=True,
     )
+
+
+def new_row(task_id: str, ulid: str, **fields: Any) -> CommentRow:
+    """A new comment row of ``task_id`` under ``ulid`` (not saved: :func:`create` writes it)."""
+    return CommentRow(*keys.comment(task_id, ulid), taskId=task_id, **fields)
+
+
+def copy(row: CommentRow) -> CommentRow:
+    """An independent copy of ``row`` to edit (the original stays the compare-and-set base)."""
+    return CommentRow.from_raw_data(row.serialize())
+
+
+def comments_in(rows: Any) -> list[CommentRow]:
+    """The comment rows of a :func:`page` (a page may carry other rows of the partition)."""
+    return [r for r in rows if isinstance(r, CommentRow)]
 
 
 def page_shape(task_id: str) -> dict[str, str]:

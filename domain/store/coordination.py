@@ -22,6 +22,7 @@ from typing import Any
 from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.models import (
     ActivityRow,
     ActorClaimRow,
@@ -36,7 +37,7 @@ from domain.store.models import (
 )
 
 
-class ClaimRefused(Exception):
+class ClaimRefused(StoreError):
     """A live claim of another actor overlaps the requested scope (``holder`` is its claim dict)."""
 
     def __init__(self, holder: dict[str, Any]) -> None:
@@ -44,7 +45,7 @@ class ClaimRefused(Exception):
         self.holder = holder
 
 
-class StateChanged(Exception):
+class StateChanged(StoreError):
     """A request's state or revision moved since it was read (``current`` is the stored row)."""
 
     def __init__(self, current: PeerRequestRow | None) -> None:
@@ -443,7 +444,7 @@ def decide(
         raise ReviewChanged(ReviewRow.from_raw_data(stored) if stored else None) from failure
 
 
-class ReviewChanged(Exception):
+class ReviewChanged(StoreError):
     def __init__(self, current: ReviewRow | None) -> None:
         super().__init__("review changed")
         self.current = current

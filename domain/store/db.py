@@ -27,6 +27,7 @@ from domain import settings as _settings_module
 from domain.settings import Settings
 from domain.settings import settings as _settings
 from domain.store import deadline
+from domain.store.errors import StoreError
 from domain.store.models import Row
 from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
 
@@ -122,7 +123,7 @@ def botocore_clients() -> list[Any]:
     return [c for i, c in enumerate(clients) if all(c is not other for other in clients[:i])]
 
 
-class ConditionFailed(Exception):
+class ConditionFailed(StoreError):
     """A transaction was cancelled because one or more condition expressions failed.
 
     ``failed`` maps the ``(PK, SK)`` of every action whose condition failed to the stored item
@@ -141,9 +142,11 @@ class ConditionFailed(Exception):
         return self.failed.get((pk, sk))
 
 
-class Missing(Exception):
+class Missing(StoreError):
     """A write's guard failed because an item it depends on is gone: the workspace membership,
     the board, the column or the entity itself. Tools answer it as NOT_FOUND of their target."""
+
+    answer = "not_found"
 
 
 def _key(attrs: dict[str, Any]) -> tuple[str, str]:

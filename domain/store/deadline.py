@@ -30,13 +30,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from domain.store.errors import StoreError
+
 LAMBDA_MARGIN_SECONDS = 2.0  # left for the envelope, the log line and Mangum's reply
 MIN_READ_TIMEOUT_SECONDS = 0.05  # an attempt with less time than this left is not sent
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("jentrix_call_deadline", default=None)
 
 
-class DeadlineExceeded(Exception):  # named after what happened, like botocore's timeouts
+class DeadlineExceeded(StoreError):  # named after what happened, like botocore's timeouts
     """The call's deadline passed (or would pass) before a DynamoDB request or back-off could
     finish; the request was not sent. Answered as "storage unavailable"."""
 

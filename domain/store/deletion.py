@@ -31,13 +31,15 @@ from typing import Any
 
 from domain.settings import settings
 from domain.store import db, keys
+from domain.store.errors import StoreError
 from domain.store.models import MemberRow, SlugRow, WorkspaceRow
 
 BATCH = 25
 
 
-class NameMismatch(Exception):
-    """The typed name is not the workspace's name (or the workspace is gone)."""
+class NameMismatch(StoreError):
+    """The typed name is not the workspace's name (or the workspace is gone); the console answers it
+    itself, so it carries no envelope answer."""
 
 
 def close(head: WorkspaceRow, typed_name: str, *, actor_id: str) -> None:

@@ -27,6 +27,7 @@ from ulid import ULID
 from domain import clock, ids
 from domain.store import db, keys, members
 from domain.store.cas import Write
+from domain.store.errors import StoreError
 from domain.store.models import (
     ApprovalRow,
     GovernancePolicyRow,
@@ -47,11 +48,11 @@ DAY_MS = 86_400_000
 HISTORY_DAYS = 90  # approval items expire from the table (ttl) this long after their expiry
 
 
-class LastOwner(Exception):
+class LastOwner(StoreError):
     """The change would leave the workspace without an OWNER."""
 
 
-class StaleRole(Exception):
+class StaleRole(StoreError):
     """The member's role is no longer the one the change was planned on; carries the stored member."""
 
     def __init__(self, member: MemberRow | None) -> None:
@@ -59,15 +60,15 @@ class StaleRole(Exception):
         self.member = member
 
 
-class ApprovalSpent(Exception):
+class ApprovalSpent(StoreError):
     """The approval that let this call through was consumed, rejected or expired meanwhile."""
 
 
-class InvitationClosed(Exception):
+class InvitationClosed(StoreError):
     """The invitation is not pending (accepted, revoked), expired, or its link secret is not the current one."""
 
 
-class AlreadyMember(Exception):
+class AlreadyMember(StoreError):
     pass
 
 
@@ -567,7 +568,7 @@ def approvals(workspace_id: str, *, pending_only: bool = True) -> list[ApprovalR
     return sorted((r for r in rows if isinstance(r, ApprovalRow)), key=lambda r: r.createdAt, reverse=True)
 
 
-class NotPending(Exception):
+class NotPending(StoreError):
     pass
 
 

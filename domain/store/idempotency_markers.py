@@ -14,13 +14,26 @@ import time
 from typing import Any
 
 from domain.store import db, keys
+from domain.store.errors import StoreError
 from domain.store.models import CreationMarkerRow
 
 MARKER_TTL_SECONDS = 30 * 86400
 
 
-class IdempotencyMismatch(Exception):
+class IdempotencyMismatch(StoreError):
     """The key already created an entity, with other arguments."""
+
+    answer = "key_reused"
+
+
+class Earlier(StoreError):
+    """A keyed create's marker already exists with the same arguments: an earlier call with this
+    key committed. ``entity_id`` names what it made; the pipeline answers with that entity
+    through the spec's ``replay`` (domain.registry.ToolSpec)."""
+
+    def __init__(self, entity_id: str) -> None:
+        super().__init__(entity_id)
+        self.entity_id = entity_id
 
 
 def marker_digest(principal_id: str, workspace_id: str, tool: str, key: str) -> str:

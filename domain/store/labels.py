@@ -24,6 +24,7 @@ from domain.store import boards as board_store
 from domain.store import db, keys, members
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, BoardRow, LabelNameRow, LabelRow, Row, TaskDetailRow
 from domain.store.retry import ATTEMPTS, Contended, backoff
 
@@ -33,7 +34,7 @@ DETACH_CHUNK = 45  # 2 actions per task + label, claim, board head, entry check,
 MAX_DETACH_PER_CALL = 225  # 5 transactions of 45 tasks
 
 
-class NameTaken(Exception):
+class NameTaken(StoreError):
     """Another label of the board already has this name (compared case-insensitively)."""
 
     def __init__(self, label_id: str | None) -> None:
@@ -41,15 +42,15 @@ class NameTaken(Exception):
         self.label_id = label_id
 
 
-class BoardFull(Exception):
+class BoardFull(StoreError):
     """The board already holds MAX_PER_BOARD labels."""
 
 
-class TaskArchived(Exception):
+class TaskArchived(StoreError):
     """The task is archived: its labels are read-only."""
 
 
-class LabelGone(Exception):
+class LabelGone(StoreError):
     """A label of the planned set was deleted (or is being deleted) meanwhile."""
 
     def __init__(self, label_ids: list[str]) -> None:
@@ -81,6 +82,11 @@ def of_board(board_id: str) -> list[LabelRow]:
         for r in Row.query(keys.board_partition(board_id), Row.SK.startswith(keys.LABELS_PREFIX), consistent_read=True)
         if isinstance(r, LabelRow)
     ]
+
+
+def new_row(board_id: str, label_id: str, **fields: Any) -> LabelRow:
+    """A new label row of ``board_id`` (not saved: :func:`create` writes it with its name claim)."""
+    return LabelRow(*keys.label(board_id, label_id), labelId=label_id, boardId=board_id, **fields)
 
 
 def claimed(board_id: str, name: str) -> str | None:

@@ -23,6 +23,7 @@ from domain import ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members, parallel
 from domain.store.cas import Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, BoardEntryRow, LinkCountRow, LinkGraphRow, LinkRow, Row, TaskDetailRow
 
 KINDS = ("BLOCKS", "DEPENDS_ON", "RELATES_TO", "DUPLICATES")
@@ -32,7 +33,7 @@ MAX_VISITED = 500  # tasks the cycle check may query for one insert
 
 
 # -- failures ----------------------------------------------------------------------------------
-class Exists(Exception):
+class Exists(StoreError):
     """The edge is already stored (``stored``): adding it again changes nothing."""
 
     def __init__(self, stored: LinkRow) -> None:
@@ -40,11 +41,11 @@ class Exists(Exception):
         self.stored = stored
 
 
-class Gone(Exception):
+class Gone(StoreError):
     """The edge to remove is not stored (any more)."""
 
 
-class Cycle(Exception):
+class Cycle(StoreError):
     """The new dependency would close a cycle; ``path`` is its task keys, first = last."""
 
     def __init__(self, path: list[str]) -> None:
@@ -52,11 +53,11 @@ class Cycle(Exception):
         self.path = path
 
 
-class TooLarge(Exception):
+class TooLarge(StoreError):
     """The cycle check would have to query more than :data:`MAX_VISITED` tasks."""
 
 
-class TaskClosed(Exception):
+class TaskClosed(StoreError):
     """``task_id`` is archived (or gone): it takes no new links."""
 
     def __init__(self, task_id: str) -> None:
@@ -64,7 +65,7 @@ class TaskClosed(Exception):
         self.task_id = task_id
 
 
-class BoardClosed(Exception):
+class BoardClosed(StoreError):
     """The board of ``task_id`` is archived (or gone): its tasks are read-only."""
 
     def __init__(self, task_id: str) -> None:
@@ -72,7 +73,7 @@ class BoardClosed(Exception):
         self.task_id = task_id
 
 
-class Full(Exception):
+class Full(StoreError):
     """``task_id`` already holds :data:`MAX_LINKS_PER_TASK` edges."""
 
     def __init__(self, task_id: str) -> None:

@@ -64,6 +64,11 @@ def guard(tx: Any, workspace_id: str, user_id: str) -> None:
     tx.condition_check(MemberRow, *keys.member(workspace_id, user_id), condition=Row.PK.exists())
 
 
+def guard_role(tx: Any, workspace_id: str, user_id: str, roles: tuple[str, ...]) -> None:
+    """ConditionCheck that ``user_id`` is still a member holding one of ``roles`` at commit."""
+    tx.condition_check(MemberRow, *keys.member(workspace_id, user_id), condition=MemberRow.role.is_in(*roles))
+
+
 def guard_failed(failure: db.ConditionFailed, workspace_id: str, user_id: str) -> bool:
     return failure.hit(*keys.member(workspace_id, user_id))
 

@@ -16,11 +16,14 @@ from typing import Any
 
 from pynamodb.exceptions import QueryError
 
+from domain.store.errors import StoreError
 from domain.store.models import Row
 
 
-class InvalidCursor(ValueError):
+class InvalidCursor(StoreError, ValueError):
     """The cursor was not issued by this list (or was altered)."""
+
+    answer = "cursor"
 
 
 def list_kind(name: str, **filters: Any) -> str:

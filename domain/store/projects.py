@@ -15,6 +15,7 @@ from typing import Any
 
 from domain.store import db, keys, members, parallel
 from domain.store.cas import Write
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import (
     CreationMarkerRow,
@@ -30,25 +31,25 @@ MAX_LINKS = 200
 MAX_DEPTH = 10
 
 
-class SlugTaken(Exception):
+class SlugTaken(StoreError):
     def __init__(self, project_id: str | None) -> None:
         super().__init__(project_id)
         self.project_id = project_id
 
 
-class ParentGone(Exception):
+class ParentGone(StoreError):
     """The parent project vanished (or moved) between the read and the write."""
 
 
-class OwnerGone(Exception):
+class OwnerGone(StoreError):
     """The owner is no longer a member of the workspace."""
 
 
-class TooManyLinks(Exception):
+class TooManyLinks(StoreError):
     pass
 
 
-class Earlier(Exception):
+class Earlier(StoreError):
     def __init__(self, project_id: str) -> None:
         super().__init__(project_id)
         self.project_id = project_id

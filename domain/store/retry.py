@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 
 from domain.store import deadline
+from domain.store.errors import StoreError
 
 # Attempts per operation. The table is mirrored in docs/data-model.md next to the request budgets.
 ATTEMPTS: dict[str, int] = {
@@ -68,8 +69,10 @@ BACKOFF_CAP_SECONDS = 0.1
 CONFLICT_BACKOFF_CAP_SECONDS = 0.8
 
 
-class Contended(Exception):
+class Contended(StoreError):
     """An operation lost every attempt of its budget to concurrent writers; nothing was written."""
+
+    answer = "conflict"
 
     def __init__(self, operation: str, attempts: int) -> None:
         super().__init__(f"{operation}: lost {attempts} attempts to concurrent writers")

@@ -23,6 +23,7 @@ from typing import Any
 from domain import ids
 from domain.store import db, keys, members
 from domain.store.cas import Write
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import (
     CreationMarkerRow,
@@ -40,7 +41,7 @@ CLOSED = ("COMPLETED", "CANCELLED")  # outcomes that release the provider thread
 MAX_ALIGNMENTS = 200  # intervals per session; a longer piece of work is a new session (continuesSessionId)
 
 
-class Earlier(Exception):
+class Earlier(StoreError):
     """A keyed create/attach-create with the same key committed before: the session it made."""
 
     def __init__(self, session_id: str) -> None:
@@ -48,7 +49,7 @@ class Earlier(Exception):
         self.session_id = session_id
 
 
-class ThreadBound(Exception):
+class ThreadBound(StoreError):
     """The provider thread's claim names another open session (the stored claim, raw or typed)."""
 
     def __init__(self, claim: SessionClaimRow | None) -> None:
@@ -56,7 +57,7 @@ class ThreadBound(Exception):
         self.claim = claim
 
 
-class GateClosed(Exception):
+class GateClosed(StoreError):
     """The project is gone or archived, or the repository gate no longer holds, at commit time."""
 
 

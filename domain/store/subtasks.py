@@ -28,18 +28,10 @@ from domain import ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members
 from domain.store.cas import Write
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import ActivityRow, CreationMarkerRow, Row, SubtaskRow, TaskDetailRow, TaskRow
 
 MAX_PER_TASK = 100
-
-
-class Earlier(Exception):
-    """A keyed create already committed; ``subtask_id`` names the subtask it made."""
-
-    def __init__(self, subtask_id: str) -> None:
-        super().__init__(subtask_id)
-        self.subtask_id = subtask_id
 
 
 @dataclass(frozen=True)
@@ -69,6 +61,16 @@ def _get(pk: str, sk: str) -> SubtaskRow | None:
         return SubtaskRow.get(pk, sk, consistent_read=True)
     except SubtaskRow.DoesNotExist:
         return None
+
+
+def new_row(task_id: str, ulid: str, **fields: Any) -> SubtaskRow:
+    """A new subtask row of ``task_id`` under ``ulid`` (not saved: :func:`create` writes it)."""
+    return SubtaskRow(*keys.subtask(task_id, ulid), taskId=task_id, **fields)
+
+
+def copy(row: SubtaskRow) -> SubtaskRow:
+    """An independent copy of ``row`` to edit (the original stays the compare-and-set base)."""
+    return SubtaskRow.from_raw_data(row.serialize())
 
 
 def of(rows: list[Row]) -> list[SubtaskRow]:

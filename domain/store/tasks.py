@@ -20,6 +20,7 @@ from domain import clock, ids
 from domain.store import boards as board_store
 from domain.store import db, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
 from domain.store.models import (
     ActivityRow,
@@ -53,11 +54,11 @@ COMPACT_FIELDS = (
 )
 
 
-class ColumnArchived(Exception):
+class ColumnArchived(StoreError):
     """The destination column is archived."""
 
 
-class Earlier(Exception):
+class Earlier(StoreError):
     """A keyed create already committed; ``task_id`` names the task it made."""
 
     def __init__(self, task_id: str) -> None:

@@ -16,13 +16,14 @@ from typing import Any
 
 from domain import clock, ids
 from domain.store import db, keys, members
+from domain.store.errors import StoreError
 from domain.store.idempotency_markers import earlier_entity, put_marker
 from domain.store.models import CreationMarkerRow, Row, SlugRow, UserRow, WorkspaceRow
 
 SLUG_ATTEMPTS = 49
 
 
-class NoFreeSlug(Exception):
+class NoFreeSlug(StoreError):
     """Every slug tried for a workspace name was taken."""
 
 

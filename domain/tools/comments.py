@@ -10,17 +10,15 @@ from pydantic import Field
 from ulid import ULID
 
 from domain import clock, errors, ids
-from domain.access import Prefetch, target
+from domain.access import target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import comments as comment_store
-from domain.store import keys
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import CommentCountRow, CommentRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
+from domain.store.reads import Comment, Task
 from domain.text import has_visible
 from domain.tools.args import (
     CursorArg,
@@ -50,7 +48,7 @@ class CommentView(ToolOutput):
     editedAt: str | None = Field(description="When the body was last edited; null if never.")
 
 
-def comment_view(c: CommentRow) -> CommentView:
+def comment_view(c: Comment) -> CommentView:
     return CommentView(
         id=c.commentId,
         taskId=c.taskId,
@@ -63,10 +61,10 @@ def comment_view(c: CommentRow) -> CommentView:
     )
 
 
-def _task_item(ctx: CallContext) -> TaskDetailRow:
-    where = ctx.target
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
-    if not isinstance(task, TaskDetailRow):
+def _task_item(ctx: CallContext) -> Task:
+    task = ctx.read.task
+    if task is None:
+        where = ctx.target
         raise errors.not_found("task", ids.task_id(where.board_id, where.task.number))
     return task
 
@@ -79,21 +77,12 @@ def _closed(task_id: str) -> errors.ToolError:
     )
 
 
-def _own(ctx: CallContext, comment: CommentRow, verb: str) -> None:
+def _own(ctx: CallContext, comment: Comment, verb: str) -> None:
     if comment.authorId != ctx.user_id:
         raise errors.forbidden(
             f"Only the comment's author can {verb} it; {comment.commentId} was written by {comment.authorName}.",
             "Add a new comment instead (create_comment).",
         )
-
-
-def _task_prefetch(where: Any, args: Any) -> Prefetch:
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
-
-
-def _comment_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = where.comment
-    return Prefetch(items=(keys.comment(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
 
 
 # -- create_comment --------------------------------------------------------------------------
@@ -118,7 +107,8 @@ class CommentOutput(ToolOutput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=_task_prefetch,
+    reads=("task",),
+    replay=lambda ctx, entity_id: _replay_comment(ctx, entity_id),
     input_model=CreateCommentInput,
     output_model=CommentOutput,
 )
@@ -133,10 +123,10 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
     ulid = str(ULID()).lower()
     comment_id = ids.new_comment_id(where.task, ulid)
     member = ctx.member(where.workspace_id)
-    row = CommentRow(
-        *keys.comment(task.taskId, ulid),
+    row = comment_store.new_row(
+        task.taskId,
+        ulid,
         commentId=comment_id,
-        taskId=task.taskId,
         workspaceId=where.workspace_id,
         authorId=ctx.user_id,
         authorName=member.displayName,
@@ -159,7 +149,7 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
             where.task,
             actor_id=ctx.user_id,
             activity=act,
-            marker=creation_marker(ctx, where.workspace_id, comment_id),
+            marker=ctx.marker,
         )
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
@@ -167,13 +157,16 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
         raise errors.board_archived("taskId" if ctx.target.kind == "task" else "commentId") from None
     except Missing:
         raise errors.not_found("task", task.taskId) from None
-    except comment_store.Earlier as earlier:
-        ref = ids.parse_comment(earlier.comment_id)
-        found = comment_store.get(ref) if ref else None
-        if found is None:
-            raise errors.not_found("comment", earlier.comment_id) from None
-        return CommentOutput(comment=comment_view(found))
     return CommentOutput(comment=comment_view(row))
+
+
+def _replay_comment(ctx: CallContext, comment_id: str) -> CommentOutput:
+    """The comment an earlier call with the same idempotencyKey made (its marker named it)."""
+    ref = ids.parse_comment(comment_id)
+    found = comment_store.get(ref) if ref else None
+    if found is None:
+        raise errors.not_found("comment", comment_id)
+    return CommentOutput(comment=comment_view(found))
 
 
 # -- list_comments ---------------------------------------------------------------------------
@@ -201,23 +194,18 @@ class ListCommentsOutput(ToolOutput):
     fields_of="comments",
     target=target("taskId", "task"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(
-        items=(
-            keys.task_full(where.board_id, where.task.number),
-            keys.comment_count(ids.task_id(where.board_id, where.task.number)),
-        )
-    ),
+    reads=("task", "comment_count"),
     input_model=ListCommentsInput,
     output_model=ListCommentsOutput,
 )
 def list_comments(ctx: CallContext, args: ListCommentsInput) -> ListCommentsOutput:
     task = _task_item(ctx)
-    counter = ctx.item(keys.comment_count(task.taskId))
-    total = int(counter.count or 0) if isinstance(counter, CommentCountRow) else 0
+    counter = ctx.read.comment_count
+    total = int(counter.count or 0) if counter is not None else 0
     kind = list_kind("comments", task=task.taskId)
     start = decode_cursor(kind, args.cursor, comment_store.page_shape(task.taskId))
     page, last = take_page(comment_store.page(task.taskId, limit=args.limit + 1, start=start), args.limit)
-    rows = [r for r in page if isinstance(r, CommentRow)]
+    rows = comment_store.comments_in(page)
     cursor = encode_cursor(kind, last)
     notice = f"Showing {len(rows)} of {total} comments; pass nextCursor for the next page." if cursor else None
     return ListCommentsOutput(
@@ -248,7 +236,8 @@ class UpdateCommentOutput(ToolOutput):
     target=target("commentId", "comment"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=_comment_prefetch,
+    reads=("comment", "task"),
+    cas="expectedUpdatedAt",
     input_model=UpdateCommentInput,
     output_model=UpdateCommentOutput,
 )
@@ -259,26 +248,20 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
     if not has_visible(changes["body"]):
         raise errors.invalid("body", "must contain visible characters")
     where = ctx.target
-    ref = where.comment
-    current = ctx.item(keys.comment(ref.task_id, ref.ulid))
-    if not isinstance(current, CommentRow):
+    current = ctx.read.comment
+    if current is None:
         raise errors.not_found("comment", args.commentId)
     _own(ctx, current, "edit")
     task = _task_item(ctx)
     if task.archivedAt:
         raise _closed(task.taskId)
 
-    def plan(current: CommentRow) -> Any:
-        if args.expectedUpdatedAt is not None and current.updatedAt != args.expectedUpdatedAt:
-            raise errors.conflict(
-                f"The comment changed since you read it (your expectedUpdatedAt {args.expectedUpdatedAt}, now {current.updatedAt}).",
-                "Merge your edit into error.current and call again with its updatedAt.",
-                current=comment_view(current).model_dump(mode="json"),
-            )
+    def plan(current: Comment) -> Any:
+        ctx.still_current("comment", current.updatedAt, lambda: comment_view(current).model_dump(mode="json"))
         if current.body == changes["body"]:
             return Unchanged(UpdateCommentOutput(comment=comment_view(current), changedFields=[]))
         stamp = clock.next_stamp(current.updatedAt)
-        edited = CommentRow.from_raw_data(current.serialize())
+        edited = comment_store.copy(current)
         edited.body, edited.updatedAt, edited.editedAt = changes["body"], stamp, stamp
         act = ctx.activity(
             where.workspace_id,
@@ -327,15 +310,14 @@ class DeleteCommentOutput(ToolOutput):
     target=target("commentId", "comment"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=_comment_prefetch,
+    reads=("comment", "task"),
     input_model=DeleteCommentInput,
     output_model=DeleteCommentOutput,
 )
 def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentOutput:
     where = ctx.target
-    ref = where.comment
-    current = ctx.item(keys.comment(ref.task_id, ref.ulid))
-    if not isinstance(current, CommentRow):
+    current = ctx.read.comment
+    if current is None:
         raise errors.not_found("comment", args.commentId)
     _own(ctx, current, "delete")
     task = _task_item(ctx)

@@ -16,10 +16,9 @@ from domain.context import CallContext
 from domain.errors import ErrorCode
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
-from domain.store import keys
 from domain.store import labels as label_store
 from domain.store.db import Missing
-from domain.store.models import BoardEntryRow, LabelNameRow, LabelRow, TaskDetailRow
+from domain.store.reads import Label, Task
 from domain.text import has_visible
 from domain.tools.args import BoardIdArg, SingleLine, TaskIdArg
 from domain.tools.views import ChangedFields, LabelView, TaskDetailView, label_view, task_detail_view
@@ -40,7 +39,7 @@ def _name(value: str, field: str = "name") -> str:
 def _board_exists(ctx: CallContext) -> None:
     """NOT_FOUND for a board id of the right shape that names no board (its entry, read with the
     membership, is absent). The archived case is refused by the access step (``open_board``)."""
-    if not isinstance(ctx.item(board_store.entry_key(ctx.target.board_id)), BoardEntryRow):
+    if ctx.read.board_entry is None:
         raise errors.not_found(ctx.target.kind, ctx.target.ident)
 
 
@@ -86,16 +85,10 @@ def _locate_manage(ctx: CallContext, args: ManageLabelsInput) -> Located:
 
 def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
     board_id = where.board_id
-    items: list[tuple[str, str]] = [board_store.entry_key(board_id)]
-    queries: list[tuple[str, Any]] = []
     if where.kind == "board":  # create: the board's labels, for the case-insensitive name check
-        queries.append(("labels", lambda: label_store.of_board(board_id)))
-    else:
-        items.append(keys.label(board_id, where.label_id))
-        if args.action == "update" and args.name and has_visible(args.name):
-            items.append(keys.label_name_claim(board_id, " ".join(args.name.split())))
-        # delete reads the label's tasks only after the label: its rev must be older than that Query.
-    return Prefetch(items=tuple(items), queries=tuple(queries))
+        return Prefetch(queries=(("labels", lambda: label_store.of_board(board_id)),))
+    # delete reads the label's tasks only after the label: its rev must be older than that Query.
+    return Prefetch()
 
 
 @tool(
@@ -111,6 +104,7 @@ def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
     target=either(("boardId", "board"), ("labelId", "label", {"action": "update"}), resolve=_locate_manage),
     min_role="MEMBER",
     open_board=True,
+    reads=("board_entry", "label", "label_name"),
     prefetch=_manage_prefetch,
     input_model=ManageLabelsInput,
     output_model=ManageLabelsOutput,
@@ -123,9 +117,9 @@ def manage_labels(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutp
         return _create(ctx, args)
     if where.kind != "label":
         raise errors.invalid("labelId", f"is required for action {args.action!r} (boardId is for create)")
-    current = ctx.item(keys.label(where.board_id, where.label_id))
+    current = ctx.read.label
     # A label being deleted is gone for every action but delete, which finishes the job.
-    if not isinstance(current, LabelRow) or (current.deletingAt and args.action != "delete"):
+    if current is None or (current.deletingAt and args.action != "delete"):
         raise errors.not_found("label", args.labelId or "")
     if args.action == "update":
         return _update(ctx, args, current)
@@ -146,14 +140,13 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
     existing = label_store.existing_named(labels, name)
     if existing is not None and label_store.usable(existing):
         return _existing(existing, color)
-    if sum(1 for lb in labels if isinstance(lb, LabelRow)) >= label_store.MAX_PER_BOARD:
+    if len(labels) >= label_store.MAX_PER_BOARD:
         raise _full()
     now = clock.now_iso()
     label_id = ids.new_label_id(where.board_id)
-    row = LabelRow(
-        *keys.label(where.board_id, label_id),
-        labelId=label_id,
-        boardId=where.board_id,
+    row = label_store.new_row(
+        where.board_id,
+        label_id,
         name=name,
         color=color,
         taskCount=0,
@@ -190,7 +183,7 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
     )
 
 
-def _existing(label: LabelRow, color: str) -> ManageLabelsOutput:
+def _existing(label: Label, color: str) -> ManageLabelsOutput:
     notice = f"The board already has a label named {label.name!r}; it is returned unchanged"
     notice += "." if label.color == color else f" (its colour stays {label.color}; use action 'update' to change it)."
     return ManageLabelsOutput(
@@ -220,7 +213,7 @@ def _taken(other: str | None, name: str) -> errors.ToolError:
     )
 
 
-def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> ManageLabelsOutput:
+def _update(ctx: CallContext, args: ManageLabelsInput, current: Label) -> ManageLabelsOutput:
     if args.name is None and args.color is None:
         raise errors.invalid("name", "action 'update' needs a new name and/or color")
     name = _name(args.name) if args.name is not None else None
@@ -228,11 +221,11 @@ def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
     where = ctx.target
     _board_exists(ctx)
     if name is not None:
-        claim = ctx.item(keys.label_name_claim(where.board_id, name))
-        if isinstance(claim, LabelNameRow) and claim.labelId != current.labelId:
+        claim = ctx.read.label_name
+        if claim is not None and claim.labelId != current.labelId:
             raise _taken(claim.labelId, name)
 
-    def activity_for(edited: LabelRow, changes: dict[str, Any]) -> Any:
+    def activity_for(edited: Label, changes: dict[str, Any]) -> Any:
         return ctx.activity(
             where.workspace_id,
             where.board_id,
@@ -268,7 +261,7 @@ def _update(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> Man
     )
 
 
-def _delete(ctx: CallContext, args: ManageLabelsInput, current: LabelRow) -> ManageLabelsOutput:
+def _delete(ctx: CallContext, args: ManageLabelsInput, current: Label) -> ManageLabelsOutput:
     where = ctx.target
     _board_exists(ctx)
 
@@ -391,10 +384,8 @@ class SetTaskLabelsOutput(ToolOutput):
             message="must be labels of the task's board",
         ),
     ),
-    prefetch=lambda where, args: Prefetch(
-        items=(keys.task_full(where.board_id, where.task.number),),
-        queries=(("labels", lambda: board_store.labeled_header(where.board_id)),),
-    ),
+    reads=("task",),
+    prefetch=lambda where, args: Prefetch(queries=(("labels", lambda: board_store.labeled_header(where.board_id)),)),
     input_model=SetTaskLabelsInput,
     output_model=SetTaskLabelsOutput,
 )
@@ -410,8 +401,8 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
             f"not labels of the task's board: {', '.join(foreign)}",
             "list_labels(boardId) shows the board's labels; manage_labels creates one.",
         )
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
-    if not isinstance(task, TaskDetailRow):
+    task = ctx.read.task
+    if task is None:
         raise errors.not_found("task", args.taskId)
     if task.archivedAt:
         raise _task_archived()
@@ -425,7 +416,7 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
             else TaskLabel(id=x, name="(deleted label)", color="#000000")
         )
 
-    def activity_for(detail: TaskDetailRow, added: list[str], removed: list[str]) -> Any:
+    def activity_for(detail: Task, added: list[str], removed: list[str]) -> Any:
         parts = [f"+{board_labels[x].name}" for x in added if x in board_labels] + [f"-{ref(x).name}" for x in removed]
         return ctx.activity(
             where.workspace_id,
@@ -437,7 +428,7 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
             at=detail.updatedAt,
         )
 
-    def result(detail: TaskDetailRow, before: list[str]) -> SetTaskLabelsOutput:
+    def result(detail: Task, before: list[str]) -> SetTaskLabelsOutput:
         changed = set(before) != set(wanted)
         dropped = [ref(x).name for x in before if x not in wanted]
         notice = None

@@ -6,19 +6,15 @@ is refused, the cycle named by task keys. RELATES_TO and DUPLICATES are stored a
 never checked. Adding a stored edge and removing a missing one change nothing.
 """
 
-from typing import Any
-
 from pydantic import Field
 
 from domain import clock, errors, ids
 from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store import boards as board_store
-from domain.store import keys
 from domain.store import links as link_store
 from domain.store.db import Missing
-from domain.store.models import BoardEntryRow, LinkCountRow, LinkGraphRow, LinkRow, TaskDetailRow
+from domain.store.reads import Link, Task
 from domain.tools.args import LinkKind, TaskIdArg
 from domain.tools.views import TaskLinksView, task_links_view
 
@@ -35,7 +31,7 @@ class LinkView(ToolOutput):
     createdBy: str = Field(description="User id of whoever added the link.")
 
 
-def link_view(row: LinkRow) -> LinkView:
+def link_view(row: Link) -> LinkView:
     return LinkView(
         fromTaskId=row.fromTaskId,
         fromKey=row.fromKey,
@@ -53,52 +49,29 @@ class EdgeInput(ToolInput):
     kind: LinkKind = Field(description=_KIND_DOC)
 
 
-def _edge_keys(where: Any, args: Any, *, adding: bool) -> Prefetch:
-    """Both tasks, their boards' entries (archived or not) and the edge itself — for add also both link counters and
-    (dependency kinds) the link graph version — all in the access step's one BatchGetItem."""
-    from_id = ids.task_id(where.board_id, where.task.number)
-    wanted = [keys.task_full(where.board_id, where.task.number), board_store.entry_key(where.board_id)]
-    if adding:
-        wanted.append(keys.link_count(from_id))
-    to = ids.parse_task(args.toTaskId)
-    if to is not None and to.workspace_id == where.workspace_id:  # a foreign one is refused by the ref check
-        to_id = ids.task_id(to.board_id, to.number)
-        wanted += [
-            keys.task_full(to.board_id, to.number),
-            board_store.entry_key(to.board_id),
-            keys.link_out(from_id, args.kind, to_id),
-        ]
-        if adding:
-            wanted.append(keys.link_count(to_id))
-    if adding and args.kind in link_store.DEPENDENCY_KINDS:
-        wanted.append(keys.link_graph(where.workspace_id))
-    return Prefetch(items=tuple(dict.fromkeys(wanted)))
+# Both tasks, their boards' entries (archived or not) and the edge itself; add also reads both
+# link counters and (dependency kinds) the link graph version: all in the access step's one
+# BatchGetItem (domain.store.reads).
+EDGE_READS = ("task", "board_entry", "to_task", "to_board_entry", "edge")
+ADD_READS = (*EDGE_READS, "link_count", "to_link_count", "link_graph")
 
 
-def _tasks(ctx: CallContext, args: EdgeInput) -> tuple[TaskDetailRow, TaskDetailRow]:
+def _tasks(ctx: CallContext, args: EdgeInput) -> tuple[Task, Task]:
     """The two ends as read with the membership; NOT_FOUND naming the one that is missing."""
-    where = ctx.target
-    ends = []
-    for value in (args.fromTaskId, args.toTaskId):
-        ref = ids.parse_task(value)
-        row = (
-            ctx.item(keys.task_full(ref.board_id, ref.number))
-            if ref is not None and ref.workspace_id == where.workspace_id
-            else None
-        )
-        if not isinstance(row, TaskDetailRow):
-            raise errors.not_found("task", value)
-        ends.append(row)
-    return ends[0], ends[1]
+    src, dst = ctx.read.task, ctx.read.to_task
+    if src is None:
+        raise errors.not_found("task", args.fromTaskId)
+    if dst is None:
+        raise errors.not_found("task", args.toTaskId)
+    return src, dst
 
 
-def _open_boards(ctx: CallContext, *tasks: tuple[str, TaskDetailRow]) -> None:
-    """Refuse when the board of a task other than the target is archived (its entry was read with
-    the membership); the target's own board is checked by the access step (``open_board``)."""
-    for name, task in tasks:
-        entry = ctx.item(board_store.entry_key(task.boardId))
-        if not isinstance(entry, BoardEntryRow) or entry.archivedAt:
-            raise errors.board_archived(name)
+def _other_board_open(ctx: CallContext, name: str) -> None:
+    """Refuse when the board of the other task is archived (its entry was read with the
+    membership); the target's own board is checked by the access step (``open_board``)."""
+    entry = ctx.read.to_board_entry
+    if entry is None or entry.archivedAt:
+        raise errors.board_archived(name)
 
 
 def _field_of(task_id: str, args: EdgeInput) -> str:
@@ -145,7 +118,7 @@ def _archived(name: str) -> errors.ToolError:
     min_role="MEMBER",
     open_board=True,
     refs=(Ref("toTaskId", "task"),),
-    prefetch=lambda where, args: _edge_keys(where, args, adding=True),
+    reads=ADD_READS,
     input_model=AddTaskLinkInput,
     output_model=AddTaskLinkOutput,
 )
@@ -162,16 +135,15 @@ def add_task_link(ctx: CallContext, args: AddTaskLinkInput) -> AddTaskLinkOutput
         raise errors.invalid("toTaskId", "a task cannot be linked to itself", "Pass two different tasks.")
     where = ctx.target
     src, dst = _tasks(ctx, args)
-    stored = ctx.item(keys.link_out(src.taskId, args.kind, dst.taskId))
-    if isinstance(stored, LinkRow):
+    stored = ctx.read.edge
+    if stored is not None:
         return AddTaskLinkOutput(link=link_view(stored), created=False)
     for name, task in (("fromTaskId", src), ("toTaskId", dst)):
         if task.archivedAt:
             raise _archived(name)
-    _open_boards(ctx, ("toTaskId", dst))  # the source's board: the access step (open_board)
-    for name, task in (("fromTaskId", src), ("toTaskId", dst)):
-        counter = ctx.item(keys.link_count(task.taskId))
-        if isinstance(counter, LinkCountRow) and int(counter.count or 0) >= link_store.MAX_LINKS_PER_TASK:
+    _other_board_open(ctx, "toTaskId")  # the source's board: the access step (open_board)
+    for name, counter in (("fromTaskId", ctx.read.link_count), ("toTaskId", ctx.read.to_link_count)):
+        if counter is not None and int(counter.count or 0) >= link_store.MAX_LINKS_PER_TASK:
             raise _full(name)
     now = clock.now_iso()
     out, inn = link_store.halves(
@@ -189,8 +161,8 @@ def add_task_link(ctx: CallContext, args: AddTaskLinkInput) -> AddTaskLinkOutput
     version: int | None = None
     check = None
     if args.kind in link_store.DEPENDENCY_KINDS:
-        graph = ctx.item(keys.link_graph(where.workspace_id))
-        version = int(graph.version) if isinstance(graph, LinkGraphRow) else None
+        graph = ctx.read.link_graph
+        version = int(graph.version) if graph is not None else None
         key_of = {src.taskId: src.key, dst.taskId: dst.key}
         x, y = link_store.before(src.taskId, args.kind, dst.taskId)  # x must finish before y
 
@@ -252,7 +224,7 @@ class RemoveTaskLinkOutput(ToolOutput):
     min_role="MEMBER",
     open_board=True,
     refs=(Ref("toTaskId", "task"),),
-    prefetch=lambda where, args: _edge_keys(where, args, adding=False),
+    reads=EDGE_READS,
     input_model=RemoveTaskLinkInput,
     output_model=RemoveTaskLinkOutput,
 )
@@ -265,10 +237,10 @@ def remove_task_link(ctx: CallContext, args: RemoveTaskLinkInput) -> RemoveTaskL
     """
     where = ctx.target
     src, dst = _tasks(ctx, args)
-    stored = ctx.item(keys.link_out(src.taskId, args.kind, dst.taskId))
-    if not isinstance(stored, LinkRow):
+    stored = ctx.read.edge
+    if stored is None:
         return RemoveTaskLinkOutput(removed=False, link=None)
-    _open_boards(ctx, ("toTaskId", dst))  # the source's board: the access step (open_board)
+    _other_board_open(ctx, "toTaskId")  # the source's board: the access step (open_board)
     act = ctx.activity(
         where.workspace_id,
         src.boardId,
@@ -310,8 +282,8 @@ class ListTaskLinksOutput(TaskLinksView):
     read_only=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
+    reads=("task",),
     prefetch=lambda where, args: Prefetch(
-        items=(keys.task_full(where.board_id, where.task.number),),
         queries=(("links", lambda: link_store.rows(ids.task_id(where.board_id, where.task.number))),),
     ),
     input_model=ListTaskLinksInput,
@@ -322,9 +294,8 @@ def list_task_links(ctx: CallContext, args: ListTaskLinksInput) -> ListTaskLinks
     entry is the other end now (``kind, taskId, key, title, boardId, boardName, archived,
     boardArchived, linkedAt, linkedBy``). Errors: NOT_FOUND for a missing or foreign task.
     """
-    where = ctx.target
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
-    if not isinstance(task, TaskDetailRow):
+    task = ctx.read.task
+    if task is None:
         raise errors.not_found("task", args.taskId)
     view = task_links_view(link_store.links_of(ctx.query("links", lambda: link_store.rows(task.taskId))))
     return ListTaskLinksOutput(

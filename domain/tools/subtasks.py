@@ -16,16 +16,14 @@ from pydantic import Field
 from ulid import ULID
 
 from domain import clock, errors, ids
-from domain.access import Prefetch, target
+from domain.access import target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store import keys
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import SubtaskRow, TaskDetailRow
+from domain.store.reads import Subtask, Task
 from domain.text import has_visible
 from domain.tools.args import IdempotencyKeyArg, Redact, SingleLine, TaskIdArg, redactions_field
 from domain.tools.views import SubtaskView, subtask_view
@@ -44,7 +42,7 @@ class SubtaskProgress(ToolOutput):
     )
 
 
-def _progress(task: TaskDetailRow) -> SubtaskProgress:
+def _progress(task: Task) -> SubtaskProgress:
     return SubtaskProgress(
         taskId=task.taskId,
         subtaskCount=int(task.subtaskCount or 0),
@@ -53,10 +51,10 @@ def _progress(task: TaskDetailRow) -> SubtaskProgress:
     )
 
 
-def _task_item(ctx: CallContext) -> TaskDetailRow:
-    where = ctx.target
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
-    if not isinstance(task, TaskDetailRow):
+def _task_item(ctx: CallContext) -> Task:
+    task = ctx.read.task
+    if task is None:
+        where = ctx.target
         raise errors.not_found("task", ids.task_id(where.board_id, where.task.number))
     return task
 
@@ -69,21 +67,11 @@ def _closed(field: str) -> errors.ToolError:
     )
 
 
-def _subtask_item(ctx: CallContext, subtask_id: str) -> SubtaskRow:
-    ref = ctx.target.subtask
-    row = ctx.item(keys.subtask(ref.task_id, ref.ulid))
-    if not isinstance(row, SubtaskRow):
+def _subtask_item(ctx: CallContext, subtask_id: str) -> Subtask:
+    row = ctx.read.subtask
+    if row is None:
         raise errors.not_found("subtask", subtask_id)
     return row
-
-
-def _task_prefetch(where: Any, args: Any) -> Prefetch:
-    return Prefetch(items=(keys.task_full(where.board_id, where.task.number),))
-
-
-def _subtask_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = where.subtask
-    return Prefetch(items=(keys.subtask(ref.task_id, ref.ulid), keys.task_full(where.board_id, where.task.number)))
 
 
 # -- create_subtask --------------------------------------------------------------------------
@@ -109,7 +97,8 @@ class CreateSubtaskOutput(ToolOutput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=_task_prefetch,
+    reads=("task",),
+    replay=lambda ctx, entity_id: _replay_subtask(ctx, entity_id),
     input_model=CreateSubtaskInput,
     output_model=CreateSubtaskOutput,
 )
@@ -119,9 +108,8 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         raise errors.invalid("title", "must contain visible characters")
     where = ctx.target
     task = _task_item(ctx)
-    marker = creation_marker(ctx, where.workspace_id)
 
-    def plan(current: TaskDetailRow) -> Any:
+    def plan(current: Task) -> Any:
         if current.archivedAt:
             raise _closed("taskId")
         count = int(current.subtaskCount or 0)
@@ -134,10 +122,10 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         stamp = clock.next_stamp(current.updatedAt)
         ulid = str(ULID()).lower()  # drawn per attempt: a retried create still sorts by when it commits
         subtask_id = ids.new_subtask_id(where.task, ulid)
-        row = SubtaskRow(
-            *keys.subtask(current.taskId, ulid),
+        row = subtask_store.new_row(
+            current.taskId,
+            ulid,
             subtaskId=subtask_id,
-            taskId=current.taskId,
             workspaceId=where.workspace_id,
             title=title,
             completed=False,
@@ -163,7 +151,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
             workspace_id=where.workspace_id,
             actor_id=ctx.user_id,
             activity=act,
-            marker=marker,
+            marker=ctx.marker,
             result=lambda: CreateSubtaskOutput(
                 subtask=subtask_view(row), progress=_progress(subtask_store.after(current, counts))
             ),
@@ -173,13 +161,16 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         return compare_and_set("create_subtask", task, plan)
     except Missing:
         raise errors.not_found("task", task.taskId) from None
-    except subtask_store.Earlier as earlier:
-        ref = ids.parse_subtask(earlier.subtask_id)
-        found = subtask_store.get(ref) if ref else None
-        now = task_store.get(where.task)
-        if found is None or now is None:
-            raise errors.not_found("subtask", earlier.subtask_id) from None
-        return CreateSubtaskOutput(subtask=subtask_view(found), progress=_progress(now))
+
+
+def _replay_subtask(ctx: CallContext, subtask_id: str) -> CreateSubtaskOutput:
+    """The subtask an earlier call with the same idempotencyKey made, with its task's progress now."""
+    ref = ids.parse_subtask(subtask_id)
+    found = subtask_store.get(ref) if ref else None
+    now = task_store.get(ctx.target.task)
+    if found is None or now is None:
+        raise errors.not_found("subtask", subtask_id)
+    return CreateSubtaskOutput(subtask=subtask_view(found), progress=_progress(now))
 
 
 # -- toggle_subtask --------------------------------------------------------------------------
@@ -206,7 +197,7 @@ class ToggleSubtaskOutput(ToolOutput):
     target=target("subtaskId", "subtask"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=_subtask_prefetch,
+    reads=("subtask", "task"),
     input_model=ToggleSubtaskInput,
     output_model=ToggleSubtaskOutput,
 )
@@ -221,7 +212,7 @@ def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskO
         if bool(sub.completed) == args.completed:
             return Unchanged(ToggleSubtaskOutput(subtask=subtask_view(sub), changed=False, progress=_progress(current)))
         stamp = clock.next_stamp(max(current.updatedAt, sub.updatedAt))
-        edited = SubtaskRow.from_raw_data(sub.serialize())
+        edited = subtask_store.copy(sub)
         edited.completed, edited.completedAt, edited.updatedAt = (
             args.completed,
             stamp if args.completed else None,
@@ -276,7 +267,7 @@ class DeleteSubtaskOutput(ToolOutput):
     target=target("subtaskId", "subtask"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=_subtask_prefetch,
+    reads=("subtask", "task"),
     input_model=DeleteSubtaskInput,
     output_model=DeleteSubtaskOutput,
 )

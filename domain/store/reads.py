@@ -1,0 +1,326 @@
+"""Named read plans: what a tool reads first, by name, with a typed result.
+
+A tool declares ``reads=("task", "comment", ...)`` on its spec. For each name, the plan here maps
+the located target (``domain.targets.Located``: any object with the attributes of :class:`Where`)
+and the validated arguments to the keys of the items it needs; the access step adds those keys
+to the one consistent BatchGetItem that reads the caller's membership, so a plan costs no request
+of its own (tests/test_request_budget.py). The handler then reads ``ctx.read.<name>``: the row
+of the declared type, or ``None`` when the item is absent (or is not the row the plan expects).
+
+Tools never spell keys or row classes for these reads: the plan owns the key
+(``domain.store.keys``) and the type (``domain.store.models``). The row types a handler names in
+its annotations are re-exported here as :data:`Task`, :data:`Comment`, ... .
+
+Adding a plan: write a :class:`ReadPlan` below, list it in :data:`PLANS` and give
+:class:`Reads` a property of the same name (tests/test_read_plans.py checks the three agree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from domain import ids
+from domain.store import keys
+from domain.store.errors import StoreError
+from domain.store.models import (
+    BoardEntryRow,
+    CommentCountRow,
+    CommentRow,
+    LabelNameRow,
+    LabelRow,
+    LinkCountRow,
+    LinkGraphRow,
+    LinkRow,
+    SubtaskRow,
+    TaskDetailRow,
+)
+
+# The row types handlers may name (their annotations), without importing domain.store.models.
+Task = TaskDetailRow
+Comment = CommentRow
+Subtask = SubtaskRow
+Label = LabelRow
+Link = LinkRow
+BoardEntry = BoardEntryRow
+
+Key = tuple[str, str]
+R = TypeVar("R")
+
+
+class Where(Protocol):
+    """What a plan reads from the located target (``domain.targets.Located`` has all of it)."""
+
+    @property
+    def workspace_id(self) -> str: ...
+    @property
+    def board_id(self) -> str | None: ...
+    @property
+    def label_id(self) -> str | None: ...
+    @property
+    def task(self) -> ids.TaskRef | None: ...
+    @property
+    def comment(self) -> ids.CommentRef | None: ...
+    @property
+    def subtask(self) -> ids.SubtaskRef | None: ...
+
+
+class PlanError(StoreError, ValueError):
+    """A plan asked for something its target does not carry (a spec declaring ``reads`` that do
+    not fit its target kind): a programming error, caught by the catalog harness."""
+
+
+@dataclass(frozen=True)
+class ReadPlan(Generic[R]):
+    """One named read: ``keys(where, args)`` the items (none when the arguments ask for none),
+    ``row`` the type the first of them must be for the result to be present."""
+
+    name: str
+    keys: Callable[[Where, Any], tuple[Key, ...]]
+    row: type[R]
+
+    def result(self, fetched: Mapping[Key, Any], where: Where, args: Any) -> R | None:
+        wanted = self.keys(where, args)
+        found = fetched.get(wanted[0]) if wanted else None
+        return found if isinstance(found, self.row) else None
+
+
+def _task_key(where: Where) -> Key:
+    if where.board_id is None or where.task is None:
+        raise PlanError("the target names no task")
+    return keys.task_full(where.board_id, where.task.number)
+
+
+def _task_id(where: Where) -> str:
+    if where.board_id is None or where.task is None:
+        raise PlanError("the target names no task")
+    return ids.task_id(where.board_id, where.task.number)
+
+
+def _comment_key(where: Where) -> Key:
+    if where.comment is None:
+        raise PlanError("the target names no comment")
+    return keys.comment(where.comment.task_id, where.comment.ulid)
+
+
+def _subtask_key(where: Where) -> Key:
+    if where.subtask is None:
+        raise PlanError("the target names no subtask")
+    return keys.subtask(where.subtask.task_id, where.subtask.ulid)
+
+
+def _board(where: Where) -> str:
+    if where.board_id is None:
+        raise PlanError("the target names no board")
+    return where.board_id
+
+
+def _label_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # Nothing for a target that names no label (manage_labels' board alternative, a create).
+    return (keys.label(_board(where), where.label_id),) if where.label_id else ()
+
+
+def _label_name_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # Read for a label target given a name (a rename): a create checks names against the board's labels.
+    name = " ".join((getattr(args, "name", None) or "").split())
+    return (keys.label_name_claim(_board(where), name),) if name and where.label_id else ()
+
+
+def _entry_key(where: Where) -> Key:
+    from domain.store.board_entry import entry_key
+
+    return entry_key(_board(where))
+
+
+def _to_task(where: Where, args: Any) -> ids.TaskRef | None:
+    # The other end of an edge tool (args.toTaskId), when it names a task of the target's
+    # workspace: a foreign one is refused by the access step's ref check, and nothing is read.
+    ref = ids.parse_task(getattr(args, "toTaskId", None) or "")
+    return ref if ref is not None and ref.workspace_id == where.workspace_id else None
+
+
+def _to_task_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    to = _to_task(where, args)
+    return (keys.task_full(to.board_id, to.number),) if to else ()
+
+
+def _to_entry_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    from domain.store.board_entry import entry_key
+
+    to = _to_task(where, args)
+    return (entry_key(to.board_id),) if to else ()
+
+
+def _edge_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    to = _to_task(where, args)
+    if to is None:
+        return ()
+    return (keys.link_out(_task_id(where), args.kind, ids.task_id(to.board_id, to.number)),)
+
+
+def _to_link_count_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    to = _to_task(where, args)
+    return (keys.link_count(ids.task_id(to.board_id, to.number)),) if to else ()
+
+
+def _link_graph_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    from domain.store.links import DEPENDENCY_KINDS
+
+    return (keys.link_graph(where.workspace_id),) if getattr(args, "kind", None) in DEPENDENCY_KINDS else ()
+
+
+# The task the target names (its full row: fields, labels, subtask and link counts).
+TASK = ReadPlan("task", lambda w, a: (_task_key(w),), TaskDetailRow)
+# The comment the target names.
+COMMENT = ReadPlan("comment", lambda w, a: (_comment_key(w),), CommentRow)
+# The counter of the target task's comments (absent: none yet).
+COMMENT_COUNT = ReadPlan("comment_count", lambda w, a: (keys.comment_count(_task_id(w)),), CommentCountRow)
+# The subtask the target names.
+SUBTASK = ReadPlan("subtask", lambda w, a: (_subtask_key(w),), SubtaskRow)
+# The label the target names (nothing read when the target is a board).
+LABEL = ReadPlan("label", _label_keys, LabelRow)
+# For a label target: the claim on the label name ``args.name`` (whitespace collapsed) on its board.
+LABEL_NAME = ReadPlan("label_name", _label_name_keys, LabelNameRow)
+# The board's entry in its workspace (archived or not; absent: the board is gone).
+BOARD_ENTRY = ReadPlan("board_entry", lambda w, a: (_entry_key(w),), BoardEntryRow)
+# The link counter of the target task (absent: no links yet).
+LINK_COUNT = ReadPlan("link_count", lambda w, a: (keys.link_count(_task_id(w)),), LinkCountRow)
+# Edge tools (arguments toTaskId and kind; the target is the source task): the other task, its
+# board's entry, the stored edge target -> other of that kind, and the other task's link counter;
+# all absent for another workspace's task.
+TO_TASK = ReadPlan("to_task", _to_task_keys, TaskDetailRow)
+TO_BOARD_ENTRY = ReadPlan("to_board_entry", _to_entry_keys, BoardEntryRow)
+EDGE = ReadPlan("edge", _edge_keys, LinkRow)
+TO_LINK_COUNT = ReadPlan("to_link_count", _to_link_count_keys, LinkCountRow)
+# The workspace's link graph version, read only for a dependency kind (args.kind BLOCKS, DEPENDS_ON).
+LINK_GRAPH = ReadPlan("link_graph", _link_graph_keys, LinkGraphRow)
+
+PLANS: dict[str, ReadPlan[Any]] = {
+    p.name: p
+    for p in (
+        TASK,
+        COMMENT,
+        COMMENT_COUNT,
+        SUBTASK,
+        LABEL,
+        LABEL_NAME,
+        BOARD_ENTRY,
+        LINK_COUNT,
+        TO_TASK,
+        TO_BOARD_ENTRY,
+        EDGE,
+        TO_LINK_COUNT,
+        LINK_GRAPH,
+    )
+}
+
+
+def plan_keys(names: Iterable[str], where: Where, args: Any) -> tuple[Key, ...]:
+    """The keys of every named plan for this target and these arguments, each once, in order."""
+    return tuple(dict.fromkeys(k for name in names for k in PLANS[name].keys(where, args)))
+
+
+class Reads:
+    """The results of a call's declared plans (``ctx.read``): one typed property per plan,
+    ``None`` when the item is absent. Reading a plan the spec did not declare is a programming
+    error (it was not fetched) and raises :class:`PlanError`."""
+
+    def __init__(
+        self,
+        declared: Iterable[str] = (),
+        fetched: Mapping[Key, Any] | None = None,
+        where: Any = None,
+        args: Any = None,
+    ) -> None:
+        self._declared = frozenset(declared)
+        self._fetched: Mapping[Key, Any] = fetched if fetched is not None else {}
+        self._where = where
+        self._args = args
+
+    def _get(self, plan: ReadPlan[R]) -> R | None:
+        if plan.name not in self._declared:
+            raise PlanError(f"read plan {plan.name!r} was not declared in the tool's reads")
+        return plan.result(self._fetched, self._where, self._args)
+
+    @property
+    def task(self) -> TaskDetailRow | None:
+        return self._get(TASK)
+
+    @property
+    def comment(self) -> CommentRow | None:
+        return self._get(COMMENT)
+
+    @property
+    def comment_count(self) -> CommentCountRow | None:
+        return self._get(COMMENT_COUNT)
+
+    @property
+    def subtask(self) -> SubtaskRow | None:
+        return self._get(SUBTASK)
+
+    @property
+    def label(self) -> LabelRow | None:
+        return self._get(LABEL)
+
+    @property
+    def label_name(self) -> LabelNameRow | None:
+        return self._get(LABEL_NAME)
+
+    @property
+    def board_entry(self) -> BoardEntryRow | None:
+        return self._get(BOARD_ENTRY)
+
+    @property
+    def link_count(self) -> LinkCountRow | None:
+        return self._get(LINK_COUNT)
+
+    @property
+    def to_task(self) -> TaskDetailRow | None:
+        return self._get(TO_TASK)
+
+    @property
+    def to_board_entry(self) -> BoardEntryRow | None:
+        return self._get(TO_BOARD_ENTRY)
+
+    @property
+    def edge(self) -> LinkRow | None:
+        return self._get(EDGE)
+
+    @property
+    def to_link_count(self) -> LinkCountRow | None:
+        return self._get(TO_LINK_COUNT)
+
+    @property
+    def link_graph(self) -> LinkGraphRow | None:
+        return self._get(LINK_GRAPH)
+
+
+__all__ = [
+    "BOARD_ENTRY",
+    "COMMENT",
+    "COMMENT_COUNT",
+    "EDGE",
+    "LABEL",
+    "LABEL_NAME",
+    "LINK_COUNT",
+    "LINK_GRAPH",
+    "PLANS",
+    "SUBTASK",
+    "TASK",
+    "TO_BOARD_ENTRY",
+    "TO_LINK_COUNT",
+    "TO_TASK",
+    "BoardEntry",
+    "Comment",
+    "Key",
+    "Label",
+    "Link",
+    "PlanError",
+    "ReadPlan",
+    "Reads",
+    "Subtask",
+    "Task",
+    "Where",
+    "plan_keys",
+]

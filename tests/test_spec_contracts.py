@@ -1,0 +1,148 @@
+"""The two writer contracts declared on the spec, one implementation each:
+
+* ``cas="expectedUpdatedAt"``: the pipeline hands the argument to the context, and
+  ``ctx.still_current`` is the one stale check;
+* ``replay=...``: the pipeline puts a keyed create's marker on ``ctx.marker`` and answers an
+  earlier committed create (``idempotency_markers.Earlier``) through the spec's replay."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import Field
+
+from domain import auth, pipeline
+from domain.access import target
+from domain.catalog import registry as product_registry
+from domain.registry import SpecError, ToolInput, ToolOutput, ToolSpec
+from tests.conftest import make_actor
+from tests.tools_support import create_tasks_in_process
+
+STORED = "2026-03-01T10:00:00.000000Z"
+
+
+class _EditIn(ToolInput):
+    body: str = Field(description="new body")
+    expectedUpdatedAt: str | None = Field(default=None, description="the updatedAt you read")
+
+
+class _Out(ToolOutput):
+    checked: bool
+
+
+def _handler(ctx, args):
+    ctx.still_current("note", STORED, lambda: {"id": "nt_1", "updatedAt": STORED})
+    return {"checked": True}
+
+
+def _spec(**policy) -> ToolSpec:
+    return ToolSpec(
+        name="synthetic_cas",
+        title="Synthetic",
+        description="test only",
+        area="tasks",
+        scope="write",
+        input_model=_EditIn,
+        output_model=_Out,
+        handler=_handler,
+        **policy,
+    )
+
+
+def test_registration_refuses_a_cas_argument_that_does_not_exist_or_a_read_only_tool():
+    with pytest.raises(SpecError, match="cas names an argument"):
+        _spec(cas="expectedRevision")
+    with pytest.raises(SpecError, match="cas names an argument"):
+        ToolSpec(
+            name="synthetic_cas_read",
+            title="Synthetic",
+            description="test only",
+            area="tasks",
+            scope="read",
+            read_only=True,
+            input_model=_EditIn,
+            output_model=_Out,
+            handler=_handler,
+            cas="expectedUpdatedAt",
+        )
+
+
+def test_a_stale_expected_updated_at_is_a_conflict_carrying_the_current_entity(stack):
+    me = make_actor("Cas")
+    principal = auth.authenticate(me.token)
+    spec = _spec(cas="expectedUpdatedAt")
+    stale = pipeline.call_tool(spec, {"body": "x", "expectedUpdatedAt": "2026-01-01T00:00:00.000000Z"}, principal)
+    error = stale.error["error"]
+    assert error["code"] == "CONFLICT" and "note changed since you read it" in error["message"], error
+    assert STORED in error["message"] and error["current"] == {"id": "nt_1", "updatedAt": STORED}, error
+    assert pipeline.call_tool(spec, {"body": "x", "expectedUpdatedAt": STORED}, principal).result == {"checked": True}
+    assert pipeline.call_tool(spec, {"body": "x"}, principal).result == {"checked": True}
+
+
+def test_registration_refuses_replay_without_a_key_or_a_target():
+    class _CreateIn(ToolInput):
+        taskId: str = Field(description="task")
+        idempotencyKey: str | None = Field(default=None, description="key")
+
+    def make(**policy):
+        return ToolSpec(
+            name="synthetic_replay",
+            title="Synthetic",
+            description="test only",
+            area="tasks",
+            scope="write",
+            input_model=_CreateIn,
+            output_model=_Out,
+            handler=_handler,
+            replay=lambda ctx, entity_id: {"checked": True},
+            **policy,
+        )
+
+    with pytest.raises(SpecError, match="replay answers a keyed create"):
+        make(target=target("taskId", "task"), min_role="MEMBER")
+    with pytest.raises(SpecError, match="replay answers a keyed create"):
+        make(keyed=True)
+    assert make(keyed=True, target=target("taskId", "task"), min_role="MEMBER").replay is not None
+
+
+def _forget_powertools_records(entity_id: str) -> int:
+    """Delete the Powertools idempotency records whose stored answer names ``entity_id``: what a
+    crash between the entity's commit and the record's completion leaves behind."""
+    from domain.settings import settings
+    from domain.store import db
+
+    client = db.dynamodb_client()
+    found = client.scan(
+        TableName=settings.idempotency_table,
+        FilterExpression="contains(#d, :e)",
+        ExpressionAttributeNames={"#d": "data"},
+        ExpressionAttributeValues={":e": {"S": entity_id}},
+    )["Items"]
+    for item in found:
+        client.delete_item(TableName=settings.idempotency_table, Key={"id": item["id"]})
+    return len(found)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "entity", "listed"),
+    [
+        ("create_comment", {"body": "only once"}, "comment", "list_comments"),
+        ("create_subtask", {"title": "only once"}, "subtask", "get_task"),
+    ],
+)
+def test_a_keyed_create_whose_record_was_lost_answers_from_its_marker(stack, tool, arguments, entity, listed):
+    me = make_actor("Rpl")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    board = pipeline.call_tool(specs.get("create_board"), {"workspaceId": me.workspace_id, "name": "Replay"}, principal)
+    task = create_tasks_in_process(me.token, board.result["columns"][0]["id"], 1, "replayed")[0]
+    call = {"taskId": task["id"], "idempotencyKey": "once-1", **arguments}
+    first = pipeline.call_tool(specs.get(tool), call, principal)
+    assert first.result is not None, first.error
+    made = first.result[entity]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get(tool), call, principal)
+    assert again.result is not None, again.error
+    assert again.result[entity]["id"] == made  # the marker's entity, not a second one
+    shown = pipeline.call_tool(specs.get(listed), {"taskId": task["id"]}, principal).result
+    rows = shown["comments"] if entity == "comment" else shown["subtasks"]
+    assert [r["id"] for r in rows] == [made]
