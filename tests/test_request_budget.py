@@ -1202,3 +1202,29 @@ def test_coordination_tool_budgets(server_url, owner, board):
         FIXED_WS + 2 + POWERTOOLS_FIRST_RUN,
     )  # promoted already
     check(url, owner.token, "mj_promotions", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)
+
+
+@pytest.mark.parametrize(
+    "tool",
+    ["update_task", "create_comment", "archive_task", "manage_columns", "create_task", "bulk_update_tasks"],
+)
+def test_a_call_refused_for_its_scope_sends_nothing_but_the_token_lookup(server_url, owner, board, tool):
+    """FORBIDDEN by the token's scope is decided before the access step: no read of the target
+    and no membership read (issue 25). Over HTTP the request still counts in the rate window
+    (every JSON-RPC request does: docs/rate-limits.md), so the window's UpdateItem may go out."""
+    from domain import auth
+
+    reader, _ = auth.mint_pat(owner.user_id, scopes=["read"])
+    t = board["t1"]
+    args = {
+        "update_task": {"taskId": t["id"], "title": "no"},
+        "create_comment": {"taskId": t["id"], "body": "no"},
+        "archive_task": {"taskId": t["id"]},
+        "manage_columns": {"action": "create", "boardId": board["id"], "name": "No"},
+        "create_task": {"columnId": board["cols"][0], "title": "no"},
+        "bulk_update_tasks": {"items": [{"taskId": t["id"], "priority": "LOW"}]},
+    }[tool]
+    result, counter = measure(server_url, reader, tool, args)
+    assert err(result)["code"] == "FORBIDDEN"
+    assert counter.ops["GetItem"] == TOKEN and set(counter.ops) <= {"GetItem", "UpdateItem"}, dict(counter.ops)
+    assert counter.ops["UpdateItem"] <= RATE

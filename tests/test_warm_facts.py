@@ -205,3 +205,36 @@ async def test_a_role_change_by_another_process_takes_effect_within_the_bound(se
             time.sleep(0.05)
         members = (await ok(b, "list_members", {"workspaceId": ws}))["members"]
         assert {m["userId"]: m["role"] for m in members}[bea] == "MEMBER"
+
+
+def test_warm_get_artifact_and_get_project_read_only_their_data(server_url, warm):
+    """get_artifact: head and body in one BatchGetItem (with the membership when cold), so 1
+    request warm; get_project: its head (BatchGetItem) ‖ its links (their own partition, one
+    Query), so 2 warm: one per partition its answer lives in."""
+    warm.token_cache_seconds = 60  # counts, not bounds
+    actor = make_actor("Arlo", holder="human")
+    ws = actor.workspace_id
+    project = rpc_ok(rpc_call(server_url, actor.token, "create_project", {"workspaceId": ws, "name": "Warm P"}))
+    pid = project["project"]["id"]
+    made = rpc_ok(
+        rpc_call(
+            server_url,
+            actor.token,
+            "attach_artifact",
+            {
+                "workspaceId": ws,
+                "projectId": pid,
+                "type": "PR",
+                "title": "PR #1",
+                "url": "https://github.com/o/r/pull/1",
+            },
+        )
+    )["artifact"]
+    rpc_ok(rpc_call(server_url, actor.token, "get_artifact", {"artifactId": made["id"]}))  # warms the member
+    got, c = _count(server_url, actor.token, "get_artifact", {"artifactId": made["id"]})
+    assert got["artifact"]["id"] == made["id"]
+    assert dict(c.ops) == {"BatchGetItem": 1}, dict(c.ops)
+    rpc_ok(rpc_call(server_url, actor.token, "get_project", {"projectId": pid}))
+    got, c = _count(server_url, actor.token, "get_project", {"projectId": pid})
+    assert got["project"]["id"] == pid
+    assert dict(c.ops) == {"BatchGetItem": 1, "Query": 1}, dict(c.ops)
