@@ -72,7 +72,8 @@ def test_warm_read_tools_send_one_request(server_url, warm):
     assert c.total == 2 and c.ops["Query"] == 1, dict(c.ops)  # task ‖ side items (with the newest activity)
     # a write still reads the membership with its items: its transaction is not trusted to a cache
     _, c = _count(server_url, actor.token, "update_task", {"taskId": task["id"], "title": "still warm"})
-    assert c.ops["BatchGetItem"] == 1 and c.ops["TransactWriteItems"] == 1 and c.ops["Query"] == 1, dict(c.ops)
+    # (and names the answer's column from the warm column list: no header Query)
+    assert dict(c.ops) == {"BatchGetItem": 1, "TransactWriteItems": 1}, dict(c.ops)
 
 
 async def test_a_removal_through_the_tools_ends_a_warm_readers_access_at_once(server_url, warm):

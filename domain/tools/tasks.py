@@ -139,6 +139,15 @@ def _column_names(ctx: CallContext) -> dict[str, str]:
     return {c.columnId: c.name for c in columns}
 
 
+def _warm_column_names(ctx: CallContext) -> dict[str, str]:
+    """:func:`_column_names` from the warm process's column list when it holds the board
+    (:func:`get_task_reads` then sent no header Query): for an edit that needs the names only to
+    answer (update_task), never for one that writes by them (moves read ``lastRank`` fresh)."""
+    board_id = ctx.target.board_id
+    _, columns = ctx.query("header", lambda: (None, board_store.column_list(board_id)))
+    return {c.columnId: c.name for c in columns}
+
+
 def _current(detail: TaskDetailRow, names: dict[str, str]) -> dict[str, Any]:
     return task_detail_view(detail, names.get(detail.columnId)).model_dump(mode="json")
 
@@ -413,7 +422,7 @@ class UpdateTaskOutput(TaskOutput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=task_reads,
+    prefetch=get_task_reads,  # the column names only name the answer's column: warm ones will do
     input_model=UpdateTaskInput,
     output_model=UpdateTaskOutput,
 )
@@ -432,7 +441,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     where = ctx.target
     expected = args.expectedUpdatedAt
     current_state = _load(ctx)
-    names = _column_names(ctx)
+    names = _warm_column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
         _stale(expected, current, names)
