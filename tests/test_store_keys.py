@@ -41,6 +41,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "link counter": (keys.link_count("tk_e"), None),
     "link graph version": (keys.link_graph("ws_b"), None),
     "subtask": (keys.subtask("tk_e", "01j0abc"), None),
+    "task recent activity": (keys.task_recent_activity("tk_e"), None),
     "label": (keys.label("bd_c", "lb_g"), None),
     "label-name claim": (keys.label_name_claim("bd_c", "Needs Review"), None),
     "bulk chunk marker": (keys.bulk_chunk_marker("cd34", 1), None),

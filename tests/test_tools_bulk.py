@@ -259,14 +259,14 @@ async def test_fifty_items_take_two_transactions_and_all_apply(server_url, owner
             "bulk_update_tasks",
             {"items": [{"taskId": t["id"], "priority": "URGENT"} for t in made]},
         )
-        assert rpc.ok(res)["applied"] == 50 and counter.ops["TransactWriteItems"] == 2
+        assert rpc.ok(res)["applied"] == 50 and counter.ops["TransactWriteItems"] == 3
         res, counter = _measure(
             server_url,
             owner.token,
             "bulk_move_tasks",
             {"items": [{"taskId": t["id"], "columnId": cols[2]} for t in made]},
         )
-        assert rpc.ok(res)["applied"] == 50 and counter.ops["TransactWriteItems"] == 2
+        assert rpc.ok(res)["applied"] == 50 and counter.ops["TransactWriteItems"] == 3
         snap = await ok(c, "get_board_snapshot", {"boardId": board_id})
         done = next(col for col in snap["columns"] if col["id"] == cols[2])
         assert done["taskIds"] == [t["id"] for t in made] and done["taskCount"] == 50
@@ -528,9 +528,10 @@ def test_worst_case_descriptions_are_split_under_the_transaction_size_limit():
     assert len(chunks) == 2 and sorted(i for c in chunks for i in c) == list(range(50))
     assert all(sum(bulk.item_bytes(details[i]) for i in c) < bulk.MAX_TX_BYTES for c in chunks)
     plain = [TaskDetailRow(**{**d.attribute_values, "description": "d" * 2000}) for d in details]
-    # three actions a task (full item, pointer, creation entry): 33 fit one transaction, 50 take two
-    assert [len(c) for c in bulk._full_item_chunks(plain, "ws_x", list(range(50)))] == [33, 17]
-    assert len(bulk._full_item_chunks(plain, "ws_x", list(range(33)))) == 1
+    # four actions a task (full item, pointer, creation entry, its recent-activity item): 25 fit
+    # one transaction, 50 take two
+    assert [len(c) for c in bulk._full_item_chunks(plain, "ws_x", list(range(50)))] == [25, 25]
+    assert len(bulk._full_item_chunks(plain, "ws_x", list(range(25)))) == 1
 
 
 async def test_an_archived_board_refuses_bulk_writes_and_nothing_is_written(server_url, owner):

@@ -8,13 +8,18 @@ mutation it records; lists read newest first.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ulid import ULID
 
 from domain import clock
 from domain.store import keys
-from domain.store.models import ActivityRow, Row
+from domain.store.models import ActivityRow, RecentActivityRow, Row
+
+RECENT_KEEP = 10  # the entries a detailed get_task shows
+RECENT_CAP = 16  # entries the recent item may hold before a write trims it back to RECENT_KEEP
+_ENTRY_FIELDS = ("activityId", "type", "source", "actorId", "at", "summary")
 
 
 def new_row(
@@ -49,6 +54,99 @@ def new_row(
         row.GSI1PK, row.GSI1SK = keys.task_activity(task_id, when, aid)
     row.GSI3PK, row.GSI3SK = keys.activity_type_index(board_id, type_, when, aid)
     return row
+
+
+# -- the task's recent item (issue 25): its newest entries beside its links and subtasks ---------
+def _entry_json(item: dict[str, Any]) -> str:
+    """The compact JSON of one activity item as a transaction puts it (DynamoDB JSON)."""
+    out: dict[str, Any] = {f: item[f]["S"] for f in _ENTRY_FIELDS if "S" in item.get(f, {})}
+    data = item.get("data", {}).get("S")
+    out["data"] = json.loads(data) if data else None
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+def _order(entry: str) -> tuple[str, str]:
+    e = json.loads(entry)
+    return e.get("at") or "", e.get("activityId") or ""  # the GSI1 sort key's order: <at>#<ulid>
+
+
+def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[tuple[str, str]]:
+    """Add to the transaction ``tx`` one update of ``keys.task_recent_activity`` for every task
+    whose activity rows ``tx`` puts; return the keys of those updates.
+
+    The update appends the entries (no read, so concurrent writers of one task commute) under
+    the condition that the item then holds at most :data:`RECENT_CAP`, and asks for ``ALL_OLD``
+    when that fails. ``known`` holds the items such a failure returned (:func:`domain.store.db.transact`
+    retries with them): for those the update writes the newest :data:`RECENT_KEEP` of the old
+    and new entries, under the item's ``version`` as read. An entry is only ever removed when
+    at least ``RECENT_KEEP`` newer ones stay, so the item's newest ``RECENT_KEEP`` always equal
+    the task's GSI1 log's, in the same transaction as the log (tests/test_recent_activity.py)."""
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    log_prefix = keys.task_activity_partition("")
+    for put in tx._put_items:  # noqa: SLF001 - PynamoDB keeps the serialized actions here
+        item = put["Item"]
+        partition = item.get("GSI1PK", {}).get("S", "")
+        if item.get("kind", {}).get("S") == "Activity" and partition.startswith(log_prefix):
+            by_task.setdefault(partition.removeprefix(log_prefix), []).append(item)
+    out: set[tuple[str, str]] = set()
+    for task_id, items in by_task.items():
+        pk, sk = keys.task_recent_activity(task_id)
+        new = [_entry_json(i) for i in items]
+        names = {"#k": "kind", "#s": "since", "#e": "e", "#v": "v"}
+        values: dict[str, Any] = {
+            ":k": {"S": "RecentActivity"},
+            ":s": {"S": min(i["at"]["S"] for i in items)},
+            ":one": {"N": "1"},
+        }
+        old = known.get((pk, sk))
+        old_entries = [v["S"] for v in (old or {}).get("e", {}).get("L", [])]
+        if old is None or len(old_entries) + len(new) <= RECENT_CAP:
+            values[":new"] = {"L": [{"S": e} for e in new]}
+            values[":none"] = {"L": []}
+            values[":room"] = {"N": str(RECENT_CAP - len(new))}
+            expression = (
+                "SET #k = :k, #s = if_not_exists(#s, :s), #e = list_append(if_not_exists(#e, :none), :new) ADD #v :one"
+            )
+            condition = "attribute_not_exists(#e) OR size(#e) <= :room"
+        else:
+            kept = sorted(old_entries + new, key=_order, reverse=True)[:RECENT_KEEP]
+            values[":all"] = {"L": [{"S": e} for e in kept]}
+            expression = "SET #k = :k, #s = if_not_exists(#s, :s), #e = :all ADD #v :one"
+            seen = (old or {}).get("v", {}).get("N")
+            if seen is None:
+                condition = "attribute_not_exists(#v)"
+            else:
+                values[":seen"] = {"N": seen}
+                condition = "#v = :seen"
+        tx._update_items.append(  # noqa: SLF001 - a raw update: list_append and if_not_exists together
+            {
+                "TableName": RecentActivityRow.Meta.table_name,
+                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+                "UpdateExpression": expression,
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+        )
+        out.add((pk, sk))
+    return out
+
+
+def recent_of(rows: list[Row], *, created_at: str | None) -> list[dict[str, Any]] | None:
+    """The newest :data:`RECENT_KEEP` entries of a task (newest first, as dicts with the
+    :data:`_ENTRY_FIELDS` and ``data``) from its side items (:func:`domain.store.tasks.sidecar`),
+    or ``None`` when they cannot tell: no recent item, or one started after the task was created
+    (a task written before the item existed) still holding fewer than :data:`RECENT_KEEP`; then
+    :func:`recent_for_task` answers."""
+    item = next((r for r in rows if isinstance(r, RecentActivityRow)), None)
+    if item is None:
+        return None
+    entries = [json.loads(str(e)) for e in item.entries or []]
+    if len(entries) < RECENT_KEEP and (created_at is None or (item.since or "") > created_at):
+        return None
+    entries.sort(key=lambda e: (e.get("at") or "", e.get("activityId") or ""), reverse=True)
+    return entries[:RECENT_KEEP]
 
 
 def recent_for_task(task_id: str, limit: int = 10) -> list[ActivityRow]:

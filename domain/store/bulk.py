@@ -65,9 +65,10 @@ MAX_ITEMS = 50
 #: take at most this many bytes (50 tasks with 20,000-character descriptions may not: then each
 #: second-step transaction carries the records of its own tasks)
 FIRST_TX_TEXT_BYTES = 2_500_000
-# The second step of a bulk create writes three items per task: full item, number pointer and
-# the task's own creation entry (so list_activity {taskId} starts with it, as for create_task).
-SECOND_STEP_ACTIONS_PER_TASK = 3
+# The second step of a bulk create writes four items per task: full item, number pointer, the
+# task's own creation entry (so list_activity {taskId} starts with it, as for create_task) and
+# the task's recent-activity item that copies it (domain.store.activity.mirror).
+SECOND_STEP_ACTIONS_PER_TASK = 4
 
 
 def item_bytes(row: Row) -> int:

@@ -26,7 +26,7 @@ from pynamodb.transactions import TransactWrite
 from domain import settings as _settings_module
 from domain.settings import Settings
 from domain.settings import settings as _settings
-from domain.store import deadline
+from domain.store import activity, deadline
 from domain.store.errors import StoreError
 from domain.store.models import Row
 from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
@@ -182,18 +182,29 @@ def trace_commits(span: Callable[[int], Any] | None) -> None:
     _commit_span = span
 
 
+MIRROR_ATTEMPTS = 8  # resends of one transaction whose only failed condition was a recent-activity item's
+
+
 def transact(build: Callable[[TransactWrite], None]) -> None:
     """Run one ``TransactWriteItems`` built by ``build``; retry contention; map condition failures.
+
+    Every activity row of a task that ``build`` puts also updates the task's recent item in the
+    same transaction (:func:`domain.store.activity.mirror`). When that item is full, its failed
+    condition returns it and the transaction is sent again trimming it; such resends do not
+    count as contention, and a caller never sees the item's key in :class:`ConditionFailed`.
 
     Raises:
         ConditionFailed: a condition expression failed (no write happened).
         Contended: ``TransactionConflict`` on every attempt of the "transaction" budget.
     """
     attempts = ATTEMPTS["transaction"]
-    for attempt in range(attempts):
+    known: dict[tuple[str, str], dict[str, Any] | None] = {}
+    attempt = mirror_resends = 0
+    while attempt < attempts:
         deadline.check("a transaction attempt")
         tx = TransactWrite(connection=connection())
         build(tx)
+        recent = activity.mirror(tx, known)
         try:
             if _commit_span is None:
                 tx._commit()  # noqa: SLF001 - the context manager form would hide the retry loop
@@ -209,7 +220,11 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
             if any(c == "ConditionalCheckFailed" for c in codes):
                 keys = _action_keys(tx)
                 failed = {keys[i]: reasons[i].raw_item for i, c in enumerate(codes) if c == "ConditionalCheckFailed"}
-                raise ConditionFailed(failed) from exc
+                if set(failed) <= recent and mirror_resends < MIRROR_ATTEMPTS:
+                    known.update(failed)  # full (or trimmed meanwhile): send again with what it holds
+                    mirror_resends += 1
+                    continue
+                raise ConditionFailed({k: v for k, v in failed.items() if k not in recent} or failed) from exc
             # Not exc.cause_response_code: it raises AttributeError when the cause is a timeout or a
             # dropped connection (botocore's HTTPClientError carries response=None).
             response = getattr(exc.cause, "response", None)
@@ -217,6 +232,7 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
             if any(c == "TransactionConflict" for c in codes) or code == "TransactionConflictException":
                 if attempt + 1 < attempts:
                     conflict_backoff(attempt)
+                attempt += 1
                 continue
             raise
     raise Contended("transaction", attempts)

@@ -256,6 +256,14 @@ def attachment_count(task_id: str) -> Key:
     return task_side_partition(task_id), "#ATTACH"
 
 
+def task_recent_activity(task_id: str) -> Key:
+    """``TCOM#<task> / RECENT``: the task's newest activity entries, a copy of its GSI1 log kept
+    in every transaction that writes an entry (:mod:`domain.store.activity`). ``LN#`` <
+    ``RECENT`` < ``ST#``, so the one Query over :data:`SIDECAR_RANGE` a detailed get_task makes
+    returns it with the links and subtasks."""
+    return task_side_partition(task_id), "RECENT"
+
+
 ATTACHMENTS_PREFIX = "AT#"
 COMMENTS_PREFIX = "CM#"
 SUBTASKS_PREFIX = "ST#"

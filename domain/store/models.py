@@ -656,6 +656,20 @@ class ActivityRow(Row, discriminator="Activity"):
     data = JSONAttribute(null=True)
 
 
+class RecentActivityRow(Row, discriminator="RecentActivity"):
+    """A task's newest activity entries (``keys.task_recent_activity``), written only by
+    :func:`domain.store.activity.mirror` inside the transaction that writes the entries.
+
+    ``entries`` are compact JSON objects (``activityId``, ``type``, ``source``, ``actorId``,
+    ``at``, ``summary``, ``data``), unordered, between 1 and ``RECENT_CAP`` of them; ``since`` is
+    the ``at`` of the first entry the item ever held (an item younger than its task may lack
+    older entries); ``version`` counts the writes (the compare-and-set of a trim)."""
+
+    entries = ListAttribute(of=UnicodeAttribute, default=list, attr_name="e")
+    since = UnicodeAttribute(null=True)
+    version = NumberAttribute(default=0, attr_name="v")
+
+
 class TokenRow(Row, discriminator="Token"):
     """Token (``keys.token``, by the SHA-256 of the secret; GSI1 ``keys.user_token``)."""
 

@@ -48,7 +48,8 @@ from domain.tools.views import TaskRowView, task_row_view
 MAX_ITEMS = bulk_store.MAX_ITEMS
 _CHUNKING = (
     "Valid items are applied in as few transactions as DynamoDB's 100-action limit allows: a task is two items "
-    "plus its activity row, so up to about 30 tasks commit together and 50 take two transactions. If a later "
+    "plus its activity row and its recent-activity item, so up to about 24 tasks commit together and 50 take three "
+    "transactions. If a later "
     "transaction fails after an earlier one committed, the results say exactly which items were applied; with an "
     "idempotencyKey, repeating the identical call applies the rest and never applies an item twice."
 )
@@ -500,7 +501,9 @@ class _UpdatePlanner(_Planner):
                 continue
             detail, act, changes = planned
             w = self.where[i]
-            cost = 3 + (w.workspace_id not in spaces) + (w.board_id not in boards) + work_store.actions(detail)
+            cost = 4 + (
+                w.workspace_id not in spaces
+            )  # + the task's recent-activity item + (w.board_id not in boards) + work_store.actions(detail)
             entry = search_marks.entry_bytes(detail)  # the text again, in the search batch record
             weight = 2 * bulk_store.item_bytes(detail) + bulk_store.item_bytes(act) + entry
             records = (
@@ -677,7 +680,7 @@ class _MovePlanner(_Planner):
             src_key, dest_key = (state.boardId, state.columnId), (state.boardId, moved.columnId)
             touched = {src_key, dest_key} - set(delta) - grown
             cost = (
-                3
+                4  # two rows, the activity row and the task's recent-activity item
                 + (w.workspace_id not in spaces)
                 + (w.board_id not in boards)
                 + len(touched)

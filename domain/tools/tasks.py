@@ -99,8 +99,8 @@ def task_reads(where: Located, args: Any) -> Prefetch:
     queries: list[tuple[str, Any]] = [("header", lambda: board_store.header(board_id))]
     if getattr(args, "response_format", None) == "detailed":
         task_id = where.ident
-        queries.append(("activity", lambda: activity_store.recent_for_task(task_id, 10)))
-        queries.append(("sidecar", lambda: task_store.sidecar(task_id)))  # subtasks (and link edges) of get_task
+        # get_task's links, subtasks and newest activity (the task's recent item): one Query
+        queries.append(("sidecar", lambda: task_store.sidecar(task_id)))
     return Prefetch(items=tuple(items), queries=tuple(queries))
 
 
@@ -136,6 +136,15 @@ def _column_names(ctx: CallContext) -> dict[str, str]:
     """Column id -> name for the target's board, from the header Query started with the membership."""
     board_id = ctx.target.board_id
     _, columns = ctx.query("header", lambda: board_store.header(board_id))
+    return {c.columnId: c.name for c in columns}
+
+
+def _warm_column_names(ctx: CallContext) -> dict[str, str]:
+    """:func:`_column_names` from the warm process's column list when it holds the board
+    (:func:`get_task_reads` then sent no header Query): for an edit that needs the names only to
+    answer (update_task), never for one that writes by them (moves read ``lastRank`` fresh)."""
+    board_id = ctx.target.board_id
+    _, columns = ctx.query("header", lambda: (None, board_store.column_list(board_id)))
     return {c.columnId: c.name for c in columns}
 
 
@@ -317,17 +326,14 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
         task_id = pointer.taskId
         header = parallel.submit(board_store.header, ref.board_id)
         detailed = args.response_format == "detailed"
-        recent = parallel.submit(activity_store.recent_for_task, task_id, 10) if detailed else None
         side = parallel.submit(task_store.sidecar, task_id) if detailed else None
         detail = task_store.get(ref)
         columns = header.result()[1]
-        activity = recent.result() if recent is not None else None
         sidecar = side.result() if side is not None else None
     else:
         task_id = where.ident
         detail = ctx.item(keys.task_full(where.board_id, where.task.number))
         columns = ctx.query("header", lambda: (None, board_store.column_list(where.board_id)))[1]
-        activity = ctx.query("activity") if args.response_format == "detailed" else None
         sidecar = ctx.query("sidecar") if args.response_format == "detailed" else None
         if not isinstance(detail, TaskDetailRow):
             # bulk_create_tasks writes the compact rows first and the full items in a second
@@ -336,8 +342,8 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
             if compact is None:
                 raise errors.not_found("task", task_id)
             name = next((c.name for c in columns if c.columnId == compact.columnId), None)
-            recent = [activity_view(a) for a in activity or []] if args.response_format == "detailed" else None
-            detailed = recent is not None
+            detailed = args.response_format == "detailed"
+            recent = _recent_activity(task_id, sidecar or [], compact.createdAt) if detailed else None
             return GetTaskOutput(
                 task=task_row_view(compact, name),
                 subtasks=[] if detailed else None,
@@ -357,8 +363,32 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
         task=task_detail_view(detail, column_name),
         subtasks=subtasks,
         links=links,
-        recentActivity=[activity_view(a) for a in activity or []],
+        recentActivity=_recent_activity(task_id, sidecar or [], detail.createdAt),
     )
+
+
+def _recent_activity(task_id: str, sidecar: list[Any], created_at: str | None) -> list[ActivityView]:
+    """The task's newest entries from its recent item (read with its links and subtasks); a task
+    whose item cannot tell (written before the item existed) reads its GSI1 log instead."""
+    entries = activity_store.recent_of(sidecar, created_at=created_at)
+    if entries is None:
+        return [activity_view(a) for a in activity_store.recent_for_task(task_id, activity_store.RECENT_KEEP)]
+    ref = ids.parse_task(task_id)
+    board_id = ref.board_id if ref is not None else None
+    return [
+        ActivityView(
+            id=e.get("activityId"),
+            type=e.get("type"),
+            source=e.get("source"),
+            actorId=e.get("actorId"),
+            at=e.get("at"),
+            summary=e.get("summary"),
+            boardId=board_id,
+            taskId=task_id,
+            data=e.get("data"),
+        )
+        for e in entries
+    ]
 
 
 # -- update_task -----------------------------------------------------------------------------
@@ -392,7 +422,7 @@ class UpdateTaskOutput(TaskOutput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=task_reads,
+    prefetch=get_task_reads,  # the column names only name the answer's column: warm ones will do
     input_model=UpdateTaskInput,
     output_model=UpdateTaskOutput,
 )
@@ -411,7 +441,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     where = ctx.target
     expected = args.expectedUpdatedAt
     current_state = _load(ctx)
-    names = _column_names(ctx)
+    names = _warm_column_names(ctx)
 
     def plan(current: TaskDetailRow) -> Any:
         _stale(expected, current, names)
