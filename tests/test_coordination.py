@@ -917,3 +917,74 @@ def test_channel_message_promoted_once_to_an_unclaimed_task(server_url, coord_ur
         )["code"]
         == "NOT_FOUND"
     )
+
+
+# -- operator authority and the operators' attention read (issue 30) -----------------------------------
+def _human(user_id: str) -> str:
+    from domain import auth
+
+    return auth.mint_pat(user_id, holder="human")[0]
+
+
+def _attention_item(ws: str, by: str, text: str) -> str:
+    """An attention item as mj_consult leaves one (written here so this test needs no consultation)."""
+    from ulid import ULID
+
+    from domain import clock
+    from domain.store import keys
+    from domain.store.models import AttentionRow
+
+    ulid = str(ULID()).lower()
+    AttentionRow(
+        *keys.attention(ws, ulid),
+        attentionId=f"at_{ulid}",
+        workspaceId=ws,
+        attentionKind="consultation.prepared",
+        subjectId="cs_test",
+        text=text,
+        fromId=by,
+        fromKind="agent",
+        at=clock.now_iso(),
+    ).save()
+    return f"at_{ulid}"
+
+
+def test_operator_attention_needs_a_human_operator_and_marks_nothing(server_url, coord_url, team):
+    from domain import auth
+    from domain.store import coordination, keys, members
+    from domain.store.models import UserRow
+
+    owner, member = team
+    ws = owner.workspace_id
+    peer = member("Peer")
+    admin = auth.create_user(f"admin-{uuid.uuid4().hex[:12]}@example.com", "Admin")
+    members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
+    item = _attention_item(ws, peer.user_id, "Is the cache key stable?")
+    # something unread in the owner's own inbox: the operators' read must leave it unread
+    post = {"workspace": ws, "idempotency_key": key(), "text": "hi", "to_actor_id": owner.user_id}
+    ok(call_tool(coord_url, peer.token, "mj_post", post))
+    attention = {"workspace": ws, "operator_attention": True}
+
+    def refused(token: str) -> dict:
+        e = err(call_tool(coord_url, token, "mj_inbox", attention))
+        assert e["code"] == "FORBIDDEN" and "operator authority" in e["message"], e
+        return e
+
+    refused(owner.token)  # an OWNER's agent credential: worker authority is not operator authority
+    refused(_human(peer.user_id))  # a human MEMBER
+    admin_human = _human(admin.userId)
+    refused(admin_human)  # an ADMIN, until the workspace grants it to ADMINs
+    coordination.set_operator_role(ws, "ADMIN")
+    assert [a["id"] for a in ok(call_tool(coord_url, admin_human, "mj_inbox", attention))["attentionItems"]] == [item]
+    coordination.set_operator_role(ws, None)
+    refused(admin_human)
+    seen = ok(call_tool(coord_url, _human(owner.user_id), "mj_inbox", attention))
+    assert seen["actorId"] == owner.user_id and seen["entries"] == [] and seen["unreadCount"] == 0
+    [a] = seen["attentionItems"]
+    assert a["id"] == item and a["kind"] == "consultation.prepared" and a["content"]["trust"] == "data"
+    assert a["content"]["fromActorId"] == peer.user_id
+    # the read enrolled nobody, approved nothing and marked nothing read: the owner's inbox is unread still
+    own = ok(call_tool(coord_url, owner.token, "mj_inbox", {"workspace": ws, "unread_only": True}))
+    assert own["unreadCount"] == 1 and own["attentionItems"] == []
+    e = err(call_tool(coord_url, _human(owner.user_id), "mj_inbox", {**attention, "acknowledge": ["in_x"]}))
+    assert e["code"] == "INVALID_INPUT"

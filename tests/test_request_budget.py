@@ -1136,6 +1136,10 @@ def test_coordination_tool_budgets(server_url, owner, board):
     check(
         url, peer_token, "mj_inbox", {"workspace": ws, "unread_only": True}, FIXED_WS + keys.INBOX_SHARDS
     )  # nothing new: no write
+    # an operator's attention read: the workspace item rides in the membership BatchGetItem; one Query, no write
+    human = auth.mint_pat(owner.user_id, holder="human")[0]
+    _, c = check(url, human, "mj_inbox", {"workspace": ws, "operator_attention": True}, FIXED_WS + 1)
+    assert "TransactWriteItems" not in c.ops and c.ops["UpdateItem"] == 1  # the rate window only
     # review: the artifact's head read for its digest (one GetItem per artifact) + one transaction
     art = ok(
         call_tool(

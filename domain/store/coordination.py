@@ -19,12 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pynamodb.exceptions import UpdateError
+
 from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.models import (
     ActivityRow,
     ActorClaimRow,
+    AttentionRow,
     ChannelMessageRow,
     ChannelRow,
     ClaimHeadRow,
@@ -532,3 +535,34 @@ def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
         keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.PROMOTION_PREFIX), consistent_read=True
     )
     return [r for r in rows if isinstance(r, PromotionRow)]
+
+
+# -- operator authority and attention (domain.operator) ---------------------------------------------
+def set_operator_role(workspace_id: str, role: str | None) -> None:
+    """Grant operator authority to human members at ``role`` or above (``ADMIN``), or take the
+    grant back (``None``: human OWNERs only). A workspace setting; no tool changes it (the
+    coordination spec keeps policy changes out of the agents' tools).
+
+    Raises:
+        Missing: no such workspace.
+    """
+    from domain.store.models import WorkspaceRow
+
+    head = WorkspaceRow(*keys.workspace_head(workspace_id))
+    action = WorkspaceRow.operatorRole.set(role) if role else WorkspaceRow.operatorRole.remove()
+    try:
+        head.update(actions=[action], condition=Row.PK.exists())
+    except UpdateError as failure:  # the condition failed: no such workspace
+        raise db.Missing(workspace_id) from failure
+
+
+def attention(workspace_id: str, limit: int) -> list[AttentionRow]:
+    """The newest ``limit`` operator attention items, oldest first (one Query)."""
+    rows = AttentionRow.query(
+        keys.attention_partition(workspace_id),
+        Row.SK.startswith(keys.ATTENTION_PREFIX),
+        consistent_read=True,
+        scan_index_forward=False,
+        limit=limit,
+    )
+    return list(reversed([r for r in rows if isinstance(r, AttentionRow)]))

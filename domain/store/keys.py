@@ -232,6 +232,19 @@ CHANNEL_MESSAGE_PREFIX = "M#"
 PROMOTION_PREFIX = "P#"
 
 
+def attention_partition(workspace_id: str) -> str:
+    """``ATTN#<ws>``: the operators' attention items of a workspace ``A#<ulid>`` (oldest first).
+    Written once per prepared consultation or arrived result: low volume, never a hot key."""
+    return f"ATTN#{workspace_id}"
+
+
+def attention(workspace_id: str, ulid: str) -> Key:
+    return attention_partition(workspace_id), f"A#{ulid}"
+
+
+ATTENTION_PREFIX = "A#"
+
+
 def comment(task_id: str, ulid: str) -> Key:
     return task_side_partition(task_id), f"CM#{ulid}"
 

@@ -164,6 +164,9 @@ class WorkspaceRow(Row, discriminator="Workspace"):
     # demoting or removing an OWNER conditions on ownerCount > 1 (heads written before it existed
     # are counted once from the members, domain.store.governance.owner_count).
     ownerCount = NumberAttribute(null=True)
+    # Operator authority (domain.operator): besides its human OWNERs, the workspace may grant it to
+    # human members at this role or above (ADMIN); unset, only OWNERs hold it.
+    operatorRole = UnicodeAttribute(null=True)
 
 
 class SlugRow(Row, discriminator="Slug"):
@@ -479,6 +482,22 @@ class InboxRow(Row, discriminator="Inbox"):
     readAt = UnicodeAttribute(null=True)
     ackedAt = UnicodeAttribute(null=True)
     closedAt = UnicodeAttribute(null=True)  # a question that no longer waits (answered or cancelled)
+
+
+class AttentionRow(Row, discriminator="Attention"):
+    """Operator attention item (``keys.attention``): something prepared for the workspace's
+    operators (a consultation waiting for approval, a result that arrived). Read with
+    ``mj_inbox(operator_attention=true)``; that read writes nothing, so it carries no read stamp."""
+
+    attentionId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    attentionKind = UnicodeAttribute()  # consultation.prepared | consultation.result
+    subjectId = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)
+    text = UnicodeAttribute(null=True)
+    fromId = UnicodeAttribute()
+    fromKind = UnicodeAttribute()
+    at = UnicodeAttribute()
 
 
 class AttachmentRow(Row, discriminator="Attachment"):

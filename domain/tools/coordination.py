@@ -33,6 +33,7 @@ from domain.store import tasks as task_store
 from domain.store.db import Missing
 from domain.store.models import (
     ActorClaimRow,
+    AttentionRow,
     ChannelMessageRow,
     ClaimHeadRow,
     InboxRow,
@@ -1335,6 +1336,19 @@ class InboxInput(ToolInput):
         ),
     ]
     limit: Annotated[int, Field(default=50, ge=1, le=200)]
+    operator_attention: bool = Field(
+        default=False,
+        description="Operators only: list the workspace's attention items instead; that read writes nothing.",
+    )
+
+
+class AttentionView(ToolOutput):
+    id: str
+    kind: str = Field(description="consultation.prepared or consultation.result.")
+    subjectId: str = Field(description="The consultation it is about (mj_consult_detail).")
+    taskId: str | None
+    content: PeerText | None
+    at: str
 
 
 class InboxOutput(ToolOutput):
@@ -1342,6 +1356,9 @@ class InboxOutput(ToolOutput):
     entries: list[InboxEntryView] = Field(description="Oldest first; readAt is set by this read where it was empty.")
     unreadCount: int = Field(description="Unread before this read.")
     acknowledged: list[str] = Field(description="The acknowledge ids now acknowledged.")
+    attentionItems: list[AttentionView] = Field(
+        default_factory=list, description="With operator_attention: the operators' items, oldest first."
+    )
 
 
 @tool(
@@ -1349,18 +1366,35 @@ class InboxOutput(ToolOutput):
     title="Inbox",
     description=(
         "Your addressed entries (questions, answers, cancels, late replies, messages), oldest first. Returning an entry "
-        "records it as read; acknowledge records an explicit acknowledgement. Both keep their first time."
+        "records it as read; acknowledge records an explicit acknowledgement. Both keep their first time. "
+        "operator_attention (operators) lists consultation attention instead and stamps nothing."
     ),
     area=COORDINATION,
     scope="read",
     idempotent=True,
     target=target("workspace", "workspace"),
     min_role="MEMBER",
+    operator="operator_attention",
     input_model=InboxInput,
     output_model=InboxOutput,
 )
 def mj_inbox(ctx: CallContext, args: InboxInput) -> InboxOutput:
     ws = ctx.target.workspace_id
+    if args.operator_attention:  # the access step admitted an operator; this read writes nothing
+        if args.acknowledge or args.unread_only:
+            raise errors.invalid(
+                "operator_attention",
+                "reads the attention list only, so acknowledge and unread_only must be left out",
+                "Read your own inbox in a separate call.",
+            )
+        items = store.attention(ws, args.limit)
+        return InboxOutput(
+            actorId=ctx.user_id,
+            entries=[],
+            unreadCount=0,
+            acknowledged=[],
+            attentionItems=[_attention_view(a) for a in items],
+        )
     entries = store.inbox(ws, ctx.user_id, per_shard=max(args.limit, 50))
     by_id = {e.entryId: e for e in entries}
     missing = [i for i in args.acknowledge if i not in by_id]
@@ -1380,6 +1414,13 @@ def mj_inbox(ctx: CallContext, args: InboxInput) -> InboxOutput:
         entries=[entry_view(e) for e in shown],
         unreadCount=len(unread),
         acknowledged=[e.entryId for e in acked],
+    )
+
+
+def _attention_view(a: AttentionRow) -> AttentionView:
+    content = PeerText(text=a.text, fromActorId=a.fromId, fromKind=a.fromKind, at=a.at) if a.text else None
+    return AttentionView(
+        id=a.attentionId, kind=a.attentionKind, subjectId=a.subjectId, taskId=a.taskId, content=content, at=a.at
     )
 
 
