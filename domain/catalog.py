@@ -150,6 +150,11 @@ COORDINATION: dict[str, SeedTool] = {
     "mj_start_work": SeedTool("write", False, False, False, True, "coordination", "built"),
     "mj_wait_request": SeedTool("read", True, False, False, False, "coordination", "built"),
     "mj_work_context": SeedTool("read", True, False, False, False, "coordination", "built"),
+    # issue 30: linked integration work
+    "mj_accept_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_freeze_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_integration": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_link_helper": SeedTool("write", False, False, False, True, "coordination", "built"),
 }
 
 

@@ -84,7 +84,7 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     asked = [t["name"] for t in _list(coord_url, owner.token)["result"]["tools"]]
     from domain.catalog import COORDINATION
 
-    assert set(asked) == set(COORDINATION) and len(asked) == 23
+    assert set(asked) == set(COORDINATION) and len(asked) == 27
     header = [
         t["name"] for t in _list(server_url, owner.token, {"X-MCP-Toolsets": "coordination,tasks"})["result"]["tools"]
     ]
@@ -988,3 +988,111 @@ def test_operator_attention_needs_a_human_operator_and_marks_nothing(server_url,
     assert own["unreadCount"] == 1 and own["attentionItems"] == []
     e = err(call_tool(coord_url, _human(owner.user_id), "mj_inbox", {**attention, "acknowledge": ["in_x"]}))
     assert e["code"] == "INVALID_INPUT"
+
+
+# -- linked integration work (issue 30) ----------------------------------------------------------------
+def test_integration_freezes_exact_inputs_and_accepts_only_the_frozen_revision(server_url, coord_url, team):
+    owner, member = team
+    cols, parent = _board(server_url, owner)
+    helper = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "helper part"}))[
+        "task"
+    ]
+    reviewer, bystander = member("Rev"), member("Other")
+    ws = owner.workspace_id
+    link = {"workspace": ws, "task_id": parent["id"], "helper_task_id": helper["id"], "reason": "splits the parser"}
+    first = ok(call_tool(coord_url, owner.token, "mj_link_helper", {**link, "idempotency_key": key()}))
+    assert (
+        first["created"] and first["link"]["decidedBy"] == owner.user_id and first["link"]["reason"]["trust"] == "data"
+    )
+    again = ok(call_tool(coord_url, bystander.token, "mj_link_helper", {**link, "idempotency_key": key()}))
+    assert not again["created"] and again["link"]["decidedBy"] == owner.user_id  # the first decision stays
+    art = _attach(server_url, owner, parent["id"], "Integrated build")
+    digest = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}))[
+        "artifact"
+    ]["digest"]
+    revision = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
+    freeze = {
+        "workspace": ws,
+        "task_id": parent["id"],
+        "reviewer_actor_id": reviewer.user_id,
+        "artifacts": [{"artifact_id": art["id"], "digest": digest}],
+        "tasks": [{"task_id": helper["id"], "revision": revision}],
+    }
+    stale_input = err(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_freeze_integration",
+            {**freeze, "idempotency_key": key(), "tasks": [{"task_id": helper["id"], "revision": "2000-01-01"}]},
+        )
+    )
+    assert stale_input["code"] == "CONFLICT" and stale_input["current"]["revision"] == revision
+    stray = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "not linked"}))["task"]
+    unlinked = err(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_freeze_integration",
+            {**freeze, "idempotency_key": key(), "tasks": [{"task_id": stray["id"], "revision": stray["updatedAt"]}]},
+        )
+    )
+    assert unlinked["code"] == "INVALID_INPUT" and "mj_link_helper" in unlinked["hint"]
+    k = key()
+    frozen = ok(call_tool(coord_url, owner.token, "mj_freeze_integration", {**freeze, "idempotency_key": k}))
+    ig = frozen["integration"]
+    assert ig["state"] == "FROZEN" and ig["revision"] == 1 and "nothing was merged" in frozen["notice"]
+    assert ig["tasks"] == [{"taskId": helper["id"], "revision": revision}] and ig["frozenBy"] == owner.user_id
+    replay = ok(call_tool(coord_url, owner.token, "mj_freeze_integration", {**freeze, "idempotency_key": k}))
+    assert replay["integration"]["id"] == ig["id"]  # one integration per key
+    # a late change to a frozen input: the frozen set stays, the read shows the drift, acceptance is refused
+    ok(call_tool(server_url, owner.token, "update_task", {"taskId": helper["id"], "title": "helper part, late edit"}))
+    read = ok(call_tool(coord_url, reviewer.token, "mj_integration", {"workspace": ws, "integration_id": ig["id"]}))
+    assert read["integration"]["tasks"] == ig["tasks"] and read["integration"]["frozenDigest"] == ig["frozenDigest"]
+    assert [d["input"] for d in read["drift"]] == [helper["id"]] and read["drift"][0]["frozen"] == revision
+    assert [h["helperTaskId"] for h in read["helpers"]] == [helper["id"]]
+    accept = {
+        "workspace": ws,
+        "integration_id": ig["id"],
+        "expected_revision": 1,
+        "frozen_digest": ig["frozenDigest"],
+    }
+    late = err(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**accept, "idempotency_key": key()}))
+    assert late["code"] == "CONFLICT" and late["current"]["drift"][0]["input"] == helper["id"]
+    # freezing again: the stale revision is CONFLICT; the current one makes revision 2 and keeps revision 1
+    now_rev = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
+    again_args = {**freeze, "tasks": [{"task_id": helper["id"], "revision": now_rev}], "integration_id": ig["id"]}
+    assert (
+        err(
+            call_tool(
+                coord_url,
+                owner.token,
+                "mj_freeze_integration",
+                {**again_args, "expected_revision": 2, "idempotency_key": key()},
+            )
+        )["code"]
+        == "CONFLICT"
+    )
+    second = ok(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_freeze_integration",
+            {**again_args, "expected_revision": 1, "idempotency_key": key()},
+        )
+    )["integration"]
+    assert second["revision"] == 2 and second["frozenDigest"] != ig["frozenDigest"]
+    assert [h["revision"] for h in second["history"]] == [1] and second["history"][0]["tasks"] == ig["tasks"]
+    stale = err(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**accept, "idempotency_key": key()}))
+    assert stale["code"] == "CONFLICT" and stale["current"]["revision"] == 2  # revision 1 is stale now
+    current = {**accept, "expected_revision": 2, "frozen_digest": second["frozenDigest"]}
+    assert (
+        err(call_tool(coord_url, owner.token, "mj_accept_integration", {**current, "idempotency_key": key()}))["code"]
+        == "FORBIDDEN"
+    )  # the integrator is not the reviewer
+    done = ok(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**current, "idempotency_key": key()}))
+    assert done["integration"]["state"] == "ACCEPTED" and done["integration"]["acceptedBy"] == reviewer.user_id
+    assert done["integration"]["tasks"] == [{"taskId": helper["id"], "revision": now_rev}]
+    outsider_read = err(
+        call_tool(coord_url, owner.token, "mj_integration", {"workspace": ws, "integration_id": "ig_nope"})
+    )
+    assert outsider_read["code"] == "NOT_FOUND"

@@ -1205,3 +1205,62 @@ def test_coordination_tool_budgets(server_url, owner, board):
         FIXED_WS + 2 + POWERTOOLS_FIRST_RUN,
     )  # promoted already
     check(url, owner.token, "mj_promotions", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)
+
+
+def test_integration_tool_budgets(server_url, owner, board):
+    """Linked integration work (issue 30; docs/data-model.md, "Coordination")."""
+    from domain import auth
+    from domain.store import keys, members
+    from domain.store.models import UserRow
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    peer = auth.create_user(f"peer-{uuid.uuid4().hex[:12]}@example.com", "Peer")
+    members.add(ws, UserRow.get(*keys.user_profile(peer.userId)), "MEMBER")
+    peer_token = auth.mint_pat(peer.userId)[0]
+    parent, helper = board["t1"], board["t2"]
+    # both tasks ride in the membership BatchGetItem; one transaction (link, guard, activity)
+    link = {"workspace": ws, "task_id": parent["id"], "helper_task_id": helper["id"]}
+    _, c = check(
+        url,
+        owner.token,
+        "mj_link_helper",
+        {**link, "idempotency_key": f"k-{uuid.uuid4()}"},
+        FIXED_WS + 1 + POWERTOOLS_FIRST_RUN,
+    )
+    assert c.ops["TransactWriteItems"] == 1
+    art = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "attach_artifact",
+            {"workspaceId": ws, "type": "PR", "title": "pr", "url": "https://example.com/pr", "taskId": parent["id"]},
+        )
+    )["artifact"]
+    from domain.store import artifacts, coordination
+
+    digest = coordination.artifact_digest(artifacts.get(ws, art["id"]))
+    helper_rev = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
+    freeze = {
+        "workspace": ws,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "task_id": parent["id"],
+        "reviewer_actor_id": peer.userId,
+        "artifacts": [{"artifact_id": art["id"], "digest": digest}],
+        "tasks": [{"task_id": helper["id"], "revision": helper_rev}],
+    }
+    # parent + reviewer's member item with the membership; artifact GetItem, helper links Query,
+    # helper task GetItem; one transaction (integration, reviewer's entry, guards, activity)
+    res, c = check(url, owner.token, "mj_freeze_integration", freeze, FIXED_WS + 4 + POWERTOOLS_FIRST_RUN)
+    ig = res["structuredContent"]["integration"]
+    # the integration with the membership; helper links Query; one GetItem per frozen input (drift)
+    check(url, peer_token, "mj_integration", {"workspace": ws, "integration_id": ig["id"]}, FIXED_WS + 3)
+    accept = {
+        "workspace": ws,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "integration_id": ig["id"],
+        "expected_revision": 1,
+        "frozen_digest": ig["frozenDigest"],
+    }
+    # the integration with the membership; one GetItem per frozen input; one transaction
+    check(url, peer_token, "mj_accept_integration", accept, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN)

@@ -31,7 +31,9 @@ from domain.store.models import (
     ChannelMessageRow,
     ChannelRow,
     ClaimHeadRow,
+    HelperLinkRow,
     InboxRow,
+    IntegrationRow,
     PeerRequestRow,
     PromotionRow,
     ReviewRow,
@@ -566,3 +568,113 @@ def attention(workspace_id: str, limit: int) -> list[AttentionRow]:
         limit=limit,
     )
     return list(reversed([r for r in rows if isinstance(r, AttentionRow)]))
+
+
+# -- linked integration work ------------------------------------------------------------------------
+class AlreadyLinked(Exception):
+    """The helper was linked to the parent before (``current`` is that link)."""
+
+    def __init__(self, current: HelperLinkRow | None) -> None:
+        super().__init__("already linked")
+        self.current = current
+
+
+class IntegrationChanged(Exception):
+    """An integration's state or revision moved since it was read (``current``: the stored row)."""
+
+    def __init__(self, current: IntegrationRow | None) -> None:
+        super().__init__("integration changed")
+        self.current = current
+
+
+def link_helper(link: HelperLinkRow, *, activity: ActivityRow) -> None:
+    """Record that ``link.helperTaskId`` feeds ``link.parentTaskId`` (once per pair; the decider's
+    membership guarded), with its activity row.
+
+    Raises:
+        AlreadyLinked: the pair was linked before.
+        Missing: the decider is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(link, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+        member_store.guard(tx, link.workspaceId, link.decidedBy)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if member_store.guard_failed(failure, link.workspaceId, link.decidedBy):
+            raise db.Missing(link.parentTaskId) from failure
+        stored = failure.item(link.PK, link.SK)
+        raise AlreadyLinked(HelperLinkRow.from_raw_data(stored) if stored else None) from failure
+
+
+def helper_links(parent_task_id: str) -> list[HelperLinkRow]:
+    """The helpers linked to a parent task (one Query)."""
+    rows = HelperLinkRow.query(
+        keys.coordination_partition(parent_task_id),
+        Row.SK.startswith(keys.HELPER_LINK_PREFIX),
+        consistent_read=True,
+    )
+    return [r for r in rows if isinstance(r, HelperLinkRow)]
+
+
+def get_integration(task_id: str, ulid: str) -> IntegrationRow | None:
+    try:
+        return IntegrationRow.get(*keys.integration(task_id, ulid), consistent_read=True)
+    except IntegrationRow.DoesNotExist:
+        return None
+
+
+def write_integration(
+    current: IntegrationRow | None,
+    updated: IntegrationRow,
+    *,
+    entry: InboxRow,
+    activity: ActivityRow,
+    actor_id: str,
+) -> None:
+    """Store a new integration (``current`` is ``None``) or replace one that still has the state
+    and revision of ``current``; put ``entry`` (the other party's notice) and the activity row.
+
+    Raises:
+        IntegrationChanged: another change committed first.
+        Missing: the caller (or, for a new one, the reviewer) is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        if current is None:
+            tx.save(updated, condition=Row.PK.does_not_exist())
+            member_store.guard(tx, updated.workspaceId, updated.reviewerId)
+        else:
+            cond = (IntegrationRow.revision == int(current.revision)) & (IntegrationRow.state == current.state)
+            tx.save(updated, condition=cond, return_values="ALL_OLD")
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, updated.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if current is None or member_store.guard_failed(failure, updated.workspaceId, actor_id):
+            raise db.Missing(updated.integrationId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise IntegrationChanged(IntegrationRow.from_raw_data(stored) if stored else None) from failure
+
+
+def task_revision(task: Any) -> str:
+    """A task's revision as integration freezes it: its ``updatedAt`` (every write of the task sets it)."""
+    return str(task.updatedAt)
+
+
+def inputs_digest(inputs: dict[str, Any]) -> str:
+    """A SHA-256 over a frozen input set (sorted), naming exactly these revisions."""
+    import hashlib
+    import json
+
+    body = {
+        "artifacts": sorted((a["artifactId"], a["digest"]) for a in inputs.get("artifacts", [])),
+        "tasks": sorted((t["taskId"], t["revision"]) for t in inputs.get("tasks", [])),
+    }
+    return "sha256:" + hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()

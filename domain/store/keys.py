@@ -174,6 +174,19 @@ def review(task_id: str, ulid: str) -> Key:
     return coordination_partition(task_id), f"RV#{ulid}"
 
 
+def helper_link(parent_task_id: str, helper_task_id: str) -> Key:
+    """``CO#<parent> / HL#<helper>``: a helper task whose work feeds the parent (mj_link_helper)."""
+    return coordination_partition(parent_task_id), f"HL#{helper_task_id}"
+
+
+HELPER_LINK_PREFIX = "HL#"
+
+
+def integration(parent_task_id: str, ulid: str) -> Key:
+    """``CO#<parent> / IG#<ulid>``: a frozen set of integration inputs and its acceptance."""
+    return coordination_partition(parent_task_id), f"IG#{ulid}"
+
+
 def actor_partition(workspace_id: str, actor_id: str) -> str:
     """``ACTOR#<ws>#<actor>``: an actor's own coordination index (its claims ``CLAIM#<task>``)."""
     return f"ACTOR#{workspace_id}#{actor_id}"

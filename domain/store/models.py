@@ -484,6 +484,42 @@ class InboxRow(Row, discriminator="Inbox"):
     closedAt = UnicodeAttribute(null=True)  # a question that no longer waits (answered or cancelled)
 
 
+class HelperLinkRow(Row, discriminator="HelperLink"):
+    """Helper link (``keys.helper_link``): the helper task's work feeds the parent task; who decided
+    it and why are its provenance. Written once per pair."""
+
+    workspaceId = UnicodeAttribute()
+    parentTaskId = UnicodeAttribute()
+    helperTaskId = UnicodeAttribute()
+    decidedBy = UnicodeAttribute()
+    decidedByKind = UnicodeAttribute()
+    reason = JSONAttribute(null=True)  # {text, by, byKind, at}
+    linkedAt = UnicodeAttribute()
+
+
+class IntegrationRow(Row, discriminator="Integration"):
+    """Integration (``keys.integration``): the exact input revisions (artifacts by digest, tasks by
+    revision) frozen for one named reviewer. FROZEN -> ACCEPTED; a re-freeze rewrites the inputs
+    under ``revision`` and keeps the earlier sets in ``history``."""
+
+    integrationId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    state = UnicodeAttribute()
+    reviewerId = UnicodeAttribute()
+    frozenBy = UnicodeAttribute()
+    frozenByKind = UnicodeAttribute()
+    inputs = JSONAttribute(default=dict)  # {artifacts: [{artifactId, digest}], tasks: [{taskId, revision}]}
+    frozenDigest = UnicodeAttribute()
+    note = JSONAttribute(null=True)
+    history = JSONAttribute(default=list)  # earlier frozen sets: [{revision, inputs, frozenDigest, frozenBy, frozenAt}]
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    frozenAt = UnicodeAttribute()
+    acceptedBy = UnicodeAttribute(null=True)
+    acceptedAt = UnicodeAttribute(null=True)
+
+
 class AttentionRow(Row, discriminator="Attention"):
     """Operator attention item (``keys.attention``): something prepared for the workspace's
     operators (a consultation waiting for approval, a result that arrived). Read with

@@ -1,5 +1,6 @@
 """Coordination tools (the ``coordination`` toolset; docs/coordination.md): claims on tasks, the
-actor's brief and a task's work context, peer questions.
+actor's brief and a task's work context, peer questions, reviews, channels and (issue 30) linked
+integration work.
 
 Every tool acts inside one workspace (``workspace``: ``""`` is the bound one) as the caller's
 credential; no argument names or switches the actor. Whatever a peer wrote (a question, an
@@ -34,6 +35,8 @@ from domain.store.db import Missing
 from domain.store.models import (
     ActorClaimRow,
     AttentionRow,
+    HelperLinkRow,
+    IntegrationRow,
     ChannelMessageRow,
     ClaimHeadRow,
     InboxRow,
@@ -2064,6 +2067,521 @@ def mj_promotions(ctx: CallContext, args: PromotionsInput) -> PromotionsOutput:
     )
 
 
+# -- linked integration work (issue 30; docs/coordination.md, "Linked integration work") --------------
+NoteArg = Annotated[
+    str | None, Field(default=None, min_length=1, max_length=8000, description="Why, for the record."), Redact
+]
+
+
+def _text(ctx: CallContext, text: str | None, at: str) -> dict[str, Any] | None:
+    return {"text": text, "by": ctx.user_id, "byKind": _kind(ctx), "at": at} if text else None
+
+
+def _task_items(*values: str | None) -> tuple[tuple[str, str], ...]:
+    found = []
+    for value in values:
+        ref = ids.parse_task(value) if value else None
+        if ref is not None:
+            found.append(keys.task_full(ref.board_id, ref.number))
+    return tuple(found)
+
+
+# -- mj_link_helper -------------------------------------------------------------------------------
+class LinkHelperInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    task_id: Annotated[str, Field(min_length=1, max_length=80, description="tk_… the parent the work feeds.")]
+    helper_task_id: Annotated[str, Field(min_length=1, max_length=80, description="tk_… the helper's task.")]
+    reason: NoteArg
+
+
+class HelperLinkView(ToolOutput):
+    parentTaskId: str
+    helperTaskId: str
+    decidedBy: str = Field(description="Who linked it (provenance).")
+    decidedByKind: Literal["agent", "human"]
+    reason: PeerText | None
+    linkedAt: str
+
+
+def _link_view(r: HelperLinkRow) -> HelperLinkView:
+    return HelperLinkView(
+        parentTaskId=r.parentTaskId,
+        helperTaskId=r.helperTaskId,
+        decidedBy=r.decidedBy,
+        decidedByKind=r.decidedByKind,
+        reason=peer_text(r.reason),
+        linkedAt=r.linkedAt,
+    )
+
+
+class LinkHelperOutput(ToolOutput):
+    link: HelperLinkView
+    created: bool = Field(description="false: the pair was linked before; that link is answered.")
+
+
+@tool(
+    "mj_link_helper",
+    title="Link a helper's work",
+    description=(
+        "Records that a helper task's work feeds a parent task, with who decided it and why. Once per pair: linking "
+        "again answers the first link. It moves no work and grants nothing."
+    ),
+    area=COORDINATION,
+    scope="write",
+    keyed=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    refs=(_TASK_REF, Ref("helper_task_id", "task")),
+    prefetch=lambda where, args: Prefetch(items=_task_items(args.task_id, args.helper_task_id)),
+    input_model=LinkHelperInput,
+    output_model=LinkHelperOutput,
+)
+def mj_link_helper(ctx: CallContext, args: LinkHelperInput) -> LinkHelperOutput:
+    parent = _live_task(ctx, args.task_id)
+    helper = _live_task(ctx, args.helper_task_id)
+    if parent.taskId == helper.taskId:
+        raise errors.invalid("helper_task_id", "is the parent itself", "Link another task as the helper.")
+    ws = ctx.target.workspace_id
+    now = clock.now_iso()
+    row = HelperLinkRow(
+        *keys.helper_link(parent.taskId, helper.taskId),
+        workspaceId=ws,
+        parentTaskId=parent.taskId,
+        helperTaskId=helper.taskId,
+        decidedBy=ctx.user_id,
+        decidedByKind=_kind(ctx),
+        reason=_text(ctx, args.reason, now),
+        linkedAt=now,
+    )
+    act = ctx.activity(
+        ws,
+        parent.boardId,
+        "integration.helper_linked",
+        f"Linked {helper.key} as a helper of {parent.key}",
+        task_id=parent.taskId,
+        data={"helperTaskId": helper.taskId},
+        at=now,
+    )
+    try:
+        store.link_helper(row, activity=act)
+    except store.AlreadyLinked as linked:
+        if linked.current is None:
+            raise errors.conflict("The link changed meanwhile.", "Call again.") from None
+        return LinkHelperOutput(link=_link_view(linked.current), created=False)
+    except Missing:
+        raise errors.not_found("workspace", ws) from None
+    return LinkHelperOutput(link=_link_view(row), created=True)
+
+
+# -- integrations -----------------------------------------------------------------------------------
+class TaskRevisionArg(ToolInput):
+    task_id: Annotated[str, Field(min_length=1, max_length=80, description="tk_…")]
+    revision: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=40,
+            description="The task's revision as mj_integration or get_task shows it (its updatedAt).",
+        ),
+    ]
+
+
+class FreezeInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    task_id: Annotated[str, Field(min_length=1, max_length=80, description="tk_… the parent.")]
+    reviewer_actor_id: Annotated[str, Field(min_length=1, max_length=64, description="usr_… who may accept it.")]
+    artifacts: Annotated[
+        list[EvidenceArg],
+        Field(default_factory=list, max_length=20),
+    ]
+    tasks: Annotated[
+        list[TaskRevisionArg],
+        Field(
+            default_factory=list,
+            max_length=20,
+            description="Task inputs (the parent or linked helpers) at their current revision.",
+        ),
+    ]
+    integration_id: Annotated[
+        str | None,
+        Field(default=None, min_length=1, max_length=120, description="ig_… to freeze again."),
+    ]
+    expected_revision: Annotated[
+        int | None, Field(default=None, ge=1, description="With integration_id: its revision as read.")
+    ]
+    note: NoteArg
+
+
+class TaskInput(ToolOutput):
+    taskId: str
+    revision: str
+
+
+class FrozenSet(ToolOutput):
+    revision: int
+    artifacts: list[Any] = Field(description="[{artifactId, digest}] as frozen.")
+    tasks: list[TaskInput]
+    frozenDigest: str
+    frozenBy: str
+    frozenAt: str
+
+
+class IntegrationView(ToolOutput):
+    id: str
+    taskId: str
+    state: Literal["FROZEN", "ACCEPTED"]
+    reviewerId: str
+    frozenBy: str = Field(description="Who froze the current set (provenance).")
+    frozenByKind: Literal["agent", "human"]
+    artifacts: list[Any] = Field(description="[{artifactId, digest}]: the frozen artifact revisions.")
+    tasks: list[TaskInput] = Field(description="The frozen task revisions.")
+    frozenDigest: str = Field(description="Names exactly this input set.")
+    note: PeerText | None
+    history: list[FrozenSet] = Field(description="Earlier frozen sets of this integration, oldest first.")
+    revision: int
+    frozenAt: str
+    acceptedBy: str | None
+    acceptedAt: str | None
+
+
+def integration_view(r: IntegrationRow) -> IntegrationView:
+    inputs = r.inputs or {}
+    return IntegrationView(
+        id=r.integrationId,
+        taskId=r.taskId,
+        state=r.state,
+        reviewerId=r.reviewerId,
+        frozenBy=r.frozenBy,
+        frozenByKind=r.frozenByKind,
+        artifacts=list(inputs.get("artifacts", [])),
+        tasks=[TaskInput(**t) for t in inputs.get("tasks", [])],
+        frozenDigest=r.frozenDigest,
+        note=peer_text(r.note),
+        history=[
+            FrozenSet(
+                revision=h["revision"],
+                artifacts=list(h["inputs"].get("artifacts", [])),
+                tasks=[TaskInput(**t) for t in h["inputs"].get("tasks", [])],
+                frozenDigest=h["frozenDigest"],
+                frozenBy=h["frozenBy"],
+                frozenAt=h["frozenAt"],
+            )
+            for h in (r.history or [])
+        ],
+        revision=int(r.revision),
+        frozenAt=r.frozenAt,
+        acceptedBy=r.acceptedBy,
+        acceptedAt=r.acceptedAt,
+    )
+
+
+class IntegrationOutput(ToolOutput):
+    integration: IntegrationView
+    notice: str | None = Field(default=None, description="What this outcome is, and what it is not.")
+
+
+def _integration_of(ctx: CallContext, integration_id: str) -> IntegrationRow:
+    ref = ids.parse_integration(integration_id)
+    if ref is None or ref.task.workspace_id != ctx.target.workspace_id:
+        raise errors.not_found("integration", integration_id)
+    found = ctx.item(keys.integration(ref.task_id, ref.ulid))
+    if not isinstance(found, IntegrationRow):
+        raise errors.not_found("integration", integration_id)
+    return found
+
+
+def _integration_prefetch(where: Any, args: Any) -> Prefetch:
+    items: list[tuple[str, str]] = list(_task_items(getattr(args, "task_id", None)))
+    ref = ids.parse_integration(args.integration_id) if getattr(args, "integration_id", None) else None
+    if ref is not None and ref.task.workspace_id == where.workspace_id:
+        items.append(keys.integration(ref.task_id, ref.ulid))
+    if getattr(args, "reviewer_actor_id", None) and ids.parse_user(args.reviewer_actor_id):
+        items.append(keys.member(where.workspace_id, args.reviewer_actor_id))
+    return Prefetch(items=tuple(items))
+
+
+def _current_task_inputs(ws: str, parent: TaskDetailRow, wanted: list[TaskRevisionArg]) -> list[dict[str, str]]:
+    linked = {link.helperTaskId for link in store.helper_links(parent.taskId)} if wanted else set()
+    out = []
+    for item in wanted:
+        ref = ids.parse_task(item.task_id)
+        task = task_store.get(ref) if ref is not None and ref.workspace_id == ws else None
+        if task is None:
+            raise errors.not_found("task", item.task_id)
+        if task.taskId != parent.taskId and task.taskId not in linked:
+            raise errors.invalid(
+                "tasks",
+                f"{task.taskId} is neither the parent nor a linked helper",
+                "Link it first with mj_link_helper.",
+            )
+        revision = store.task_revision(task)
+        if revision != item.revision:
+            raise errors.conflict(
+                f"Task {task.taskId} is at revision {revision}, not the {item.revision} you named.",
+                "Freeze the revision it has now, after checking what changed.",
+                current={"taskId": task.taskId, "revision": revision},
+            )
+        out.append({"taskId": task.taskId, "revision": revision})
+    return out
+
+
+def _drift(ws: str, r: IntegrationRow) -> list[dict[str, Any]]:
+    """Frozen inputs whose current revision differs (the frozen set itself never changes)."""
+    moved: list[dict[str, Any]] = []
+    inputs = r.inputs or {}
+    for a in inputs.get("artifacts", []):
+        head = artifact_store.get(ws, a["artifactId"])
+        now = store.artifact_digest(head) if head is not None else None
+        if now != a["digest"]:
+            moved.append({"input": a["artifactId"], "frozen": a["digest"], "current": now})
+    for t in inputs.get("tasks", []):
+        ref = ids.parse_task(t["taskId"])
+        task = task_store.get(ref) if ref is not None else None
+        now = store.task_revision(task) if task is not None else None
+        if now != t["revision"]:
+            moved.append({"input": t["taskId"], "frozen": t["revision"], "current": now})
+    return moved
+
+
+@tool(
+    "mj_freeze_integration",
+    title="Freeze integration inputs",
+    description=(
+        "Freezes the exact inputs of an integration (artifacts by digest; the parent or linked helpers by task "
+        "revision) for a named reviewer. Inputs must be current; later edits leave the set as frozen. With "
+        "integration_id + expected_revision: a new revision, earlier sets kept."
+    ),
+    area=COORDINATION,
+    scope="write",
+    keyed=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    refs=(_TASK_REF, Ref("reviewer_actor_id", "user")),
+    prefetch=_integration_prefetch,
+    input_model=FreezeInput,
+    output_model=IntegrationOutput,
+)
+def mj_freeze_integration(ctx: CallContext, args: FreezeInput) -> IntegrationOutput:
+    ws = ctx.target.workspace_id
+    parent = _live_task(ctx, args.task_id)
+    if not args.artifacts and not args.tasks:
+        raise errors.invalid("artifacts", "and tasks are both empty", "Name at least one input to freeze.")
+    if args.reviewer_actor_id == ctx.user_id:
+        raise errors.invalid("reviewer_actor_id", "is you; acceptance needs another member", "Pick one from mj_peers.")
+    if (args.integration_id is None) != (args.expected_revision is None):
+        raise errors.invalid(
+            "expected_revision", "goes with integration_id", "Pass both to freeze again, or neither for a new one."
+        )
+    reviewer = ctx.item(keys.member(ws, args.reviewer_actor_id))
+    if not isinstance(reviewer, MemberRow):
+        raise errors.not_found("member", args.reviewer_actor_id)
+    current: IntegrationRow | None = None
+    if args.integration_id is not None:
+        current = _integration_of(ctx, args.integration_id)
+        if current.taskId != parent.taskId:
+            raise errors.invalid("integration_id", "belongs to another task", "Pass the task it integrates.")
+        if current.state != "FROZEN" or int(current.revision) != args.expected_revision:
+            raise errors.conflict(
+                f"Integration {current.integrationId} is {current.state} at revision {int(current.revision)}; "
+                f"you read revision {args.expected_revision}.",
+                "Read it again with mj_integration; an accepted integration is settled (freeze a new one).",
+                current=integration_view(current).model_dump(mode="json"),
+            )
+    inputs = {
+        "artifacts": _current_evidence(ws, args.artifacts),
+        "tasks": _current_task_inputs(ws, parent, args.tasks),
+    }
+    now = clock.now_iso()
+    digest = store.inputs_digest(inputs)
+    if current is None:
+        ulid = str(ULID()).lower()
+        integration_id = ids.new_integration_id(_task_ref(parent.taskId), ulid)
+        row = IntegrationRow(
+            *keys.integration(parent.taskId, ulid),
+            integrationId=integration_id,
+            workspaceId=ws,
+            taskId=parent.taskId,
+            state="FROZEN",
+            reviewerId=reviewer.userId,
+            frozenBy=ctx.user_id,
+            frozenByKind=_kind(ctx),
+            inputs=inputs,
+            frozenDigest=digest,
+            note=_text(ctx, args.note, now),
+            history=[],
+            revision=1,
+            createdAt=now,
+            frozenAt=now,
+        )
+    else:
+        row = IntegrationRow.from_raw_data(current.serialize())
+        earlier = {
+            "revision": int(current.revision),
+            "inputs": current.inputs,
+            "frozenDigest": current.frozenDigest,
+            "frozenBy": current.frozenBy,
+            "frozenAt": current.frozenAt,
+        }
+        row.history = [*(current.history or []), earlier]
+        row.inputs, row.frozenDigest, row.revision, row.frozenAt = inputs, digest, int(current.revision) + 1, now
+        row.frozenBy, row.frozenByKind, row.reviewerId = ctx.user_id, _kind(ctx), reviewer.userId
+        row.note = _text(ctx, args.note, now) or current.note
+    entry = _entry(
+        ws, reviewer.userId, str(ULID()).lower(), "integration", ctx, row.integrationId, parent.taskId, args.note, now
+    )
+    act = ctx.activity(
+        ws,
+        parent.boardId,
+        "integration.frozen",
+        f"Froze {len(inputs['artifacts'])} artifact(s) and {len(inputs['tasks'])} task(s) for integrating {parent.key}",
+        task_id=parent.taskId,
+        data={"integrationId": row.integrationId, "revision": int(row.revision), "frozenDigest": digest},
+        at=now,
+    )
+    try:
+        store.write_integration(current, row, entry=entry, activity=act, actor_id=ctx.user_id)
+    except store.IntegrationChanged as moved:
+        raise errors.conflict(
+            f"Integration {row.integrationId} changed meanwhile.",
+            "Read it again with mj_integration.",
+            current=integration_view(moved.current).model_dump(mode="json") if moved.current else None,
+        ) from None
+    except Missing:
+        raise errors.not_found("member", args.reviewer_actor_id) from None
+    return IntegrationOutput(
+        integration=integration_view(row),
+        notice="Frozen for review: nothing was merged, run or accepted.",
+    )
+
+
+class IntegrationInput(ToolInput):
+    workspace: WorkspaceArg
+    integration_id: Annotated[str, Field(min_length=1, max_length=120, description="ig_… from mj_freeze_integration.")]
+
+
+class Drift(ToolOutput):
+    input: str = Field(description="The artifact or task id.")
+    frozen: str
+    current: str | None = Field(description="Its revision now (null: gone).")
+
+
+class IntegrationReadOutput(ToolOutput):
+    integration: IntegrationView
+    helpers: list[HelperLinkView] = Field(description="The parent's linked helpers, with who linked each.")
+    drift: list[Drift] = Field(description="Frozen inputs that changed since; the frozen set is unchanged.")
+
+
+@tool(
+    "mj_integration",
+    title="Integration and its provenance",
+    description=(
+        "One integration: its frozen inputs and digest, who froze each revision and the earlier sets, the parent's linked "
+        "helpers with who linked them, and which inputs have changed since they were frozen."
+    ),
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    prefetch=_integration_prefetch,
+    input_model=IntegrationInput,
+    output_model=IntegrationReadOutput,
+)
+def mj_integration(ctx: CallContext, args: IntegrationInput) -> IntegrationReadOutput:
+    found = _integration_of(ctx, args.integration_id)
+    return IntegrationReadOutput(
+        integration=integration_view(found),
+        helpers=[_link_view(h) for h in store.helper_links(found.taskId)],
+        drift=[Drift(**d) for d in _drift(found.workspaceId, found)],
+    )
+
+
+class AcceptIntegrationInput(ToolInput):
+    workspace: WorkspaceArg
+    idempotency_key: KeyArg
+    integration_id: Annotated[str, Field(min_length=1, max_length=120, description="ig_…")]
+    expected_revision: Annotated[int, Field(ge=1, description="The frozen revision you reviewed.")]
+    frozen_digest: Annotated[str, Field(min_length=1, max_length=80, description="Its frozenDigest as you read it.")]
+
+
+@tool(
+    "mj_accept_integration",
+    title="Accept an integration",
+    description=(
+        "The named reviewer accepts exactly the frozen revision read (expected_revision and frozen_digest). A newer "
+        "revision, or an input that changed since it was frozen, is CONFLICT with the current state."
+    ),
+    area=COORDINATION,
+    scope="write",
+    keyed=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    prefetch=_integration_prefetch,
+    input_model=AcceptIntegrationInput,
+    output_model=IntegrationOutput,
+)
+def mj_accept_integration(ctx: CallContext, args: AcceptIntegrationInput) -> IntegrationOutput:
+    current = _integration_of(ctx, args.integration_id)
+    if current.reviewerId != ctx.user_id:
+        raise errors.forbidden(
+            f"Only the named reviewer ({current.reviewerId}) accepts {current.integrationId}.",
+            "Ask the reviewer (mj_ask), or freeze it again naming another reviewer.",
+        )
+    if (
+        current.state != "FROZEN"
+        or int(current.revision) != args.expected_revision
+        or current.frozenDigest != args.frozen_digest
+    ):
+        raise errors.conflict(
+            f"Integration {current.integrationId} is {current.state} at revision {int(current.revision)} "
+            f"({current.frozenDigest}); you reviewed revision {args.expected_revision} ({args.frozen_digest}).",
+            "Read it again with mj_integration and review the set frozen now.",
+            current=integration_view(current).model_dump(mode="json"),
+        )
+    moved = _drift(current.workspaceId, current)
+    if moved:
+        raise errors.conflict(
+            f"{len(moved)} frozen input(s) changed after the freeze (first: {moved[0]['input']}).",
+            "Accept only what is still as frozen: the integrator freezes the changed inputs again (a new revision).",
+            current={"drift": moved, "integration": integration_view(current).model_dump(mode="json")},
+        )
+    ws = current.workspaceId
+    now = clock.now_iso()
+    updated = IntegrationRow.from_raw_data(current.serialize())
+    updated.state, updated.revision = "ACCEPTED", int(current.revision) + 1
+    updated.acceptedBy, updated.acceptedAt = ctx.user_id, now
+    ref = ids.parse_integration(current.integrationId)
+    assert ref is not None
+    entry = _entry(
+        ws, current.frozenBy, str(ULID()).lower(), "integration", ctx, current.integrationId, current.taskId, None, now
+    )
+    act = ctx.activity(
+        ws,
+        ref.task.board_id,
+        "integration.accepted",
+        f"Integration accepted at {current.frozenDigest}",
+        task_id=current.taskId,
+        data={"integrationId": current.integrationId, "frozenDigest": current.frozenDigest},
+        at=now,
+    )
+    try:
+        store.write_integration(current, updated, entry=entry, activity=act, actor_id=ctx.user_id)
+    except store.IntegrationChanged as changed:
+        raise errors.conflict(
+            f"Integration {current.integrationId} changed meanwhile.",
+            "Read it again with mj_integration.",
+            current=integration_view(changed.current).model_dump(mode="json") if changed.current else None,
+        ) from None
+    except Missing:
+        raise errors.not_found("integration", current.integrationId) from None
+    return IntegrationOutput(
+        integration=integration_view(updated),
+        notice="Accepted by the named reviewer for exactly this frozen set; nothing was merged or run.",
+    )
+
+
 TOOLS = (
     mj_accept_artifact,
     mj_answer,
@@ -2088,4 +2606,8 @@ TOOLS = (
     mj_submit_research,
     mj_wait_request,
     mj_work_context,
+    mj_link_helper,
+    mj_freeze_integration,
+    mj_integration,
+    mj_accept_integration,
 )
