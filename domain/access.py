@@ -507,11 +507,6 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
         where = locate(ctx, first.kind, getattr(args, first.field), first.field)
     _read_with_membership(spec, ctx, where, args)
     _admit(spec, ctx, where)
-    if spec.operator is not False:
-        from domain import operator
-
-        member = ctx.member(where.workspace_id, where.kind, where.ident)
-        operator.admit(spec.name, spec.operator, ctx, where.workspace_id, member.role, args)
     closed = board_open_error(spec, ctx, where)
     if closed is not None:
         raise closed
@@ -523,3 +518,8 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
         if value is None or value == []:
             continue
         _check_ref(ref, where, value)
+    if spec.operator is not False:  # after the refs: a foreign id is NOT_FOUND for everyone
+        from domain import operator
+
+        member = ctx.member(where.workspace_id, where.kind, where.ident)
+        operator.admit(spec.name, spec.operator, ctx, where.workspace_id, member.role, args)

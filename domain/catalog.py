@@ -155,6 +155,9 @@ COORDINATION: dict[str, SeedTool] = {
     "mj_freeze_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
     "mj_integration": SeedTool("read", True, False, False, False, "coordination", "built"),
     "mj_link_helper": SeedTool("write", False, False, False, True, "coordination", "built"),
+    # issue 30: continuity and recovery evidence
+    "mj_continuation": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_recovery_evidence": SeedTool("read", True, False, False, False, "coordination", "built"),
 }
 
 

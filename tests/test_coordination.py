@@ -84,7 +84,7 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     asked = [t["name"] for t in _list(coord_url, owner.token)["result"]["tools"]]
     from domain.catalog import COORDINATION
 
-    assert set(asked) == set(COORDINATION) and len(asked) == 27
+    assert set(asked) == set(COORDINATION) and len(asked) == 29
     header = [
         t["name"] for t in _list(server_url, owner.token, {"X-MCP-Toolsets": "coordination,tasks"})["result"]["tools"]
     ]
@@ -1096,3 +1096,90 @@ def test_integration_freezes_exact_inputs_and_accepts_only_the_frozen_revision(s
         call_tool(coord_url, owner.token, "mj_integration", {"workspace": ws, "integration_id": "ig_nope"})
     )
     assert outsider_read["code"] == "NOT_FOUND"
+
+
+# -- continuity and recovery evidence (issue 30) -------------------------------------------------------
+def test_continuation_for_the_operator_and_recovery_evidence_for_operators_only(server_url, coord_url, team):
+    owner, member = team
+    ws = owner.workspace_id
+    peer = member("Peer")
+    _, task = _board(server_url, owner)
+    project = ok(
+        call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"P {uuid.uuid4().hex[:12]}"})
+    )["project"]
+    ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "add_project_link",
+            {"projectId": project["id"], "targetType": "REPO", "targetId": "acme/app"},
+        )
+    )
+    session = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "create_agent_session",
+            {"projectId": project["id"], "repo": "acme/app", "idempotencyKey": key()},
+        )
+    )["session"]
+    ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "align_agent_session",
+            {"sessionId": session["id"], "taskId": task["id"], "expectedUpdatedAt": session["updatedAt"]},
+        )
+    )
+    claim = {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "scope": ["src/parser"]}
+    ok(call_tool(coord_url, owner.token, "mj_begin", claim))
+    asked = ok(
+        call_tool(
+            coord_url,
+            peer.token,
+            "mj_ask",
+            {
+                "workspace": ws,
+                "idempotency_key": key(),
+                "task_id": task["id"],
+                "assignee_actor_id": owner.user_id,
+                "question": "Which grammar?",
+            },
+        )
+    )["request"]
+    art = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "attach_artifact",
+            {
+                "workspaceId": ws,
+                "type": "PR",
+                "title": "wip",
+                "url": "https://example.com/pr/7",
+                "sessionId": session["id"],
+            },
+        )
+    )["artifact"]
+    digest = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}))[
+        "artifact"
+    ]["digest"]
+    args = {"workspace": ws, "session_id": session["id"]}
+    cont = ok(call_tool(coord_url, owner.token, "mj_continuation", args))
+    assert cont["session"]["id"] == session["id"] and cont["session"]["taskId"] == task["id"]
+    assert [a["taskId"] for a in cont["alignments"]] == [task["id"]]
+    assert [(c["taskId"], c["scope"], c["live"]) for c in cont["claims"]] == [(task["id"], ["src/parser"], True)]
+    assert [q["subjectId"] for q in cont["questions"]] == [asked["id"]]
+    assert [(a["id"], a["digest"]) for a in cont["artifacts"]] == [(art["id"], digest)]
+    # another member's session is not theirs to continue
+    assert err(call_tool(coord_url, peer.token, "mj_continuation", args))["code"] == "FORBIDDEN"
+    # recovery evidence: operators only (the owner's agent token is refused), and it changes nothing
+    refused = err(call_tool(coord_url, owner.token, "mj_recovery_evidence", args))
+    assert refused["code"] == "FORBIDDEN" and "operator authority" in refused["message"]
+    evidence = ok(call_tool(coord_url, _human(owner.user_id), "mj_recovery_evidence", args))
+    assert "Evidence only" in evidence["notice"] and evidence["session"]["status"] == session["status"]
+    assert [q["subjectId"] for q in evidence["questions"]] == [asked["id"]]
+    again = ok(call_tool(coord_url, owner.token, "mj_continuation", args))
+    assert again["claims"] == cont["claims"] and again["session"]["updatedAt"] == cont["session"]["updatedAt"]
+    still = ok(call_tool(coord_url, peer.token, "mj_request", {"workspace": ws, "request_id": asked["id"]}))
+    assert still["request"]["state"] == "OPEN"

@@ -1264,3 +1264,31 @@ def test_integration_tool_budgets(server_url, owner, board):
     }
     # the integration with the membership; one GetItem per frozen input; one transaction
     check(url, peer_token, "mj_accept_integration", accept, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN)
+
+
+def test_continuity_tool_budgets(server_url, owner):
+    """Continuity and recovery evidence (issue 30): the session head rides in the membership
+    BatchGetItem (with the workspace item, for the operator check); then its alignments, the
+    operator's claim copies, its artifacts and one Query per inbox shard, all at once; no write."""
+    from domain import auth
+    from domain.store import keys
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    project = ok(
+        call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"P {uuid.uuid4().hex[:12]}"})
+    )["project"]
+    link = {"projectId": project["id"], "targetType": "REPO", "targetId": "acme/app"}
+    ok(call_tool(server_url, owner.token, "add_project_link", link))
+    session = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "create_agent_session",
+            {"projectId": project["id"], "repo": "acme/app", "idempotencyKey": uuid.uuid4().hex},
+        )
+    )["session"]
+    args = {"workspace": ws, "session_id": session["id"]}
+    check(url, owner.token, "mj_continuation", args, FIXED_WS + 3 + keys.INBOX_SHARDS)
+    human = auth.mint_pat(owner.user_id, holder="human")[0]
+    check(url, human, "mj_recovery_evidence", args, FIXED_WS + 3 + keys.INBOX_SHARDS)

@@ -2582,6 +2582,205 @@ def mj_accept_integration(ctx: CallContext, args: AcceptIntegrationInput) -> Int
     )
 
 
+# -- continuity and recovery evidence (issue 30; docs/coordination.md, "Continuity") ---------------
+SessionArg = Annotated[str, Field(min_length=1, max_length=80, description="ses_…")]
+
+
+class ContinuityInput(ToolInput):
+    workspace: WorkspaceArg
+    session_id: SessionArg
+
+
+class SessionSummary(ToolOutput):
+    id: str
+    status: str
+    operatorId: str = Field(description="Whose credential runs the session.")
+    projectId: str
+    repository: str
+    taskId: str | None = Field(description="The task of the open alignment interval.")
+    continuesSessionId: str | None
+    resumeCount: int
+    createdAt: str
+    updatedAt: str
+    endedAt: str | None
+
+
+class AlignmentView(ToolOutput):
+    ordinal: int
+    taskId: str | None
+    alignedBy: str
+    startedAt: str
+    endedAt: str | None
+
+
+class HeldClaim(ToolOutput):
+    claimId: str
+    taskId: str
+    scope: list[str]
+    shared: bool
+    leaseExpiresAt: str
+    live: bool = Field(description="false: the lease lapsed; the claim counts for nobody.")
+
+
+class ArtifactRef(ToolOutput):
+    id: str
+    type: str
+    title: str
+    taskId: str | None
+    createdAt: str
+    digest: str
+
+
+class ContinuityOutput(ToolOutput):
+    session: SessionSummary
+    alignments: list[AlignmentView] = Field(description="Oldest first.")
+    claims: list[HeldClaim] = Field(description="The operator's claims in this workspace.")
+    questions: list[InboxEntryView] = Field(description="Questions still waiting for the operator's answer.")
+    artifacts: list[ArtifactRef] = Field(description="The session's newest artifacts (at most 10), newest first.")
+    notice: str
+
+
+def _session_of(ctx: CallContext, session_id: str) -> Any:
+    ref = ids.parse_session(session_id)
+    if ref is None or ref.workspace_id != ctx.target.workspace_id:
+        raise errors.not_found("session", session_id)
+    found = ctx.item(keys.session(ref.workspace_id, ref.ulid))
+    if found is None:
+        found = session_store.get(ref)
+    if found is None:
+        raise errors.not_found("session", session_id)
+    return found
+
+
+def _session_prefetch(where: Any, args: Any) -> Prefetch:
+    ref = ids.parse_session(args.session_id)
+    if ref is None or ref.workspace_id != where.workspace_id:
+        return Prefetch()
+    return Prefetch(items=(keys.session(ref.workspace_id, ref.ulid),))
+
+
+def _continuity(ws: str, session: Any, *, lapsed: bool, notice: str) -> ContinuityOutput:
+    from domain.store import parallel
+
+    aligned = parallel.submit(session_store.alignments, session.sessionId)
+    held = parallel.submit(store.actor_claims, ws, session.operatorId)
+    made = parallel.submit(artifact_store.for_session, ws, session.sessionId)
+    entries = store.inbox(ws, session.operatorId)
+    now = clock.now_iso()
+    claims = [
+        HeldClaim(
+            claimId=r.claimId,
+            taskId=r.taskId,
+            scope=list(r.scope or []),
+            shared=bool(r.shared),
+            leaseExpiresAt=r.leaseExpiresAt,
+            live=r.leaseExpiresAt > now,
+        )
+        for r in held.result()
+    ]
+    waiting = [e for e in entries if e.type == "question" and e.closedAt is None]
+    artifacts = [
+        ArtifactRef(
+            id=a.artifactId,
+            type=a.type,
+            title=a.title,
+            taskId=getattr(a, "taskId", None),
+            createdAt=a.createdAt,
+            digest=store.artifact_digest(a),
+        )
+        for a in reversed(made.result()[-10:])
+    ]
+    return ContinuityOutput(
+        session=SessionSummary(
+            id=session.sessionId,
+            status=session.status,
+            operatorId=session.operatorId,
+            projectId=session.projectId,
+            repository=session.repository,
+            taskId=session.taskId,
+            continuesSessionId=session.continuesSessionId,
+            resumeCount=int(session.resumeCount or 0),
+            createdAt=session.createdAt,
+            updatedAt=session.updatedAt,
+            endedAt=session.endedAt,
+        ),
+        alignments=[
+            AlignmentView(
+                ordinal=int(a.ordinal),
+                taskId=(a.snapshot or {}).get("taskId"),
+                alignedBy=a.alignedBy,
+                startedAt=a.startedAt,
+                endedAt=a.endedAt,
+            )
+            for a in aligned.result()
+        ],
+        claims=[c for c in claims if lapsed or c.live],
+        questions=[entry_view(e) for e in waiting],
+        artifacts=artifacts,
+        notice=notice,
+    )
+
+
+@tool(
+    "mj_continuation",
+    title="Continue a session",
+    description=(
+        "What a session of yours left to pick up: its alignments, your live claims, the questions still waiting for "
+        "your answer and its newest artifacts with digests. Only the session's operator reads it; it changes nothing."
+    ),
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    refs=(Ref("session_id", "session"),),
+    prefetch=_session_prefetch,
+    input_model=ContinuityInput,
+    output_model=ContinuityOutput,
+)
+def mj_continuation(ctx: CallContext, args: ContinuityInput) -> ContinuityOutput:
+    session = _session_of(ctx, args.session_id)
+    if session.operatorId != ctx.user_id:
+        raise errors.forbidden(
+            f"{session.sessionId} runs under another member's credential; its continuity is theirs to read.",
+            "Continue a session of your own, or ask an operator for mj_recovery_evidence.",
+        )
+    return _continuity(
+        ctx.target.workspace_id,
+        session,
+        lapsed=False,
+        notice="Retained continuity only: reading it resumes, re-binds and claims nothing.",
+    )
+
+
+@tool(
+    "mj_recovery_evidence",
+    title="Recovery evidence of a session",
+    description=(
+        "Operators only: what a session and its operator left behind (status, alignments, claims with lapsed ones, "
+        "questions still waiting, newest artifacts) to decide a recovery. Evidence only: it recovers, releases and "
+        "resumes nothing."
+    ),
+    area=COORDINATION,
+    scope="read",
+    read_only=True,
+    target=target("workspace", "workspace"),
+    min_role="MEMBER",
+    operator=True,
+    refs=(Ref("session_id", "session"),),
+    prefetch=_session_prefetch,
+    input_model=ContinuityInput,
+    output_model=ContinuityOutput,
+)
+def mj_recovery_evidence(ctx: CallContext, args: ContinuityInput) -> ContinuityOutput:
+    return _continuity(
+        ctx.target.workspace_id,
+        _session_of(ctx, args.session_id),
+        lapsed=True,
+        notice="Evidence only: no recovery was run, no claim released and no session resumed (recovery is a CLI step).",
+    )
+
+
 TOOLS = (
     mj_accept_artifact,
     mj_answer,
@@ -2610,4 +2809,6 @@ TOOLS = (
     mj_freeze_integration,
     mj_integration,
     mj_accept_integration,
+    mj_continuation,
+    mj_recovery_evidence,
 )
