@@ -158,6 +158,14 @@ COORDINATION: dict[str, SeedTool] = {
     # issue 30: continuity and recovery evidence
     "mj_continuation": SeedTool("read", True, False, False, False, "coordination", "built"),
     "mj_recovery_evidence": SeedTool("read", True, False, False, False, "coordination", "built"),
+    # issue 30: consultation preparation
+    "mj_consult": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_consult_approve": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_consult_detail": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_consult_profiles": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_consult_queue": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_consult_research_input": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_consult_results": SeedTool("write", False, False, False, True, "coordination", "built"),
 }
 
 

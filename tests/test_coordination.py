@@ -84,7 +84,7 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     asked = [t["name"] for t in _list(coord_url, owner.token)["result"]["tools"]]
     from domain.catalog import COORDINATION
 
-    assert set(asked) == set(COORDINATION) and len(asked) == 29
+    assert set(asked) == set(COORDINATION) and len(asked) == 36
     header = [
         t["name"] for t in _list(server_url, owner.token, {"X-MCP-Toolsets": "coordination,tasks"})["result"]["tools"]
     ]
@@ -1048,7 +1048,9 @@ def test_integration_freezes_exact_inputs_and_accepts_only_the_frozen_revision(s
     ok(call_tool(server_url, owner.token, "update_task", {"taskId": helper["id"], "title": "helper part, late edit"}))
     read = ok(call_tool(coord_url, reviewer.token, "mj_integration", {"workspace": ws, "integration_id": ig["id"]}))
     assert read["integration"]["tasks"] == ig["tasks"] and read["integration"]["frozenDigest"] == ig["frozenDigest"]
-    assert [d["input"] for d in read["drift"]] == [helper["id"]] and read["drift"][0]["frozen"] == revision
+    assert [d["input"] for d in read["driftedInputs"]] == [helper["id"]] and read["driftedInputs"][0][
+        "frozen"
+    ] == revision
     assert [h["helperTaskId"] for h in read["helpers"]] == [helper["id"]]
     accept = {
         "workspace": ws,
@@ -1057,7 +1059,7 @@ def test_integration_freezes_exact_inputs_and_accepts_only_the_frozen_revision(s
         "frozen_digest": ig["frozenDigest"],
     }
     late = err(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**accept, "idempotency_key": key()}))
-    assert late["code"] == "CONFLICT" and late["current"]["drift"][0]["input"] == helper["id"]
+    assert late["code"] == "CONFLICT" and late["current"]["driftedInputs"][0]["input"] == helper["id"]
     # freezing again: the stale revision is CONFLICT; the current one makes revision 2 and keeps revision 1
     now_rev = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
     again_args = {**freeze, "tasks": [{"task_id": helper["id"], "revision": now_rev}], "integration_id": ig["id"]}
@@ -1183,3 +1185,158 @@ def test_continuation_for_the_operator_and_recovery_evidence_for_operators_only(
     assert again["claims"] == cont["claims"] and again["session"]["updatedAt"] == cont["session"]["updatedAt"]
     still = ok(call_tool(coord_url, peer.token, "mj_request", {"workspace": ws, "request_id": asked["id"]}))
     assert still["request"]["state"] == "OPEN"
+
+
+# -- consultation preparation (issue 30) ---------------------------------------------------------------
+def test_consultation_is_prepared_not_launched_and_approved_by_operators_on_exact_inputs(server_url, coord_url, team):
+    from domain import clock
+    from domain.store import artifacts
+
+    owner, member = team
+    ws = owner.workspace_id
+    peer = member("Peer")
+    _, task = _board(server_url, owner)
+    human_owner = _human(owner.user_id)
+    profiles = ok(call_tool(coord_url, owner.token, "mj_consult_profiles", {"workspace": ws}))
+    assert profiles["profiles"] and not any(p["runnerAvailable"] for p in profiles["profiles"])
+    art = _attach(server_url, owner, task["id"], "Design notes")
+    note = _attach(server_url, owner, task["id"], "Survey")
+
+    def digest_of(artifact_id):
+        return ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": artifact_id}))[
+            "artifact"
+        ]["digest"]
+
+    prepared = ok(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_consult",
+            {
+                "workspace": ws,
+                "idempotency_key": key(),
+                "task_id": task["id"],
+                "profile": "architecture",
+                "question": "Is the cache layering sound?",
+                "artifacts": [{"artifact_id": art["id"], "digest": digest_of(art["id"])}],
+            },
+        )
+    )
+    cons = prepared["consultation"]
+    assert cons["state"] == "PREPARED" and "nothing was approved, queued or launched" in prepared["notice"]
+    assert cons["question"]["trust"] == "data" and cons["question"]["fromActorId"] == owner.user_id
+    cid = cons["id"]
+    # the operators see it as attention; reading it approves nothing
+    seen = ok(call_tool(coord_url, human_owner, "mj_inbox", {"workspace": ws, "operator_attention": True}))
+    assert [(a["kind"], a["subjectId"]) for a in seen["attentionItems"]] == [("consultation.prepared", cid)]
+    detail = {"workspace": ws, "consultation_id": cid}
+    assert ok(call_tool(coord_url, peer.token, "mj_consult_detail", detail))["consultation"]["state"] == "PREPARED"
+    # research input: a new revision and a new inputs digest
+    research = ok(
+        call_tool(
+            coord_url,
+            peer.token,
+            "mj_consult_research_input",
+            {
+                **detail,
+                "idempotency_key": key(),
+                "expected_revision": 1,
+                "artifact_id": note["id"],
+                "digest": digest_of(note["id"]),
+            },
+        )
+    )["consultation"]
+    assert research["revision"] == 2 and research["inputsDigest"] != cons["inputsDigest"]
+    assert [r["addedBy"] for r in research["researchInputs"]] == [peer.user_id]
+    approve = {**detail, "expected_revision": 2, "inputs_digest": research["inputsDigest"]}
+    # refusals: no operator authority (an agent's token, a human MEMBER), a stale revision, other inputs
+    for token in (owner.token, _human(peer.user_id)):
+        e = err(call_tool(coord_url, token, "mj_consult_approve", {**approve, "idempotency_key": key()}))
+        assert e["code"] == "FORBIDDEN" and "operator authority" in e["message"]
+    stale = err(
+        call_tool(
+            coord_url, human_owner, "mj_consult_approve", {**approve, "expected_revision": 1, "idempotency_key": key()}
+        )
+    )
+    assert stale["code"] == "CONFLICT" and stale["current"]["revision"] == 2
+    other = err(
+        call_tool(
+            coord_url,
+            human_owner,
+            "mj_consult_approve",
+            {**approve, "inputs_digest": cons["inputsDigest"], "idempotency_key": key()},
+        )
+    )
+    assert other["code"] == "CONFLICT"
+    queue = ok(call_tool(coord_url, owner.token, "mj_consult_queue", {"workspace": ws, "state": "PREPARED"}))
+    assert [c["id"] for c in queue["consultations"]] == [cid]
+    # results only for an approved consultation
+    result = {**detail, "text": "Layering is sound; split the writer.", "expected_revision": 2}
+    assert (
+        err(call_tool(coord_url, peer.token, "mj_consult_results", {**result, "idempotency_key": key()}))["code"]
+        == "CONFLICT"
+    )
+    approved = ok(call_tool(coord_url, human_owner, "mj_consult_approve", {**approve, "idempotency_key": key()}))
+    assert approved["consultation"]["state"] == "APPROVED" and approved["consultation"]["approvedBy"] == owner.user_id
+    assert "nothing was queued or launched" in approved["notice"]
+    late_research = err(
+        call_tool(
+            coord_url,
+            peer.token,
+            "mj_consult_research_input",
+            {
+                **detail,
+                "idempotency_key": key(),
+                "expected_revision": 3,
+                "artifact_id": note["id"],
+                "digest": digest_of(note["id"]),
+            },
+        )
+    )
+    assert late_research["code"] == "CONFLICT"  # approved inputs never change
+    kept = ok(
+        call_tool(
+            coord_url, peer.token, "mj_consult_results", {**result, "expected_revision": 3, "idempotency_key": key()}
+        )
+    )
+    assert [r["text"] for r in kept["consultation"]["results"]] == [result["text"]]
+    assert kept["consultation"]["results"][0]["trust"] == "data"
+    kinds = [
+        a["kind"]
+        for a in ok(call_tool(coord_url, human_owner, "mj_inbox", {"workspace": ws, "operator_attention": True}))[
+            "attentionItems"
+        ]
+    ]
+    assert kinds == ["consultation.prepared", "consultation.result"]
+    # an artifact changed after preparation: approving that consultation is CONFLICT with its current digest
+    second = ok(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_consult",
+            {
+                "workspace": ws,
+                "idempotency_key": key(),
+                "task_id": task["id"],
+                "profile": "security",
+                "question": "Secrets in the cache?",
+                "artifacts": [{"artifact_id": note["id"], "digest": digest_of(note["id"])}],
+            },
+        )
+    )["consultation"]
+    artifacts.withdraw(artifacts.get(ws, note["id"]), actor_id=owner.user_id, at=clock.now_iso())
+    changed = err(
+        call_tool(
+            coord_url,
+            human_owner,
+            "mj_consult_approve",
+            {
+                "workspace": ws,
+                "consultation_id": second["id"],
+                "expected_revision": 1,
+                "inputs_digest": second["inputsDigest"],
+                "idempotency_key": key(),
+            },
+        )
+    )
+    assert changed["code"] == "CONFLICT" and changed["current"]["prepared"] != changed["current"]["digest"]

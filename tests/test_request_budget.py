@@ -1292,3 +1292,56 @@ def test_continuity_tool_budgets(server_url, owner):
     check(url, owner.token, "mj_continuation", args, FIXED_WS + 3 + keys.INBOX_SHARDS)
     human = auth.mint_pat(owner.user_id, holder="human")[0]
     check(url, human, "mj_recovery_evidence", args, FIXED_WS + 3 + keys.INBOX_SHARDS)
+
+
+def test_consultation_tool_budgets(server_url, owner, board):
+    """Consultation preparation (issue 30): the consultation (or the task) rides in the membership
+    BatchGetItem; one GetItem per artifact whose digest is checked; one transaction per write."""
+    from domain import auth
+    from domain.store import artifacts, coordination
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    human = auth.mint_pat(owner.user_id, holder="human")[0]
+    t = board["t1"]
+
+    def attach(title):
+        art = ok(
+            call_tool(
+                server_url,
+                owner.token,
+                "attach_artifact",
+                {"workspaceId": ws, "type": "PR", "title": title, "url": "https://example.com/pr", "taskId": t["id"]},
+            )
+        )["artifact"]
+        return art["id"], coordination.artifact_digest(artifacts.get(ws, art["id"]))
+
+    check(url, owner.token, "mj_consult_profiles", {"workspace": ws}, FIXED_WS)
+    a1, d1 = attach("one")
+    a2, d2 = attach("two")
+    consult = {
+        "workspace": ws,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "task_id": t["id"],
+        "profile": "research",
+        "question": "q",
+        "artifacts": [{"artifact_id": a1, "digest": d1}],
+    }
+    res, _ = check(url, owner.token, "mj_consult", consult, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    cid = res["structuredContent"]["consultation"]["id"]
+    detail = {"workspace": ws, "consultation_id": cid}
+    check(url, owner.token, "mj_consult_detail", detail, FIXED_WS)
+    research = {
+        **detail,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "expected_revision": 1,
+        "artifact_id": a2,
+        "digest": d2,
+    }
+    res, _ = check(url, owner.token, "mj_consult_research_input", research, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    digest = res["structuredContent"]["consultation"]["inputsDigest"]
+    approve = {**detail, "idempotency_key": f"k-{uuid.uuid4()}", "expected_revision": 2, "inputs_digest": digest}
+    check(url, human, "mj_consult_approve", approve, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN)  # 2 inputs re-read
+    check(url, owner.token, "mj_consult_queue", {"workspace": ws}, FIXED_WS + 1)
+    result = {**detail, "idempotency_key": f"k-{uuid.uuid4()}", "expected_revision": 3, "text": "r"}
+    check(url, owner.token, "mj_consult_results", result, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)

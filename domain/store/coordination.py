@@ -31,6 +31,7 @@ from domain.store.models import (
     ChannelMessageRow,
     ChannelRow,
     ClaimHeadRow,
+    ConsultationRow,
     HelperLinkRow,
     InboxRow,
     IntegrationRow,
@@ -676,5 +677,85 @@ def inputs_digest(inputs: dict[str, Any]) -> str:
     body = {
         "artifacts": sorted((a["artifactId"], a["digest"]) for a in inputs.get("artifacts", [])),
         "tasks": sorted((t["taskId"], t["revision"]) for t in inputs.get("tasks", [])),
+    }
+    return "sha256:" + hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()
+
+
+# -- consultation preparation -----------------------------------------------------------------------
+class ConsultationChanged(Exception):
+    """A consultation's state or revision moved since it was read (``current``: the stored row)."""
+
+    def __init__(self, current: ConsultationRow | None) -> None:
+        super().__init__("consultation changed")
+        self.current = current
+
+
+def get_consultation(workspace_id: str, ulid: str) -> ConsultationRow | None:
+    try:
+        return ConsultationRow.get(*keys.consultation(workspace_id, ulid), consistent_read=True)
+    except ConsultationRow.DoesNotExist:
+        return None
+
+
+def consultations(workspace_id: str, limit: int) -> list[ConsultationRow]:
+    """The newest ``limit`` consultations of a workspace, newest first (one Query)."""
+    rows = ConsultationRow.query(
+        keys.consultation_partition(workspace_id),
+        Row.SK.startswith(keys.CONSULTATION_PREFIX),
+        consistent_read=True,
+        scan_index_forward=False,
+        limit=limit,
+    )
+    return [r for r in rows if isinstance(r, ConsultationRow)]
+
+
+def write_consultation(
+    current: ConsultationRow | None,
+    updated: ConsultationRow,
+    *,
+    attention: AttentionRow | None,
+    activity: ActivityRow,
+    actor_id: str,
+) -> None:
+    """Store a new consultation (``current`` is ``None``) or replace one still at the state and
+    revision of ``current``; with the operators' attention item, if any, and the activity row.
+
+    Raises:
+        ConsultationChanged: another change committed first.
+        Missing: the caller is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        if current is None:
+            tx.save(updated, condition=Row.PK.does_not_exist())
+        else:
+            cond = (ConsultationRow.revision == int(current.revision)) & (ConsultationRow.state == current.state)
+            tx.save(updated, condition=cond, return_values="ALL_OLD")
+        if attention is not None:
+            tx.save(attention, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, updated.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if current is None or member_store.guard_failed(failure, updated.workspaceId, actor_id):
+            raise db.Missing(updated.consultationId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise ConsultationChanged(ConsultationRow.from_raw_data(stored) if stored else None) from failure
+
+
+def consultation_digest(row: Any) -> str:
+    """A SHA-256 over what an approval approves: profile, task, question text, artifacts and
+    research inputs by digest."""
+    import hashlib
+    import json
+
+    body = {
+        "profile": row.profile,
+        "taskId": row.taskId,
+        "question": (row.question or {}).get("text"),
+        "artifacts": sorted((a["artifactId"], a["digest"]) for a in row.artifacts or []),
+        "research": sorted((a["artifactId"], a["digest"]) for a in row.researchInputs or []),
     }
     return "sha256:" + hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()

@@ -258,6 +258,18 @@ def attention(workspace_id: str, ulid: str) -> Key:
 ATTENTION_PREFIX = "A#"
 
 
+def consultation_partition(workspace_id: str) -> str:
+    """``CONSULT#<ws>``: the workspace's prepared consultations ``C#<ulid>`` (mj_consult_queue is one Query)."""
+    return f"CONSULT#{workspace_id}"
+
+
+def consultation(workspace_id: str, ulid: str) -> Key:
+    return consultation_partition(workspace_id), f"C#{ulid}"
+
+
+CONSULTATION_PREFIX = "C#"
+
+
 def comment(task_id: str, ulid: str) -> Key:
     return task_side_partition(task_id), f"CM#{ulid}"
 

@@ -520,6 +520,30 @@ class IntegrationRow(Row, discriminator="Integration"):
     acceptedAt = UnicodeAttribute(null=True)
 
 
+class ConsultationRow(Row, discriminator="Consultation"):
+    """Prepared consultation (``keys.consultation``): a frozen context (task, question, artifacts by
+    digest, research inputs) for an expert profile. PREPARED -> APPROVED (an operator, on exactly
+    ``inputsDigest``); results are retained as they arrive. Nothing here runs an expert."""
+
+    consultationId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    profile = UnicodeAttribute()
+    state = UnicodeAttribute()
+    question = JSONAttribute()  # {text, by, byKind, at}
+    artifacts = JSONAttribute(default=list)  # [{artifactId, digest}]
+    researchInputs = JSONAttribute(default=list)  # [{artifactId, digest, by, at}]
+    inputsDigest = UnicodeAttribute()
+    preparedBy = UnicodeAttribute()
+    preparedByKind = UnicodeAttribute()
+    approvedBy = UnicodeAttribute(null=True)
+    approvedAt = UnicodeAttribute(null=True)
+    results = JSONAttribute(default=list)  # [{text, by, byKind, at, source}]
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
 class AttentionRow(Row, discriminator="Attention"):
     """Operator attention item (``keys.attention``): something prepared for the workspace's
     operators (a consultation waiting for approval, a result that arrived). Read with
