@@ -10,7 +10,7 @@ list. On this product's model a caller holds operator authority in a workspace w
   role (``WorkspaceRow.operatorRole``, e.g. ``ADMIN``) and the member's role reaches it.
 
 A spec declares the need (``ToolSpec.operator``); :func:`admit` is called by the access step
-(domain.access.authorize) after the role check, so no handler decides it. The workspace item is
+(domain.access.authorize) after the role and ref checks, so no handler decides it. The workspace item is
 read in the membership's BatchGetItem (:func:`workspace_item`): the check costs no request. This
 module imports neither the access step nor the registry (no import circle).
 """

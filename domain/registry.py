@@ -154,7 +154,7 @@ class ToolSpec:
     concise: bool = False
     # Operator authority (domain.operator; docs/coordination.md, "Operator authority"): True, every
     # call needs it; an argument's name, only calls where that boolean argument is true. The access
-    # step checks it after the role (FORBIDDEN), never the handler.
+    # step checks it after the role and refs (FORBIDDEN), never the handler.
     operator: bool | str = False
 
     def __post_init__(self) -> None:
