@@ -1340,3 +1340,29 @@ def test_consultation_is_prepared_not_launched_and_approved_by_operators_on_exac
         )
     )
     assert changed["code"] == "CONFLICT" and changed["current"]["prepared"] != changed["current"]["digest"]
+
+
+def test_a_claim_made_on_a_stale_read_of_the_claims_is_conflict(server_url, coord_url, team):
+    """The caller's expected revision on claims (issue 29, left over): a claim decided on claims
+    that have moved since is refused with what holds now, even when its scope would be free."""
+    owner, member = team
+    cols, task = _board(server_url, owner)
+    b = member("Bee")
+    ws = owner.workspace_id
+    begin = {"workspace": ws, "task_id": task["id"], "expected_revision": 0}
+    first = ok(call_tool(coord_url, owner.token, "mj_begin", {**begin, "idempotency_key": key(), "scope": ["src/a"]}))
+    assert first["revision"] == 1
+    stale = err(call_tool(coord_url, b.token, "mj_begin", {**begin, "idempotency_key": key(), "scope": ["src/b"]}))
+    assert stale["code"] == "CONFLICT" and stale["current"]["revision"] == 1
+    assert [c["actorId"] for c in stale["current"]["claims"]] == [owner.user_id]
+    fresh = ok(
+        call_tool(
+            coord_url,
+            b.token,
+            "mj_begin",
+            {**begin, "idempotency_key": key(), "scope": ["src/b"], "expected_revision": 1},
+        )
+    )
+    assert fresh["revision"] == 2 and len(fresh["holders"]) == 2
+    new = {"workspace": ws, "idempotency_key": key(), "column_id": cols[0], "title": "x", "expected_revision": 3}
+    assert err(call_tool(coord_url, owner.token, "mj_start_work", new))["code"] == "INVALID_INPUT"

@@ -50,6 +50,14 @@ class ClaimRefused(Exception):
         self.holder = holder
 
 
+class ClaimsMoved(Exception):
+    """The task's claim head is not at the revision the caller read (``current``: the head now)."""
+
+    def __init__(self, current: ClaimHeadRow | None) -> None:
+        super().__init__("claims moved")
+        self.current = current
+
+
 class StateChanged(Exception):
     """A request's state or revision moved since it was read (``current`` is the stored row)."""
 
@@ -105,6 +113,7 @@ def claim(
     actor_id: str,
     activity: Callable[[dict[str, Any]], ActivityRow],
     extra: Callable[[Any], None] | None = None,
+    expected_revision: int | None = None,
 ) -> Claimed:
     """Record ``actor_id``'s claim on a task (its earlier claim there is replaced: a renewal).
 
@@ -112,7 +121,11 @@ def claim(
     caller's current live claim (``None`` if it holds none). Expired claims are dropped, with their
     actors' copies. ``extra(tx)`` adds actions (the task's creation, for a new task).
 
+    ``expected_revision`` (the head's revision as the caller read it, 0 for none) makes a moved
+    head a refusal instead of a new plan.
+
     Raises:
+        ClaimsMoved: the head is not at ``expected_revision``.
         ClaimRefused: another live, overlapping claim and the new one is not shared.
         Missing: the caller's membership is gone.
         Contended: lost every attempt to other claimers.
@@ -121,6 +134,8 @@ def claim(
 
     def plan(current: ClaimHeadRow | None) -> Write[Any, Claimed] | Unchanged[Claimed]:
         at = now()
+        if expected_revision is not None and (int(current.revision) if current else 0) != expected_revision:
+            raise ClaimsMoved(current)
         claims = list(current.claims) if current is not None else []
         alive = live(claims, at)
         mine = next((c for c in alive if c["actorId"] == actor_id), None)

@@ -242,6 +242,9 @@ class ClaimInput(ToolInput):
     scope: ScopeArg
     lease_seconds: LeaseArg
     shared: bool = Field(default=False, description="Join live claims that overlap instead of being refused.")
+    expected_revision: int | None = Field(
+        default=None, ge=0, description="The claim revision you read (0: unclaimed); stale is CONFLICT."
+    )
 
 
 class BeginInput(ClaimInput):
@@ -333,7 +336,20 @@ def _adopt(ctx: CallContext, args: ClaimInput, task: TaskDetailRow) -> ClaimOutp
             now=clock.now_iso,
             actor_id=ctx.user_id,
             activity=activity,
+            expected_revision=args.expected_revision,
         )
+    except store.ClaimsMoved as moved:
+        now = clock.now_iso()
+        claims = store.live(list(moved.current.claims) if moved.current else [], now)
+        revision = int(moved.current.revision) if moved.current else 0
+        raise errors.conflict(
+            f"The claims on {task.taskId} are at revision {revision}; you read revision {args.expected_revision}.",
+            "Read them again with mj_work_context and decide on what holds now.",
+            current={
+                "revision": revision,
+                "claims": [claim_view(task.taskId, c).model_dump(mode="json") for c in claims],
+            },
+        ) from None
     except store.ClaimRefused as refused:
         raise _refused(task.taskId, refused.holder) from None
     except Missing:
@@ -403,6 +419,10 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
                 "Send task_id alone, or column_id and title to create one.",
             )
         return _adopt(ctx, args, _live_task(ctx, args.task_id))
+    if args.expected_revision not in (None, 0):
+        raise errors.invalid(
+            "expected_revision", "must be 0 or left out for a new task", "A new task has no claims yet."
+        )
     if args.column_id is None or args.title is None:
         raise errors.invalid(
             "column_id",
