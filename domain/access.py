@@ -13,7 +13,9 @@ handler (docs/architecture.md, "The call pipeline"):
    NOT_FOUND worded exactly as for a missing one;
 3. the caller's membership is read (one consistent GetItem): none is NOT_FOUND as well;
 4. the role is compared with ``min_role``: too low is FORBIDDEN naming the role needed;
-5. each ref that carries its tenancy is checked to lie in the target's board or workspace.
+5. each ref that carries its tenancy is checked to lie in the target's board or workspace;
+6. a spec that needs operator authority (``operator``) is FORBIDDEN unless the caller holds it
+   (domain.operator: the workspace item is read in the membership's BatchGetItem).
 
 A list target (bulk tools) is located and checked item by item; the failures become per-item
 errors on ``ctx.targets`` (or fail the whole call, for all-or-nothing tools). The handler
@@ -255,6 +257,11 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
         read_keys = plan_keys(spec.reads, where, args)
         plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, *read_keys])), queries=plan.queries)
         ctx.read = Reads(spec.reads, ctx.prefetched, where, args)
+    if spec.operator is not False:  # the operator check's workspace item (domain.operator)
+        from domain import operator
+
+        head = operator.workspace_item(where.workspace_id)
+        plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, head])), queries=plan.queries)
     if spec.governed is not None:  # the policy with the membership; an agent's earlier requests in parallel
         from domain import governance
 
@@ -438,3 +445,8 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
         if value is None or value == []:
             continue
         _check_ref(ref, where, value)
+    if spec.operator is not False:  # after the refs: a foreign id is NOT_FOUND for everyone
+        from domain import operator
+
+        member = ctx.member(where.workspace_id, where.kind, where.ident)
+        operator.admit(spec.name, spec.operator, ctx, where.workspace_id, member.role, args)

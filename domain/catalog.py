@@ -150,6 +150,22 @@ COORDINATION: dict[str, SeedTool] = {
     "mj_start_work": SeedTool("write", False, False, False, True, "coordination", "built"),
     "mj_wait_request": SeedTool("read", True, False, False, False, "coordination", "built"),
     "mj_work_context": SeedTool("read", True, False, False, False, "coordination", "built"),
+    # issue 30: linked integration work
+    "mj_accept_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_freeze_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_integration": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_link_helper": SeedTool("write", False, False, False, True, "coordination", "built"),
+    # issue 30: continuity and recovery evidence
+    "mj_continuation": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_recovery_evidence": SeedTool("read", True, False, False, False, "coordination", "built"),
+    # issue 30: consultation preparation
+    "mj_consult": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_consult_approve": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_consult_detail": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_consult_profiles": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_consult_queue": SeedTool("read", True, False, False, False, "coordination", "built"),
+    "mj_consult_research_input": SeedTool("write", False, False, False, True, "coordination", "built"),
+    "mj_consult_results": SeedTool("write", False, False, False, True, "coordination", "built"),
 }
 
 

@@ -49,6 +49,8 @@ ARTIFACT_RE = rf"^ar_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 SESSION_RE = rf"^ses_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 REQUEST_RE = rf"^rq_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 REVIEW_RE = rf"^rv_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
+INTEGRATION_RE = rf"^ig_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
+CONSULTATION_RE = rf"^cs_({_PART}{{12}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 SUBTASK_RE = rf"^st_({_PART}{{12}})_({_PART}{{8}})_([1-9][0-9]{{0,9}})_([0-9a-hjkmnp-tv-z]{{26}})$"
 
 
@@ -193,6 +195,28 @@ def parse_request(value: str) -> CommentRef | None:
     if not m:
         return None
     return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
+
+
+def new_integration_id(task: TaskRef, ulid: str) -> str:
+    return f"ig_{task.board_id[3:]}_{task.number}_{ulid}"
+
+
+def parse_integration(value: str) -> CommentRef | None:
+    """An integration id names its parent task and its ULID (a comment id's shape, like a review's)."""
+    m = _rx(INTEGRATION_RE).fullmatch(value)
+    if not m:
+        return None
+    return CommentRef(TaskRef(f"ws_{m.group(1)}", f"bd_{m.group(1)}_{m.group(2)}", int(m.group(3))), m.group(4))
+
+
+def new_consultation_id(workspace_id: str, ulid: str) -> str:
+    return f"cs_{workspace_id[3:]}_{ulid}"
+
+
+def parse_consultation(value: str) -> tuple[str, str] | None:
+    """``(workspace id, ULID)`` of a consultation id, or ``None`` when malformed."""
+    m = _rx(CONSULTATION_RE).fullmatch(value)
+    return (f"ws_{m.group(1)}", m.group(2)) if m else None
 
 
 def new_review_id(task: TaskRef, ulid: str) -> str:

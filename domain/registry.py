@@ -163,6 +163,10 @@ class ToolSpec:
     # response_format, or 'concise') also drop empty values (null, [], "") the caller did not name.
     fields_of: str | None = None
     concise: bool = False
+    # Operator authority (domain.operator; docs/coordination.md, "Operator authority"): True, every
+    # call needs it; an argument's name, only calls where that boolean argument is true. The access
+    # step checks it after the role and refs (FORBIDDEN), never the handler.
+    operator: bool | str = False
 
     def __post_init__(self) -> None:
         fields = self.input_model.model_fields
@@ -213,6 +217,11 @@ class ToolSpec:
                 raise SpecError(f"{self.name}: the result field {self.fields_of!r} holds no model rows")
         if self.concise and self.fields_of is None:
             raise SpecError(f"{self.name}: concise rows need fields_of")
+        if self.operator is not False:
+            if self.target is None or self.target.each is not None or self.target.resolve is not None:
+                raise SpecError(f"{self.name}: operator authority is checked in one workspace target")
+            if isinstance(self.operator, str) and self.operator not in fields:
+                raise SpecError(f"{self.name}: operator field {self.operator!r} is not an argument")
         if self.governed is not None:
             if self.target is None or self.target.each is not None or self.keyed:
                 raise SpecError(f"{self.name}: a governed tool needs one workspace target and no idempotencyKey")

@@ -202,7 +202,9 @@ def world(stack) -> World:
         user = auth.create_user(f"{role.lower()}-{uuid.uuid4().hex[:12]}@example.com", f"{role.title()} User")
         members.add(me.workspace_id, UserRow.get(*keys.user_profile(user.userId)), role)
         tokens[f"role:{role}"] = auth.mint_pat(user.userId)[0]
+        tokens[f"human:{role}"] = auth.mint_pat(user.userId, holder="human")[0]
         member_ids[role] = user.userId
+    tokens["human:OWNER"] = auth.mint_pat(me.user_id, holder="human")[0]
     return World(
         _place(me.token, me.workspace_id), _place(other.token, other.workspace_id), tokens, me.user_id, member_ids
     )
@@ -413,6 +415,34 @@ def test_isolation_cases_cover_every_id_argument():
     probed = {(c.values[0].name, (c.values[1] or c.values[2]).field) for c in _isolation_cases()}
     declared = {(s.name, f) for s in SPECS for f, _, _ in s.id_fields()}
     assert probed == declared
+
+
+# -- operator authority (domain.operator) ------------------------------------------------------------
+OPERATOR_SPECS = [s for s in SPECS if s.operator is not False]
+
+
+def _operator_args(spec: ToolSpec, place: Place) -> dict[str, Any]:
+    args = valid_args(spec, place)
+    if isinstance(spec.operator, str):  # a flag argument switches the need on
+        args[spec.operator] = True
+    return args
+
+
+@pytest.mark.parametrize("spec", OPERATOR_SPECS, ids=lambda s: s.name)
+def test_operator_tools_refuse_every_caller_but_a_human_operator(world, spec):
+    """Agents' credentials (even the OWNER's) and human MEMBERs and ADMINs are FORBIDDEN before
+    the handler runs, writing nothing; a human OWNER passes the access step."""
+    args = _operator_args(spec, world.mine)
+    for who in ("role:OWNER", "role:ADMIN", "human:MEMBER", "human:ADMIN"):
+        before = table_fingerprint()
+        error = _error(_call(world.tokens[who], spec.name, args))
+        assert error is not None and error["code"] == "FORBIDDEN" and "operator authority" in error["message"], (
+            who,
+            error,
+        )
+        assert table_fingerprint() == before
+    error = _error(_call(world.tokens["human:OWNER"], spec.name, args))
+    assert error is None or "operator authority" not in error["message"], error
 
 
 # -- governance -------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     asked = [t["name"] for t in _list(coord_url, owner.token)["result"]["tools"]]
     from domain.catalog import COORDINATION
 
-    assert set(asked) == set(COORDINATION) and len(asked) == 23
+    assert set(asked) == set(COORDINATION) and len(asked) == 36
     header = [
         t["name"] for t in _list(server_url, owner.token, {"X-MCP-Toolsets": "coordination,tasks"})["result"]["tools"]
     ]
@@ -917,3 +917,452 @@ def test_channel_message_promoted_once_to_an_unclaimed_task(server_url, coord_ur
         )["code"]
         == "NOT_FOUND"
     )
+
+
+# -- operator authority and the operators' attention read (issue 30) -----------------------------------
+def _human(user_id: str) -> str:
+    from domain import auth
+
+    return auth.mint_pat(user_id, holder="human")[0]
+
+
+def _attention_item(ws: str, by: str, text: str) -> str:
+    """An attention item as mj_consult leaves one (written here so this test needs no consultation)."""
+    from ulid import ULID
+
+    from domain import clock
+    from domain.store import keys
+    from domain.store.models import AttentionRow
+
+    ulid = str(ULID()).lower()
+    AttentionRow(
+        *keys.attention(ws, ulid),
+        attentionId=f"at_{ulid}",
+        workspaceId=ws,
+        attentionKind="consultation.prepared",
+        subjectId="cs_test",
+        text=text,
+        fromId=by,
+        fromKind="agent",
+        at=clock.now_iso(),
+    ).save()
+    return f"at_{ulid}"
+
+
+def test_operator_attention_needs_a_human_operator_and_marks_nothing(server_url, coord_url, team):
+    from domain import auth
+    from domain.store import coordination, keys, members
+    from domain.store.models import UserRow
+
+    owner, member = team
+    ws = owner.workspace_id
+    peer = member("Peer")
+    admin = auth.create_user(f"admin-{uuid.uuid4().hex[:12]}@example.com", "Admin")
+    members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
+    item = _attention_item(ws, peer.user_id, "Is the cache key stable?")
+    # something unread in the owner's own inbox: the operators' read must leave it unread
+    post = {"workspace": ws, "idempotency_key": key(), "text": "hi", "to_actor_id": owner.user_id}
+    ok(call_tool(coord_url, peer.token, "mj_post", post))
+    attention = {"workspace": ws, "operator_attention": True}
+
+    def refused(token: str) -> dict:
+        e = err(call_tool(coord_url, token, "mj_inbox", attention))
+        assert e["code"] == "FORBIDDEN" and "operator authority" in e["message"], e
+        return e
+
+    refused(owner.token)  # an OWNER's agent credential: worker authority is not operator authority
+    refused(_human(peer.user_id))  # a human MEMBER
+    admin_human = _human(admin.userId)
+    refused(admin_human)  # an ADMIN, until the workspace grants it to ADMINs
+    coordination.set_operator_role(ws, "ADMIN")
+    assert [a["id"] for a in ok(call_tool(coord_url, admin_human, "mj_inbox", attention))["attentionItems"]] == [item]
+    coordination.set_operator_role(ws, None)
+    refused(admin_human)
+    seen = ok(call_tool(coord_url, _human(owner.user_id), "mj_inbox", attention))
+    assert seen["actorId"] == owner.user_id and seen["entries"] == [] and seen["unreadCount"] == 0
+    [a] = seen["attentionItems"]
+    assert a["id"] == item and a["kind"] == "consultation.prepared" and a["content"]["trust"] == "data"
+    assert a["content"]["fromActorId"] == peer.user_id
+    # the read enrolled nobody, approved nothing and marked nothing read: the owner's inbox is unread still
+    own = ok(call_tool(coord_url, owner.token, "mj_inbox", {"workspace": ws, "unread_only": True}))
+    assert own["unreadCount"] == 1 and own["attentionItems"] == []
+    e = err(call_tool(coord_url, _human(owner.user_id), "mj_inbox", {**attention, "acknowledge": ["in_x"]}))
+    assert e["code"] == "INVALID_INPUT"
+
+
+# -- linked integration work (issue 30) ----------------------------------------------------------------
+def test_integration_freezes_exact_inputs_and_accepts_only_the_frozen_revision(server_url, coord_url, team):
+    owner, member = team
+    cols, parent = _board(server_url, owner)
+    helper = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "helper part"}))[
+        "task"
+    ]
+    reviewer, bystander = member("Rev"), member("Other")
+    ws = owner.workspace_id
+    link = {"workspace": ws, "task_id": parent["id"], "helper_task_id": helper["id"], "reason": "splits the parser"}
+    first = ok(call_tool(coord_url, owner.token, "mj_link_helper", {**link, "idempotency_key": key()}))
+    assert (
+        first["created"] and first["link"]["decidedBy"] == owner.user_id and first["link"]["reason"]["trust"] == "data"
+    )
+    again = ok(call_tool(coord_url, bystander.token, "mj_link_helper", {**link, "idempotency_key": key()}))
+    assert not again["created"] and again["link"]["decidedBy"] == owner.user_id  # the first decision stays
+    art = _attach(server_url, owner, parent["id"], "Integrated build")
+    digest = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}))[
+        "artifact"
+    ]["digest"]
+    revision = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
+    freeze = {
+        "workspace": ws,
+        "task_id": parent["id"],
+        "reviewer_actor_id": reviewer.user_id,
+        "artifacts": [{"artifact_id": art["id"], "digest": digest}],
+        "tasks": [{"task_id": helper["id"], "revision": revision}],
+    }
+    stale_input = err(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_freeze_integration",
+            {**freeze, "idempotency_key": key(), "tasks": [{"task_id": helper["id"], "revision": "2000-01-01"}]},
+        )
+    )
+    assert stale_input["code"] == "CONFLICT" and stale_input["current"]["revision"] == revision
+    stray = ok(call_tool(server_url, owner.token, "create_task", {"columnId": cols[0], "title": "not linked"}))["task"]
+    unlinked = err(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_freeze_integration",
+            {**freeze, "idempotency_key": key(), "tasks": [{"task_id": stray["id"], "revision": stray["updatedAt"]}]},
+        )
+    )
+    assert unlinked["code"] == "INVALID_INPUT" and "mj_link_helper" in unlinked["hint"]
+    k = key()
+    frozen = ok(call_tool(coord_url, owner.token, "mj_freeze_integration", {**freeze, "idempotency_key": k}))
+    ig = frozen["integration"]
+    assert ig["state"] == "FROZEN" and ig["revision"] == 1 and "nothing was merged" in frozen["notice"]
+    assert ig["tasks"] == [{"taskId": helper["id"], "revision": revision}] and ig["frozenBy"] == owner.user_id
+    replay = ok(call_tool(coord_url, owner.token, "mj_freeze_integration", {**freeze, "idempotency_key": k}))
+    assert replay["integration"]["id"] == ig["id"]  # one integration per key
+    # a late change to a frozen input: the frozen set stays, the read shows the drift, acceptance is refused
+    ok(call_tool(server_url, owner.token, "update_task", {"taskId": helper["id"], "title": "helper part, late edit"}))
+    read = ok(call_tool(coord_url, reviewer.token, "mj_integration", {"workspace": ws, "integration_id": ig["id"]}))
+    assert read["integration"]["tasks"] == ig["tasks"] and read["integration"]["frozenDigest"] == ig["frozenDigest"]
+    assert [d["input"] for d in read["driftedInputs"]] == [helper["id"]] and read["driftedInputs"][0][
+        "frozen"
+    ] == revision
+    assert [h["helperTaskId"] for h in read["helpers"]] == [helper["id"]]
+    accept = {
+        "workspace": ws,
+        "integration_id": ig["id"],
+        "expected_revision": 1,
+        "frozen_digest": ig["frozenDigest"],
+    }
+    late = err(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**accept, "idempotency_key": key()}))
+    assert late["code"] == "CONFLICT" and late["current"]["driftedInputs"][0]["input"] == helper["id"]
+    # freezing again: the stale revision is CONFLICT; the current one makes revision 2 and keeps revision 1
+    now_rev = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
+    again_args = {**freeze, "tasks": [{"task_id": helper["id"], "revision": now_rev}], "integration_id": ig["id"]}
+    assert (
+        err(
+            call_tool(
+                coord_url,
+                owner.token,
+                "mj_freeze_integration",
+                {**again_args, "expected_revision": 2, "idempotency_key": key()},
+            )
+        )["code"]
+        == "CONFLICT"
+    )
+    second = ok(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_freeze_integration",
+            {**again_args, "expected_revision": 1, "idempotency_key": key()},
+        )
+    )["integration"]
+    assert second["revision"] == 2 and second["frozenDigest"] != ig["frozenDigest"]
+    assert [h["revision"] for h in second["history"]] == [1] and second["history"][0]["tasks"] == ig["tasks"]
+    stale = err(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**accept, "idempotency_key": key()}))
+    assert stale["code"] == "CONFLICT" and stale["current"]["revision"] == 2  # revision 1 is stale now
+    current = {**accept, "expected_revision": 2, "frozen_digest": second["frozenDigest"]}
+    assert (
+        err(call_tool(coord_url, owner.token, "mj_accept_integration", {**current, "idempotency_key": key()}))["code"]
+        == "FORBIDDEN"
+    )  # the integrator is not the reviewer
+    done = ok(call_tool(coord_url, reviewer.token, "mj_accept_integration", {**current, "idempotency_key": key()}))
+    assert done["integration"]["state"] == "ACCEPTED" and done["integration"]["acceptedBy"] == reviewer.user_id
+    assert done["integration"]["tasks"] == [{"taskId": helper["id"], "revision": now_rev}]
+    outsider_read = err(
+        call_tool(coord_url, owner.token, "mj_integration", {"workspace": ws, "integration_id": "ig_nope"})
+    )
+    assert outsider_read["code"] == "NOT_FOUND"
+
+
+# -- continuity and recovery evidence (issue 30) -------------------------------------------------------
+def test_continuation_for_the_operator_and_recovery_evidence_for_operators_only(server_url, coord_url, team):
+    owner, member = team
+    ws = owner.workspace_id
+    peer = member("Peer")
+    _, task = _board(server_url, owner)
+    project = ok(
+        call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"P {uuid.uuid4().hex[:12]}"})
+    )["project"]
+    ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "add_project_link",
+            {"projectId": project["id"], "targetType": "REPO", "targetId": "acme/app"},
+        )
+    )
+    session = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "create_agent_session",
+            {"projectId": project["id"], "repo": "acme/app", "idempotencyKey": key()},
+        )
+    )["session"]
+    ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "align_agent_session",
+            {"sessionId": session["id"], "taskId": task["id"], "expectedUpdatedAt": session["updatedAt"]},
+        )
+    )
+    claim = {"workspace": ws, "idempotency_key": key(), "task_id": task["id"], "scope": ["src/parser"]}
+    ok(call_tool(coord_url, owner.token, "mj_begin", claim))
+    asked = ok(
+        call_tool(
+            coord_url,
+            peer.token,
+            "mj_ask",
+            {
+                "workspace": ws,
+                "idempotency_key": key(),
+                "task_id": task["id"],
+                "assignee_actor_id": owner.user_id,
+                "question": "Which grammar?",
+            },
+        )
+    )["request"]
+    art = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "attach_artifact",
+            {
+                "workspaceId": ws,
+                "type": "PR",
+                "title": "wip",
+                "url": "https://example.com/pr/7",
+                "sessionId": session["id"],
+            },
+        )
+    )["artifact"]
+    digest = ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": art["id"]}))[
+        "artifact"
+    ]["digest"]
+    args = {"workspace": ws, "session_id": session["id"]}
+    cont = ok(call_tool(coord_url, owner.token, "mj_continuation", args))
+    assert cont["session"]["id"] == session["id"] and cont["session"]["taskId"] == task["id"]
+    assert [a["taskId"] for a in cont["alignments"]] == [task["id"]]
+    assert [(c["taskId"], c["scope"], c["live"]) for c in cont["claims"]] == [(task["id"], ["src/parser"], True)]
+    assert [q["subjectId"] for q in cont["questions"]] == [asked["id"]]
+    assert [(a["id"], a["digest"]) for a in cont["artifacts"]] == [(art["id"], digest)]
+    # another member's session is not theirs to continue
+    assert err(call_tool(coord_url, peer.token, "mj_continuation", args))["code"] == "FORBIDDEN"
+    # recovery evidence: operators only (the owner's agent token is refused), and it changes nothing
+    refused = err(call_tool(coord_url, owner.token, "mj_recovery_evidence", args))
+    assert refused["code"] == "FORBIDDEN" and "operator authority" in refused["message"]
+    evidence = ok(call_tool(coord_url, _human(owner.user_id), "mj_recovery_evidence", args))
+    assert "Evidence only" in evidence["notice"] and evidence["session"]["status"] == session["status"]
+    assert [q["subjectId"] for q in evidence["questions"]] == [asked["id"]]
+    again = ok(call_tool(coord_url, owner.token, "mj_continuation", args))
+    assert again["claims"] == cont["claims"] and again["session"]["updatedAt"] == cont["session"]["updatedAt"]
+    still = ok(call_tool(coord_url, peer.token, "mj_request", {"workspace": ws, "request_id": asked["id"]}))
+    assert still["request"]["state"] == "OPEN"
+
+
+# -- consultation preparation (issue 30) ---------------------------------------------------------------
+def test_consultation_is_prepared_not_launched_and_approved_by_operators_on_exact_inputs(server_url, coord_url, team):
+    from domain import clock
+    from domain.store import artifacts
+
+    owner, member = team
+    ws = owner.workspace_id
+    peer = member("Peer")
+    _, task = _board(server_url, owner)
+    human_owner = _human(owner.user_id)
+    profiles = ok(call_tool(coord_url, owner.token, "mj_consult_profiles", {"workspace": ws}))
+    assert profiles["profiles"] and not any(p["runnerAvailable"] for p in profiles["profiles"])
+    art = _attach(server_url, owner, task["id"], "Design notes")
+    note = _attach(server_url, owner, task["id"], "Survey")
+
+    def digest_of(artifact_id):
+        return ok(call_tool(coord_url, owner.token, "mj_artifact", {"workspace": ws, "artifact_id": artifact_id}))[
+            "artifact"
+        ]["digest"]
+
+    prepared = ok(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_consult",
+            {
+                "workspace": ws,
+                "idempotency_key": key(),
+                "task_id": task["id"],
+                "profile": "architecture",
+                "question": "Is the cache layering sound?",
+                "artifacts": [{"artifact_id": art["id"], "digest": digest_of(art["id"])}],
+            },
+        )
+    )
+    cons = prepared["consultation"]
+    assert cons["state"] == "PREPARED" and "nothing was approved, queued or launched" in prepared["notice"]
+    assert cons["question"]["trust"] == "data" and cons["question"]["fromActorId"] == owner.user_id
+    cid = cons["id"]
+    # the operators see it as attention; reading it approves nothing
+    seen = ok(call_tool(coord_url, human_owner, "mj_inbox", {"workspace": ws, "operator_attention": True}))
+    assert [(a["kind"], a["subjectId"]) for a in seen["attentionItems"]] == [("consultation.prepared", cid)]
+    detail = {"workspace": ws, "consultation_id": cid}
+    assert ok(call_tool(coord_url, peer.token, "mj_consult_detail", detail))["consultation"]["state"] == "PREPARED"
+    # research input: a new revision and a new inputs digest
+    research = ok(
+        call_tool(
+            coord_url,
+            peer.token,
+            "mj_consult_research_input",
+            {
+                **detail,
+                "idempotency_key": key(),
+                "expected_revision": 1,
+                "artifact_id": note["id"],
+                "digest": digest_of(note["id"]),
+            },
+        )
+    )["consultation"]
+    assert research["revision"] == 2 and research["inputsDigest"] != cons["inputsDigest"]
+    assert [r["addedBy"] for r in research["researchInputs"]] == [peer.user_id]
+    approve = {**detail, "expected_revision": 2, "inputs_digest": research["inputsDigest"]}
+    # refusals: no operator authority (an agent's token, a human MEMBER), a stale revision, other inputs
+    for token in (owner.token, _human(peer.user_id)):
+        e = err(call_tool(coord_url, token, "mj_consult_approve", {**approve, "idempotency_key": key()}))
+        assert e["code"] == "FORBIDDEN" and "operator authority" in e["message"]
+    stale = err(
+        call_tool(
+            coord_url, human_owner, "mj_consult_approve", {**approve, "expected_revision": 1, "idempotency_key": key()}
+        )
+    )
+    assert stale["code"] == "CONFLICT" and stale["current"]["revision"] == 2
+    other = err(
+        call_tool(
+            coord_url,
+            human_owner,
+            "mj_consult_approve",
+            {**approve, "inputs_digest": cons["inputsDigest"], "idempotency_key": key()},
+        )
+    )
+    assert other["code"] == "CONFLICT"
+    queue = ok(call_tool(coord_url, owner.token, "mj_consult_queue", {"workspace": ws, "state": "PREPARED"}))
+    assert [c["id"] for c in queue["consultations"]] == [cid]
+    # results only for an approved consultation
+    result = {**detail, "text": "Layering is sound; split the writer.", "expected_revision": 2}
+    assert (
+        err(call_tool(coord_url, peer.token, "mj_consult_results", {**result, "idempotency_key": key()}))["code"]
+        == "CONFLICT"
+    )
+    approved = ok(call_tool(coord_url, human_owner, "mj_consult_approve", {**approve, "idempotency_key": key()}))
+    assert approved["consultation"]["state"] == "APPROVED" and approved["consultation"]["approvedBy"] == owner.user_id
+    assert "nothing was queued or launched" in approved["notice"]
+    late_research = err(
+        call_tool(
+            coord_url,
+            peer.token,
+            "mj_consult_research_input",
+            {
+                **detail,
+                "idempotency_key": key(),
+                "expected_revision": 3,
+                "artifact_id": note["id"],
+                "digest": digest_of(note["id"]),
+            },
+        )
+    )
+    assert late_research["code"] == "CONFLICT"  # approved inputs never change
+    kept = ok(
+        call_tool(
+            coord_url, peer.token, "mj_consult_results", {**result, "expected_revision": 3, "idempotency_key": key()}
+        )
+    )
+    assert [r["text"] for r in kept["consultation"]["results"]] == [result["text"]]
+    assert kept["consultation"]["results"][0]["trust"] == "data"
+    kinds = [
+        a["kind"]
+        for a in ok(call_tool(coord_url, human_owner, "mj_inbox", {"workspace": ws, "operator_attention": True}))[
+            "attentionItems"
+        ]
+    ]
+    assert kinds == ["consultation.prepared", "consultation.result"]
+    # an artifact changed after preparation: approving that consultation is CONFLICT with its current digest
+    second = ok(
+        call_tool(
+            coord_url,
+            owner.token,
+            "mj_consult",
+            {
+                "workspace": ws,
+                "idempotency_key": key(),
+                "task_id": task["id"],
+                "profile": "security",
+                "question": "Secrets in the cache?",
+                "artifacts": [{"artifact_id": note["id"], "digest": digest_of(note["id"])}],
+            },
+        )
+    )["consultation"]
+    artifacts.withdraw(artifacts.get(ws, note["id"]), actor_id=owner.user_id, at=clock.now_iso())
+    changed = err(
+        call_tool(
+            coord_url,
+            human_owner,
+            "mj_consult_approve",
+            {
+                "workspace": ws,
+                "consultation_id": second["id"],
+                "expected_revision": 1,
+                "inputs_digest": second["inputsDigest"],
+                "idempotency_key": key(),
+            },
+        )
+    )
+    assert changed["code"] == "CONFLICT" and changed["current"]["prepared"] != changed["current"]["digest"]
+
+
+def test_a_claim_made_on_a_stale_read_of_the_claims_is_conflict(server_url, coord_url, team):
+    """The caller's expected revision on claims (issue 29, left over): a claim decided on claims
+    that have moved since is refused with what holds now, even when its scope would be free."""
+    owner, member = team
+    cols, task = _board(server_url, owner)
+    b = member("Bee")
+    ws = owner.workspace_id
+    begin = {"workspace": ws, "task_id": task["id"], "expected_revision": 0}
+    first = ok(call_tool(coord_url, owner.token, "mj_begin", {**begin, "idempotency_key": key(), "scope": ["src/a"]}))
+    assert first["revision"] == 1
+    stale = err(call_tool(coord_url, b.token, "mj_begin", {**begin, "idempotency_key": key(), "scope": ["src/b"]}))
+    assert stale["code"] == "CONFLICT" and stale["current"]["revision"] == 1
+    assert [c["actorId"] for c in stale["current"]["claims"]] == [owner.user_id]
+    fresh = ok(
+        call_tool(
+            coord_url,
+            b.token,
+            "mj_begin",
+            {**begin, "idempotency_key": key(), "scope": ["src/b"], "expected_revision": 1},
+        )
+    )
+    assert fresh["revision"] == 2 and len(fresh["holders"]) == 2
+    new = {"workspace": ws, "idempotency_key": key(), "column_id": cols[0], "title": "x", "expected_revision": 3}
+    assert err(call_tool(coord_url, owner.token, "mj_start_work", new))["code"] == "INVALID_INPUT"

@@ -237,3 +237,124 @@ async def test_two_agents_coordinate_over_stdio(stack, server_url, owner, tmp_pa
         names = {t.name for t in (await a.list_tools()).tools}
         assert {"mj_brief", "mj_ask", "create_task"} <= names  # on by default in jentrix mcp
         await scenario(a, b, "", owner.user_id, b_id, column, "")
+
+
+async def test_issue_30_families_through_the_sdk_with_their_refusals(server_url, owner):
+    """Issue 30 over HTTP through the official SDK client: two agents (A, the workspace OWNER's
+    agent token, and B) and the OWNER's human credential as the operator. Linked integration work
+    (with a late change to a frozen input and a stale frozen revision refused), continuity and
+    recovery evidence (agents refused), consultation preparation (a non-operator's approval refused,
+    the operators' attention read)."""
+    from domain import auth
+
+    (b_id, b_token), column = _setup(server_url, owner)
+    ws = owner.workspace_id
+    a_id = owner.user_id
+    project = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"P {_key()[:12]}"}))
+    pid = project["project"]["id"]
+    ok(
+        call_tool(
+            server_url, owner.token, "add_project_link", {"projectId": pid, "targetType": "REPO", "targetId": "acme/p"}
+        )
+    )
+    session = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "create_agent_session",
+            {"projectId": pid, "repo": "acme/p", "idempotencyKey": _key()},
+        )
+    )["session"]
+    operator_token = auth.mint_pat(a_id, holder="human")[0]
+    url = f"{server_url}/x/coordination,artifacts,tasks"
+    async with mcp_client(url, owner.token) as a, mcp_client(url, b_token) as b, mcp_client(url, operator_token) as o:
+        call = lambda c, name, args: c.call_tool(name, {"workspace": ws, **args})  # noqa: E731
+        parent = structured(
+            await call(
+                a, "mj_start_work", {"idempotency_key": _key(), "column_id": column, "title": "Integrate parser"}
+            )
+        )["task"]["id"]
+        helper = structured(
+            await call(b, "mj_start_work", {"idempotency_key": _key(), "column_id": column, "title": "Lexer part"})
+        )["task"]["id"]
+        linked = structured(
+            await call(a, "mj_link_helper", {"idempotency_key": _key(), "task_id": parent, "helper_task_id": helper})
+        )
+        assert linked["created"] and linked["link"]["decidedBy"] == a_id
+        art = structured(
+            await a.call_tool(
+                "attach_artifact",
+                {
+                    "workspaceId": ws,
+                    "type": "PR",
+                    "title": "build",
+                    "url": "https://example.com/pr/9",
+                    "taskId": parent,
+                },
+            )
+        )["artifact"]["id"]
+        digest = structured(await call(a, "mj_artifact", {"artifact_id": art}))["artifact"]["digest"]
+        revision = structured(await b.call_tool("get_task", {"taskId": helper}))["task"]["updatedAt"]
+        freeze = {
+            "task_id": parent,
+            "reviewer_actor_id": b_id,
+            "artifacts": [{"artifact_id": art, "digest": digest}],
+            "tasks": [{"task_id": helper, "revision": revision}],
+        }
+        ig = structured(await call(a, "mj_freeze_integration", {**freeze, "idempotency_key": _key()}))["integration"]
+        # a late change to a frozen input: the set stays as frozen; accepting it is refused
+        await b.call_tool("update_task", {"taskId": helper, "title": "Lexer part (late)"})
+        accept = {"integration_id": ig["id"], "expected_revision": 1, "frozen_digest": ig["frozenDigest"]}
+        late = envelope(await call(b, "mj_accept_integration", {**accept, "idempotency_key": _key()}))
+        assert late["code"] == "CONFLICT" and late["current"]["driftedInputs"][0]["input"] == helper
+        now_rev = structured(await b.call_tool("get_task", {"taskId": helper}))["task"]["updatedAt"]
+        second = structured(
+            await call(
+                a,
+                "mj_freeze_integration",
+                {
+                    **freeze,
+                    "tasks": [{"task_id": helper, "revision": now_rev}],
+                    "integration_id": ig["id"],
+                    "expected_revision": 1,
+                    "idempotency_key": _key(),
+                },
+            )
+        )["integration"]
+        stale = envelope(await call(b, "mj_accept_integration", {**accept, "idempotency_key": _key()}))
+        assert stale["code"] == "CONFLICT"  # revision 1 is no longer the frozen one
+        done = structured(
+            await call(
+                b,
+                "mj_accept_integration",
+                {**accept, "expected_revision": 2, "frozen_digest": second["frozenDigest"], "idempotency_key": _key()},
+            )
+        )
+        assert (
+            done["integration"]["state"] == "ACCEPTED"
+            and done["integration"]["history"][0]["frozenDigest"] == ig["frozenDigest"]
+        )
+
+        # continuity for the session's operator; recovery evidence for operators only
+        cont = structured(await call(a, "mj_continuation", {"session_id": session["id"]}))
+        assert parent in {c["taskId"] for c in cont["claims"]}
+        refused = envelope(await call(a, "mj_recovery_evidence", {"session_id": session["id"]}))
+        assert refused["code"] == "FORBIDDEN"
+        evidence = structured(await call(o, "mj_recovery_evidence", {"session_id": session["id"]}))
+        assert "Evidence only" in evidence["notice"]
+
+        # consultation: prepared by an agent, seen by the operator, approved only by the operator
+        cons = structured(
+            await call(
+                a,
+                "mj_consult",
+                {"idempotency_key": _key(), "task_id": parent, "profile": "architecture", "question": "Sound?"},
+            )
+        )["consultation"]
+        approve = {"consultation_id": cons["id"], "expected_revision": 1, "inputs_digest": cons["inputsDigest"]}
+        no = envelope(await call(a, "mj_consult_approve", {**approve, "idempotency_key": _key()}))
+        assert no["code"] == "FORBIDDEN" and "operator authority" in no["message"]
+        attention = structured(await call(o, "mj_inbox", {"operator_attention": True}))["attentionItems"]
+        assert [x["subjectId"] for x in attention] == [cons["id"]]
+        approved = structured(await call(o, "mj_consult_approve", {**approve, "idempotency_key": _key()}))
+        assert approved["consultation"]["state"] == "APPROVED" and "launched" in approved["notice"]

@@ -1137,6 +1137,10 @@ def test_coordination_tool_budgets(server_url, owner, board):
     check(
         url, peer_token, "mj_inbox", {"workspace": ws, "unread_only": True}, FIXED_WS + keys.INBOX_SHARDS
     )  # nothing new: no write
+    # an operator's attention read: the workspace item rides in the membership BatchGetItem; one Query, no write
+    human = auth.mint_pat(owner.user_id, holder="human")[0]
+    _, c = check(url, human, "mj_inbox", {"workspace": ws, "operator_attention": True}, FIXED_WS + 1)
+    assert "TransactWriteItems" not in c.ops and c.ops["UpdateItem"] == 1  # the rate window only
     # review: the artifact's head read for its digest (one GetItem per artifact) + one transaction
     art = ok(
         call_tool(
@@ -1228,3 +1232,143 @@ def test_a_call_refused_for_its_scope_sends_nothing_but_the_token_lookup(server_
     assert err(result)["code"] == "FORBIDDEN"
     assert counter.ops["GetItem"] == TOKEN and set(counter.ops) <= {"GetItem", "UpdateItem"}, dict(counter.ops)
     assert counter.ops["UpdateItem"] <= RATE
+
+
+def test_integration_tool_budgets(server_url, owner, board):
+    """Linked integration work (issue 30; docs/data-model.md, "Coordination")."""
+    from domain import auth
+    from domain.store import keys, members
+    from domain.store.models import UserRow
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    peer = auth.create_user(f"peer-{uuid.uuid4().hex[:12]}@example.com", "Peer")
+    members.add(ws, UserRow.get(*keys.user_profile(peer.userId)), "MEMBER")
+    peer_token = auth.mint_pat(peer.userId)[0]
+    parent, helper = board["t1"], board["t2"]
+    # both tasks ride in the membership BatchGetItem; one transaction (link, guard, activity)
+    link = {"workspace": ws, "task_id": parent["id"], "helper_task_id": helper["id"]}
+    _, c = check(
+        url,
+        owner.token,
+        "mj_link_helper",
+        {**link, "idempotency_key": f"k-{uuid.uuid4()}"},
+        FIXED_WS + 1 + POWERTOOLS_FIRST_RUN,
+    )
+    assert c.ops["TransactWriteItems"] == 1
+    art = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "attach_artifact",
+            {"workspaceId": ws, "type": "PR", "title": "pr", "url": "https://example.com/pr", "taskId": parent["id"]},
+        )
+    )["artifact"]
+    from domain.store import artifacts, coordination
+
+    digest = coordination.artifact_digest(artifacts.get(ws, art["id"]))
+    helper_rev = ok(call_tool(server_url, owner.token, "get_task", {"taskId": helper["id"]}))["task"]["updatedAt"]
+    freeze = {
+        "workspace": ws,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "task_id": parent["id"],
+        "reviewer_actor_id": peer.userId,
+        "artifacts": [{"artifact_id": art["id"], "digest": digest}],
+        "tasks": [{"task_id": helper["id"], "revision": helper_rev}],
+    }
+    # parent + reviewer's member item with the membership; artifact GetItem, helper links Query,
+    # helper task GetItem; one transaction (integration, reviewer's entry, guards, activity)
+    res, c = check(url, owner.token, "mj_freeze_integration", freeze, FIXED_WS + 4 + POWERTOOLS_FIRST_RUN)
+    ig = res["structuredContent"]["integration"]
+    # the integration with the membership; helper links Query; one GetItem per frozen input (drift)
+    check(url, peer_token, "mj_integration", {"workspace": ws, "integration_id": ig["id"]}, FIXED_WS + 3)
+    accept = {
+        "workspace": ws,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "integration_id": ig["id"],
+        "expected_revision": 1,
+        "frozen_digest": ig["frozenDigest"],
+    }
+    # the integration with the membership; one GetItem per frozen input; one transaction
+    check(url, peer_token, "mj_accept_integration", accept, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN)
+
+
+def test_continuity_tool_budgets(server_url, owner):
+    """Continuity and recovery evidence (issue 30): the session head rides in the membership
+    BatchGetItem (with the workspace item, for the operator check); then its alignments, the
+    operator's claim copies, its artifacts and one Query per inbox shard, all at once; no write."""
+    from domain import auth
+    from domain.store import keys
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    project = ok(
+        call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": f"P {uuid.uuid4().hex[:12]}"})
+    )["project"]
+    link = {"projectId": project["id"], "targetType": "REPO", "targetId": "acme/app"}
+    ok(call_tool(server_url, owner.token, "add_project_link", link))
+    session = ok(
+        call_tool(
+            server_url,
+            owner.token,
+            "create_agent_session",
+            {"projectId": project["id"], "repo": "acme/app", "idempotencyKey": uuid.uuid4().hex},
+        )
+    )["session"]
+    args = {"workspace": ws, "session_id": session["id"]}
+    check(url, owner.token, "mj_continuation", args, FIXED_WS + 3 + keys.INBOX_SHARDS)
+    human = auth.mint_pat(owner.user_id, holder="human")[0]
+    check(url, human, "mj_recovery_evidence", args, FIXED_WS + 3 + keys.INBOX_SHARDS)
+
+
+def test_consultation_tool_budgets(server_url, owner, board):
+    """Consultation preparation (issue 30): the consultation (or the task) rides in the membership
+    BatchGetItem; one GetItem per artifact whose digest is checked; one transaction per write."""
+    from domain import auth
+    from domain.store import artifacts, coordination
+
+    url = f"{server_url}/x/coordination"
+    ws = owner.workspace_id
+    human = auth.mint_pat(owner.user_id, holder="human")[0]
+    t = board["t1"]
+
+    def attach(title):
+        art = ok(
+            call_tool(
+                server_url,
+                owner.token,
+                "attach_artifact",
+                {"workspaceId": ws, "type": "PR", "title": title, "url": "https://example.com/pr", "taskId": t["id"]},
+            )
+        )["artifact"]
+        return art["id"], coordination.artifact_digest(artifacts.get(ws, art["id"]))
+
+    check(url, owner.token, "mj_consult_profiles", {"workspace": ws}, FIXED_WS)
+    a1, d1 = attach("one")
+    a2, d2 = attach("two")
+    consult = {
+        "workspace": ws,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "task_id": t["id"],
+        "profile": "research",
+        "question": "q",
+        "artifacts": [{"artifact_id": a1, "digest": d1}],
+    }
+    res, _ = check(url, owner.token, "mj_consult", consult, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    cid = res["structuredContent"]["consultation"]["id"]
+    detail = {"workspace": ws, "consultation_id": cid}
+    check(url, owner.token, "mj_consult_detail", detail, FIXED_WS)
+    research = {
+        **detail,
+        "idempotency_key": f"k-{uuid.uuid4()}",
+        "expected_revision": 1,
+        "artifact_id": a2,
+        "digest": d2,
+    }
+    res, _ = check(url, owner.token, "mj_consult_research_input", research, FIXED_WS + 2 + POWERTOOLS_FIRST_RUN)
+    digest = res["structuredContent"]["consultation"]["inputsDigest"]
+    approve = {**detail, "idempotency_key": f"k-{uuid.uuid4()}", "expected_revision": 2, "inputs_digest": digest}
+    check(url, human, "mj_consult_approve", approve, FIXED_WS + 3 + POWERTOOLS_FIRST_RUN)  # 2 inputs re-read
+    check(url, owner.token, "mj_consult_queue", {"workspace": ws}, FIXED_WS + 1)
+    result = {**detail, "idempotency_key": f"k-{uuid.uuid4()}", "expected_revision": 3, "text": "r"}
+    check(url, owner.token, "mj_consult_results", result, FIXED_WS + 1 + POWERTOOLS_FIRST_RUN)

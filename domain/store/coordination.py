@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pynamodb.exceptions import UpdateError
+
 from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
@@ -26,10 +28,14 @@ from domain.store.errors import StoreError
 from domain.store.models import (
     ActivityRow,
     ActorClaimRow,
+    AttentionRow,
     ChannelMessageRow,
     ChannelRow,
     ClaimHeadRow,
+    ConsultationRow,
+    HelperLinkRow,
     InboxRow,
+    IntegrationRow,
     PeerRequestRow,
     PromotionRow,
     ReviewRow,
@@ -43,6 +49,14 @@ class ClaimRefused(StoreError):
     def __init__(self, holder: dict[str, Any]) -> None:
         super().__init__(f"claimed by {holder.get('actorId')}")
         self.holder = holder
+
+
+class ClaimsMoved(StoreError):
+    """The task's claim head is not at the revision the caller read (``current``: the head now)."""
+
+    def __init__(self, current: ClaimHeadRow | None) -> None:
+        super().__init__("claims moved")
+        self.current = current
 
 
 class StateChanged(StoreError):
@@ -100,6 +114,7 @@ def claim(
     actor_id: str,
     activity: Callable[[dict[str, Any]], ActivityRow],
     extra: Callable[[Any], None] | None = None,
+    expected_revision: int | None = None,
 ) -> Claimed:
     """Record ``actor_id``'s claim on a task (its earlier claim there is replaced: a renewal).
 
@@ -107,7 +122,11 @@ def claim(
     caller's current live claim (``None`` if it holds none). Expired claims are dropped, with their
     actors' copies. ``extra(tx)`` adds actions (the task's creation, for a new task).
 
+    ``expected_revision`` (the head's revision as the caller read it, 0 for none) makes a moved
+    head a refusal instead of a new plan.
+
     Raises:
+        ClaimsMoved: the head is not at ``expected_revision``.
         ClaimRefused: another live, overlapping claim and the new one is not shared.
         Missing: the caller's membership is gone.
         Contended: lost every attempt to other claimers.
@@ -116,6 +135,8 @@ def claim(
 
     def plan(current: ClaimHeadRow | None) -> Write[Any, Claimed] | Unchanged[Claimed]:
         at = now()
+        if expected_revision is not None and (int(current.revision) if current else 0) != expected_revision:
+            raise ClaimsMoved(current)
         claims = list(current.claims) if current is not None else []
         alive = live(claims, at)
         mine = next((c for c in alive if c["actorId"] == actor_id), None)
@@ -533,3 +554,224 @@ def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
         keys.channel_partition(workspace_id, channel), Row.SK.startswith(keys.PROMOTION_PREFIX), consistent_read=True
     )
     return [r for r in rows if isinstance(r, PromotionRow)]
+
+
+# -- operator authority and attention (domain.operator) ---------------------------------------------
+def set_operator_role(workspace_id: str, role: str | None) -> None:
+    """Grant operator authority to human members at ``role`` or above (``ADMIN``), or take the
+    grant back (``None``: human OWNERs only). A workspace setting; no tool changes it (the
+    coordination spec keeps policy changes out of the agents' tools).
+
+    Raises:
+        Missing: no such workspace.
+    """
+    from domain.store.models import WorkspaceRow
+
+    head = WorkspaceRow(*keys.workspace_head(workspace_id))
+    action = WorkspaceRow.operatorRole.set(role) if role else WorkspaceRow.operatorRole.remove()
+    try:
+        head.update(actions=[action], condition=Row.PK.exists())
+    except UpdateError as failure:  # the condition failed: no such workspace
+        raise db.Missing(workspace_id) from failure
+
+
+def attention(workspace_id: str, limit: int) -> list[AttentionRow]:
+    """The newest ``limit`` operator attention items, oldest first (one Query)."""
+    rows = AttentionRow.query(
+        keys.attention_partition(workspace_id),
+        Row.SK.startswith(keys.ATTENTION_PREFIX),
+        consistent_read=True,
+        scan_index_forward=False,
+        limit=limit,
+    )
+    return list(reversed([r for r in rows if isinstance(r, AttentionRow)]))
+
+
+# -- linked integration work ------------------------------------------------------------------------
+class AlreadyLinked(StoreError):
+    """The helper was linked to the parent before (``current`` is that link)."""
+
+    def __init__(self, current: HelperLinkRow | None) -> None:
+        super().__init__("already linked")
+        self.current = current
+
+
+class IntegrationChanged(StoreError):
+    """An integration's state or revision moved since it was read (``current``: the stored row)."""
+
+    def __init__(self, current: IntegrationRow | None) -> None:
+        super().__init__("integration changed")
+        self.current = current
+
+
+def link_helper(link: HelperLinkRow, *, activity: ActivityRow) -> None:
+    """Record that ``link.helperTaskId`` feeds ``link.parentTaskId`` (once per pair; the decider's
+    membership guarded), with its activity row.
+
+    Raises:
+        AlreadyLinked: the pair was linked before.
+        Missing: the decider is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(link, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+        member_store.guard(tx, link.workspaceId, link.decidedBy)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if member_store.guard_failed(failure, link.workspaceId, link.decidedBy):
+            raise db.Missing(link.parentTaskId) from failure
+        stored = failure.item(link.PK, link.SK)
+        raise AlreadyLinked(HelperLinkRow.from_raw_data(stored) if stored else None) from failure
+
+
+def helper_links(parent_task_id: str) -> list[HelperLinkRow]:
+    """The helpers linked to a parent task (one Query)."""
+    rows = HelperLinkRow.query(
+        keys.coordination_partition(parent_task_id),
+        Row.SK.startswith(keys.HELPER_LINK_PREFIX),
+        consistent_read=True,
+    )
+    return [r for r in rows if isinstance(r, HelperLinkRow)]
+
+
+def get_integration(task_id: str, ulid: str) -> IntegrationRow | None:
+    try:
+        return IntegrationRow.get(*keys.integration(task_id, ulid), consistent_read=True)
+    except IntegrationRow.DoesNotExist:
+        return None
+
+
+def write_integration(
+    current: IntegrationRow | None,
+    updated: IntegrationRow,
+    *,
+    entry: InboxRow,
+    activity: ActivityRow,
+    actor_id: str,
+) -> None:
+    """Store a new integration (``current`` is ``None``) or replace one that still has the state
+    and revision of ``current``; put ``entry`` (the other party's notice) and the activity row.
+
+    Raises:
+        IntegrationChanged: another change committed first.
+        Missing: the caller (or, for a new one, the reviewer) is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        if current is None:
+            tx.save(updated, condition=Row.PK.does_not_exist())
+            member_store.guard(tx, updated.workspaceId, updated.reviewerId)
+        else:
+            cond = (IntegrationRow.revision == int(current.revision)) & (IntegrationRow.state == current.state)
+            tx.save(updated, condition=cond, return_values="ALL_OLD")
+        tx.save(entry, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, updated.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if current is None or member_store.guard_failed(failure, updated.workspaceId, actor_id):
+            raise db.Missing(updated.integrationId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise IntegrationChanged(IntegrationRow.from_raw_data(stored) if stored else None) from failure
+
+
+def task_revision(task: Any) -> str:
+    """A task's revision as integration freezes it: its ``updatedAt`` (every write of the task sets it)."""
+    return str(task.updatedAt)
+
+
+def inputs_digest(inputs: dict[str, Any]) -> str:
+    """A SHA-256 over a frozen input set (sorted), naming exactly these revisions."""
+    import hashlib
+    import json
+
+    body = {
+        "artifacts": sorted((a["artifactId"], a["digest"]) for a in inputs.get("artifacts", [])),
+        "tasks": sorted((t["taskId"], t["revision"]) for t in inputs.get("tasks", [])),
+    }
+    return "sha256:" + hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()
+
+
+# -- consultation preparation -----------------------------------------------------------------------
+class ConsultationChanged(StoreError):
+    """A consultation's state or revision moved since it was read (``current``: the stored row)."""
+
+    def __init__(self, current: ConsultationRow | None) -> None:
+        super().__init__("consultation changed")
+        self.current = current
+
+
+def get_consultation(workspace_id: str, ulid: str) -> ConsultationRow | None:
+    try:
+        return ConsultationRow.get(*keys.consultation(workspace_id, ulid), consistent_read=True)
+    except ConsultationRow.DoesNotExist:
+        return None
+
+
+def consultations(workspace_id: str, limit: int) -> list[ConsultationRow]:
+    """The newest ``limit`` consultations of a workspace, newest first (one Query)."""
+    rows = ConsultationRow.query(
+        keys.consultation_partition(workspace_id),
+        Row.SK.startswith(keys.CONSULTATION_PREFIX),
+        consistent_read=True,
+        scan_index_forward=False,
+        limit=limit,
+    )
+    return [r for r in rows if isinstance(r, ConsultationRow)]
+
+
+def write_consultation(
+    current: ConsultationRow | None,
+    updated: ConsultationRow,
+    *,
+    attention: AttentionRow | None,
+    activity: ActivityRow,
+    actor_id: str,
+) -> None:
+    """Store a new consultation (``current`` is ``None``) or replace one still at the state and
+    revision of ``current``; with the operators' attention item, if any, and the activity row.
+
+    Raises:
+        ConsultationChanged: another change committed first.
+        Missing: the caller is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        if current is None:
+            tx.save(updated, condition=Row.PK.does_not_exist())
+        else:
+            cond = (ConsultationRow.revision == int(current.revision)) & (ConsultationRow.state == current.state)
+            tx.save(updated, condition=cond, return_values="ALL_OLD")
+        if attention is not None:
+            tx.save(attention, condition=Row.PK.does_not_exist())
+        member_store.guard(tx, updated.workspaceId, actor_id)
+        tx.save(activity)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        if current is None or member_store.guard_failed(failure, updated.workspaceId, actor_id):
+            raise db.Missing(updated.consultationId) from failure
+        stored = failure.item(current.PK, current.SK)
+        raise ConsultationChanged(ConsultationRow.from_raw_data(stored) if stored else None) from failure
+
+
+def consultation_digest(row: Any) -> str:
+    """A SHA-256 over what an approval approves: profile, task, question text, artifacts and
+    research inputs by digest."""
+    import hashlib
+    import json
+
+    body = {
+        "profile": row.profile,
+        "taskId": row.taskId,
+        "question": (row.question or {}).get("text"),
+        "artifacts": sorted((a["artifactId"], a["digest"]) for a in row.artifacts or []),
+        "research": sorted((a["artifactId"], a["digest"]) for a in row.researchInputs or []),
+    }
+    return "sha256:" + hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()

@@ -174,6 +174,19 @@ def review(task_id: str, ulid: str) -> Key:
     return coordination_partition(task_id), f"RV#{ulid}"
 
 
+def helper_link(parent_task_id: str, helper_task_id: str) -> Key:
+    """``CO#<parent> / HL#<helper>``: a helper task whose work feeds the parent (mj_link_helper)."""
+    return coordination_partition(parent_task_id), f"HL#{helper_task_id}"
+
+
+HELPER_LINK_PREFIX = "HL#"
+
+
+def integration(parent_task_id: str, ulid: str) -> Key:
+    """``CO#<parent> / IG#<ulid>``: a frozen set of integration inputs and its acceptance."""
+    return coordination_partition(parent_task_id), f"IG#{ulid}"
+
+
 def actor_partition(workspace_id: str, actor_id: str) -> str:
     """``ACTOR#<ws>#<actor>``: an actor's own coordination index (its claims ``CLAIM#<task>``)."""
     return f"ACTOR#{workspace_id}#{actor_id}"
@@ -230,6 +243,31 @@ def promotion(workspace_id: str, channel: str, ulid: str, target: str) -> Key:
 
 CHANNEL_MESSAGE_PREFIX = "M#"
 PROMOTION_PREFIX = "P#"
+
+
+def attention_partition(workspace_id: str) -> str:
+    """``ATTN#<ws>``: the operators' attention items of a workspace ``A#<ulid>`` (oldest first).
+    Written once per prepared consultation or arrived result: low volume, never a hot key."""
+    return f"ATTN#{workspace_id}"
+
+
+def attention(workspace_id: str, ulid: str) -> Key:
+    return attention_partition(workspace_id), f"A#{ulid}"
+
+
+ATTENTION_PREFIX = "A#"
+
+
+def consultation_partition(workspace_id: str) -> str:
+    """``CONSULT#<ws>``: the workspace's prepared consultations ``C#<ulid>`` (mj_consult_queue is one Query)."""
+    return f"CONSULT#{workspace_id}"
+
+
+def consultation(workspace_id: str, ulid: str) -> Key:
+    return consultation_partition(workspace_id), f"C#{ulid}"
+
+
+CONSULTATION_PREFIX = "C#"
 
 
 def comment(task_id: str, ulid: str) -> Key:

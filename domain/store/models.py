@@ -164,6 +164,9 @@ class WorkspaceRow(Row, discriminator="Workspace"):
     # demoting or removing an OWNER conditions on ownerCount > 1 (heads written before it existed
     # are counted once from the members, domain.store.governance.owner_count).
     ownerCount = NumberAttribute(null=True)
+    # Operator authority (domain.operator): besides its human OWNERs, the workspace may grant it to
+    # human members at this role or above (ADMIN); unset, only OWNERs hold it.
+    operatorRole = UnicodeAttribute(null=True)
 
 
 class SlugRow(Row, discriminator="Slug"):
@@ -479,6 +482,82 @@ class InboxRow(Row, discriminator="Inbox"):
     readAt = UnicodeAttribute(null=True)
     ackedAt = UnicodeAttribute(null=True)
     closedAt = UnicodeAttribute(null=True)  # a question that no longer waits (answered or cancelled)
+
+
+class HelperLinkRow(Row, discriminator="HelperLink"):
+    """Helper link (``keys.helper_link``): the helper task's work feeds the parent task; who decided
+    it and why are its provenance. Written once per pair."""
+
+    workspaceId = UnicodeAttribute()
+    parentTaskId = UnicodeAttribute()
+    helperTaskId = UnicodeAttribute()
+    decidedBy = UnicodeAttribute()
+    decidedByKind = UnicodeAttribute()
+    reason = JSONAttribute(null=True)  # {text, by, byKind, at}
+    linkedAt = UnicodeAttribute()
+
+
+class IntegrationRow(Row, discriminator="Integration"):
+    """Integration (``keys.integration``): the exact input revisions (artifacts by digest, tasks by
+    revision) frozen for one named reviewer. FROZEN -> ACCEPTED; a re-freeze rewrites the inputs
+    under ``revision`` and keeps the earlier sets in ``history``."""
+
+    integrationId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    state = UnicodeAttribute()
+    reviewerId = UnicodeAttribute()
+    frozenBy = UnicodeAttribute()
+    frozenByKind = UnicodeAttribute()
+    inputs = JSONAttribute(default=dict)  # {artifacts: [{artifactId, digest}], tasks: [{taskId, revision}]}
+    frozenDigest = UnicodeAttribute()
+    note = JSONAttribute(null=True)
+    history = JSONAttribute(default=list)  # earlier frozen sets: [{revision, inputs, frozenDigest, frozenBy, frozenAt}]
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    frozenAt = UnicodeAttribute()
+    acceptedBy = UnicodeAttribute(null=True)
+    acceptedAt = UnicodeAttribute(null=True)
+
+
+class ConsultationRow(Row, discriminator="Consultation"):
+    """Prepared consultation (``keys.consultation``): a frozen context (task, question, artifacts by
+    digest, research inputs) for an expert profile. PREPARED -> APPROVED (an operator, on exactly
+    ``inputsDigest``); results are retained as they arrive. Nothing here runs an expert."""
+
+    consultationId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    taskId = UnicodeAttribute()
+    profile = UnicodeAttribute()
+    state = UnicodeAttribute()
+    question = JSONAttribute()  # {text, by, byKind, at}
+    artifacts = JSONAttribute(default=list)  # [{artifactId, digest}]
+    researchInputs = JSONAttribute(default=list)  # [{artifactId, digest, by, at}]
+    inputsDigest = UnicodeAttribute()
+    preparedBy = UnicodeAttribute()
+    preparedByKind = UnicodeAttribute()
+    approvedBy = UnicodeAttribute(null=True)
+    approvedAt = UnicodeAttribute(null=True)
+    results = JSONAttribute(default=list)  # [{text, by, byKind, at, source}]
+    revision = NumberAttribute(default=1)
+    createdAt = UnicodeAttribute()
+    updatedAt = UnicodeAttribute()
+
+
+class AttentionRow(Row, discriminator="Attention"):
+    """Operator attention item (``keys.attention``): something prepared for the workspace's
+    operators (a consultation waiting for approval, a result that arrived). Read with
+    ``mj_inbox(operator_attention=true)``; that read writes nothing, so it carries no read stamp."""
+
+    attentionId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    attentionKind = UnicodeAttribute()  # consultation.prepared | consultation.result
+    subjectId = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)
+    text = UnicodeAttribute(null=True)
+    fromId = UnicodeAttribute()
+    fromKind = UnicodeAttribute()
+    at = UnicodeAttribute()
 
 
 class AttachmentRow(Row, discriminator="Attachment"):
