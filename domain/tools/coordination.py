@@ -35,11 +35,11 @@ from domain.store.db import Missing
 from domain.store.models import (
     ActorClaimRow,
     AttentionRow,
-    HelperLinkRow,
-    IntegrationRow,
     ChannelMessageRow,
     ClaimHeadRow,
+    HelperLinkRow,
     InboxRow,
+    IntegrationRow,
     MemberRow,
     PeerRequestRow,
     PromotionRow,
