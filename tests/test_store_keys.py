@@ -87,6 +87,10 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "channel message": (keys.channel_message("ws_b", "ideas", "01j0abc"), None),
     "promotion": (keys.promotion("ws_b", "ideas", "01j0abc", "task"), None),
     "inbox entry": (keys.inbox_entry("ws_b", "usr_a", "01j0abc"), None),
+    "helper link": (keys.helper_link("tk_e", "tk_f"), None),
+    "integration": (keys.integration("tk_e", "01j0abc"), None),
+    "consultation": (keys.consultation("ws_b", "01j0abc"), None),
+    "operator attention item": (keys.attention("ws_b", "01j0abc"), None),
     "activity, by type": (
         keys.activity("bd_c", "2026-12-01T10:00:00.000Z", "01j0abc"),
         keys.activity_type_index("bd_c", "task.moved", "2026-12-01T10:00:00.000Z", "01j0abc"),
