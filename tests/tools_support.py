@@ -31,35 +31,154 @@ def names_field(error: dict[str, Any], field: str) -> bool:
     return error["code"] == "INVALID_INPUT" and error["message"].split(":", 1)[0].strip() == field
 
 
-def _scan(table: str) -> dict[tuple[str, ...], dict[str, Any]]:
+def _key_of(item: dict[str, Any]) -> tuple[str, ...]:
+    return (item["PK"]["S"], item["SK"]["S"]) if "PK" in item else (item["id"]["S"],)
+
+
+def _scan(table: str, client: Any = None) -> dict[tuple[str, ...], dict[str, Any]]:
     from domain.store import db
 
-    client = db.dynamodb_client()
+    client = client or db.dynamodb_client()
     items: dict[tuple[str, ...], dict[str, Any]] = {}
     kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
     while True:
         page = client.scan(**kwargs)
         for item in page["Items"]:
-            if "PK" in item:
-                key: tuple[str, ...] = (item["PK"]["S"], item["SK"]["S"])
-            else:
-                key = (item["id"]["S"],)
-            items[key] = item
+            items[_key_of(item)] = item
         if "LastEvaluatedKey" not in page:
             return items
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+class _Mirror:
+    """A table's items kept current from its DynamoDB stream (DynamoDB Local implements streams).
+
+    The first read turns the stream on (the deployed table has one too: template.yaml), opens
+    every shard at its oldest record, then scans once; every later read applies only the stream
+    records written since, so observing "what is stored" costs what was written, not the table's
+    size (a whole-table Scan per observation made the suite's late tests slow as the shared
+    table grew). Records replayed over the first scan are applied in order, so each item ends at
+    its last image, the one the scan saw. (DynamoDB Local refuses an iterator taken while its
+    shard was empty with TrimmedDataAccessException once records arrive; the shard is then
+    opened again at its oldest record and replayed, which ends at the same images.)
+    """
+
+    def __init__(self, tables: Any, streams: Any, table: str, arn: str) -> None:
+        self.client, self.table, self.arn = streams, table, arn
+        self.iterators: dict[str, str | None] = {}
+        self._follow()
+        self.items = _scan(table, tables)
+
+    def _follow(self) -> None:
+        """Start reading every shard not followed yet, from its oldest record."""
+        kwargs: dict[str, Any] = {"StreamArn": self.arn}
+        while True:
+            desc = self.client.describe_stream(**kwargs)["StreamDescription"]
+            for shard in desc["Shards"]:
+                sid = shard["ShardId"]
+                if sid not in self.iterators:
+                    self.iterators[sid] = self._oldest(sid)
+            if not desc.get("LastEvaluatedShardId"):
+                return
+            kwargs["ExclusiveStartShardId"] = desc["LastEvaluatedShardId"]
+
+    def _oldest(self, shard_id: str) -> str:
+        return str(
+            self.client.get_shard_iterator(StreamArn=self.arn, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON")[
+                "ShardIterator"
+            ]
+        )
+
+    def current(self) -> dict[tuple[str, ...], dict[str, Any]]:
+        self._follow()
+        for sid, iterator in list(self.iterators.items()):
+            reopened = False
+            while iterator is not None:
+                try:
+                    page = self.client.get_records(ShardIterator=iterator, Limit=1000)
+                except self.client.exceptions.TrimmedDataAccessException:
+                    if reopened:
+                        raise
+                    iterator, reopened = self._oldest(sid), True
+                    continue
+                for record in page["Records"]:
+                    change = record["dynamodb"]
+                    if record["eventName"] == "REMOVE":
+                        self.items.pop(_key_of(change["Keys"]), None)
+                    else:
+                        self.items[_key_of(change["NewImage"])] = change["NewImage"]
+                iterator = page.get("NextShardIterator")
+                if not page["Records"]:
+                    break  # caught up on an open shard (a closed one ends with no next iterator)
+            self.iterators[sid] = iterator
+        return dict(self.items)
+
+
+_MIRRORS: dict[tuple[str, str, str], _Mirror] = {}
+_CLIENTS: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
+def _observer_clients() -> tuple[Any, Any]:
+    """A DynamoDB and a DynamoDB Streams client of their own for the endpoint in use, so the
+    observation never shows in the request counts taken on the app's clients."""
+    import boto3
+
+    from domain.store import db
+
+    app = db.dynamodb_client()
+    where = (app.meta.endpoint_url, app.meta.region_name)
+    if where not in _CLIENTS:
+        import os
+
+        kwargs = {  # DynamoDB Local runs with -sharedDb: any key reaches the same tables
+            "endpoint_url": where[0],
+            "region_name": where[1],
+            "aws_access_key_id": os.environ.get("AWS_ACCESS_KEY_ID", "local"),
+            "aws_secret_access_key": os.environ.get("AWS_SECRET_ACCESS_KEY", "local"),
+        }
+        _CLIENTS[where] = (boto3.client("dynamodb", **kwargs), boto3.client("dynamodbstreams", **kwargs))
+    return _CLIENTS[where]
+
+
+def _table_items(table: str) -> dict[tuple[str, ...], dict[str, Any]]:
+    """Every item of ``table``, read through its stream mirror (a Scan when streams are off)."""
+    client, streams = _observer_clients()
+    desc = client.describe_table(TableName=table)["Table"]
+    if not desc.get("StreamSpecification", {}).get("StreamEnabled"):
+        client.update_table(
+            TableName=table, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+        )
+        desc = client.describe_table(TableName=table)["Table"]
+    arn = desc.get("LatestStreamArn")
+    if not arn:
+        return _scan(table)
+    key = (client.meta.endpoint_url, table, arn)
+    if key not in _MIRRORS:
+        _MIRRORS[key] = _Mirror(client, streams, table, arn)
+        return dict(_MIRRORS[key].items)
+    return _MIRRORS[key].current()
 
 
 def stored_state() -> dict[tuple[str, ...], dict[str, Any]]:
     """Every item of the application and idempotency tables, except per-minute rate counters.
 
     Rate windows count every authenticated call by design, so they are left out when a test
-    asserts that a refused call wrote nothing.
+    asserts that a refused call wrote nothing. Read through each table's stream (:class:`_Mirror`);
+    ``JENTRIX_STATE_SCAN=1`` scans instead and checks the mirror against the scan.
     """
+    import os
+
     from domain.settings import settings
 
-    state = {k: v for k, v in _scan(settings.table).items() if not k[0].startswith("RATE#")}
-    state.update({("idem", *k): v for k, v in _scan(settings.idempotency_table).items()})
+    def read(table: str) -> dict[tuple[str, ...], dict[str, Any]]:
+        items = _table_items(table)
+        if os.environ.get("JENTRIX_STATE_SCAN") == "1":
+            scanned = _scan(table)
+            assert items == scanned, f"the stream mirror of {table} drifted from a Scan"
+        return items
+
+    state = {k: v for k, v in read(settings.table).items() if not k[0].startswith("RATE#")}
+    state.update({("idem", *k): v for k, v in read(settings.idempotency_table).items()})
     return state
 
 
