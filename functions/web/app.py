@@ -485,7 +485,7 @@ def create_web_app() -> FastAPI:
         checked = await posted(request, unchanged="nothing was revoked")
         if isinstance(checked, Response):
             return checked
-        session, form = checked
+        session, _ = checked
         oauth.revoke_grant(session.userId, grant_id)
         return RedirectResponse("/console/apps", status_code=303)
 
@@ -542,7 +542,7 @@ def create_web_app() -> FastAPI:
         checked = await posted(request, unchanged="nothing was revoked")
         if isinstance(checked, Response):
             return checked
-        session, form = checked
+        session, _ = checked
         auth.revoke_token(session.userId, token_id)
         return RedirectResponse("/console/tokens", status_code=303)
 
