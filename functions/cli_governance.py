@@ -77,37 +77,29 @@ def cmd_invite_link(args: argparse.Namespace) -> int:
 
 
 def cmd_invite_accept(args: argparse.Namespace) -> int:
-    from domain import auth
-    from domain.store import governance, keys
-    from domain.store.models import UserRow
+    """Accept an invitation link as the person it names (created when new), through the same
+    operation as the console's invitation page (:func:`domain.console_actions.accept_invitation`)."""
+    from domain import auth, console_actions
 
     secret = args.secret or (_secret_from(args.secret_file) if args.secret_file else None)
     if not secret:
         raise CliError("pass --secret or --secret-file.", code=2)
     connect(args)
-    row = governance.invitation_of_secret(secret)
-    if (
-        row is None
-        or row.state != "PENDING"
-        or not governance.live(row)
-        or row.secretDigest != governance.secret_digest(secret)
-    ):  # type: ignore[arg-type]
+    row = console_actions.open_invitation(secret)
+    if row is None:
         raise CliError(
             "this invitation link is not valid: it was revoked, used, replaced by a newer link, or has expired."
         )
     user = auth.user_by_email(row.email)
     if user is None:
-        user = auth.create_user(row.email, args.display_name or row.email.split("@")[0])
-        print(f"Created user {user.email} ({user.userId}).")
-    user = UserRow.get(*keys.user_profile(user.userId), consistent_read=True)
+        created = auth.create_user(row.email, args.display_name or row.email.split("@")[0])
+        print(f"Created user {created.email} ({created.userId}).")
+        user = auth.user_by_id(created.userId, consistent=True)
+    assert user is not None  # just created or found by its e-mail claim
     try:
-        inv, member = governance.accept(secret, user)
-    except governance.InvitationClosed:
-        raise CliError(
-            "this invitation link is not valid: it was revoked, used, replaced by a newer link, or has expired."
-        ) from None
-    except governance.AlreadyMember:
-        raise CliError(f"{user.email} is already a member of {row.workspaceId}.") from None
+        inv, member = console_actions.accept_invitation(user, secret)
+    except console_actions.Refused as exc:
+        raise CliError(f"{exc.message[:1].lower()}{exc.message[1:]}") from None
     print(
         f"{user.email} joined {inv.workspaceId} as {member.role}. Mint a token with: jentrix token create --user-email {user.email}"
     )
@@ -116,11 +108,9 @@ def cmd_invite_accept(args: argparse.Namespace) -> int:
 
 # -- approvals --------------------------------------------------------------------------------
 def _approver_role(row: Any) -> str:
-    from domain import access
-    from domain.catalog import registry
+    from domain import console_actions
 
-    spec = registry().get(row.tool)
-    return access.approver_role(spec.min_role if spec is not None else None, (row.arguments or {}).get("role"))
+    return console_actions.approver_role(row)  # one policy for the CLI and the approvals page
 
 
 def _approval_view(row: Any) -> dict[str, Any]:

@@ -504,3 +504,39 @@ def test_the_web_function_takes_a_binary_upload_as_the_gateway_sends_it(stack):
     (row,) = list(attachments.page(task["id"], limit=5, start=None))
     assert row.contentType == "image/png"
     assert objects.client().get_object(Bucket=settings.artifact_bucket, Key=row.objectKey)["Body"].read() == png
+
+
+# -- every form POST goes through the same guard ------------------------------------------------
+def _form_posts() -> list[str]:
+    """Every POST route of the web app that a signed-in person's form sends (the console and the
+    consent screen); the OAuth token, registration and revocation endpoints take no session."""
+    from functions.web.app import create_web_app
+
+    paths = [
+        r.path
+        for r in create_web_app().routes
+        if "POST" in getattr(r, "methods", ()) and (r.path.startswith("/console/") or r.path == "/oauth/authorize")
+    ]
+    assert len(paths) >= 10, paths  # the walk sees the app's routes, not an empty list
+    return sorted(paths)
+
+
+@pytest.fixture(scope="module")
+def guard_actor(base) -> Any:
+    actor = make_actor("Guard")
+    return actor, browser(base, actor.user_id)
+
+
+@pytest.mark.parametrize("path", _form_posts())
+def test_every_form_post_refuses_without_a_session_or_a_csrf_token(base, guard_actor, path):
+    """No session: 401 (sign-out: 403, there is nothing to end); a live session without this
+    session's CSRF token: 403. Both pages say nothing happened; no redirect is followed."""
+    actor, person = guard_actor
+    filled = re.sub(r"\{workspace_id\}", actor.workspace_id, path)
+    filled = re.sub(r"\{[a-z_]+\}", "x_" + uuid.uuid4().hex[:12], filled)
+    anonymous = httpx2.post(base + filled, data={"decision": "approve"}, timeout=30, follow_redirects=False)
+    assert anonymous.status_code == (403 if path == "/console/signout" else 401), anonymous.text[:300]
+    assert "location" not in anonymous.headers
+    forged = person.post(base + filled, data={"decision": "approve", "csrf": "not-this-session"})
+    assert forged.status_code == 403 and "CSRF" in forged.text, forged.text[:300]
+    assert "location" not in forged.headers

@@ -233,9 +233,34 @@ def test_gateway_responses_are_json_rpc_errors_carrying_the_envelope(out, gatewa
             assert headers["gatewayresponse.header.Retry-After"] == f"'{retry_after}'", kind
             assert envelope["retryAfterSeconds"] == int(retry_after), kind
     challenge = responses["UNAUTHORIZED"]["responseParameters"]["gatewayresponse.header.WWW-Authenticate"]
+    condition, with_url, without = challenge["Fn::If"]
+    assert condition == "HasPublicUrl"
+    described = r"error=\"invalid_token\", error_description=\"[^\"']+\"'"
+    assert re.fullmatch(r"'Bearer realm=\"jentrix\", " + described, without), without
+    # the custom-domain branch names the metadata the app serves (tests/test_oauth_flow.py)
+    rendered = with_url["Fn::Sub"].replace("${PublicUrl}", "https://mcp.example.com/jentrix")
     assert re.fullmatch(
-        r"'Bearer realm=\"jentrix\", error=\"invalid_token\", error_description=\"[^\"']+\"'", challenge
-    ), challenge
+        r"'Bearer realm=\"jentrix\", resource_metadata=\"https://mcp\.example\.com/jentrix"
+        r"/\.well-known/oauth-protected-resource/api/mcp\", " + described,
+        rendered,
+    ), rendered
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [
+        ("", True),
+        ("https://mcp.example.com", True),
+        ("https://mcp.example.com/jentrix", True),
+        ("https://mcp.example.com/", False),  # the challenge and the issuer would hold "//"
+        ("http://mcp.example.com", False),
+        ("https://mcp.example.com/a b", False),
+    ],
+)
+def test_public_url_is_an_https_base_without_a_trailing_slash(value, allowed):
+    """CloudFormation checks AllowedPattern as a full match (Java regex, same syntax here)."""
+    pattern = cfn_yaml.load(str(ROOT / "template.yaml"))["Parameters"]["PublicUrl"]["AllowedPattern"]
+    assert (re.fullmatch(pattern, value) is not None) is allowed
 
 
 def test_the_renderer_sees_what_quoting_messagestring_would_break():

@@ -272,12 +272,12 @@ def create_web_app() -> FastAPI:
 
     @app.post("/oauth/authorize")
     async def decide(request: Request) -> Response:
-        form = await request.form()
-        session = session_of(request)
-        if session is None:
-            return error_page("Your session has expired; start the connection again from your application.", 401)
-        if not csrf_ok(session, form):
-            return error_page("The form was not sent from this page (CSRF check failed); nothing was granted.", 403)
+        checked = await posted(
+            request, unchanged="nothing was granted", expired="start the connection again from your application"
+        )
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
         checked = check_request(form, request)
         if isinstance(checked, Response):
             return checked
@@ -482,12 +482,10 @@ def create_web_app() -> FastAPI:
 
     @app.post("/console/apps/{grant_id}/revoke")
     async def revoke_app(grant_id: str, request: Request) -> Response:
-        form = await request.form()
-        session = session_of(request)
-        if session is None:
-            return error_page("Your session has expired; sign in again.", 401)
-        if not csrf_ok(session, form):
-            return error_page("The form was not sent from this page (CSRF check failed); nothing was revoked.", 403)
+        checked = await posted(request, unchanged="nothing was revoked")
+        if isinstance(checked, Response):
+            return checked
+        session, _ = checked
         oauth.revoke_grant(session.userId, grant_id)
         return RedirectResponse("/console/apps", status_code=303)
 
@@ -520,12 +518,10 @@ def create_web_app() -> FastAPI:
     @app.post("/console/tokens")
     async def create_token(request: Request) -> Response:
         """Mint a PAT for the signed-in person; the secret is in this one answer only."""
-        form = await request.form()
-        session = session_of(request)
-        if session is None:
-            return error_page("Your session has expired; sign in again.", 401)
-        if not csrf_ok(session, form):
-            return error_page("The form was not sent from this page (CSRF check failed); no token was created.", 403)
+        checked = await posted(request, unchanged="no token was created")
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
         scopes = [s for s in str(form.get("scopes") or "").split(",") if s]
         workspace = str(form.get("workspace") or "") or None
         if any(s not in auth.SCOPES for s in scopes) or not scopes:
@@ -543,12 +539,10 @@ def create_web_app() -> FastAPI:
 
     @app.post("/console/tokens/{token_id}/revoke")
     async def revoke_pat(token_id: str, request: Request) -> Response:
-        form = await request.form()
-        session = session_of(request)
-        if session is None:
-            return error_page("Your session has expired; sign in again.", 401)
-        if not csrf_ok(session, form):
-            return error_page("The form was not sent from this page (CSRF check failed); nothing was revoked.", 403)
+        checked = await posted(request, unchanged="nothing was revoked")
+        if isinstance(checked, Response):
+            return checked
+        session, _ = checked
         auth.revoke_token(session.userId, token_id)
         return RedirectResponse("/console/tokens", status_code=303)
 
@@ -566,15 +560,19 @@ def signed_in(request: Request) -> Any:
     return session
 
 
-async def posted(request: Request) -> tuple[Any, Any] | Response:
-    """``(session, form)`` of a console POST, or the refusal: 401 without a live session, 403
-    without this session's CSRF token. Nothing is written in either case."""
+async def posted(
+    request: Request, *, unchanged: str = "nothing was changed", expired: str = "sign in again"
+) -> tuple[Any, Any] | Response:
+    """``(session, form)`` of a console or consent POST, or the refusal: 401 without a live
+    session, 403 without this session's CSRF token (the form field ``csrf``). Nothing is written in
+    either case; ``unchanged`` says so in the page's words ("nothing was revoked"), ``expired``
+    says what to do next."""
     form = await request.form()
     session = session_of(request)
     if session is None:
-        return error_page("Your session has expired; sign in again. Nothing was changed.", 401)
+        return error_page(f"Your session has expired; {expired}. {unchanged.capitalize()}.", 401)
     if not csrf_ok(session, form):
-        return error_page("The form was not sent from this page (CSRF check failed); nothing was changed.", 403)
+        return error_page(f"The form was not sent from this page (CSRF check failed); {unchanged}.", 403)
     return session, form
 
 
