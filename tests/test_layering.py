@@ -289,7 +289,6 @@ def test_every_store_answer_has_one_envelope():
 STILL_SPEAKS_STORAGE = {
     "domain.tools.artifacts",
     "domain.tools.assignees",
-    "domain.tools.attachments",
     "domain.tools.boards",
     "domain.tools.bulk",
     "domain.tools.columns",

@@ -25,6 +25,7 @@ from domain import ids
 from domain.store import keys
 from domain.store.errors import StoreError
 from domain.store.models import (
+    AttachmentCountRow,
     BoardEntryRow,
     CommentCountRow,
     CommentRow,
@@ -184,6 +185,8 @@ LABEL = ReadPlan("label", _label_keys, LabelRow)
 LABEL_NAME = ReadPlan("label_name", _label_name_keys, LabelNameRow)
 # The board's entry in its workspace (archived or not; absent: the board is gone).
 BOARD_ENTRY = ReadPlan("board_entry", lambda w, a: (_entry_key(w),), BoardEntryRow)
+# The counter of the target task's attachments (absent: none yet).
+ATTACHMENT_COUNT = ReadPlan("attachment_count", lambda w, a: (keys.attachment_count(_task_id(w)),), AttachmentCountRow)
 # The link counter of the target task (absent: no links yet).
 LINK_COUNT = ReadPlan("link_count", lambda w, a: (keys.link_count(_task_id(w)),), LinkCountRow)
 # Edge tools (arguments toTaskId and kind; the target is the source task): the other task, its
@@ -206,6 +209,7 @@ PLANS: dict[str, ReadPlan[Any]] = {
         LABEL,
         LABEL_NAME,
         BOARD_ENTRY,
+        ATTACHMENT_COUNT,
         LINK_COUNT,
         TO_TASK,
         TO_BOARD_ENTRY,
@@ -272,6 +276,10 @@ class Reads:
         return self._get(BOARD_ENTRY)
 
     @property
+    def attachment_count(self) -> AttachmentCountRow | None:
+        return self._get(ATTACHMENT_COUNT)
+
+    @property
     def link_count(self) -> LinkCountRow | None:
         return self._get(LINK_COUNT)
 
@@ -297,6 +305,7 @@ class Reads:
 
 
 __all__ = [
+    "ATTACHMENT_COUNT",
     "BOARD_ENTRY",
     "COMMENT",
     "COMMENT_COUNT",
