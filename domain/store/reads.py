@@ -34,6 +34,7 @@ from domain.store.models import (
     LinkCountRow,
     LinkGraphRow,
     LinkRow,
+    MemberRow,
     SubtaskRow,
     TaskDetailRow,
 )
@@ -45,6 +46,7 @@ Subtask = SubtaskRow
 Label = LabelRow
 Link = LinkRow
 BoardEntry = BoardEntryRow
+Member = MemberRow
 
 Key = tuple[str, str]
 R = TypeVar("R")
@@ -87,6 +89,20 @@ class ReadPlan(Generic[R]):
         return found if isinstance(found, self.row) else None
 
 
+@dataclass(frozen=True)
+class ManyReadPlan(Generic[R]):
+    """A named read of several items: ``keys(where, args)`` the items, ``row`` their type; the
+    result is the ones present, in key order (absent items, and rows of another type, left out)."""
+
+    name: str
+    keys: Callable[[Where, Any], tuple[Key, ...]]
+    row: type[R]
+
+    def results(self, fetched: Mapping[Key, Any], where: Where, args: Any) -> list[R]:
+        found = (fetched.get(k) for k in self.keys(where, args))
+        return [r for r in found if isinstance(r, self.row)]
+
+
 def _task_key(where: Where) -> Key:
     if where.board_id is None or where.task is None:
         raise PlanError("the target names no task")
@@ -126,6 +142,12 @@ def _label_name_keys(where: Where, args: Any) -> tuple[Key, ...]:
     # Read for a label target given a name (a rename): a create checks names against the board's labels.
     name = " ".join((getattr(args, "name", None) or "").split())
     return (keys.label_name_claim(_board(where), name),) if name and where.label_id else ()
+
+
+def _user_member_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The member items of the users args.userIds names, in the target's workspace, each once.
+    wanted = dict.fromkeys(getattr(args, "userIds", None) or [])
+    return tuple(keys.member(where.workspace_id, u) for u in wanted)
 
 
 def _entry_key(where: Where) -> Key:
@@ -187,6 +209,9 @@ LABEL_NAME = ReadPlan("label_name", _label_name_keys, LabelNameRow)
 BOARD_ENTRY = ReadPlan("board_entry", lambda w, a: (_entry_key(w),), BoardEntryRow)
 # The counter of the target task's attachments (absent: none yet).
 ATTACHMENT_COUNT = ReadPlan("attachment_count", lambda w, a: (keys.attachment_count(_task_id(w)),), AttachmentCountRow)
+# The members of the target's workspace among the users ``args.userIds`` names (the caller's own
+# member item is not among them: the access step keeps it for ``ctx.member``).
+USER_MEMBERS = ManyReadPlan("user_members", _user_member_keys, MemberRow)
 # The link counter of the target task (absent: no links yet).
 LINK_COUNT = ReadPlan("link_count", lambda w, a: (keys.link_count(_task_id(w)),), LinkCountRow)
 # Edge tools (arguments toTaskId and kind; the target is the source task): the other task, its
@@ -199,7 +224,7 @@ TO_LINK_COUNT = ReadPlan("to_link_count", _to_link_count_keys, LinkCountRow)
 # The workspace's link graph version, read only for a dependency kind (args.kind BLOCKS, DEPENDS_ON).
 LINK_GRAPH = ReadPlan("link_graph", _link_graph_keys, LinkGraphRow)
 
-PLANS: dict[str, ReadPlan[Any]] = {
+PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
         TASK,
@@ -210,6 +235,7 @@ PLANS: dict[str, ReadPlan[Any]] = {
         LABEL_NAME,
         BOARD_ENTRY,
         ATTACHMENT_COUNT,
+        USER_MEMBERS,
         LINK_COUNT,
         TO_TASK,
         TO_BOARD_ENTRY,
@@ -247,6 +273,11 @@ class Reads:
             raise PlanError(f"read plan {plan.name!r} was not declared in the tool's reads")
         return plan.result(self._fetched, self._where, self._args)
 
+    def _get_many(self, plan: ManyReadPlan[R]) -> list[R]:
+        if plan.name not in self._declared:
+            raise PlanError(f"read plan {plan.name!r} was not declared in the tool's reads")
+        return plan.results(self._fetched, self._where, self._args)
+
     @property
     def task(self) -> TaskDetailRow | None:
         return self._get(TASK)
@@ -278,6 +309,10 @@ class Reads:
     @property
     def attachment_count(self) -> AttachmentCountRow | None:
         return self._get(ATTACHMENT_COUNT)
+
+    @property
+    def user_members(self) -> list[MemberRow]:
+        return self._get_many(USER_MEMBERS)
 
     @property
     def link_count(self) -> LinkCountRow | None:
@@ -320,11 +355,14 @@ __all__ = [
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
     "TO_TASK",
+    "USER_MEMBERS",
     "BoardEntry",
     "Comment",
     "Key",
     "Label",
     "Link",
+    "ManyReadPlan",
+    "Member",
     "PlanError",
     "ReadPlan",
     "Reads",
