@@ -293,7 +293,6 @@ STILL_SPEAKS_STORAGE = {
     "domain.tools.columns",
     "domain.tools.coordination",
     "domain.tools.members",
-    "domain.tools.mywork",
     "domain.tools.projects",
     "domain.tools.search",
     "domain.tools.sessions",

@@ -37,10 +37,12 @@ from domain.store.models import (
     MemberRow,
     SubtaskRow,
     TaskDetailRow,
+    TaskRow,
 )
 
 # The row types handlers may name (their annotations), without importing domain.store.models.
 Task = TaskDetailRow
+CompactTask = TaskRow  # a task's compact row (the fields a list shows)
 Comment = CommentRow
 Subtask = SubtaskRow
 Label = LabelRow
@@ -358,6 +360,7 @@ __all__ = [
     "USER_MEMBERS",
     "BoardEntry",
     "Comment",
+    "CompactTask",
     "Key",
     "Label",
     "Link",
