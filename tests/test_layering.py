@@ -297,7 +297,6 @@ STILL_SPEAKS_STORAGE = {
     "domain.tools.search",
     "domain.tools.sessions",
     "domain.tools.tasks",
-    "domain.tools.views",
     "domain.tools.workspaces",
 }
 STORAGE_SCHEMA = ("domain.store.keys", "domain.store.models")

@@ -25,8 +25,11 @@ from domain import ids
 from domain.store import keys
 from domain.store.errors import StoreError
 from domain.store.models import (
+    ActivityRow,
     AttachmentCountRow,
     BoardEntryRow,
+    BoardRow,
+    ColumnRow,
     CommentCountRow,
     CommentRow,
     LabelNameRow,
@@ -38,6 +41,8 @@ from domain.store.models import (
     SubtaskRow,
     TaskDetailRow,
     TaskRow,
+    WorkspaceRow,
+    values,
 )
 
 # The row types handlers may name (their annotations), without importing domain.store.models.
@@ -49,6 +54,12 @@ Label = LabelRow
 Link = LinkRow
 BoardEntry = BoardEntryRow
 Member = MemberRow
+Workspace = WorkspaceRow
+Board = BoardRow  # a board's head row (name, settings)
+Column = ColumnRow
+Activity = ActivityRow
+# values(row): a row's attribute values by name, read without the attribute descriptors (views).
+row_values = values
 
 Key = tuple[str, str]
 R = TypeVar("R")
@@ -358,7 +369,10 @@ __all__ = [
     "TO_LINK_COUNT",
     "TO_TASK",
     "USER_MEMBERS",
+    "Activity",
+    "Board",
     "BoardEntry",
+    "Column",
     "Comment",
     "CompactTask",
     "Key",
@@ -372,5 +386,7 @@ __all__ = [
     "Subtask",
     "Task",
     "Where",
+    "Workspace",
     "plan_keys",
+    "row_values",
 ]
