@@ -206,6 +206,8 @@ def _link_graph_keys(where: Where, args: Any) -> tuple[Key, ...]:
     return (keys.link_graph(where.workspace_id),) if getattr(args, "kind", None) in DEPENDENCY_KINDS else ()
 
 
+# The head of the target's workspace (name, slug, task prefix, default repository).
+WORKSPACE = ReadPlan("workspace", lambda w, a: (keys.workspace_head(w.workspace_id),), WorkspaceRow)
 # The task the target names (its full row: fields, labels, subtask and link counts).
 TASK = ReadPlan("task", lambda w, a: (_task_key(w),), TaskDetailRow)
 # The comment the target names.
@@ -240,6 +242,7 @@ LINK_GRAPH = ReadPlan("link_graph", _link_graph_keys, LinkGraphRow)
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
+        WORKSPACE,
         TASK,
         COMMENT,
         COMMENT_COUNT,
@@ -290,6 +293,10 @@ class Reads:
         if plan.name not in self._declared:
             raise PlanError(f"read plan {plan.name!r} was not declared in the tool's reads")
         return plan.results(self._fetched, self._where, self._args)
+
+    @property
+    def workspace(self) -> WorkspaceRow | None:
+        return self._get(WORKSPACE)
 
     @property
     def task(self) -> TaskDetailRow | None:
@@ -369,6 +376,7 @@ __all__ = [
     "TO_LINK_COUNT",
     "TO_TASK",
     "USER_MEMBERS",
+    "WORKSPACE",
     "Activity",
     "Board",
     "BoardEntry",
