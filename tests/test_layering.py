@@ -290,7 +290,6 @@ STILL_SPEAKS_STORAGE = {
     "domain.tools.artifacts",
     "domain.tools.boards",
     "domain.tools.bulk",
-    "domain.tools.columns",
     "domain.tools.coordination",
     "domain.tools.members",
     "domain.tools.projects",
