@@ -291,7 +291,6 @@ STILL_SPEAKS_STORAGE = {
     "domain.tools.boards",
     "domain.tools.bulk",
     "domain.tools.coordination",
-    "domain.tools.members",
     "domain.tools.projects",
     "domain.tools.search",
     "domain.tools.sessions",

@@ -32,6 +32,7 @@ from domain.store.models import (
     ColumnRow,
     CommentCountRow,
     CommentRow,
+    InvitationRow,
     LabelNameRow,
     LabelRow,
     LinkCountRow,
@@ -54,6 +55,7 @@ Label = LabelRow
 Link = LinkRow
 BoardEntry = BoardEntryRow
 Member = MemberRow
+Invitation = InvitationRow
 Workspace = WorkspaceRow
 Board = BoardRow  # a board's head row (name, settings)
 Column = ColumnRow
@@ -80,6 +82,8 @@ class Where(Protocol):
     def comment(self) -> ids.CommentRef | None: ...
     @property
     def subtask(self) -> ids.SubtaskRef | None: ...
+    @property
+    def invitation(self) -> ids.InvitationRef | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -163,6 +167,18 @@ def _user_member_keys(where: Where, args: Any) -> tuple[Key, ...]:
     return tuple(keys.member(where.workspace_id, u) for u in wanted)
 
 
+def _user_member_key(where: Where, args: Any) -> tuple[Key, ...]:
+    # The member item of the user args.userId names, in the target's workspace.
+    user_id = getattr(args, "userId", None)
+    return (keys.member(where.workspace_id, user_id),) if user_id else ()
+
+
+def _invitation_key(where: Where) -> Key:
+    if where.invitation is None:
+        raise PlanError("the target names no invitation")
+    return keys.invitation(where.workspace_id, where.invitation.ulid)
+
+
 def _entry_key(where: Where) -> Key:
     from domain.store.board_entry import entry_key
 
@@ -208,6 +224,11 @@ def _link_graph_keys(where: Where, args: Any) -> tuple[Key, ...]:
 
 # The head of the target's workspace (name, slug, task prefix, default repository).
 WORKSPACE = ReadPlan("workspace", lambda w, a: (keys.workspace_head(w.workspace_id),), WorkspaceRow)
+# The member of the target's workspace that ``args.userId`` names (absent for the caller: the
+# access step keeps the caller's own member item for ``ctx.member``).
+USER_MEMBER = ReadPlan("user_member", _user_member_key, MemberRow)
+# The invitation the target names (any state: pending, accepted, revoked).
+INVITATION = ReadPlan("invitation", lambda w, a: (_invitation_key(w),), InvitationRow)
 # The task the target names (its full row: fields, labels, subtask and link counts).
 TASK = ReadPlan("task", lambda w, a: (_task_key(w),), TaskDetailRow)
 # The comment the target names.
@@ -243,6 +264,8 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
         WORKSPACE,
+        USER_MEMBER,
+        INVITATION,
         TASK,
         COMMENT,
         COMMENT_COUNT,
@@ -297,6 +320,14 @@ class Reads:
     @property
     def workspace(self) -> WorkspaceRow | None:
         return self._get(WORKSPACE)
+
+    @property
+    def user_member(self) -> MemberRow | None:
+        return self._get(USER_MEMBER)
+
+    @property
+    def invitation(self) -> InvitationRow | None:
+        return self._get(INVITATION)
 
     @property
     def task(self) -> TaskDetailRow | None:
@@ -365,6 +396,7 @@ __all__ = [
     "COMMENT",
     "COMMENT_COUNT",
     "EDGE",
+    "INVITATION",
     "LABEL",
     "LABEL_NAME",
     "LINK_COUNT",
@@ -375,6 +407,7 @@ __all__ = [
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
     "TO_TASK",
+    "USER_MEMBER",
     "USER_MEMBERS",
     "WORKSPACE",
     "Activity",
@@ -383,6 +416,7 @@ __all__ = [
     "Column",
     "Comment",
     "CompactTask",
+    "Invitation",
     "Key",
     "Label",
     "Link",
