@@ -167,3 +167,21 @@ def test_a_keyed_create_workspace_whose_record_was_lost_answers_from_its_marker(
     assert again.result["workspace"] == first.result["workspace"]  # the marker's workspace, not a second one
     listed = pipeline.call_tool(product_registry().get("list_workspaces"), {}, principal).result
     assert [w["id"] for w in listed["workspaces"] if w["name"] == call["name"]] == [made]
+
+
+def test_a_keyed_create_board_whose_record_was_lost_answers_from_its_marker(stack):
+    """create_board's marker names the board: a retry whose Powertools record was lost answers
+    with that board and its columns, and the workspace still holds one board of the name."""
+    me = make_actor("Rpb")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    call = {"workspaceId": me.workspace_id, "name": f"Replayed {uuid.uuid4().hex[:12]}", "idempotencyKey": "once-bd"}
+    first = pipeline.call_tool(specs.get("create_board"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["board"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("create_board"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result == first.result  # the marker's board and columns, not a second board
+    listed = pipeline.call_tool(specs.get("list_boards"), {"workspaceId": me.workspace_id}, principal).result
+    assert [b["id"] for b in listed["boards"] if b["name"] == call["name"]] == [made]

@@ -179,6 +179,15 @@ def _invitation_key(where: Where) -> Key:
     return keys.invitation(where.workspace_id, where.invitation.ulid)
 
 
+def _listed_entry_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The entries of the boards args.boardIds names that lie in the target's workspace, each once
+    # (a foreign one is refused by the access step's ref check and not read).
+    from domain.store.board_entry import entry_key
+
+    listed = dict.fromkeys(getattr(args, "boardIds", None) or [])
+    return tuple(entry_key(b) for b in listed if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id)
+
+
 def _entry_key(where: Where) -> Key:
     from domain.store.board_entry import entry_key
 
@@ -248,6 +257,8 @@ ATTACHMENT_COUNT = ReadPlan("attachment_count", lambda w, a: (keys.attachment_co
 # The members of the target's workspace among the users ``args.userIds`` names (the caller's own
 # member item is not among them: the access step keeps it for ``ctx.member``).
 USER_MEMBERS = ManyReadPlan("user_members", _user_member_keys, MemberRow)
+# The entries of the target workspace's boards that ``args.boardIds`` names (absent ones left out).
+BOARD_ENTRIES = ManyReadPlan("board_entries", _listed_entry_keys, BoardEntryRow)
 # The link counter of the target task (absent: no links yet).
 LINK_COUNT = ReadPlan("link_count", lambda w, a: (keys.link_count(_task_id(w)),), LinkCountRow)
 # Edge tools (arguments toTaskId and kind; the target is the source task): the other task, its
@@ -273,6 +284,7 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         LABEL,
         LABEL_NAME,
         BOARD_ENTRY,
+        BOARD_ENTRIES,
         ATTACHMENT_COUNT,
         USER_MEMBERS,
         LINK_COUNT,
@@ -362,6 +374,10 @@ class Reads:
         return self._get(ATTACHMENT_COUNT)
 
     @property
+    def board_entries(self) -> list[BoardEntryRow]:
+        return self._get_many(BOARD_ENTRIES)
+
+    @property
     def user_members(self) -> list[MemberRow]:
         return self._get_many(USER_MEMBERS)
 
@@ -392,6 +408,7 @@ class Reads:
 
 __all__ = [
     "ATTACHMENT_COUNT",
+    "BOARD_ENTRIES",
     "BOARD_ENTRY",
     "COMMENT",
     "COMMENT_COUNT",
