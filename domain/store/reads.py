@@ -26,6 +26,8 @@ from domain.store import keys
 from domain.store.errors import StoreError
 from domain.store.models import (
     ActivityRow,
+    ArtifactBodyRow,
+    ArtifactRow,
     AttachmentCountRow,
     BoardEntryRow,
     BoardRow,
@@ -39,6 +41,8 @@ from domain.store.models import (
     LinkGraphRow,
     LinkRow,
     MemberRow,
+    ProjectRow,
+    SessionRow,
     SubtaskRow,
     TaskDetailRow,
     TaskRow,
@@ -84,6 +88,8 @@ class Where(Protocol):
     def subtask(self) -> ids.SubtaskRef | None: ...
     @property
     def invitation(self) -> ids.InvitationRef | None: ...
+    @property
+    def artifact(self) -> ids.ArtifactRef | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -188,6 +194,30 @@ def _listed_entry_keys(where: Where, args: Any) -> tuple[Key, ...]:
     return tuple(entry_key(b) for b in listed if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id)
 
 
+def _artifact_ref(where: Where) -> ids.ArtifactRef:
+    if where.artifact is None:
+        raise PlanError("the target names no artifact")
+    return where.artifact
+
+
+def _linked_task_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The task args.taskId names, when it lies in the target's workspace.
+    ref = ids.parse_task(getattr(args, "taskId", None) or "")
+    return (keys.task_full(ref.board_id, ref.number),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
+def _linked_project_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The project args.projectId names, when it lies in the target's workspace.
+    ref = ids.parse_project(getattr(args, "projectId", None) or "")
+    return (keys.project(where.workspace_id, ref[1]),) if ref and ref[0] == where.workspace_id else ()
+
+
+def _linked_session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The agent session head args.sessionId names, when it lies in the target's workspace.
+    ref = ids.parse_session(getattr(args, "sessionId", None) or "")
+    return (keys.session(where.workspace_id, ref.ulid),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
 def _entry_key(where: Where) -> Key:
     from domain.store.board_entry import entry_key
 
@@ -238,6 +268,20 @@ WORKSPACE = ReadPlan("workspace", lambda w, a: (keys.workspace_head(w.workspace_
 USER_MEMBER = ReadPlan("user_member", _user_member_key, MemberRow)
 # The invitation the target names (any state: pending, accepted, revoked).
 INVITATION = ReadPlan("invitation", lambda w, a: (_invitation_key(w),), InvitationRow)
+# The artifact the target names: its head, and its stored body (absent for one without a body).
+ARTIFACT = ReadPlan(
+    "artifact", lambda w, a: (keys.artifact(_artifact_ref(w).workspace_id, _artifact_ref(w).ulid),), ArtifactRow
+)
+ARTIFACT_BODY = ReadPlan(
+    "artifact_body",
+    lambda w, a: (keys.artifact_body(_artifact_ref(w).workspace_id, _artifact_ref(w).ulid),),
+    ArtifactBodyRow,
+)
+# What an artifact links to, named by the arguments taskId, projectId and sessionId (nothing read
+# for an id of another workspace: the access step's ref check refuses it).
+LINKED_TASK = ReadPlan("linked_task", _linked_task_keys, TaskDetailRow)
+LINKED_PROJECT = ReadPlan("linked_project", _linked_project_keys, ProjectRow)
+LINKED_SESSION = ReadPlan("linked_session", _linked_session_keys, SessionRow)
 # The task the target names (its full row: fields, labels, subtask and link counts).
 TASK = ReadPlan("task", lambda w, a: (_task_key(w),), TaskDetailRow)
 # The comment the target names.
@@ -277,6 +321,11 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         WORKSPACE,
         USER_MEMBER,
         INVITATION,
+        ARTIFACT,
+        ARTIFACT_BODY,
+        LINKED_TASK,
+        LINKED_PROJECT,
+        LINKED_SESSION,
         TASK,
         COMMENT,
         COMMENT_COUNT,
@@ -340,6 +389,26 @@ class Reads:
     @property
     def invitation(self) -> InvitationRow | None:
         return self._get(INVITATION)
+
+    @property
+    def artifact(self) -> ArtifactRow | None:
+        return self._get(ARTIFACT)
+
+    @property
+    def artifact_body(self) -> ArtifactBodyRow | None:
+        return self._get(ARTIFACT_BODY)
+
+    @property
+    def linked_task(self) -> TaskDetailRow | None:
+        return self._get(LINKED_TASK)
+
+    @property
+    def linked_project(self) -> ProjectRow | None:
+        return self._get(LINKED_PROJECT)
+
+    @property
+    def linked_session(self) -> SessionRow | None:
+        return self._get(LINKED_SESSION)
 
     @property
     def task(self) -> TaskDetailRow | None:
@@ -407,6 +476,8 @@ class Reads:
 
 
 __all__ = [
+    "ARTIFACT",
+    "ARTIFACT_BODY",
     "ATTACHMENT_COUNT",
     "BOARD_ENTRIES",
     "BOARD_ENTRY",
@@ -416,6 +487,9 @@ __all__ = [
     "INVITATION",
     "LABEL",
     "LABEL_NAME",
+    "LINKED_PROJECT",
+    "LINKED_SESSION",
+    "LINKED_TASK",
     "LINK_COUNT",
     "LINK_GRAPH",
     "PLANS",
