@@ -310,7 +310,10 @@ def _handle(spec: ToolSpec, ctx: CallContext, args: Any) -> Any:
     """The handler, with a replay-declaring keyed create's marker and its replay (one implementation)."""
     if spec.replay is None:
         return spec.handler(ctx, args)
-    ctx.marker = idempotency.creation_marker(ctx, ctx.target.workspace_id) if ctx.target is not None else None
+    if ctx.target is not None:  # keyed by the target's workspace
+        ctx.marker = idempotency.creation_marker(ctx, ctx.target.workspace_id)
+    elif spec.target is None:  # an untargeted create (create_workspace): by no workspace
+        ctx.marker = idempotency.creation_marker(ctx, "")
     try:
         return spec.handler(ctx, args)
     except Earlier as earlier:  # an earlier call with this key committed: answer with what it made

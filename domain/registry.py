@@ -200,8 +200,10 @@ class ToolSpec:
             unknown = [r for r in self.reads if r not in PLANS]
             if unknown:
                 raise SpecError(f"{self.name}: unknown read plans {unknown} (domain.store.reads.PLANS)")
-        if self.replay is not None and (not self.keyed or self.target is None):
-            raise SpecError(f"{self.name}: replay answers a keyed create with a target (its workspace keys the marker)")
+        if self.replay is not None and (not self.keyed or (self.target is not None and self.target.each is not None)):
+            raise SpecError(
+                f"{self.name}: replay answers a keyed create of one target (its workspace keys the marker) or of none"
+            )
         if self.cas is not None and (self.cas not in fields or self.read_only):
             raise SpecError(f"{self.name}: cas names an argument of a writing tool")
         if self.precheck is not None and self.governed is None:

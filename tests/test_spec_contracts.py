@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from pydantic import Field
 
 from domain import auth, pipeline
-from domain.access import target
+from domain.access import each, target
 from domain.catalog import registry as product_registry
 from domain.registry import SpecError, ToolInput, ToolOutput, ToolSpec
 from tests.conftest import make_actor
@@ -78,7 +80,7 @@ def test_a_stale_expected_updated_at_is_a_conflict_carrying_the_current_entity(s
     assert pipeline.call_tool(spec, {"body": "x"}, principal).result == {"checked": True}
 
 
-def test_registration_refuses_replay_without_a_key_or_a_target():
+def test_registration_refuses_replay_without_a_key_or_for_a_list_target():
     class _CreateIn(ToolInput):
         taskId: str = Field(description="task")
         idempotencyKey: str | None = Field(default=None, description="key")
@@ -100,8 +102,10 @@ def test_registration_refuses_replay_without_a_key_or_a_target():
     with pytest.raises(SpecError, match="replay answers a keyed create"):
         make(target=target("taskId", "task"), min_role="MEMBER")
     with pytest.raises(SpecError, match="replay answers a keyed create"):
-        make(keyed=True)
+        make(keyed=True, target=each("taskId", "taskId", "task"), min_role="MEMBER")
     assert make(keyed=True, target=target("taskId", "task"), min_role="MEMBER").replay is not None
+    # an untargeted create (create_workspace): its marker is keyed by no workspace
+    assert make(keyed=True).replay is not None
 
 
 def _forget_powertools_records(entity_id: str) -> int:
@@ -146,3 +150,38 @@ def test_a_keyed_create_whose_record_was_lost_answers_from_its_marker(stack, too
     shown = pipeline.call_tool(specs.get(listed), {"taskId": task["id"]}, principal).result
     rows = shown["comments"] if entity == "comment" else shown["subtasks"]
     assert [r["id"] for r in rows] == [made]
+
+
+def test_a_keyed_create_workspace_whose_record_was_lost_answers_from_its_marker(stack):
+    """The untargeted keyed create: its marker (keyed by no workspace) names the workspace made."""
+    me = make_actor("Rpw")
+    principal = auth.authenticate(me.token)
+    spec = product_registry().get("create_workspace")
+    call = {"name": f"Replayed {uuid.uuid4().hex[:12]}", "idempotencyKey": "once-ws"}
+    first = pipeline.call_tool(spec, call, principal)
+    assert first.result is not None, first.error
+    made = first.result["workspace"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(spec, call, principal)
+    assert again.result is not None, again.error
+    assert again.result["workspace"] == first.result["workspace"]  # the marker's workspace, not a second one
+    listed = pipeline.call_tool(product_registry().get("list_workspaces"), {}, principal).result
+    assert [w["id"] for w in listed["workspaces"] if w["name"] == call["name"]] == [made]
+
+
+def test_a_keyed_create_board_whose_record_was_lost_answers_from_its_marker(stack):
+    """create_board's marker names the board: a retry whose Powertools record was lost answers
+    with that board and its columns, and the workspace still holds one board of the name."""
+    me = make_actor("Rpb")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    call = {"workspaceId": me.workspace_id, "name": f"Replayed {uuid.uuid4().hex[:12]}", "idempotencyKey": "once-bd"}
+    first = pipeline.call_tool(specs.get("create_board"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["board"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("create_board"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result == first.result  # the marker's board and columns, not a second board
+    listed = pipeline.call_tool(specs.get("list_boards"), {"workspaceId": me.workspace_id}, principal).result
+    assert [b["id"] for b in listed["boards"] if b["name"] == call["name"]] == [made]

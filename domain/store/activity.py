@@ -155,6 +155,11 @@ def recent_for_task(task_id: str, limit: int = 10) -> list[ActivityRow]:
     return [a for a in rows if isinstance(a, ActivityRow)][:limit]
 
 
+def entries_in(rows: Any) -> list[ActivityRow]:
+    """The activity rows of a :func:`query_log` page (a partition may carry other rows)."""
+    return [r for r in rows if isinstance(r, ActivityRow)]
+
+
 def query_log(
     *,
     board_id: str | None = None,

@@ -90,5 +90,10 @@ def page(task_id: str, *, limit: int, start: dict[str, Any] | None) -> Any:
     )
 
 
+def attachments_in(rows: Any) -> list[AttachmentRow]:
+    """The attachment rows of a :func:`page` (a page may carry other rows of the partition)."""
+    return [r for r in rows if isinstance(r, AttachmentRow)]
+
+
 def page_shape(task_id: str) -> dict[str, str]:
     return {"PK": keys.task_side_partition(task_id), "SK": keys.ATTACHMENTS_PREFIX}

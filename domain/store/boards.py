@@ -25,7 +25,7 @@ from domain.store.board_entry import is_archived as is_archived
 from domain.store.board_entry import open_check as open_check
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.errors import StoreError
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import (
     ActivityRow,
     BoardEntryRow,
@@ -158,9 +158,10 @@ def create(
 ) -> tuple[BoardRow, list[ColumnRow], bool]:
     """Create a board with its columns in one transaction; ``(board, columns, created)``.
 
-    With ``marker``, a retry of a committed keyed create returns that board (``created`` False).
+    With ``marker``, the marker names the new board and goes into the same transaction.
 
     Raises:
+        Earlier: the marker's key already created a board with these arguments (its id).
         Missing: the caller is no longer a member.
         IdempotencyMismatch: the key already created a board with other arguments.
     """
@@ -216,10 +217,7 @@ def create(
     except db.ConditionFailed as failure:
         earlier = earlier_entity(failure, marker)
         if earlier:
-            b, found = header(earlier)
-            if b is None:
-                raise db.Missing(earlier) from None
-            return b, [c for c, _ in column_store.ordered(found)], False
+            raise Earlier(earlier) from None
         raise db.Missing(workspace_id) from None
     return board, cols, True
 

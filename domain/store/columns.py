@@ -133,7 +133,7 @@ def create(
 
 def update(
     column: ColumnRow,
-    actions: list[Any],
+    changes: dict[str, Any],
     previous: str,
     moved: dict[str, str],
     *,
@@ -142,7 +142,8 @@ def update(
     actor_id: str,
     activity: ActivityRow,
 ) -> None:
-    """Apply ``actions`` to ``column`` under ``updatedAt = previous`` (one transaction).
+    """Set the attributes ``changes`` names on ``column`` (``None`` removes one, e.g. ``wipLimit``)
+    under ``updatedAt = previous`` (one transaction, an UpdateItem: the task counts stay).
 
     Raises:
         LastActiveColumn: archiving the board's last active column.
@@ -150,6 +151,11 @@ def update(
     """
     board_id = column.boardId
     warm.COLUMNS.forget(board_id)
+
+    actions = [
+        getattr(ColumnRow, name).remove() if value is None else getattr(ColumnRow, name).set(value)
+        for name, value in changes.items()
+    ]
 
     def build(tx: Any) -> None:
         tx.update(column, actions=actions, condition=ColumnRow.updatedAt == previous)

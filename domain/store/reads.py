@@ -25,25 +25,47 @@ from domain import ids
 from domain.store import keys
 from domain.store.errors import StoreError
 from domain.store.models import (
+    ActivityRow,
+    ArtifactBodyRow,
+    ArtifactRow,
+    AttachmentCountRow,
     BoardEntryRow,
+    BoardRow,
+    ColumnRow,
     CommentCountRow,
     CommentRow,
+    InvitationRow,
     LabelNameRow,
     LabelRow,
     LinkCountRow,
     LinkGraphRow,
     LinkRow,
+    MemberRow,
+    ProjectRow,
+    SessionRow,
     SubtaskRow,
     TaskDetailRow,
+    TaskRow,
+    WorkspaceRow,
+    values,
 )
 
 # The row types handlers may name (their annotations), without importing domain.store.models.
 Task = TaskDetailRow
+CompactTask = TaskRow  # a task's compact row (the fields a list shows)
 Comment = CommentRow
 Subtask = SubtaskRow
 Label = LabelRow
 Link = LinkRow
 BoardEntry = BoardEntryRow
+Member = MemberRow
+Invitation = InvitationRow
+Workspace = WorkspaceRow
+Board = BoardRow  # a board's head row (name, settings)
+Column = ColumnRow
+Activity = ActivityRow
+# values(row): a row's attribute values by name, read without the attribute descriptors (views).
+row_values = values
 
 Key = tuple[str, str]
 R = TypeVar("R")
@@ -64,6 +86,10 @@ class Where(Protocol):
     def comment(self) -> ids.CommentRef | None: ...
     @property
     def subtask(self) -> ids.SubtaskRef | None: ...
+    @property
+    def invitation(self) -> ids.InvitationRef | None: ...
+    @property
+    def artifact(self) -> ids.ArtifactRef | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -84,6 +110,20 @@ class ReadPlan(Generic[R]):
         wanted = self.keys(where, args)
         found = fetched.get(wanted[0]) if wanted else None
         return found if isinstance(found, self.row) else None
+
+
+@dataclass(frozen=True)
+class ManyReadPlan(Generic[R]):
+    """A named read of several items: ``keys(where, args)`` the items, ``row`` their type; the
+    result is the ones present, in key order (absent items, and rows of another type, left out)."""
+
+    name: str
+    keys: Callable[[Where, Any], tuple[Key, ...]]
+    row: type[R]
+
+    def results(self, fetched: Mapping[Key, Any], where: Where, args: Any) -> list[R]:
+        found = (fetched.get(k) for k in self.keys(where, args))
+        return [r for r in found if isinstance(r, self.row)]
 
 
 def _task_key(where: Where) -> Key:
@@ -125,6 +165,57 @@ def _label_name_keys(where: Where, args: Any) -> tuple[Key, ...]:
     # Read for a label target given a name (a rename): a create checks names against the board's labels.
     name = " ".join((getattr(args, "name", None) or "").split())
     return (keys.label_name_claim(_board(where), name),) if name and where.label_id else ()
+
+
+def _user_member_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The member items of the users args.userIds names, in the target's workspace, each once.
+    wanted = dict.fromkeys(getattr(args, "userIds", None) or [])
+    return tuple(keys.member(where.workspace_id, u) for u in wanted)
+
+
+def _user_member_key(where: Where, args: Any) -> tuple[Key, ...]:
+    # The member item of the user args.userId names, in the target's workspace.
+    user_id = getattr(args, "userId", None)
+    return (keys.member(where.workspace_id, user_id),) if user_id else ()
+
+
+def _invitation_key(where: Where) -> Key:
+    if where.invitation is None:
+        raise PlanError("the target names no invitation")
+    return keys.invitation(where.workspace_id, where.invitation.ulid)
+
+
+def _listed_entry_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The entries of the boards args.boardIds names that lie in the target's workspace, each once
+    # (a foreign one is refused by the access step's ref check and not read).
+    from domain.store.board_entry import entry_key
+
+    listed = dict.fromkeys(getattr(args, "boardIds", None) or [])
+    return tuple(entry_key(b) for b in listed if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id)
+
+
+def _artifact_ref(where: Where) -> ids.ArtifactRef:
+    if where.artifact is None:
+        raise PlanError("the target names no artifact")
+    return where.artifact
+
+
+def _linked_task_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The task args.taskId names, when it lies in the target's workspace.
+    ref = ids.parse_task(getattr(args, "taskId", None) or "")
+    return (keys.task_full(ref.board_id, ref.number),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
+def _linked_project_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The project args.projectId names, when it lies in the target's workspace.
+    ref = ids.parse_project(getattr(args, "projectId", None) or "")
+    return (keys.project(where.workspace_id, ref[1]),) if ref and ref[0] == where.workspace_id else ()
+
+
+def _linked_session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The agent session head args.sessionId names, when it lies in the target's workspace.
+    ref = ids.parse_session(getattr(args, "sessionId", None) or "")
+    return (keys.session(where.workspace_id, ref.ulid),) if ref and ref.workspace_id == where.workspace_id else ()
 
 
 def _entry_key(where: Where) -> Key:
@@ -170,6 +261,27 @@ def _link_graph_keys(where: Where, args: Any) -> tuple[Key, ...]:
     return (keys.link_graph(where.workspace_id),) if getattr(args, "kind", None) in DEPENDENCY_KINDS else ()
 
 
+# The head of the target's workspace (name, slug, task prefix, default repository).
+WORKSPACE = ReadPlan("workspace", lambda w, a: (keys.workspace_head(w.workspace_id),), WorkspaceRow)
+# The member of the target's workspace that ``args.userId`` names (absent for the caller: the
+# access step keeps the caller's own member item for ``ctx.member``).
+USER_MEMBER = ReadPlan("user_member", _user_member_key, MemberRow)
+# The invitation the target names (any state: pending, accepted, revoked).
+INVITATION = ReadPlan("invitation", lambda w, a: (_invitation_key(w),), InvitationRow)
+# The artifact the target names: its head, and its stored body (absent for one without a body).
+ARTIFACT = ReadPlan(
+    "artifact", lambda w, a: (keys.artifact(_artifact_ref(w).workspace_id, _artifact_ref(w).ulid),), ArtifactRow
+)
+ARTIFACT_BODY = ReadPlan(
+    "artifact_body",
+    lambda w, a: (keys.artifact_body(_artifact_ref(w).workspace_id, _artifact_ref(w).ulid),),
+    ArtifactBodyRow,
+)
+# What an artifact links to, named by the arguments taskId, projectId and sessionId (nothing read
+# for an id of another workspace: the access step's ref check refuses it).
+LINKED_TASK = ReadPlan("linked_task", _linked_task_keys, TaskDetailRow)
+LINKED_PROJECT = ReadPlan("linked_project", _linked_project_keys, ProjectRow)
+LINKED_SESSION = ReadPlan("linked_session", _linked_session_keys, SessionRow)
 # The task the target names (its full row: fields, labels, subtask and link counts).
 TASK = ReadPlan("task", lambda w, a: (_task_key(w),), TaskDetailRow)
 # The comment the target names.
@@ -184,6 +296,13 @@ LABEL = ReadPlan("label", _label_keys, LabelRow)
 LABEL_NAME = ReadPlan("label_name", _label_name_keys, LabelNameRow)
 # The board's entry in its workspace (archived or not; absent: the board is gone).
 BOARD_ENTRY = ReadPlan("board_entry", lambda w, a: (_entry_key(w),), BoardEntryRow)
+# The counter of the target task's attachments (absent: none yet).
+ATTACHMENT_COUNT = ReadPlan("attachment_count", lambda w, a: (keys.attachment_count(_task_id(w)),), AttachmentCountRow)
+# The members of the target's workspace among the users ``args.userIds`` names (the caller's own
+# member item is not among them: the access step keeps it for ``ctx.member``).
+USER_MEMBERS = ManyReadPlan("user_members", _user_member_keys, MemberRow)
+# The entries of the target workspace's boards that ``args.boardIds`` names (absent ones left out).
+BOARD_ENTRIES = ManyReadPlan("board_entries", _listed_entry_keys, BoardEntryRow)
 # The link counter of the target task (absent: no links yet).
 LINK_COUNT = ReadPlan("link_count", lambda w, a: (keys.link_count(_task_id(w)),), LinkCountRow)
 # Edge tools (arguments toTaskId and kind; the target is the source task): the other task, its
@@ -196,9 +315,17 @@ TO_LINK_COUNT = ReadPlan("to_link_count", _to_link_count_keys, LinkCountRow)
 # The workspace's link graph version, read only for a dependency kind (args.kind BLOCKS, DEPENDS_ON).
 LINK_GRAPH = ReadPlan("link_graph", _link_graph_keys, LinkGraphRow)
 
-PLANS: dict[str, ReadPlan[Any]] = {
+PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
+        WORKSPACE,
+        USER_MEMBER,
+        INVITATION,
+        ARTIFACT,
+        ARTIFACT_BODY,
+        LINKED_TASK,
+        LINKED_PROJECT,
+        LINKED_SESSION,
         TASK,
         COMMENT,
         COMMENT_COUNT,
@@ -206,6 +333,9 @@ PLANS: dict[str, ReadPlan[Any]] = {
         LABEL,
         LABEL_NAME,
         BOARD_ENTRY,
+        BOARD_ENTRIES,
+        ATTACHMENT_COUNT,
+        USER_MEMBERS,
         LINK_COUNT,
         TO_TASK,
         TO_BOARD_ENTRY,
@@ -243,6 +373,43 @@ class Reads:
             raise PlanError(f"read plan {plan.name!r} was not declared in the tool's reads")
         return plan.result(self._fetched, self._where, self._args)
 
+    def _get_many(self, plan: ManyReadPlan[R]) -> list[R]:
+        if plan.name not in self._declared:
+            raise PlanError(f"read plan {plan.name!r} was not declared in the tool's reads")
+        return plan.results(self._fetched, self._where, self._args)
+
+    @property
+    def workspace(self) -> WorkspaceRow | None:
+        return self._get(WORKSPACE)
+
+    @property
+    def user_member(self) -> MemberRow | None:
+        return self._get(USER_MEMBER)
+
+    @property
+    def invitation(self) -> InvitationRow | None:
+        return self._get(INVITATION)
+
+    @property
+    def artifact(self) -> ArtifactRow | None:
+        return self._get(ARTIFACT)
+
+    @property
+    def artifact_body(self) -> ArtifactBodyRow | None:
+        return self._get(ARTIFACT_BODY)
+
+    @property
+    def linked_task(self) -> TaskDetailRow | None:
+        return self._get(LINKED_TASK)
+
+    @property
+    def linked_project(self) -> ProjectRow | None:
+        return self._get(LINKED_PROJECT)
+
+    @property
+    def linked_session(self) -> SessionRow | None:
+        return self._get(LINKED_SESSION)
+
     @property
     def task(self) -> TaskDetailRow | None:
         return self._get(TASK)
@@ -272,6 +439,18 @@ class Reads:
         return self._get(BOARD_ENTRY)
 
     @property
+    def attachment_count(self) -> AttachmentCountRow | None:
+        return self._get(ATTACHMENT_COUNT)
+
+    @property
+    def board_entries(self) -> list[BoardEntryRow]:
+        return self._get_many(BOARD_ENTRIES)
+
+    @property
+    def user_members(self) -> list[MemberRow]:
+        return self._get_many(USER_MEMBERS)
+
+    @property
     def link_count(self) -> LinkCountRow | None:
         return self._get(LINK_COUNT)
 
@@ -297,12 +476,20 @@ class Reads:
 
 
 __all__ = [
+    "ARTIFACT",
+    "ARTIFACT_BODY",
+    "ATTACHMENT_COUNT",
+    "BOARD_ENTRIES",
     "BOARD_ENTRY",
     "COMMENT",
     "COMMENT_COUNT",
     "EDGE",
+    "INVITATION",
     "LABEL",
     "LABEL_NAME",
+    "LINKED_PROJECT",
+    "LINKED_SESSION",
+    "LINKED_TASK",
     "LINK_COUNT",
     "LINK_GRAPH",
     "PLANS",
@@ -311,16 +498,28 @@ __all__ = [
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
     "TO_TASK",
+    "USER_MEMBER",
+    "USER_MEMBERS",
+    "WORKSPACE",
+    "Activity",
+    "Board",
     "BoardEntry",
+    "Column",
     "Comment",
+    "CompactTask",
+    "Invitation",
     "Key",
     "Label",
     "Link",
+    "ManyReadPlan",
+    "Member",
     "PlanError",
     "ReadPlan",
     "Reads",
     "Subtask",
     "Task",
     "Where",
+    "Workspace",
     "plan_keys",
+    "row_values",
 ]

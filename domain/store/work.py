@@ -16,11 +16,14 @@ otherwise rewrite thousands of entries; docs/data-model.md, "list_my_work").
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain import ids
 from domain.store import keys
-from domain.store.models import Row, TaskDetailRow, WorkItemRow
+from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskDetailRow, TaskRow, WorkItemRow
+
+NO_DUE = keys.NO_DUE  # the sort key's due part of a task without a due date (after every date)
 
 
 def actions(detail: TaskDetailRow) -> int:
@@ -85,3 +88,54 @@ def page_shape(workspace_id: str, user_id: str) -> dict[str, str]:
 
 def entries(items: Iterable[Any]) -> list[WorkItemRow]:
     return [i for i in items if isinstance(i, WorkItemRow)]
+
+
+def label_filter(name: str) -> str:
+    """The form a label-name filter is compared (and a cursor keyed) in: case-insensitive."""
+    return keys.label_name_key(name)
+
+
+def entry_cursor(entry: WorkItemRow) -> dict[str, Any]:
+    """The ExclusiveStartKey that resumes a :func:`page` right after ``entry``."""
+    return {"GSI3PK": {"S": entry.GSI3PK}, "GSI3SK": {"S": entry.GSI3SK}, "PK": {"S": entry.PK}, "SK": {"S": entry.SK}}
+
+
+@dataclass
+class OpenWork:
+    """What a list of work entries needs besides the entries, read as the pages come and kept
+    across them: the compact task rows, each board's entry in ``workspace_id``, each column and,
+    for a label-name filter, each board's label with that name. ``None`` for one read and absent."""
+
+    workspace_id: str
+    label_name: str | None = None
+    boards: dict[str, BoardEntryRow | None] = field(default_factory=dict)
+    columns: dict[tuple[str, str], ColumnRow | None] = field(default_factory=dict)
+    labels: dict[str, str | None] = field(default_factory=dict)  # board id -> label id
+
+    def read(self, entries: list[WorkItemRow]) -> dict[str, TaskRow]:
+        """The entries' compact rows by task id, with the columns, board entries and label-name
+        claims not read yet: one BatchGetItem (per 100 keys); nothing for no entries."""
+        if not entries:
+            return {}
+        wanted: list[tuple[str, str]] = [keys.task_compact(e.boardId, int(e.number)) for e in entries]
+        for e in entries:
+            if (e.boardId, e.columnId) not in self.columns:
+                self.columns[(e.boardId, e.columnId)] = None
+                wanted.append(keys.column(e.boardId, e.columnId))
+            if e.boardId not in self.boards:
+                self.boards[e.boardId] = None
+                wanted.append(keys.board_entry(self.workspace_id, e.boardId))
+                if self.label_name:
+                    self.labels[e.boardId] = None
+                    wanted.append(keys.label_name_claim(e.boardId, self.label_name))
+        rows: dict[str, TaskRow] = {}
+        for item in Row.batch_get(list(dict.fromkeys(wanted)), consistent_read=True):
+            if isinstance(item, TaskRow):
+                rows[item.taskId] = item
+            elif isinstance(item, ColumnRow):
+                self.columns[(item.boardId, item.columnId)] = item
+            elif isinstance(item, BoardEntryRow):
+                self.boards[item.boardId] = item
+            elif isinstance(item, LabelNameRow):
+                self.labels[item.PK.split("#", 2)[1]] = item.labelId
+        return rows

@@ -17,7 +17,7 @@ from typing import Any
 from domain import clock, ids
 from domain.store import db, keys, members
 from domain.store.errors import StoreError
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import CreationMarkerRow, Row, SlugRow, UserRow, WorkspaceRow
 
 SLUG_ATTEMPTS = 49
@@ -91,10 +91,11 @@ def create(
 
     The slug is unique across the service; on a clash ``-2`` … ``-5`` are tried, then a random
     suffix, so a popular name never runs out. The task-key prefix avoids ``taken_prefixes``
-    (:func:`task_prefix`). With ``marker`` set, an earlier committed create
-    with the same key is returned instead (``created`` False).
+    (:func:`task_prefix`). With ``marker`` set, the marker names the new workspace and goes into
+    the same transaction.
 
     Raises:
+        Earlier: the marker's key already created a workspace with these arguments (its id).
         IdempotencyMismatch: the marker's key already created a workspace with other arguments.
         NoFreeSlug: no slug could be claimed.
     """
@@ -102,6 +103,8 @@ def create(
     prefix = task_prefix(name, taken_prefixes)
     now = clock.now_iso()
     ws_id = workspace_id or ids.new_workspace_id()
+    if marker is not None:
+        marker.entityId = ws_id
     for attempt in range(1, SLUG_ATTEMPTS + 1):
         slug = base if attempt == 1 else f"{base}-{attempt}" if attempt <= 5 else f"{base}-{secrets.token_hex(3)}"
         ws = WorkspaceRow(
@@ -133,13 +136,16 @@ def create(
         except db.ConditionFailed as failure:
             earlier = earlier_entity(failure, marker)
             if earlier:
-                found = get(earlier)
-                assert found is not None
-                return found, False
+                raise Earlier(earlier) from None
             if failure.hit(claim.PK, claim.SK):
                 continue
             raise
     raise NoFreeSlug(name)
+
+
+def copy(ws: WorkspaceRow) -> WorkspaceRow:
+    """A detached copy of a workspace head (to show the state an edit leaves)."""
+    return WorkspaceRow.from_raw_data(ws.serialize())
 
 
 def edit(

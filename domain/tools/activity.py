@@ -9,7 +9,6 @@ from domain.access import Located, either, locate
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
-from domain.store.models import ActivityRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.tools.args import ActivityType, CursorArg, LimitArg
 from domain.tools.views import ActivityView, activity_view
@@ -90,7 +89,7 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
     )
     by_type = bool(args.type) and not args.taskId  # the type's own index: every page full (docs/data-model.md)
     page, last = take_page(result, args.limit, index="GSI3" if by_type else bool(args.taskId), max_pages=MAX_PAGES)
-    out = [a for a in page if isinstance(a, ActivityRow)]
+    out = activity_store.entries_in(page)
     if (
         not out
         and start is None

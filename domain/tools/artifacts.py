@@ -19,8 +19,7 @@ from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import artifacts as artifact_store
-from domain.store import db, keys
-from domain.store.models import ArtifactBodyRow, ArtifactRow, ProjectRow, SessionRow, TaskDetailRow
+from domain.store import db
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
 from domain.text import has_visible
 from domain.tools.args import CursorArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg
@@ -146,20 +145,6 @@ class ArtifactOutput(ToolOutput):
     artifact: ArtifactView
 
 
-def _attach_prefetch(where: Any, args: Any) -> Prefetch:
-    items = []
-    task = ids.parse_task(args.taskId) if args.taskId else None
-    if task is not None and task.workspace_id == where.workspace_id:
-        items.append(keys.task_full(task.board_id, task.number))
-    project = ids.parse_project(args.projectId) if args.projectId else None
-    if project is not None and project[0] == where.workspace_id:
-        items.append(keys.project(where.workspace_id, project[1]))
-    session = ids.parse_session(args.sessionId) if args.sessionId else None
-    if session is not None and session.workspace_id == where.workspace_id:
-        items.append(keys.session(where.workspace_id, session.ulid))
-    return Prefetch(items=tuple(items))
-
-
 def _storage(args: AttachArtifactInput) -> str:
     storage = "S3_OBJECT" if args.storage == "R2_OBJECT" else args.storage
     if storage is None:
@@ -195,28 +180,18 @@ def _storage(args: AttachArtifactInput) -> str:
 
 
 def _links(ctx: CallContext, args: AttachArtifactInput) -> dict[str, str]:
-    ws = ctx.target.workspace_id
     links = {attr: getattr(args, attr) for _, attr in artifact_store.LINKS if getattr(args, attr) is not None}
     if not links:
         raise errors.invalid(
             "taskId", "an artifact needs a link: pass taskId, projectId, sessionId, runId, decisionId or workOrderId"
         )
-    if args.taskId is not None:
-        task = ids.parse_task(args.taskId)
-        if task is None or not isinstance(ctx.item(keys.task_full(task.board_id, task.number)), TaskDetailRow):
-            raise errors.not_found("task", args.taskId)
-    if args.projectId is not None:
-        project = ids.parse_project(args.projectId)
-        if project is None or not isinstance(ctx.item(keys.project(ws, project[1])), ProjectRow):
-            raise errors.not_found("project", args.projectId)
-    if args.sessionId is not None:  # its head rode in the membership read (_attach_prefetch)
-        session = ids.parse_session(args.sessionId)
-        if (
-            session is None
-            or session.workspace_id != ws
-            or not isinstance(ctx.item(keys.session(ws, session.ulid)), SessionRow)
-        ):
-            raise errors.not_found("session", args.sessionId)
+    # the linked task, project and session heads rode in the membership read (reads=)
+    if args.taskId is not None and ctx.read.linked_task is None:
+        raise errors.not_found("task", args.taskId)
+    if args.projectId is not None and ctx.read.linked_project is None:
+        raise errors.not_found("project", args.projectId)
+    if args.sessionId is not None and ctx.read.linked_session is None:
+        raise errors.not_found("session", args.sessionId)
     return links
 
 
@@ -240,7 +215,7 @@ def _stored(ctx: CallContext, artifact_id: str) -> ArtifactOutput:
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     refs=(Ref("taskId", "task"), Ref("projectId", "project"), Ref("sessionId", "session")),
-    prefetch=_attach_prefetch,
+    reads=("linked_task", "linked_project", "linked_session"),
     input_model=AttachArtifactInput,
     output_model=ArtifactOutput,
 )
@@ -292,12 +267,11 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
         if earlier:
             return _stored(ctx, earlier)
     activity = None
-    if args.taskId is not None:
-        task = ids.parse_task(args.taskId)
-        detail = ctx.item(keys.task_full(task.board_id, task.number))  # type: ignore[union-attr]
+    detail = ctx.read.linked_task
+    if args.taskId is not None and detail is not None:  # _links refused a task that is not there
         activity = ctx.activity(
             ws,
-            task.board_id,  # type: ignore[union-attr]
+            detail.boardId,
             "artifact.attached",
             f"Attached {args.type} to {detail.key}",
             task_id=args.taskId,
@@ -339,22 +313,16 @@ class GetArtifactOutput(ToolOutput):
     downloadUrlExpiresAt: str | None
 
 
-def _get_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = where.artifact
-    return Prefetch(items=(keys.artifact(ref.workspace_id, ref.ulid), keys.artifact_body(ref.workspace_id, ref.ulid)))
-
-
 def read_artifact(ctx: CallContext) -> GetArtifactOutput:
     """The get_artifact answer for the located artifact (shared with the resource read)."""
-    ref = ctx.target.artifact
-    head = ctx.item(keys.artifact(ref.workspace_id, ref.ulid))
-    if not isinstance(head, ArtifactRow):
+    head = ctx.read.artifact
+    if head is None:
         raise errors.not_found("artifact", ctx.target.ident)
     view = artifact_view(head)
     if view.withdrawn:
         return GetArtifactOutput(artifact=view, body=None, downloadUrl=None, downloadUrlExpiresAt=None)
-    stored = ctx.item(keys.artifact_body(ref.workspace_id, ref.ulid))
-    body = stored.body if isinstance(stored, ArtifactBodyRow) else None
+    stored = ctx.read.artifact_body
+    body = stored.body if stored is not None else None
     url, expires = None, None
     if head.objectKey:
         from domain.settings import settings
@@ -378,7 +346,7 @@ def read_artifact(ctx: CallContext) -> GetArtifactOutput:
     read_only=True,
     target=target("artifactId", "artifact"),
     min_role="MEMBER",
-    prefetch=_get_prefetch,
+    reads=("artifact", "artifact_body"),
     input_model=GetArtifactInput,
     output_model=GetArtifactOutput,
 )

@@ -12,16 +12,15 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain import clock, errors
-from domain.access import Prefetch, Ref, target
+from domain.access import Ref, target
 from domain.context import CallContext
 from domain.errors import ErrorCode
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import assignees as assignee_store
-from domain.store import keys
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import MemberRow, TaskDetailRow
+from domain.store.reads import Member, Task
 from domain.tools.args import TaskIdArg
 
 MAX = assignee_store.MAX_ASSIGNEES
@@ -53,13 +52,6 @@ class SetTaskAssigneesOutput(ToolOutput):
     )
 
 
-def _prefetch(where: Any, args: Any) -> Prefetch:
-    wanted = dict.fromkeys(getattr(args, "userIds", None) or [])
-    return Prefetch(
-        items=(keys.task_full(where.board_id, where.task.number), *(keys.member(where.workspace_id, u) for u in wanted))
-    )
-
-
 def _not_members(user_ids: list[str]) -> errors.ToolError:
     return errors.invalid(
         "userIds", f"not members of this workspace: {', '.join(user_ids)}; nothing was changed", _MEMBERS_HINT
@@ -88,30 +80,24 @@ def _not_members(user_ids: list[str]) -> errors.ToolError:
             hint=_MEMBERS_HINT,
         ),
     ),
-    prefetch=_prefetch,
+    reads=("task", "user_members"),
     input_model=SetTaskAssigneesInput,
     output_model=SetTaskAssigneesOutput,
 )
 def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTaskAssigneesOutput:
     where = ctx.target
     wanted = list(dict.fromkeys(args.userIds))
-    found: dict[str, MemberRow] = {}
-    for user_id in wanted:
-        row = (
-            ctx.member(where.workspace_id)
-            if user_id == ctx.user_id
-            else ctx.item(keys.member(where.workspace_id, user_id))
-        )
-        if isinstance(row, MemberRow):
-            found[user_id] = row
+    found: dict[str, Member] = {m.userId: m for m in ctx.read.user_members}
+    if ctx.user_id in wanted:  # the caller's own member item, read by the access step
+        found[ctx.user_id] = ctx.member(where.workspace_id)
     missing = [u for u in wanted if u not in found]
     if missing:
         raise _not_members(missing)
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
-    if not isinstance(task, TaskDetailRow):
+    task = ctx.read.task
+    if task is None:
         raise errors.not_found("task", args.taskId)
 
-    def output(detail: TaskDetailRow, added: list[str], removed: list[str]) -> SetTaskAssigneesOutput:
+    def output(detail: Task, added: list[str], removed: list[str]) -> SetTaskAssigneesOutput:
         assignees = [AssigneeView(userId=u, displayName=found[u].displayName) for u in detail.assigneeIds or []]
         return SetTaskAssigneesOutput(
             taskId=detail.taskId,
@@ -122,7 +108,7 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
             updatedAt=detail.updatedAt,
         )
 
-    def plan(current: TaskDetailRow) -> Any:
+    def plan(current: Task) -> Any:
         if current.archivedAt:
             raise errors.invalid(
                 "taskId",

@@ -8,14 +8,12 @@ task's attachments stay readable.
 
 from pydantic import Field
 
-from domain import clock, errors, ids
-from domain.access import Prefetch, target
+from domain import clock, errors
+from domain.access import target
 from domain.attachments import AttachmentView, attachment_view
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import attachments as attachment_store
-from domain.store import keys
-from domain.store.models import AttachmentCountRow, AttachmentRow, TaskDetailRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.tools.args import CursorArg, LimitArg, TaskIdArg
 
@@ -46,26 +44,20 @@ class ListAttachmentsOutput(ToolOutput):
     read_only=True,
     target=target("taskId", "task"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(
-        items=(
-            keys.task_full(where.board_id, where.task.number),
-            keys.attachment_count(ids.task_id(where.board_id, where.task.number)),
-        )
-    ),
+    reads=("task", "attachment_count"),
     input_model=ListAttachmentsInput,
     output_model=ListAttachmentsOutput,
 )
 def list_attachments(ctx: CallContext, args: ListAttachmentsInput) -> ListAttachmentsOutput:
-    where = ctx.target
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
-    if not isinstance(task, TaskDetailRow):
+    task = ctx.read.task
+    if task is None:
         raise errors.not_found("task", args.taskId)
-    counter = ctx.item(keys.attachment_count(task.taskId))
-    total = int(counter.count or 0) if isinstance(counter, AttachmentCountRow) else 0
+    counter = ctx.read.attachment_count
+    total = int(counter.count or 0) if counter is not None else 0
     kind = list_kind("attachments", task=task.taskId)
     start = decode_cursor(kind, args.cursor, attachment_store.page_shape(task.taskId))
     page, last = take_page(attachment_store.page(task.taskId, limit=args.limit + 1, start=start), args.limit)
-    rows = [r for r in page if isinstance(r, AttachmentRow)]
+    rows = attachment_store.attachments_in(page)
     cursor = encode_cursor(kind, last)
     notice = f"Showing {len(rows)} of {total} attachments; pass nextCursor for the next page." if cursor else None
     now = clock.now_ms()

@@ -14,14 +14,13 @@ from pydantic import Field
 from domain import clock, errors, ids
 from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import columns as column_store
 from domain.store import labels as label_store
 from domain.store.db import Missing
-from domain.store.models import BoardEntryRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
+from domain.store.reads import BoardEntry
 from domain.store.retry import ATTEMPTS, Contended, backoff
 from domain.text import has_visible
 from domain.tools.args import BoardIdArg, CursorArg, IdempotencyKeyArg, SingleLine, WorkspaceIdArg
@@ -94,6 +93,15 @@ class BoardWithColumnsOutput(ToolOutput):
     columns: list[ColumnView]
 
 
+def _replay_board(ctx: CallContext, board_id: str) -> BoardWithColumnsOutput:
+    """The board an earlier call with the same idempotencyKey created (its marker named it),
+    with its active columns in order."""
+    board, found = board_store.header(board_id)
+    if board is None:
+        raise errors.not_found("workspace", ctx.target.workspace_id)
+    return _with_columns(board, [c for c, _ in column_store.ordered(found)])
+
+
 @tool(
     "create_board",
     title="Create board",
@@ -101,6 +109,7 @@ class BoardWithColumnsOutput(ToolOutput):
     area="boards",
     scope="write",
     keyed=True,
+    replay=_replay_board,
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
     input_model=CreateBoardInput,
@@ -123,10 +132,14 @@ def create_board(ctx: CallContext, args: CreateBoardInput) -> BoardWithColumnsOu
             DEFAULT_COLUMNS[args.kind],
             actor_id=ctx.user_id,
             activity=act,
-            marker=creation_marker(ctx, ws, board_id),
+            marker=ctx.marker,
         )
     except Missing:
         raise errors.not_found("workspace", ws) from None
+    return _with_columns(board, columns)
+
+
+def _with_columns(board: Any, columns: list[Any]) -> BoardWithColumnsOutput:
     return BoardWithColumnsOutput(
         board=board_view(board, columns), columns=[column_view(c, i) for i, c in enumerate(columns)]
     )
@@ -151,10 +164,8 @@ class BoardOutput(ToolOutput):
     idempotent=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
-    prefetch=lambda where, args: Prefetch(
-        items=(board_store.entry_key(where.board_id),),
-        queries=(("header", lambda: board_store.header(where.board_id)),),
-    ),
+    reads=("board_entry",),
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=RenameBoardInput,
     output_model=BoardOutput,
 )
@@ -178,7 +189,7 @@ def rename_board(ctx: CallContext, args: RenameBoardInput) -> BoardOutput:
         )
 
     renamed = board_store.rename(board, name, actor_id=ctx.user_id, activity_for=activity_for)
-    return BoardOutput(board=board_view(renamed, columns, _archived_at(ctx, renamed.boardId)))
+    return BoardOutput(board=board_view(renamed, columns, _archived_at(ctx)))
 
 
 # -- get_board_snapshot ----------------------------------------------------------------------
@@ -254,9 +265,9 @@ class SnapshotOutput(ToolOutput):
     concise=True,
     target=target("boardId", "board"),
     min_role="MEMBER",
+    reads=("board_entry",),
     prefetch=lambda where, args: Prefetch(
-        items=(board_store.entry_key(where.board_id),),
-        queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),),
+        queries=(("snapshot", lambda: board_store.snapshot(where.board_id, SNAPSHOT_CAP)),)
     ),
     input_model=SnapshotInput,
     output_model=SnapshotOutput,
@@ -287,7 +298,7 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
     live = {c.columnId: (c, i) for c, i in active}
     tasks.sort(key=lambda t: (live[t.columnId][1], t.rank, int(t.number)))
     total = sum(int(c.taskCount or 0) for c, _ in active)
-    board_out = board_view(board, columns, _archived_at(ctx, board.boardId))
+    board_out = board_view(board, columns, _archived_at(ctx))
     label_out = [LabelBrief(id=lb.labelId, name=lb.name, color=lb.color) for lb in label_store.ordered(labels)]
     rich = args.fields is not None
     rows: list[Any] = []
@@ -341,7 +352,7 @@ def get_board_snapshot(ctx: CallContext, args: SnapshotInput) -> SnapshotOutput:
         notices.append(
             f"The snapshot holds {SNAPSHOT_CAP} of the board's {total} tasks; list_tasks pages through all of them."
         )
-    if board_store.is_archived(ctx.item(board_store.entry_key(board.boardId))):
+    if board_store.is_archived(ctx.read.board_entry):
         notices.insert(
             0,
             "This board is archived: its tasks can be read but not changed until a workspace admin restores it (unarchive_boards).",
@@ -384,9 +395,10 @@ def _chars(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
-def _archived_at(ctx: CallContext, board_id: str) -> str | None:
-    entry = ctx.item(board_store.entry_key(board_id))
-    return entry.archivedAt if isinstance(entry, BoardEntryRow) else None
+def _archived_at(ctx: CallContext) -> str | None:
+    """When the target board was archived (its entry, read with the membership), else ``None``."""
+    entry = ctx.read.board_entry
+    return entry.archivedAt if entry is not None else None
 
 
 # -- archive_board ---------------------------------------------------------------------------
@@ -410,17 +422,15 @@ class ArchiveBoardOutput(ToolOutput):
     destructive=True,
     target=target("boardId", "board"),
     min_role="ADMIN",
-    prefetch=lambda where, args: Prefetch(
-        items=(board_store.entry_key(where.board_id),),
-        queries=(("header", lambda: board_store.header(where.board_id)),),
-    ),
+    reads=("board_entry",),
+    prefetch=lambda where, args: Prefetch(queries=(("header", lambda: board_store.header(where.board_id)),)),
     input_model=ArchiveBoardInput,
     output_model=ArchiveBoardOutput,
 )
 def archive_board(ctx: CallContext, args: ArchiveBoardInput) -> ArchiveBoardOutput:
     board, columns = ctx.query("header")
-    entry = ctx.item(board_store.entry_key(args.boardId))
-    if board is None or not isinstance(entry, BoardEntryRow):
+    entry = ctx.read.board_entry
+    if board is None or entry is None:
         raise errors.not_found("board", args.boardId)
     ws = ctx.target.workspace_id
     act = ctx.activity(
@@ -465,13 +475,6 @@ class UnarchiveBoardsOutput(ToolOutput):
     restoredCount: int
 
 
-def _board_entries(where: Any, args: Any) -> Prefetch:
-    mine = [
-        b for b in dict.fromkeys(args.boardIds) if (p := ids.parse_board(b)) is not None and p[0] == where.workspace_id
-    ]
-    return Prefetch(items=tuple(board_store.entry_key(b) for b in mine))
-
-
 @tool(
     "unarchive_boards",
     title="Unarchive boards",
@@ -482,7 +485,7 @@ def _board_entries(where: Any, args: Any) -> Prefetch:
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
     refs=(Ref("boardIds", "board", within="workspace", many=True),),
-    prefetch=_board_entries,
+    reads=("board_entries",),
     input_model=UnarchiveBoardsInput,
     output_model=UnarchiveBoardsOutput,
 )
@@ -491,13 +494,15 @@ def unarchive_boards(ctx: CallContext, args: UnarchiveBoardsInput) -> UnarchiveB
     if repeated:
         raise errors.invalid("boardIds", f"lists {', '.join(repeated)} more than once", "Name each board once.")
     ws = ctx.target.workspace_id
-    entries: dict[str, Any] = {b: ctx.item(board_store.entry_key(b)) for b in args.boardIds}
+    found = {e.boardId: e for e in ctx.read.board_entries}
+    entries: dict[str, BoardEntry | None] = {b: found.get(b) for b in args.boardIds}
     attempts = ATTEMPTS["unarchive_boards"]
     for attempt in range(attempts):
-        missing = [b for b, e in entries.items() if not isinstance(e, BoardEntryRow)]
+        listed = {b: e for b, e in entries.items() if e is not None}
+        missing = [b for b in entries if b not in listed]
         if missing:
             raise errors.not_found("board", missing[0])
-        todo = [e for e in entries.values() if e.archivedAt]
+        todo = [e for e in listed.values() if e.archivedAt]
         act = None
         if todo:
             names = ", ".join(repr(e.name) for e in todo[:5]) + (f" and {len(todo) - 5} more" if len(todo) > 5 else "")
@@ -514,15 +519,15 @@ def unarchive_boards(ctx: CallContext, args: UnarchiveBoardsInput) -> UnarchiveB
             if todo:
                 board_store.unarchive(todo, workspace_id=ws, actor_id=ctx.user_id, activity=act)
         except board_store.StillRestoring:
-            entries = board_store.get_entries(list(args.boardIds))
-            entries = {b: entries.get(b) for b in args.boardIds}
+            again = board_store.get_entries(list(args.boardIds))
+            entries = {b: again.get(b) for b in args.boardIds}
             if attempt + 1 < attempts:
                 backoff(attempt)
             continue
         except Missing:
             raise errors.not_found("workspace", ws) from None
         restored = {e.boardId for e in todo}
-        views = [UnarchivedBoard(id=b, name=e.name, restored=b in restored) for b, e in entries.items()]
+        views = [UnarchivedBoard(id=b, name=e.name, restored=b in restored) for b, e in listed.items()]
         return UnarchiveBoardsOutput(boards=views, restoredCount=len(restored))
     raise Contended("unarchive_boards", attempts)
 

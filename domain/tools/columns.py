@@ -16,7 +16,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import columns as column_store
 from domain.store.db import Missing
-from domain.store.models import BoardRow, ColumnRow
+from domain.store.reads import Board, Column
 from domain.text import has_visible
 from domain.tools.args import BoardIdArg, IdShape, SingleLine, requested_changes
 from domain.tools.views import ColumnView, column_view
@@ -127,9 +127,9 @@ class _Board:
         head, self.columns = ctx.query("header", lambda: board_store.header(self.board_id))
         if head is None:
             raise errors.not_found(where.kind, where.ident)
-        self.head: BoardRow = head
+        self.head: Board = head
         self.active = column_store.ordered(self.columns)
-        self.column: ColumnRow | None = None
+        self.column: Column | None = None
         if args.columnId:
             self.column = next((c for c in self.columns if c.columnId == args.columnId), None)
             if self.column is None:
@@ -150,7 +150,7 @@ def _placement(board: _Board, moving: str | None, args: ManageColumnsInput) -> t
         ) from None
 
 
-def _create(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRow:
+def _create(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column:
     if len(board.active) >= MAX_ACTIVE_COLUMNS:
         raise errors.invalid(
             "boardId",
@@ -185,21 +185,21 @@ def _create(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
 def _update(
     ctx: CallContext,
     board: _Board,
-    column: ColumnRow,
+    column: Column,
     stamp: str,
-    actions: list[Any],
+    changes: dict[str, Any],
     kind: str,
     summary: str,
     data: dict[str, Any],
     moved: dict[str, str] | None = None,
     archiving: bool = False,
-) -> ColumnRow:
+) -> Column:
     previous = column.updatedAt
     act = ctx.activity(board.ws, board.board_id, kind, summary, data=data, at=stamp)
     try:
         column_store.update(
             column,
-            [ColumnRow.updatedAt.set(stamp), *actions],
+            {"updatedAt": stamp, **changes},
             previous,
             moved or {},
             archiving=archiving,
@@ -220,14 +220,14 @@ def _update(
     return column
 
 
-def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRow:
+def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column:
     column = board.column
     assert column is not None
     stamp = clock.next_stamp(column.updatedAt)
     name = (args.name or "").strip() or column.name
-    actions: list[Any] = [ColumnRow.name.set(name)]
+    changes: dict[str, Any] = {"name": name}
     if args.done is not None:
-        actions.append(ColumnRow.done.set(args.done))
+        changes["done"] = args.done
     # The null rule of update tools: left out keeps the limit, null removes it (it may be empty).
     asked = requested_changes(
         args, clear_to={"wipLimit": None}, not_values=set(ManageColumnsInput.model_fields) - {"wipLimit"}
@@ -237,10 +237,10 @@ def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
         data["done"] = args.done
     if "wipLimit" in asked:
         limit = asked["wipLimit"]
-        actions.append(ColumnRow.wipLimit.set(limit) if limit is not None else ColumnRow.wipLimit.remove())
+        changes["wipLimit"] = limit  # None removes it
         data["wipLimit"] = limit
     summary = f"Renamed column {column.name!r} to {name!r}"
-    _update(ctx, board, column, stamp, actions, "column.renamed", summary, data)
+    _update(ctx, board, column, stamp, changes, "column.renamed", summary, data)
     column.name = name
     if "wipLimit" in asked:
         column.wipLimit = asked["wipLimit"]
@@ -249,7 +249,7 @@ def _rename(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column
     return column
 
 
-def _move(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRow:
+def _move(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column:
     column = board.column
     assert column is not None
     stamp = clock.next_stamp(column.updatedAt)
@@ -259,7 +259,7 @@ def _move(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRo
         board,
         column,
         stamp,
-        [ColumnRow.position.set(position)],
+        {"position": position},
         "column.moved",
         f"Moved column {column.name!r}",
         {"columnId": column.columnId},
@@ -269,7 +269,7 @@ def _move(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRo
     return column
 
 
-def _archive(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> ColumnRow:
+def _archive(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Column:
     column = board.column
     assert column is not None
     if len(board.active) <= 1:
@@ -283,7 +283,7 @@ def _archive(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Colum
         board,
         column,
         stamp,
-        [ColumnRow.archivedAt.set(stamp)],
+        {"archivedAt": stamp},
         "column.archived",
         f"Archived column {column.name!r}",
         data,
@@ -293,7 +293,7 @@ def _archive(ctx: CallContext, args: ManageColumnsInput, board: _Board) -> Colum
     return column
 
 
-def _archive_notice(column: ColumnRow) -> str | None:
+def _archive_notice(column: Column) -> str | None:
     """What an archive did to the board view: the tasks that went with the column, and the way back."""
     count = int(column.taskCount or 0)
     if not count:
@@ -306,7 +306,7 @@ def _archive_notice(column: ColumnRow) -> str | None:
     )
 
 
-_ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], ColumnRow]] = {
+_ACTIONS: dict[str, Callable[[CallContext, ManageColumnsInput, _Board], Column]] = {
     "create": _create,
     "rename": _rename,
     "move": _move,

@@ -19,11 +19,11 @@ from domain.access import Prefetch, Ref, target
 from domain.auth import ROLE_RANK
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store import db, keys
+from domain.store import db
 from domain.store import governance as gov
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, compare_and_set
-from domain.store.models import InvitationRow, MemberRow, WorkspaceRow
+from domain.store.reads import Invitation, Member
 from domain.tools.args import WorkspaceIdArg
 from domain.tools.views import MemberView, member_view
 
@@ -73,18 +73,14 @@ Status = Annotated[
 ]
 
 
-def _workspace_member_prefetch(where: Any, args: Any) -> Prefetch:
-    return Prefetch(items=(keys.member(where.workspace_id, args.userId), keys.workspace_head(where.workspace_id)))
-
-
-def _target_member(ctx: CallContext, ws: str, user_id: str) -> MemberRow:
-    row = ctx.member(ws) if user_id == ctx.user_id else ctx.item(keys.member(ws, user_id))
-    if not isinstance(row, MemberRow):
+def _target_member(ctx: CallContext, ws: str, user_id: str) -> Member:
+    row = ctx.member(ws) if user_id == ctx.user_id else ctx.read.user_member
+    if row is None:
         raise errors.not_found("member", user_id)
     return row
 
 
-def _stale(member: MemberRow | None, user_id: str) -> errors.ToolError:
+def _stale(member: Member | None, user_id: str) -> errors.ToolError:
     if member is None:
         return errors.not_found("member", user_id)
     return errors.conflict(
@@ -110,8 +106,8 @@ def _spent() -> errors.ToolError:
 
 
 def _owners(ctx: CallContext, ws: str) -> int:
-    head = ctx.item(keys.workspace_head(ws))
-    if not isinstance(head, WorkspaceRow):
+    head = ctx.read.workspace
+    if head is None:
         raise errors.not_found("workspace", ws)
     return gov.owner_count(head)
 
@@ -152,7 +148,7 @@ def _check_role_change(ctx: CallContext, args: Any) -> None:
         raise _last_owner(args.userId)
 
 
-def _member_change(ctx: CallContext, operation: str, current: MemberRow, plan: Any, user_id: str) -> MemberRow:
+def _member_change(ctx: CallContext, operation: str, current: Member, plan: Any, user_id: str) -> Member:
     """Run a member change through :func:`domain.store.cas.compare_and_set` (a moved role plans
     again on the stored member, ``ATTEMPTS[operation]`` times), mapping the store's refusals."""
     try:
@@ -177,7 +173,7 @@ def _member_change(ctx: CallContext, operation: str, current: MemberRow, plan: A
     target=target("workspaceId", "workspace"),
     min_role="OWNER",
     refs=(Ref("userId", "user"),),
-    prefetch=_workspace_member_prefetch,
+    reads=("user_member", "workspace"),
     governed="membership",
     precheck=_check_role_change,
     input_model=SetMemberRoleInput,
@@ -188,7 +184,7 @@ def set_member_role(ctx: CallContext, args: SetMemberRoleInput) -> SetMemberRole
     current = _target_member(ctx, ws, args.userId)
     extra, approval_key = ctx.approval_write()
 
-    def plan(current: MemberRow) -> Any:
+    def plan(current: Member) -> Any:
         if args.expectedRole is not None and current.role != args.expectedRole:
             raise _stale(current, args.userId)
         if current.role == args.role and extra is None:
@@ -273,7 +269,7 @@ def _check_removal(ctx: CallContext, args: Any) -> None:
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
     refs=(Ref("userId", "user"),),
-    prefetch=_workspace_member_prefetch,
+    reads=("user_member", "workspace"),
     governed="membership",
     precheck=_check_removal,
     input_model=RemoveMemberInput,
@@ -285,7 +281,7 @@ def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutp
     extra, approval_key = ctx.approval_write()
     me = ctx.member(ws)
 
-    def plan(current: MemberRow) -> Any:
+    def plan(current: Member) -> Any:
         if args.expectedRole is not None and current.role != args.expectedRole:
             raise _stale(current, args.userId)
         if current.role == "OWNER":
@@ -329,7 +325,7 @@ class InvitationView(ToolOutput):
     expiresAt: str
 
 
-def invitation_view(row: InvitationRow) -> InvitationView:
+def invitation_view(row: Invitation) -> InvitationView:
     return InvitationView(
         id=row.invitationId,
         workspaceId=row.workspaceId,
@@ -503,14 +499,14 @@ class RevokeInvitationOutput(ToolOutput):
     destructive=True,
     target=target("invitationId", "invitation"),
     min_role="ADMIN",
-    prefetch=lambda where, args: Prefetch(items=(keys.invitation(where.workspace_id, where.invitation.ulid),)),
+    reads=("invitation",),
     input_model=RevokeInvitationInput,
     output_model=RevokeInvitationOutput,
 )
 def revoke_invitation(ctx: CallContext, args: RevokeInvitationInput) -> RevokeInvitationOutput:
     where = ctx.target
-    row = ctx.item(keys.invitation(where.workspace_id, where.invitation.ulid))
-    if not isinstance(row, InvitationRow) or row.state != "PENDING" or not gov.live(row):  # type: ignore[arg-type]
+    row = ctx.read.invitation
+    if row is None or row.state != "PENDING" or not gov.live(row):  # type: ignore[arg-type]
         raise errors.not_found("invitation", args.invitationId)
     log = gov.log_row(
         where.workspace_id,

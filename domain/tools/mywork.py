@@ -16,10 +16,9 @@ from domain import clock
 from domain.access import target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store import keys
 from domain.store import work as work_store
-from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskRow, WorkItemRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind
+from domain.store.reads import CompactTask
 from domain.tools.args import (
     CursorArg,
     DueAfterFilter,
@@ -97,11 +96,11 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
     if args.overdue:
         high = min(high, now) if high else now
     if low is not None and high is None:
-        high = keys.NO_DUE  # "due on or after" leaves out tasks without a due date
+        high = work_store.NO_DUE  # "due on or after" leaves out tasks without a due date
     filters = {
         "ws": ws,
         "user": user,
-        "label": keys.label_name_key(args.labelName) if args.labelName else None,
+        "label": work_store.label_filter(args.labelName) if args.labelName else None,
         "priority": args.priority,
         "dueBefore": args.dueBefore,
         "dueAfter": args.dueAfter,
@@ -111,9 +110,7 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
     kind = list_kind("my_work", **filters)
     start = decode_cursor(kind, args.cursor, work_store.page_shape(ws, user))
     out: list[WorkRowView] = []
-    boards: dict[str, BoardEntryRow | None] = {}
-    labels: dict[str, str | None] = {}
-    columns: dict[tuple[str, str], ColumnRow | None] = {}
+    seen = work_store.OpenWork(ws, args.labelName)
     last: dict[str, Any] | None = None
     pages = 0
     while len(out) < args.limit and pages < MAX_PAGES:
@@ -121,21 +118,21 @@ def list_my_work(ctx: CallContext, args: ListMyWorkInput) -> ListMyWorkOutput:
         entries = work_store.entries(result)
         pages += 1
         start = result.last_evaluated_key
-        rows = _read(entries, ws, args, boards, labels, columns)
+        rows = seen.read(entries)
         for entry in entries:
-            last = _entry_key(entry)
+            last = work_store.entry_cursor(entry)
             row = rows.get(entry.taskId)
-            board = boards.get(entry.boardId)
-            column = columns.get((entry.boardId, entry.columnId))
+            board = seen.boards.get(entry.boardId)
+            column = seen.columns.get((entry.boardId, entry.columnId))
             if row is None or board is None or board.archivedAt or column is None or column.archivedAt or column.done:
                 continue
-            if not _matches(row, args, labels.get(entry.boardId), now):
+            if not _matches(row, args, seen.labels.get(entry.boardId), now):
                 continue
             out.append(WorkRowView(**task_row_view(row, column.name).model_dump(), boardName=board.name))
             if len(out) == args.limit:
                 break
         if len(out) == args.limit:
-            more = (entries and last != _entry_key(entries[-1])) or start is not None
+            more = (entries and last != work_store.entry_cursor(entries[-1])) or start is not None
             next_cursor = encode_cursor(kind, last) if more else None
             return _answer(user, out, next_cursor, whole=args.cursor is None and next_cursor is None)
         if start is None:
@@ -167,48 +164,7 @@ def _notice(cursor: str | None, shown: int) -> str | None:
     )
 
 
-def _entry_key(entry: WorkItemRow) -> dict[str, Any]:
-    return {"GSI3PK": {"S": entry.GSI3PK}, "GSI3SK": {"S": entry.GSI3SK}, "PK": {"S": entry.PK}, "SK": {"S": entry.SK}}
-
-
-def _read(
-    entries: list[WorkItemRow],
-    ws: str,
-    args: ListMyWorkInput,
-    boards: dict[str, Any],
-    labels: dict[str, Any],
-    columns: dict[tuple[str, str], Any],
-) -> dict[str, TaskRow]:
-    """One BatchGetItem (per 100 keys) of the entries' compact rows plus the columns, board entries
-    and label-name claims not read yet."""
-    wanted: list[tuple[str, str]] = [keys.task_compact(e.boardId, int(e.number)) for e in entries]
-    for e in entries:
-        if (e.boardId, e.columnId) not in columns:
-            columns[(e.boardId, e.columnId)] = None
-            wanted.append(keys.column(e.boardId, e.columnId))
-        if e.boardId not in boards:
-            boards[e.boardId] = None
-            wanted.append(keys.board_entry(ws, e.boardId))
-            if args.labelName:
-                labels[e.boardId] = None
-                wanted.append(keys.label_name_claim(e.boardId, args.labelName))
-    if not entries:
-        return {}
-    rows: dict[str, TaskRow] = {}
-    for item in Row.batch_get(list(dict.fromkeys(wanted)), consistent_read=True):
-        if isinstance(item, TaskRow):
-            rows[item.taskId] = item
-        elif isinstance(item, ColumnRow):
-            columns[(item.boardId, item.columnId)] = item
-        elif isinstance(item, BoardEntryRow):
-            boards[item.boardId] = item
-        elif isinstance(item, LabelNameRow):
-            board_id = item.PK.split("#", 2)[1]
-            labels[board_id] = item.labelId
-    return rows
-
-
-def _matches(row: TaskRow, args: ListMyWorkInput, label_id: str | None, now: str) -> bool:
+def _matches(row: CompactTask, args: ListMyWorkInput, label_id: str | None, now: str) -> bool:
     if args.priority is not None and row.priority != args.priority:
         return False
     if args.labelName and (label_id is None or label_id not in (row.labelIds or [])):

@@ -5,17 +5,17 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from domain.registry import ToolOutput
-from domain.store.models import (
-    ActivityRow,
-    BoardRow,
-    ColumnRow,
-    LabelRow,
-    MemberRow,
-    SubtaskRow,
-    TaskDetailRow,
-    TaskRow,
-    WorkspaceRow,
-    values,
+from domain.store.reads import (
+    Activity,
+    Board,
+    Column,
+    CompactTask,
+    Label,
+    Member,
+    Subtask,
+    Task,
+    Workspace,
+    row_values,
 )
 
 
@@ -123,17 +123,17 @@ class ActivityView(ToolOutput):
     data: dict[str, Any] | None
 
 
-def workspace_view(ws: WorkspaceRow, role: str) -> WorkspaceView:
+def workspace_view(ws: Workspace, role: str) -> WorkspaceView:
     return WorkspaceView(
         id=ws.workspaceId, name=ws.name, slug=ws.slug, taskPrefix=ws.taskPrefix, role=role, createdAt=ws.createdAt
     )
 
 
-def member_view(m: MemberRow) -> MemberView:
+def member_view(m: Member) -> MemberView:
     return MemberView(userId=m.userId, email=m.email, displayName=m.displayName, role=m.role, joinedAt=m.joinedAt)
 
 
-def board_view(b: BoardRow, columns: list[ColumnRow], archived_at: str | None = None) -> BoardView:
+def board_view(b: Board, columns: list[Column], archived_at: str | None = None) -> BoardView:
     """The board as callers see it; ``columns`` are the board's columns from the same header read.
 
     ``taskCount`` is the sum of the active columns' counts, so it agrees with the snapshot's
@@ -153,7 +153,7 @@ def board_view(b: BoardRow, columns: list[ColumnRow], archived_at: str | None = 
     )
 
 
-def label_view(lb: LabelRow) -> LabelView:
+def label_view(lb: Label) -> LabelView:
     return LabelView(
         id=lb.labelId,
         boardId=lb.boardId,
@@ -165,7 +165,7 @@ def label_view(lb: LabelRow) -> LabelView:
     )
 
 
-def column_view(c: ColumnRow, position: int) -> ColumnView:
+def column_view(c: Column, position: int) -> ColumnView:
     return ColumnView(
         id=c.columnId,
         boardId=c.boardId,
@@ -181,7 +181,7 @@ def column_view(c: ColumnRow, position: int) -> ColumnView:
 
 
 def _task_fields(v: dict[str, Any], column_name: str | None) -> dict[str, Any]:
-    """A task view's fields from a task row's ``values()`` (every field of every listed task:
+    """A task view's fields from a task row's ``row_values()`` (every field of every listed task:
     the descriptor-free read)."""
     return {
         "id": v.get("taskId"),
@@ -203,18 +203,18 @@ def _task_fields(v: dict[str, Any], column_name: str | None) -> dict[str, Any]:
     }
 
 
-def task_row_view(t: TaskRow | TaskDetailRow, column_name: str | None = None) -> TaskRowView:
-    return TaskRowView(**_task_fields(values(t), column_name))
+def task_row_view(t: CompactTask | Task, column_name: str | None = None) -> TaskRowView:
+    return TaskRowView(**_task_fields(row_values(t), column_name))
 
 
-def task_detail_view(t: TaskDetailRow, column_name: str | None = None) -> TaskDetailView:
-    v = values(t)
+def task_detail_view(t: Task, column_name: str | None = None) -> TaskDetailView:
+    v = row_values(t)
     return TaskDetailView(
         **_task_fields(v, column_name), description=v.get("description") or "", createdBy=v.get("createdBy")
     )
 
 
-def subtask_view(s: SubtaskRow) -> SubtaskView:
+def subtask_view(s: Subtask) -> SubtaskView:
     return SubtaskView(
         id=s.subtaskId,
         taskId=s.taskId,
@@ -227,8 +227,8 @@ def subtask_view(s: SubtaskRow) -> SubtaskView:
     )
 
 
-def activity_view(a: ActivityRow) -> ActivityView:
-    v = values(a)
+def activity_view(a: Activity) -> ActivityView:
+    v = row_values(a)
     return ActivityView(
         id=v.get("activityId"),
         type=v.get("type"),

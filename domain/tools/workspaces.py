@@ -4,17 +4,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from domain import errors, ids, repos
+from domain import auth, errors, ids, repos
 from domain.access import Prefetch, target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import AREAS, ToolInput, ToolOutput, tool
-from domain.store import keys, parallel
+from domain.store import parallel
 from domain.store import members as member_store
 from domain.store import workspaces as workspace_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import UserRow, WorkspaceRow
+from domain.store.reads import Workspace
 from domain.text import has_visible
 from domain.tools.args import IdempotencyKeyArg, SingleLine, WorkspaceIdArg, null_rule
 from domain.tools.views import MemberView, WorkspaceView, member_view, workspace_view
@@ -60,6 +59,14 @@ class CreateWorkspaceOutput(ToolOutput):
     workspace: WorkspaceView
 
 
+def _replay_workspace(ctx: CallContext, workspace_id: str) -> CreateWorkspaceOutput:
+    """The workspace an earlier call with the same idempotencyKey created (its marker named it)."""
+    found = workspace_store.get(workspace_id)
+    if found is None:
+        raise errors.not_found("workspace", workspace_id)
+    return CreateWorkspaceOutput(workspace=workspace_view(found, "OWNER"))
+
+
 @tool(
     "create_workspace",
     title="Create workspace",
@@ -70,6 +77,7 @@ class CreateWorkspaceOutput(ToolOutput):
     area="workspaces",
     scope="write",
     keyed=True,
+    replay=_replay_workspace,
     refused_when_bound=True,
     input_model=CreateWorkspaceInput,
     output_model=CreateWorkspaceOutput,
@@ -81,15 +89,13 @@ def create_workspace(ctx: CallContext, args: CreateWorkspaceInput) -> CreateWork
     # the prefixes of the caller's workspaces (memberships Query, alongside the profile read, then
     # their heads), so a second workspace of the same name gets its own task keys (ST2-1 beside ST-1)
     memberships = parallel.submit(member_store.memberships, ctx.user_id)
-    try:
-        user = UserRow.get(*keys.user_profile(ctx.user_id))
-    except UserRow.DoesNotExist:
-        raise errors.not_found("user", ctx.user_id) from None
+    user = auth.user_by_id(ctx.user_id)
+    if user is None:
+        raise errors.not_found("user", ctx.user_id)
     taken = {w.taskPrefix for w in workspace_store.get_many([m.workspaceId for m in memberships.result()])}
     ws_id = ids.new_workspace_id()
-    marker = creation_marker(ctx, "", ws_id)
     try:
-        ws, _ = workspace_store.create(user, name, marker=marker, workspace_id=ws_id, taken_prefixes=taken)
+        ws, _ = workspace_store.create(user, name, marker=ctx.marker, workspace_id=ws_id, taken_prefixes=taken)
     except workspace_store.NoFreeSlug:
         raise errors.conflict(
             "Could not find a free slug for this workspace name.", "Choose a more distinctive name."
@@ -230,7 +236,7 @@ class UpdateWorkspaceOutput(ToolOutput):
     )
 
 
-def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
+def _detail(ws: Workspace, role: str) -> WorkspaceDetailView:
     return WorkspaceDetailView(**workspace_view(ws, role).model_dump(), defaultRepo=ws.defaultRepo)
 
 
@@ -246,7 +252,7 @@ def _detail(ws: WorkspaceRow, role: str) -> WorkspaceDetailView:
     idempotent=True,
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
-    prefetch=lambda where, args: Prefetch(items=(keys.workspace_head(where.workspace_id),)),
+    reads=("workspace",),
     input_model=UpdateWorkspaceInput,
     output_model=UpdateWorkspaceOutput,
 )
@@ -286,11 +292,11 @@ def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWork
         )
     where = ctx.target
     role = ctx.member(where.workspace_id).role
-    current = ctx.item(keys.workspace_head(where.workspace_id))
-    if not isinstance(current, WorkspaceRow):
+    current = ctx.read.workspace
+    if current is None:
         raise errors.not_found("workspace", where.workspace_id)
 
-    def plan(ws: WorkspaceRow) -> Any:
+    def plan(ws: Workspace) -> Any:
         if args.expectedName is not None and ws.name != args.expectedName:
             raise errors.conflict(
                 f"The workspace is now named {ws.name!r}, not {args.expectedName!r} as you expected; nothing was written.",
@@ -304,7 +310,7 @@ def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWork
             changed.append("defaultRepo")
         if not changed:
             return Unchanged(UpdateWorkspaceOutput(workspace=_detail(ws, role), changedFields=[]))
-        after = WorkspaceRow.from_raw_data(ws.serialize())
+        after = workspace_store.copy(ws)
         if "name" in changed:
             after.name = name
         if "defaultRepo" in changed:
