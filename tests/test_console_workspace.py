@@ -382,7 +382,8 @@ def items_naming(workspace_id: str) -> list[tuple[str, str]]:
 
 def test_owner_deletes_the_workspace_by_typing_its_name(base):
     """Only an OWNER, only with the exact name and the CSRF token; then the workspace's items
-    (members, boards, tasks, comments, attachments, activity, log, search postings) and its S3
+    (members, boards, tasks, comments, attachments, activity, log, search postings, channels and
+    proposed decisions) and its S3
     objects are gone, its agent token reaches nothing, and its slug is free."""
     from domain import objects
     from domain.settings import settings
@@ -392,6 +393,20 @@ def test_owner_deletes_the_workspace_by_typing_its_name(base):
     ws = owner.workspace_id
     _, task = board_with_task(owner)
     agent_call(owner.token, "create_comment", {"taskId": task["id"], "body": "remember the milk"})
+    posted = agent_call(
+        owner.token, "mj_post", {"workspace": ws, "idempotency_key": "k1", "channel": "ideas", "text": "Drop it"}
+    )
+    agent_call(
+        owner.token,
+        "mj_promote_message",
+        {
+            "workspace": ws,
+            "idempotency_key": "k2",
+            "channel": "ideas",
+            "message_id": posted["messageId"],
+            "target": "decision",
+        },
+    )  # a channel, its message, the promotion and a proposed decision
     admin = browser(base, member(ws, "Adm", "ADMIN").userId)
     client = browser(base, owner.user_id)
     up = client.get(f"{base}/console/tasks/{task['id']}/attachments")

@@ -7,7 +7,7 @@ refused naming A, A finds B with mj_peers and asks; B's brief shows the question
 A is waiting in mj_wait_request, and the wait returns the answer; a second question is cancelled
 and B's late reply stays attached without reopening it; A submits an artifact, B asks for
 changes, A submits a new one and B accepts it; B's channel message is promoted by A to an unclaimed
-task."""
+task and to a proposed decision (with the replay and the refusals)."""
 
 from __future__ import annotations
 
@@ -200,6 +200,45 @@ async def scenario(a: Any, b: Any, ws: str, a_id: str, b_id: str, column_id: str
     )
     assert promoted["created"] and promoted["promotion"]["messageId"] == posted["messageId"]
     assert structured(await call(a, "mj_work_context", {"task_id": promoted["promotion"]["taskId"]}))["claims"] == []
+
+    # the same message (B's, an agent's) promoted by A to a proposed decision: the other target is allowed
+    decide = {"channel": channel, "message_id": posted["messageId"], "target": "decision"}
+    key = _key()
+    proposed = structured(await call(a, "mj_promote_message", {"idempotency_key": key, **decide}))
+    decision = proposed["promotion"]["decision"]
+    assert proposed["created"] and proposed["promotion"]["target"] == "decision"
+    assert proposed["promotion"]["taskId"] is None and proposed["promotion"]["promotedBy"] == a_id
+    assert decision["state"] == "PROPOSED" and decision["id"].startswith("dc_") and decision["title"] == "Fuzz the lexer"
+    assert decision["content"] == {
+        "text": "Fuzz the lexer",
+        "fromActorId": b_id,
+        "fromKind": "agent",
+        "at": messages[0]["content"]["at"],
+        "trust": "data",
+    }  # who wrote it, as data
+    assert decision["proposedBy"] == a_id and decision["proposedByKind"] == "agent"
+    assert (decision["channel"], decision["messageId"]) == (channel, posted["messageId"])
+    # the same key and arguments replay the first answer; another key answers the first promotion
+    assert structured(await call(a, "mj_promote_message", {"idempotency_key": key, **decide})) == proposed
+    again = structured(await call(b, "mj_promote_message", {"idempotency_key": _key(), **decide}))
+    assert not again["created"] and again["promotion"]["decision"] == decision
+    # refusals: the same key with other arguments, a task without a column, a decision with one, no message
+    reused = envelope(await call(a, "mj_promote_message", {"idempotency_key": key, **decide, "title": "Other"}))
+    assert reused["code"] == "CONFLICT"
+    no_column = envelope(await call(a, "mj_promote_message", {"idempotency_key": _key(), **decide, "target": "task"}))
+    assert no_column["code"] == "INVALID_INPUT" and "column_id" in no_column["message"]
+    in_column = envelope(
+        await call(a, "mj_promote_message", {"idempotency_key": _key(), **decide, "column_id": column_id})
+    )
+    assert in_column["code"] == "INVALID_INPUT" and "column_id" in in_column["message"]
+    missing = envelope(
+        await call(a, "mj_promote_message", {"idempotency_key": _key(), **decide, "message_id": "chm_nope"})
+    )
+    assert missing["code"] == "NOT_FOUND"
+    listed = structured(await call(b, "mj_promotions", {"channel": channel}))["promotions"]
+    assert sorted(p["target"] for p in listed) == ["decision", "task"]
+    assert next(p for p in listed if p["target"] == "decision")["decision"] == decision
+    assert next(p for p in listed if p["target"] == "task")["taskId"] == promoted["promotion"]["taskId"]
 
 
 def _setup(server_url: str, owner: Any) -> tuple[Any, str]:
