@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.exceptions import UpdateError
 
 from domain import ids
 from domain.store import db, keys, parallel
@@ -650,21 +649,38 @@ def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
 
 
 # -- operator authority and attention (domain.operator) ---------------------------------------------
-def set_operator_role(workspace_id: str, role: str | None) -> None:
+def set_operator_role(workspace_id: str, role: str | None, *, actor_id: str, source: str) -> None:
     """Grant operator authority to human members at ``role`` or above (``ADMIN``), or take the
-    grant back (``None``: human OWNERs only). A workspace setting; no tool changes it (the
-    coordination spec keeps policy changes out of the agents' tools).
+    grant back (``None``: human OWNERs only), with a workspace log entry
+    (``workspace.operator_role_set``, its ``source``), in one transaction conditional on the
+    workspace existing and ``actor_id`` being an OWNER at commit. Callers go through
+    :func:`domain.operator.set_grant`, which checks the value and the credential.
 
     Raises:
-        Missing: no such workspace.
+        Missing: no such workspace, or the actor is not (or no longer) an OWNER; nothing written.
     """
+    from domain.store import governance
     from domain.store.models import WorkspaceRow
 
     head = WorkspaceRow(*keys.workspace_head(workspace_id))
     action = WorkspaceRow.operatorRole.set(role) if role else WorkspaceRow.operatorRole.remove()
+    log = governance.log_row(
+        workspace_id,
+        "workspace.operator_role_set",
+        f"Operator authority granted to {role}s" if role else "Operator authority kept to OWNERs",
+        actor_id=actor_id,
+        source=source,
+        data={"operatorRole": role},
+    )
+
+    def build(tx: Any) -> None:
+        tx.update(head, actions=[action], condition=Row.PK.exists())
+        governance.role_guard(tx, workspace_id, actor_id, ("OWNER",))
+        tx.save(log)
+
     try:
-        head.update(actions=[action], condition=Row.PK.exists())
-    except UpdateError as failure:  # the condition failed: no such workspace
+        db.transact(build)
+    except db.ConditionFailed as failure:  # the head is gone or the actor is no OWNER
         raise db.Missing(workspace_id) from failure
 
 
