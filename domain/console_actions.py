@@ -446,3 +446,24 @@ def delete_workspace(user_id: str, workspace_id: str, typed_name: str) -> int:
     for prefix in objects.workspace_prefixes(workspace_id):
         objects.delete_prefix(prefix)
     return count
+
+
+# -- operator authority (docs/coordination.md, "Operator authority") -------------------------------
+def set_operator_role(user_id: str, workspace_id: str, role: str | None) -> None:
+    """Set (``ADMIN``) or clear (``None``) the role the workspace grants operator authority to:
+    an OWNER's act (:func:`domain.operator.set_grant`, source ``ui``).
+
+    Raises:
+        Refused: 404 for a non-member, 403 below OWNER, 400 for a role that cannot be granted,
+            409 when the caller's role changed before the write (nothing written)."""
+    from domain import operator
+
+    require_role(workspace_id, user_id, "OWNER")
+    try:
+        operator.set_grant(workspace_id, role, actor_id=user_id, human=principal(user_id).human, source="ui")
+    except ValueError:
+        raise Refused(
+            400, f"Operator authority can be granted to {', '.join(operator.GRANTS)} or kept to OWNERs."
+        ) from None
+    except db.Missing:
+        raise Refused(409, "Your role in this workspace changed; nothing was written.") from None

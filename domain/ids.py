@@ -219,6 +219,11 @@ def parse_consultation(value: str) -> tuple[str, str] | None:
     return (f"ws_{m.group(1)}", m.group(2)) if m else None
 
 
+def new_decision_id(workspace_id: str, ulid: str) -> str:
+    """A proposed decision's id: its workspace and the ULID of the message it was promoted from."""
+    return f"dc_{workspace_id[3:]}_{ulid}"
+
+
 def new_review_id(task: TaskRef, ulid: str) -> str:
     return f"rv_{task.board_id[3:]}_{task.number}_{ulid}"
 

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from domain.context import CallContext
 
 GRANTABLE = ("ADMIN", "OWNER")
+#: the roles a workspace can grant operator authority to besides OWNER (``set_grant``); clearing
+#: the grant leaves it to OWNERs
+GRANTS = tuple(r for r in GRANTABLE if r != "OWNER")
+SOURCES = ("cli", "ui")
 
 
 def holds(*, human: bool, role: str, granted_role: str | None) -> bool:
@@ -73,3 +77,27 @@ def admit(tool: str, flag: bool | str, ctx: CallContext, workspace_id: str, memb
         f"{tool} needs operator authority in this workspace, and this is {who}.",
         "A human OWNER (or a human at the role the workspace grants it to) runs it with a human credential.",
     )
+
+
+def set_grant(workspace_id: str, role: str | None, *, actor_id: str, human: bool, source: str) -> None:
+    """Set the role a workspace grants operator authority to (``role``, one of :data:`GRANTS`), or
+    clear it (``None``: human OWNERs only). Only a human OWNER does this, from the CLI
+    (``jentrix workspace operator-role``) or the console (``source``: ``cli`` or ``ui``); no tool
+    does. One conditional write with a workspace log entry
+    (:func:`domain.store.coordination.set_operator_role`); the next operator call sees it (the
+    access step reads the workspace item fresh every time).
+
+    Raises:
+        ValueError: ``role`` is not grantable or ``source`` is unknown (nothing written).
+        PermissionError: ``human`` is false: an agent's credential never changes who operates.
+        Missing: no such workspace, or ``actor_id`` is not an OWNER of it at commit.
+    """
+    if role is not None and role not in GRANTS:
+        raise ValueError(f"operator authority can be granted to {', '.join(GRANTS)} (or cleared), not {role!r}")
+    if source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}")
+    if not human:
+        raise PermissionError("only a human OWNER sets who holds operator authority")
+    from domain.store import coordination
+
+    coordination.set_operator_role(workspace_id, role, actor_id=actor_id, source=source)

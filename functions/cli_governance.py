@@ -1,10 +1,12 @@
-"""``jentrix invite``, ``jentrix approvals`` and ``jentrix governance``: the human side of governance.
+"""``jentrix invite``, ``jentrix approvals``, ``jentrix governance`` and ``jentrix workspace``: the human
+side of governance.
 
     jentrix invite link INVITATION_ID --token-file F      print a new invitation link secret, once
     jentrix invite accept (--secret S | --secret-file F) [--display-name N]
     jentrix approvals list --workspace WS --token-file F [--history] [--json]
     jentrix approvals approve|reject APPROVAL_ID --token-file F
     jentrix governance set --workspace WS --policy ALLOW|REQUIRE_APPROVAL|DENY --token-file F [--pack membership]
+    jentrix workspace operator-role --workspace WS (--role ADMIN | --clear) --token-file F
 
 Every command but ``invite accept`` authenticates with ``--token-file``: a file holding a *human*
 token (``jentrix token create --human``) of a member holding the role the action needs. Table
@@ -217,6 +219,29 @@ def cmd_governance_set(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- workspace operator-role ----------------------------------------------------------------------
+def cmd_workspace_operator_role(args: argparse.Namespace) -> int:
+    """Set (``--role ADMIN``) or clear (``--clear``) the role a workspace grants operator authority
+    to (docs/coordination.md, "Operator authority"); a human OWNER's token."""
+    from domain import ids, operator
+    from domain.store import db
+
+    if not ids.parse_workspace(args.workspace):
+        raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
+    connect(args)
+    principal = _human(args, args.workspace, "OWNER")
+    role = None if args.clear else args.role
+    try:
+        operator.set_grant(args.workspace, role, actor_id=principal.user_id, human=principal.human, source="cli")
+    except db.Missing:
+        raise CliError(f"your role in {args.workspace} changed; nothing was written.") from None
+    if role:
+        print(f"Operator authority in {args.workspace}: human OWNERs and human {role}s (agents' tokens never).")
+    else:
+        print(f"Operator authority in {args.workspace}: human OWNERs only.")
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     def with_token(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -273,3 +298,15 @@ def add_parsers(sub: Any) -> None:
     )
     with_token(st)
     st.set_defaults(func=cmd_governance_set)
+
+    wsp = sub.add_parser("workspace", help="workspace settings (human OWNER)")
+    wsub = wsp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    op = wsub.add_parser(
+        "operator-role", help="grant operator authority to a role below OWNER, or keep it to OWNERs (--clear)"
+    )
+    op.add_argument("--workspace", required=True, metavar="WS_ID")
+    which = op.add_mutually_exclusive_group(required=True)
+    which.add_argument("--role", choices=["ADMIN"], help="human members at this role or above hold it too")
+    which.add_argument("--clear", action="store_true", help="human OWNERs only (the default)")
+    with_token(op)
+    op.set_defaults(func=cmd_workspace_operator_role)

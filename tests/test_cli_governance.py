@@ -189,3 +189,54 @@ async def test_governance_set_needs_a_human_owner_and_applies(capsys, tmp_path, 
     async with mcp_client(server_url, agent_token) as c:
         denied = await err(c, "remove_member", {"workspaceId": ws, "userId": admin.userId})
         assert denied["code"] == "FORBIDDEN"
+
+
+def test_workspace_operator_role_is_set_and_cleared_by_a_human_owner(
+    capsys, tmp_path, monkeypatch, dynamodb_endpoint, human
+):
+    """``jentrix workspace operator-role``: a human OWNER's token sets ADMIN and clears it, each a
+    workspace log entry with source ``cli``; an ADMIN's human token and the OWNER's agent token are
+    refused with nothing written; the flags are one of --role / --clear."""
+    from domain.store import governance, keys, members, workspaces
+    from domain.store.models import UserRow
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # nothing of the real home is read or written
+    ws = human.workspace_id
+    admin = auth.create_user(f"adm-{uuid.uuid4().hex[:12]}@example.com", "Adm")
+    members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
+    owner_file = _token_file(tmp_path, human.token)
+
+    def switch(token_file: str, *flags: str) -> tuple[int, str, str]:
+        return run_cli(
+            capsys,
+            "workspace",
+            "operator-role",
+            "--workspace",
+            ws,
+            *flags,
+            "--token-file",
+            token_file,
+            "--endpoint",
+            dynamodb_endpoint,
+        )
+
+    admin_file = _token_file(tmp_path, auth.mint_pat(admin.userId, holder="human")[0])
+    code, _, error = switch(admin_file, "--role", "ADMIN")
+    assert code == 1 and "OWNER" in error
+    code, _, error = switch(_token_file(tmp_path, auth.mint_pat(human.user_id)[0]), "--role", "ADMIN")
+    assert code == 1 and "human" in error  # the OWNER's agent token
+    for flags in ((), ("--role", "ADMIN", "--clear"), ("--role", "MEMBER")):
+        with pytest.raises(SystemExit) as usage:
+            switch(owner_file, *flags)
+        assert usage.value.code == 2
+    capsys.readouterr()
+    assert workspaces.get(ws).operatorRole is None
+    code, out, _ = switch(owner_file, "--role", "ADMIN")
+    assert code == 0 and "ADMIN" in out and workspaces.get(ws).operatorRole == "ADMIN"
+    code, out, _ = switch(owner_file, "--clear")
+    assert code == 0 and "OWNERs only" in out and workspaces.get(ws).operatorRole is None
+    logged = [e for e in governance.history(ws) if e.type == "workspace.operator_role_set"]
+    assert [(e.source, e.actorId, e.data["operatorRole"]) for e in logged] == [
+        ("cli", human.user_id, None),
+        ("cli", human.user_id, "ADMIN"),
+    ]

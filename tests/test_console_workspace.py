@@ -382,7 +382,8 @@ def items_naming(workspace_id: str) -> list[tuple[str, str]]:
 
 def test_owner_deletes_the_workspace_by_typing_its_name(base):
     """Only an OWNER, only with the exact name and the CSRF token; then the workspace's items
-    (members, boards, tasks, comments, attachments, activity, log, search postings) and its S3
+    (members, boards, tasks, comments, attachments, activity, log, search postings, channels and
+    proposed decisions) and its S3
     objects are gone, its agent token reaches nothing, and its slug is free."""
     from domain import objects
     from domain.settings import settings
@@ -392,6 +393,20 @@ def test_owner_deletes_the_workspace_by_typing_its_name(base):
     ws = owner.workspace_id
     _, task = board_with_task(owner)
     agent_call(owner.token, "create_comment", {"taskId": task["id"], "body": "remember the milk"})
+    posted = agent_call(
+        owner.token, "mj_post", {"workspace": ws, "idempotency_key": "k1", "channel": "ideas", "text": "Drop it"}
+    )
+    agent_call(
+        owner.token,
+        "mj_promote_message",
+        {
+            "workspace": ws,
+            "idempotency_key": "k2",
+            "channel": "ideas",
+            "message_id": posted["messageId"],
+            "target": "decision",
+        },
+    )  # a channel, its message, the promotion and a proposed decision
     admin = browser(base, member(ws, "Adm", "ADMIN").userId)
     client = browser(base, owner.user_id)
     up = client.get(f"{base}/console/tasks/{task['id']}/attachments")
@@ -444,6 +459,50 @@ def test_owner_deletes_the_workspace_by_typing_its_name(base):
     assert gone.error["error"]["code"] == "NOT_FOUND"
     again = make_actor("Dee2", workspace="Doomed <Co>")
     assert workspaces.get(again.workspace_id).slug == "doomed-co"
+
+
+def _operator_cell(text: str, workspace_id: str) -> str:
+    """The operator-authority cell of one workspace's row on /console/workspaces."""
+    row = next(r for r in text.split("<tr>") if workspace_id in r)
+    return row.split("<td>")[3]
+
+
+def test_owner_sets_the_operator_role_on_the_workspaces_page(base):
+    """The OWNER's row has the form (CSRF-protected); an ADMIN sees the value read-only and is
+    refused if it posts anyway, an outsider gets 404; each change is one log entry (source ui)."""
+    from domain.store import governance, workspaces
+
+    owner = make_actor("Opal", workspace="Ops <Co>")
+    ws = owner.workspace_id
+    admin_user = member(ws, "Adm", "ADMIN")
+    client, admin = browser(base, owner.user_id), browser(base, admin_user.userId)
+    url = f"{base}/console/w/{ws}/operator-role"
+    page = client.get(f"{base}/console/workspaces")
+    cell = _operator_cell(page.text, ws)
+    assert f'action="/console/w/{ws}/operator-role"' in cell and '<option value="" selected>' in cell
+    seen = _operator_cell(admin.get(f"{base}/console/workspaces").text, ws)
+    assert "<form" not in seen and "OWNERs only" in seen  # read-only for a non-owner
+    assert client.post(url, data={"role": "ADMIN"}).status_code == 403  # CSRF missing
+    admin_csrf = csrf_of(admin.get(f"{base}/console/workspaces").text)
+    assert admin.post(url, data={"csrf": admin_csrf, "role": "ADMIN"}).status_code == 403
+    outsider = browser(base, make_actor("Mallory", workspace="Elsewhere").user_id)
+    out_csrf = csrf_of(outsider.get(f"{base}/console/workspaces").text)
+    assert outsider.post(url, data={"csrf": out_csrf, "role": "ADMIN"}).status_code == 404
+    assert client.post(url, data={"csrf": csrf_of(page.text), "role": "MEMBER"}).status_code == 400
+    assert workspaces.get(ws).operatorRole is None
+    done = client.post(url, data={"csrf": csrf_of(page.text), "role": "ADMIN"})
+    assert done.status_code == 303 and workspaces.get(ws).operatorRole == "ADMIN"
+    shown = client.get(base + done.headers["location"]).text
+    assert 'id="operator-saved"' in shown and "OWNERs and ADMINs" in shown
+    assert '<option value="ADMIN" selected>' in _operator_cell(shown, ws)
+    assert "OWNERs and ADMINs" in _operator_cell(admin.get(f"{base}/console/workspaces").text, ws)
+    cleared = client.post(url, data={"csrf": csrf_of(page.text), "role": ""})
+    assert cleared.status_code == 303 and workspaces.get(ws).operatorRole is None
+    logged = [e for e in governance.history(ws) if e.type == "workspace.operator_role_set"]
+    assert [(e.source, e.actorId, e.data["operatorRole"]) for e in logged] == [
+        ("ui", owner.user_id, None),
+        ("ui", owner.user_id, "ADMIN"),
+    ]
 
 
 def test_each_person_has_their_own_console_rate_window():

@@ -950,8 +950,8 @@ def _attention_item(ws: str, by: str, text: str) -> str:
 
 
 def test_operator_attention_needs_a_human_operator_and_marks_nothing(server_url, coord_url, team):
-    from domain import auth
-    from domain.store import coordination, keys, members
+    from domain import auth, operator
+    from domain.store import keys, members
     from domain.store.models import UserRow
 
     owner, member = team
@@ -974,9 +974,9 @@ def test_operator_attention_needs_a_human_operator_and_marks_nothing(server_url,
     refused(_human(peer.user_id))  # a human MEMBER
     admin_human = _human(admin.userId)
     refused(admin_human)  # an ADMIN, until the workspace grants it to ADMINs
-    coordination.set_operator_role(ws, "ADMIN")
+    operator.set_grant(ws, "ADMIN", actor_id=owner.user_id, human=True, source="cli")
     assert [a["id"] for a in ok(call_tool(coord_url, admin_human, "mj_inbox", attention))["attentionItems"]] == [item]
-    coordination.set_operator_role(ws, None)
+    operator.set_grant(ws, None, actor_id=owner.user_id, human=True, source="cli")
     refused(admin_human)
     seen = ok(call_tool(coord_url, _human(owner.user_id), "mj_inbox", attention))
     assert seen["actorId"] == owner.user_id and seen["entries"] == [] and seen["unreadCount"] == 0
@@ -988,6 +988,38 @@ def test_operator_attention_needs_a_human_operator_and_marks_nothing(server_url,
     assert own["unreadCount"] == 1 and own["attentionItems"] == []
     e = err(call_tool(coord_url, _human(owner.user_id), "mj_inbox", {**attention, "acknowledge": ["in_x"]}))
     assert e["code"] == "INVALID_INPUT"
+
+
+def test_only_a_human_owner_sets_the_operator_grant_and_each_change_is_logged(team):
+    """domain.operator.set_grant: a conditional write (the workspace exists, the actor is an OWNER
+    at commit) with a workspace log entry naming the source; refusals write nothing."""
+    from domain import auth, operator
+    from domain.store import db, keys, members, workspaces
+    from domain.store import governance as governance_store
+    from domain.store.models import UserRow
+
+    owner, _ = team
+    ws = owner.workspace_id
+    admin = auth.create_user(f"admin-{uuid.uuid4().hex[:12]}@example.com", "Admin")
+    members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
+    logged = lambda: [e for e in governance_store.history(ws) if e.type == "workspace.operator_role_set"]  # noqa: E731
+    with pytest.raises(ValueError, match="operator authority can be granted"):
+        operator.set_grant(ws, "MEMBER", actor_id=owner.user_id, human=True, source="cli")
+    with pytest.raises(PermissionError):  # an agent's credential, the OWNER's included
+        operator.set_grant(ws, "ADMIN", actor_id=owner.user_id, human=False, source="cli")
+    with pytest.raises(db.Missing):  # an ADMIN is not an OWNER: the role guard fails at commit
+        operator.set_grant(ws, "ADMIN", actor_id=admin.userId, human=True, source="ui")
+    with pytest.raises(db.Missing):  # no such workspace
+        operator.set_grant("ws_aaaaaaaaaaaa", "ADMIN", actor_id=owner.user_id, human=True, source="cli")
+    assert workspaces.get(ws).operatorRole is None and logged() == []
+    operator.set_grant(ws, "ADMIN", actor_id=owner.user_id, human=True, source="ui")
+    assert workspaces.get(ws).operatorRole == "ADMIN"
+    operator.set_grant(ws, None, actor_id=owner.user_id, human=True, source="cli")
+    assert workspaces.get(ws).operatorRole is None
+    assert [(e.source, e.actorId, e.data["operatorRole"]) for e in logged()] == [
+        ("cli", owner.user_id, None),
+        ("ui", owner.user_id, "ADMIN"),
+    ]  # newest first
 
 
 # -- linked integration work (issue 30) ----------------------------------------------------------------

@@ -7,7 +7,7 @@ refused naming A, A finds B with mj_peers and asks; B's brief shows the question
 A is waiting in mj_wait_request, and the wait returns the answer; a second question is cancelled
 and B's late reply stays attached without reopening it; A submits an artifact, B asks for
 changes, A submits a new one and B accepts it; B's channel message is promoted by A to an unclaimed
-task."""
+task and to a proposed decision (with the replay and the refusals)."""
 
 from __future__ import annotations
 
@@ -201,6 +201,47 @@ async def scenario(a: Any, b: Any, ws: str, a_id: str, b_id: str, column_id: str
     assert promoted["created"] and promoted["promotion"]["messageId"] == posted["messageId"]
     assert structured(await call(a, "mj_work_context", {"task_id": promoted["promotion"]["taskId"]}))["claims"] == []
 
+    # the same message (B's, an agent's) promoted by A to a proposed decision: the other target is allowed
+    decide = {"channel": channel, "message_id": posted["messageId"], "target": "decision"}
+    key = _key()
+    proposed = structured(await call(a, "mj_promote_message", {"idempotency_key": key, **decide}))
+    decision = proposed["promotion"]["decision"]
+    assert proposed["created"] and proposed["promotion"]["target"] == "decision"
+    assert proposed["promotion"]["taskId"] is None and proposed["promotion"]["promotedBy"] == a_id
+    assert (
+        decision["state"] == "PROPOSED" and decision["id"].startswith("dc_") and decision["title"] == "Fuzz the lexer"
+    )
+    assert decision["content"] == {
+        "text": "Fuzz the lexer",
+        "fromActorId": b_id,
+        "fromKind": "agent",
+        "at": messages[0]["content"]["at"],
+        "trust": "data",
+    }  # who wrote it, as data
+    assert decision["proposedBy"] == a_id and decision["proposedByKind"] == "agent"
+    assert (decision["channel"], decision["messageId"]) == (channel, posted["messageId"])
+    # the same key and arguments replay the first answer; another key answers the first promotion
+    assert structured(await call(a, "mj_promote_message", {"idempotency_key": key, **decide})) == proposed
+    again = structured(await call(b, "mj_promote_message", {"idempotency_key": _key(), **decide}))
+    assert not again["created"] and again["promotion"]["decision"] == decision
+    # refusals: the same key with other arguments, a task without a column, a decision with one, no message
+    reused = envelope(await call(a, "mj_promote_message", {"idempotency_key": key, **decide, "title": "Other"}))
+    assert reused["code"] == "CONFLICT"
+    no_column = envelope(await call(a, "mj_promote_message", {"idempotency_key": _key(), **decide, "target": "task"}))
+    assert no_column["code"] == "INVALID_INPUT" and "column_id" in no_column["message"]
+    in_column = envelope(
+        await call(a, "mj_promote_message", {"idempotency_key": _key(), **decide, "column_id": column_id})
+    )
+    assert in_column["code"] == "INVALID_INPUT" and "column_id" in in_column["message"]
+    missing = envelope(
+        await call(a, "mj_promote_message", {"idempotency_key": _key(), **decide, "message_id": "chm_nope"})
+    )
+    assert missing["code"] == "NOT_FOUND"
+    listed = structured(await call(b, "mj_promotions", {"channel": channel}))["promotions"]
+    assert sorted(p["target"] for p in listed) == ["decision", "task"]
+    assert next(p for p in listed if p["target"] == "decision")["decision"] == decision
+    assert next(p for p in listed if p["target"] == "task")["taskId"] == promoted["promotion"]["taskId"]
+
 
 def _setup(server_url: str, owner: Any) -> tuple[Any, str]:
     from domain import auth
@@ -358,3 +399,66 @@ async def test_issue_30_families_through_the_sdk_with_their_refusals(server_url,
         assert [x["subjectId"] for x in attention] == [cons["id"]]
         approved = structured(await call(o, "mj_consult_approve", {**approve, "idempotency_key": _key()}))
         assert approved["consultation"]["state"] == "APPROVED" and "launched" in approved["notice"]
+
+
+async def test_an_admin_approves_only_while_the_workspace_grants_operator_authority(server_url, owner, monkeypatch):
+    """Issue 30's switch through the official SDK client: a human ADMIN is refused
+    mj_consult_approve (and the operators' attention read) until the OWNER grants operator
+    authority to ADMINs (domain.operator.set_grant, what `jentrix workspace operator-role` and the
+    console run), may approve right after, and is refused again right after the grant is cleared.
+    The warm caches are on with a long bound (docs/rate-limits.md): the grant is not a cached
+    fact, the workspace item is read in every operator call, so each change applies to the next call."""
+    from domain import auth, operator
+    from domain.settings import settings
+    from domain.store import keys, members
+    from domain.store import warm as warm_store
+    from domain.store.models import UserRow
+
+    monkeypatch.setattr(settings, "token_cache_seconds", 60)
+    warm_store.MEMBERS.clear()
+    ws = owner.workspace_id
+    admin = auth.create_user(f"adm-{uuid.uuid4().hex[:12]}@example.com", "Adm")
+    members.add(ws, UserRow.get(*keys.user_profile(admin.userId)), "ADMIN")
+    admin_token = auth.mint_pat(admin.userId, holder="human")[0]
+    board = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": ws, "name": f"Ops {_key()[:12]}"}))
+    task = ok(call_tool(server_url, owner.token, "create_task", {"columnId": board["columns"][0]["id"], "title": "T"}))
+    url = f"{server_url}/x/coordination"
+    async with mcp_client(url, owner.token) as a, mcp_client(url, admin_token) as h:
+        call = lambda c, name, args: c.call_tool(name, {"workspace": ws, **args})  # noqa: E731
+
+        async def prepared() -> dict[str, Any]:
+            cons = structured(
+                await call(
+                    a,
+                    "mj_consult",
+                    {
+                        "idempotency_key": _key(),
+                        "task_id": task["task"]["id"],
+                        "profile": "security",
+                        "question": "Safe?",
+                    },
+                )
+            )["consultation"]
+            return {"consultation_id": cons["id"], "expected_revision": 1, "inputs_digest": cons["inputsDigest"]}
+
+        async def approve(args: dict[str, Any]) -> Any:
+            return await call(h, "mj_consult_approve", {**args, "idempotency_key": _key()})
+
+        first, second = await prepared(), await prepared()
+        refused = envelope(await approve(first))
+        assert refused["code"] == "FORBIDDEN" and "operator authority" in refused["message"]
+        assert envelope(await call(h, "mj_inbox", {"operator_attention": True}))["code"] == "FORBIDDEN"
+
+        operator.set_grant(ws, "ADMIN", actor_id=owner.user_id, human=True, source="cli")
+        attention = structured(await call(h, "mj_inbox", {"operator_attention": True}))["attentionItems"]
+        assert {x["subjectId"] for x in attention} >= {first["consultation_id"], second["consultation_id"]}
+        approved = structured(await approve(first))["consultation"]
+        assert approved["state"] == "APPROVED" and approved["approvedBy"] == admin.userId
+
+        operator.set_grant(ws, None, actor_id=owner.user_id, human=True, source="cli")
+        again = envelope(await approve(second))
+        assert again["code"] == "FORBIDDEN" and "operator authority" in again["message"]
+        assert envelope(await call(h, "mj_inbox", {"operator_attention": True}))["code"] == "FORBIDDEN"
+        still = structured(await call(a, "mj_consult_detail", {"consultation_id": second["consultation_id"]}))
+        assert still["consultation"]["state"] == "PREPARED"  # the refusal wrote nothing
+    warm_store.MEMBERS.clear()

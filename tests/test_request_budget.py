@@ -1206,6 +1206,24 @@ def test_coordination_tool_budgets(server_url, owner, board):
         FIXED_WS + 2 + POWERTOOLS_FIRST_RUN,
     )  # promoted already
     check(url, owner.token, "mj_promotions", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 1)
+    # to a proposed decision: the message GetItem, one transaction (decision, promotion, guard, log row)
+    decide = {"workspace": ws, "channel": "ideas", "message_id": message, "target": "decision"}
+    check(
+        url,
+        owner.token,
+        "mj_promote_message",
+        {**decide, "idempotency_key": f"k-{uuid.uuid4()}"},
+        FIXED_WS + 2 + POWERTOOLS_FIRST_RUN,
+    )
+    check(
+        url,
+        peer_token,
+        "mj_promote_message",
+        {**decide, "idempotency_key": f"k-{uuid.uuid4()}"},
+        FIXED_WS + 2 + POWERTOOLS_FIRST_RUN,
+    )  # promoted already: the failed transaction's ALL_OLD is the earlier promotion, no read added
+    # the promotions' Query and one BatchGetItem of the decisions they name
+    check(url, owner.token, "mj_promotions", {"workspace": ws, "channel": "ideas"}, FIXED_WS + 2)
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,7 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "channel entry": (keys.channel_entry("ws_b", "ideas"), None),
     "channel message": (keys.channel_message("ws_b", "ideas", "01j0abc"), None),
     "promotion": (keys.promotion("ws_b", "ideas", "01j0abc", "task"), None),
+    "proposed decision": (keys.decision("ws_b", "01j0abc"), None),
     "inbox entry": (keys.inbox_entry("ws_b", "usr_a", "01j0abc"), None),
     "helper link": (keys.helper_link("tk_e", "tk_f"), None),
     "integration": (keys.integration("tk_e", "01j0abc"), None),

@@ -44,7 +44,7 @@ COORDINATION_SPECS = [s for s in ALL_SPECS if s.area in OPT_IN]
 # tokens of the whole coordination toolset when a connection asks for it, each tool's larger count
 # (measured 4,133 for its 23 tools; 5,203 with the 4 integration tools of issue 30; 5,471 with
 # continuity and recovery evidence; 6,802 with the 7 consultation tools;
-# 6,867 with the claims' expected_revision)
+# 6,867 with the claims' expected_revision; 6,901 with promotion to a proposed decision)
 COORDINATION_BUDGET = 7_000
 PLANNED = [n for n, r in SEED.items() if r.status == "planned"]
 # measured: 4,922 (each tool's larger count; 4,889 bytes/4, 4,793 o200k), then 4,948 with get_board_snapshot's

@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.exceptions import UpdateError
-
+from domain import ids
 from domain.store import db, keys, parallel
 from domain.store import members as member_store
 from domain.store.cas import Unchanged, Write, compare_and_set
@@ -33,6 +32,7 @@ from domain.store.models import (
     ChannelRow,
     ClaimHeadRow,
     ConsultationRow,
+    DecisionRow,
     HelperLinkRow,
     InboxRow,
     IntegrationRow,
@@ -526,27 +526,118 @@ def channel_message(workspace_id: str, channel: str, message_id: str) -> Channel
 
 
 def new_promotion(
-    workspace_id: str, channel: str, message_id: str, task_id: str, actor_id: str, at: str
+    workspace_id: str,
+    channel: str,
+    message_id: str,
+    actor_id: str,
+    at: str,
+    *,
+    actor_kind: str,
+    task_id: str | None = None,
+    decision_id: str | None = None,
 ) -> PromotionRow:
+    """The record that a message was promoted: to a task (``task_id``) or a proposed decision
+    (``decision_id``), keyed by the message and that target."""
+    target = "task" if task_id else "decision"
     return PromotionRow(
-        *keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"),
+        *keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), target),
         workspaceId=workspace_id,
         channel=channel,
         messageId=message_id,
-        target="task",
+        target=target,
         taskId=task_id,
+        decisionId=decision_id,
         promotedBy=actor_id,
+        promotedByKind=actor_kind,
         promotedAt=at,
     )
 
 
-def promotion(workspace_id: str, channel: str, message_id: str) -> PromotionRow | None:
+def promotion(workspace_id: str, channel: str, message_id: str, target: str = "task") -> PromotionRow | None:
     try:
         return PromotionRow.get(
-            *keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), "task"), consistent_read=True
+            *keys.promotion(workspace_id, channel, message_id.removeprefix("chm_"), target), consistent_read=True
         )
     except PromotionRow.DoesNotExist:
         return None
+
+
+def new_decision(
+    workspace_id: str,
+    message: ChannelMessageRow,
+    title: str,
+    actor_id: str,
+    at: str,
+    *,
+    actor_kind: str,
+) -> DecisionRow:
+    """A PROPOSED decision made of a channel message (its text and author kept as written)."""
+    ulid = message.messageId.removeprefix("chm_")
+    return DecisionRow(
+        *keys.decision(workspace_id, ulid),
+        decisionId=ids.new_decision_id(workspace_id, ulid),
+        workspaceId=workspace_id,
+        state="PROPOSED",
+        title=title,
+        text=message.text,
+        authorId=message.fromId,
+        authorKind=message.fromKind,
+        postedAt=message.postedAt,
+        channel=message.channel,
+        messageId=message.messageId,
+        taskId=message.taskId,
+        proposedBy=actor_id,
+        proposedByKind=actor_kind,
+        proposedAt=at,
+        revision=1,
+    )
+
+
+class AlreadyPromoted(StoreError):
+    """The message was promoted to this target before (``current``: that promotion; ``decision``:
+    the proposed decision it made, when the failed write returned it)."""
+
+    def __init__(self, current: PromotionRow, decision: DecisionRow | None = None) -> None:
+        super().__init__("already promoted")
+        self.current = current
+        self.decision = decision
+
+
+def propose_decision(decision: DecisionRow, promotion: PromotionRow, *, actor_id: str, log: Any) -> None:
+    """Store a proposed decision with its promotion record, the promoter's member guard and a
+    workspace log entry, in one transaction. Both items are new (``attribute_not_exists``), so a
+    message becomes at most one decision however many calls race.
+
+    Raises:
+        AlreadyPromoted: the message was promoted to a decision before (the promotion and the
+            decision come from the failed conditions' ``ALL_OLD``: no extra request).
+        Missing: the promoter is no longer a member.
+    """
+
+    def build(tx: Any) -> None:
+        tx.save(promotion, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+        tx.save(decision, condition=Row.PK.does_not_exist(), return_values="ALL_OLD")
+        member_store.guard(tx, decision.workspaceId, actor_id)
+        tx.save(log)
+
+    try:
+        db.transact(build)
+    except db.ConditionFailed as failure:
+        stored = failure.item(promotion.PK, promotion.SK)
+        if stored:
+            made = failure.item(decision.PK, decision.SK)
+            earlier = DecisionRow.from_raw_data(made) if made else None
+            raise AlreadyPromoted(PromotionRow.from_raw_data(stored), earlier) from failure
+        raise db.Missing(decision.workspaceId) from failure
+
+
+def decisions(workspace_id: str, decision_ids: list[str]) -> dict[str, DecisionRow]:
+    """Proposed decisions by id (one consistent BatchGetItem per 100; none for an empty list)."""
+    wanted = {keys.decision(workspace_id, d.rsplit("_", 1)[-1]): d for d in decision_ids}
+    if not wanted:
+        return {}
+    found = DecisionRow.batch_get(list(wanted), consistent_read=True)
+    return {r.decisionId: r for r in found if isinstance(r, DecisionRow)}
 
 
 def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
@@ -557,21 +648,38 @@ def promotions(workspace_id: str, channel: str) -> list[PromotionRow]:
 
 
 # -- operator authority and attention (domain.operator) ---------------------------------------------
-def set_operator_role(workspace_id: str, role: str | None) -> None:
+def set_operator_role(workspace_id: str, role: str | None, *, actor_id: str, source: str) -> None:
     """Grant operator authority to human members at ``role`` or above (``ADMIN``), or take the
-    grant back (``None``: human OWNERs only). A workspace setting; no tool changes it (the
-    coordination spec keeps policy changes out of the agents' tools).
+    grant back (``None``: human OWNERs only), with a workspace log entry
+    (``workspace.operator_role_set``, its ``source``), in one transaction conditional on the
+    workspace existing and ``actor_id`` being an OWNER at commit. Callers go through
+    :func:`domain.operator.set_grant`, which checks the value and the credential.
 
     Raises:
-        Missing: no such workspace.
+        Missing: no such workspace, or the actor is not (or no longer) an OWNER; nothing written.
     """
+    from domain.store import governance
     from domain.store.models import WorkspaceRow
 
     head = WorkspaceRow(*keys.workspace_head(workspace_id))
     action = WorkspaceRow.operatorRole.set(role) if role else WorkspaceRow.operatorRole.remove()
+    log = governance.log_row(
+        workspace_id,
+        "workspace.operator_role_set",
+        f"Operator authority granted to {role}s" if role else "Operator authority kept to OWNERs",
+        actor_id=actor_id,
+        source=source,
+        data={"operatorRole": role},
+    )
+
+    def build(tx: Any) -> None:
+        tx.update(head, actions=[action], condition=Row.PK.exists())
+        governance.role_guard(tx, workspace_id, actor_id, ("OWNER",))
+        tx.save(log)
+
     try:
-        head.update(actions=[action], condition=Row.PK.exists())
-    except UpdateError as failure:  # the condition failed: no such workspace
+        db.transact(build)
+    except db.ConditionFailed as failure:  # the head is gone or the actor is no OWNER
         raise db.Missing(workspace_id) from failure
 
 

@@ -11,9 +11,9 @@ Two steps, both from the same request:
    access step admits anyone any more), then the workspace partition (board entries, task-number
    pointers, invitations, approvals, policy, projects), each board's partition and activity log,
    each task's side items (comments, subtasks, links, attachments, with the attachments' used
-   upload grants) and coordination items, the
-   members' work, claim and inbox items, the workspace log, artifacts, sessions, channels, the
-   search pending records, and each task's search doc state with the word postings it names.
+   upload grants) and coordination items, the members' work, claim and inbox items, the workspace
+   log, artifacts, sessions, channels (with their messages and promotions), proposed decisions,
+   the search pending records, and each task's search doc state with the word postings it names.
    Running it again finds nothing more to do. (The workspace's S3 objects go with
    :func:`domain.objects.delete_prefix`, called by :func:`domain.console_actions.delete_workspace`.)
 
@@ -132,11 +132,13 @@ def purge(workspace_id: str, member_ids: list[str]) -> int:
         deleted += len(_drop(keys.work_partition(ws, user))) + len(_drop(keys.actor_partition(ws, user)))
         for shard in range(keys.INBOX_SHARDS):
             deleted += len(_drop(keys.inbox_partition(ws, user, shard)))
+    for channel in _drop(keys.channels_partition(ws), ("name",)):  # each channel's messages and promotions
+        deleted += 1 + (len(_drop(keys.channel_partition(ws, channel["name"]))) if "name" in channel else 0)
     for pk in (
         keys.workspace_log_partition(ws),
         keys.artifact_partition(ws),
         keys.session_partition(ws),
-        keys.channels_partition(ws),
+        keys.decision_partition(ws),
         keys.search_pending_partition(ws, keys.SEARCH_TASKS),
         keys.search_pending_partition(ws, keys.SEARCH_ARTIFACTS),
     ):

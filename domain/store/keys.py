@@ -245,6 +245,17 @@ CHANNEL_MESSAGE_PREFIX = "M#"
 PROMOTION_PREFIX = "P#"
 
 
+def decision_partition(workspace_id: str) -> str:
+    """``DECISION#<ws>``: the workspace's proposed decisions ``D#<ulid>`` (the ULID of the channel
+    message each was promoted from, so a message yields at most one). Written by hand-picked
+    promotions only: a quiet partition."""
+    return f"DECISION#{workspace_id}"
+
+
+def decision(workspace_id: str, ulid: str) -> Key:
+    return decision_partition(workspace_id), f"D#{ulid}"
+
+
 def attention_partition(workspace_id: str) -> str:
     """``ATTN#<ws>``: the operators' attention items of a workspace ``A#<ulid>`` (oldest first).
     Written once per prepared consultation or arrived result: low volume, never a hot key."""

@@ -453,15 +453,40 @@ class ChannelMessageRow(Row, discriminator="ChannelMessage"):
 
 
 class PromotionRow(Row, discriminator="Promotion"):
-    """Promotion (``keys.promotion``): a channel message made into a task, once per message and target."""
+    """Promotion (``keys.promotion``): a channel message made into a task or a proposed decision,
+    once per message and target (``target``: ``task`` with ``taskId``, ``decision`` with ``decisionId``)."""
 
     workspaceId = UnicodeAttribute()
     channel = UnicodeAttribute()
     messageId = UnicodeAttribute()
     target = UnicodeAttribute()
-    taskId = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)
+    decisionId = UnicodeAttribute(null=True)
     promotedBy = UnicodeAttribute()
+    promotedByKind = UnicodeAttribute(null=True)  # agent | human; absent on promotions stored before it was kept
     promotedAt = UnicodeAttribute()
+
+
+class DecisionRow(Row, discriminator="Decision"):
+    """Proposed decision (``keys.decision``): a channel message promoted for the people who decide.
+    ``state`` is ``PROPOSED``: promotion accepts nothing, and no tool moves it on yet. The message's
+    text and author are kept as written (provenance), beside who promoted it."""
+
+    decisionId = UnicodeAttribute()
+    workspaceId = UnicodeAttribute()
+    state = UnicodeAttribute()
+    title = UnicodeAttribute()
+    text = UnicodeAttribute()
+    authorId = UnicodeAttribute()
+    authorKind = UnicodeAttribute()  # agent | human: whose credential wrote the message
+    postedAt = UnicodeAttribute()  # when the message was posted
+    channel = UnicodeAttribute()
+    messageId = UnicodeAttribute()
+    taskId = UnicodeAttribute(null=True)  # the task the message was about, if any
+    proposedBy = UnicodeAttribute()
+    proposedByKind = UnicodeAttribute()
+    proposedAt = UnicodeAttribute()
+    revision = NumberAttribute(default=1)
 
 
 class InboxRow(Row, discriminator="Inbox"):

@@ -37,6 +37,7 @@ from domain.store.models import (
     AttentionRow,
     ChannelMessageRow,
     ClaimHeadRow,
+    DecisionRow,
     HelperLinkRow,
     InboxRow,
     IntegrationRow,
@@ -1929,33 +1930,52 @@ class PromoteInput(ToolInput):
     idempotency_key: KeyArg
     channel: ChannelArg
     message_id: Annotated[str, Field(min_length=1, max_length=40, description="chm_… from mj_channel_messages.")]
-    column_id: Annotated[
-        str, Field(min_length=1, max_length=80, description="cl_… where the unclaimed task is created.")
-    ]
+    target: Literal["task", "decision"] = Field(
+        default="task", description="task (needs column_id) or decision (a PROPOSED one)."
+    )
+    column_id: Annotated[str | None, Field(default=None, min_length=1, max_length=80, description="cl_…")]
     title: TitleArg | None = None
+
+
+class DecisionView(ToolOutput):
+    id: str
+    state: Literal["PROPOSED"] = Field(description="Proposed only: promotion decides nothing.")
+    title: str
+    content: PeerText = Field(description="The message as its author wrote it.")
+    channel: str
+    messageId: str
+    taskId: str | None = Field(description="The task the message was about, if any.")
+    proposedBy: str
+    proposedByKind: Literal["agent", "human"]
+    proposedAt: str
 
 
 class PromotionView(ToolOutput):
     messageId: str
     channel: str
-    target: Literal["task"]
-    taskId: str
+    target: Literal["task", "decision"]
+    taskId: str | None = Field(description="The task made (target task).")
+    decision: DecisionView | None = Field(description="The proposed decision (target decision).")
     promotedBy: str
+    promotedByKind: Literal["agent", "human"] | None = Field(description="null: promoted before this was kept.")
     promotedAt: str
 
 
 class PromoteOutput(ToolOutput):
     promotion: PromotionView
-    created: bool = Field(description="false: the message had been promoted already; this is that promotion.")
-    notice: str = Field(description="Promotion starts nothing: the task is unclaimed and unassigned.")
+    created: bool = Field(
+        description="false: the message had been promoted to this target already; this is that promotion."
+    )
+    notice: str = Field(description="Promotion starts, assigns, accepts and decides nothing.")
 
 
 @tool(
     "mj_promote_message",
     title="Promote a channel message",
     description=(
-        "Turns a channel message into an unclaimed, unassigned task in a column (its text becomes the description). "
-        "A message is promoted once: promoting it again answers the first promotion. Nothing is started or accepted."
+        "Turns a channel message into an unclaimed, unassigned task in a column (its text becomes the description) "
+        "or a PROPOSED decision. Once per message and target: promoting again answers the first promotion. "
+        "Nothing is started, accepted or decided."
     ),
     area=COORDINATION,
     scope="write",
@@ -1964,25 +1984,73 @@ class PromoteOutput(ToolOutput):
     min_role="MEMBER",
     refs=(Ref("column_id", "column"),),
     prefetch=lambda where, args: (
-        Prefetch(items=(keys.column(p[1], args.column_id),)) if (p := ids.parse_column(args.column_id)) else Prefetch()
+        Prefetch(items=(keys.column(p[1], args.column_id),))
+        if args.column_id and (p := ids.parse_column(args.column_id))
+        else Prefetch()
     ),
     input_model=PromoteInput,
     output_model=PromoteOutput,
 )
 def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
-    from domain.store.idempotency_markers import marker_for
-
+    if args.target == "task" and not args.column_id:
+        raise errors.invalid("column_id", "a task is promoted into a column", "Pass column_id (list_columns).")
+    if args.target == "decision" and args.column_id:
+        raise errors.invalid(
+            "column_id", "a proposed decision lives in no column", "Leave column_id out for target decision."
+        )
     ws = ctx.target.workspace_id
     message = store.channel_message(ws, args.channel, args.message_id)
     if message is None:
         raise errors.not_found("message", args.message_id)
+    if args.target == "decision":
+        return _promote_to_decision(ctx, args, message)
+    return _promote_to_task(ctx, args, message)
+
+
+def _promote_to_decision(ctx: CallContext, args: PromoteInput, message: ChannelMessageRow) -> PromoteOutput:
+    from domain.store import governance as governance_store
+
+    ws = ctx.target.workspace_id
+    notice = "A proposed decision: nothing was decided, started or accepted."
+    now = clock.now_iso()
+    title = (args.title or message.text.strip().splitlines()[0])[:200].strip() or "Proposed decision"
+    decision = store.new_decision(ws, message, title, ctx.user_id, now, actor_kind=_kind(ctx))
+    row = store.new_promotion(
+        ws, args.channel, args.message_id, ctx.user_id, now, actor_kind=_kind(ctx), decision_id=decision.decisionId
+    )
+    log = governance_store.log_row(
+        ws,
+        "message.promoted",
+        f"Proposed a decision from a #{args.channel} message",
+        actor_id=ctx.user_id,
+        source=ctx.source,
+        data={"messageId": args.message_id, "channel": args.channel, "decisionId": decision.decisionId},
+    )
+    try:
+        store.propose_decision(decision, row, actor_id=ctx.user_id, log=log)
+    except store.AlreadyPromoted as earlier:
+        made = (
+            {earlier.decision.decisionId: earlier.decision} if earlier.decision else _decisions(ws, [earlier.current])
+        )
+        return PromoteOutput(promotion=_promotion_view(earlier.current, made), created=False, notice=notice)
+    except Missing:
+        raise errors.not_found("workspace", ws) from None
+    return PromoteOutput(promotion=_promotion_view(row, {decision.decisionId: decision}), created=True, notice=notice)
+
+
+def _promote_to_task(ctx: CallContext, args: PromoteInput, message: ChannelMessageRow) -> PromoteOutput:
+    from domain.store.idempotency_markers import marker_for
+
+    ws = ctx.target.workspace_id
+    assert args.column_id is not None
     notice = "An unclaimed task: nobody was assigned, nothing was started or accepted."
-    earlier = store.promotion(ws, args.channel, args.message_id)
+    earlier = store.promotion(ws, args.channel, args.message_id, "task")
     if earlier is not None:
         return PromoteOutput(promotion=_promotion_view(earlier), created=False, notice=notice)
     parsed = ids.parse_column(args.column_id)
     assert parsed is not None
     board_id = parsed[1]
+    column_id = args.column_id
     title = (args.title or message.text.strip().splitlines()[0])[:200].strip() or "Promoted message"
     now = clock.now_iso()
     # one promotion per message and target, whoever asks: the creation marker is keyed by them
@@ -1993,7 +2061,7 @@ def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
         return task_store.new_detail(
             workspace_prefix=wsrow.taskPrefix,
             board_id=board_id,
-            column_id=args.column_id,
+            column_id=column_id,
             number=number,
             rank=rank,
             title=title,
@@ -2015,7 +2083,9 @@ def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
         )
 
     def extra(tx: Any, detail: TaskDetailRow) -> None:
-        row = store.new_promotion(ws, args.channel, args.message_id, detail.taskId, ctx.user_id, now)
+        row = store.new_promotion(
+            ws, args.channel, args.message_id, ctx.user_id, now, actor_kind=_kind(ctx), task_id=detail.taskId
+        )
         made[:] = [row]
         tx.save(row)
 
@@ -2023,7 +2093,7 @@ def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
         task_store.create(
             workspace_id=ws,
             board_id=board_id,
-            column_id=args.column_id,
+            column_id=column_id,
             actor_id=ctx.user_id,
             build_detail=build_detail,
             activity_for=activity_for,
@@ -2038,9 +2108,9 @@ def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
     except board_store.BoardArchived:
         raise errors.board_archived("columnId") from None
     except Missing:
-        raise errors.not_found("column", args.column_id) from None
+        raise errors.not_found("column", column_id) from None
     except task_store.Earlier:  # another call promoted it first
-        found = store.promotion(ws, args.channel, args.message_id)
+        found = store.promotion(ws, args.channel, args.message_id, "task")
         if found is None:
             raise errors.conflict(
                 "The message is being promoted by another call.", "Call again in a moment.", retry_after_seconds=1
@@ -2049,13 +2119,36 @@ def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
     return PromoteOutput(promotion=_promotion_view(made[0]), created=True, notice=notice)
 
 
-def _promotion_view(r: PromotionRow) -> PromotionView:
+def _decisions(workspace_id: str, rows: list[PromotionRow]) -> dict[str, DecisionRow]:
+    """The proposed decisions the promotions name (one BatchGetItem when any does)."""
+    return store.decisions(workspace_id, [r.decisionId for r in rows if r.decisionId])
+
+
+def _decision_view(d: DecisionRow) -> DecisionView:
+    return DecisionView(
+        id=d.decisionId,
+        state="PROPOSED",
+        title=d.title,
+        content=PeerText(text=d.text, fromActorId=d.authorId, fromKind=d.authorKind, at=d.postedAt),
+        channel=d.channel,
+        messageId=d.messageId,
+        taskId=d.taskId,
+        proposedBy=d.proposedBy,
+        proposedByKind=d.proposedByKind,
+        proposedAt=d.proposedAt,
+    )
+
+
+def _promotion_view(r: PromotionRow, decisions: dict[str, DecisionRow] | None = None) -> PromotionView:
+    found = (decisions or {}).get(r.decisionId or "")
     return PromotionView(
         messageId=r.messageId,
         channel=r.channel,
-        target="task",
+        target="decision" if r.target == "decision" else "task",
         taskId=r.taskId,
+        decision=_decision_view(found) if found else None,
         promotedBy=r.promotedBy,
+        promotedByKind=r.promotedByKind,
         promotedAt=r.promotedAt,
     )
 
@@ -2072,7 +2165,7 @@ class PromotionsOutput(ToolOutput):
 @tool(
     "mj_promotions",
     title="Promotions of a channel",
-    description="Which messages of a channel were promoted, to which tasks, by whom and when.",
+    description="Which messages of a channel were promoted, to tasks or proposed decisions, by whom and when.",
     area=COORDINATION,
     scope="read",
     read_only=True,
@@ -2082,9 +2175,10 @@ class PromotionsOutput(ToolOutput):
     output_model=PromotionsOutput,
 )
 def mj_promotions(ctx: CallContext, args: PromotionsInput) -> PromotionsOutput:
-    return PromotionsOutput(
-        promotions=[_promotion_view(r) for r in store.promotions(ctx.target.workspace_id, args.channel)]
-    )
+    ws = ctx.target.workspace_id
+    rows = store.promotions(ws, args.channel)
+    decisions = _decisions(ws, rows)
+    return PromotionsOutput(promotions=[_promotion_view(r, decisions) for r in rows])
 
 
 # -- linked integration work (issue 30; docs/coordination.md, "Linked integration work") --------------

@@ -8,8 +8,8 @@ from domain import auth, errors, ids, repos
 from domain.access import Prefetch, target
 from domain.context import CallContext
 from domain.registry import AREAS, ToolInput, ToolOutput, tool
-from domain.store import parallel
 from domain.store import members as member_store
+from domain.store import parallel
 from domain.store import workspaces as workspace_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing

@@ -613,7 +613,22 @@ def add_workspace_pages(app: FastAPI) -> None:
             workspaces=[(w, roles.get(w.workspaceId, "")) for w in sorted(rows, key=lambda w: w.name.lower())],
             joined=next((w.name for w in rows if w.workspaceId == request.query_params.get("joined")), None),
             deleted=request.query_params.get("deleted"),
+            operator=next((w for w in rows if w.workspaceId == request.query_params.get("operator")), None),
         )
+
+    @app.post("/console/w/{workspace_id}/operator-role")
+    async def operator_role(workspace_id: str, request: Request) -> Response:
+        """An OWNER sets (``role=ADMIN``) or clears (``role=""``) who holds operator authority."""
+        checked = await posted(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        role = str(form.get("role") or "") or None
+        try:
+            console_actions.set_operator_role(session.userId, workspace_id, role)
+        except console_actions.Refused as exc:
+            return refused(exc)
+        return RedirectResponse("/console/workspaces?" + urlencode({"operator": workspace_id}), status_code=303)
 
     # -- approvals ---------------------------------------------------------------------------
     @app.get("/console/w/{workspace_id}/approvals")
