@@ -17,6 +17,7 @@ from pynamodb.attributes import (
     ListAttribute,
     NumberAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
 )
 from pynamodb.constants import NULL
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
@@ -691,6 +692,10 @@ class ProjectRow(Row, discriminator="Project"):
     childCount = NumberAttribute(default=0)
     linkCount = NumberAttribute(default=0)
     decisionCount = NumberAttribute(default=0)  # DECISION links
+    # One compact copy per link (``domain.store.projects.link_copy``), added and removed in the
+    # link's own transaction beside ``linkCount``, so get_project answers from the head alone.
+    # Trusted only while its size equals ``linkCount`` (heads written before the copies existed).
+    linkCopies = UnicodeSetAttribute(null=True)
     createdBy = UnicodeAttribute()
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
