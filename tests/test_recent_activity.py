@@ -135,3 +135,32 @@ def test_detailed_get_task_is_one_round_trip_of_two_requests(server_url, monkeyp
     finally:
         warm_store.MEMBERS.clear()
         warm_store.COLUMNS.clear()
+
+
+async def test_entries_are_stored_as_arrays_and_items_in_the_older_object_form_still_read(server_url):
+    """Entries are compact arrays (no field names; docs/decisions.md, "Lighter recent entries").
+    An item written before holds objects: rewritten here to that form, it reads the same, and a
+    trim that mixes both forms keeps the newest entries in log order."""
+    import json
+
+    from domain.store import keys
+    from domain.store.models import RecentActivityRow
+
+    owner = make_actor("Olive", "Forms Space", holder="human")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id, "Forms")
+        tid = (await ok(c, "create_task", {"columnId": board["columns"][0]["id"], "title": "forms"}))["task"]["id"]
+        for i in range(4):
+            await ok(c, "update_task", {"taskId": tid, "title": f"forms {i}"})
+        key = keys.task_recent_activity(tid)
+        item = RecentActivityRow.get(*key, consistent_read=True)
+        stored = [json.loads(e) for e in item.entries]
+        assert all(isinstance(e, list) for e in stored), item.entries
+        assert not any(e[0].startswith("act_") for e in stored)
+        before = await _recent(c, tid)
+        as_objects = [json.dumps(activity_store._parse(e)) for e in item.entries]  # the older form
+        RecentActivityRow(*key).update(actions=[RecentActivityRow.entries.set(as_objects)])
+        assert await _recent(c, tid) == before == await _log(c, tid)
+        for i in range(activity_store.RECENT_CAP):  # past the cap: a trim over both forms
+            await ok(c, "update_task", {"taskId": tid, "title": f"forms again {i}"})
+        assert await _recent(c, tid) == await _log(c, tid)

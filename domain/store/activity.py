@@ -57,16 +57,40 @@ def new_row(
 
 
 # -- the task's recent item (issue 25): its newest entries beside its links and subtasks ---------
+_ID_PREFIX = "act_"
+
+
 def _entry_json(item: dict[str, Any]) -> str:
-    """The compact JSON of one activity item as a transaction puts it (DynamoDB JSON)."""
-    out: dict[str, Any] = {f: item[f]["S"] for f in _ENTRY_FIELDS if "S" in item.get(f, {})}
+    """The compact JSON of one activity item as a transaction puts it (DynamoDB JSON): an array
+    of the :data:`_ENTRY_FIELDS` values in that order (the id without its ``act_``), then
+    ``data`` when the row has any. An array instead of an object saves the field names, ~60 of
+    the ~270 bytes of an entry, so the item (up to :data:`RECENT_CAP` entries) stays under the
+    4 KB a consistent read unit covers beside a few subtasks (docs/decisions.md, "Lighter
+    recent entries")."""
+    values = [item.get(f, {}).get("S") for f in _ENTRY_FIELDS]
+    if values[0] is not None:
+        values[0] = values[0].removeprefix(_ID_PREFIX)
     data = item.get("data", {}).get("S")
-    out["data"] = json.loads(data) if data else None
-    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    if data:
+        values.append(json.loads(data))
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+def _parse(entry: str) -> dict[str, Any]:
+    """One stored entry as a dict of :data:`_ENTRY_FIELDS` and ``data``: the array form, or the
+    object form items written before it still hold."""
+    raw = json.loads(entry)
+    if isinstance(raw, dict):
+        return raw
+    out: dict[str, Any] = dict(zip(_ENTRY_FIELDS, raw, strict=False))
+    if out.get("activityId") is not None:
+        out["activityId"] = _ID_PREFIX + out["activityId"]
+    out["data"] = raw[len(_ENTRY_FIELDS)] if len(raw) > len(_ENTRY_FIELDS) else None
+    return out
 
 
 def _order(entry: str) -> tuple[str, str]:
-    e = json.loads(entry)
+    e = _parse(entry)
     return e.get("at") or "", e.get("activityId") or ""  # the GSI1 sort key's order: <at>#<ulid>
 
 
@@ -142,7 +166,7 @@ def recent_of(rows: list[Row], *, created_at: str | None) -> list[dict[str, Any]
     item = next((r for r in rows if isinstance(r, RecentActivityRow)), None)
     if item is None:
         return None
-    entries = [json.loads(str(e)) for e in item.entries or []]
+    entries = [_parse(str(e)) for e in item.entries or []]
     if len(entries) < RECENT_KEEP and (created_at is None or (item.since or "") > created_at):
         return None
     entries.sort(key=lambda e: (e.get("at") or "", e.get("activityId") or ""), reverse=True)

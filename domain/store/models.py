@@ -744,8 +744,9 @@ class RecentActivityRow(Row, discriminator="RecentActivity"):
     """A task's newest activity entries (``keys.task_recent_activity``), written only by
     :func:`domain.store.activity.mirror` inside the transaction that writes the entries.
 
-    ``entries`` are compact JSON objects (``activityId``, ``type``, ``source``, ``actorId``,
-    ``at``, ``summary``, ``data``), unordered, between 1 and ``RECENT_CAP`` of them; ``since`` is
+    ``entries`` are compact JSON arrays (``activityId`` without ``act_``, ``type``, ``source``,
+    ``actorId``, ``at``, ``summary``[, ``data``]; items written before hold JSON objects with
+    those names, and readers take both: ``domain.store.activity``), unordered, between 1 and ``RECENT_CAP`` of them; ``since`` is
     the ``at`` of the first entry the item ever held (an item younger than its task may lack
     older entries); ``version`` counts the writes (the compare-and-set of a trim)."""
 
