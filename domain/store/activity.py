@@ -137,7 +137,7 @@ def committed(tx: Any) -> None:
 
 
 def forget_held() -> None:
-    """Drop every remembered recent item (tests; a process that restores from a snapshot)."""
+    """Drop every remembered recent item (tests). A stale memory is safe without it (see committed())."""
     with _held_lock:
         _held.clear()
 
