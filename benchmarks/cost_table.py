@@ -133,6 +133,11 @@ def run_scenarios(
     measure("list_tasks (column, detailed)", "list_tasks", {"columnId": cols[0], "response_format": "detailed"})
     measure("list_activity (board)", "list_activity", {"boardId": board_id})
     measure("list_activity (task)", "list_activity", {"taskId": t1["id"]})
+    project = ok(call("create_project", {"workspaceId": ws, "name": f"Costed project {uuid.uuid4().hex[:12]}"}))[
+        "project"
+    ]
+    ok(call("add_project_link", {"projectId": project["id"], "targetType": "BOARD", "targetId": board_id}))
+    measure("get_project", "get_project", {"projectId": project["id"]})  # its links ride on the head
     sub = ok(measure("create_subtask", "create_subtask", {"taskId": t2["id"], "title": "a step"}))["subtask"]
     measure("toggle_subtask", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})
     measure("toggle_subtask (no change)", "toggle_subtask", {"subtaskId": sub["id"], "completed": True})

@@ -9,6 +9,7 @@ equal the newest entries of the task's own log (list_activity {taskId}, GSI1).""
 from __future__ import annotations
 
 import asyncio
+from uuid import uuid4
 
 import httpx2
 
@@ -135,3 +136,98 @@ def test_detailed_get_task_is_one_round_trip_of_two_requests(server_url, monkeyp
     finally:
         warm_store.MEMBERS.clear()
         warm_store.COLUMNS.clear()
+
+
+async def test_entries_are_stored_as_arrays_and_items_in_the_older_object_form_still_read(server_url):
+    """Entries are compact arrays (no field names; docs/decisions.md, "Lighter recent entries").
+    An item written before holds objects: rewritten here to that form, it reads the same, and a
+    trim that mixes both forms keeps the newest entries in log order."""
+    import json
+
+    from domain.store import keys
+    from domain.store.models import RecentActivityRow
+
+    owner = make_actor("Olive", "Forms Space", holder="human")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id, "Forms")
+        tid = (await ok(c, "create_task", {"columnId": board["columns"][0]["id"], "title": "forms"}))["task"]["id"]
+        for i in range(4):
+            await ok(c, "update_task", {"taskId": tid, "title": f"forms {i}"})
+        key = keys.task_recent_activity(tid)
+        item = RecentActivityRow.get(*key, consistent_read=True)
+        stored = [json.loads(e) for e in item.entries]
+        assert all(isinstance(e, list) for e in stored), item.entries
+        assert not any(e[0].startswith("act_") for e in stored)
+        before = await _recent(c, tid)
+        as_objects = [json.dumps(activity_store._parse(e)) for e in item.entries]  # the older form
+        RecentActivityRow(*key).update(actions=[RecentActivityRow.entries.set(as_objects)])
+        assert await _recent(c, tid) == before == await _log(c, tid)
+        for i in range(activity_store.RECENT_CAP):  # past the cap: a trim over both forms
+            await ok(c, "update_task", {"taskId": tid, "title": f"forms again {i}"})
+        assert await _recent(c, tid) == await _log(c, tid)
+
+
+def test_a_task_written_from_one_process_trims_its_full_item_without_a_failed_attempt(server_url):
+    """The process remembers the recent item it last wrote (domain.store.activity.committed), so
+    once it has seen the item, a write that would overflow it trims at once: 40 edits send 41
+    transactions (the first overflow still fails once: nothing is remembered before it), where
+    every seventh edit used to send two. The entries still equal the log."""
+    actor = make_actor("Sol", holder="human")
+    board = rpc_ok(rpc_call(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "S"}))
+    tid = rpc_ok(
+        rpc_call(server_url, actor.token, "create_task", {"columnId": board["columns"][0]["id"], "title": "solo"})
+    )["task"]["id"]
+    activity_store.forget_held()
+    counter = RequestCounter()
+    with httpx2.Client(timeout=60) as h, counter.watching():
+        for n in range(40):
+            rpc_ok(rpc_call(server_url, actor.token, "update_task", {"taskId": tid, "title": f"solo {n}"}, h))
+    assert counter.ops["TransactWriteItems"] == 41, dict(counter.ops)
+    recent = rpc_ok(rpc_call(server_url, actor.token, "get_task", {"taskId": tid}))["recentActivity"]
+    log = rpc_ok(rpc_call(server_url, actor.token, "list_activity", {"taskId": tid, "limit": 10}))["activity"]
+    assert recent == log and recent[0]["data"]["title"]["to"] == "solo 39"
+
+
+def test_a_remembered_item_that_another_process_moved_on_is_read_again(server_url):
+    """Another process's write (simulated: an entry appended straight to the table, v + 1) makes
+    this process's memory of a full item stale: the trim planned from that memory fails its v
+    condition and the transaction is sent again on the item as stored, so the other writer's
+    entry is kept."""
+    import json
+
+    from domain.store import keys
+    from domain.store.models import RecentActivityRow
+
+    actor = make_actor("Ode", holder="human")
+    board = rpc_ok(rpc_call(server_url, actor.token, "create_board", {"workspaceId": actor.workspace_id, "name": "O"}))
+    tid = rpc_ok(
+        rpc_call(server_url, actor.token, "create_task", {"columnId": board["columns"][0]["id"], "title": "odd"})
+    )["task"]["id"]
+    for n in range(activity_store.RECENT_CAP + 2):  # past one trim: the item is remembered
+        rpc_ok(rpc_call(server_url, actor.token, "update_task", {"taskId": tid, "title": f"odd {n}"}))
+    key = keys.task_recent_activity(tid)
+    while len(RecentActivityRow.get(*key, consistent_read=True).entries) < activity_store.RECENT_CAP:
+        rpc_ok(rpc_call(server_url, actor.token, "update_task", {"taskId": tid, "title": f"odd again {uuid4()}"}))
+    held = activity_store._held_get(key)
+    assert held is not None and len(held.entries) == activity_store.RECENT_CAP  # the next write trims from memory
+    foreign = [
+        "zzzzzzzzzzzzzzzzzzzzzzzzzz",
+        "task.updated",
+        "ui",
+        actor.user_id,
+        "2999-01-01T00:00:00.000Z",
+        "elsewhere",
+    ]
+    RecentActivityRow(*key).update(
+        actions=[
+            RecentActivityRow.entries.set(RecentActivityRow.entries.append([json.dumps(foreign)])),
+            RecentActivityRow.version.add(1),
+        ]
+    )
+    counter = RequestCounter()
+    with httpx2.Client(timeout=60) as h, counter.watching():
+        rpc_ok(rpc_call(server_url, actor.token, "update_task", {"taskId": tid, "title": "after"}, h))
+    assert counter.ops["TransactWriteItems"] == 2, dict(counter.ops)  # the stale trim, then the resend
+    item = RecentActivityRow.get(*key, consistent_read=True)
+    assert len(item.entries) == activity_store.RECENT_KEEP
+    assert any(json.loads(e)[0] == foreign[0] for e in item.entries)

@@ -553,10 +553,18 @@ def test_project_tool_budgets(server_url, owner, board):
         {"workspaceId": ws, "name": "Keyed", "idempotencyKey": f"k-{uuid.uuid4()}"},
         FIXED_WS + 1 + POWERTOOLS_FIRST_RUN,
     )
-    check(server_url, owner.token, "get_project", {"projectId": p["id"]}, FIXED_WS + 1)  # + links Query, parallel
+    ok(
+        call_tool(
+            server_url, owner.token, "add_project_link", {"projectId": p["id"], "targetType": "DOC", "targetId": "d1"}
+        )
+    )
+    got, _ = check(
+        server_url, owner.token, "get_project", {"projectId": p["id"]}, FIXED_WS + 0
+    )  # the head with the membership: its links ride on it as copies
+    assert [(x["targetType"], x["targetId"]) for x in got["structuredContent"]["links"]] == [("DOC", "d1")]
     check(
-        server_url, owner.token, "get_project", {"workspaceId": ws, "slug": "counted"}, FIXED_WS + 2
-    )  # claim with the membership; head ‖ links
+        server_url, owner.token, "get_project", {"workspaceId": ws, "slug": "counted"}, FIXED_WS + 1
+    )  # claim with the membership; then the head
     check(server_url, owner.token, "list_projects", {"workspaceId": ws}, FIXED_WS + 1)
     check(server_url, owner.token, "update_project", {"projectId": p["id"], "goal": "counted"}, FIXED_WS + 1)
     child = ok(call_tool(server_url, owner.token, "create_project", {"workspaceId": ws, "name": "Child"}))["project"]

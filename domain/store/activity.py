@@ -9,7 +9,9 @@ mutation it records; lists read newest first.
 from __future__ import annotations
 
 import json
-from typing import Any
+import threading
+from collections import OrderedDict
+from typing import Any, NamedTuple
 
 from ulid import ULID
 
@@ -57,17 +59,87 @@ def new_row(
 
 
 # -- the task's recent item (issue 25): its newest entries beside its links and subtasks ---------
+_ID_PREFIX = "act_"
+
+
 def _entry_json(item: dict[str, Any]) -> str:
-    """The compact JSON of one activity item as a transaction puts it (DynamoDB JSON)."""
-    out: dict[str, Any] = {f: item[f]["S"] for f in _ENTRY_FIELDS if "S" in item.get(f, {})}
+    """The compact JSON of one activity item as a transaction puts it (DynamoDB JSON): an array
+    of the :data:`_ENTRY_FIELDS` values in that order (the id without its ``act_``), then
+    ``data`` when the row has any. An array instead of an object saves the field names, ~60 of
+    the ~270 bytes of an entry, so the item (up to :data:`RECENT_CAP` entries) stays under the
+    4 KB a consistent read unit covers beside a few subtasks (docs/decisions.md, "Lighter
+    recent entries")."""
+    values = [item.get(f, {}).get("S") for f in _ENTRY_FIELDS]
+    if values[0] is not None:
+        values[0] = values[0].removeprefix(_ID_PREFIX)
     data = item.get("data", {}).get("S")
-    out["data"] = json.loads(data) if data else None
-    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    if data:
+        values.append(json.loads(data))
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+def _parse(entry: str) -> dict[str, Any]:
+    """One stored entry as a dict of :data:`_ENTRY_FIELDS` and ``data``: the array form, or the
+    object form items written before it still hold."""
+    raw = json.loads(entry)
+    if isinstance(raw, dict):
+        return raw
+    out: dict[str, Any] = dict(zip(_ENTRY_FIELDS, raw, strict=False))
+    if out.get("activityId") is not None:
+        out["activityId"] = _ID_PREFIX + out["activityId"]
+    out["data"] = raw[len(_ENTRY_FIELDS)] if len(raw) > len(_ENTRY_FIELDS) else None
+    return out
 
 
 def _order(entry: str) -> tuple[str, str]:
-    e = json.loads(entry)
+    e = _parse(entry)
     return e.get("at") or "", e.get("activityId") or ""  # the GSI1 sort key's order: <at>#<ulid>
+
+
+class _Held(NamedTuple):
+    """A recent item as this process last wrote it: its ``v``, ``since`` and entries."""
+
+    version: int
+    since: str
+    entries: list[str]
+
+
+HELD_MAX = 1024  # tasks whose recent item this process remembers (~4 KB each at most)
+_held: OrderedDict[tuple[str, str], _Held] = OrderedDict()
+_held_lock = threading.Lock()
+
+
+def _held_get(key: tuple[str, str]) -> _Held | None:
+    with _held_lock:
+        return _held.get(key)
+
+
+def committed(tx: Any) -> None:
+    """Remember the recent items ``tx`` wrote, as planned by :func:`mirror` (call after a commit).
+
+    Why a remembered item can never trim wrongly: a trim planned from it is conditioned on its
+    ``v`` and ``since``. ``v`` grows by one on every write and ``since`` is fixed when the item
+    is made, so they match only when no write (of any process) came between, and then the
+    remembered entries are the stored ones. A memory that is behind (another process wrote, or
+    a commit's outcome was lost) fails that condition: the item comes back with ``ALL_OLD`` and
+    the transaction is sent again, as without the memory. A memory is only ever written after a
+    commit, so it is never ahead of the table."""
+    plans: dict[tuple[str, str], _Held | None] = getattr(tx, "_recent_plans", {})
+    with _held_lock:
+        for key, plan in plans.items():
+            if plan is None:
+                _held.pop(key, None)
+                continue
+            _held[key] = plan
+            _held.move_to_end(key)
+        while len(_held) > HELD_MAX:
+            _held.popitem(last=False)
+
+
+def forget_held() -> None:
+    """Drop every remembered recent item (tests). A stale memory is safe without it (see committed())."""
+    with _held_lock:
+        _held.clear()
 
 
 def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[tuple[str, str]]:
@@ -80,7 +152,12 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
     retries with them): for those the update writes the newest :data:`RECENT_KEEP` of the old
     and new entries, under the item's ``version`` as read. An entry is only ever removed when
     at least ``RECENT_KEEP`` newer ones stay, so the item's newest ``RECENT_KEEP`` always equal
-    the task's GSI1 log's, in the same transaction as the log (tests/test_recent_activity.py)."""
+    the task's GSI1 log's, in the same transaction as the log (tests/test_recent_activity.py).
+
+    Without ``known``, an item this process wrote last (:func:`committed`) tells whether the
+    append would overflow it: then the update trims at once, under the remembered ``v`` and
+    ``since``, instead of failing first. A task written from one process then never pays the
+    failed attempt and resend a full item otherwise costs every seventh write."""
     by_task: dict[str, list[dict[str, Any]]] = {}
     log_prefix = keys.task_activity_partition("")
     for put in tx._put_items:  # noqa: SLF001 - PynamoDB keeps the serialized actions here
@@ -89,6 +166,7 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
         if item.get("kind", {}).get("S") == "Activity" and partition.startswith(log_prefix):
             by_task.setdefault(partition.removeprefix(log_prefix), []).append(item)
     out: set[tuple[str, str]] = set()
+    plans: dict[tuple[str, str], _Held | None] = {}
     for task_id, items in by_task.items():
         pk, sk = keys.task_recent_activity(task_id)
         new = [_entry_json(i) for i in items]
@@ -98,8 +176,19 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
             ":s": {"S": min(i["at"]["S"] for i in items)},
             ":one": {"N": "1"},
         }
-        old = known.get((pk, sk))
+        first_at = values[":s"]["S"]
+        held = None if (pk, sk) in known else _held_get((pk, sk))
+        if held is not None:
+            old: dict[str, Any] | None = {
+                "e": {"L": [{"S": e} for e in held.entries]},
+                "v": {"N": str(held.version)},
+                "since": {"S": held.since},
+            }
+        else:
+            old = known.get((pk, sk))
         old_entries = [v["S"] for v in (old or {}).get("e", {}).get("L", [])]
+        old_version = int((old or {}).get("v", {}).get("N") or 0)
+        old_since = (old or {}).get("since", {}).get("S")
         if old is None or len(old_entries) + len(new) <= RECENT_CAP:
             values[":new"] = {"L": [{"S": e} for e in new]}
             values[":none"] = {"L": []}
@@ -108,6 +197,15 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
                 "SET #k = :k, #s = if_not_exists(#s, :s), #e = list_append(if_not_exists(#e, :none), :new) ADD #v :one"
             )
             condition = "attribute_not_exists(#e) OR size(#e) <= :room"
+            # After an append the item is known only when it was known before (an absent one
+            # included: ALL_OLD returned nothing); unconditioned on v, another writer may have
+            # come between, and then the plan is behind the table (see committed()).
+            if old is not None:
+                plans[(pk, sk)] = _Held(old_version + 1, old_since or first_at, old_entries + new)
+            elif (pk, sk) in known:
+                plans[(pk, sk)] = _Held(1, first_at, new)
+            else:
+                plans[(pk, sk)] = None
         else:
             kept = sorted(old_entries + new, key=_order, reverse=True)[:RECENT_KEEP]
             values[":all"] = {"L": [{"S": e} for e in kept]}
@@ -118,6 +216,10 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
             else:
                 values[":seen"] = {"N": seen}
                 condition = "#v = :seen"
+            if held is not None:
+                values[":since"] = {"S": held.since}
+                condition += " AND #s = :since"
+            plans[(pk, sk)] = _Held(old_version + 1, old_since or first_at, kept)
         tx._update_items.append(  # noqa: SLF001 - a raw update: list_append and if_not_exists together
             {
                 "TableName": RecentActivityRow.Meta.table_name,
@@ -130,6 +232,7 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
             }
         )
         out.add((pk, sk))
+    tx._recent_plans = plans  # noqa: SLF001 - read back by committed() after the commit
     return out
 
 
@@ -142,7 +245,7 @@ def recent_of(rows: list[Row], *, created_at: str | None) -> list[dict[str, Any]
     item = next((r for r in rows if isinstance(r, RecentActivityRow)), None)
     if item is None:
         return None
-    entries = [json.loads(str(e)) for e in item.entries or []]
+    entries = [_parse(str(e)) for e in item.entries or []]
     if len(entries) < RECENT_KEEP and (created_at is None or (item.since or "") > created_at):
         return None
     entries.sort(key=lambda e: (e.get("at") or "", e.get("activityId") or ""), reverse=True)

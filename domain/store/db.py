@@ -211,6 +211,7 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
             else:
                 with _commit_span(attempt):
                     tx._commit()  # noqa: SLF001
+            activity.committed(tx)  # the recent items as written: the next full one trims without failing first
             for hook in _commit_hooks:
                 hook(tx)
             return

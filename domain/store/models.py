@@ -17,6 +17,7 @@ from pynamodb.attributes import (
     ListAttribute,
     NumberAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
 )
 from pynamodb.constants import NULL
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
@@ -716,6 +717,10 @@ class ProjectRow(Row, discriminator="Project"):
     childCount = NumberAttribute(default=0)
     linkCount = NumberAttribute(default=0)
     decisionCount = NumberAttribute(default=0)  # DECISION links
+    # One compact copy per link (``domain.store.projects.link_copy``), added and removed in the
+    # link's own transaction beside ``linkCount``, so get_project answers from the head alone.
+    # Trusted only while its size equals ``linkCount`` (heads written before the copies existed).
+    linkCopies = UnicodeSetAttribute(null=True)
     createdBy = UnicodeAttribute()
     createdAt = UnicodeAttribute()
     updatedAt = UnicodeAttribute()
@@ -764,8 +769,9 @@ class RecentActivityRow(Row, discriminator="RecentActivity"):
     """A task's newest activity entries (``keys.task_recent_activity``), written only by
     :func:`domain.store.activity.mirror` inside the transaction that writes the entries.
 
-    ``entries`` are compact JSON objects (``activityId``, ``type``, ``source``, ``actorId``,
-    ``at``, ``summary``, ``data``), unordered, between 1 and ``RECENT_CAP`` of them; ``since`` is
+    ``entries`` are compact JSON arrays (``activityId`` without ``act_``, ``type``, ``source``,
+    ``actorId``, ``at``, ``summary``[, ``data``]; items written before hold JSON objects with
+    those names, and readers take both: ``domain.store.activity``), unordered, between 1 and ``RECENT_CAP`` of them; ``since`` is
     the ``at`` of the first entry the item ever held (an item younger than its task may lack
     older entries); ``version`` counts the writes (the compare-and-set of a trim)."""
 

@@ -10,7 +10,8 @@ Query. Every write is one transaction with the membership guard.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from domain.store import db, keys, members, parallel
@@ -70,6 +71,43 @@ def links(project_id: str) -> list[ProjectLinkRow]:
         for r in ProjectLinkRow.query(pk, Row.SK.startswith(keys.PROJECT_LINKS_PREFIX), consistent_read=True)
         if isinstance(r, ProjectLinkRow)
     ]
+
+
+def link_copy(link: ProjectLinkRow) -> str:
+    """The head's compact copy of one link (an element of ``ProjectRow.linkCopies``): a JSON
+    array ``[targetType, targetId, createdAt, createdBy]``. Every part is fixed when the link is
+    made, so the removal names the same string the addition stored."""
+    return json.dumps([link.targetType, link.targetId, link.createdAt, link.createdBy], separators=(",", ":"))
+
+
+def copied_links(head: ProjectRow) -> list[ProjectLinkRow] | None:
+    """The head's links from its copies, or None when the copies cannot be trusted.
+
+    Every link write adds or removes its copy in the transaction that moves ``linkCount``, so
+    for a head made since the copies exist their number equals ``linkCount``. A head with links
+    from before holds fewer (or, for a moment after a backfill raced a removal, more): None,
+    and the caller reads :func:`links`. Why equal sizes mean equal sets: copies are added only
+    by additions (each its own link, a backfill the links a Query saw) and removed by removals,
+    so before a head's first backfill its copies are a subset of its links and after it a
+    superset (a backfill may re-add a link removed since its Query). Rows built here carry no
+    keys (views only)."""
+    copies = head.linkCopies or set()
+    if len(copies) != int(head.linkCount or 0):
+        return None
+    out: list[ProjectLinkRow] = []
+    for copy in copies:
+        target_type, target_id, created_at, created_by = json.loads(copy)
+        out.append(
+            ProjectLinkRow(
+                projectId=head.projectId,
+                workspaceId=head.workspaceId,
+                targetType=target_type,
+                targetId=target_id,
+                createdAt=created_at,
+                createdBy=created_by,
+            )
+        )
+    return out
 
 
 def in_workspace(workspace_id: str) -> list[ProjectRow]:
@@ -195,14 +233,27 @@ def ancestors(workspace_id: str, start: str) -> tuple[list[ProjectRow], bool]:
     return chain, True
 
 
-def add_link(link: ProjectLinkRow, *, actor_id: str, target_check: Callable[[Any], None] | None) -> bool:
-    """Put the link (must not exist) and count it; False when it already existed (no-op).
+def add_link(
+    link: ProjectLinkRow,
+    *,
+    actor_id: str,
+    target_check: Callable[[Any], None] | None,
+    backfill: Iterable[ProjectLinkRow] = (),
+) -> bool:
+    """Put the link (must not exist), count it and add its copy to the head; False when it
+    already existed (no-op). ``backfill``: the project's other links, when the head's copies
+    were found short (:func:`copied_links` None), added to the copies in the same transaction.
 
     Raises:
         TooManyLinks; db.Missing (the project, the target or the caller is gone).
     """
     ws = link.workspaceId
-    counters = [ProjectRow.linkCount.add(1), ProjectRow.updatedAt.set(link.createdAt)]
+    copies = {link_copy(link), *(link_copy(other) for other in backfill)}
+    counters = [
+        ProjectRow.linkCount.add(1),
+        ProjectRow.updatedAt.set(link.createdAt),
+        ProjectRow.linkCopies.add(copies),
+    ]
     if link.targetType == "DECISION":
         counters.append(ProjectRow.decisionCount.add(1))
 
@@ -239,9 +290,16 @@ def add_link(link: ProjectLinkRow, *, actor_id: str, target_check: Callable[[Any
 
 
 def remove_link(link: ProjectLinkRow, *, actor_id: str, stamp: str) -> bool:
-    """Delete the link and uncount it; False when it did not exist (no-op)."""
+    """Delete the link, uncount it and take its copy off the head; False when it did not exist
+    (no-op). Never a backfill here: copies are only ever added by additions, so a head's copies
+    are a subset of its links until a backfill lands and a superset after (see
+    :func:`copied_links`: equal sizes then mean equal sets)."""
     ws = link.workspaceId
-    counters = [ProjectRow.linkCount.add(-1), ProjectRow.updatedAt.set(stamp)]
+    counters = [
+        ProjectRow.linkCount.add(-1),
+        ProjectRow.updatedAt.set(stamp),
+        ProjectRow.linkCopies.delete({link_copy(link)}),
+    ]
     if link.targetType == "DECISION":
         counters.append(ProjectRow.decisionCount.add(-1))
 

@@ -325,10 +325,7 @@ def _locate_project(ctx: CallContext, args: GetProjectInput) -> Located:
 
 def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
     if where.project_id:
-        return Prefetch(
-            items=(keys.project(where.workspace_id, where.project_id),),
-            queries=(("links", lambda: project_store.links(where.project_id or "")),),
-        )
+        return Prefetch(items=(keys.project(where.workspace_id, where.project_id),))
     return Prefetch(items=(keys.project_slug_claim(where.workspace_id, args.slug or ""),))
 
 
@@ -355,19 +352,18 @@ def get_project(ctx: CallContext, args: GetProjectInput) -> GetProjectOutput:
     where = ctx.target
     if where.project_id:
         head = _head(ctx)
-        links = ctx.query("links")
     else:
         claim = ctx.item(keys.project_slug_claim(where.workspace_id, args.slug or ""))
         if not isinstance(claim, ProjectSlugRow):
             raise errors.not_found("project", f"slug {args.slug} in workspace {where.workspace_id}")
-        from domain.store import parallel
-
-        pending = parallel.submit(project_store.links, claim.projectId)
         found = project_store.get(where.workspace_id, claim.projectId)
-        links = pending.result()
         if found is None:
             raise errors.not_found("project", claim.projectId)
         head = found
+    # The links ride on the head (its copies); a head from before the copies reads them (+1 request).
+    links = project_store.copied_links(head)
+    if links is None:
+        links = project_store.links(head.projectId)
     ordered = sorted(links, key=lambda link: (link.targetType, link.targetId))
     return GetProjectOutput(project=project_view(head), links=[link_view(link) for link in ordered])
 
@@ -717,7 +713,7 @@ def _link_row(ctx: CallContext, args: ProjectLinkInput, target_id: str) -> Proje
 def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOutput:
     where = ctx.target
     target_id = _target_id(args, where.workspace_id)
-    _head(ctx)
+    head = _head(ctx)
     existing = ctx.item(keys.project_link(where.project_id, args.targetType, target_id))
     if isinstance(existing, ProjectLinkRow):
         return ProjectLinkOutput(projectId=where.project_id, link=link_view(existing), added=False)
@@ -735,8 +731,11 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
             tx.condition_check(model, *key, condition=Row.PK.exists())
 
     row = _link_row(ctx, args, target_id)
+    # A head whose link copies fall short (links made before the copies existed) gets them all
+    # with this addition: one Query more, once per such project.
+    backfill = project_store.links(where.project_id) if project_store.copied_links(head) is None else []
     try:
-        added = project_store.add_link(row, actor_id=ctx.user_id, target_check=check)
+        added = project_store.add_link(row, actor_id=ctx.user_id, target_check=check, backfill=backfill)
     except project_store.TooManyLinks:
         raise errors.invalid(
             "projectId", f"the project holds {project_store.MAX_LINKS} links, the most it can", "Remove a link first."
