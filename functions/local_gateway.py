@@ -89,6 +89,16 @@ def _template_loader() -> type:
     return Loader
 
 
+def _header_value(value: Any) -> str:
+    """A gateway-response header as CloudFormation would resolve it here: the template's only
+    condition on one, ``!If [HasPublicUrl, !Sub "...${PublicUrl}...", "..."]``, follows
+    ``JENTRIX_PUBLIC_URL`` (the PublicUrl parameter's value in the function's environment)."""
+    if isinstance(value, list) and len(value) == 3 and value[0] == "HasPublicUrl":
+        public = os.environ.get("JENTRIX_PUBLIC_URL", "").rstrip("/")
+        return str(value[1]).replace("${PublicUrl}", public) if public else str(value[2])
+    return str(value)
+
+
 def gateway_responses(template: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
     """``{response type: {"status": int | None, "headers": {name: value}, "template": str}}``
     from the template's ``McpApi`` ``GatewayResponses``."""
@@ -98,7 +108,7 @@ def gateway_responses(template: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
     found = {}
     for kind, spec in raw["Resources"]["McpApi"]["Properties"]["GatewayResponses"].items():
         headers = {
-            name: str(value).strip("'")
+            name: _header_value(value).strip("'")
             for name, value in ((spec.get("ResponseParameters") or {}).get("Headers") or {}).items()
         }
         found[kind] = {

@@ -76,6 +76,24 @@ def test_a_refused_token_gets_the_gateways_401_as_json_rpc(stack, token):
     assert reply.headers["WWW-Authenticate"].startswith('Bearer realm="jentrix"')
 
 
+def test_with_a_public_url_the_gateways_401_names_the_protected_resource_metadata(stack, monkeypatch):
+    """template.yaml: with PublicUrl set, the UNAUTHORIZED challenge carries resource_metadata
+    (an OAuth client starts sign-in from it); without, it cannot (docs/oauth.md)."""
+    monkeypatch.setenv("JENTRIX_PUBLIC_URL", "https://mcp.example.com/jentrix/")
+    reply = local_gateway.invoke("POST", "/api/mcp", _headers(None), INIT)
+    assert reply.status == 401
+    challenge = reply.headers["WWW-Authenticate"]
+    assert challenge.startswith('Bearer realm="jentrix", resource_metadata=')
+    assert (
+        'resource_metadata="https://mcp.example.com/jentrix/.well-known/oauth-protected-resource/api/mcp"' in challenge
+    )
+    monkeypatch.delenv("JENTRIX_PUBLIC_URL")
+    assert (
+        "resource_metadata"
+        not in local_gateway.invoke("POST", "/api/mcp", _headers(None), INIT).headers["WWW-Authenticate"]
+    )
+
+
 def test_a_token_without_a_usage_plan_key_is_refused_as_on_aws(stack, monkeypatch):
     actor = make_actor("NoKey")  # what `token create` without --aws makes
     monkeypatch.delenv("JENTRIX_REQUIRE_USAGE_KEY", raising=False)
