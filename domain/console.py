@@ -17,7 +17,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from domain import clock
 from domain.store import keys
-from domain.store.models import SigninLinkRow, WebSessionRow
+from domain.store.models import OidcStateRow, SigninLinkRow, WebSessionRow
 
 LINK_SECONDS = 15 * 60
 SESSION_SECONDS = 12 * 3600
@@ -94,3 +94,35 @@ def expire_session_now(secret: str) -> Any:
     WebSessionRow(*keys.web_session(_digest(secret))).update(
         actions=[WebSessionRow.expiresAt.set(clock.iso(clock.now_ms() - 1000))]
     )
+
+
+# -- the OpenID Connect sign-in's pending state (functions/web/oidc.py) ---------------------------
+def save_oidc_state(state: str, *, nonce: str, verifier: str, return_to: str, expires_ms: int) -> None:
+    """Keep a started sign-in's ``nonce``, PKCE ``verifier`` and return path under the digest of
+    its ``state`` until ``expires_ms`` (epoch milliseconds; the item's TTL a day later)."""
+    OidcStateRow(
+        *keys.oidc_state(_digest(state)),
+        nonce=nonce,
+        codeVerifier=verifier,
+        returnTo=return_to,
+        expiresAt=clock.iso(expires_ms),
+        ttl=expires_ms // 1000 + 86400,
+    ).save()
+
+
+def take_oidc_state(state: str) -> OidcStateRow | None:
+    """The pending sign-in for ``state``, removed as it is taken: the delete is conditioned on the
+    item read, so of two callbacks carrying one state only one gets it. ``None`` when the state
+    is unknown or was taken already. The caller checks ``expiresAt``."""
+    key = keys.oidc_state(_digest(state))
+    try:
+        row = OidcStateRow.get(*key, consistent_read=True)
+    except DoesNotExist:
+        return None
+    try:
+        OidcStateRow(*key).delete(condition=OidcStateRow.nonce == row.nonce)
+    except Exception as exc:
+        if "ConditionalCheckFailed" in repr(exc):
+            return None
+        raise
+    return row

@@ -30,7 +30,14 @@ from pynamodb.exceptions import DoesNotExist
 
 from domain import clock, tokens
 from domain.store import db, keys
-from domain.store.models import OAuthAccessRow, OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthRefreshRow
+from domain.store.models import (
+    OAuthAccessRow,
+    OAuthClientDocumentRow,
+    OAuthClientRow,
+    OAuthCodeRow,
+    OAuthGrantRow,
+    OAuthRefreshRow,
+)
 
 CODE_SECONDS = 60
 ACCESS_SECONDS = 3600
@@ -404,3 +411,40 @@ def load_access(secret: str) -> OAuthAccessRow | None:
     except DoesNotExist:
         return None
     return None if _expired(row.expiresAt) else row
+
+
+# -- client ID metadata documents: the kept copies (functions/web/cimd.py) ---------------------
+@dataclass(frozen=True)
+class KeptDocument:
+    """A client's metadata document as last fetched: ``document`` (JSON text), and until when it
+    is fresh and usable when stale (epoch milliseconds)."""
+
+    document: str
+    fresh_until_ms: int
+    stale_until_ms: int
+
+
+def kept_client_document(url: str) -> KeptDocument | None:
+    """The kept copy of the document at ``url``, or ``None``. One consistent GetItem."""
+    try:
+        row = OAuthClientDocumentRow.get(*keys.oauth_client_document(_sha(url)), consistent_read=True)
+    except DoesNotExist:
+        return None
+    return KeptDocument(row.document, clock.parse_iso(row.freshUntil), clock.parse_iso(row.staleUntil))
+
+
+def keep_client_document(url: str, document: str, *, fetched_ms: int, fresh_until_ms: int, stale_until_ms: int) -> None:
+    """Keep a good copy of the document at ``url`` (the item expires by TTL at ``stale_until_ms``)."""
+    OAuthClientDocumentRow(
+        *keys.oauth_client_document(_sha(url)),
+        url=url,
+        document=document,
+        fetchedAt=clock.iso(fetched_ms),
+        freshUntil=clock.iso(fresh_until_ms),
+        staleUntil=clock.iso(stale_until_ms),
+        ttl=stale_until_ms // 1000,
+    ).save()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -159,3 +159,20 @@ async def test_oidc_callback_with_an_unknown_state_is_refused(base, provider, mo
     monkeypatch.setenv("JENTRIX_OIDC_CLIENT_ID", CLIENT_ID)
     r = httpx2.get(base + "/console/oidc/callback", params={"code": "c", "state": "forged"})
     assert r.status_code == 401
+
+
+def test_a_sign_in_state_is_taken_once_even_by_racing_callbacks(stack):
+    """Two callbacks carrying one state (a double click, a replayed redirect): the conditional
+    delete lets exactly one of them have it; later takes find nothing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from domain import clock, console
+
+    state = uuid.uuid4().hex
+    console.save_oidc_state(state, nonce="n", verifier="v", return_to="/console", expires_ms=clock.now_ms() + 60_000)
+    with ThreadPoolExecutor(8) as pool:
+        taken = list(pool.map(lambda _: console.take_oidc_state(state), range(8)))
+    winners = [row for row in taken if row is not None]
+    assert len(winners) == 1 and winners[0].nonce == "n" and winners[0].returnTo == "/console"
+    assert console.take_oidc_state(state) is None
+    assert console.take_oidc_state("never-issued") is None

@@ -307,16 +307,9 @@ def create_web_app() -> FastAPI:
         return RedirectResponse(fields["redirect_uri"] + sep + urlencode(q), status_code=303)
 
     def auth_member(user_id: str, workspace_id: str) -> bool:
-        from pynamodb.exceptions import DoesNotExist
+        from domain.store import members
 
-        from domain.store import keys
-        from domain.store.models import MembershipMirrorRow
-
-        try:
-            MembershipMirrorRow.get(*keys.membership_mirror(user_id, workspace_id), consistent_read=True)
-            return True
-        except DoesNotExist:
-            return False
+        return members.get(workspace_id, user_id) is not None
 
     # -- token, registration, revocation ---------------------------------------------------
     def oauth_json(body: dict[str, Any], status: int = 200) -> JSONResponse:

@@ -12,14 +12,13 @@ The fetcher is hardened against server-side request forgery and slow hosts:
 * the document must name itself (``client_id`` equal to the URL), list ``redirect_uris``, and
   ask for no client secret (``token_endpoint_auth_method`` absent or ``none``).
 
-Good copies are kept in the table (:class:`~domain.store.models.OAuthClientDocumentRow`): used
+Good copies are kept in the table (:func:`domain.oauth.keep_client_document`): used
 while fresh (``Cache-Control: max-age`` clamped to [5 min, 24 h], 1 h without one), and for up
 to :data:`STALE_SECONDS` when a refetch fails, so a client whose host is down keeps working.
 """
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import ipaddress
 import json
@@ -32,11 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pynamodb.exceptions import DoesNotExist
-
 from domain import clock
-from domain.store import keys
-from domain.store.models import OAuthClientDocumentRow
 
 TIMEOUT_SECONDS = 5.0
 MAX_BYTES = 5 * 1024
@@ -190,29 +185,24 @@ def resolve(url: str, fetcher: Callable[[str], tuple[dict[str, Any], int]] = fet
 
     Raises:
         DocumentError: no usable document."""
-    key = keys.oauth_client_document(hashlib.sha256(url.encode()).hexdigest())
+    from domain import oauth
+
     now = clock.now_ms()
-    try:
-        cached = OAuthClientDocumentRow.get(*key, consistent_read=True)
-    except DoesNotExist:
-        cached = None
-    if cached is not None and clock.parse_iso(cached.freshUntil) > now:
+    cached = oauth.kept_client_document(url)
+    if cached is not None and cached.fresh_until_ms > now:
         return validate(url, json.loads(cached.document))
     try:
         doc, fresh = fetcher(url)
         parsed = validate(url, doc)
     except DocumentError:
-        if cached is not None and clock.parse_iso(cached.staleUntil) > now:
+        if cached is not None and cached.stale_until_ms > now:
             return validate(url, json.loads(cached.document))
         raise
-    stale_until = now + STALE_SECONDS * 1000
-    OAuthClientDocumentRow(
-        *key,
-        url=url,
-        document=json.dumps(doc),
-        fetchedAt=clock.iso(now),
-        freshUntil=clock.iso(now + fresh * 1000),
-        staleUntil=clock.iso(stale_until),
-        ttl=stale_until // 1000,
-    ).save()
+    oauth.keep_client_document(
+        url,
+        json.dumps(doc),
+        fetched_ms=now,
+        fresh_until_ms=now + fresh * 1000,
+        stale_until_ms=now + STALE_SECONDS * 1000,
+    )
     return parsed

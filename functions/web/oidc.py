@@ -26,11 +26,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist
-
-from domain import auth, clock
-from domain.store import keys
-from domain.store.models import OidcStateRow
+from domain import auth, clock, console
 
 STATE_SECONDS = 600
 TIMEOUT_SECONDS = 5
@@ -92,14 +88,7 @@ def start(provider: Provider, request: Any, next_path: str) -> str:
     """The provider's authorization URL for a new sign-in (its state stored for 10 minutes)."""
     state, nonce, verifier = secrets.token_urlsafe(24), secrets.token_urlsafe(24), secrets.token_urlsafe(48)
     expires = clock.now_ms() + STATE_SECONDS * 1000
-    OidcStateRow(
-        *keys.oidc_state(hashlib.sha256(state.encode()).hexdigest()),
-        nonce=nonce,
-        codeVerifier=verifier,
-        returnTo=next_path,
-        expiresAt=clock.iso(expires),
-        ttl=expires // 1000 + 86400,
-    ).save()
+    console.save_oidc_state(state, nonce=nonce, verifier=verifier, return_to=next_path, expires_ms=expires)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
     query = {
         "response_type": "code",
@@ -122,12 +111,9 @@ def finish(provider: Provider, request: Any) -> tuple[str, str]:
     params = request.query_params
     if params.get("error"):
         raise SigninError(f"the provider answered {params.get('error')}")
-    key = keys.oidc_state(hashlib.sha256((params.get("state") or "").encode()).hexdigest())
-    try:
-        row = OidcStateRow.get(*key, consistent_read=True)
-    except DoesNotExist:
-        raise SigninError("unknown sign-in state (start again)") from None
-    OidcStateRow(*key).delete()
+    row = console.take_oidc_state(params.get("state") or "")
+    if row is None:
+        raise SigninError("unknown sign-in state (start again)")
     if clock.parse_iso(row.expiresAt) <= clock.now_ms():
         raise SigninError("the sign-in took too long (start again)")
     meta = discovery(provider)
