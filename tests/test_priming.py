@@ -206,10 +206,11 @@ def test_snapstart_registers_an_after_restore_hook_that_reseeds_and_reconnects(s
         found["took"]["connections"], (int, float)
     ), found["took"]
     assert found["reseeded"] is True
-    # prime_connections' six reads start together (its barrier); on a loaded machine one may still
-    # find a connection another read gave back (5 seen during a full parallel CI run). Without the
-    # barrier this probe kept 3. A call sends up to five requests at once.
-    assert found["after"] >= 5, found["after"]
+    # prime_connections' six reads start together (its barrier), but the barrier stands before
+    # each read checks out a connection, so on a loaded machine a read may still find one another
+    # read gave back: 6 on an idle machine, 5 during a full parallel CI run, 4 once while other
+    # test runs shared the 2 cores. Without the barrier this probe kept 3 (the bound's point).
+    assert found["after"] >= 4, found["after"]
 
 
 def test_the_authorizer_registers_a_one_connection_restore_hook(stack) -> None:
