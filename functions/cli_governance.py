@@ -133,7 +133,7 @@ def _approval_view(row: Any) -> dict[str, Any]:
 
 def cmd_approvals_list(args: argparse.Namespace) -> int:
     from domain import ids
-    from domain.store import governance, members, models
+    from domain.store import governance, members
 
     if not ids.parse_workspace(args.workspace):
         raise CliError(f"{args.workspace!r} is not a workspace id (ws_…).", code=2)
@@ -147,7 +147,7 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
         return f"{emails[user_id]} ({user_id})" if user_id in emails else str(user_id)
 
     rows = [_approval_view(r) for r in governance.approvals(args.workspace, pending_only=not args.history)]
-    log = [models.plain(e) for e in governance.history(args.workspace)] if args.history else None
+    log = governance.history_entries(args.workspace) if args.history else None
     if args.json:
         print(json.dumps({"approvals": rows, **({"history": log} if log is not None else {})}))
         return 0

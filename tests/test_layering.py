@@ -341,10 +341,8 @@ def test_the_storage_import_check_bites(tmp_path):
 # The entry points (HTTP app, web pages, CLI, stdio adapter) call named domain and store functions
 # and spell no key and no row class. Listed modules still do, for a reason of their own: the
 # table-administration paths (a fresh process's warm-up reads, the stdio adapter's in-memory
-# tables, the search-repair CLI's raw scans) and the CLI's plain-dict rendering of log rows. The
-# list only shrinks.
+# tables, the search-repair CLI's raw scans). The list only shrinks.
 FUNCTIONS_STILL_SPEAK_STORAGE = {
-    "functions.cli_governance",
     "functions.cli_search",
     "functions.priming",
     "functions.stdio.ephemeral",

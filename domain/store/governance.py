@@ -103,6 +103,13 @@ def history(workspace_id: str, limit: int = 50) -> list[WorkspaceLogRow]:
     return [r for r in rows if isinstance(r, WorkspaceLogRow)][:limit]
 
 
+def history_entries(workspace_id: str, limit: int = 50) -> list[dict[str, Any]]:
+    """:func:`history` as plain dicts (no keys, no discriminator), newest first, for printing."""
+    from domain.store.models import plain
+
+    return [plain(row) for row in history(workspace_id, limit)]
+
+
 # -- policy --------------------------------------------------------------------------------------
 def policy_of(row: Any, pack: str) -> str:
     if isinstance(row, GovernancePolicyRow):
