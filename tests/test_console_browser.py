@@ -180,7 +180,8 @@ def _agent_call(token: str, tool: str, arguments: dict) -> dict:
 
 
 def test_approvals_invitations_board_upload_and_deletion_in_chromium(base, chromium, tmp_path):
-    """An OWNER's walk through the workspace pages: approve an agent's parked invitation, make an
+    """An OWNER's walk through the workspace pages: grant operator authority to ADMINs on the
+    workspaces page, approve an agent's parked invitation, make an
     invitation link, read the board (WIP counts), attach a file through the plain form, delete
     the workspace by typing its name. No page breaks its CSP; the writes are in the table."""
     import uuid
@@ -221,6 +222,16 @@ def test_approvals_invitations_board_upload_and_deletion_in_chromium(base, chrom
     page.click("text=Approve")
     page.wait_for_selector("#done")
     assert governance.get_approval(ids.parse_approval(approval_id)).state == "APPROVED"
+
+    # the workspaces page: the OWNER grants operator authority to ADMINs with the row's form
+    page.goto(f"{base}/console/workspaces")
+    row_form = page.locator(f"form[action='/console/w/{ws}/operator-role']")
+    row_form.locator("select").select_option("ADMIN")
+    row_form.locator("button").click()
+    page.wait_for_selector("#operator-saved")
+    assert "ADMIN" in page.locator("#operator-saved").inner_text()
+    assert workspaces.get(ws).operatorRole == "ADMIN"
+    page.screenshot(path=str(SHOTS / "workspaces.png"), full_page=True)
 
     # invitations: a link made on the page
     page.goto(f"{base}/console/w/{ws}/invitations")
