@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import Field
 from ulid import ULID
@@ -49,6 +49,11 @@ from domain.store.models import (
 )
 from domain.text import has_visible
 from domain.tools.args import Redact, TitleArg
+
+if TYPE_CHECKING:
+    from domain.store.models import ConsultationRow
+
+_Revisioned = TypeVar("_Revisioned", PeerRequestRow, ReviewRow, "ConsultationRow")
 
 WorkspaceArg = Annotated[str, Field(default="", max_length=64, description='ws_…; "" = the bound (or only) workspace.')]
 KeyArg = Annotated[
@@ -919,8 +924,10 @@ def _change(
     return RequestOutput(request=request_view(updated))
 
 
-def _next(current: PeerRequestRow, at: str) -> PeerRequestRow:
-    row = PeerRequestRow.from_raw_data(current.serialize())
+def _next(current: _Revisioned, at: str) -> _Revisioned:
+    """A copy of a revisioned row (request, review, consultation) at its next revision, stamped
+    ``at``; the caller sets what changed and writes it under the old revision."""
+    row = type(current).from_raw_data(current.serialize())
     row.revision, row.updatedAt = int(current.revision) + 1, at
     return row
 
@@ -1771,8 +1778,8 @@ def _decide(ctx: CallContext, args: DecideInput, state: str, type_: str) -> Revi
                 current={"artifactId": item["artifactId"], "digest": digest, "reviewed": item["digest"]},
             )
     now = clock.now_iso()
-    updated = ReviewRow.from_raw_data(current.serialize())
-    updated.state, updated.revision, updated.updatedAt, updated.decidedAt = state, int(current.revision) + 1, now, now
+    updated = _next(current, now)
+    updated.state, updated.decidedAt = state, now
     if args.comment:
         updated.comments = [
             *(current.comments or []),
@@ -3202,11 +3209,10 @@ def mj_consult_approve(ctx: CallContext, args: ConsultApproveInput) -> Consultat
                 "Approve only unchanged inputs; prepare the consultation again with the current artifact.",
                 current={"artifactId": item["artifactId"], "digest": digest, "prepared": item["digest"]},
             )
-    from domain.store.models import ConsultationRow
 
     now = clock.now_iso()
-    updated = ConsultationRow.from_raw_data(current.serialize())
-    updated.state, updated.revision, updated.updatedAt = "APPROVED", int(current.revision) + 1, now
+    updated = _next(current, now)
+    updated.state = "APPROVED"
     updated.approvedBy, updated.approvedAt = ctx.user_id, now
     _consult_change(ctx, current, updated, "consultation.approved", f"Approved consultation at {current.inputsDigest}")
     return ConsultationOutput(
@@ -3271,7 +3277,6 @@ class ConsultResultInput(ToolInput):
     output_model=ConsultationOutput,
 )
 def mj_consult_results(ctx: CallContext, args: ConsultResultInput) -> ConsultationOutput:
-    from domain.store.models import ConsultationRow
 
     current = _consultation_of(ctx, args.consultation_id)
     _expect(
@@ -3281,12 +3286,11 @@ def mj_consult_results(ctx: CallContext, args: ConsultResultInput) -> Consultati
         "Results belong to an approved consultation: read it with mj_consult_detail.",
     )
     now = clock.now_iso()
-    updated = ConsultationRow.from_raw_data(current.serialize())
+    updated = _next(current, now)
     updated.results = [
         *(current.results or []),
         {"text": args.text, "by": ctx.user_id, "byKind": _kind(ctx), "at": now},
     ]
-    updated.revision, updated.updatedAt = int(current.revision) + 1, now
     attention = _attention(
         ctx, current.workspaceId, "consultation.result", current.consultationId, current.taskId, args.text, now
     )
@@ -3320,7 +3324,6 @@ class ResearchInputArg(ToolInput):
     output_model=ConsultationOutput,
 )
 def mj_consult_research_input(ctx: CallContext, args: ResearchInputArg) -> ConsultationOutput:
-    from domain.store.models import ConsultationRow
 
     current = _consultation_of(ctx, args.consultation_id)
     _expect(
@@ -3331,9 +3334,8 @@ def mj_consult_research_input(ctx: CallContext, args: ResearchInputArg) -> Consu
     )
     [found] = _current_evidence(current.workspaceId, [EvidenceArg(artifact_id=args.artifact_id, digest=args.digest)])
     now = clock.now_iso()
-    updated = ConsultationRow.from_raw_data(current.serialize())
+    updated = _next(current, now)
     updated.researchInputs = [*(current.researchInputs or []), {**found, "by": ctx.user_id, "at": now}]
-    updated.revision, updated.updatedAt = int(current.revision) + 1, now
     updated.inputsDigest = store.consultation_digest(updated)
     _consult_change(ctx, current, updated, "consultation.research_added", f"Added research {args.artifact_id}")
     return ConsultationOutput(
