@@ -588,6 +588,14 @@ def workspace_page(name: str, session: Any, workspace_id: str, status: int = 200
 
 
 def add_workspace_pages(app: FastAPI) -> None:
+    async def on_refused(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, console_actions.Refused)
+        return refused(exc)
+
+    # Every page answers a refusal the same way (its status, the reason in words), so the
+    # handlers below let console_actions.Refused propagate instead of catching it one by one.
+    app.add_exception_handler(console_actions.Refused, on_refused)
+
     @app.get("/console/workspaces")
     async def workspaces(request: Request) -> Response:
         session = signed_in(request)
@@ -617,10 +625,7 @@ def add_workspace_pages(app: FastAPI) -> None:
             return checked
         session, form = checked
         role = str(form.get("role") or "") or None
-        try:
-            console_actions.set_operator_role(session.userId, workspace_id, role)
-        except console_actions.Refused as exc:
-            return refused(exc)
+        console_actions.set_operator_role(session.userId, workspace_id, role)
         return RedirectResponse("/console/workspaces?" + urlencode({"operator": workspace_id}), status_code=303)
 
     # -- approvals ---------------------------------------------------------------------------
@@ -629,10 +634,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         session = signed_in(request)
         if isinstance(session, Response):
             return session
-        try:
-            parked = console_actions.pending_approvals(session.userId, workspace_id)
-        except console_actions.Refused as exc:
-            return refused(exc)
+        parked = console_actions.pending_approvals(session.userId, workspace_id)
         done = request.query_params.get("done")
         return workspace_page("approvals.html", session, workspace_id, parked=parked, done=done)
 
@@ -645,10 +647,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         decision = form.get("decision")
         if decision not in ("approve", "reject") or not approval_id.startswith("ap_"):
             return error_page("Choose approve or reject.", 400)
-        try:
-            row = console_actions.decide_approval(session.userId, approval_id, decision == "approve")
-        except console_actions.Refused as exc:
-            return refused(exc)
+        row = console_actions.decide_approval(session.userId, approval_id, decision == "approve")
         if row.workspaceId != workspace_id:  # pragma: no cover - the id names its workspace
             return error_page("That request belongs to another workspace.", 400)
         verb = "approved" if decision == "approve" else "rejected"
@@ -671,11 +670,8 @@ def add_workspace_pages(app: FastAPI) -> None:
         session = signed_in(request)
         if isinstance(session, Response):
             return session
-        try:
-            console_actions.require_role(workspace_id, session.userId, "ADMIN")
-            return invitations_page(session, workspace_id)
-        except console_actions.Refused as exc:
-            return refused(exc)
+        console_actions.require_role(workspace_id, session.userId, "ADMIN")
+        return invitations_page(session, workspace_id)
 
     @app.post("/console/w/{workspace_id}/invitations")
     async def invite(workspace_id: str, request: Request) -> Response:
@@ -684,14 +680,9 @@ def add_workspace_pages(app: FastAPI) -> None:
             return checked
         session, form = checked
         email, role = str(form.get("email") or "").strip(), str(form.get("role") or "")
-        try:
-            console_actions.require_role(workspace_id, session.userId, "ADMIN")
-            _, secret = console_actions.invite(session.userId, workspace_id, email, role)
-            return invitations_page(
-                session, workspace_id, status=201, link=invitation_url(request, secret), link_for=email
-            )
-        except console_actions.Refused as exc:
-            return refused(exc)
+        console_actions.require_role(workspace_id, session.userId, "ADMIN")
+        _, secret = console_actions.invite(session.userId, workspace_id, email, role)
+        return invitations_page(session, workspace_id, status=201, link=invitation_url(request, secret), link_for=email)
 
     @app.post("/console/w/{workspace_id}/invitations/{invitation_id}/link")
     async def relink(workspace_id: str, invitation_id: str, request: Request) -> Response:
@@ -699,15 +690,12 @@ def add_workspace_pages(app: FastAPI) -> None:
         if isinstance(checked, Response):
             return checked
         session, _ = checked
-        try:
-            row, secret = console_actions.relink(session.userId, invitation_id)
-            if row.workspaceId != workspace_id:
-                return error_page("That invitation belongs to another workspace.", 404)
-            return invitations_page(
-                session, workspace_id, status=201, link=invitation_url(request, secret), link_for=row.email
-            )
-        except console_actions.Refused as exc:
-            return refused(exc)
+        row, secret = console_actions.relink(session.userId, invitation_id)
+        if row.workspaceId != workspace_id:
+            return error_page("That invitation belongs to another workspace.", 404)
+        return invitations_page(
+            session, workspace_id, status=201, link=invitation_url(request, secret), link_for=row.email
+        )
 
     # -- board view (read-only) --------------------------------------------------------------
     @app.get("/console/w/{workspace_id}/boards")
@@ -715,10 +703,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         session = signed_in(request)
         if isinstance(session, Response):
             return session
-        try:
-            listed = console_actions.call(session.userId, "list_boards", {"workspaceId": workspace_id})
-        except console_actions.Refused as exc:
-            return refused(exc)
+        listed = console_actions.call(session.userId, "list_boards", {"workspaceId": workspace_id})
         return workspace_page("boards.html", session, workspace_id, boards=listed["boards"])
 
     @app.get("/console/boards/{board_id}")
@@ -727,10 +712,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         if isinstance(session, Response):
             return session
         cursor = request.query_params.get("cursor") or None
-        try:
-            snap = console_actions.board_page(session.userId, board_id, cursor, BOARD_PAGE)
-        except console_actions.Refused as exc:
-            return refused(exc)
+        snap = console_actions.board_page(session.userId, board_id, cursor, BOARD_PAGE)
         return workspace_page("board.html", session, snap.workspace_id, view=snap)
 
     # -- task attachment upload ----------------------------------------------------------------
@@ -754,10 +736,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         session = signed_in(request)
         if isinstance(session, Response):
             return session
-        try:
-            return upload_page(session, task_id, added=request.query_params.get("added"))
-        except console_actions.Refused as exc:
-            return refused(exc)
+        return upload_page(session, task_id, added=request.query_params.get("added"))
 
     @app.post("/console/tasks/{task_id}/attachments")
     async def upload(task_id: str, request: Request) -> Response:
@@ -775,14 +754,11 @@ def add_workspace_pages(app: FastAPI) -> None:
             return error_page("Choose a file to upload.", 400)
         data = await sent.read(console_actions.upload_limit() + 1)
         kind = content_type_of(sent.filename, sent.content_type)
-        try:
-            grant = console_actions.grant_upload(session.userId, task_id, sent.filename, kind, data)
-            put = await upload_bytes(grant["uploadUrl"], grant["headers"], data)
-            if not 200 <= put < 300:
-                return error_page(f"The storage refused the file (HTTP {put}); nothing was attached.", 502)
-            done = console_actions.attach(session.userId, task_id, grant["uploadGrantId"])
-        except console_actions.Refused as exc:
-            return refused(exc)
+        grant = console_actions.grant_upload(session.userId, task_id, sent.filename, kind, data)
+        put = await upload_bytes(grant["uploadUrl"], grant["headers"], data)
+        if not 200 <= put < 300:
+            return error_page(f"The storage refused the file (HTTP {put}); nothing was attached.", 502)
+        done = console_actions.attach(session.userId, task_id, grant["uploadGrantId"])
         return RedirectResponse(
             f"/console/tasks/{task_id}/attachments?" + urlencode({"added": done["fileName"]}), status_code=303
         )
@@ -793,10 +769,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         session = signed_in(request)
         if isinstance(session, Response):
             return session
-        try:
-            console_actions.deletion_target(session.userId, workspace_id)
-        except console_actions.Refused as exc:
-            return refused(exc)
+        console_actions.deletion_target(session.userId, workspace_id)
         return workspace_page("delete.html", session, workspace_id)
 
     @app.post("/console/w/{workspace_id}/delete")
@@ -805,10 +778,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         if isinstance(checked, Response):
             return checked
         session, form = checked
-        try:
-            console_actions.delete_workspace(session.userId, workspace_id, str(form.get("name") or ""))
-        except console_actions.Refused as exc:
-            return refused(exc)
+        console_actions.delete_workspace(session.userId, workspace_id, str(form.get("name") or ""))
         return RedirectResponse("/console/workspaces?" + urlencode({"deleted": workspace_id}), status_code=303)
 
     @app.get("/console/invite")
@@ -843,10 +813,7 @@ def add_workspace_pages(app: FastAPI) -> None:
         user = _user(session.userId)
         if user is None:
             return error_page("Your user is gone; sign in again.", 401)
-        try:
-            invitation, _ = console_actions.accept_invitation(user, str(form.get("secret") or ""))
-        except console_actions.Refused as exc:
-            return refused(exc)
+        invitation, _ = console_actions.accept_invitation(user, str(form.get("secret") or ""))
         return RedirectResponse("/console/workspaces?" + urlencode({"joined": invitation.workspaceId}), status_code=303)
 
 
