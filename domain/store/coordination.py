@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from domain import ids
 from domain.store import db, keys, parallel
@@ -51,20 +51,29 @@ class ClaimRefused(StoreError):
         self.holder = holder
 
 
-class ClaimsMoved(StoreError):
+class Moved(StoreError):
+    """A revisioned item was not what the caller read (or already exists); ``current`` is the
+    stored row now (``None`` when gone). Each subclass names the item kind in its message."""
+
+    what: ClassVar[str] = "item changed"
+
+    def __init__(self, current: Any) -> None:
+        super().__init__(self.what)
+        self.current = current
+
+
+class ClaimsMoved(Moved):
     """The task's claim head is not at the revision the caller read (``current``: the head now)."""
 
-    def __init__(self, current: ClaimHeadRow | None) -> None:
-        super().__init__("claims moved")
-        self.current = current
+    what = "claims moved"
+    current: ClaimHeadRow | None
 
 
-class StateChanged(StoreError):
+class StateChanged(Moved):
     """A request's state or revision moved since it was read (``current`` is the stored row)."""
 
-    def __init__(self, current: PeerRequestRow | None) -> None:
-        super().__init__("request changed")
-        self.current = current
+    what = "request changed"
+    current: PeerRequestRow | None
 
 
 # -- claims ---------------------------------------------------------------------------------------
@@ -465,10 +474,9 @@ def decide(
         raise ReviewChanged(ReviewRow.from_raw_data(stored) if stored else None) from failure
 
 
-class ReviewChanged(StoreError):
-    def __init__(self, current: ReviewRow | None) -> None:
-        super().__init__("review changed")
-        self.current = current
+class ReviewChanged(Moved):
+    what = "review changed"
+    current: ReviewRow | None
 
 
 # -- channels ---------------------------------------------------------------------------------------
@@ -696,20 +704,18 @@ def attention(workspace_id: str, limit: int) -> list[AttentionRow]:
 
 
 # -- linked integration work ------------------------------------------------------------------------
-class AlreadyLinked(StoreError):
+class AlreadyLinked(Moved):
     """The helper was linked to the parent before (``current`` is that link)."""
 
-    def __init__(self, current: HelperLinkRow | None) -> None:
-        super().__init__("already linked")
-        self.current = current
+    what = "already linked"
+    current: HelperLinkRow | None
 
 
-class IntegrationChanged(StoreError):
+class IntegrationChanged(Moved):
     """An integration's state or revision moved since it was read (``current``: the stored row)."""
 
-    def __init__(self, current: IntegrationRow | None) -> None:
-        super().__init__("integration changed")
-        self.current = current
+    what = "integration changed"
+    current: IntegrationRow | None
 
 
 def link_helper(link: HelperLinkRow, *, activity: ActivityRow) -> None:
@@ -806,12 +812,11 @@ def inputs_digest(inputs: dict[str, Any]) -> str:
 
 
 # -- consultation preparation -----------------------------------------------------------------------
-class ConsultationChanged(StoreError):
+class ConsultationChanged(Moved):
     """A consultation's state or revision moved since it was read (``current``: the stored row)."""
 
-    def __init__(self, current: ConsultationRow | None) -> None:
-        super().__init__("consultation changed")
-        self.current = current
+    what = "consultation changed"
+    current: ConsultationRow | None
 
 
 def get_consultation(workspace_id: str, ulid: str) -> ConsultationRow | None:
