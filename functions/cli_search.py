@@ -14,36 +14,14 @@ import json
 from typing import Any
 
 
-def _all_workspaces() -> list[str]:
-    """Every workspace head's id: a paginated Scan (an operator command; no request path scans)."""
-    from domain.store import db, keys
-    from domain.store.models import Row
-
-    client, out, start = db.dynamodb_client(), [], None
-    while True:
-        kwargs: dict[str, Any] = {
-            "TableName": Row.Meta.table_name,
-            "FilterExpression": "#k = :k AND SK = :m",
-            "ExpressionAttributeNames": {"#k": "kind"},
-            "ExpressionAttributeValues": {":k": {"S": "Workspace"}, ":m": {"S": keys.WORKSPACE_HEAD_SORT_KEY}},
-            "ProjectionExpression": "workspaceId",
-        }
-        if start:
-            kwargs["ExclusiveStartKey"] = start
-        page = client.scan(**kwargs)
-        out += [i["workspaceId"]["S"] for i in page.get("Items", []) if "workspaceId" in i]
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            return sorted(out)
-
-
 def cmd_search_verify(args: argparse.Namespace) -> int:
     from functions.cli_common import connect
 
     connect(args)
     from domain.search.verify import verify
+    from domain.store import workspaces as workspace_store
 
-    workspaces = args.workspace or _all_workspaces()
+    workspaces = args.workspace or workspace_store.all_ids()
     drift = 0
     reports = []
     for ws in workspaces:

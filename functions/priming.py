@@ -49,7 +49,6 @@ from typing import Any
 from botocore.awsrequest import AWSResponse
 
 from domain.store import db
-from domain.store.models import Row
 
 log = logging.getLogger("jentrix.http")
 # Each operation the store sends, with a minimal valid request and the empty answer it gets.
@@ -112,7 +111,7 @@ def prime_dynamodb(operations: Collection[str] | None = None) -> None:
     """Run each of ``operations`` (default: every operation the store sends) once through the
     shared client, answered by a canned response."""
     client = db.dynamodb_client()
-    table = Row.Meta.table_name
+    table = db.table_name()
     answers = {name: json.dumps(answer).encode() for name, _, answer in _OPERATIONS}
     handler = _canned(answers)
     client.meta.events.register_first("before-send.dynamodb", handler, unique_id="jentrix-prime")
@@ -201,7 +200,7 @@ def prime_connections(count: int = 6) -> None:
     from domain.store import parallel
 
     client = db.dynamodb_client()
-    table = Row.Meta.table_name
+    table = db.table_name()
     together = threading.Barrier(count, timeout=2)
 
     def hold(**_: Any) -> None:  # returns None: botocore then sends the request itself

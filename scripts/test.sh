@@ -2,7 +2,7 @@
 # The tests and the quality gates (docs/testing.md). Tests start and stop DynamoDB Local themselves.
 #   bash scripts/test.sh                 the gates, then the whole suite
 #   bash scripts/test.sh --fast          the gates, then the fast lane (tests/fast_lane.txt): before every commit
-#   bash scripts/test.sh --gates         the gates only: ruff check, ruff format --check, mypy
+#   bash scripts/test.sh --gates         the gates only: ruff check, ruff format --check, mypy, generated docs
 #   bash scripts/test.sh tests/x.py -k y a part of the suite: the arguments go to pytest as they are
 # After --fast, further arguments go to pytest too (e.g. `--fast -n 0`).
 set -uo pipefail
@@ -26,6 +26,11 @@ gates() {
   fi
   echo "gates: mypy (pyproject.toml [tool.mypy])" >&2
   .venv/bin/mypy || failed=1
+  # The tool manifest (what a cold process lists tools from), docs/tools.md and the schema
+  # snapshots are generated from the tool modules; a checkout that passes the gates never holds
+  # a stale one (fix: .venv/bin/python scripts/gen_tool_docs.py, after formatting).
+  echo "gates: generated tool docs and manifest current (scripts/gen_tool_docs.py --check)" >&2
+  .venv/bin/python scripts/gen_tool_docs.py --check || failed=1
   return $failed
 }
 

@@ -1064,3 +1064,17 @@ def test_search_verify_reports_and_repairs_drift(capsys, server_url, dynamodb_en
     assert code == 0 and "drift 0" in out, out
     for word, task in (("gecko", made[0]), ("iguana", made[1]), ("skink", made[2])):
         assert [h.task_id for h in INDEX.query(ws, q.parse(word), substring=None).hits] == [task["id"]]
+
+
+def test_search_verify_without_a_workspace_walks_every_workspace_head(capsys, server_url, owner):
+    """`search verify` with no --workspace checks every workspace: workspace_store.all_ids scans
+    for workspace heads only (not members, boards or other rows of the workspace), sorted."""
+    from domain.store import workspaces as workspace_store
+    from tests.rpc import call_tool, ok
+
+    other = ok(call_tool(server_url, owner.token, "create_workspace", {"name": f"Scan {uuid.uuid4().hex[:12]}"}))
+    board = ok(call_tool(server_url, owner.token, "create_board", {"workspaceId": owner.workspace_id, "name": "Scan"}))
+    every = workspace_store.all_ids()
+    assert every == sorted(every) and len(every) == len(set(every))
+    assert {owner.workspace_id, other["workspace"]["id"]} <= set(every)
+    assert board["board"]["id"] not in every and all(w.startswith("ws_") for w in every), every[:5]

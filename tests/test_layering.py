@@ -338,29 +338,12 @@ def test_the_storage_import_check_bites(tmp_path):
 
 
 # --- functions/ reaches storage through named operations (issue 27) ---------------------------
-# The entry points (HTTP app, web pages, CLI, stdio adapter) call named domain and store functions
-# and spell no key and no row class. Listed modules still do, for a reason of their own: the
-# table-administration paths (a fresh process's warm-up reads, the stdio adapter's in-memory
-# tables, the search-repair CLI's raw scans). The list only shrinks.
-FUNCTIONS_STILL_SPEAK_STORAGE = {
-    "functions.cli_search",
-    "functions.priming",
-    "functions.stdio.ephemeral",
-}
+# The entry points (HTTP app, web pages, CLI, stdio adapter, warm-up reads) call named domain and
+# store functions and spell no key and no row class; table administration too goes through named
+# store operations (db.create_fresh_tables, db.table_name, workspaces.all_ids).
 ALL_FUNCTION_MODULES = _modules("functions")
 
 
-@pytest.mark.parametrize(
-    "path",
-    [p for p in ALL_FUNCTION_MODULES if _name(p) not in FUNCTIONS_STILL_SPEAK_STORAGE],
-    ids=lambda p: _name(p),
-)
+@pytest.mark.parametrize("path", ALL_FUNCTION_MODULES, ids=lambda p: _name(p))
 def test_entry_points_import_neither_keys_nor_models(path):
     assert not _speaks_storage(path), (_name(path), _speaks_storage(path))
-
-
-def test_the_entry_point_exception_list_only_shrinks():
-    names = {_name(p): p for p in ALL_FUNCTION_MODULES}
-    assert FUNCTIONS_STILL_SPEAK_STORAGE <= set(names), FUNCTIONS_STILL_SPEAK_STORAGE - set(names)
-    stale = sorted(m for m in FUNCTIONS_STILL_SPEAK_STORAGE if not _speaks_storage(names[m]))
-    assert not stale, f"no longer spells keys or rows, strike off FUNCTIONS_STILL_SPEAK_STORAGE: {stale}"

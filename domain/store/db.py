@@ -117,6 +117,11 @@ def dynamodb_client() -> Any:
     return _dynamodb_client
 
 
+def table_name() -> str:
+    """The application table's name as configured (:func:`use`, :func:`configure`)."""
+    return str(Row.Meta.table_name)
+
+
 def botocore_clients() -> list[Any]:
     """Every botocore client that talks to DynamoDB for a request (request counting in tests)."""
     clients = [connection().client, dynamodb_client()]
@@ -268,6 +273,35 @@ def create_tables(cfg: Settings | None = None) -> list[str]:
         created.append(cfg.idempotency_table)
     _ensure_ttl(client, cfg.idempotency_table, "expiration")
     return created
+
+
+def create_fresh_tables(table: str, idempotency_table: str) -> None:
+    """Create both tables in an emulator known to be empty (the ephemeral stack): in parallel,
+    without ``ListTables`` and without waiters, since a fresh in-memory DynamoDB Local makes a
+    table ACTIVE before ``CreateTable`` returns. The tables are the ones :func:`create_tables`
+    builds (tests/test_ephemeral.py compares them). ``table`` must be the configured one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if table != Row.Meta.table_name:
+        raise ValueError(f"configure the store for {table!r} first (db.use)")
+    client = dynamodb_client()
+
+    def app() -> None:
+        Row.create_table(billing_mode="PAY_PER_REQUEST", wait=False)
+        _ensure_ttl(client, table, "ttl")
+
+    def replays() -> None:
+        client.create_table(
+            TableName=idempotency_table,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        _ensure_ttl(client, idempotency_table, "expiration")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for job in [pool.submit(app), pool.submit(replays)]:
+            job.result()
 
 
 def delete_tables(cfg: Settings | None = None) -> None:

@@ -68,6 +68,27 @@ def get(workspace_id: str) -> WorkspaceRow | None:
         return None
 
 
+def all_ids() -> list[str]:
+    """Every workspace's id, sorted: a paginated Scan of the table for workspace heads. For
+    operator commands over the whole table (``jentrix search verify``); no tool call scans."""
+    client, out, start = db.dynamodb_client(), [], None
+    while True:
+        kwargs: dict[str, Any] = {
+            "TableName": db.table_name(),
+            "FilterExpression": "#k = :k AND SK = :m",
+            "ExpressionAttributeNames": {"#k": "kind"},
+            "ExpressionAttributeValues": {":k": {"S": "Workspace"}, ":m": {"S": keys.WORKSPACE_HEAD_SORT_KEY}},
+            "ProjectionExpression": "workspaceId",
+        }
+        if start:
+            kwargs["ExclusiveStartKey"] = start
+        page = client.scan(**kwargs)
+        out += [i["workspaceId"]["S"] for i in page.get("Items", []) if "workspaceId" in i]
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            return sorted(out)
+
+
 def get_many(workspace_ids: list[str]) -> list[WorkspaceRow]:
     """The heads of ``workspace_ids`` (one BatchGetItem per 100), in no particular order."""
     if not workspace_ids:

@@ -68,10 +68,8 @@ class EphemeralStack:
         progress(f"DynamoDB Local answered after {self._since()}; creating tables and a user, workspace and token...")
         os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
         db.use(endpoint, table=TABLE, idempotency_table=IDEMPOTENCY_TABLE)
+        db.create_fresh_tables(TABLE, IDEMPOTENCY_TABLE)
         with ThreadPoolExecutor(max_workers=2) as pool:
-            tables = [pool.submit(_create_app_table), pool.submit(_create_idempotency_table)]
-            for f in tables:
-                f.result()
             user = auth.create_user("ephemeral@jentrix.invalid", "Ephemeral User")
             ws_job = pool.submit(workspace_store.create, user, "Ephemeral")
             token_job = pool.submit(auth.mint_pat, user.userId, display_name="jentrix mcp --ephemeral")
@@ -87,27 +85,3 @@ class EphemeralStack:
     def close(self) -> None:
         self.ddb.stop()
         log.info("ephemeral stack removed")
-
-
-# The two tables are the ones db.create_tables builds (tests/test_ephemeral.py compares them),
-# created in parallel and without its waiters: in a fresh in-memory emulator a table is ACTIVE
-# as soon as create_table returns.
-def _create_app_table() -> None:
-    from domain.store import db
-    from domain.store.models import Row
-
-    Row.create_table(billing_mode="PAY_PER_REQUEST", wait=False)
-    db._ensure_ttl(db.dynamodb_client(), TABLE, "ttl")  # noqa: SLF001 - the same TTL step as create_tables
-
-
-def _create_idempotency_table() -> None:
-    from domain.store import db
-
-    client = db.dynamodb_client()
-    client.create_table(
-        TableName=IDEMPOTENCY_TABLE,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    db._ensure_ttl(client, IDEMPOTENCY_TABLE, "expiration")  # noqa: SLF001
