@@ -82,7 +82,7 @@ def test_coordination_is_served_only_when_asked_for_over_http(server_url, coord_
     assert not [n for n in plain if n.startswith("mj_")]
     assert "create_task" in plain
     asked = [t["name"] for t in _list(coord_url, owner.token)["result"]["tools"]]
-    from domain.catalog import COORDINATION
+    from tests.catalog_table import COORDINATION
 
     assert set(asked) == set(COORDINATION) and len(asked) == 36
     header = [
@@ -389,7 +389,7 @@ def test_answer_reaches_a_waiting_asker_and_bounds_leave_it_open(server_url, coo
         not timed["changed"]
         and timed["pollAfterMs"]
         and timed["request"]["state"] == "OPEN"
-        and 700 <= timed["waitedMs"] <= 5000
+        and 1000 <= timed["waitedMs"] <= 5000  # the whole second asked for, however slow the reads
     )
     # someone outside the request cannot read it, nor can the asker answer it
     c = member("Cid")

@@ -1163,11 +1163,11 @@ def mj_wait_request(ctx: CallContext, args: WaitInput) -> WaitOutput:
     step = 0.2
     while not done(current):
         spent = time.monotonic() - started
-        if spent + step > bound:
+        if spent >= bound:  # waited the whole bound: the last read above came after it
             return WaitOutput(
                 request=request_view(current), changed=False, waitedMs=int(spent * 1000), pollAfterMs=POLL_AFTER_MS
             )
-        deadline.sleep(step)
+        deadline.sleep(min(step, bound - spent))
         step = min(step * 1.5, 1.0)
         found = store.get_request(ref.task_id, ref.ulid)
         if found is None:
