@@ -10,11 +10,9 @@ than its manifest row (:class:`LazySpec`). The manifest is used only while it is
 records a hash of the sources it was made from (:func:`source_hash`); after an edit it is
 ignored until regenerated — and not in a pre-initialized Lambda environment (provisioned
 concurrency, SnapStart), whose init is paid before any request and imports everything
-(:func:`eager_init`). :data:`SEED` is the product
-catalog as data (catalog: "Catalog" table): every tool's scope class, behaviour flags, whether
-it takes an ``idempotencyKey``, its area, and whether it is built yet. The surface tests derive
-their expectations from it (tests/test_tool_surface.py); a tool moves from ``planned`` to
-``built`` in the same change that adds it to a ``TOOLS`` list.
+(:func:`eager_init`). A tool's scope, flags and area have one source, its
+:class:`~domain.registry.ToolSpec`; the product catalog's table, as the tests expect it, lives in
+tests/catalog_table.py (the oracle tests/test_tool_surface.py compares the specs with).
 """
 
 from __future__ import annotations
@@ -24,10 +22,9 @@ import importlib
 import json
 import logging
 import os
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from domain.registry import Registry, ToolSpec
 
@@ -35,138 +32,6 @@ MANIFEST = Path(__file__).with_name("catalog_manifest.json")
 # Lambda's AWS_LAMBDA_INITIALIZATION_TYPE values whose init runs before (and apart from) requests.
 PRE_INITIALIZED = frozenset({"provisioned-concurrency", "snap-start"})
 log = logging.getLogger("jentrix.catalog")
-
-
-@dataclass(frozen=True)
-class SeedTool:
-    scope: Literal["read", "write", "admin"]
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    keyed: bool
-    area: str
-    status: Literal["built", "planned"]
-
-
-SEED: dict[str, SeedTool] = {
-    "add_project_link": SeedTool("write", False, False, True, False, "projects", "built"),
-    "add_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "align_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
-    "archive_board": SeedTool("admin", False, True, False, False, "boards", "built"),
-    "archive_task": SeedTool("write", False, True, False, False, "tasks", "built"),
-    "attach_agent_session": SeedTool("write", False, False, False, True, "sessions", "built"),
-    "attach_artifact": SeedTool("write", False, False, False, False, "artifacts", "built"),
-    "bulk_create_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
-    "bulk_move_tasks": SeedTool("write", False, False, False, True, "tasks", "built"),
-    "bulk_update_tasks": SeedTool("write", False, False, True, True, "tasks", "built"),
-    "complete_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
-    "create_agent_session": SeedTool("write", False, False, False, True, "sessions", "built"),
-    "create_board": SeedTool("write", False, False, False, True, "boards", "built"),
-    "create_comment": SeedTool("write", False, False, False, True, "collaboration", "built"),
-    "create_project": SeedTool("write", False, False, False, True, "projects", "built"),
-    "create_subtask": SeedTool("write", False, False, False, True, "collaboration", "built"),
-    "create_task": SeedTool("write", False, False, False, True, "tasks", "built"),
-    "create_workspace": SeedTool("write", False, False, False, True, "workspaces", "built"),
-    "delete_comment": SeedTool("write", False, True, False, False, "collaboration", "built"),
-    "delete_subtask": SeedTool("write", False, True, False, False, "collaboration", "built"),
-    "get_agent_session": SeedTool("read", True, False, False, False, "sessions", "built"),
-    "get_artifact": SeedTool("read", True, False, False, False, "artifacts", "built"),
-    "get_board_snapshot": SeedTool("read", True, False, False, False, "boards", "built"),
-    "get_project": SeedTool("read", True, False, False, False, "projects", "built"),
-    "get_task": SeedTool("read", True, False, False, False, "tasks", "built"),
-    "get_token_context": SeedTool("read", True, False, False, False, "context", "built"),
-    "invite_member": SeedTool("admin", False, False, False, False, "members", "built"),
-    "list_activity": SeedTool("read", True, False, False, False, "tasks", "built"),
-    "list_agent_sessions": SeedTool("read", True, False, False, False, "sessions", "built"),
-    "list_artifacts": SeedTool("read", True, False, False, False, "artifacts", "built"),
-    "list_attachments": SeedTool("read", True, False, False, False, "artifacts", "built"),
-    "list_boards": SeedTool("read", True, False, False, False, "boards", "built"),
-    "list_columns": SeedTool("read", True, False, False, False, "boards", "built"),
-    "list_comments": SeedTool("read", True, False, False, False, "collaboration", "built"),
-    "list_invitations": SeedTool("admin", True, False, False, False, "members", "built"),
-    "list_labels": SeedTool("read", True, False, False, False, "collaboration", "built"),
-    "list_members": SeedTool("read", True, False, False, False, "members", "built"),
-    "list_projects": SeedTool("read", True, False, False, False, "projects", "built"),
-    "list_task_links": SeedTool("read", True, False, False, False, "collaboration", "built"),
-    "list_tasks": SeedTool("read", True, False, False, False, "tasks", "built"),
-    "list_workspaces": SeedTool("read", True, False, False, False, "workspaces", "built"),
-    "manage_columns": SeedTool("write", False, True, False, False, "boards", "built"),
-    "manage_labels": SeedTool("write", False, True, False, False, "collaboration", "built"),
-    "move_task": SeedTool("write", False, False, False, False, "tasks", "built"),
-    "remove_member": SeedTool("admin", False, True, False, False, "members", "built"),
-    "remove_project_link": SeedTool("write", False, False, True, False, "projects", "built"),
-    "remove_task_link": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "rename_board": SeedTool("write", False, False, True, False, "boards", "built"),
-    "resolve_projects_for_repo": SeedTool("read", True, False, False, False, "projects", "built"),
-    "resume_agent_session": SeedTool("write", False, False, True, False, "sessions", "built"),
-    "revoke_invitation": SeedTool("admin", False, True, False, False, "members", "built"),
-    "search_artifacts": SeedTool("read", True, False, False, False, "search", "built"),
-    "search_tasks": SeedTool("read", True, False, False, False, "search", "built"),
-    "set_member_role": SeedTool("admin", False, False, True, False, "members", "built"),
-    "set_task_assignees": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "set_task_labels": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "toggle_subtask": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "unarchive_boards": SeedTool("admin", False, False, True, False, "boards", "built"),
-    "update_comment": SeedTool("write", False, False, True, False, "collaboration", "built"),
-    "update_project": SeedTool("write", False, False, True, False, "projects", "built"),
-    "update_task": SeedTool("write", False, False, True, False, "tasks", "built"),
-    "update_workspace": SeedTool("admin", False, False, True, False, "workspaces", "built"),
-}
-
-
-# Keyed tools whose catalog entry *requires* the idempotencyKey (the caller's launch nonce) instead
-# of taking it as an option: a session must be created or attached at most once per launch.
-KEY_REQUIRED: frozenset[str] = frozenset({"create_agent_session", "attach_agent_session"})
-# Tools beyond the product catalog's 62 (issue 14): same table shape, never compared with the seed.
-EXTRA: dict[str, SeedTool] = {
-    "list_my_work": SeedTool("read", True, False, False, False, "tasks", "built"),
-}
-
-
-# The coordination toolset (issue 29; docs/coordination.md): tool names from the coordination spec
-# (seed 000), served only when asked for over HTTP and by default in jentrix mcp (domain.toolsets.OPT_IN).
-# Same table shape; counted apart from the catalog's 62.
-COORDINATION: dict[str, SeedTool] = {
-    "mj_accept_artifact": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_artifact": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_artifact_comments": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_channel_messages": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_channels": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_promote_message": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_promotions": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_finish": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_request_artifact_changes": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_submit_research": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_answer": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_ask": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_begin": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_brief": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_cancel_request": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_inbox": SeedTool("read", False, False, True, False, "coordination", "built"),
-    "mj_peers": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_post": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_reply_late": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_request": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_start_work": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_wait_request": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_work_context": SeedTool("read", True, False, False, False, "coordination", "built"),
-    # issue 30: linked integration work
-    "mj_accept_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_freeze_integration": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_integration": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_link_helper": SeedTool("write", False, False, False, True, "coordination", "built"),
-    # issue 30: continuity and recovery evidence
-    "mj_continuation": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_recovery_evidence": SeedTool("read", True, False, False, False, "coordination", "built"),
-    # issue 30: consultation preparation
-    "mj_consult": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_consult_approve": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_consult_detail": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_consult_profiles": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_consult_queue": SeedTool("read", True, False, False, False, "coordination", "built"),
-    "mj_consult_research_input": SeedTool("write", False, False, False, True, "coordination", "built"),
-    "mj_consult_results": SeedTool("write", False, False, False, True, "coordination", "built"),
-}
 
 
 MODULES: tuple[str, ...] = (

@@ -192,9 +192,7 @@ def layer(
 
 
 def _known_tools(registry: Registry) -> set[str]:
-    from domain.catalog import EXTRA, SEED
-
-    return set(registry.names()) | set(SEED) | set(EXTRA)
+    return set(registry.names())
 
 
 def from_headers(registry: Registry, headers: Mapping[str, str] | None) -> Layer | None:

@@ -4,7 +4,7 @@
   makes of the registry now, so neither a doc nor a schema can drift silently (set
   JENTRIX_UPDATE_SNAPSHOTS=1 to rewrite the snapshots; a missing snapshot fails);
 * every tool states its title and all four behaviour annotations explicitly, with flags equal
-  to the catalog table (``domain.catalog.SEED``), from which every expectation here derives;
+  to the catalog table (tests/catalog_table.py, the oracle), from which every expectation here derives;
 * every inputSchema is portable: inline (no ``$ref``), a plain ``type: object`` root with no
   ``oneOf``/``anyOf``/``allOf`` there and no ``additionalProperties`` anywhere (Gemini's function
   declarations refuse the keyword; the server refuses unknown arguments itself), every property
@@ -31,12 +31,11 @@ from jsonschema import Draft202012Validator
 
 from domain import catalog, toolsets
 from domain.auth import Principal
-from domain.catalog import COORDINATION, EXTRA, KEY_REQUIRED
-from domain.catalog import SEED as CATALOG
 from domain.catalog import (
     eager_registry as product_registry,  # the modules' own specs, never the manifest made from them
 )
 from functions.protocol import McpProtocol, Session
+from tests.catalog_table import CATALOG, COORDINATION, EXTRA, KEY_REQUIRED
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "gen_tool_docs.py"
@@ -46,13 +45,11 @@ UPDATE = os.environ.get("JENTRIX_UPDATE_SNAPSHOTS") == "1"
 # The catalog's 62 plus the tools beyond it (issue 14: list_my_work), which are never compared with the seed document.
 # The coordination toolset (issue 29) has its own table, never compared with the catalog either.
 TABLE = {**CATALOG, **EXTRA, **COORDINATION}
-# name: (scope, readOnlyHint, destructiveHint, idempotentHint) of every built tool, from the catalog table
+# name: (scope, readOnlyHint, destructiveHint, idempotentHint) of every tool, from the catalog table
 SEED: dict[str, tuple[str, bool, bool, bool]] = {
-    name: (row.scope, row.read_only, row.destructive, row.idempotent)
-    for name, row in TABLE.items()
-    if row.status == "built"
+    name: (row.scope, row.read_only, row.destructive, row.idempotent) for name, row in TABLE.items()
 }
-KEYED = {name for name, row in TABLE.items() if row.status == "built" and row.keyed}
+KEYED = {name for name, row in TABLE.items() if row.keyed}
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
@@ -259,16 +256,14 @@ def test_registry_holds_exactly_the_built_catalog_tools():
 
 def test_catalog_table_is_the_product_catalog():
     """The table holds every catalog tool once; keyed means create_*/bulk_* plus the two session
-    tools the catalog marks as requiring a key; planned tools are not served."""
-    assert all(row.status in ("built", "planned") for row in CATALOG.values())
+    tools the catalog marks as requiring a key."""
+    assert len(CATALOG) == 62
     for name, row in CATALOG.items():
         assert row.keyed == (
             name.startswith(("create_", "bulk_")) or name in {"attach_agent_session", "create_agent_session"}
         ), name
         if row.read_only:
             assert not row.destructive, name  # (list_invitations is read-only yet needs the admin scope)
-    planned = {n for n, r in CATALOG.items() if r.status == "planned"}
-    assert not planned & set(DEFS)
 
 
 SEED_FILE = REPO.parent / "shared" / "seeds" / "002_e181a395439ef61e.txt"
@@ -276,7 +271,7 @@ SEED_FILE = REPO.parent / "shared" / "seeds" / "002_e181a395439ef61e.txt"
 
 @pytest.mark.skipif(not SEED_FILE.exists(), reason="the product catalog (shared/seeds) is not beside this checkout")
 def test_catalog_table_matches_the_product_catalog_document():
-    """Every row of the catalog document's table, with its scope and three flags, is in SEED, and nothing else."""
+    """Every row of the catalog document's table, with its scope and three flags, is in CATALOG, and nothing else."""
     rows = re.findall(r"^`(\w+)`\t(\w+)\t(\S)\t(\S)\t(\S)\t", SEED_FILE.read_text(encoding="utf-8"), re.MULTILINE)
     assert rows
     table = {n: (scope, ro == "✓", de == "✓", idem == "✓") for n, scope, ro, de, idem in rows}
@@ -290,6 +285,7 @@ def test_area_matches_the_catalog_table(name):
 
 def test_tools_beyond_the_catalog_are_flagged_as_such():
     assert not set(EXTRA) & set(CATALOG)
+    assert set(EXTRA) == GEN.BEYOND_CATALOG
     text = GEN.DOCS_PATH.read_text(encoding="utf-8")
     for name in EXTRA:
         section = text.split(f"### {name}\n", 1)[1].split("\n### ", 1)[0]
