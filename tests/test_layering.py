@@ -290,7 +290,6 @@ STILL_SPEAKS_STORAGE = {
     "domain.tools.bulk",
     "domain.tools.coordination",
     "domain.tools.search",
-    "domain.tools.sessions",
     "domain.tools.tasks",
 }
 STORAGE_SCHEMA = ("domain.store.keys", "domain.store.models")

@@ -44,6 +44,7 @@ from domain.store.models import (
     ProjectLinkRow,
     ProjectRow,
     ProjectSlugRow,
+    SessionClaimRow,
     SessionRow,
     SubtaskRow,
     TaskDetailRow,
@@ -69,6 +70,8 @@ Activity = ActivityRow
 # projects, sessions (issue 27)
 Project = ProjectRow  # a project's head
 ProjectLink = ProjectLinkRow  # one link of a project (board, task, repo, doc, ...)
+Session = SessionRow  # an agent session's head
+SessionClaim = SessionClaimRow  # a provider thread's binding claim
 # values(row): a row's attribute values by name, read without the attribute descriptors (views).
 row_values = values
 
@@ -98,6 +101,8 @@ class Where(Protocol):
     # projects, sessions (issue 27)
     @property
     def project_id(self) -> str | None: ...
+    @property
+    def session(self) -> ids.SessionRef | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -378,6 +383,48 @@ def _link_task_keys(where: Where, args: Any) -> tuple[Key, ...]:
     return (keys.task_full(ref.board_id, ref.number),) if ref and ref.workspace_id == where.workspace_id else ()
 
 
+def _session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The target's session (nothing for attach_agent_session's project alternative).
+    return (keys.session(where.session.workspace_id, where.session.ulid),) if where.session else ()
+
+
+def _thread_claim_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The claim on the provider thread args.provider + args.threadId names.
+    return (keys.session_binding_claim(args.provider, args.threadId),)
+
+
+def _continued_session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The session args.continuesSessionId names, when it lies in the target's workspace.
+    ref = ids.parse_session(getattr(args, "continuesSessionId", None) or "")
+    return (keys.session(where.workspace_id, ref.ulid),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
+def _gate_project_id(where: Where, args: Any) -> str | None:
+    # The project a session's repository gate judges: the target project, else (a session
+    # target) the one args.projectId names in the target's workspace when args names the
+    # repository too (args.stored_repo: the input model's normalised repo, None without one).
+    if where.project_id:
+        return where.project_id
+    ref = ids.parse_project(getattr(args, "projectId", None) or "")
+    if ref and ref[0] == where.workspace_id and getattr(args, "stored_repo", None):
+        return ref[1]
+    return None
+
+
+def _gate_project_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    project_id = _gate_project_id(where, args)
+    return (keys.project(where.workspace_id, project_id),) if project_id else ()
+
+
+def _gate_link_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    project_id, repo = _gate_project_id(where, args), getattr(args, "stored_repo", None)
+    return (keys.project_link(project_id, "REPO", repo),) if project_id and repo else ()
+
+
+def _gate_workspace_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    return (keys.workspace_head(where.workspace_id),) if _gate_project_id(where, args) else ()
+
+
 # The project the target names (its head; nothing read when the target is a workspace).
 PROJECT = ReadPlan("project", _project_keys, ProjectRow)
 # For a workspace target: the claim on the project slug args.slug (else the one args.name derives).
@@ -393,6 +440,19 @@ PROJECT_LINK = ReadPlan("project_link", _project_link_keys, ProjectLinkRow)
 # workspace; nothing read for another type).
 LINK_BOARD_ENTRY = ReadPlan("link_board_entry", _link_board_keys, BoardEntryRow)
 LINK_TASK = ReadPlan("link_task", _link_task_keys, TaskDetailRow)
+# The agent session the target names (its head; nothing read when the target is a project).
+SESSION = ReadPlan("session", _session_keys, SessionRow)
+# The binding claim on the provider thread args.provider + args.threadId (absent: never bound).
+THREAD_CLAIM = ReadPlan("thread_claim", _thread_claim_keys, SessionClaimRow)
+# The session args.continuesSessionId names (nothing read for another workspace's id).
+CONTINUED_SESSION = ReadPlan("continued_session", _continued_session_keys, SessionRow)
+# A session's repository gate, when the arguments name its repository (``args.stored_repo``): the
+# project (the target project, or args.projectId beside a session target), its REPO link to the
+# repository, and the workspace head (its defaultRepo and repoLinkCount). Nothing read without a
+# project; the link not without a repository.
+GATE_PROJECT = ReadPlan("gate_project", _gate_project_keys, ProjectRow)
+GATE_LINK = ReadPlan("gate_link", _gate_link_keys, ProjectLinkRow)
+GATE_WORKSPACE = ReadPlan("gate_workspace", _gate_workspace_keys, WorkspaceRow)
 
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
@@ -429,6 +489,12 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         PROJECT_LINK,
         LINK_BOARD_ENTRY,
         LINK_TASK,
+        SESSION,
+        THREAD_CLAIM,
+        CONTINUED_SESSION,
+        GATE_PROJECT,
+        GATE_LINK,
+        GATE_WORKSPACE,
     )
 }
 
@@ -590,6 +656,30 @@ class Reads:
     def link_task(self) -> TaskDetailRow | None:
         return self._get(LINK_TASK)
 
+    @property
+    def session(self) -> SessionRow | None:
+        return self._get(SESSION)
+
+    @property
+    def thread_claim(self) -> SessionClaimRow | None:
+        return self._get(THREAD_CLAIM)
+
+    @property
+    def continued_session(self) -> SessionRow | None:
+        return self._get(CONTINUED_SESSION)
+
+    @property
+    def gate_project(self) -> ProjectRow | None:
+        return self._get(GATE_PROJECT)
+
+    @property
+    def gate_link(self) -> ProjectLinkRow | None:
+        return self._get(GATE_LINK)
+
+    @property
+    def gate_workspace(self) -> WorkspaceRow | None:
+        return self._get(GATE_WORKSPACE)
+
 
 __all__ = [
     "ARTIFACT",
@@ -599,7 +689,11 @@ __all__ = [
     "BOARD_ENTRY",
     "COMMENT",
     "COMMENT_COUNT",
+    "CONTINUED_SESSION",
     "EDGE",
+    "GATE_LINK",
+    "GATE_PROJECT",
+    "GATE_WORKSPACE",
     "INVITATION",
     "LABEL",
     "LABEL_NAME",
@@ -616,8 +710,10 @@ __all__ = [
     "PROJECT",
     "PROJECT_LINK",
     "PROJECT_SLUG",
+    "SESSION",
     "SUBTASK",
     "TASK",
+    "THREAD_CLAIM",
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
     "TO_TASK",
@@ -641,6 +737,8 @@ __all__ = [
     "ProjectLink",
     "ReadPlan",
     "Reads",
+    "Session",
+    "SessionClaim",
     "Subtask",
     "Task",
     "Where",
