@@ -289,9 +289,7 @@ def test_every_store_answer_has_one_envelope():
 STILL_SPEAKS_STORAGE = {
     "domain.tools.bulk",
     "domain.tools.coordination",
-    "domain.tools.projects",
     "domain.tools.search",
-    "domain.tools.sessions",
     "domain.tools.tasks",
 }
 STORAGE_SCHEMA = ("domain.store.keys", "domain.store.models")

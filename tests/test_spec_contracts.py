@@ -185,3 +185,51 @@ def test_a_keyed_create_board_whose_record_was_lost_answers_from_its_marker(stac
     assert again.result == first.result  # the marker's board and columns, not a second board
     listed = pipeline.call_tool(specs.get("list_boards"), {"workspaceId": me.workspace_id}, principal).result
     assert [b["id"] for b in listed["boards"] if b["name"] == call["name"]] == [made]
+
+
+def test_a_keyed_create_project_whose_record_was_lost_answers_from_its_marker(stack):
+    """create_project's marker names the project: a retry whose Powertools record was lost goes
+    past the slug claim its first call made (the marker is set) and answers with that project,
+    and the workspace holds one project of the name."""
+    me = make_actor("Rpp")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    call = {"workspaceId": me.workspace_id, "name": f"Replayed {uuid.uuid4().hex[:12]}", "idempotencyKey": "once-pj"}
+    first = pipeline.call_tool(specs.get("create_project"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["project"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("create_project"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result == first.result  # the marker's project, not a second one nor a slug CONFLICT
+    listed = pipeline.call_tool(specs.get("list_projects"), {"workspaceId": me.workspace_id}, principal).result
+    assert [p["id"] for p in listed["projects"] if p["name"] == call["name"]] == [made]
+
+
+def test_a_keyed_create_agent_session_whose_record_was_lost_answers_from_its_marker(stack):
+    """create_agent_session's marker names the session: a retry whose Powertools record was lost
+    answers with that session, and the workspace holds one session of the project."""
+    me = make_actor("Rps")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    made_project = pipeline.call_tool(
+        specs.get("create_project"), {"workspaceId": me.workspace_id, "name": f"Pj {uuid.uuid4().hex[:12]}"}, principal
+    )
+    project = made_project.result["project"]["id"]
+    repo = f"replay/repo-{uuid.uuid4().hex[:12]}"
+    linked = pipeline.call_tool(
+        specs.get("add_project_link"), {"projectId": project, "targetType": "REPO", "targetId": repo}, principal
+    )
+    assert linked.result is not None, linked.error
+    call = {"projectId": project, "repo": repo, "idempotencyKey": "once-ses"}
+    first = pipeline.call_tool(specs.get("create_agent_session"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["session"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("create_agent_session"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result == first.result  # the marker's session, not a second one
+    listed = pipeline.call_tool(
+        specs.get("list_agent_sessions"), {"workspaceId": me.workspace_id, "projectId": project}, principal
+    ).result
+    assert [s["id"] for s in listed["sessions"]] == [made]

@@ -14,17 +14,21 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from domain import clock, ids
 from domain.store import db, keys, members, parallel
+from domain.store.board_entry import entry_key
 from domain.store.cas import Write
 from domain.store.errors import StoreError
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import (
+    BoardEntryRow,
     CreationMarkerRow,
     MemberRow,
     ProjectLinkRow,
     ProjectRow,
     ProjectSlugRow,
     Row,
+    TaskDetailRow,
     WorkspaceRow,
 )
 
@@ -50,16 +54,47 @@ class TooManyLinks(StoreError):
     pass
 
 
-class Earlier(StoreError):
-    def __init__(self, project_id: str) -> None:
-        super().__init__(project_id)
-        self.project_id = project_id
-
-
 def get(workspace_id: str, project_id: str) -> ProjectRow | None:
     try:
         return ProjectRow.get(*keys.project(workspace_id, project_id), consistent_read=True)
     except ProjectRow.DoesNotExist:
+        return None
+
+
+def new_row(workspace_id: str, project_id: str, **fields: Any) -> ProjectRow:
+    """A new project head (not written: :func:`create` puts it), ``fields`` its attributes."""
+    return ProjectRow(*keys.project(workspace_id, project_id), projectId=project_id, workspaceId=workspace_id, **fields)
+
+
+def copy(head: ProjectRow) -> ProjectRow:
+    """A detached copy of a project head (the state an edit leaves, before it is written)."""
+    return ProjectRow.from_raw_data(head.serialize())
+
+
+def new_link(
+    workspace_id: str, project_id: str, target_type: str, target_id: str, *, created_by: str
+) -> ProjectLinkRow:
+    """A new link of the project (not written: :func:`add_link` puts it), stamped now; a REPO
+    link carries its repository index (GSI2)."""
+    row = ProjectLinkRow(
+        *keys.project_link(project_id, target_type, target_id),
+        projectId=project_id,
+        workspaceId=workspace_id,
+        targetType=target_type,
+        targetId=target_id,
+        createdBy=created_by,
+        createdAt=clock.now_iso(),
+    )
+    if target_type == "REPO":
+        row.GSI2PK, row.GSI2SK = keys.repo_link_index(target_id, workspace_id, project_id)
+    return row
+
+
+def link(project_id: str, target_type: str, target_id: str) -> ProjectLinkRow | None:
+    """One link of the project as stored (consistent GetItem), or ``None``."""
+    try:
+        return ProjectLinkRow.get(*keys.project_link(project_id, target_type, target_id), consistent_read=True)
+    except ProjectLinkRow.DoesNotExist:
         return None
 
 
@@ -133,7 +168,8 @@ def create(row: ProjectRow, *, actor_id: str, marker: CreationMarkerRow | None) 
 
     Raises:
         SlugTaken: another project of the workspace holds the slug. ParentGone. OwnerGone.
-        Missing: the caller left the workspace. Earlier: a keyed create committed before.
+        Missing: the caller left the workspace. Earlier (idempotency_markers): a keyed create
+        committed before (its project id).
     """
     if marker is not None:
         marker.entityId = row.projectId
@@ -237,12 +273,12 @@ def add_link(
     link: ProjectLinkRow,
     *,
     actor_id: str,
-    target_check: Callable[[Any], None] | None,
     backfill: Iterable[ProjectLinkRow] = (),
 ) -> bool:
     """Put the link (must not exist), count it and add its copy to the head; False when it
-    already existed (no-op). ``backfill``: the project's other links, when the head's copies
-    were found short (:func:`copied_links` None), added to the copies in the same transaction.
+    already existed (no-op). A BOARD or TASK link is conditioned on the board's entry or the task
+    existing. ``backfill``: the project's other links, when the head's copies were found short
+    (:func:`copied_links` None), added to the copies in the same transaction.
 
     Raises:
         TooManyLinks; db.Missing (the project, the target or the caller is gone).
@@ -270,8 +306,7 @@ def add_link(
                 actions=[WorkspaceRow.repoLinkCount.add(1)],
                 condition=Row.PK.exists(),
             )
-        if target_check is not None:
-            target_check(tx)
+        _target_exists(tx, link.targetType, link.targetId)
         members.guard(tx, ws, actor_id)
 
     try:
@@ -287,6 +322,14 @@ def add_link(
                 raise TooManyLinks() from None
         raise db.Missing("target") from None
     return True
+
+
+def _target_exists(tx: Any, target_type: str, target_id: str) -> None:
+    # A link to a board or task is written only while its target exists.
+    if target_type == "BOARD":
+        tx.condition_check(BoardEntryRow, *entry_key(target_id), condition=Row.PK.exists())
+    elif target_type == "TASK" and (task := ids.parse_task(target_id)) is not None:
+        tx.condition_check(TaskDetailRow, *keys.task_full(task.board_id, task.number), condition=Row.PK.exists())
 
 
 def remove_link(link: ProjectLinkRow, *, actor_id: str, stamp: str) -> bool:

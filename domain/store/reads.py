@@ -41,7 +41,10 @@ from domain.store.models import (
     LinkGraphRow,
     LinkRow,
     MemberRow,
+    ProjectLinkRow,
     ProjectRow,
+    ProjectSlugRow,
+    SessionClaimRow,
     SessionRow,
     SubtaskRow,
     TaskDetailRow,
@@ -64,6 +67,11 @@ Workspace = WorkspaceRow
 Board = BoardRow  # a board's head row (name, settings)
 Column = ColumnRow
 Activity = ActivityRow
+# projects, sessions (issue 27)
+Project = ProjectRow  # a project's head
+ProjectLink = ProjectLinkRow  # one link of a project (board, task, repo, doc, ...)
+Session = SessionRow  # an agent session's head
+SessionClaim = SessionClaimRow  # a provider thread's binding claim
 # values(row): a row's attribute values by name, read without the attribute descriptors (views).
 row_values = values
 
@@ -90,6 +98,11 @@ class Where(Protocol):
     def invitation(self) -> ids.InvitationRef | None: ...
     @property
     def artifact(self) -> ids.ArtifactRef | None: ...
+    # projects, sessions (issue 27)
+    @property
+    def project_id(self) -> str | None: ...
+    @property
+    def session(self) -> ids.SessionRef | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -315,6 +328,132 @@ TO_LINK_COUNT = ReadPlan("to_link_count", _to_link_count_keys, LinkCountRow)
 # The workspace's link graph version, read only for a dependency kind (args.kind BLOCKS, DEPENDS_ON).
 LINK_GRAPH = ReadPlan("link_graph", _link_graph_keys, LinkGraphRow)
 
+
+# projects, sessions (issue 27)
+def _project_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The target's project (nothing for get_project's workspace + slug alternative).
+    return (keys.project(where.workspace_id, where.project_id),) if where.project_id else ()
+
+
+def _project_slug_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # For a workspace target: the claim on args.slug, else on the slug args.name derives.
+    from domain.store.workspaces import slugify
+
+    if where.project_id:
+        return ()
+    slug = getattr(args, "slug", None) or slugify(getattr(args, "name", None) or "")
+    return (keys.project_slug_claim(where.workspace_id, slug),)
+
+
+def _parent_project_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The project args.parentId names, when it lies in the target's workspace.
+    ref = ids.parse_project(getattr(args, "parentId", None) or "")
+    return (keys.project(where.workspace_id, ref[1]),) if ref and ref[0] == where.workspace_id else ()
+
+
+def _owner_member_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The member item of the user args.ownerId names, in the target's workspace.
+    owner = getattr(args, "ownerId", None)
+    return (keys.member(where.workspace_id, owner),) if owner else ()
+
+
+def _project_link_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The target project's link to (args.targetType, args.stored_target_id): the input model
+    # gives the target id as stored (a repository normalised), None for one it refuses.
+    stored = getattr(args, "stored_target_id", None)
+    if not where.project_id or not stored:
+        return ()
+    return (keys.project_link(where.project_id, args.targetType, stored),)
+
+
+def _link_target(where: Where, args: Any, kind: str) -> str:
+    # args.targetId when args.targetType is ``kind`` ("" otherwise).
+    return (getattr(args, "targetId", None) or "").strip() if getattr(args, "targetType", None) == kind else ""
+
+
+def _link_board_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    from domain.store.board_entry import entry_key
+
+    board = ids.parse_board(_link_target(where, args, "BOARD"))
+    return (entry_key(board[1]),) if board and board[0] == where.workspace_id else ()
+
+
+def _link_task_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = ids.parse_task(_link_target(where, args, "TASK"))
+    return (keys.task_full(ref.board_id, ref.number),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
+def _session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The target's session (nothing for attach_agent_session's project alternative).
+    return (keys.session(where.session.workspace_id, where.session.ulid),) if where.session else ()
+
+
+def _thread_claim_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The claim on the provider thread args.provider + args.threadId names.
+    return (keys.session_binding_claim(args.provider, args.threadId),)
+
+
+def _continued_session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The session args.continuesSessionId names, when it lies in the target's workspace.
+    ref = ids.parse_session(getattr(args, "continuesSessionId", None) or "")
+    return (keys.session(where.workspace_id, ref.ulid),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
+def _gate_project_id(where: Where, args: Any) -> str | None:
+    # The project a session's repository gate judges: the target project, else (a session
+    # target) the one args.projectId names in the target's workspace when args names the
+    # repository too (args.stored_repo: the input model's normalised repo, None without one).
+    if where.project_id:
+        return where.project_id
+    ref = ids.parse_project(getattr(args, "projectId", None) or "")
+    if ref and ref[0] == where.workspace_id and getattr(args, "stored_repo", None):
+        return ref[1]
+    return None
+
+
+def _gate_project_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    project_id = _gate_project_id(where, args)
+    return (keys.project(where.workspace_id, project_id),) if project_id else ()
+
+
+def _gate_link_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    project_id, repo = _gate_project_id(where, args), getattr(args, "stored_repo", None)
+    return (keys.project_link(project_id, "REPO", repo),) if project_id and repo else ()
+
+
+def _gate_workspace_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    return (keys.workspace_head(where.workspace_id),) if _gate_project_id(where, args) else ()
+
+
+# The project the target names (its head; nothing read when the target is a workspace).
+PROJECT = ReadPlan("project", _project_keys, ProjectRow)
+# For a workspace target: the claim on the project slug args.slug (else the one args.name derives).
+PROJECT_SLUG = ReadPlan("project_slug", _project_slug_keys, ProjectSlugRow)
+# The project args.parentId names (nothing read for another workspace's id).
+PARENT_PROJECT = ReadPlan("parent_project", _parent_project_keys, ProjectRow)
+# The member of the target's workspace that args.ownerId names (absent for the caller, like
+# user_member: the access step keeps the caller's own member item for ``ctx.member``).
+OWNER_MEMBER = ReadPlan("owner_member", _owner_member_keys, MemberRow)
+# The target project's link to the target args names, when it exists.
+PROJECT_LINK = ReadPlan("project_link", _project_link_keys, ProjectLinkRow)
+# What a BOARD or TASK project link would point at: the board's entry, the task (in the target's
+# workspace; nothing read for another type).
+LINK_BOARD_ENTRY = ReadPlan("link_board_entry", _link_board_keys, BoardEntryRow)
+LINK_TASK = ReadPlan("link_task", _link_task_keys, TaskDetailRow)
+# The agent session the target names (its head; nothing read when the target is a project).
+SESSION = ReadPlan("session", _session_keys, SessionRow)
+# The binding claim on the provider thread args.provider + args.threadId (absent: never bound).
+THREAD_CLAIM = ReadPlan("thread_claim", _thread_claim_keys, SessionClaimRow)
+# The session args.continuesSessionId names (nothing read for another workspace's id).
+CONTINUED_SESSION = ReadPlan("continued_session", _continued_session_keys, SessionRow)
+# A session's repository gate, when the arguments name its repository (``args.stored_repo``): the
+# project (the target project, or args.projectId beside a session target), its REPO link to the
+# repository, and the workspace head (its defaultRepo and repoLinkCount). Nothing read without a
+# project; the link not without a repository.
+GATE_PROJECT = ReadPlan("gate_project", _gate_project_keys, ProjectRow)
+GATE_LINK = ReadPlan("gate_link", _gate_link_keys, ProjectLinkRow)
+GATE_WORKSPACE = ReadPlan("gate_workspace", _gate_workspace_keys, WorkspaceRow)
+
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
@@ -342,6 +481,20 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         EDGE,
         TO_LINK_COUNT,
         LINK_GRAPH,
+        # projects, sessions (issue 27)
+        PROJECT,
+        PROJECT_SLUG,
+        PARENT_PROJECT,
+        OWNER_MEMBER,
+        PROJECT_LINK,
+        LINK_BOARD_ENTRY,
+        LINK_TASK,
+        SESSION,
+        THREAD_CLAIM,
+        CONTINUED_SESSION,
+        GATE_PROJECT,
+        GATE_LINK,
+        GATE_WORKSPACE,
     )
 }
 
@@ -474,6 +627,59 @@ class Reads:
     def link_graph(self) -> LinkGraphRow | None:
         return self._get(LINK_GRAPH)
 
+    # projects, sessions (issue 27)
+    @property
+    def project(self) -> ProjectRow | None:
+        return self._get(PROJECT)
+
+    @property
+    def project_slug(self) -> ProjectSlugRow | None:
+        return self._get(PROJECT_SLUG)
+
+    @property
+    def parent_project(self) -> ProjectRow | None:
+        return self._get(PARENT_PROJECT)
+
+    @property
+    def owner_member(self) -> MemberRow | None:
+        return self._get(OWNER_MEMBER)
+
+    @property
+    def project_link(self) -> ProjectLinkRow | None:
+        return self._get(PROJECT_LINK)
+
+    @property
+    def link_board_entry(self) -> BoardEntryRow | None:
+        return self._get(LINK_BOARD_ENTRY)
+
+    @property
+    def link_task(self) -> TaskDetailRow | None:
+        return self._get(LINK_TASK)
+
+    @property
+    def session(self) -> SessionRow | None:
+        return self._get(SESSION)
+
+    @property
+    def thread_claim(self) -> SessionClaimRow | None:
+        return self._get(THREAD_CLAIM)
+
+    @property
+    def continued_session(self) -> SessionRow | None:
+        return self._get(CONTINUED_SESSION)
+
+    @property
+    def gate_project(self) -> ProjectRow | None:
+        return self._get(GATE_PROJECT)
+
+    @property
+    def gate_link(self) -> ProjectLinkRow | None:
+        return self._get(GATE_LINK)
+
+    @property
+    def gate_workspace(self) -> WorkspaceRow | None:
+        return self._get(GATE_WORKSPACE)
+
 
 __all__ = [
     "ARTIFACT",
@@ -483,18 +689,31 @@ __all__ = [
     "BOARD_ENTRY",
     "COMMENT",
     "COMMENT_COUNT",
+    "CONTINUED_SESSION",
     "EDGE",
+    "GATE_LINK",
+    "GATE_PROJECT",
+    "GATE_WORKSPACE",
     "INVITATION",
     "LABEL",
     "LABEL_NAME",
     "LINKED_PROJECT",
     "LINKED_SESSION",
     "LINKED_TASK",
+    "LINK_BOARD_ENTRY",
     "LINK_COUNT",
     "LINK_GRAPH",
+    "LINK_TASK",
+    "OWNER_MEMBER",
+    "PARENT_PROJECT",
     "PLANS",
+    "PROJECT",
+    "PROJECT_LINK",
+    "PROJECT_SLUG",
+    "SESSION",
     "SUBTASK",
     "TASK",
+    "THREAD_CLAIM",
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
     "TO_TASK",
@@ -514,8 +733,12 @@ __all__ = [
     "ManyReadPlan",
     "Member",
     "PlanError",
+    "Project",
+    "ProjectLink",
     "ReadPlan",
     "Reads",
+    "Session",
+    "SessionClaim",
     "Subtask",
     "Task",
     "Where",

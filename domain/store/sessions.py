@@ -18,35 +18,30 @@ reads alone:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from domain import ids
 from domain.store import db, keys, members
 from domain.store.cas import Write
 from domain.store.errors import StoreError
-from domain.store.idempotency_markers import earlier_entity, put_marker
+from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import (
     CreationMarkerRow,
+    MemberRow,
     ProjectLinkRow,
     ProjectRow,
     Row,
     SessionAlignmentRow,
     SessionClaimRow,
     SessionRow,
+    TaskDetailRow,
     WorkspaceRow,
 )
 
 OPEN = ("STARTING", "ACTIVE")  # statuses that take alignments and a completion
 CLOSED = ("COMPLETED", "CANCELLED")  # outcomes that release the provider thread
 MAX_ALIGNMENTS = 200  # intervals per session; a longer piece of work is a new session (continuesSessionId)
-
-
-class Earlier(StoreError):
-    """A keyed create/attach-create with the same key committed before: the session it made."""
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(session_id)
-        self.session_id = session_id
 
 
 class ThreadBound(StoreError):
@@ -59,6 +54,54 @@ class ThreadBound(StoreError):
 
 class GateClosed(StoreError):
     """The project is gone or archived, or the repository gate no longer holds, at commit time."""
+
+
+class TaskGone(StoreError):
+    """The task an alignment names was archived or removed before the alignment committed."""
+
+
+class OwnerGone(StoreError):
+    """The owner an alignment names left the workspace before the alignment committed."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What a session's repository gate judges, as read: the project head, the project's REPO
+    link to the repository, the workspace head (``defaultRepo``, ``repoLinkCount``); ``None``
+    for an absent item."""
+
+    project: ProjectRow | None
+    link: ProjectLinkRow | None
+    workspace: WorkspaceRow | None
+
+
+def read_gate(workspace_id: str, project_id: str, repo: str) -> Gate:
+    """The gate's three items in one consistent BatchGetItem: for a repository known only after
+    the access read (the connection's bound checkout, or the session's own repository)."""
+    wanted = [
+        keys.project(workspace_id, project_id),
+        keys.project_link(project_id, "REPO", repo),
+        keys.workspace_head(workspace_id),
+    ]
+    found = {(r.PK, r.SK): r for r in Row.batch_get(wanted, consistent_read=True)}
+    project, link, head = (found.get(k) for k in wanted)
+    return Gate(
+        project if isinstance(project, ProjectRow) else None,
+        link if isinstance(link, ProjectLinkRow) else None,
+        head if isinstance(head, WorkspaceRow) else None,
+    )
+
+
+def new_row(session_id: str, workspace_id: str, **fields: Any) -> SessionRow:
+    """A new session head (not written: :func:`create` puts it), ``fields`` its attributes."""
+    ref = ids.parse_session(session_id)
+    assert ref is not None
+    return SessionRow(*keys.session(workspace_id, ref.ulid), sessionId=session_id, workspaceId=workspace_id, **fields)
+
+
+def copy(row: SessionRow) -> SessionRow:
+    """A detached copy of a session head (the state an edit leaves, before it is written)."""
+    return SessionRow.from_raw_data(row.serialize())
 
 
 def get(ref: ids.SessionRef) -> SessionRow | None:
@@ -144,7 +187,7 @@ def create(
     """Put a new session (STARTING, or ACTIVE with its provider ``claim``) in one transaction.
 
     Raises:
-        Earlier: the key made a session before. ThreadBound: the thread is bound to an open
+        Earlier (idempotency_markers): the key made a session before (its id). ThreadBound: the thread is bound to an open
         session. GateClosed: the project or the repository gate changed. Missing: the caller
         left the workspace. IdempotencyMismatch.
     """
@@ -225,3 +268,59 @@ def release_claim(tx: Any, row: SessionRow) -> None:
             actions=[SessionClaimRow.open.set(False)],
             condition=SessionClaimRow.sessionId == row.sessionId,
         )
+
+
+def align(
+    row: SessionRow,
+    previous: SessionRow,
+    *,
+    ordinal: int,
+    snapshot: dict[str, Any],
+    stamp: str,
+    task: TaskDetailRow | None,
+    owner_id: str,
+    log: Any,
+    actor_id: str,
+    result: Callable[[], Any],
+) -> Write[SessionRow, Any]:
+    """An alignment as one :func:`edit`: the head (``row``, numbered ``ordinal``) with the new
+    interval, the previous interval ended at ``stamp``, the task checked live (not archived),
+    the owner checked a member (unless the actor), and the activity row ``log``.
+
+    Raises (from the write): TaskGone, OwnerGone, and what :func:`edit` raises.
+    """
+    ws = row.workspaceId
+    interval = SessionAlignmentRow(
+        *keys.session_alignment(row.sessionId, ordinal),
+        sessionId=row.sessionId,
+        ordinal=ordinal,
+        snapshot=snapshot,
+        alignedBy=actor_id,
+        startedAt=stamp,
+    )
+    owner_key = keys.member(ws, owner_id)
+
+    def extra(tx: Any) -> None:
+        tx.save(interval, condition=Row.PK.does_not_exist())
+        if ordinal > 1:
+            tx.update(
+                SessionAlignmentRow(*keys.session_alignment(row.sessionId, ordinal - 1)),
+                actions=[SessionAlignmentRow.endedAt.set(stamp)],
+                condition=Row.PK.exists(),
+            )
+        if task is not None:
+            tx.condition_check(
+                TaskDetailRow, task.PK, task.SK, condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist()
+            )
+        if owner_id != actor_id:
+            tx.condition_check(MemberRow, *owner_key, condition=Row.PK.exists())
+        tx.save(log)
+
+    def failed(failure: db.ConditionFailed) -> Exception | None:
+        if task is not None and failure.hit(task.PK, task.SK):
+            return TaskGone(task.taskId)
+        if failure.hit(*owner_key):
+            return OwnerGone(owner_id)
+        return None
+
+    return edit(row, previous, actor_id=actor_id, extra=extra, failed=failed, result=result)

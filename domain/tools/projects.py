@@ -16,14 +16,12 @@ from pydantic import Field
 from domain import clock, errors, ids, repos
 from domain.access import Located, Prefetch, Ref, either, locate, target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
-from domain.store import keys
 from domain.store import projects as project_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import BoardEntryRow, MemberRow, ProjectLinkRow, ProjectRow, ProjectSlugRow, Row, TaskDetailRow
 from domain.store.paging import list_kind
+from domain.store.reads import Project, ProjectLink
 from domain.store.workspaces import slugify
 from domain.text import has_visible
 from domain.tools.args import (
@@ -106,7 +104,7 @@ class LinkView(ToolOutput):
     createdBy: str
 
 
-def project_view(p: ProjectRow) -> ProjectView:
+def project_view(p: Project) -> ProjectView:
     milestones = [MilestoneView(**m) for m in (p.milestones or [])]
     risks = [RiskView(**r) for r in (p.risks or [])]
     return ProjectView(
@@ -136,22 +134,23 @@ def project_view(p: ProjectRow) -> ProjectView:
     )
 
 
-def link_view(link: ProjectLinkRow) -> LinkView:
+def link_view(link: ProjectLink) -> LinkView:
     return LinkView(
         targetType=link.targetType, targetId=link.targetId, createdAt=link.createdAt, createdBy=link.createdBy
     )
 
 
-def _head(ctx: CallContext) -> ProjectRow:
-    where = ctx.target
-    head = ctx.item(keys.project(where.workspace_id, where.project_id))
-    if not isinstance(head, ProjectRow):
-        raise errors.not_found("project", where.project_id)
+def _head(ctx: CallContext) -> Project:
+    """The target project's head (read with the membership: ``reads=("project", ...)``)."""
+    head = ctx.read.project
+    if head is None:
+        raise errors.not_found("project", ctx.target.project_id)
     return head
 
 
 def _member_of(ctx: CallContext, field: str, user_id: str) -> None:
-    if not isinstance(ctx.item(keys.member(ctx.target.workspace_id, user_id)), MemberRow):
+    # args.ownerId's member item, read with the membership (``reads=("owner_member", ...)``)
+    if ctx.read.owner_member is None:
         raise errors.invalid(
             field, f"{user_id!r} is not a member of this workspace", "Pick a userId from list_members."
         )
@@ -192,16 +191,12 @@ class ProjectOutput(ToolOutput):
     project: ProjectView
 
 
-def _create_prefetch(where: Located, args: CreateProjectInput) -> Prefetch:
-    ws = where.workspace_id
-    slug = args.slug or slugify(args.name)
-    items = [keys.project_slug_claim(ws, slug)]
-    parent = ids.parse_project(args.parentId) if args.parentId else None
-    if parent and parent[0] == ws:
-        items.append(keys.project(ws, parent[1]))
-    if args.ownerId:
-        items.append(keys.member(ws, args.ownerId))
-    return Prefetch(items=tuple(items))
+def _replay_project(ctx: CallContext, project_id: str) -> ProjectOutput:
+    """The project an earlier call with the same idempotencyKey created (its marker named it)."""
+    found = project_store.get(ctx.target.workspace_id, project_id)
+    if found is None:
+        raise errors.not_found("project", project_id)
+    return ProjectOutput(project=project_view(found))
 
 
 @tool(
@@ -215,10 +210,11 @@ def _create_prefetch(where: Located, args: CreateProjectInput) -> Prefetch:
     area="projects",
     scope="write",
     keyed=True,
+    replay=_replay_project,
     target=target("workspaceId", "workspace"),
     min_role="ADMIN",
     refs=(Ref("parentId", "project"),),
-    prefetch=_create_prefetch,
+    reads=("project_slug", "parent_project", "owner_member"),
     input_model=CreateProjectInput,
     output_model=ProjectOutput,
 )
@@ -232,23 +228,21 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
         raise errors.invalid(
             "slug", "must be lowercase letters and digits separated by single dashes", "For example launch-2026."
         )
-    if args.parentId and not isinstance(ctx.item(keys.project(ws, ids.parse_project(args.parentId)[1])), ProjectRow):  # type: ignore[index]
+    if args.parentId and ctx.read.parent_project is None:
         raise errors.not_found("project", args.parentId)
     owner = args.ownerId or ctx.user_id
     if args.ownerId:
         _member_of(ctx, "ownerId", args.ownerId)
     project_id = ids.new_project_id(ws)
-    marker = creation_marker(ctx, ws, project_id)
-    claim = ctx.item(keys.project_slug_claim(ws, slug))
-    if isinstance(claim, ProjectSlugRow) and marker is None:
+    claim = ctx.read.project_slug
+    if claim is not None and ctx.marker is None:
         # A keyed call goes on to the transaction: if its key already made this project, the
         # marker's condition answers with it (a retry after a lost answer); else the claim refuses.
         raise _slug_taken(slug, claim.projectId)
     now = clock.now_iso()
-    row = ProjectRow(
-        *keys.project(ws, project_id),
-        projectId=project_id,
-        workspaceId=ws,
+    row = project_store.new_row(
+        ws,
+        project_id,
         name=name,
         slug=slug,
         status=args.status,
@@ -268,12 +262,7 @@ def create_project(ctx: CallContext, args: CreateProjectInput) -> ProjectOutput:
         updatedAt=now,
     )
     try:
-        project_store.create(row, actor_id=ctx.user_id, marker=marker)
-    except project_store.Earlier as earlier:
-        found = project_store.get(ws, earlier.project_id)
-        if found is None:
-            raise errors.not_found("project", earlier.project_id) from None
-        return ProjectOutput(project=project_view(found))
+        project_store.create(row, actor_id=ctx.user_id, marker=ctx.marker)
     except project_store.SlugTaken as taken:
         raise _slug_taken(slug, taken.project_id) from None
     except project_store.OwnerGone:
@@ -323,12 +312,6 @@ def _locate_project(ctx: CallContext, args: GetProjectInput) -> Located:
     return Located("workspace", ws, ws)
 
 
-def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
-    if where.project_id:
-        return Prefetch(items=(keys.project(where.workspace_id, where.project_id),))
-    return Prefetch(items=(keys.project_slug_claim(where.workspace_id, args.slug or ""),))
-
-
 @tool(
     "get_project",
     title="Get project",
@@ -344,7 +327,7 @@ def _get_prefetch(where: Located, args: GetProjectInput) -> Prefetch:
         ("projectId", "project"), ("workspaceId", "workspace", {"slug": "some-project"}), resolve=_locate_project
     ),
     min_role="MEMBER",
-    prefetch=_get_prefetch,
+    reads=("project", "project_slug"),  # the head by id, or the slug's claim
     input_model=GetProjectInput,
     output_model=GetProjectOutput,
 )
@@ -353,8 +336,8 @@ def get_project(ctx: CallContext, args: GetProjectInput) -> GetProjectOutput:
     if where.project_id:
         head = _head(ctx)
     else:
-        claim = ctx.item(keys.project_slug_claim(where.workspace_id, args.slug or ""))
-        if not isinstance(claim, ProjectSlugRow):
+        claim = ctx.read.project_slug
+        if claim is None:
             raise errors.not_found("project", f"slug {args.slug} in workspace {where.workspace_id}")
         found = project_store.get(where.workspace_id, claim.projectId)
         if found is None:
@@ -478,17 +461,6 @@ _CLEAR = {
 }
 
 
-def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
-    ws = where.workspace_id
-    items = [keys.project(ws, where.project_id or "")]
-    parent = ids.parse_project(args.parentId) if args.parentId else None
-    if parent and parent[0] == ws:
-        items.append(keys.project(ws, parent[1]))
-    if args.ownerId:
-        items.append(keys.member(ws, args.ownerId))
-    return Prefetch(items=tuple(dict.fromkeys(items)))
-
-
 @tool(
     "update_project",
     title="Update project",
@@ -501,7 +473,8 @@ def _update_prefetch(where: Located, args: UpdateProjectInput) -> Prefetch:
     target=target("projectId", "project"),
     min_role="ADMIN",
     refs=(Ref("parentId", "project"),),
-    prefetch=_update_prefetch,
+    reads=("project", "parent_project", "owner_member"),
+    cas="expectedUpdatedAt",
     input_model=UpdateProjectInput,
     output_model=UpdateProjectOutput,
 )
@@ -513,8 +486,7 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
             "nothing to change: send at least one field",
             "Send the fields to change; null clears a field that may be empty.",
         )
-    where = ctx.target
-    ws = where.workspace_id
+    ws = ctx.target.workspace_id
     if "name" in changes:
         changes["name"] = changes["name"].strip()
         if not has_visible(changes["name"]):
@@ -528,13 +500,13 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
     if changes.get("ownerId"):
         _member_of(ctx, "ownerId", changes["ownerId"])
     current = _head(ctx)
-    chain: list[ProjectRow] = []
+    chain: list[Project] = []
     if changes.get("parentId") and changes["parentId"] != current.parentId:
         parent_id = changes["parentId"]
         if parent_id == current.projectId:
             raise errors.invalid("parentId", "a project cannot be its own parent")
-        parent = ctx.item(keys.project(ws, ids.parse_project(parent_id)[1]))  # type: ignore[index]
-        if not isinstance(parent, ProjectRow):
+        parent = ctx.read.parent_project
+        if parent is None:
             raise errors.not_found("project", parent_id)
         above, complete = project_store.ancestors(ws, parent.parentId) if parent.parentId else ([], True)
         chain = [parent, *above]
@@ -548,17 +520,12 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
                 "Pick a parent that is not one of this project's descendants.",
             )
 
-    def plan(head: ProjectRow) -> Any:
-        if args.expectedUpdatedAt is not None and head.updatedAt != args.expectedUpdatedAt:
-            raise errors.conflict(
-                f"The project changed since you read it (your expectedUpdatedAt {args.expectedUpdatedAt}, now {head.updatedAt}).",
-                "Merge your edit into error.current and call again with its updatedAt.",
-                current=project_view(head).model_dump(mode="json"),
-            )
+    def plan(head: Project) -> Any:
+        ctx.still_current("project", head.updatedAt, lambda: project_view(head).model_dump(mode="json"))
         changed = [f for f, v in changes.items() if _stored(head, f) != v]
         if not changed:
             return Unchanged(UpdateProjectOutput(project=project_view(head), changedFields=[]))
-        edited = ProjectRow.from_raw_data(head.serialize())
+        edited = project_store.copy(head)
         for f in changed:
             setattr(edited, f, changes[f])
         edited.updatedAt = clock.next_stamp(head.updatedAt)
@@ -587,7 +554,7 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
         raise errors.not_found("project", args.projectId) from None
 
 
-def _stored(head: ProjectRow, field: str) -> Any:
+def _stored(head: Project, field: str) -> Any:
     value = getattr(head, field)
     if field in ("constraints", "successMetrics"):
         return list(value or [])
@@ -605,6 +572,15 @@ class ProjectLinkInput(ToolInput):
         max_length=300,
         description="bd_… or tk_… of the workspace; REPO: owner/name or GitHub URL; other types: your own id.",
     )
+
+    @property
+    def stored_target_id(self) -> str | None:
+        """``targetId`` as a link stores it: a REPO's lowercase ``owner/name`` (``None`` when it
+        names no repository), any other type's id without surrounding whitespace. The read plan
+        ``project_link`` keys the link by it."""
+        if self.targetType == "REPO":
+            return repos.normalise_repo(self.targetId)
+        return self.targetId.strip()
 
 
 class ProjectLinkOutput(ToolOutput):
@@ -637,12 +613,12 @@ class RemoveProjectLinkOutput(ToolOutput):
 
 
 def _target_id(args: ProjectLinkInput, workspace_id: str) -> str:
+    value = args.stored_target_id
     if args.targetType == "REPO":
-        repo = repos.normalise_repo(args.targetId)
-        if repo is None:
+        if value is None:
             raise errors.invalid("targetId", f"is not a GitHub repository: {args.targetId!r}", f"Send {repos.FORMS}.")
-        return repo
-    value = args.targetId.strip()
+        return value
+    assert value is not None  # only a repository can name nothing
     if args.targetType == "BOARD":
         board = ids.parse_board(value)
         if board is None or board[0] != workspace_id:
@@ -656,42 +632,12 @@ def _target_id(args: ProjectLinkInput, workspace_id: str) -> str:
     return value
 
 
-def _target_key(target_type: str, target_id: str) -> tuple[str, str] | None:
-    if target_type == "BOARD":
-        return keys.board_entry(ids.workspace_of_board(target_id), target_id)
-    if target_type == "TASK":
-        task = ids.parse_task(target_id)
-        return keys.task_full(task.board_id, task.number) if task else None
-    return None
-
-
-def _link_prefetch(where: Located, args: ProjectLinkInput) -> Prefetch:
-    ws = where.workspace_id
-    items = [keys.project(ws, where.project_id or "")]
+def _refuse_foreign_target(where: Located, args: ProjectLinkInput) -> Prefetch:
     # A malformed or foreign targetId is refused here, before the access read: the answer
-    # depends on the ids the caller sent alone, so nothing is read for it (issue 24).
-    target_id = _target_id(args, ws)
-    items.append(keys.project_link(where.project_id or "", args.targetType, target_id))
-    key = _target_key(args.targetType, target_id)
-    if key:
-        items.append(key)
-    return Prefetch(items=tuple(items))
-
-
-def _link_row(ctx: CallContext, args: ProjectLinkInput, target_id: str) -> ProjectLinkRow:
-    where = ctx.target
-    row = ProjectLinkRow(
-        *keys.project_link(where.project_id, args.targetType, target_id),
-        projectId=where.project_id,
-        workspaceId=where.workspace_id,
-        targetType=args.targetType,
-        targetId=target_id,
-        createdBy=ctx.user_id,
-        createdAt=clock.now_iso(),
-    )
-    if args.targetType == "REPO":
-        row.GSI2PK, row.GSI2SK = keys.repo_link_index(target_id, where.workspace_id, where.project_id)
-    return row
+    # depends on the ids the caller sent alone, so nothing is read for it (issue 24). The items
+    # (project, link, the board's entry or the task) are the spec's read plans.
+    _target_id(args, where.workspace_id)
+    return Prefetch()
 
 
 @tool(
@@ -706,7 +652,8 @@ def _link_row(ctx: CallContext, args: ProjectLinkInput, target_id: str) -> Proje
     idempotent=True,
     target=target("projectId", "project"),
     min_role="ADMIN",
-    prefetch=_link_prefetch,
+    prefetch=_refuse_foreign_target,
+    reads=("project", "project_link", "link_board_entry", "link_task"),
     input_model=ProjectLinkInput,
     output_model=ProjectLinkOutput,
 )
@@ -714,38 +661,37 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
     where = ctx.target
     target_id = _target_id(args, where.workspace_id)
     head = _head(ctx)
-    existing = ctx.item(keys.project_link(where.project_id, args.targetType, target_id))
-    if isinstance(existing, ProjectLinkRow):
+    existing = ctx.read.project_link
+    if existing is not None:
         return ProjectLinkOutput(projectId=where.project_id, link=link_view(existing), added=False)
-    key = _target_key(args.targetType, target_id)
-    check = None
-    if key is not None:
-        found = ctx.item(key)
-        if args.targetType == "BOARD" and not isinstance(found, BoardEntryRow):
-            raise errors.not_found("board", target_id)
-        if args.targetType == "TASK" and not isinstance(found, TaskDetailRow):
-            raise errors.not_found("task", target_id)
-        model = BoardEntryRow if args.targetType == "BOARD" else TaskDetailRow
-
-        def check(tx: Any, key: tuple[str, str] = key, model: Any = model) -> None:
-            tx.condition_check(model, *key, condition=Row.PK.exists())
-
-    row = _link_row(ctx, args, target_id)
+    if args.targetType == "BOARD" and ctx.read.link_board_entry is None:
+        raise errors.not_found("board", target_id)
+    if args.targetType == "TASK" and ctx.read.link_task is None:
+        raise errors.not_found("task", target_id)
+    checked = args.targetType in ("BOARD", "TASK")  # the store conditions the write on the target
+    row = project_store.new_link(
+        where.workspace_id, where.project_id, args.targetType, target_id, created_by=ctx.user_id
+    )
     # A head whose link copies fall short (links made before the copies existed) gets them all
     # with this addition: one Query more, once per such project.
     backfill = project_store.links(where.project_id) if project_store.copied_links(head) is None else []
     try:
-        added = project_store.add_link(row, actor_id=ctx.user_id, target_check=check, backfill=backfill)
+        added = project_store.add_link(row, actor_id=ctx.user_id, backfill=backfill)
     except project_store.TooManyLinks:
         raise errors.invalid(
             "projectId", f"the project holds {project_store.MAX_LINKS} links, the most it can", "Remove a link first."
         ) from None
     except Missing:
         raise errors.not_found(
-            args.targetType.lower() if key else "project", target_id if key else where.project_id
+            args.targetType.lower() if checked else "project", target_id if checked else where.project_id
         ) from None
     if not added:
-        stored = ProjectLinkRow.get(row.PK, row.SK, consistent_read=True)
+        stored = project_store.link(where.project_id, args.targetType, target_id)
+        if stored is None:  # made by another call and removed again since this one tried
+            raise errors.conflict(
+                "The link was added and removed meanwhile by other calls; nothing was written.",
+                "Call again to add it.",
+            )
         return ProjectLinkOutput(projectId=where.project_id, link=link_view(stored), added=False)
     return ProjectLinkOutput(projectId=where.project_id, link=link_view(row), added=True)
 
@@ -762,7 +708,8 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
     idempotent=True,
     target=target("projectId", "project"),
     min_role="ADMIN",
-    prefetch=_link_prefetch,
+    prefetch=_refuse_foreign_target,
+    reads=("project", "project_link"),
     input_model=ProjectLinkInput,
     output_model=RemoveProjectLinkOutput,
 )
@@ -770,8 +717,8 @@ def remove_project_link(ctx: CallContext, args: ProjectLinkInput) -> RemoveProje
     where = ctx.target
     target_id = _target_id(args, where.workspace_id)
     _head(ctx)
-    existing = ctx.item(keys.project_link(where.project_id, args.targetType, target_id))
-    if not isinstance(existing, ProjectLinkRow):  # a no-op: echo what was asked, invent nothing
+    existing = ctx.read.project_link
+    if existing is None:  # a no-op: echo what was asked, invent nothing
         asked = RemovedLinkView(targetType=args.targetType, targetId=target_id, createdAt=None, createdBy=None)
         return RemoveProjectLinkOutput(projectId=where.project_id, link=asked, removed=False)
     try:

@@ -19,24 +19,13 @@ from domain import clock, errors, ids, repos
 from domain.access import Located, Prefetch, Ref, either, locate, target
 from domain.auth import ROLE_RANK
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import governance as governance_store
-from domain.store import keys, session_capture
+from domain.store import session_capture
 from domain.store import sessions as session_store
 from domain.store.cas import Unchanged, compare_and_set
 from domain.store.db import Missing
-from domain.store.models import (
-    MemberRow,
-    ProjectLinkRow,
-    ProjectRow,
-    Row,
-    SessionAlignmentRow,
-    SessionClaimRow,
-    SessionRow,
-    TaskDetailRow,
-    WorkspaceRow,
-)
+from domain.store.reads import Member, Project, Session, SessionClaim, Task
 from domain.tools.args import CursorArg, IdShape, LimitArg, WorkspaceIdArg
 
 Provider = Literal["claude-code", "codex", "cursor", "other"]
@@ -60,6 +49,13 @@ RepoArg = Annotated[
     ),
 ]
 PartName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^#\s][^#]*$")]
+
+
+def _stored_repo(repo: str | None) -> str | None:
+    """``repo`` as lowercase ``owner/name``; ``None`` when absent or naming no repository. The input
+    models with a ``repo`` argument expose it as ``stored_repo``: the repository gate's read plans
+    (``gate_link``) key by it."""
+    return repos.normalise_repo(repo) if repo else None
 
 
 class RepoState(ToolInput):
@@ -154,7 +150,7 @@ class SessionOutput(ToolOutput):
     session: SessionView
 
 
-def _summary_fields(r: SessionRow) -> dict[str, Any]:
+def _summary_fields(r: Session) -> dict[str, Any]:
     return {
         "id": r.sessionId,
         "workspaceId": r.workspaceId,
@@ -176,7 +172,7 @@ def _summary_fields(r: SessionRow) -> dict[str, Any]:
     }
 
 
-def _thread_shown(r: SessionRow, ctx: CallContext) -> str | None:
+def _thread_shown(r: Session, ctx: CallContext) -> str | None:
     """The provider thread id, for the session's operator and the workspace's admins and owners
     only: it names a thread in the operator's own provider account, so other members (who may
     read the session) get null, as list_agent_sessions leaves it out for everyone."""
@@ -185,7 +181,7 @@ def _thread_shown(r: SessionRow, ctx: CallContext) -> str | None:
     return r.providerThreadId if ROLE_RANK[ctx.member(r.workspaceId).role] >= ROLE_RANK["ADMIN"] else None
 
 
-def session_view(r: SessionRow, ctx: CallContext) -> SessionView:
+def session_view(r: Session, ctx: CallContext) -> SessionView:
     """A session as ``ctx``'s caller may see it (:func:`_thread_shown`)."""
     return SessionView(
         **_summary_fields(r),
@@ -200,11 +196,7 @@ def session_view(r: SessionRow, ctx: CallContext) -> SessionView:
     )
 
 
-def _copy(r: SessionRow) -> SessionRow:
-    return SessionRow.from_raw_data(r.serialize())
-
-
-def _current(r: SessionRow, ctx: CallContext) -> dict[str, Any]:
+def _current(r: Session, ctx: CallContext) -> dict[str, Any]:
     return session_view(r, ctx).model_dump(mode="json")
 
 
@@ -232,15 +224,20 @@ def _repo(ctx: CallContext, value: str | None, field: str = "repo") -> str:
     return repo
 
 
-def _gate_keys(ws: str, project_id: str, repo: str) -> tuple[tuple[str, str], ...]:
-    return (keys.project(ws, project_id), keys.project_link(project_id, "REPO", repo), keys.workspace_head(ws))
+def _gate(ctx: CallContext, ws: str, project_id: str, repo: str, *, fresh: bool) -> session_store.Gate:
+    """The repository gate's items: read with the membership by the spec's plans (``gate_project``,
+    ``gate_link``, ``gate_workspace``) when the arguments named the repository, else (``fresh``:
+    the bound checkout's or the session's repository) one BatchGetItem now."""
+    if fresh:
+        return session_store.read_gate(ws, project_id, repo)
+    return session_store.Gate(ctx.read.gate_project, ctx.read.gate_link, ctx.read.gate_workspace)
 
 
-def _project_for_session(ctx: CallContext, ws: str, project_id: str, repo: str) -> tuple[ProjectRow, bool]:
+def _project_for_session(gate: session_store.Gate, project_id: str, repo: str) -> tuple[Project, bool]:
     """The live project and whether the repository gate holds by its REPO link (True) or by the
     workspace default (False); INVALID_INPUT naming the missing REPO link otherwise."""
-    head = ctx.item(keys.project(ws, project_id))
-    if not isinstance(head, ProjectRow):
+    head = gate.project
+    if head is None:
         raise errors.not_found("project", project_id)
     if head.status == "ARCHIVED":
         raise errors.invalid(
@@ -248,11 +245,11 @@ def _project_for_session(ctx: CallContext, ws: str, project_id: str, repo: str) 
             f"project {head.name} is archived: it takes no new sessions",
             "Pick a live project (list_projects).",
         )
-    if isinstance(ctx.item(keys.project_link(project_id, "REPO", repo)), ProjectLinkRow):
+    if gate.link is not None:
         return head, True
-    wsrow = ctx.item(keys.workspace_head(ws))
-    linked_somewhere = isinstance(wsrow, WorkspaceRow) and int(wsrow.repoLinkCount or 0) > 0
-    if isinstance(wsrow, WorkspaceRow) and not linked_somewhere and wsrow.defaultRepo == repo:
+    wsrow = gate.workspace
+    linked_somewhere = wsrow is not None and int(wsrow.repoLinkCount or 0) > 0
+    if wsrow is not None and not linked_somewhere and wsrow.defaultRepo == repo:
         return head, False
     link = f'add_project_link {{"projectId": "{project_id}", "targetType": "REPO", "targetId": "{repo}"}}'
     if linked_somewhere:
@@ -268,7 +265,7 @@ def _project_for_session(ctx: CallContext, ws: str, project_id: str, repo: str) 
     raise errors.invalid("repo", why, hint)
 
 
-def _may_steer(ctx: CallContext, row: SessionRow, verb: str) -> None:
+def _may_steer(ctx: CallContext, row: Session, verb: str) -> None:
     """The session's operator, or a workspace ADMIN/OWNER, may change it; anyone else is FORBIDDEN."""
     if row.operatorId == ctx.user_id:
         return
@@ -280,25 +277,20 @@ def _may_steer(ctx: CallContext, row: SessionRow, verb: str) -> None:
     )
 
 
-def _session(ctx: CallContext) -> SessionRow:
-    ref = ctx.target.session
-    row = ctx.item(keys.session(ref.workspace_id, ref.ulid))
-    if not isinstance(row, SessionRow):
-        raise errors.not_found("session", ref.session_id)
+def _session(ctx: CallContext) -> Session:
+    """The target session's head (read with the membership: ``reads=("session", ...)``)."""
+    row = ctx.read.session
+    if row is None:
+        raise errors.not_found("session", ctx.target.session.session_id)
     return row
 
 
-def _stale(args_stamp: str, row: SessionRow, ctx: CallContext) -> errors.ToolError:
+def _stale(args_stamp: str, row: Session, ctx: CallContext) -> errors.ToolError:
     return errors.conflict(
         f"The session changed since you read it (your expectedUpdatedAt {args_stamp}, now {row.updatedAt}).",
         "Read error.current (or get_agent_session) and call again with its updatedAt.",
         current=_current(row, ctx),
     )
-
-
-def _session_prefetch(where: Located, args: Any) -> Prefetch:
-    ref = where.session
-    return Prefetch(items=(keys.session(ref.workspace_id, ref.ulid),))
 
 
 # -- create_agent_session ----------------------------------------------------------------------
@@ -312,19 +304,23 @@ class CreateSessionInput(ToolInput):
     )
     idempotencyKey: RequiredKeyArg
 
+    @property
+    def stored_repo(self) -> str | None:
+        return _stored_repo(self.repo)
 
-def _create_prefetch(where: Located, args: CreateSessionInput) -> Prefetch:
-    ws = where.workspace_id
-    items: list[tuple[str, str]] = [keys.project(ws, where.project_id or "")]
-    repo = repos.normalise_repo(args.repo) if args.repo else None
-    if repo:
-        items = list(_gate_keys(ws, where.project_id or "", repo))
-    else:
-        items.append(keys.workspace_head(ws))
-    cont = ids.parse_session(args.continuesSessionId) if args.continuesSessionId else None
-    if cont and cont.workspace_id == ws:
-        items.append(keys.session(ws, cont.ulid))
-    return Prefetch(items=tuple(items))
+
+def _replay_session(ctx: CallContext, session_id: str) -> SessionOutput:
+    """The session an earlier call with the same idempotencyKey created (its marker named it)."""
+    found = _made_earlier(session_id)
+    return SessionOutput(session=session_view(found, ctx))
+
+
+def _made_earlier(session_id: str) -> Session:
+    ref = ids.parse_session(session_id)
+    found = session_store.get(ref) if ref else None
+    if found is None:
+        raise errors.not_found("session", session_id)
+    return found
 
 
 @tool(
@@ -338,24 +334,23 @@ def _create_prefetch(where: Located, args: CreateSessionInput) -> Prefetch:
     area="sessions",
     scope="write",
     keyed=True,
+    replay=_replay_session,
     target=target("projectId", "project"),
     min_role="MEMBER",
     refs=(Ref("continuesSessionId", "session"),),
-    prefetch=_create_prefetch,
+    reads=("gate_project", "gate_link", "gate_workspace", "continued_session"),
     input_model=CreateSessionInput,
     output_model=SessionOutput,
 )
 def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionOutput:
     where = ctx.target
     ws = where.workspace_id
-    if ctx.binding and ctx.binding.repository and args.repo is None:
-        ctx.prefetched.update(_read(_gate_keys(ws, where.project_id, ctx.binding.repository)))
     repo = _repo(ctx, args.repo)
-    project, by_link = _project_for_session(ctx, ws, where.project_id, repo)
-    if args.continuesSessionId:
-        cont = ids.parse_session(args.continuesSessionId)
-        if cont is None or not isinstance(ctx.item(keys.session(ws, cont.ulid)), SessionRow):
-            raise errors.not_found("session", args.continuesSessionId)
+    project, by_link = _project_for_session(
+        _gate(ctx, ws, where.project_id, repo, fresh=args.repo is None), where.project_id, repo
+    )
+    if args.continuesSessionId and ctx.read.continued_session is None:
+        raise errors.not_found("session", args.continuesSessionId)
     member = ctx.member(ws)
     now = clock.now_iso()
     session_id = ids.new_session_id(ws)
@@ -374,15 +369,11 @@ def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionO
     return SessionOutput(session=session_view(_create(ctx, row, by_link=by_link), ctx))
 
 
-def _read(wanted: tuple[tuple[str, str], ...]) -> dict[tuple[str, str], Any]:
-    return {(r.PK, r.SK): r for r in Row.batch_get(list(wanted), consistent_read=True)}
-
-
 def _new_row(
     session_id: str,
     ws: str,
-    project: ProjectRow,
-    member: MemberRow,
+    project: Project,
+    member: Member,
     repo: str,
     now: str,
     *,
@@ -391,13 +382,10 @@ def _new_row(
     repo_state: RepoState | None,
     continues: str | None = None,
     thread: str | None = None,
-) -> SessionRow:
-    ref = ids.parse_session(session_id)
-    assert ref is not None
-    return SessionRow(
-        *keys.session(ws, ref.ulid),
-        sessionId=session_id,
-        workspaceId=ws,
+) -> Session:
+    return session_store.new_row(
+        session_id,
+        ws,
         projectId=project.projectId,
         projectName=project.name,
         operatorId=member.userId,
@@ -417,16 +405,9 @@ def _new_row(
     )
 
 
-def _create(ctx: CallContext, row: SessionRow, *, by_link: bool, claim: SessionClaimRow | None = None) -> SessionRow:
-    marker = creation_marker(ctx, row.workspaceId, row.sessionId)
+def _create(ctx: CallContext, row: Session, *, by_link: bool, claim: SessionClaim | None = None) -> Session:
     try:
-        session_store.create(row, by_link=by_link, actor_id=ctx.user_id, marker=marker, claim=claim)
-    except session_store.Earlier as earlier:
-        ref = ids.parse_session(earlier.session_id)
-        found = session_store.get(ref) if ref else None
-        if found is None:
-            raise errors.not_found("session", earlier.session_id) from None
-        return found
+        session_store.create(row, by_link=by_link, actor_id=ctx.user_id, marker=ctx.marker, claim=claim)
     except session_store.GateClosed:
         raise errors.invalid(
             "repo",
@@ -453,6 +434,10 @@ class AttachSessionInput(ToolInput):
     repoState: RepoState | None = Field(default=None, description="With projectId: checkout now.")
     idempotencyKey: RequiredKeyArg
 
+    @property
+    def stored_repo(self) -> str | None:
+        return _stored_repo(self.repo)
+
 
 class AttachSessionOutput(ToolOutput):
     session: SessionView
@@ -475,20 +460,12 @@ def _locate_attach(ctx: CallContext, args: AttachSessionInput) -> Located:
     return locate(ctx, "project", args.projectId)
 
 
-def _attach_prefetch(where: Located, args: AttachSessionInput) -> Prefetch:
-    claim = keys.session_binding_claim(args.provider, args.threadId)
-    if where.session is not None:
-        return Prefetch(items=(keys.session(where.workspace_id, where.session.ulid), claim))
-    repo = repos.normalise_repo(args.repo) if args.repo else None
-    gate = (
-        _gate_keys(where.workspace_id, where.project_id or "", repo)
-        if repo
-        else (keys.project(where.workspace_id, where.project_id or ""),)
-    )
-    return Prefetch(items=(*gate, claim))
+def _replay_attach(ctx: CallContext, session_id: str) -> AttachSessionOutput:
+    """The session an earlier attach-create with the same idempotencyKey made (its marker named it)."""
+    return AttachSessionOutput(session=session_view(_made_earlier(session_id), ctx), attached="existing")
 
 
-def _bound_elsewhere(claim: SessionClaimRow | None, ws: str) -> errors.ToolError:
+def _bound_elsewhere(claim: SessionClaim | None, ws: str) -> errors.ToolError:
     named = f" ({claim.sessionId})" if claim is not None and claim.workspaceId == ws else ""
     return errors.conflict(
         f"This provider thread is already bound to another open session{named}; nothing was written.",
@@ -497,7 +474,7 @@ def _bound_elsewhere(claim: SessionClaimRow | None, ws: str) -> errors.ToolError
     )
 
 
-def _same_tuple(claim: SessionClaimRow, ctx: CallContext, project_id: str) -> bool:
+def _same_tuple(claim: SessionClaim, ctx: CallContext, project_id: str) -> bool:
     return claim.operatorId == ctx.user_id and claim.projectId == project_id
 
 
@@ -512,16 +489,18 @@ def _same_tuple(claim: SessionClaimRow, ctx: CallContext, project_id: str) -> bo
     area="sessions",
     scope="write",
     keyed=True,
+    replay=_replay_attach,
     target=either(("sessionId", "session"), ("projectId", "project"), resolve=_locate_attach),
     min_role="MEMBER",
-    prefetch=_attach_prefetch,
+    # a session target: the session; a project target: the repository gate (when repo is given)
+    reads=("session", "thread_claim", "gate_project", "gate_link", "gate_workspace"),
     input_model=AttachSessionInput,
     output_model=AttachSessionOutput,
 )
 def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSessionOutput:
     where = ctx.target
-    claim = ctx.item(keys.session_binding_claim(args.provider, args.threadId))
-    open_claim = claim if isinstance(claim, SessionClaimRow) and claim.open else None
+    claim = ctx.read.thread_claim
+    open_claim = claim if claim is not None and claim.open else None
     if where.session is None:
         return _attach_create(ctx, args, open_claim)
     current = _session(ctx)
@@ -533,7 +512,7 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
     if open_claim is not None and open_claim.sessionId != current.sessionId:
         raise _bound_elsewhere(open_claim, current.workspaceId)
 
-    def plan(state: SessionRow) -> Any:
+    def plan(state: Session) -> Any:
         if state.provider and state.provider != args.provider:
             raise errors.invalid("provider", f"the session was launched for {state.provider}, not {args.provider}")
         if state.providerThreadId:
@@ -552,7 +531,7 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
                 current=_current(state, ctx),
             )
         stamp = clock.next_stamp(state.updatedAt)
-        edited = _copy(state)
+        edited = session_store.copy(state)
         edited.provider, edited.providerThreadId, edited.status, edited.boundAt, edited.updatedAt = (
             args.provider,
             args.threadId,
@@ -580,17 +559,15 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
         raise errors.not_found("session", current.sessionId) from None
 
 
-def _attach_create(
-    ctx: CallContext, args: AttachSessionInput, open_claim: SessionClaimRow | None
-) -> AttachSessionOutput:
+def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: SessionClaim | None) -> AttachSessionOutput:
     where = ctx.target
     ws = where.workspace_id
     if open_claim is not None:
         return _converge(ctx, open_claim, where.project_id)
-    if ctx.binding and ctx.binding.repository and args.repo is None:
-        ctx.prefetched.update(_read(_gate_keys(ws, where.project_id, ctx.binding.repository)))
     repo = _repo(ctx, args.repo)
-    project, by_link = _project_for_session(ctx, ws, where.project_id, repo)
+    project, by_link = _project_for_session(
+        _gate(ctx, ws, where.project_id, repo, fresh=args.repo is None), where.project_id, repo
+    )
     member = ctx.member(ws)
     now = clock.now_iso()
     row = _new_row(
@@ -616,7 +593,7 @@ def _attach_create(
     )
 
 
-def _converge(ctx: CallContext, claim: SessionClaimRow, project_id: str) -> AttachSessionOutput:
+def _converge(ctx: CallContext, claim: SessionClaim, project_id: str) -> AttachSessionOutput:
     """The thread is bound already: the same operator and project get that session, anyone else CONFLICT."""
     if not _same_tuple(claim, ctx, project_id):
         raise _bound_elsewhere(claim, ctx.target.workspace_id)
@@ -652,17 +629,6 @@ class AlignSessionOutput(ToolOutput):
     changed: bool = Field(description="false when the session already had this task and owner (nothing written).")
 
 
-def _align_prefetch(where: Located, args: AlignSessionInput) -> Prefetch:
-    ws = where.workspace_id
-    items = [keys.session(ws, where.session.ulid), keys.workspace_head(ws)]
-    task = ids.parse_task(args.taskId) if args.taskId else None
-    if task and task.workspace_id == ws:
-        items.append(keys.task_full(task.board_id, task.number))
-    if args.ownerId:
-        items.append(keys.member(ws, args.ownerId))
-    return Prefetch(items=tuple(items))
-
-
 @tool(
     "align_agent_session",
     title="Align agent session",
@@ -676,7 +642,7 @@ def _align_prefetch(where: Located, args: AlignSessionInput) -> Prefetch:
     target=target("sessionId", "session"),
     min_role="MEMBER",
     refs=(Ref("taskId", "task"), Ref("ownerId", "user", error=errors.ErrorCode.INVALID_INPUT)),
-    prefetch=_align_prefetch,
+    reads=("session", "workspace", "linked_task", "owner_member"),
     input_model=AlignSessionInput,
     output_model=AlignSessionOutput,
 )
@@ -684,31 +650,29 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
     current = _session(ctx)
     ws = current.workspaceId
     _may_steer(ctx, current, "align")
-    task: TaskDetailRow | None = None
+    task: Task | None = None
     if args.taskId:
-        ref = ids.parse_task(args.taskId)
-        found = ctx.item(keys.task_full(ref.board_id, ref.number)) if ref else None
-        if not isinstance(found, TaskDetailRow):
+        found = ctx.read.linked_task
+        if found is None:
             raise errors.not_found("task", args.taskId)
         if found.archivedAt:
             raise errors.invalid("taskId", "the task is archived", "Align the session to a live task, or to none.")
         task = found
     owner_id = args.ownerId or current.ownerId or current.operatorId
     if owner_id == ctx.user_id:
-        owner: MemberRow | None = ctx.member(ws)
+        owner: Member | None = ctx.member(ws)
     elif args.ownerId:
-        found_owner = ctx.item(keys.member(ws, owner_id))  # read with the membership
-        owner = found_owner if isinstance(found_owner, MemberRow) else None
+        owner = ctx.read.owner_member  # read with the membership
     else:
         owner = _member_or_none(ws, owner_id)  # the session's owner or operator, when an admin aligns: one GetItem
     if owner is None:
         raise errors.invalid(
             "ownerId", f"{owner_id!r} is not a member of this workspace", "Pick a userId from list_members."
         )
-    wsrow = ctx.item(keys.workspace_head(ws))
-    workspace_name = wsrow.name if isinstance(wsrow, WorkspaceRow) else ""
+    wsrow = ctx.read.workspace
+    workspace_name = wsrow.name if wsrow is not None else ""
 
-    def plan(state: SessionRow) -> Any:
+    def plan(state: Session) -> Any:
         if state.updatedAt != args.expectedUpdatedAt:
             raise _stale(args.expectedUpdatedAt, state, ctx)
         if state.status not in session_store.OPEN:
@@ -751,16 +715,8 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
             alignedAt=stamp,
         )
         ordinal = count + 1
-        interval = SessionAlignmentRow(
-            *keys.session_alignment(state.sessionId, ordinal),
-            sessionId=state.sessionId,
-            ordinal=ordinal,
-            snapshot=snapshot.model_dump(mode="json"),
-            alignedBy=ctx.user_id,
-            startedAt=stamp,
-        )
         log = _align_log(ctx, state, snapshot, task, stamp, ordinal)
-        edited = _copy(state)
+        edited = session_store.copy(state)
         edited.taskId, edited.ownerId, edited.alignment, edited.alignmentCount, edited.updatedAt = (
             new_task,
             owner.userId,
@@ -768,39 +724,16 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
             ordinal,
             stamp,
         )
-
-        def extra(tx: Any) -> None:
-            tx.save(interval, condition=Row.PK.does_not_exist())
-            if count:
-                tx.update(
-                    SessionAlignmentRow(*keys.session_alignment(state.sessionId, count)),
-                    actions=[SessionAlignmentRow.endedAt.set(stamp)],
-                    condition=Row.PK.exists(),
-                )
-            if task is not None:
-                tx.condition_check(
-                    TaskDetailRow,
-                    task.PK,
-                    task.SK,
-                    condition=Row.PK.exists() & TaskDetailRow.archivedAt.does_not_exist(),
-                )
-            if owner.userId != ctx.user_id:
-                tx.condition_check(MemberRow, *keys.member(ws, owner.userId), condition=Row.PK.exists())
-            tx.save(log)
-
-        def failed(failure: Any) -> Exception | None:
-            if task is not None and failure.hit(task.PK, task.SK):
-                return errors.invalid("taskId", "the task was archived or removed meanwhile; nothing was written")
-            if failure.hit(*keys.member(ws, owner.userId)):
-                return errors.invalid("ownerId", f"{owner.userId!r} left the workspace meanwhile; nothing was written")
-            return None
-
-        return session_store.edit(
+        return session_store.align(
             edited,
             state,
+            ordinal=ordinal,
+            snapshot=snapshot.model_dump(mode="json"),
+            stamp=stamp,
+            task=task,
+            owner_id=owner.userId,
+            log=log,
             actor_id=ctx.user_id,
-            extra=extra,
-            failed=failed,
             result=lambda: AlignSessionOutput(
                 session=session_view(edited, ctx), alignment=snapshot, ordinal=ordinal, changed=True
             ),
@@ -808,18 +741,22 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
 
     try:
         return compare_and_set("align_agent_session", current, plan)
+    except session_store.TaskGone:
+        raise errors.invalid("taskId", "the task was archived or removed meanwhile; nothing was written") from None
+    except session_store.OwnerGone as gone:
+        raise errors.invalid("ownerId", f"{gone.args[0]!r} left the workspace meanwhile; nothing was written") from None
     except Missing:
         raise errors.not_found("session", current.sessionId) from None
 
 
-def _member_or_none(ws: str, user_id: str) -> MemberRow | None:
+def _member_or_none(ws: str, user_id: str) -> Member | None:
     from domain.store import members
 
     return members.get(ws, user_id)
 
 
 def _align_log(
-    ctx: CallContext, state: SessionRow, snap: AlignmentSnapshot, task: TaskDetailRow | None, stamp: str, ordinal: int
+    ctx: CallContext, state: Session, snap: AlignmentSnapshot, task: Task | None, stamp: str, ordinal: int
 ) -> Any:
     """The activity row of an alignment: on the new task's board log (and the task's own log); with
     no new task, on the previous task's; with neither, in the workspace log."""
@@ -859,13 +796,10 @@ class CompleteSessionInput(ToolInput):
 
 def _complete_prefetch(where: Located, args: CompleteSessionInput) -> Prefetch:
     ws, sid = where.workspace_id, where.session.session_id
-    return Prefetch(
-        items=(keys.session(ws, where.session.ulid),),
-        queries=(("artifacts", lambda: session_capture.for_session(ws, sid)),),
-    )
+    return Prefetch(queries=(("artifacts", lambda: session_capture.for_session(ws, sid)),))
 
 
-def run_summary(row: SessionRow, parts: list[str], stored: list[str], missing: list[str]) -> dict[str, Any]:
+def run_summary(row: Session, parts: list[str], stored: list[str], missing: list[str]) -> dict[str, Any]:
     """The RUN_SUMMARY body: only stored facts of the session, so the same state gives the same bytes."""
     return {
         "type": "RUN_SUMMARY",
@@ -903,6 +837,7 @@ def run_summary(row: SessionRow, parts: list[str], stored: list[str], missing: l
     idempotent=True,
     target=target("sessionId", "session"),
     min_role="MEMBER",
+    reads=("session",),
     prefetch=_complete_prefetch,
     input_model=CompleteSessionInput,
     output_model=SessionOutput,
@@ -918,8 +853,8 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
     usage = args.usage.model_dump(exclude_none=True) if args.usage else None
     repo_end = args.repoState.model_dump(exclude_none=True) if args.repoState else None
 
-    def closed_state(state: SessionRow, stamp: str, summary_id: str | None) -> SessionRow:
-        edited = _copy(state)
+    def closed_state(state: Session, stamp: str, summary_id: str | None) -> Session:
+        edited = session_store.copy(state)
         if state.status in session_store.OPEN:
             edited.status, edited.outcome, edited.endedAt = args.outcome, args.outcome, stamp
         if usage is not None:
@@ -937,7 +872,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
         edited.updatedAt = stamp
         return edited
 
-    def plan(state: SessionRow) -> Any:
+    def plan(state: Session) -> Any:
         again = state.status == args.outcome and state.status not in session_store.OPEN
         if again:
             probe = closed_state(state, state.updatedAt, (state.capture or {}).get("summaryArtifactId"))
@@ -994,18 +929,12 @@ class ResumeSessionInput(ToolInput):
     )
     repo: RepoArg
 
-
-def _resume_prefetch(where: Located, args: ResumeSessionInput) -> Prefetch:
-    ws = where.workspace_id
-    items = [keys.session(ws, where.session.ulid)]
-    project = ids.parse_project(args.projectId) if args.projectId else None
-    repo = repos.normalise_repo(args.repo) if args.repo else None
-    if project and project[0] == ws and repo:  # both named: the gate's items come with the membership
-        items.extend(_gate_keys(ws, project[1], repo))
-    return Prefetch(items=tuple(items))
+    @property
+    def stored_repo(self) -> str | None:
+        return _stored_repo(self.repo)
 
 
-def _resume_conflict(message: str, row: SessionRow, ctx: CallContext) -> errors.ToolError:
+def _resume_conflict(message: str, row: Session, ctx: CallContext) -> errors.ToolError:
     return errors.conflict(
         message + "; nothing was written.",
         "A new period of work elsewhere is a new session: create_agent_session with continuesSessionId.",
@@ -1026,7 +955,8 @@ def _resume_conflict(message: str, row: SessionRow, ctx: CallContext) -> errors.
     idempotent=True,
     target=target("sessionId", "session"),
     min_role="MEMBER",
-    prefetch=_resume_prefetch,
+    # with both projectId and repo, the repository gate (gate_*) comes with the membership
+    reads=("session", "gate_project", "gate_link", "gate_workspace"),
     input_model=ResumeSessionInput,
     output_model=SessionOutput,
 )
@@ -1043,16 +973,15 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
     if repo != current.repository:
         raise _resume_conflict(f"The session works on {current.repository}; this checkout is {repo}", current, ctx)
     ws = current.workspaceId
-    if args.projectId is None or args.repo is None:  # else _resume_prefetch read them with the membership
-        ctx.prefetched.update(_read(_gate_keys(ws, current.projectId, repo)))
+    gate = _gate(ctx, ws, current.projectId, repo, fresh=args.projectId is None or args.repo is None)
     try:
-        _, by_link = _project_for_session(ctx, ws, current.projectId, repo)
+        _, by_link = _project_for_session(gate, current.projectId, repo)
     except errors.ToolError as refused:
         raise _resume_conflict(
             f"The session's project no longer admits {repo} ({refused.message})", current, ctx
         ) from None
 
-    def plan(state: SessionRow) -> Any:
+    def plan(state: Session) -> Any:
         if state.status == "ACTIVE" and int(state.resumeCount or 0) and state.updatedAt != args.expectedUpdatedAt:
             return Unchanged(
                 SessionOutput(session=session_view(state, ctx))
@@ -1066,7 +995,7 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
                 current=_current(state, ctx),
             )
         stamp = clock.next_stamp(state.updatedAt)
-        edited = _copy(state)
+        edited = session_store.copy(state)
         edited.status, edited.outcome, edited.endedAt, edited.resumeCount, edited.updatedAt = (
             "ACTIVE",
             None,
@@ -1121,7 +1050,6 @@ class GetSessionOutput(ToolOutput):
 def _get_prefetch(where: Located, args: GetSessionInput) -> Prefetch:
     ws, sid = where.workspace_id, where.session.session_id
     return Prefetch(
-        items=(keys.session(ws, where.session.ulid),),
         queries=(
             ("alignments", lambda: session_store.alignments(sid)),
             ("artifacts", lambda: session_capture.for_session(ws, sid)),
@@ -1147,6 +1075,7 @@ def _artifact_ref(a: session_capture.SessionArtifact) -> ArtifactRef:
     read_only=True,
     target=target("sessionId", "session"),
     min_role="MEMBER",
+    reads=("session",),
     prefetch=_get_prefetch,
     input_model=GetSessionInput,
     output_model=GetSessionOutput,
