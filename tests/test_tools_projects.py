@@ -4,6 +4,7 @@ official MCP SDK client against DynamoDB Local."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 
@@ -177,6 +178,28 @@ async def test_create_project_needs_the_admin_role(server_url, owner):
     async with mcp_client(server_url, member.token) as c:
         e = await err(c, "create_project", {"workspaceId": owner.workspace_id, "name": "Nope"})
     assert e["code"] == "FORBIDDEN"
+
+
+async def test_the_caller_may_name_themselves_owner_and_a_stranger_is_refused(server_url, owner, outsider):
+    """ownerId may be the caller (their member item is the one the access step read) or another
+    member; a user outside the workspace is INVALID_INPUT and writes nothing."""
+    other = make_actor("Own", None)
+    _add_member(owner.workspace_id, other.user_id, "MEMBER")
+    async with mcp_client(server_url, owner.token) as c:
+        mine = await ok(
+            c,
+            "create_project",
+            {"workspaceId": owner.workspace_id, "name": f"Mine {uuid.uuid4().hex[:12]}", "ownerId": owner.user_id},
+        )
+        assert mine["project"]["ownerId"] == owner.user_id
+        moved = await ok(c, "update_project", {"projectId": mine["project"]["id"], "ownerId": other.user_id})
+        assert moved["project"]["ownerId"] == other.user_id
+        back = await ok(c, "update_project", {"projectId": mine["project"]["id"], "ownerId": owner.user_id})
+        assert back["project"]["ownerId"] == owner.user_id
+        before = stored_state()
+        e = await err(c, "update_project", {"projectId": mine["project"]["id"], "ownerId": outsider.user_id})
+        assert e["code"] == "INVALID_INPUT" and "ownerId" in e["message"], e
+        assert stored_state() == before
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -210,6 +210,8 @@ def edit(
     the ``parentId`` it was read with.
     """
     ws = row.workspaceId
+    # a new owner other than the caller is checked to be a member at commit
+    new_owner = row.ownerId if row.ownerId and row.ownerId not in (previous.ownerId, actor_id) else None
 
     def build(tx: Any) -> None:
         tx.save(row, condition=ProjectRow.updatedAt == previous.updatedAt, return_values="ALL_OLD")
@@ -232,8 +234,8 @@ def edit(
                     tx.condition_check(
                         ProjectRow, *keys.project(ws, a.projectId), condition=Row.PK.exists() & _same_parent(a)
                     )
-        if row.ownerId and row.ownerId != previous.ownerId:
-            tx.condition_check(MemberRow, *keys.member(ws, row.ownerId), condition=Row.PK.exists())
+        if new_owner:  # (the caller's own member item is the guard's: one action per item)
+            tx.condition_check(MemberRow, *keys.member(ws, new_owner), condition=Row.PK.exists())
         members.guard(tx, ws, actor_id)
 
     def retry(failure: db.ConditionFailed) -> ProjectRow:
@@ -242,7 +244,7 @@ def edit(
             if not stored:
                 raise db.Missing(row.projectId)
             return ProjectRow.from_raw_data(stored)
-        raise _failed(failure, ws, actor_id, row.ownerId if row.ownerId != previous.ownerId else None)
+        raise _failed(failure, ws, actor_id, new_owner)
 
     return Write(build=build, result=result, retry=retry)
 
