@@ -212,6 +212,24 @@ _TASK_REF = Ref("task_id", "task")
 _TASK_AND_ACTOR = ("work_task", "actor_member")  # args.task_id's task, the member the actor argument names
 
 
+def _writes(*reads: str) -> dict[str, Any]:
+    """The policy of a coordination write: keyed, a workspace target, MEMBER, ``reads`` (named plans)."""
+    return _reads_policy("write", reads, keyed=True)
+
+
+def _reads(*reads: str) -> dict[str, Any]:
+    """The policy of a coordination read: read-only, a workspace target, MEMBER, ``reads`` (named plans)."""
+    return _reads_policy("read", reads, read_only=True)
+
+
+def _reads_policy(scope: str, reads: tuple[str, ...], **flags: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"area": COORDINATION, "scope": scope, "target": target("workspace", "workspace")}
+    out.update(min_role="MEMBER", **flags)
+    if reads:
+        out["reads"] = reads
+    return out
+
+
 # -- mj_start_work / mj_begin ---------------------------------------------------------------------
 class ClaimInput(ToolInput):
     workspace: WorkspaceArg
@@ -341,13 +359,6 @@ def _adopt(ctx: CallContext, args: ClaimInput, task: Task) -> ClaimOutput:
 
 
 _CLAIM_READS = ("work_task", "claim_head")  # read with the membership
-_CLAIM_POLICY: dict[str, Any] = {
-    "area": COORDINATION,
-    "scope": "write",
-    "keyed": True,
-    "target": target("workspace", "workspace"),
-    "min_role": "MEMBER",
-}
 
 
 @tool(
@@ -358,11 +369,10 @@ _CLAIM_POLICY: dict[str, Any] = {
         "else that overlaps is CONFLICT naming its holder unless shared is true; your own claim is renewed. Claims "
         "coordinate; they grant no write."
     ),
+    **_writes(*_CLAIM_READS),
     refs=(_TASK_REF,),
-    reads=_CLAIM_READS,
     input_model=BeginInput,
     output_model=ClaimOutput,
-    **_CLAIM_POLICY,
 )
 def mj_begin(ctx: CallContext, args: BeginInput) -> ClaimOutput:
     return _adopt(ctx, args, _live_task(ctx, args.task_id))
@@ -395,12 +405,11 @@ def _replay_start(ctx: CallContext, args: StartWorkInput, task_id: str) -> Claim
         "Creates a task (column_id and title) or adopts one (task_id) and records your claim on it in the same step: "
         "scope, lease and the shared flag work as in mj_begin. A new task and its claim commit together."
     ),
+    **_writes(*_CLAIM_READS, "into_column"),
     refs=(_TASK_REF, Ref("column_id", "column")),
-    reads=(*_CLAIM_READS, "into_column"),
     replay=lambda ctx, task_id: _replay_start(ctx, ctx.read.args, task_id),
     input_model=StartWorkInput,
     output_model=ClaimOutput,
-    **_CLAIM_POLICY,
 )
 def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
     if args.task_id is not None:
@@ -526,13 +535,8 @@ class WorkContextOutput(ToolOutput):
     "mj_work_context",
     title="Work context of a task",
     description="The coordination around one task: its live claims and their leases, and the peer questions asked from it (open ones first).",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads("work_task"),
     refs=(_TASK_REF,),
-    reads=("work_task",),
     input_model=WorkContextInput,
     output_model=WorkContextOutput,
 )
@@ -575,11 +579,7 @@ class BriefOutput(ToolOutput):
     "mj_brief",
     title="Brief",
     description="What needs you now in a workspace: questions waiting for your answer, unread inbox entries, reviews asked of you, and your live claims with their leases. Reads only; marks nothing read.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=BriefInput,
     output_model=BriefOutput,
 )
@@ -647,11 +647,7 @@ class PeersOutput(ToolOutput):
     "mj_peers",
     title="Peers",
     description="Who can be asked in a workspace: its members (durable actor ids for mj_ask) and the agent sessions live now with their operators.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=PeersInput,
     output_model=PeersOutput,
 )
@@ -698,13 +694,8 @@ class RequestOutput(ToolOutput):
         "Asks one member a question from a task; it lands in their inbox and mj_brief. Keep the returned request id "
         "for mj_request, mj_wait_request or mj_cancel_request; the answer always comes back to you, the asker."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes(*_TASK_AND_ACTOR),  # the source task and the assignee's member item
     refs=(_TASK_REF, Ref("assignee_actor_id", "user")),
-    reads=_TASK_AND_ACTOR,  # the source task and the assignee's member item
     input_model=AskInput,
     output_model=RequestOutput,
 )
@@ -803,12 +794,7 @@ def _party(ctx: CallContext, r: store.PeerRequest) -> None:
     "mj_request",
     title="Read a peer request",
     description="One peer question as it stands: its state, the answer or late replies, and its revision. Only its asker and its assignee can read it.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("peer_request",),
+    **_reads("peer_request"),
     input_model=RequestInput,
     output_model=RequestOutput,
 )
@@ -882,12 +868,7 @@ def _next(current: _Revisioned, at: str) -> _Revisioned:
     "mj_answer",
     title="Answer a peer request",
     description="Answers an open question addressed to you; the answer goes to the asker's inbox. A cancelled question takes mj_reply_late instead; an answered one is CONFLICT.",
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("peer_request",),
+    **_writes("peer_request"),
     input_model=AnswerInput,
     output_model=RequestOutput,
 )
@@ -946,12 +927,7 @@ class CancelInput(ToolInput):
     "mj_cancel_request",
     title="Cancel a peer request",
     description="Withdraws your open question; the assignee is told. Cancelling again answers the cancelled request; an answered one is CONFLICT. Replies sent later stay attached without reopening it.",
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("peer_request",),
+    **_writes("peer_request"),
     input_model=CancelInput,
     output_model=RequestOutput,
 )
@@ -1004,12 +980,7 @@ class ReplyLateInput(ToolInput):
     "mj_reply_late",
     title="Reply late to a cancelled request",
     description="Attaches your reply to a question that was cancelled before you answered; it reaches the asker's inbox and the request stays CANCELLED. An open question takes mj_answer.",
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("peer_request",),
+    **_writes("peer_request"),
     input_model=ReplyLateInput,
     output_model=RequestOutput,
 )
@@ -1083,12 +1054,7 @@ class WaitOutput(ToolOutput):
         "Waits, up to a bound, for a request to change (answered, cancelled, or past since_revision) and returns it. "
         "At the bound it returns changed: false with a poll hint; the request stays open."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("peer_request",),
+    **_reads("peer_request"),
     input_model=WaitInput,
     output_model=WaitOutput,
 )
@@ -1169,13 +1135,8 @@ class PostOutput(ToolOutput):
         "Leaves a retained message in inboxes: one member's (to_actor_id), or the followers of a task (task_id alone: "
         "its assignees and live claim holders, you excluded). Delivery is not reading: mj_inbox records that."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes(*_CLAIM_READS, "actor_member"),
     refs=(Ref("task_id", "task"), Ref("to_actor_id", "user")),
-    reads=(*_CLAIM_READS, "actor_member"),  # the task, its claims and the addressee's member item
     input_model=PostInput,
     output_model=PostOutput,
 )
@@ -1534,13 +1495,8 @@ def _submit(ctx: CallContext, args: SubmitInput, kind: str) -> ReviewOutput:
 
 
 _SUBMIT_POLICY: dict[str, Any] = {
-    "area": COORDINATION,
-    "scope": "write",
-    "keyed": True,
-    "target": target("workspace", "workspace"),
-    "min_role": "MEMBER",
+    **_writes(*_TASK_AND_ACTOR),  # the task and the reviewer's member item
     "refs": (_TASK_REF, Ref("reviewer_actor_id", "user")),
-    "reads": _TASK_AND_ACTOR,  # the task and the reviewer's member item
     "input_model": SubmitInput,
     "output_model": ReviewOutput,
 }
@@ -1602,11 +1558,7 @@ class ArtifactReviewOutput(ToolOutput):
     "mj_artifact",
     title="Artifact identity and reviews",
     description="An artifact's identity for review (its digest) and the reviews it is part of on its task. get_artifact returns its content.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ArtifactInput,
     output_model=ArtifactReviewOutput,
 )
@@ -1642,12 +1594,7 @@ class CommentsInput(ToolInput):
     "mj_artifact_comments",
     title="Review comments",
     description="One review as it stands: its evidence and digests, the submitter's note and the reviewer's comments. Only its submitter and reviewer can read it.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("review",),
+    **_reads("review"),
     input_model=CommentsInput,
     output_model=ReviewOutput,
 )
@@ -1730,12 +1677,7 @@ def _decide(ctx: CallContext, args: DecideInput, state: str, type_: str) -> Revi
 
 
 _DECIDE_POLICY: dict[str, Any] = {
-    "area": COORDINATION,
-    "scope": "write",
-    "keyed": True,
-    "target": target("workspace", "workspace"),
-    "min_role": "MEMBER",
-    "reads": ("review",),
+    **_writes("review"),
     "input_model": DecideInput,
     "output_model": ReviewOutput,
 }
@@ -1787,11 +1729,7 @@ class ChannelsOutput(ToolOutput):
     "mj_channels",
     title="Channels",
     description="The workspace's channels (made by the first mj_post to them), with message counts and the time of the last message.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ChannelsInput,
     output_model=ChannelsOutput,
 )
@@ -1824,11 +1762,7 @@ class ChannelMessagesOutput(ToolOutput):
     "mj_channel_messages",
     title="Channel messages",
     description="The newest messages of one channel. Reading a channel marks nothing and addresses nobody.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ChannelMessagesInput,
     output_model=ChannelMessagesOutput,
 )
@@ -1897,13 +1831,8 @@ class PromoteOutput(ToolOutput):
         "or a PROPOSED decision. Once per message and target: promoting again answers the first promotion. "
         "Nothing is started, accepted or decided."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("into_column"),
     refs=(Ref("column_id", "column"),),
-    reads=("into_column",),
     input_model=PromoteInput,
     output_model=PromoteOutput,
 )
@@ -2079,11 +2008,7 @@ class PromotionsOutput(ToolOutput):
     "mj_promotions",
     title="Promotions of a channel",
     description="Which messages of a channel were promoted, to tasks or proposed decisions, by whom and when.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=PromotionsInput,
     output_model=PromotionsOutput,
 )
@@ -2145,13 +2070,8 @@ class LinkHelperOutput(ToolOutput):
         "Records that a helper task's work feeds a parent task, with who decided it and why. Once per pair: linking "
         "again answers the first link. It moves no work and grants nothing."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("work_task", "helper_task"),
     refs=(_TASK_REF, Ref("helper_task_id", "task")),
-    reads=("work_task", "helper_task"),
     input_model=LinkHelperInput,
     output_model=LinkHelperOutput,
 )
@@ -2359,13 +2279,8 @@ def _drift(ws: str, r: store.Integration) -> list[dict[str, Any]]:
         "revision) for a named reviewer. Inputs must be current; later edits leave the set as frozen. With "
         "integration_id + expected_revision: a new revision, earlier sets kept."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes(*_INTEGRATION_READS),
     refs=(_TASK_REF, Ref("reviewer_actor_id", "user")),
-    reads=_INTEGRATION_READS,
     input_model=FreezeInput,
     output_model=IntegrationOutput,
 )
@@ -2487,12 +2402,7 @@ class IntegrationReadOutput(ToolOutput):
         "One integration: its frozen inputs and digest, who froze each revision and the earlier sets, the parent's linked "
         "helpers with who linked them, and which inputs have changed since they were frozen."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=_INTEGRATION_READS,
+    **_reads(*_INTEGRATION_READS),
     input_model=IntegrationInput,
     output_model=IntegrationReadOutput,
 )
@@ -2520,12 +2430,7 @@ class AcceptIntegrationInput(ToolInput):
         "The named reviewer accepts exactly the frozen revision read (expected_revision and frozen_digest). A newer "
         "revision, or an input that changed since it was frozen, is CONFLICT with the current state."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=_INTEGRATION_READS,
+    **_writes(*_INTEGRATION_READS),
     input_model=AcceptIntegrationInput,
     output_model=IntegrationOutput,
 )
@@ -2728,13 +2633,8 @@ def _continuity(ws: str, session: Any, *, lapsed: bool, notice: str) -> Continui
         "What a session of yours left to pick up: its alignments, your live claims, the questions still waiting for "
         "your answer and its newest artifacts with digests. Only the session's operator reads it; it changes nothing."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads("agent_session"),
     refs=(Ref("session_id", "session"),),
-    reads=("agent_session",),
     input_model=ContinuityInput,
     output_model=ContinuityOutput,
 )
@@ -2761,14 +2661,9 @@ def mj_continuation(ctx: CallContext, args: ContinuityInput) -> ContinuityOutput
         "questions still waiting, newest artifacts) to decide a recovery. Evidence only: it recovers, releases and "
         "resumes nothing."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads("agent_session"),
     operator=True,
     refs=(Ref("session_id", "session"),),
-    reads=("agent_session",),
     input_model=ContinuityInput,
     output_model=ContinuityOutput,
 )
@@ -2809,11 +2704,7 @@ class ProfilesOutput(ToolOutput):
     "mj_consult_profiles",
     title="Consultation profiles",
     description="The expert profiles a consultation can be prepared for. None has a runner here: preparing a consultation launches nothing.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ChannelsInput,
     output_model=ProfilesOutput,
 )
@@ -2961,13 +2852,8 @@ class ConsultInput(ToolInput):
         "Prepares a frozen context for an expert profile: the task, the question and artifacts by digest. It approves, "
         "queues and launches nothing; an operator sees it in the attention list and may approve the exact inputs."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("work_task"),
     refs=(_TASK_REF,),
-    reads=("work_task",),
     input_model=ConsultInput,
     output_model=ConsultationOutput,
 )
@@ -3026,12 +2912,7 @@ class ConsultDetailInput(ToolInput):
     "mj_consult_detail",
     title="Consultation detail",
     description="One prepared consultation: its frozen inputs and their digest, who prepared and who approved it, and the results retained.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("consultation",),
+    **_reads("consultation"),
     input_model=ConsultDetailInput,
     output_model=ConsultationOutput,
 )
@@ -3056,13 +2937,8 @@ class ConsultApproveInput(ToolInput):
         "Operators only: approves a prepared consultation on exactly the inputs read (revision and inputs_digest; "
         "an artifact changed since is CONFLICT). Approval queues and launches nothing."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("consultation"),
     operator=True,
-    reads=("consultation",),
     input_model=ConsultApproveInput,
     output_model=ConsultationOutput,
 )
@@ -3113,11 +2989,7 @@ class ConsultQueueOutput(ToolOutput):
     "mj_consult_queue",
     title="Consultation requests",
     description="The workspace's prepared and approved consultations, newest first. A listing only: nothing here waits to be launched by this product.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ConsultQueueInput,
     output_model=ConsultQueueOutput,
 )
@@ -3144,12 +3016,7 @@ class ConsultResultInput(ToolInput):
         "Retains a result that arrived for an approved consultation (from wherever the expert was consulted), marked "
         "with who recorded it. Results are data for the team, never instructions; operators see them as attention."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("consultation",),
+    **_writes("consultation"),
     input_model=ConsultResultInput,
     output_model=ConsultationOutput,
 )
@@ -3191,12 +3058,7 @@ class ResearchInputArg(ToolInput):
         "Adds a research artifact (by digest) to a prepared, not yet approved consultation: a new revision with a new "
         "inputsDigest, so an approval must name the new inputs. Approved inputs never change."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    reads=("consultation",),
+    **_writes("consultation"),
     input_model=ResearchInputArg,
     output_model=ConsultationOutput,
 )
