@@ -304,6 +304,39 @@ def _refused(task_id: str, holder: dict[str, Any]) -> errors.ToolError:
     )
 
 
+def _detail_builder(ctx: CallContext, board_id: str, column_id: str, title: str, description: str) -> Any:
+    """``tasks.create``'s ``build_detail`` for a task the caller makes here: no priority, no due date."""
+
+    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> Task:
+        return task_store.new_detail(
+            workspace_prefix=wsrow.taskPrefix,
+            board_id=board_id,
+            column_id=column_id,
+            number=number,
+            rank=rank,
+            title=title,
+            priority="NONE",
+            due=None,
+            description=description,
+            created_by=ctx.user_id,
+        )
+
+    return build_detail
+
+
+def _claim_activity(ctx: CallContext, task: Task, wanted: dict[str, Any]) -> Any:
+    """The activity row of the claim ``wanted`` on ``task`` (on its board)."""
+    scope = ", ".join(wanted["scope"]) or "the whole task"
+    return ctx.activity(
+        ctx.target.workspace_id,
+        task.boardId,
+        "claim.recorded",
+        f"Claimed {task.key} ({scope})",
+        task_id=task.taskId,
+        data={"claimId": wanted["claimId"], "shared": wanted["shared"], "leaseExpiresAt": wanted["leaseExpiresAt"]},
+    )
+
+
 def _adopt(ctx: CallContext, args: ClaimInput, task: Task) -> ClaimOutput:
     if task.archivedAt:
         raise errors.invalid("task_id", "the task is archived", "Claim a live task.")
@@ -311,15 +344,7 @@ def _adopt(ctx: CallContext, args: ClaimInput, task: Task) -> ClaimOutput:
     first = ctx.read.claim_head
 
     def activity(wanted: dict[str, Any]) -> Any:
-        scope = ", ".join(wanted["scope"]) or "the whole task"
-        return ctx.activity(
-            where.workspace_id,
-            task.boardId,
-            "claim.recorded",
-            f"Claimed {task.key} ({scope})",
-            task_id=task.taskId,
-            data={"claimId": wanted["claimId"], "shared": wanted["shared"], "leaseExpiresAt": wanted["leaseExpiresAt"]},
-        )
+        return _claim_activity(ctx, task, wanted)
 
     try:
         done = store.claim(
@@ -439,20 +464,6 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
     board_id = parsed[1]
     made: list[dict[str, Any]] = []
 
-    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> Task:
-        return task_store.new_detail(
-            workspace_prefix=wsrow.taskPrefix,
-            board_id=board_id,
-            column_id=args.column_id,
-            number=number,
-            rank=rank,
-            title=title,
-            priority="NONE",
-            due=None,
-            description="",
-            created_by=ctx.user_id,
-        )
-
     def activity_for(detail: Task, column: Any) -> Any:
         return ctx.activity(
             where.workspace_id,
@@ -467,15 +478,7 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
     def extra(tx: Any, detail: Task) -> None:
         wanted = _claim_builder(ctx, args, detail.taskId)(None)
         made[:] = [wanted]
-        scope = ", ".join(wanted["scope"]) or "the whole task"
-        act = ctx.activity(
-            where.workspace_id,
-            board_id,
-            "claim.recorded",
-            f"Claimed {detail.key} ({scope})",
-            task_id=detail.taskId,
-            data={"claimId": wanted["claimId"], "shared": wanted["shared"], "leaseExpiresAt": wanted["leaseExpiresAt"]},
-        )
+        act = _claim_activity(ctx, detail, wanted)
         store.first_claim_actions(
             tx,
             workspace_id=where.workspace_id,
@@ -492,7 +495,7 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
             board_id=board_id,
             column_id=args.column_id,
             actor_id=ctx.user_id,
-            build_detail=build_detail,
+            build_detail=_detail_builder(ctx, board_id, args.column_id, title, ""),
             activity_for=activity_for,
             marker=ctx.marker,
             column=ctx.read.into_column,
@@ -827,14 +830,22 @@ def _change(
     current: store.PeerRequest,
     updated: store.PeerRequest,
     *,
-    entries: list[store.InboxEntry],
+    notify: str,
+    note: str,
+    text: str | None,
     close: bool,
     type_: str,
     summary: str,
     hint: str,
 ) -> RequestOutput:
+    """Write ``updated`` over ``current``, with a ``note`` entry (its ``text``) in ``notify``'s inbox
+    and, when ``close``, the assignee's question entry closed."""
     ref = ids.parse_request(current.requestId)
     assert ref is not None
+    at = updated.updatedAt
+    entry = _entry(
+        current.workspaceId, notify, str(ULID()).lower(), note, ctx, current.requestId, current.taskId, text, at
+    )
     act = ctx.activity(
         current.workspaceId,
         ref.task.board_id,
@@ -847,7 +858,7 @@ def _change(
     close_key = store.entry_key(current.workspaceId, current.assigneeId, current.inboxSk) if close else None
     try:
         store.change_request(
-            current, updated, entries=entries, close_entry=close_key, activity=act, actor_id=ctx.user_id
+            current, updated, entries=[entry], close_entry=close_key, activity=act, actor_id=ctx.user_id
         )
     except store.StateChanged as moved:
         raise _stale(moved.current, current.requestId, hint) from None
@@ -891,22 +902,13 @@ def mj_answer(ctx: CallContext, args: AnswerInput) -> RequestOutput:
         "ANSWERED",
         {"text": args.answer, "by": ctx.user_id, "byKind": _kind(ctx), "at": now},
     )
-    note = _entry(
-        current.workspaceId,
-        current.requesterId,
-        str(ULID()).lower(),
-        "answer",
-        ctx,
-        current.requestId,
-        current.taskId,
-        args.answer,
-        now,
-    )
     return _change(
         ctx,
         current,
         updated,
-        entries=[note],
+        notify=current.requesterId,
+        note="answer",
+        text=args.answer,
         close=True,
         type_="request.answered",
         summary="Answered a peer question",
@@ -946,22 +948,13 @@ def mj_cancel_request(ctx: CallContext, args: CancelInput) -> RequestOutput:
     now = clock.now_iso()
     updated = _next(current, now)
     updated.state, updated.cancelReason = "CANCELLED", args.reason
-    note = _entry(
-        current.workspaceId,
-        current.assigneeId,
-        str(ULID()).lower(),
-        "cancelled",
-        ctx,
-        current.requestId,
-        current.taskId,
-        args.reason,
-        now,
-    )
     return _change(
         ctx,
         current,
         updated,
-        entries=[note],
+        notify=current.assigneeId,
+        note="cancelled",
+        text=args.reason,
         close=True,
         type_="request.cancelled",
         summary="Cancelled a peer question",
@@ -1002,22 +995,13 @@ def mj_reply_late(ctx: CallContext, args: ReplyLateInput) -> RequestOutput:
         *(current.lateReplies or []),
         {"text": args.reply, "by": ctx.user_id, "byKind": _kind(ctx), "at": now},
     ]
-    note = _entry(
-        current.workspaceId,
-        current.requesterId,
-        str(ULID()).lower(),
-        "late_reply",
-        ctx,
-        current.requestId,
-        current.taskId,
-        args.reply,
-        now,
-    )
     return _change(
         ctx,
         current,
         updated,
-        entries=[note],
+        notify=current.requesterId,
+        note="late_reply",
+        text=args.reply,
         close=False,
         type_="request.late_reply",
         summary="Replied late to a cancelled question",
@@ -1898,20 +1882,6 @@ def _promote_to_task(ctx: CallContext, args: PromoteInput, message: store.Channe
     now = clock.now_iso()
     made: list[Any] = []
 
-    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> Task:
-        return task_store.new_detail(
-            workspace_prefix=wsrow.taskPrefix,
-            board_id=board_id,
-            column_id=column_id,
-            number=number,
-            rank=rank,
-            title=title,
-            priority="NONE",
-            due=None,
-            description=message.text,
-            created_by=ctx.user_id,
-        )
-
     def activity_for(detail: Task, column: Any) -> Any:
         return ctx.activity(
             ws,
@@ -1939,7 +1909,7 @@ def _promote_to_task(ctx: CallContext, args: PromoteInput, message: store.Channe
             board_id=board_id,
             column_id=column_id,
             actor_id=ctx.user_id,
-            build_detail=build_detail,
+            build_detail=_detail_builder(ctx, board_id, column_id, title, message.text),
             activity_for=activity_for,
             extra=extra,
         )
