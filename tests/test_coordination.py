@@ -1398,3 +1398,47 @@ def test_a_claim_made_on_a_stale_read_of_the_claims_is_conflict(server_url, coor
     assert fresh["revision"] == 2 and len(fresh["holders"]) == 2
     new = {"workspace": ws, "idempotency_key": key(), "column_id": cols[0], "title": "x", "expected_revision": 3}
     assert err(call_tool(coord_url, owner.token, "mj_start_work", new))["code"] == "INVALID_INPUT"
+
+
+# -- a keyed mj_start_work whose Powertools record was lost answers from its creation marker ----------
+def test_start_work_whose_record_was_lost_answers_from_its_marker(stack, owner):
+    """A crash between the create's commit and Powertools' record: the retry finds the marker and
+    the spec's replay answers the task it made, with the caller's claim as it stands; once that
+    claim is gone, the replay claims it again with the call's own arguments (scope, lease)."""
+    from domain import auth, pipeline
+    from domain.catalog import registry
+    from domain.store import coordination as coordination_store
+    from tests.test_spec_contracts import _forget_powertools_records
+
+    principal = auth.authenticate(owner.token)
+    specs = registry()
+    board = pipeline.call_tool(
+        specs.get("create_board"),
+        {"workspaceId": owner.workspace_id, "name": f"Rpl {uuid.uuid4().hex[:12]}"},
+        principal,
+    )
+    assert board.result is not None, board.error
+    call = {
+        "workspace": owner.workspace_id,
+        "idempotency_key": key(),
+        "column_id": board.result["columns"][0]["id"],
+        "title": "Replayed start",
+        "scope": ["api/"],
+        "lease_seconds": 600,
+    }
+    first = pipeline.call_tool(specs.get("mj_start_work"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["task"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("mj_start_work"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result == first.result  # the marker's task and the claim it holds, no second task
+    # the claim gone since (its head deleted): the replay claims the same task again with these arguments
+    assert _forget_powertools_records(made) >= 1
+    head = coordination_store.head(made)
+    assert head is not None
+    head.delete()
+    third = pipeline.call_tool(specs.get("mj_start_work"), call, principal)
+    assert third.result is not None, third.error
+    assert third.result["task"]["id"] == made and third.result["claim"]["scope"] == ["api/"]
+    assert third.result["claim"]["claimId"] != first.result["claim"]["claimId"] and third.result["revision"] == 1

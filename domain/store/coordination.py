@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from domain import ids
-from domain.store import db, keys, parallel
+from domain.store import db, idempotency_markers, keys, parallel
 from domain.store import members as member_store
+from domain.store import tasks as task_store
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.errors import StoreError
 from domain.store.models import (
@@ -31,6 +32,7 @@ from domain.store.models import (
     ChannelMessageRow,
     ChannelRow,
     ClaimHeadRow,
+    ColumnRow,
     ConsultationRow,
     DecisionRow,
     HelperLinkRow,
@@ -888,3 +890,123 @@ def consultation_digest(row: Any) -> str:
         "research": sorted((a["artifactId"], a["digest"]) for a in row.researchInputs or []),
     }
     return "sha256:" + hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()
+
+
+# -- the rows the coordination tools build (issue 27) ----------------------------------------------
+# The tools (domain/tools/coordination.py) spell no key and no row class: they name the types below
+# in their annotations and build new rows through these functions (``fields``: the row's attributes).
+ActorClaim = ActorClaimRow
+Attention = AttentionRow
+ChannelMessage = ChannelMessageRow
+ClaimHead = ClaimHeadRow
+Consultation = ConsultationRow
+Decision = DecisionRow
+HelperLink = HelperLinkRow
+InboxEntry = InboxRow
+Integration = IntegrationRow
+PeerRequest = PeerRequestRow
+Promotion = PromotionRow
+Review = ReviewRow
+
+_Copied = TypeVar("_Copied", bound=Row)
+
+
+def copy(row: _Copied) -> _Copied:
+    """An unsaved copy of ``row`` (same key and attributes), for a change written under the old one."""
+    return type(row).from_raw_data(row.serialize())
+
+
+def new_request(task_id: str, ulid: str, /, **fields: Any) -> PeerRequestRow:
+    """A new peer request from the task ``task_id`` (written by :func:`ask`)."""
+    return PeerRequestRow(*keys.peer_request(task_id, ulid), **fields)
+
+
+def new_review(task_id: str, ulid: str, /, **fields: Any) -> ReviewRow:
+    """A new review on the task ``task_id`` (written by :func:`submit`)."""
+    return ReviewRow(*keys.review(task_id, ulid), **fields)
+
+
+def new_entry(workspace_id: str, actor_id: str, ulid: str, /, **fields: Any) -> InboxRow:
+    """A new entry of ``actor_id``'s inbox in the workspace (its shard from ``ulid``)."""
+    return InboxRow(
+        *keys.inbox_entry(workspace_id, actor_id, ulid), workspaceId=workspace_id, actorId=actor_id, **fields
+    )
+
+
+def entry_sort_key(workspace_id: str, actor_id: str, ulid: str) -> str:
+    """The sort key the entry ``ulid`` of ``actor_id``'s inbox gets (kept on a request or review as ``inboxSk``)."""
+    return keys.inbox_entry(workspace_id, actor_id, ulid)[1]
+
+
+def entry_key(workspace_id: str, actor_id: str, sort_key: str) -> tuple[str, str]:
+    """The whole key of ``actor_id``'s inbox entry kept as ``sort_key`` (the entry a change closes)."""
+    shard = keys.inbox_shard(sort_key.removeprefix(keys.INBOX_PREFIX))
+    return keys.inbox_partition(workspace_id, actor_id, shard), sort_key
+
+
+def new_channel_message(workspace_id: str, channel: str, ulid: str, /, **fields: Any) -> ChannelMessageRow:
+    """A new message of ``channel`` (written by :func:`post_to_channel`)."""
+    return ChannelMessageRow(*keys.channel_message(workspace_id, channel, ulid), **fields)
+
+
+def new_helper_link(parent_task_id: str, helper_task_id: str, /, **fields: Any) -> HelperLinkRow:
+    """The link of a helper task to its parent (written by :func:`link_helper`)."""
+    return HelperLinkRow(*keys.helper_link(parent_task_id, helper_task_id), **fields)
+
+
+def new_integration(parent_task_id: str, ulid: str, /, **fields: Any) -> IntegrationRow:
+    """A new integration of the parent task (written by :func:`write_integration`)."""
+    return IntegrationRow(*keys.integration(parent_task_id, ulid), **fields)
+
+
+def new_attention(workspace_id: str, ulid: str, /, **fields: Any) -> AttentionRow:
+    """A new item of the operators' attention list (written with a consultation's change)."""
+    return AttentionRow(*keys.attention(workspace_id, ulid), **fields)
+
+
+def new_consultation(workspace_id: str, ulid: str, /, **fields: Any) -> ConsultationRow:
+    """A new consultation (written by :func:`write_consultation`)."""
+    return ConsultationRow(*keys.consultation(workspace_id, ulid), **fields)
+
+
+# -- tasks made by coordination tools (mj_start_work, mj_promote_message) ---------------------------
+def start_task(*, column: ColumnRow | None, **create: Any) -> Any:
+    """:func:`domain.store.tasks.create` for mj_start_work (``create``: its keyword arguments but
+    ``first_read``), planned on ``column``, the row the access step read with the membership
+    (``None``: read it here). The first claim rides in ``create["extra"]``.
+
+    Returns what ``tasks.create`` returns.
+
+    Raises:
+        idempotency_markers.Earlier: an earlier call with the same key made the task (its id); the
+            pipeline answers through the spec's ``replay``.
+        The other errors of ``tasks.create``.
+    """
+    try:
+        return task_store.create(first_read=_column_read(create, column), **create)
+    except task_store.Earlier as earlier:
+        raise idempotency_markers.Earlier(earlier.task_id) from None
+
+
+def promote_task(*, workspace_id: str, channel: str, message_id: str, column: ColumnRow | None, **create: Any) -> bool:
+    """:func:`domain.store.tasks.create` for a message promoted to a task, once per message
+    whoever asks: the creation marker is keyed by the message, not by the caller or a key (the
+    promotion row rides in ``create["extra"]``). ``column`` as for :func:`start_task`.
+
+    Returns ``False`` when another call promoted the message first (nothing written), else ``True``.
+
+    Raises:
+        The errors of ``tasks.create`` but ``Earlier``.
+    """
+    marker = idempotency_markers.marker_for(
+        "promotion", workspace_id, "mj_promote_message", f"{channel}:{message_id}:task", "", ""
+    )
+    try:
+        task_store.create(workspace_id=workspace_id, marker=marker, first_read=_column_read(create, column), **create)
+    except task_store.Earlier:
+        return False
+    return True
+
+
+def _column_read(create: dict[str, Any], column: ColumnRow | None) -> dict[tuple[str, str], Any] | None:
+    return {keys.column(create["board_id"], create["column_id"]): column} if column is not None else None

@@ -31,9 +31,12 @@ from domain.store.models import (
     AttachmentCountRow,
     BoardEntryRow,
     BoardRow,
+    ClaimHeadRow,
     ColumnRow,
     CommentCountRow,
     CommentRow,
+    ConsultationRow,
+    IntegrationRow,
     InvitationRow,
     LabelNameRow,
     LabelRow,
@@ -45,6 +48,8 @@ from domain.store.models import (
     ProjectRow,
     ProjectSlugRow,
     SessionClaimRow,
+    PeerRequestRow,
+    ReviewRow,
     SessionRow,
     SubtaskRow,
     TaskDetailRow,
@@ -454,6 +459,83 @@ GATE_PROJECT = ReadPlan("gate_project", _gate_project_keys, ProjectRow)
 GATE_LINK = ReadPlan("gate_link", _gate_link_keys, ProjectLinkRow)
 GATE_WORKSPACE = ReadPlan("gate_workspace", _gate_workspace_keys, WorkspaceRow)
 
+
+# coordination (issue 27): the mj_* tools target a workspace and name their items by snake_case
+# arguments; an id of another workspace reads nothing (the ref check, or the handler, refuses it).
+def _arg_task(where: Where, args: Any, field: str) -> ids.TaskRef | None:
+    ref = ids.parse_task(getattr(args, field, None) or "")
+    return ref if ref is not None and ref.workspace_id == where.workspace_id else None
+
+
+def _arg_task_keys(field: str) -> Callable[[Where, Any], tuple[Key, ...]]:
+    def wanted(where: Where, args: Any) -> tuple[Key, ...]:
+        ref = _arg_task(where, args, field)
+        return (keys.task_full(ref.board_id, ref.number),) if ref else ()
+
+    return wanted
+
+
+def _claim_head_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = _arg_task(where, args, "task_id")
+    return (keys.claim_head(ids.task_id(ref.board_id, ref.number)),) if ref else ()
+
+
+_ACTOR_FIELDS = ("assignee_actor_id", "to_actor_id", "reviewer_actor_id")
+
+
+def _actor_member_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The first of the actor arguments the input carries (no mj_* input has two).
+    user_id = next((v for f in _ACTOR_FIELDS if (v := getattr(args, f, None))), None)
+    return (keys.member(where.workspace_id, user_id),) if user_id and ids.parse_user(user_id) else ()
+
+
+def _into_column_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    p = ids.parse_column(getattr(args, "column_id", None) or "")
+    return (keys.column(p[1], p[2]),) if p and p[0] == where.workspace_id else ()
+
+
+def _peer_request_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = ids.parse_request(getattr(args, "request_id", None) or "")
+    return (keys.peer_request(ref.task_id, ref.ulid),) if ref and ref.task.workspace_id == where.workspace_id else ()
+
+
+def _review_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = ids.parse_review(getattr(args, "review_id", None) or "")
+    return (keys.review(ref.task_id, ref.ulid),) if ref and ref.task.workspace_id == where.workspace_id else ()
+
+
+def _integration_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = ids.parse_integration(getattr(args, "integration_id", None) or "")
+    return (keys.integration(ref.task_id, ref.ulid),) if ref and ref.task.workspace_id == where.workspace_id else ()
+
+
+def _agent_session_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = ids.parse_session(getattr(args, "session_id", None) or "")
+    return (keys.session(ref.workspace_id, ref.ulid),) if ref and ref.workspace_id == where.workspace_id else ()
+
+
+def _consultation_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    ref = ids.parse_consultation(getattr(args, "consultation_id", None) or "")
+    return (keys.consultation(*ref),) if ref and ref[0] == where.workspace_id else ()
+
+
+# The task args.task_id names, and the helper task args.helper_task_id names (full rows).
+WORK_TASK = ReadPlan("work_task", _arg_task_keys("task_id"), TaskDetailRow)
+HELPER_TASK = ReadPlan("helper_task", _arg_task_keys("helper_task_id"), TaskDetailRow)
+# The claims head of the task args.task_id names (absent: never claimed).
+CLAIM_HEAD = ReadPlan("claim_head", _claim_head_keys, ClaimHeadRow)
+# The member the actor argument names (assignee_actor_id, to_actor_id or reviewer_actor_id).
+ACTOR_MEMBER = ReadPlan("actor_member", _actor_member_keys, MemberRow)
+# The column args.column_id names (where a create puts its task).
+INTO_COLUMN = ReadPlan("into_column", _into_column_keys, ColumnRow)
+# The coordination items the arguments name: request_id, review_id, integration_id, session_id
+# (an agent session head), consultation_id.
+PEER_REQUEST = ReadPlan("peer_request", _peer_request_keys, PeerRequestRow)
+REVIEW = ReadPlan("review", _review_keys, ReviewRow)
+INTEGRATION = ReadPlan("integration", _integration_keys, IntegrationRow)
+AGENT_SESSION = ReadPlan("agent_session", _agent_session_keys, SessionRow)
+CONSULTATION = ReadPlan("consultation", _consultation_keys, ConsultationRow)
+
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
@@ -495,6 +577,17 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         GATE_PROJECT,
         GATE_LINK,
         GATE_WORKSPACE,
+        # coordination (issue 27)
+        WORK_TASK,
+        HELPER_TASK,
+        CLAIM_HEAD,
+        ACTOR_MEMBER,
+        INTO_COLUMN,
+        PEER_REQUEST,
+        REVIEW,
+        INTEGRATION,
+        AGENT_SESSION,
+        CONSULTATION,
     )
 }
 
@@ -680,20 +773,73 @@ class Reads:
     def gate_workspace(self) -> WorkspaceRow | None:
         return self._get(GATE_WORKSPACE)
 
+    # coordination (issue 27)
+    @property
+    def args(self) -> Any:
+        """The validated arguments the plans were read for (a spec's ``replay`` gets no others)."""
+        return self._args
+
+    @property
+    def work_task(self) -> TaskDetailRow | None:
+        return self._get(WORK_TASK)
+
+    @property
+    def helper_task(self) -> TaskDetailRow | None:
+        return self._get(HELPER_TASK)
+
+    @property
+    def claim_head(self) -> ClaimHeadRow | None:
+        return self._get(CLAIM_HEAD)
+
+    @property
+    def actor_member(self) -> MemberRow | None:
+        return self._get(ACTOR_MEMBER)
+
+    @property
+    def into_column(self) -> ColumnRow | None:
+        return self._get(INTO_COLUMN)
+
+    @property
+    def peer_request(self) -> PeerRequestRow | None:
+        return self._get(PEER_REQUEST)
+
+    @property
+    def review(self) -> ReviewRow | None:
+        return self._get(REVIEW)
+
+    @property
+    def integration(self) -> IntegrationRow | None:
+        return self._get(INTEGRATION)
+
+    @property
+    def agent_session(self) -> SessionRow | None:
+        return self._get(AGENT_SESSION)
+
+    @property
+    def consultation(self) -> ConsultationRow | None:
+        return self._get(CONSULTATION)
+
 
 __all__ = [
+    "ACTOR_MEMBER",
+    "AGENT_SESSION",
     "ARTIFACT",
     "ARTIFACT_BODY",
     "ATTACHMENT_COUNT",
     "BOARD_ENTRIES",
     "BOARD_ENTRY",
+    "CLAIM_HEAD",
     "COMMENT",
     "COMMENT_COUNT",
+    "CONSULTATION",
     "CONTINUED_SESSION",
     "EDGE",
     "GATE_LINK",
     "GATE_PROJECT",
     "GATE_WORKSPACE",
+    "HELPER_TASK",
+    "INTEGRATION",
+    "INTO_COLUMN",
     "INVITATION",
     "LABEL",
     "LABEL_NAME",
@@ -706,10 +852,12 @@ __all__ = [
     "LINK_TASK",
     "OWNER_MEMBER",
     "PARENT_PROJECT",
+    "PEER_REQUEST",
     "PLANS",
     "PROJECT",
     "PROJECT_LINK",
     "PROJECT_SLUG",
+    "REVIEW",
     "SESSION",
     "SUBTASK",
     "TASK",
@@ -720,6 +868,7 @@ __all__ = [
     "USER_MEMBER",
     "USER_MEMBERS",
     "WORKSPACE",
+    "WORK_TASK",
     "Activity",
     "Board",
     "BoardEntry",

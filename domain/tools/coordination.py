@@ -14,46 +14,28 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import Field
 from ulid import ULID
 
 from domain import clock, errors, ids
-from domain.access import Prefetch, Ref, target
+from domain.access import Ref, target
 from domain.context import CallContext
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
 from domain.store import coordination as store
-from domain.store import deadline, keys
+from domain.store import deadline
 from domain.store import members as member_store
 from domain.store import sessions as session_store
 from domain.store import tasks as task_store
 from domain.store.db import Missing
-from domain.store.models import (
-    ActorClaimRow,
-    AttentionRow,
-    ChannelMessageRow,
-    ClaimHeadRow,
-    DecisionRow,
-    HelperLinkRow,
-    InboxRow,
-    IntegrationRow,
-    MemberRow,
-    PeerRequestRow,
-    PromotionRow,
-    ReviewRow,
-    TaskDetailRow,
-)
+from domain.store.reads import Task
 from domain.text import has_visible
 from domain.tools.args import Redact, TitleArg
 
-if TYPE_CHECKING:
-    from domain.store.models import ConsultationRow
-
-_Revisioned = TypeVar("_Revisioned", PeerRequestRow, ReviewRow, "ConsultationRow")
+_Revisioned = TypeVar("_Revisioned", store.PeerRequest, store.Review, store.Consultation)
 
 WorkspaceArg = Annotated[str, Field(default="", max_length=64, description='ws_…; "" = the bound (or only) workspace.')]
 KeyArg = Annotated[
@@ -146,7 +128,7 @@ class RequestView(ToolOutput):
     updatedAt: str
 
 
-def request_view(r: PeerRequestRow) -> RequestView:
+def request_view(r: store.PeerRequest) -> RequestView:
     asked = {"text": r.question, "by": r.requesterId, "byKind": r.requesterKind, "at": r.createdAt}
     return RequestView(
         id=r.requestId,
@@ -176,7 +158,7 @@ class InboxEntryView(ToolOutput):
     closedAt: str | None = Field(description="A question that no longer waits (answered or cancelled).")
 
 
-def entry_view(e: InboxRow) -> InboxEntryView:
+def entry_view(e: store.InboxEntry) -> InboxEntryView:
     content = PeerText(text=e.text, fromActorId=e.fromId, fromKind=e.fromKind, at=e.deliveredAt) if e.text else None
     return InboxEntryView(
         id=e.entryId,
@@ -202,43 +184,50 @@ def _task_ref(value: str, field: str = "task_id") -> ids.TaskRef:
     return ref
 
 
-def _live_task(ctx: CallContext, task_id: str) -> TaskDetailRow:
-    ref = _task_ref(task_id)
-    found = ctx.item(keys.task_full(ref.board_id, ref.number))  # read with the membership (prefetch)
-    if not isinstance(found, TaskDetailRow):
+def _live(found: Task | None, task_id: str) -> Task:
+    """The task a plan read with the membership (``work_task``, ``helper_task``), or NOT_FOUND."""
+    if found is None:
         raise errors.not_found("task", task_id)
     return found
 
 
-def _task_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = ids.parse_task(args.task_id) if getattr(args, "task_id", None) else None
-    if ref is None:
-        return Prefetch()
-    return Prefetch(
-        items=(keys.task_full(ref.board_id, ref.number), keys.claim_head(ids.task_id(ref.board_id, ref.number)))
-    )
+def _live_task(ctx: CallContext, task_id: str) -> Task:
+    """The task args.task_id names (the ``work_task`` plan)."""
+    return _live(ctx.read.work_task, task_id)
 
 
-def _request_of(ctx: CallContext, request_id: str) -> PeerRequestRow:
+def _request_of(ctx: CallContext, request_id: str) -> store.PeerRequest:
     ref = ids.parse_request(request_id)
     if ref is None or ref.task.workspace_id != ctx.target.workspace_id:
         raise errors.not_found("request", request_id)
-    found = ctx.item(keys.peer_request(ref.task_id, ref.ulid))
+    found = ctx.read.peer_request
     if found is None:
         found = store.get_request(ref.task_id, ref.ulid)
-    if not isinstance(found, PeerRequestRow):
+    if found is None:
         raise errors.not_found("request", request_id)
     return found
 
 
-def _request_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = ids.parse_request(args.request_id)
-    if ref is None or ref.task.workspace_id != where.workspace_id:
-        return Prefetch()
-    return Prefetch(items=(keys.peer_request(ref.task_id, ref.ulid),))
-
-
 _TASK_REF = Ref("task_id", "task")
+_TASK_AND_ACTOR = ("work_task", "actor_member")  # args.task_id's task, the member the actor argument names
+
+
+def _writes(*reads: str) -> dict[str, Any]:
+    """The policy of a coordination write: keyed, a workspace target, MEMBER, ``reads`` (named plans)."""
+    return _reads_policy("write", reads, keyed=True)
+
+
+def _reads(*reads: str) -> dict[str, Any]:
+    """The policy of a coordination read: read-only, a workspace target, MEMBER, ``reads`` (named plans)."""
+    return _reads_policy("read", reads, read_only=True)
+
+
+def _reads_policy(scope: str, reads: tuple[str, ...], **flags: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"area": COORDINATION, "scope": scope, "target": target("workspace", "workspace")}
+    out.update(min_role="MEMBER", **flags)
+    if reads:
+        out["reads"] = reads
+    return out
 
 
 # -- mj_start_work / mj_begin ---------------------------------------------------------------------
@@ -287,7 +276,7 @@ class ClaimOutput(ToolOutput):
 _NOTICE = "A claim coordinates; it admits no write. Each change still needs your role and scope."
 
 
-def _summary(task: TaskDetailRow, created: bool) -> TaskSummary:
+def _summary(task: Task, created: bool) -> TaskSummary:
     return TaskSummary(id=task.taskId, key=task.key, title=task.title, columnId=task.columnId, created=created)
 
 
@@ -315,23 +304,47 @@ def _refused(task_id: str, holder: dict[str, Any]) -> errors.ToolError:
     )
 
 
-def _adopt(ctx: CallContext, args: ClaimInput, task: TaskDetailRow) -> ClaimOutput:
+def _detail_builder(ctx: CallContext, board_id: str, column_id: str, title: str, description: str) -> Any:
+    """``tasks.create``'s ``build_detail`` for a task the caller makes here: no priority, no due date."""
+
+    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> Task:
+        return task_store.new_detail(
+            workspace_prefix=wsrow.taskPrefix,
+            board_id=board_id,
+            column_id=column_id,
+            number=number,
+            rank=rank,
+            title=title,
+            priority="NONE",
+            due=None,
+            description=description,
+            created_by=ctx.user_id,
+        )
+
+    return build_detail
+
+
+def _claim_activity(ctx: CallContext, task: Task, wanted: dict[str, Any]) -> Any:
+    """The activity row of the claim ``wanted`` on ``task`` (on its board)."""
+    scope = ", ".join(wanted["scope"]) or "the whole task"
+    return ctx.activity(
+        ctx.target.workspace_id,
+        task.boardId,
+        "claim.recorded",
+        f"Claimed {task.key} ({scope})",
+        task_id=task.taskId,
+        data={"claimId": wanted["claimId"], "shared": wanted["shared"], "leaseExpiresAt": wanted["leaseExpiresAt"]},
+    )
+
+
+def _adopt(ctx: CallContext, args: ClaimInput, task: Task) -> ClaimOutput:
     if task.archivedAt:
         raise errors.invalid("task_id", "the task is archived", "Claim a live task.")
     where = ctx.target
-    first = ctx.item(keys.claim_head(task.taskId))
-    first = first if isinstance(first, ClaimHeadRow) else None
+    first = ctx.read.claim_head
 
     def activity(wanted: dict[str, Any]) -> Any:
-        scope = ", ".join(wanted["scope"]) or "the whole task"
-        return ctx.activity(
-            where.workspace_id,
-            task.boardId,
-            "claim.recorded",
-            f"Claimed {task.key} ({scope})",
-            task_id=task.taskId,
-            data={"claimId": wanted["claimId"], "shared": wanted["shared"], "leaseExpiresAt": wanted["leaseExpiresAt"]},
-        )
+        return _claim_activity(ctx, task, wanted)
 
     try:
         done = store.claim(
@@ -370,13 +383,7 @@ def _adopt(ctx: CallContext, args: ClaimInput, task: TaskDetailRow) -> ClaimOutp
     )
 
 
-_CLAIM_POLICY: dict[str, Any] = {
-    "area": COORDINATION,
-    "scope": "write",
-    "keyed": True,
-    "target": target("workspace", "workspace"),
-    "min_role": "MEMBER",
-}
+_CLAIM_READS = ("work_task", "claim_head")  # read with the membership
 
 
 @tool(
@@ -387,14 +394,33 @@ _CLAIM_POLICY: dict[str, Any] = {
         "else that overlaps is CONFLICT naming its holder unless shared is true; your own claim is renewed. Claims "
         "coordinate; they grant no write."
     ),
+    **_writes(*_CLAIM_READS),
     refs=(_TASK_REF,),
-    prefetch=_task_prefetch,
     input_model=BeginInput,
     output_model=ClaimOutput,
-    **_CLAIM_POLICY,
 )
 def mj_begin(ctx: CallContext, args: BeginInput) -> ClaimOutput:
     return _adopt(ctx, args, _live_task(ctx, args.task_id))
+
+
+def _replay_start(ctx: CallContext, args: StartWorkInput, task_id: str) -> ClaimOutput:
+    """An earlier mj_start_work with this key created ``task_id``: its claims as they stand now
+    (the caller's claim, or a new one when the caller's has gone since)."""
+    task = task_store.get(_task_ref(task_id))
+    if task is None:
+        raise errors.not_found("task", task_id)
+    head = store.head(task.taskId)
+    claims = list(head.claims) if head else []
+    mine = next((c for c in claims if c["actorId"] == ctx.user_id), None)
+    if head is None or mine is None:
+        return _adopt(ctx, args, task)
+    return ClaimOutput(
+        task=_summary(task, True),
+        claim=claim_view(task.taskId, mine),
+        holders=[claim_view(task.taskId, c) for c in claims],
+        revision=int(head.revision),
+        notice=_NOTICE,
+    )
 
 
 @tool(
@@ -404,17 +430,11 @@ def mj_begin(ctx: CallContext, args: BeginInput) -> ClaimOutput:
         "Creates a task (column_id and title) or adopts one (task_id) and records your claim on it in the same step: "
         "scope, lease and the shared flag work as in mj_begin. A new task and its claim commit together."
     ),
+    **_writes(*_CLAIM_READS, "into_column"),
     refs=(_TASK_REF, Ref("column_id", "column")),
-    prefetch=lambda where, args: (
-        _task_prefetch(where, args)
-        if args.task_id
-        else Prefetch(items=(keys.column(p[1], args.column_id),))
-        if args.column_id and (p := ids.parse_column(args.column_id))
-        else Prefetch()
-    ),
+    replay=lambda ctx, task_id: _replay_start(ctx, ctx.read.args, task_id),
     input_model=StartWorkInput,
     output_model=ClaimOutput,
-    **_CLAIM_POLICY,
 )
 def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
     if args.task_id is not None:
@@ -444,21 +464,7 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
     board_id = parsed[1]
     made: list[dict[str, Any]] = []
 
-    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
-        return task_store.new_detail(
-            workspace_prefix=wsrow.taskPrefix,
-            board_id=board_id,
-            column_id=args.column_id,
-            number=number,
-            rank=rank,
-            title=title,
-            priority="NONE",
-            due=None,
-            description="",
-            created_by=ctx.user_id,
-        )
-
-    def activity_for(detail: TaskDetailRow, column: Any) -> Any:
+    def activity_for(detail: Task, column: Any) -> Any:
         return ctx.activity(
             where.workspace_id,
             board_id,
@@ -469,18 +475,10 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
             at=detail.createdAt,
         )
 
-    def extra(tx: Any, detail: TaskDetailRow) -> None:
+    def extra(tx: Any, detail: Task) -> None:
         wanted = _claim_builder(ctx, args, detail.taskId)(None)
         made[:] = [wanted]
-        scope = ", ".join(wanted["scope"]) or "the whole task"
-        act = ctx.activity(
-            where.workspace_id,
-            board_id,
-            "claim.recorded",
-            f"Claimed {detail.key} ({scope})",
-            task_id=detail.taskId,
-            data={"claimId": wanted["claimId"], "shared": wanted["shared"], "leaseExpiresAt": wanted["leaseExpiresAt"]},
-        )
+        act = _claim_activity(ctx, detail, wanted)
         store.first_claim_actions(
             tx,
             workspace_id=where.workspace_id,
@@ -491,16 +489,16 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
             activity=act,
         )
 
-    try:
-        detail, _ = task_store.create(
+    try:  # an earlier call with this key made the task: the pipeline answers with _replay_start
+        detail, _ = store.start_task(
             workspace_id=where.workspace_id,
             board_id=board_id,
             column_id=args.column_id,
             actor_id=ctx.user_id,
-            build_detail=build_detail,
+            build_detail=_detail_builder(ctx, board_id, args.column_id, title, ""),
             activity_for=activity_for,
-            marker=creation_marker(ctx, where.workspace_id),
-            first_read=ctx.prefetched,
+            marker=ctx.marker,
+            column=ctx.read.into_column,
             extra=extra,
         )
     except task_store.ColumnArchived:
@@ -511,22 +509,6 @@ def mj_start_work(ctx: CallContext, args: StartWorkInput) -> ClaimOutput:
         raise errors.board_archived("columnId") from None
     except Missing:
         raise errors.not_found("column", args.column_id) from None
-    except task_store.Earlier as earlier:  # an earlier call with this key created it: answer its current claims
-        task = task_store.get(_task_ref(earlier.task_id))
-        if task is None:
-            raise errors.not_found("task", earlier.task_id) from None
-        head = store.head(task.taskId)
-        claims = list(head.claims) if head else []
-        mine = next((c for c in claims if c["actorId"] == ctx.user_id), None)
-        if mine is None:
-            return _adopt(ctx, args, task)
-        return ClaimOutput(
-            task=_summary(task, True),
-            claim=claim_view(task.taskId, mine),
-            holders=[claim_view(task.taskId, c) for c in claims],
-            revision=int(head.revision),
-            notice=_NOTICE,
-        )
     wanted = made[0]
     return ClaimOutput(
         task=_summary(detail, True),
@@ -556,15 +538,8 @@ class WorkContextOutput(ToolOutput):
     "mj_work_context",
     title="Work context of a task",
     description="The coordination around one task: its live claims and their leases, and the peer questions asked from it (open ones first).",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads("work_task"),
     refs=(_TASK_REF,),
-    prefetch=lambda where, args: (
-        Prefetch(items=(keys.task_full(r.board_id, r.number),)) if (r := ids.parse_task(args.task_id)) else Prefetch()
-    ),
     input_model=WorkContextInput,
     output_model=WorkContextOutput,
 )
@@ -607,11 +582,7 @@ class BriefOutput(ToolOutput):
     "mj_brief",
     title="Brief",
     description="What needs you now in a workspace: questions waiting for your answer, unread inbox entries, reviews asked of you, and your live claims with their leases. Reads only; marks nothing read.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=BriefInput,
     output_model=BriefOutput,
 )
@@ -637,7 +608,7 @@ def mj_brief(ctx: CallContext, args: BriefInput) -> BriefOutput:
     )
 
 
-def _copy_view(ctx: CallContext, r: ActorClaimRow) -> ClaimView:
+def _copy_view(ctx: CallContext, r: store.ActorClaim) -> ClaimView:
     return ClaimView(
         claimId=r.claimId,
         taskId=r.taskId,
@@ -679,11 +650,7 @@ class PeersOutput(ToolOutput):
     "mj_peers",
     title="Peers",
     description="Who can be asked in a workspace: its members (durable actor ids for mj_ask) and the agent sessions live now with their operators.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=PeersInput,
     output_model=PeersOutput,
 )
@@ -723,17 +690,6 @@ class RequestOutput(ToolOutput):
     request: RequestView
 
 
-def _ask_prefetch(where: Any, args: Any) -> Prefetch:
-    """The source task and the assignee's member item, read with the caller's membership."""
-    found: list[tuple[str, str]] = []
-    ref = ids.parse_task(args.task_id)
-    if ref is not None:
-        found.append(keys.task_full(ref.board_id, ref.number))
-    if ids.parse_user(args.assignee_actor_id):
-        found.append(keys.member(where.workspace_id, args.assignee_actor_id))
-    return Prefetch(items=tuple(found))
-
-
 @tool(
     "mj_ask",
     title="Ask a peer",
@@ -741,13 +697,8 @@ def _ask_prefetch(where: Any, args: Any) -> Prefetch:
         "Asks one member a question from a task; it lands in their inbox and mj_brief. Keep the returned request id "
         "for mj_request, mj_wait_request or mj_cancel_request; the answer always comes back to you, the asker."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes(*_TASK_AND_ACTOR),  # the source task and the assignee's member item
     refs=(_TASK_REF, Ref("assignee_actor_id", "user")),
-    prefetch=_ask_prefetch,
     input_model=AskInput,
     output_model=RequestOutput,
 )
@@ -760,17 +711,17 @@ def mj_ask(ctx: CallContext, args: AskInput) -> RequestOutput:
         raise errors.invalid(
             "assignee_actor_id", "is you; a question goes to another member", "Pick a peer from mj_peers."
         )
-    assignee = ctx.item(keys.member(where.workspace_id, args.assignee_actor_id))
-    if not isinstance(assignee, MemberRow):
+    assignee = ctx.read.actor_member
+    if assignee is None:
         raise errors.not_found("member", args.assignee_actor_id)
     now = clock.now_iso()
     ulid = str(ULID()).lower()
     ref = _task_ref(task.taskId)
     request_id = ids.new_request_id(ref, ulid)
     entry_ulid = str(ULID()).lower()
-    entry_key = keys.inbox_entry(where.workspace_id, assignee.userId, entry_ulid)
-    row = PeerRequestRow(
-        *keys.peer_request(task.taskId, ulid),
+    row = store.new_request(
+        task.taskId,
+        ulid,
         requestId=request_id,
         workspaceId=where.workspace_id,
         taskId=task.taskId,
@@ -780,7 +731,7 @@ def mj_ask(ctx: CallContext, args: AskInput) -> RequestOutput:
         question=args.question,
         state="OPEN",
         lateReplies=[],
-        inboxSk=entry_key[1],
+        inboxSk=store.entry_sort_key(where.workspace_id, assignee.userId, entry_ulid),
         revision=1,
         createdAt=now,
         updatedAt=now,
@@ -814,12 +765,12 @@ def _entry(
     task_id: str | None,
     text: str | None,
     at: str,
-) -> InboxRow:
-    return InboxRow(
-        *keys.inbox_entry(ws, actor_id, ulid),
+) -> store.InboxEntry:
+    return store.new_entry(
+        ws,
+        actor_id,
+        ulid,
         entryId=f"in_{ulid}",
-        workspaceId=ws,
-        actorId=actor_id,
         type=type_,
         fromId=ctx.user_id,
         fromKind=_kind(ctx),
@@ -836,7 +787,7 @@ class RequestInput(ToolInput):
     request_id: RequestArg
 
 
-def _party(ctx: CallContext, r: PeerRequestRow) -> None:
+def _party(ctx: CallContext, r: store.PeerRequest) -> None:
     """Members see a request when they asked it or were asked; anybody else gets NOT_FOUND."""
     if ctx.user_id not in (r.requesterId, r.assigneeId):
         raise errors.not_found("request", r.requestId)
@@ -846,12 +797,7 @@ def _party(ctx: CallContext, r: PeerRequestRow) -> None:
     "mj_request",
     title="Read a peer request",
     description="One peer question as it stands: its state, the answer or late replies, and its revision. Only its asker and its assignee can read it.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_request_prefetch,
+    **_reads("peer_request"),
     input_model=RequestInput,
     output_model=RequestOutput,
 )
@@ -869,7 +815,7 @@ class AnswerInput(ToolInput):
     answer: TextArg
 
 
-def _stale(current: PeerRequestRow | None, request_id: str, hint: str) -> errors.ToolError:
+def _stale(current: store.PeerRequest | None, request_id: str, hint: str) -> errors.ToolError:
     if current is None:
         return errors.not_found("request", request_id)
     return errors.conflict(
@@ -881,17 +827,25 @@ def _stale(current: PeerRequestRow | None, request_id: str, hint: str) -> errors
 
 def _change(
     ctx: CallContext,
-    current: PeerRequestRow,
-    updated: PeerRequestRow,
+    current: store.PeerRequest,
+    updated: store.PeerRequest,
     *,
-    entries: list[InboxRow],
+    notify: str,
+    note: str,
+    text: str | None,
     close: bool,
     type_: str,
     summary: str,
     hint: str,
 ) -> RequestOutput:
+    """Write ``updated`` over ``current``, with a ``note`` entry (its ``text``) in ``notify``'s inbox
+    and, when ``close``, the assignee's question entry closed."""
     ref = ids.parse_request(current.requestId)
     assert ref is not None
+    at = updated.updatedAt
+    entry = _entry(
+        current.workspaceId, notify, str(ULID()).lower(), note, ctx, current.requestId, current.taskId, text, at
+    )
     act = ctx.activity(
         current.workspaceId,
         ref.task.board_id,
@@ -901,21 +855,10 @@ def _change(
         data={"requestId": current.requestId},
         at=updated.updatedAt,
     )
-    close_key = (
-        (
-            keys.inbox_partition(
-                current.workspaceId,
-                current.assigneeId,
-                keys.inbox_shard(current.inboxSk.removeprefix(keys.INBOX_PREFIX)),
-            ),
-            current.inboxSk,
-        )
-        if close
-        else None
-    )
+    close_key = store.entry_key(current.workspaceId, current.assigneeId, current.inboxSk) if close else None
     try:
         store.change_request(
-            current, updated, entries=entries, close_entry=close_key, activity=act, actor_id=ctx.user_id
+            current, updated, entries=[entry], close_entry=close_key, activity=act, actor_id=ctx.user_id
         )
     except store.StateChanged as moved:
         raise _stale(moved.current, current.requestId, hint) from None
@@ -927,7 +870,7 @@ def _change(
 def _next(current: _Revisioned, at: str) -> _Revisioned:
     """A copy of a revisioned row (request, review, consultation) at its next revision, stamped
     ``at``; the caller sets what changed and writes it under the old revision."""
-    row = type(current).from_raw_data(current.serialize())
+    row = store.copy(current)
     row.revision, row.updatedAt = int(current.revision) + 1, at
     return row
 
@@ -936,12 +879,7 @@ def _next(current: _Revisioned, at: str) -> _Revisioned:
     "mj_answer",
     title="Answer a peer request",
     description="Answers an open question addressed to you; the answer goes to the asker's inbox. A cancelled question takes mj_reply_late instead; an answered one is CONFLICT.",
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_request_prefetch,
+    **_writes("peer_request"),
     input_model=AnswerInput,
     output_model=RequestOutput,
 )
@@ -964,22 +902,13 @@ def mj_answer(ctx: CallContext, args: AnswerInput) -> RequestOutput:
         "ANSWERED",
         {"text": args.answer, "by": ctx.user_id, "byKind": _kind(ctx), "at": now},
     )
-    note = _entry(
-        current.workspaceId,
-        current.requesterId,
-        str(ULID()).lower(),
-        "answer",
-        ctx,
-        current.requestId,
-        current.taskId,
-        args.answer,
-        now,
-    )
     return _change(
         ctx,
         current,
         updated,
-        entries=[note],
+        notify=current.requesterId,
+        note="answer",
+        text=args.answer,
         close=True,
         type_="request.answered",
         summary="Answered a peer question",
@@ -1000,12 +929,7 @@ class CancelInput(ToolInput):
     "mj_cancel_request",
     title="Cancel a peer request",
     description="Withdraws your open question; the assignee is told. Cancelling again answers the cancelled request; an answered one is CONFLICT. Replies sent later stay attached without reopening it.",
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_request_prefetch,
+    **_writes("peer_request"),
     input_model=CancelInput,
     output_model=RequestOutput,
 )
@@ -1024,22 +948,13 @@ def mj_cancel_request(ctx: CallContext, args: CancelInput) -> RequestOutput:
     now = clock.now_iso()
     updated = _next(current, now)
     updated.state, updated.cancelReason = "CANCELLED", args.reason
-    note = _entry(
-        current.workspaceId,
-        current.assigneeId,
-        str(ULID()).lower(),
-        "cancelled",
-        ctx,
-        current.requestId,
-        current.taskId,
-        args.reason,
-        now,
-    )
     return _change(
         ctx,
         current,
         updated,
-        entries=[note],
+        notify=current.assigneeId,
+        note="cancelled",
+        text=args.reason,
         close=True,
         type_="request.cancelled",
         summary="Cancelled a peer question",
@@ -1058,12 +973,7 @@ class ReplyLateInput(ToolInput):
     "mj_reply_late",
     title="Reply late to a cancelled request",
     description="Attaches your reply to a question that was cancelled before you answered; it reaches the asker's inbox and the request stays CANCELLED. An open question takes mj_answer.",
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_request_prefetch,
+    **_writes("peer_request"),
     input_model=ReplyLateInput,
     output_model=RequestOutput,
 )
@@ -1085,22 +995,13 @@ def mj_reply_late(ctx: CallContext, args: ReplyLateInput) -> RequestOutput:
         *(current.lateReplies or []),
         {"text": args.reply, "by": ctx.user_id, "byKind": _kind(ctx), "at": now},
     ]
-    note = _entry(
-        current.workspaceId,
-        current.requesterId,
-        str(ULID()).lower(),
-        "late_reply",
-        ctx,
-        current.requestId,
-        current.taskId,
-        args.reply,
-        now,
-    )
     return _change(
         ctx,
         current,
         updated,
-        entries=[note],
+        notify=current.requesterId,
+        note="late_reply",
+        text=args.reply,
         close=False,
         type_="request.late_reply",
         summary="Replied late to a cancelled question",
@@ -1137,12 +1038,7 @@ class WaitOutput(ToolOutput):
         "Waits, up to a bound, for a request to change (answered, cancelled, or past since_revision) and returns it. "
         "At the bound it returns changed: false with a poll hint; the request stays open."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_request_prefetch,
+    **_reads("peer_request"),
     input_model=WaitInput,
     output_model=WaitOutput,
 )
@@ -1157,7 +1053,7 @@ def mj_wait_request(ctx: CallContext, args: WaitInput) -> WaitOutput:
     if left is not None:
         bound = max(0.0, min(bound, left - WAIT_MARGIN))
 
-    def done(r: PeerRequestRow) -> bool:
+    def done(r: store.PeerRequest) -> bool:
         return r.state != "OPEN" if args.since_revision is None else int(r.revision) > args.since_revision
 
     step = 0.2
@@ -1216,16 +1112,6 @@ class PostOutput(ToolOutput):
     deliveredAt: str
 
 
-def _post_prefetch(where: Any, args: Any) -> Prefetch:
-    found: list[tuple[str, str]] = []
-    ref = ids.parse_task(args.task_id) if args.task_id else None
-    if ref is not None:
-        found += [keys.task_full(ref.board_id, ref.number), keys.claim_head(ids.task_id(ref.board_id, ref.number))]
-    if args.to_actor_id and ids.parse_user(args.to_actor_id):
-        found.append(keys.member(where.workspace_id, args.to_actor_id))
-    return Prefetch(items=tuple(found))
-
-
 @tool(
     "mj_post",
     title="Post a message",
@@ -1233,13 +1119,8 @@ def _post_prefetch(where: Any, args: Any) -> Prefetch:
         "Leaves a retained message in inboxes: one member's (to_actor_id), or the followers of a task (task_id alone: "
         "its assignees and live claim holders, you excluded). Delivery is not reading: mj_inbox records that."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes(*_CLAIM_READS, "actor_member"),
     refs=(Ref("task_id", "task"), Ref("to_actor_id", "user")),
-    prefetch=_post_prefetch,
     input_model=PostInput,
     output_model=PostOutput,
 )
@@ -1261,17 +1142,13 @@ def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
     ws = ctx.target.workspace_id
     task = _live_task(ctx, args.task_id) if args.task_id else None
     if args.to_actor_id is not None:
-        if not isinstance(ctx.item(keys.member(ws, args.to_actor_id)), MemberRow):
+        if ctx.read.actor_member is None:
             raise errors.not_found("member", args.to_actor_id)
         recipients = [args.to_actor_id]
     else:
         assert task is not None
-        head = ctx.item(keys.claim_head(task.taskId))
-        holders = (
-            [c["actorId"] for c in store.live(list(head.claims), clock.now_iso())]
-            if isinstance(head, ClaimHeadRow)
-            else []
-        )
+        head = ctx.read.claim_head
+        holders = [c["actorId"] for c in store.live(list(head.claims), clock.now_iso())] if head is not None else []
         recipients = [a for a in dict.fromkeys([*(task.assigneeIds or []), *holders]) if a != ctx.user_id]
         if not recipients:
             raise errors.invalid(
@@ -1329,8 +1206,10 @@ def _post_to_channel(ctx: CallContext, args: PostInput) -> PostOutput:
     now = clock.now_iso()
     ulid = str(ULID()).lower()
     assert args.channel is not None
-    row = ChannelMessageRow(
-        *keys.channel_message(ws, args.channel, ulid),
+    row = store.new_channel_message(
+        ws,
+        args.channel,
+        ulid,
         messageId=f"chm_{ulid}",
         workspaceId=ws,
         channel=args.channel,
@@ -1448,7 +1327,7 @@ def mj_inbox(ctx: CallContext, args: InboxInput) -> InboxOutput:
     )
 
 
-def _attention_view(a: AttentionRow) -> AttentionView:
+def _attention_view(a: store.Attention) -> AttentionView:
     content = PeerText(text=a.text, fromActorId=a.fromId, fromKind=a.fromKind, at=a.at) if a.text else None
     return AttentionView(
         id=a.attentionId, kind=a.attentionKind, subjectId=a.subjectId, taskId=a.taskId, content=content, at=a.at
@@ -1500,7 +1379,7 @@ class ReviewView(ToolOutput):
     decidedAt: str | None
 
 
-def review_view(r: ReviewRow) -> ReviewView:
+def review_view(r: store.Review) -> ReviewView:
     return ReviewView(
         id=r.reviewId,
         taskId=r.taskId,
@@ -1552,8 +1431,8 @@ def _submit(ctx: CallContext, args: SubmitInput, kind: str) -> ReviewOutput:
         raise errors.invalid(
             "reviewer_actor_id", "is you; a review needs another member", "Pick a reviewer from mj_peers."
         )
-    reviewer = ctx.item(keys.member(ws, args.reviewer_actor_id))
-    if not isinstance(reviewer, MemberRow):
+    reviewer = ctx.read.actor_member
+    if reviewer is None:
         raise errors.not_found("member", args.reviewer_actor_id)
     evidence = _current_evidence(ws, args.artifacts)
     now = clock.now_iso()
@@ -1561,8 +1440,9 @@ def _submit(ctx: CallContext, args: SubmitInput, kind: str) -> ReviewOutput:
     review_id = ids.new_review_id(_task_ref(task.taskId), ulid)
     entry_ulid = str(ULID()).lower()
     note = {"text": args.note, "by": ctx.user_id, "byKind": _kind(ctx), "at": now} if args.note else None
-    row = ReviewRow(
-        *keys.review(task.taskId, ulid),
+    row = store.new_review(
+        task.taskId,
+        ulid,
         reviewId=review_id,
         workspaceId=ws,
         taskId=task.taskId,
@@ -1573,7 +1453,7 @@ def _submit(ctx: CallContext, args: SubmitInput, kind: str) -> ReviewOutput:
         artifacts=evidence,
         note=note,
         comments=[],
-        inboxSk=keys.inbox_entry(ws, reviewer.userId, entry_ulid)[1],
+        inboxSk=store.entry_sort_key(ws, reviewer.userId, entry_ulid),
         revision=1,
         createdAt=now,
         updatedAt=now,
@@ -1598,24 +1478,9 @@ def _submit(ctx: CallContext, args: SubmitInput, kind: str) -> ReviewOutput:
     )
 
 
-def _submit_prefetch(where: Any, args: Any) -> Prefetch:
-    found: list[tuple[str, str]] = []
-    ref = ids.parse_task(args.task_id)
-    if ref is not None:
-        found.append(keys.task_full(ref.board_id, ref.number))
-    if ids.parse_user(args.reviewer_actor_id):
-        found.append(keys.member(where.workspace_id, args.reviewer_actor_id))
-    return Prefetch(items=tuple(found))
-
-
 _SUBMIT_POLICY: dict[str, Any] = {
-    "area": COORDINATION,
-    "scope": "write",
-    "keyed": True,
-    "target": target("workspace", "workspace"),
-    "min_role": "MEMBER",
+    **_writes(*_TASK_AND_ACTOR),  # the task and the reviewer's member item
     "refs": (_TASK_REF, Ref("reviewer_actor_id", "user")),
-    "prefetch": _submit_prefetch,
     "input_model": SubmitInput,
     "output_model": ReviewOutput,
 }
@@ -1644,21 +1509,12 @@ def mj_submit_research(ctx: CallContext, args: SubmitInput) -> ReviewOutput:
     return _submit(ctx, args, "research")
 
 
-def _review_of(ctx: CallContext, review_id: str) -> ReviewRow:
-    ref = ids.parse_review(review_id)
-    if ref is None or ref.task.workspace_id != ctx.target.workspace_id:
-        raise errors.not_found("review", review_id)
-    found = ctx.item(keys.review(ref.task_id, ref.ulid))
-    if not isinstance(found, ReviewRow):
+def _review_of(ctx: CallContext, review_id: str) -> store.Review:
+    """The review args.review_id names (the ``review`` plan), or NOT_FOUND."""
+    found = ctx.read.review
+    if found is None:
         raise errors.not_found("review", review_id)
     return found
-
-
-def _review_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = ids.parse_review(args.review_id)
-    if ref is None or ref.task.workspace_id != where.workspace_id:
-        return Prefetch()
-    return Prefetch(items=(keys.review(ref.task_id, ref.ulid),))
 
 
 class ArtifactInput(ToolInput):
@@ -1686,11 +1542,7 @@ class ArtifactReviewOutput(ToolOutput):
     "mj_artifact",
     title="Artifact identity and reviews",
     description="An artifact's identity for review (its digest) and the reviews it is part of on its task. get_artifact returns its content.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ArtifactInput,
     output_model=ArtifactReviewOutput,
 )
@@ -1726,12 +1578,7 @@ class CommentsInput(ToolInput):
     "mj_artifact_comments",
     title="Review comments",
     description="One review as it stands: its evidence and digests, the submitter's note and the reviewer's comments. Only its submitter and reviewer can read it.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_review_prefetch,
+    **_reads("review"),
     input_model=CommentsInput,
     output_model=ReviewOutput,
 )
@@ -1790,10 +1637,7 @@ def _decide(ctx: CallContext, args: DecideInput, state: str, type_: str) -> Revi
     )
     ref = ids.parse_review(current.reviewId)
     assert ref is not None
-    close = (
-        keys.inbox_partition(ws, current.reviewerId, keys.inbox_shard(current.inboxSk.removeprefix(keys.INBOX_PREFIX))),
-        current.inboxSk,
-    )
+    close = store.entry_key(ws, current.reviewerId, current.inboxSk)
     act = ctx.activity(
         ws,
         ref.task.board_id,
@@ -1817,12 +1661,7 @@ def _decide(ctx: CallContext, args: DecideInput, state: str, type_: str) -> Revi
 
 
 _DECIDE_POLICY: dict[str, Any] = {
-    "area": COORDINATION,
-    "scope": "write",
-    "keyed": True,
-    "target": target("workspace", "workspace"),
-    "min_role": "MEMBER",
-    "prefetch": _review_prefetch,
+    **_writes("review"),
     "input_model": DecideInput,
     "output_model": ReviewOutput,
 }
@@ -1874,11 +1713,7 @@ class ChannelsOutput(ToolOutput):
     "mj_channels",
     title="Channels",
     description="The workspace's channels (made by the first mj_post to them), with message counts and the time of the last message.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ChannelsInput,
     output_model=ChannelsOutput,
 )
@@ -1911,11 +1746,7 @@ class ChannelMessagesOutput(ToolOutput):
     "mj_channel_messages",
     title="Channel messages",
     description="The newest messages of one channel. Reading a channel marks nothing and addresses nobody.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ChannelMessagesInput,
     output_model=ChannelMessagesOutput,
 )
@@ -1924,7 +1755,7 @@ def mj_channel_messages(ctx: CallContext, args: ChannelMessagesInput) -> Channel
     return ChannelMessagesOutput(messages=[_message_view(r) for r in rows])
 
 
-def _message_view(r: ChannelMessageRow) -> ChannelMessageView:
+def _message_view(r: store.ChannelMessage) -> ChannelMessageView:
     return ChannelMessageView(
         id=r.messageId,
         channel=r.channel,
@@ -1984,17 +1815,8 @@ class PromoteOutput(ToolOutput):
         "or a PROPOSED decision. Once per message and target: promoting again answers the first promotion. "
         "Nothing is started, accepted or decided."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("into_column"),
     refs=(Ref("column_id", "column"),),
-    prefetch=lambda where, args: (
-        Prefetch(items=(keys.column(p[1], args.column_id),))
-        if args.column_id and (p := ids.parse_column(args.column_id))
-        else Prefetch()
-    ),
     input_model=PromoteInput,
     output_model=PromoteOutput,
 )
@@ -2014,7 +1836,7 @@ def mj_promote_message(ctx: CallContext, args: PromoteInput) -> PromoteOutput:
     return _promote_to_task(ctx, args, message)
 
 
-def _promote_to_decision(ctx: CallContext, args: PromoteInput, message: ChannelMessageRow) -> PromoteOutput:
+def _promote_to_decision(ctx: CallContext, args: PromoteInput, message: store.ChannelMessage) -> PromoteOutput:
     from domain.store import governance as governance_store
 
     ws = ctx.target.workspace_id
@@ -2045,9 +1867,7 @@ def _promote_to_decision(ctx: CallContext, args: PromoteInput, message: ChannelM
     return PromoteOutput(promotion=_promotion_view(row, {decision.decisionId: decision}), created=True, notice=notice)
 
 
-def _promote_to_task(ctx: CallContext, args: PromoteInput, message: ChannelMessageRow) -> PromoteOutput:
-    from domain.store.idempotency_markers import marker_for
-
+def _promote_to_task(ctx: CallContext, args: PromoteInput, message: store.ChannelMessage) -> PromoteOutput:
     ws = ctx.target.workspace_id
     assert args.column_id is not None
     notice = "An unclaimed task: nobody was assigned, nothing was started or accepted."
@@ -2060,25 +1880,9 @@ def _promote_to_task(ctx: CallContext, args: PromoteInput, message: ChannelMessa
     column_id = args.column_id
     title = (args.title or message.text.strip().splitlines()[0])[:200].strip() or "Promoted message"
     now = clock.now_iso()
-    # one promotion per message and target, whoever asks: the creation marker is keyed by them
-    marker = marker_for("promotion", ws, "mj_promote_message", f"{args.channel}:{args.message_id}:task", "", "")
     made: list[Any] = []
 
-    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
-        return task_store.new_detail(
-            workspace_prefix=wsrow.taskPrefix,
-            board_id=board_id,
-            column_id=column_id,
-            number=number,
-            rank=rank,
-            title=title,
-            priority="NONE",
-            due=None,
-            description=message.text,
-            created_by=ctx.user_id,
-        )
-
-    def activity_for(detail: TaskDetailRow, column: Any) -> Any:
+    def activity_for(detail: Task, column: Any) -> Any:
         return ctx.activity(
             ws,
             board_id,
@@ -2089,23 +1893,24 @@ def _promote_to_task(ctx: CallContext, args: PromoteInput, message: ChannelMessa
             at=detail.createdAt,
         )
 
-    def extra(tx: Any, detail: TaskDetailRow) -> None:
+    def extra(tx: Any, detail: Task) -> None:
         row = store.new_promotion(
             ws, args.channel, args.message_id, ctx.user_id, now, actor_kind=_kind(ctx), task_id=detail.taskId
         )
         made[:] = [row]
         tx.save(row)
 
-    try:
-        task_store.create(
+    try:  # one promotion per message and target, whoever asks (the store keys its marker by them)
+        created = store.promote_task(
             workspace_id=ws,
+            channel=args.channel,
+            message_id=args.message_id,
+            column=ctx.read.into_column,
             board_id=board_id,
             column_id=column_id,
             actor_id=ctx.user_id,
-            build_detail=build_detail,
+            build_detail=_detail_builder(ctx, board_id, column_id, title, message.text),
             activity_for=activity_for,
-            marker=marker,
-            first_read=ctx.prefetched,
             extra=extra,
         )
     except task_store.ColumnArchived:
@@ -2116,22 +1921,22 @@ def _promote_to_task(ctx: CallContext, args: PromoteInput, message: ChannelMessa
         raise errors.board_archived("columnId") from None
     except Missing:
         raise errors.not_found("column", column_id) from None
-    except task_store.Earlier:  # another call promoted it first
+    if not created:  # another call promoted it first
         found = store.promotion(ws, args.channel, args.message_id, "task")
         if found is None:
             raise errors.conflict(
                 "The message is being promoted by another call.", "Call again in a moment.", retry_after_seconds=1
-            ) from None
+            )
         return PromoteOutput(promotion=_promotion_view(found), created=False, notice=notice)
     return PromoteOutput(promotion=_promotion_view(made[0]), created=True, notice=notice)
 
 
-def _decisions(workspace_id: str, rows: list[PromotionRow]) -> dict[str, DecisionRow]:
+def _decisions(workspace_id: str, rows: list[store.Promotion]) -> dict[str, store.Decision]:
     """The proposed decisions the promotions name (one BatchGetItem when any does)."""
     return store.decisions(workspace_id, [r.decisionId for r in rows if r.decisionId])
 
 
-def _decision_view(d: DecisionRow) -> DecisionView:
+def _decision_view(d: store.Decision) -> DecisionView:
     return DecisionView(
         id=d.decisionId,
         state="PROPOSED",
@@ -2146,7 +1951,7 @@ def _decision_view(d: DecisionRow) -> DecisionView:
     )
 
 
-def _promotion_view(r: PromotionRow, decisions: dict[str, DecisionRow] | None = None) -> PromotionView:
+def _promotion_view(r: store.Promotion, decisions: dict[str, store.Decision] | None = None) -> PromotionView:
     found = (decisions or {}).get(r.decisionId or "")
     return PromotionView(
         messageId=r.messageId,
@@ -2173,11 +1978,7 @@ class PromotionsOutput(ToolOutput):
     "mj_promotions",
     title="Promotions of a channel",
     description="Which messages of a channel were promoted, to tasks or proposed decisions, by whom and when.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=PromotionsInput,
     output_model=PromotionsOutput,
 )
@@ -2198,15 +1999,6 @@ def _text(ctx: CallContext, text: str | None, at: str) -> dict[str, Any] | None:
     return {"text": text, "by": ctx.user_id, "byKind": _kind(ctx), "at": at} if text else None
 
 
-def _task_items(*values: str | None) -> tuple[tuple[str, str], ...]:
-    found = []
-    for value in values:
-        ref = ids.parse_task(value) if value else None
-        if ref is not None:
-            found.append(keys.task_full(ref.board_id, ref.number))
-    return tuple(found)
-
-
 # -- mj_link_helper -------------------------------------------------------------------------------
 class LinkHelperInput(ToolInput):
     workspace: WorkspaceArg
@@ -2225,7 +2017,7 @@ class HelperLinkView(ToolOutput):
     linkedAt: str
 
 
-def _link_view(r: HelperLinkRow) -> HelperLinkView:
+def _link_view(r: store.HelperLink) -> HelperLinkView:
     return HelperLinkView(
         parentTaskId=r.parentTaskId,
         helperTaskId=r.helperTaskId,
@@ -2248,25 +2040,21 @@ class LinkHelperOutput(ToolOutput):
         "Records that a helper task's work feeds a parent task, with who decided it and why. Once per pair: linking "
         "again answers the first link. It moves no work and grants nothing."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("work_task", "helper_task"),
     refs=(_TASK_REF, Ref("helper_task_id", "task")),
-    prefetch=lambda where, args: Prefetch(items=_task_items(args.task_id, args.helper_task_id)),
     input_model=LinkHelperInput,
     output_model=LinkHelperOutput,
 )
 def mj_link_helper(ctx: CallContext, args: LinkHelperInput) -> LinkHelperOutput:
     parent = _live_task(ctx, args.task_id)
-    helper = _live_task(ctx, args.helper_task_id)
+    helper = _live(ctx.read.helper_task, args.helper_task_id)
     if parent.taskId == helper.taskId:
         raise errors.invalid("helper_task_id", "is the parent itself", "Link another task as the helper.")
     ws = ctx.target.workspace_id
     now = clock.now_iso()
-    row = HelperLinkRow(
-        *keys.helper_link(parent.taskId, helper.taskId),
+    row = store.new_helper_link(
+        parent.taskId,
+        helper.taskId,
         workspaceId=ws,
         parentTaskId=parent.taskId,
         helperTaskId=helper.taskId,
@@ -2360,7 +2148,7 @@ class IntegrationView(ToolOutput):
     acceptedAt: str | None
 
 
-def integration_view(r: IntegrationRow) -> IntegrationView:
+def integration_view(r: store.Integration) -> IntegrationView:
     inputs = r.inputs or {}
     return IntegrationView(
         id=r.integrationId,
@@ -2398,27 +2186,19 @@ class IntegrationOutput(ToolOutput):
     notice: str | None = Field(default=None, description="What this outcome is, and what it is not.")
 
 
-def _integration_of(ctx: CallContext, integration_id: str) -> IntegrationRow:
-    ref = ids.parse_integration(integration_id)
-    if ref is None or ref.task.workspace_id != ctx.target.workspace_id:
-        raise errors.not_found("integration", integration_id)
-    found = ctx.item(keys.integration(ref.task_id, ref.ulid))
-    if not isinstance(found, IntegrationRow):
+def _integration_of(ctx: CallContext, integration_id: str) -> store.Integration:
+    """The integration args.integration_id names (the ``integration`` plan), or NOT_FOUND."""
+    found = ctx.read.integration
+    if found is None:
         raise errors.not_found("integration", integration_id)
     return found
 
 
-def _integration_prefetch(where: Any, args: Any) -> Prefetch:
-    items: list[tuple[str, str]] = list(_task_items(getattr(args, "task_id", None)))
-    ref = ids.parse_integration(args.integration_id) if getattr(args, "integration_id", None) else None
-    if ref is not None and ref.task.workspace_id == where.workspace_id:
-        items.append(keys.integration(ref.task_id, ref.ulid))
-    if getattr(args, "reviewer_actor_id", None) and ids.parse_user(args.reviewer_actor_id):
-        items.append(keys.member(where.workspace_id, args.reviewer_actor_id))
-    return Prefetch(items=tuple(items))
+# the task args.task_id names, the integration args.integration_id names, the reviewer's member item
+_INTEGRATION_READS = ("work_task", "integration", "actor_member")
 
 
-def _current_task_inputs(ws: str, parent: TaskDetailRow, wanted: list[TaskRevisionArg]) -> list[dict[str, str]]:
+def _current_task_inputs(ws: str, parent: Task, wanted: list[TaskRevisionArg]) -> list[dict[str, str]]:
     linked = {link.helperTaskId for link in store.helper_links(parent.taskId)} if wanted else set()
     out = []
     for item in wanted:
@@ -2443,7 +2223,7 @@ def _current_task_inputs(ws: str, parent: TaskDetailRow, wanted: list[TaskRevisi
     return out
 
 
-def _drift(ws: str, r: IntegrationRow) -> list[dict[str, Any]]:
+def _drift(ws: str, r: store.Integration) -> list[dict[str, Any]]:
     """Frozen inputs whose current revision differs (the frozen set itself never changes)."""
     moved: list[dict[str, Any]] = []
     inputs = r.inputs or {}
@@ -2469,13 +2249,8 @@ def _drift(ws: str, r: IntegrationRow) -> list[dict[str, Any]]:
         "revision) for a named reviewer. Inputs must be current; later edits leave the set as frozen. With "
         "integration_id + expected_revision: a new revision, earlier sets kept."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes(*_INTEGRATION_READS),
     refs=(_TASK_REF, Ref("reviewer_actor_id", "user")),
-    prefetch=_integration_prefetch,
     input_model=FreezeInput,
     output_model=IntegrationOutput,
 )
@@ -2490,10 +2265,10 @@ def mj_freeze_integration(ctx: CallContext, args: FreezeInput) -> IntegrationOut
         raise errors.invalid(
             "expected_revision", "goes with integration_id", "Pass both to freeze again, or neither for a new one."
         )
-    reviewer = ctx.item(keys.member(ws, args.reviewer_actor_id))
-    if not isinstance(reviewer, MemberRow):
+    reviewer = ctx.read.actor_member
+    if reviewer is None:
         raise errors.not_found("member", args.reviewer_actor_id)
-    current: IntegrationRow | None = None
+    current: store.Integration | None = None
     if args.integration_id is not None:
         current = _integration_of(ctx, args.integration_id)
         if current.taskId != parent.taskId:
@@ -2514,8 +2289,9 @@ def mj_freeze_integration(ctx: CallContext, args: FreezeInput) -> IntegrationOut
     if current is None:
         ulid = str(ULID()).lower()
         integration_id = ids.new_integration_id(_task_ref(parent.taskId), ulid)
-        row = IntegrationRow(
-            *keys.integration(parent.taskId, ulid),
+        row = store.new_integration(
+            parent.taskId,
+            ulid,
             integrationId=integration_id,
             workspaceId=ws,
             taskId=parent.taskId,
@@ -2532,7 +2308,7 @@ def mj_freeze_integration(ctx: CallContext, args: FreezeInput) -> IntegrationOut
             frozenAt=now,
         )
     else:
-        row = IntegrationRow.from_raw_data(current.serialize())
+        row = store.copy(current)
         earlier = {
             "revision": int(current.revision),
             "inputs": current.inputs,
@@ -2596,12 +2372,7 @@ class IntegrationReadOutput(ToolOutput):
         "One integration: its frozen inputs and digest, who froze each revision and the earlier sets, the parent's linked "
         "helpers with who linked them, and which inputs have changed since they were frozen."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_integration_prefetch,
+    **_reads(*_INTEGRATION_READS),
     input_model=IntegrationInput,
     output_model=IntegrationReadOutput,
 )
@@ -2629,12 +2400,7 @@ class AcceptIntegrationInput(ToolInput):
         "The named reviewer accepts exactly the frozen revision read (expected_revision and frozen_digest). A newer "
         "revision, or an input that changed since it was frozen, is CONFLICT with the current state."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_integration_prefetch,
+    **_writes(*_INTEGRATION_READS),
     input_model=AcceptIntegrationInput,
     output_model=IntegrationOutput,
 )
@@ -2665,7 +2431,7 @@ def mj_accept_integration(ctx: CallContext, args: AcceptIntegrationInput) -> Int
         )
     ws = current.workspaceId
     now = clock.now_iso()
-    updated = IntegrationRow.from_raw_data(current.serialize())
+    updated = store.copy(current)
     updated.state, updated.revision = "ACCEPTED", int(current.revision) + 1
     updated.acceptedBy, updated.acceptedAt = ctx.user_id, now
     ref = ids.parse_integration(current.integrationId)
@@ -2760,19 +2526,12 @@ def _session_of(ctx: CallContext, session_id: str) -> Any:
     ref = ids.parse_session(session_id)
     if ref is None or ref.workspace_id != ctx.target.workspace_id:
         raise errors.not_found("session", session_id)
-    found = ctx.item(keys.session(ref.workspace_id, ref.ulid))
+    found = ctx.read.agent_session
     if found is None:
         found = session_store.get(ref)
     if found is None:
         raise errors.not_found("session", session_id)
     return found
-
-
-def _session_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = ids.parse_session(args.session_id)
-    if ref is None or ref.workspace_id != where.workspace_id:
-        return Prefetch()
-    return Prefetch(items=(keys.session(ref.workspace_id, ref.ulid),))
 
 
 def _continuity(ws: str, session: Any, *, lapsed: bool, notice: str) -> ContinuityOutput:
@@ -2844,13 +2603,8 @@ def _continuity(ws: str, session: Any, *, lapsed: bool, notice: str) -> Continui
         "What a session of yours left to pick up: its alignments, your live claims, the questions still waiting for "
         "your answer and its newest artifacts with digests. Only the session's operator reads it; it changes nothing."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads("agent_session"),
     refs=(Ref("session_id", "session"),),
-    prefetch=_session_prefetch,
     input_model=ContinuityInput,
     output_model=ContinuityOutput,
 )
@@ -2877,14 +2631,9 @@ def mj_continuation(ctx: CallContext, args: ContinuityInput) -> ContinuityOutput
         "questions still waiting, newest artifacts) to decide a recovery. Evidence only: it recovers, releases and "
         "resumes nothing."
     ),
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads("agent_session"),
     operator=True,
     refs=(Ref("session_id", "session"),),
-    prefetch=_session_prefetch,
     input_model=ContinuityInput,
     output_model=ContinuityOutput,
 )
@@ -2925,11 +2674,7 @@ class ProfilesOutput(ToolOutput):
     "mj_consult_profiles",
     title="Consultation profiles",
     description="The expert profiles a consultation can be prepared for. None has a runner here: preparing a consultation launches nothing.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ChannelsInput,
     output_model=ProfilesOutput,
 )
@@ -2997,7 +2742,7 @@ def _consultation_of(ctx: CallContext, consultation_id: str) -> Any:
     ref = ids.parse_consultation(consultation_id)
     if ref is None or ref[0] != ctx.target.workspace_id:
         raise errors.not_found("consultation", consultation_id)
-    found = ctx.item(keys.consultation(*ref))
+    found = ctx.read.consultation
     if found is None:
         found = store.get_consultation(*ref)
     if found is None:
@@ -3005,19 +2750,13 @@ def _consultation_of(ctx: CallContext, consultation_id: str) -> Any:
     return found
 
 
-def _consultation_prefetch(where: Any, args: Any) -> Prefetch:
-    ref = ids.parse_consultation(args.consultation_id)
-    if ref is None or ref[0] != where.workspace_id:
-        return Prefetch()
-    return Prefetch(items=(keys.consultation(*ref),))
-
-
-def _attention(ctx: CallContext, ws: str, kind: str, subject: str, task_id: str, text: str | None, at: str) -> Any:
-    from domain.store.models import AttentionRow
-
+def _attention(
+    ctx: CallContext, ws: str, kind: str, subject: str, task_id: str, text: str | None, at: str
+) -> store.Attention:
     ulid = str(ULID()).lower()
-    return AttentionRow(
-        *keys.attention(ws, ulid),
+    return store.new_attention(
+        ws,
+        ulid,
         attentionId=f"att_{ulid}",
         workspaceId=ws,
         attentionKind=kind,
@@ -3083,27 +2822,21 @@ class ConsultInput(ToolInput):
         "Prepares a frozen context for an expert profile: the task, the question and artifacts by digest. It approves, "
         "queues and launches nothing; an operator sees it in the attention list and may approve the exact inputs."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("work_task"),
     refs=(_TASK_REF,),
-    prefetch=lambda where, args: Prefetch(items=_task_items(args.task_id)),
     input_model=ConsultInput,
     output_model=ConsultationOutput,
 )
 def mj_consult(ctx: CallContext, args: ConsultInput) -> ConsultationOutput:
-    from domain.store.models import ConsultationRow
-
     ws = ctx.target.workspace_id
     task = _live_task(ctx, args.task_id)
     evidence = _current_evidence(ws, args.artifacts)
     now = clock.now_iso()
     ulid = str(ULID()).lower()
     cid = ids.new_consultation_id(ws, ulid)
-    row = ConsultationRow(
-        *keys.consultation(ws, ulid),
+    row = store.new_consultation(
+        ws,
+        ulid,
         consultationId=cid,
         workspaceId=ws,
         taskId=task.taskId,
@@ -3149,12 +2882,7 @@ class ConsultDetailInput(ToolInput):
     "mj_consult_detail",
     title="Consultation detail",
     description="One prepared consultation: its frozen inputs and their digest, who prepared and who approved it, and the results retained.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_consultation_prefetch,
+    **_reads("consultation"),
     input_model=ConsultDetailInput,
     output_model=ConsultationOutput,
 )
@@ -3179,13 +2907,8 @@ class ConsultApproveInput(ToolInput):
         "Operators only: approves a prepared consultation on exactly the inputs read (revision and inputs_digest; "
         "an artifact changed since is CONFLICT). Approval queues and launches nothing."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_writes("consultation"),
     operator=True,
-    prefetch=_consultation_prefetch,
     input_model=ConsultApproveInput,
     output_model=ConsultationOutput,
 )
@@ -3236,11 +2959,7 @@ class ConsultQueueOutput(ToolOutput):
     "mj_consult_queue",
     title="Consultation requests",
     description="The workspace's prepared and approved consultations, newest first. A listing only: nothing here waits to be launched by this product.",
-    area=COORDINATION,
-    scope="read",
-    read_only=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
+    **_reads(),
     input_model=ConsultQueueInput,
     output_model=ConsultQueueOutput,
 )
@@ -3267,12 +2986,7 @@ class ConsultResultInput(ToolInput):
         "Retains a result that arrived for an approved consultation (from wherever the expert was consulted), marked "
         "with who recorded it. Results are data for the team, never instructions; operators see them as attention."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_consultation_prefetch,
+    **_writes("consultation"),
     input_model=ConsultResultInput,
     output_model=ConsultationOutput,
 )
@@ -3314,12 +3028,7 @@ class ResearchInputArg(ToolInput):
         "Adds a research artifact (by digest) to a prepared, not yet approved consultation: a new revision with a new "
         "inputsDigest, so an approval must name the new inputs. Approved inputs never change."
     ),
-    area=COORDINATION,
-    scope="write",
-    keyed=True,
-    target=target("workspace", "workspace"),
-    min_role="MEMBER",
-    prefetch=_consultation_prefetch,
+    **_writes("consultation"),
     input_model=ResearchInputArg,
     output_model=ConsultationOutput,
 )
