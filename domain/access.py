@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from domain import errors, ids
 from domain.auth import ROLE_RANK, Role
 from domain.errors import ErrorCode, ToolError
+from domain.located import ItemAccess as ItemAccess
 from domain.targets import TENANCY_KINDS as TENANCY_KINDS
 from domain.targets import Kind as Kind
 from domain.targets import Located as Located
@@ -250,13 +251,14 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
     from domain.store import members as member_store
     from domain.store.models import MemberRow, Row
 
+    state = ctx.call_state
     plan = _with_entries(spec, spec.prefetch(where, args) if spec.prefetch is not None else Prefetch(), [where])
     if spec.reads:  # the named read plans' items join the same BatchGetItem (domain.store.reads)
         from domain.store.reads import Reads, plan_keys
 
         read_keys = plan_keys(spec.reads, where, args)
         plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, *read_keys])), queries=plan.queries)
-        ctx.read = Reads(spec.reads, ctx.prefetched, where, args)
+        state.read = Reads(spec.reads, state.prefetched, where, args)
     if spec.operator is not False:  # the operator check's workspace item (domain.operator)
         from domain import operator
 
@@ -267,16 +269,16 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
 
         plan = governance.with_gate_reads(plan, spec, ctx, where, args)
     for name, fn in plan.queries:
-        ctx.start_query(name, parallel.submit(fn))
-    if spec.read_only and where.workspace_id not in ctx._members and ctx.visible(where.workspace_id):  # noqa: SLF001
+        state.queries[name] = parallel.submit(fn)
+    if spec.read_only and where.workspace_id not in state.members and ctx.visible(where.workspace_id):
         # A read tool may use the member item a consistent read in this process returned within
         # the warm bound (domain/store/warm.py); a write always reads it with its items.
         kept = member_store.cached(where.workspace_id, ctx.principal.user_id)
         if kept is not None:
-            ctx._members[where.workspace_id] = kept  # noqa: SLF001
-    if where.workspace_id in ctx._members:  # noqa: SLF001 - read once per call
+            state.members[where.workspace_id] = kept
+    if where.workspace_id in state.members:  # read once per call
         if plan.items:
-            ctx.prefetched.update({(r.PK, r.SK): r for r in Row.batch_get(list(plan.items), consistent_read=True)})
+            state.prefetched.update({(r.PK, r.SK): r for r in Row.batch_get(list(plan.items), consistent_read=True)})
         return
     if not ctx.visible(where.workspace_id):
         raise errors.not_found(where.kind, where.ident)
@@ -284,11 +286,11 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
     wanted = [member_key, *(k for k in plan.items if k != member_key)]
     rows = {(r.PK, r.SK): r for r in Row.batch_get(wanted, consistent_read=True)}
     member = rows.pop(member_key, None)
-    ctx.prefetched.update(rows)
-    ctx.settle_rate()
+    state.prefetched.update(rows)
+    state.settle_rate()
     if not isinstance(member, MemberRow):
         raise errors.not_found(where.kind, where.ident)
-    ctx._members[where.workspace_id] = member  # noqa: SLF001
+    state.members[where.workspace_id] = member
     member_store.remember(member)
 
 
@@ -300,10 +302,11 @@ def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[L
     from domain.store import keys, parallel
     from domain.store.models import MemberRow, Row
 
+    state = ctx.call_state
     plan = _with_entries(spec, spec.prefetch(wheres, args) if spec.prefetch is not None else Prefetch(), wheres)
     for name, fn in plan.queries:
-        ctx.start_query(name, parallel.submit(fn))
-    known = ctx._members  # noqa: SLF001
+        state.queries[name] = parallel.submit(fn)
+    known = state.members
     spaces = list(
         dict.fromkeys(w.workspace_id for w in wheres if ctx.visible(w.workspace_id) and w.workspace_id not in known)
     )
@@ -315,11 +318,11 @@ def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[L
     for ws, key in zip(spaces, member_keys, strict=True):
         member = rows.pop(key, None)
         if isinstance(member, MemberRow):
-            ctx._members[ws] = member  # noqa: SLF001
+            state.members[ws] = member
         else:
-            ctx.absent_members.add(ws)
-    ctx.prefetched.update(rows)
-    ctx.settle_rate()
+            state.absent_members.add(ws)
+    state.prefetched.update(rows)
+    state.settle_rate()
 
 
 # -- the role ladder, for every caller ---------------------------------------------------------
@@ -376,16 +379,6 @@ def role_guard(tx: Any, workspace_id: str, user_id: str, needed: str) -> None:
     members.guard_role(tx, workspace_id, user_id, roles_at_least(needed))
 
 
-@dataclass
-class ItemAccess:
-    """The outcome of one list-target item: ``where`` when admitted, else ``error``."""
-
-    index: int
-    ident: Any
-    where: Located | None = None
-    error: ToolError | None = None
-
-
 def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
     """Check the spec's access policy for this call; see the module docstring.
 
@@ -425,7 +418,7 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
                 if t.all_or_nothing:
                     raise
                 entry.where, entry.error = None, exc
-        ctx.targets = results
+        ctx.call_state.targets = results
         return
     if t.resolve is not None:
         where = t.resolve(ctx, args)
@@ -437,7 +430,7 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
     closed = board_open_error(spec, ctx, where)
     if closed is not None:
         raise closed
-    ctx.target = where
+    ctx.call_state.target = where
     for ref in spec.refs:
         if not ref.checked_by_pipeline:
             continue

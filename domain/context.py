@@ -23,11 +23,15 @@ from typing import Any
 from domain import clock, errors
 from domain.auth import Principal
 from domain.errors import ErrorCode, ToolError
+from domain.located import ItemAccess, Located
 from domain.ratelimit import Admission, Window
 from domain.store import activity as activity_store
+from domain.store import governance as governance_store
 from domain.store import members as member_store
-from domain.store.models import ActivityRow, CreationMarkerRow, MemberRow
-from domain.store.reads import Reads
+from domain.store.governance import Extra
+from domain.store.governance import Request as GovernanceRequest
+from domain.store.models import ActivityRow, ApprovalRow, CreationMarkerRow, MemberRow
+from domain.store.reads import Key, Reads
 
 LISTED_WORKSPACES = 20  # ids an INVALID_INPUT for an ambiguous ``workspaceId: ""`` names at most
 
@@ -56,60 +60,38 @@ class Binding:
     client_info: dict[str, Any] | None = None
 
 
+Selection = tuple[tuple[str, ...], bool]  # a connection's (toolsets, read-only), domain.toolsets
+
+
 @dataclass
-class CallContext:
-    principal: Principal
-    correlation_id: str
-    tool: str
-    binding: Binding | None = None
-    source: str = "mcp"
-    selection: tuple[tuple[str, ...], bool] | None = None  # the connection's (toolsets, read-only), domain.toolsets
-    window: Window | None = None
-    idempotency_key: str | None = None
-    args_hash: str | None = None
-    target: Any = None  # domain.access.Located, set by the access step for tools with a target
-    targets: list[Any] | None = None  # domain.access.ItemAccess per item, for list targets
-    prefetched: dict[tuple[str, str], Any] = field(default_factory=dict)  # items read with the membership
-    read: Reads = field(
-        default_factory=Reads
-    )  # the spec's named read plans (domain.store.reads), set by the access step
+class CallState:
+    """What the pipeline owns for one call: everything the steps of :mod:`domain.pipeline` write
+    while the call runs. Only the pipeline, the access step (:mod:`domain.access`) and the
+    governance gate (:mod:`domain.governance`) reach it, as ``ctx.call_state``; a handler reads
+    the parts it may use through :class:`CallContext`'s read-only properties
+    (tests/test_layering.py keeps tool modules off this object).
+    """
+
+    # set by the pipeline
+    selection: Selection | None = None  # passed in by the transport when the connection chose any
     rate: Admission | None = None  # the call's place in the rate window (its add, if any, runs while the call reads)
-    _queries: dict[str, Future[Any]] = field(default_factory=dict)
-    _members: dict[str, MemberRow] = field(default_factory=dict)
-    absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not a member of
-    governance_request: Any = None  # domain.store.governance.Request of a governed call (set by the access step)
-    approval: Any = None  # the APPROVED ApprovalRow letting this agent call through once (domain.governance.gate)
-    marker: CreationMarkerRow | None = None  # a keyed create's marker, for a spec declaring replay (pipeline)
-    expected_updated_at: str | None = None  # the spec's cas argument (e.g. expectedUpdatedAt), set by the pipeline
-    redactions: set[str] = field(
-        default_factory=set
-    )  # rule ids of secrets taken out of the arguments (domain.tools.args.Redact)
-
-    def __post_init__(self) -> None:
-        # A write made with a human's credential is recorded as from the UI, an agent's as from MCP.
-        self.source = "ui" if self.principal.human else "mcp"
-
-    def approval_write(self) -> tuple[Any, tuple[str, str] | None]:
-        """``(extra, key)`` for a governed change's transaction: the action consuming the approval
-        that let this call through (or ``None``), and that approval's key."""
-        if self.approval is None:
-            return None, None
-        from domain.store import governance as governance_store
-
-        return governance_store.consume(self.approval), (self.approval.PK, self.approval.SK)
-
-    def still_current(self, kind: str, updated_at: str, current: Callable[[], dict[str, Any]]) -> None:
-        """The stale check of a spec declaring ``cas`` (one implementation for every such tool):
-        CONFLICT when the caller sent an expected ``updatedAt`` and the entity's differs, with the
-        entity as it is now (``current()``, its view) in ``error.current``. Called inside the
-        compare-and-set plan, so it judges the row the write is conditioned on."""
-        expected = self.expected_updated_at
-        if expected is not None and updated_at != expected:
-            raise errors.conflict(
-                f"The {kind} changed since you read it (your expectedUpdatedAt {expected}, now {updated_at}).",
-                "Merge your edit into error.current and call again with its updatedAt.",
-                current=current(),
-            )
+    window: Window | None = None  # the settled rate window (settle_rate)
+    idempotency_key: str | None = None  # a keyed call's key
+    args_hash: str | None = None  # sha256 of its canonical arguments (hex)
+    marker: CreationMarkerRow | None = None  # a keyed create's marker, for a spec declaring replay
+    expected_updated_at: str | None = None  # the spec's cas argument (e.g. expectedUpdatedAt)
+    redactions: set[str] = field(default_factory=set)  # rule ids of secrets taken out of the arguments
+    # set by the access step
+    target: Located | None = None  # the located target, for a spec with one
+    targets: list[ItemAccess] | None = None  # one entry per item, for a list target
+    read: Reads = field(default_factory=Reads)  # the spec's named read plans (domain.store.reads)
+    prefetched: dict[Key, Any] = field(default_factory=dict)  # items read with the membership, by key
+    queries: dict[str, Future[Any]] = field(default_factory=dict)  # prefetch queries under way, by name
+    members: dict[str, MemberRow] = field(default_factory=dict)  # the caller's member item per workspace
+    absent_members: set[str] = field(default_factory=set)  # workspaces a read showed the caller is not in
+    # set by the governance gate
+    governance_request: GovernanceRequest | None = None  # a governed call as an approval binds it
+    approval: ApprovalRow | None = None  # the APPROVED approval letting this agent's call through once
 
     def settle_rate(self) -> None:
         """Settle the call's rate-window admission (domain/ratelimit.py); RATE_LIMITED when refused.
@@ -131,19 +113,124 @@ class CallContext:
                 retry_after_seconds=window.retry_after_seconds(clock.now_ms()),
             )
 
-    def start_query(self, name: str, future: Future[Any]) -> None:
-        self._queries[name] = future
 
-    def query(self, name: str, fallback: Any = None) -> Any:
+@dataclass(frozen=True, eq=False)
+class CallContext:
+    """What a handler may read about its call: who calls (``principal``), the correlation id, the
+    tool, the connection's ``binding``, and, through read-only properties, what the pipeline
+    found for it (``target``, ``read``, ``marker``, ``approval``, ...). The context itself is
+    frozen: no handler assigns to it. Everything the pipeline writes while the call runs lives
+    in ``call_state`` (:class:`CallState`), which tool modules never touch.
+    """
+
+    principal: Principal
+    correlation_id: str
+    tool: str
+    binding: Binding | None = None
+    call_state: CallState = field(default_factory=CallState)
+
+    @property
+    def source(self) -> str:
+        """Where a write is recorded as coming from: a human's credential is the UI, an agent's MCP."""
+        return "ui" if self.principal.human else "mcp"
+
+    # -- what the pipeline found, read-only ---------------------------------------------------
+    @property
+    def target(self) -> Any:
+        """The located target (:class:`~domain.located.Located`), for a spec that declares one
+        (the access step sets it before the handler runs).
+
+        Typed ``Any`` on this face for now: ``Located`` serves every kind, so its board, task and
+        other parts are optional, and the handlers (domain/tools/, typed loosely until the
+        storage-port conversion) rely on their spec's kind instead of narrowing them. The
+        pipeline's own field (``CallState.target``) is typed.
+
+        Raises:
+            LookupError: when the spec declares no target (a programming error, never a caller's).
+        """
+        where = self.call_state.target
+        if where is None:
+            raise LookupError(f"{self.tool} declares no target; ctx.target is not set")
+        return where
+
+    @property
+    def targets(self) -> list[Any] | None:
+        """The list target's outcome, one :class:`~domain.located.ItemAccess` per item (admitted
+        ``where`` or its ``error``); ``Any`` on this face for the reason ``target`` gives."""
+        return self.call_state.targets
+
+    @property
+    def read(self) -> Reads:
+        """The spec's named read plans' results (``ctx.read.task``: typed, ``None`` when absent)."""
+        return self.call_state.read
+
+    @property
+    def prefetched(self) -> dict[Key, Any]:
+        """The items read with the membership, by key (being replaced by ``read``; do not add uses)."""
+        return self.call_state.prefetched
+
+    @property
+    def selection(self) -> Selection | None:
+        """The connection's (toolsets, read-only) when it chose any (get_token_context reports it)."""
+        return self.call_state.selection
+
+    @property
+    def window(self) -> Window | None:
+        """The rate window as settled for this call (``None`` before the pipeline settles it)."""
+        return self.call_state.window
+
+    @property
+    def idempotency_key(self) -> str | None:
+        """The call's ``idempotencyKey`` when its tool is keyed and the caller sent one."""
+        return self.call_state.idempotency_key
+
+    @property
+    def args_hash(self) -> str | None:
+        """A keyed call's canonical-arguments digest (sha256, hex): same key, same meaning."""
+        return self.call_state.args_hash
+
+    @property
+    def marker(self) -> CreationMarkerRow | None:
+        """A replay-declaring keyed create's creation marker, for the handler's transaction."""
+        return self.call_state.marker
+
+    @property
+    def approval(self) -> ApprovalRow | None:
+        """The APPROVED request that lets this governed call through once (``approval_write``
+        spends it), or ``None``."""
+        return self.call_state.approval
+
+    def approval_write(self) -> tuple[Extra | None, Key | None]:
+        """``(extra, key)`` for a governed change's transaction: the action consuming the approval
+        that let this call through (or ``None``), and that approval's key."""
+        approval = self.call_state.approval
+        if approval is None:
+            return None, None
+        return governance_store.consume(approval), (approval.PK, approval.SK)
+
+    def still_current(self, kind: str, updated_at: str, current: Callable[[], dict[str, Any]]) -> None:
+        """The stale check of a spec declaring ``cas`` (one implementation for every such tool):
+        CONFLICT when the caller sent an expected ``updatedAt`` and the entity's differs, with the
+        entity as it is now (``current()``, its view) in ``error.current``. Called inside the
+        compare-and-set plan, so it judges the row the write is conditioned on."""
+        expected = self.call_state.expected_updated_at
+        if expected is not None and updated_at != expected:
+            raise errors.conflict(
+                f"The {kind} changed since you read it (your expectedUpdatedAt {expected}, now {updated_at}).",
+                "Merge your edit into error.current and call again with its updatedAt.",
+                current=current(),
+            )
+
+    def query(self, name: str, fallback: Callable[[], Any] | None = None) -> Any:
         """The result of a prefetch query started by the access step, or ``fallback()``."""
-        future = self._queries.pop(name, None)
+        future = self.call_state.queries.pop(name, None)
         if future is not None:
             return future.result()
         return fallback() if fallback is not None else None
 
-    def item(self, key: tuple[str, str]) -> Any:
+    def item(self, key: Key) -> Any:
         """An item the access step read together with the membership (``None`` when absent)."""
-        return self.prefetched.get(key)
+        return self.call_state.prefetched.get(key)
 
     @property
     def user_id(self) -> str:
@@ -245,14 +332,15 @@ class CallContext:
         """
         if not self.visible(workspace_id):
             raise errors.not_found(kind, ident or workspace_id)
-        row = self._members.get(workspace_id)
-        if row is None and workspace_id in self.absent_members:
+        known = self.call_state.members
+        row = known.get(workspace_id)
+        if row is None and workspace_id in self.call_state.absent_members:
             raise errors.not_found(kind, ident or workspace_id)
         if row is None:
             row = member_store.get(workspace_id, self.principal.user_id)
             if row is None:
                 raise errors.not_found(kind, ident or workspace_id)
-            self._members[workspace_id] = row
+            known[workspace_id] = row
         return row
 
     def ensure_writable(self) -> None:

@@ -51,7 +51,7 @@ def with_gate_reads(plan: Prefetch, spec: ToolSpec, ctx: CallContext, where: Loc
     queries = plan.queries
     if not ctx.principal.human:
         req = request_for(spec, ctx, where, args)
-        ctx.governance_request = req
+        ctx.call_state.governance_request = req
         queries = (*queries, ("approvals", lambda: store.rounds(req.workspace_id, req.digest)))
     return Prefetch(items=items, queries=queries)
 
@@ -93,9 +93,9 @@ def approval_view(row: Any, *, new: bool) -> dict[str, Any]:
 
 def gate(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any] | None:
     """``None`` to run the handler, or the parked answer; raises FORBIDDEN under DENY."""
-    if ctx.principal.human or ctx.target is None:
+    where = ctx.call_state.target
+    if ctx.principal.human or where is None:
         return None
-    where = ctx.target
     policy = store.policy_of(ctx.item(keys.governance_policy(where.workspace_id)), spec.governed or "")
     if policy == "ALLOW":
         return None
@@ -104,7 +104,7 @@ def gate(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any] | None:
             f"This workspace's governance policy refuses {spec.name} from an agent's credential.",
             "Ask a human member to make this change with their own credential, or an OWNER to change the policy (jentrix governance set).",
         )
-    req = ctx.governance_request or request_for(spec, ctx, where, args)
+    req = ctx.call_state.governance_request or request_for(spec, ctx, where, args)
     earlier = [
         r
         for r in ctx.query("approvals", lambda: store.rounds(req.workspace_id, req.digest))
@@ -112,7 +112,7 @@ def gate(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any] | None:
     ]
     approved = next((r for r in earlier if r.state == "APPROVED"), None)
     if approved is not None:
-        ctx.approval = approved
+        ctx.call_state.approval = approved
         return None
     pending = next((r for r in earlier if r.state == "PENDING"), None)
     if pending is not None:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from domain import access, errors, faults, governance, idempotency, log_redaction, observability, projection, ratelimit
 from domain.auth import Principal
-from domain.context import REDACTING, REDACTIONS, Binding, CallContext
+from domain.context import REDACTING, REDACTIONS, Binding, CallContext, CallState, Selection
 from domain.errors import ErrorCode, ToolError
 from domain.registry import ToolSpec
 from domain.settings import settings
@@ -79,7 +79,7 @@ def call_tool(
     *,
     binding: Binding | None = None,
     correlation_id: str | None = None,
-    selection: tuple[tuple[str, ...], bool] | None = None,
+    selection: Selection | None = None,
     rate: ratelimit.Admission | None = None,
 ) -> CallOutcome:
     """Run one tool call through the whole pipeline; see the module docstring.
@@ -131,18 +131,19 @@ def _run(
     *,
     binding: Binding | None,
     cid: str,
-    selection: tuple[tuple[str, ...], bool] | None = None,
+    selection: Selection | None = None,
     rate: ratelimit.Admission | None = None,
 ) -> CallOutcome:
-    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, selection=selection)
+    state = CallState(selection=selection)  # what the pipeline writes while the call runs
+    ctx = CallContext(principal=principal, correlation_id=cid, tool=spec.name, binding=binding, call_state=state)
     try:
         # The limiter decides from memory: a call it already knows to be over the window is
         # refused here, before any request. An admitted call's add (when one is due) runs while
-        # the call validates and reads; ctx.settle_rate() joins it before anything is written or
+        # the call validates and reads; state.settle_rate() joins it before anything is written or
         # answered. Every call counts, a call refused for its scope too (docs/rate-limits.md).
-        ctx.rate = rate if rate is not None else ratelimit.admit(principal.token_id)
-        if ctx.rate.refused:
-            ctx.settle_rate()
+        state.rate = rate if rate is not None else ratelimit.admit(principal.token_id)
+        if state.rate.refused:
+            state.settle_rate()
         if not principal.allows(spec.scope):
             raise errors.forbidden(
                 f"{spec.name} needs the '{spec.scope}' scope; this token has {', '.join(principal.scopes) or 'none'}.",
@@ -155,8 +156,8 @@ def _run(
                 "arguments", "must be a JSON object", "Send the tool arguments as an object of named fields."
             )
         try:
-            # Redact-typed fields (domain.tools.args.Redact) are cleaned here and name their rules in ctx.redactions.
-            collecting = REDACTING.set(ctx.redactions)
+            # Redact-typed fields (domain.tools.args.Redact) are cleaned here and name their rules in state.redactions.
+            collecting = REDACTING.set(state.redactions)
             try:
                 args = spec.input_model.model_validate(arguments)
             finally:
@@ -170,12 +171,12 @@ def _run(
         if key:
             # The access policy first: a replay answers only a caller the policy still admits.
             access.authorize(spec, ctx, args)
-            ctx.settle_rate()  # Powertools writes its record next
-            ctx.idempotency_key = key
+            state.settle_rate()  # Powertools writes its record next
+            state.idempotency_key = key
             # Compare what the arguments mean, not how they were spelled: defaults filled in,
             # explicit nulls equal to omitted fields.
             canonical = _canonical(args.model_dump(mode="json"), spec.key_field)
-            ctx.args_hash = hashlib.sha256(
+            state.args_hash = hashlib.sha256(
                 json.dumps(canonical, sort_keys=True, separators=(",", ":")).encode()
             ).hexdigest()
             scope = "|".join((principal.user_id, ctx.default_workspace() or "", spec.name, key))
@@ -186,14 +187,14 @@ def _run(
         else:
             result = _invoke(spec, ctx, args)
         if REDACTIONS in spec.output_model.model_fields:  # a write tool names the secrets kept out of its text
-            result[REDACTIONS] = sorted(ctx.redactions)  # (a replay parsed the same arguments: the same ids)
+            result[REDACTIONS] = sorted(state.redactions)  # (a replay parsed the same arguments: the same ids)
         return CallOutcome(result=result)
     except Exception as raised:  # noqa: BLE001 - the boundary: every failure becomes an envelope
         error = raised if isinstance(raised, ToolError) else store_error(raised, ctx)
         if error is None:
             return _unexpected(raised, spec, ctx, cid)
         try:
-            ctx.settle_rate()  # a call over its limit answers RATE_LIMITED, whatever else failed
+            state.settle_rate()  # a call over its limit answers RATE_LIMITED, whatever else failed
         except ToolError as limited:
             error = limited
         logger.info("tool error", extra={"tool": spec.name, "code": error.code.value, "correlation_id": cid})
@@ -224,9 +225,10 @@ def _drain(ctx: CallContext) -> None:
     prefetch query the handler never consumed (their outcome no longer matters). Their requests
     stop at the call's deadline, so this waits at most until then; one that is somehow still
     running is logged, never left behind silently."""
-    pending = [f for f in (ctx.rate, *ctx._queries.values()) if f is not None]  # noqa: SLF001
-    ctx.rate = None
-    ctx._queries.clear()  # noqa: SLF001
+    state = ctx.call_state
+    pending = [f for f in (state.rate, *state.queries.values()) if f is not None]
+    state.rate = None
+    state.queries.clear()
     left = deadline.remaining()
     for future in pending:
         try:
@@ -249,7 +251,8 @@ def internal_error(correlation_id: str) -> ToolError:
 
 def _target_field(ctx: CallContext) -> str:
     """The argument an archived-board refusal names: the located target's id field."""
-    kind = ctx.target.kind if ctx.target is not None else ""
+    where = ctx.call_state.target
+    kind = where.kind if where is not None else ""
     return {
         "task": "taskId",
         "comment": "commentId",
@@ -260,7 +263,7 @@ def _target_field(ctx: CallContext) -> str:
 
 
 def _not_found(exc: StoreError, ctx: CallContext) -> ToolError:
-    where = ctx.target
+    where = ctx.call_state.target
     if where is not None:
         return errors.not_found(where.kind, where.ident)
     return errors.not_found("entity", str(exc))
@@ -302,7 +305,7 @@ def _canonical(arguments: dict[str, Any], key_field: str = "idempotencyKey") -> 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     access.authorize(spec, ctx, args)  # settles the rate window once its reads are under way
-    ctx.settle_rate()
+    ctx.call_state.settle_rate()
     return _execute(spec, ctx, args)
 
 
@@ -310,10 +313,11 @@ def _handle(spec: ToolSpec, ctx: CallContext, args: Any) -> Any:
     """The handler, with a replay-declaring keyed create's marker and its replay (one implementation)."""
     if spec.replay is None:
         return spec.handler(ctx, args)
-    if ctx.target is not None:  # keyed by the target's workspace
-        ctx.marker = idempotency.creation_marker(ctx, ctx.target.workspace_id)
+    state = ctx.call_state
+    if state.target is not None:  # keyed by the target's workspace
+        state.marker = idempotency.creation_marker(ctx, state.target.workspace_id)
     elif spec.target is None:  # an untargeted create (create_workspace): by no workspace
-        ctx.marker = idempotency.creation_marker(ctx, "")
+        state.marker = idempotency.creation_marker(ctx, "")
     try:
         return spec.handler(ctx, args)
     except Earlier as earlier:  # an earlier call with this key committed: answer with what it made
@@ -324,7 +328,7 @@ def _execute(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
     """Governance, the handler and its result, for a call the access policy admitted."""
     parked = None
     if spec.cas is not None:  # the handler's compare-and-set plan checks it (ctx.still_current)
-        ctx.expected_updated_at = getattr(args, spec.cas)
+        ctx.call_state.expected_updated_at = getattr(args, spec.cas)
     if spec.governed is not None:
         if spec.precheck is not None:
             spec.precheck(ctx, args)

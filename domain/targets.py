@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from domain import ids
 from domain.errors import ErrorCode
+from domain.located import Located as Located
 
 if TYPE_CHECKING:
     from domain.context import CallContext
@@ -54,26 +54,6 @@ RefKind = Literal[
 TENANCY_KINDS: frozenset[str] = frozenset(
     {"workspace", "board", "column", "task", "comment", "subtask", "project", "invitation", "session", "artifact"}
 )
-
-
-@dataclass(frozen=True)
-class Located:
-    """Where a target lives, read from its id: the workspace, and the board/column/task when the
-    id names them. ``kind``/``ident`` word the NOT_FOUND a missing or invisible target gets."""
-
-    kind: str
-    ident: str
-    workspace_id: str
-    board_id: str | None = None
-    column_id: str | None = None
-    label_id: str | None = None
-    project_id: str | None = None
-    task: ids.TaskRef | None = None
-    comment: ids.CommentRef | None = None
-    subtask: ids.SubtaskRef | None = None
-    invitation: ids.InvitationRef | None = None
-    session: ids.SessionRef | None = None
-    artifact: ids.ArtifactRef | None = None
 
 
 @dataclass(frozen=True)

@@ -344,3 +344,98 @@ ALL_FUNCTION_MODULES = _modules("functions")
 @pytest.mark.parametrize("path", ALL_FUNCTION_MODULES, ids=lambda p: _name(p))
 def test_entry_points_import_neither_keys_nor_models(path):
     assert not _speaks_storage(path), (_name(path), _speaks_storage(path))
+
+
+# --- the call context's two rooms (issue 27) ---------------------------------------------------
+# domain.context.CallContext is what a handler may read (frozen; read-only properties for what the
+# pipeline found); domain.context.CallState, reached as ``ctx.call_state``, is what the pipeline
+# writes while a call runs. Only the pipeline's own steps reach the state; tool modules and
+# entry points never do (they get what they need from the context's properties).
+CALL_STATE_OWNERS = {"domain.context", "domain.pipeline", "domain.access", "domain.governance"}
+ALL_MODULES = [p for folder in PACKAGES for p in _modules(folder)]
+
+
+def _reaches_call_state(path: Path) -> list[str]:
+    """Where ``path`` reaches the pipeline-owned state: the ``call_state`` attribute (read or
+    written, ``getattr`` spelling included), the ``call_state=`` keyword, or the ``CallState`` class."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "call_state":
+            found.append(f"{node.lineno}: .call_state")
+        elif isinstance(node, ast.Constant) and node.value == "call_state":
+            found.append(f"{node.lineno}: 'call_state'")
+        elif isinstance(node, ast.keyword) and node.arg == "call_state":
+            found.append(f"{node.value.lineno}: call_state=")
+        elif isinstance(node, ast.Name) and node.id == "CallState":
+            found.append(f"{node.lineno}: CallState")
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "CallState" for a in node.names):
+            found.append(f"{node.lineno}: import CallState")
+    return found
+
+
+@pytest.mark.parametrize("path", ALL_TOOL_MODULES, ids=lambda p: p.name)
+def test_tool_modules_never_touch_the_pipeline_state(path):
+    assert not _reaches_call_state(path), (_name(path), _reaches_call_state(path))
+
+
+@pytest.mark.parametrize("path", [p for p in ALL_MODULES if _name(p) not in CALL_STATE_OWNERS], ids=lambda p: _name(p))
+def test_only_the_pipeline_steps_reach_the_pipeline_state(path):
+    """The pipeline, the access step and the governance gate write the call's state; nothing
+    else reads or writes it (the transports hand theirs in through call_tool's arguments)."""
+    assert not _reaches_call_state(path), (_name(path), _reaches_call_state(path))
+
+
+def test_the_pipeline_state_owners_are_all_needed():
+    names = {_name(p): p for p in ALL_MODULES}
+    idle = sorted(m for m in CALL_STATE_OWNERS if not _reaches_call_state(names[m]))
+    assert not idle, f"no longer writes the call state, strike off CALL_STATE_OWNERS: {idle}"
+
+
+def test_the_pipeline_state_check_bites(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from domain.context import CallState\n"
+        "def handler(ctx, args):\n"
+        "    ctx.call_state.approval = None\n"
+        "    getattr(ctx, 'call_state').marker = None\n"
+        "    return CallContext(ctx.principal, 'c', 't', call_state=CallState())\n",
+        encoding="utf-8",
+    )
+    assert sorted(_reaches_call_state(sample)) == [
+        "1: import CallState",
+        "3: .call_state",
+        "4: 'call_state'",
+        "5: CallState",
+        "5: call_state=",
+    ]
+    sample.write_text(
+        "def handler(ctx, args):\n"
+        "    state = args.state\n"
+        "    return ctx.approval, ctx.target.workspace_id, ctx.marker, ctx.read.task, state\n",
+        encoding="utf-8",
+    )
+    assert not _reaches_call_state(sample)
+
+
+def test_a_handler_cannot_write_its_context():
+    """The handler-facing context is frozen and its pipeline-found values are read-only
+    properties, so a handler's assignment fails at once (and under mypy)."""
+    import dataclasses
+
+    from domain.auth import Principal
+    from domain.context import CallContext, CallState
+    from domain.located import Located
+
+    principal = Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None)
+    ctx = CallContext(principal, "cid", "update_task")
+    with pytest.raises(LookupError, match="update_task declares no target"):
+        ctx.target  # noqa: B018 - the property raises
+    for name, value in (("tool", "other"), ("target", None), ("approval", None), ("marker", None), ("read", None)):
+        with pytest.raises(AttributeError):
+            setattr(ctx, name, value)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ctx.call_state = CallState()  # type: ignore[misc]
+    where = Located(kind="task", ident="tsk_x", workspace_id="ws_x")
+    ctx.call_state.target = where  # the access step's write, seen through the read-only face
+    assert ctx.target is where
