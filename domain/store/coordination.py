@@ -322,7 +322,10 @@ def change_request(
 
 # -- inbox ----------------------------------------------------------------------------------------
 def inbox(workspace_id: str, actor_id: str, *, per_shard: int = 50) -> list[InboxRow]:
-    """The actor's newest entries, oldest first: one Query per shard, all at once (parallel)."""
+    """The actor's newest entries, oldest first by delivery time (``deliveredAt``, then sort key):
+    one Query per shard, all at once (parallel). Delivery time rather than the sort key alone,
+    since a post stamps its time before minting its entries' ULIDs, and racing posts can mint
+    in the other order."""
 
     def one(shard: int) -> list[InboxRow]:
         rows = InboxRow.query(
@@ -336,7 +339,7 @@ def inbox(workspace_id: str, actor_id: str, *, per_shard: int = 50) -> list[Inbo
 
     futures = [parallel.submit(one, shard) for shard in range(keys.INBOX_SHARDS)]
     found = [row for f in futures for row in f.result()]
-    return sorted(found, key=lambda r: r.SK)
+    return sorted(found, key=lambda r: (r.deliveredAt or "", r.SK))
 
 
 def post(entries: list[InboxRow], *, workspace_id: str, sender_id: str, log: Any) -> None:
