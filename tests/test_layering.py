@@ -292,7 +292,6 @@ STILL_SPEAKS_STORAGE = {
     "domain.tools.projects",
     "domain.tools.search",
     "domain.tools.sessions",
-    "domain.tools.tasks",
 }
 STORAGE_SCHEMA = ("domain.store.keys", "domain.store.models")
 ALL_TOOL_MODULES = [p for p in _modules("domain/tools") if _name(p) != "domain.tools"]

@@ -185,3 +185,23 @@ def test_a_keyed_create_board_whose_record_was_lost_answers_from_its_marker(stac
     assert again.result == first.result  # the marker's board and columns, not a second board
     listed = pipeline.call_tool(specs.get("list_boards"), {"workspaceId": me.workspace_id}, principal).result
     assert [b["id"] for b in listed["boards"] if b["name"] == call["name"]] == [made]
+
+
+def test_a_keyed_create_task_whose_record_was_lost_answers_from_its_marker(stack):
+    """create_task declares replay: a retry whose Powertools record was lost answers with the task
+    the marker names (as stored now), and the column holds one task, not two."""
+    me = make_actor("Rpt")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    board = pipeline.call_tool(specs.get("create_board"), {"workspaceId": me.workspace_id, "name": "Replay"}, principal)
+    column = board.result["columns"][0]["id"]
+    call = {"columnId": column, "title": "only once", "idempotencyKey": "once-tk"}
+    first = pipeline.call_tool(specs.get("create_task"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["task"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("create_task"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result["task"] == first.result["task"]  # the marker's task, not a second one
+    listed = pipeline.call_tool(specs.get("list_tasks"), {"columnId": column}, principal).result
+    assert [t["id"] for t in listed["tasks"]] == [made]

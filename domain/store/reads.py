@@ -45,6 +45,7 @@ from domain.store.models import (
     SessionRow,
     SubtaskRow,
     TaskDetailRow,
+    TaskNumberRow,
     TaskRow,
     WorkspaceRow,
     values,
@@ -90,6 +91,9 @@ class Where(Protocol):
     def invitation(self) -> ids.InvitationRef | None: ...
     @property
     def artifact(self) -> ids.ArtifactRef | None: ...
+    # tasks, bulk, search (issue 27)
+    @property
+    def column_id(self) -> str | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -315,6 +319,40 @@ TO_LINK_COUNT = ReadPlan("to_link_count", _to_link_count_keys, LinkCountRow)
 # The workspace's link graph version, read only for a dependency kind (args.kind BLOCKS, DEPENDS_ON).
 LINK_GRAPH = ReadPlan("link_graph", _link_graph_keys, LinkGraphRow)
 
+
+# tasks, bulk, search (issue 27)
+def _column_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The column the target names (create_task, bulk_create_tasks); nothing for another target.
+    return (keys.column(_board(where), where.column_id),) if where.column_id else ()
+
+
+def _task_number_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # get_task by workspaceId + number: the workspace's pointer item for that key number (the
+    # target names no task yet); nothing when the target names a task.
+    return (keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),) if where.task is None else ()
+
+
+def _task_if_named_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    return (_task_key(where),) if where.task is not None else ()
+
+
+def _anchor_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # move_task's anchor (args.beforeTaskId, else args.afterTaskId): its compact row, when it is a
+    # task of the target's board (another board's is refused by the access step's ref check).
+    anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
+    return (keys.task_compact(anchor.board_id, anchor.number),) if anchor and anchor.board_id == where.board_id else ()
+
+
+# The column the target names (its lastRank, count, WIP limit; archived or not).
+COLUMN = ReadPlan("column", _column_keys, ColumnRow)
+# get_task's workspaceId + number form: the pointer from that key number to its task id.
+TASK_NUMBER = ReadPlan("task_number", _task_number_keys, TaskNumberRow)
+# The task the target names, when it names one (get_task's either target: nothing read for the
+# workspaceId + number form, whose task is known only from its pointer).
+TASK_IF_NAMED = ReadPlan("task_if_named", _task_if_named_keys, TaskDetailRow)
+# move_task's anchor task (beforeTaskId or afterTaskId) on the target's board: its compact row.
+ANCHOR_TASK = ReadPlan("anchor_task", _anchor_keys, TaskRow)
+
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
@@ -342,6 +380,11 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         EDGE,
         TO_LINK_COUNT,
         LINK_GRAPH,
+        # tasks, bulk, search (issue 27)
+        COLUMN,
+        TASK_NUMBER,
+        TASK_IF_NAMED,
+        ANCHOR_TASK,
     )
 }
 
@@ -474,13 +517,32 @@ class Reads:
     def link_graph(self) -> LinkGraphRow | None:
         return self._get(LINK_GRAPH)
 
+    # tasks, bulk, search (issue 27)
+    @property
+    def column(self) -> ColumnRow | None:
+        return self._get(COLUMN)
+
+    @property
+    def task_number(self) -> TaskNumberRow | None:
+        return self._get(TASK_NUMBER)
+
+    @property
+    def task_if_named(self) -> TaskDetailRow | None:
+        return self._get(TASK_IF_NAMED)
+
+    @property
+    def anchor_task(self) -> TaskRow | None:
+        return self._get(ANCHOR_TASK)
+
 
 __all__ = [
+    "ANCHOR_TASK",
     "ARTIFACT",
     "ARTIFACT_BODY",
     "ATTACHMENT_COUNT",
     "BOARD_ENTRIES",
     "BOARD_ENTRY",
+    "COLUMN",
     "COMMENT",
     "COMMENT_COUNT",
     "EDGE",
@@ -495,6 +557,8 @@ __all__ = [
     "PLANS",
     "SUBTASK",
     "TASK",
+    "TASK_IF_NAMED",
+    "TASK_NUMBER",
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
     "TO_TASK",
