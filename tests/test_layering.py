@@ -289,7 +289,6 @@ def test_every_store_answer_has_one_envelope():
 STILL_SPEAKS_STORAGE = {
     "domain.tools.coordination",
     "domain.tools.projects",
-    "domain.tools.search",
     "domain.tools.sessions",
 }
 STORAGE_SCHEMA = ("domain.store.keys", "domain.store.models")

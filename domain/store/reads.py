@@ -65,6 +65,7 @@ Workspace = WorkspaceRow
 Board = BoardRow  # a board's head row (name, settings)
 Column = ColumnRow
 Activity = ActivityRow
+TaskNumber = TaskNumberRow  # a workspace's pointer from a task number to its task id (tasks, bulk, search; issue 27)
 # values(row): a row's attribute values by name, read without the attribute descriptors (views).
 row_values = values
 
@@ -343,6 +344,13 @@ def _anchor_keys(where: Where, args: Any) -> tuple[Key, ...]:
     return (keys.task_compact(anchor.board_id, anchor.number),) if anchor and anchor.board_id == where.board_id else ()
 
 
+def _query_number_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # search_tasks: the pointer of the task number when args.query is exactly a task key (ST-42);
+    # the tool checks the key's prefix against the workspace head.
+    key = ids.parse_task_key(getattr(args, "query", None) or "")
+    return (keys.task_number(where.workspace_id, key[1]),) if key else ()
+
+
 # The column the target names (its lastRank, count, WIP limit; archived or not).
 COLUMN = ReadPlan("column", _column_keys, ColumnRow)
 # get_task's workspaceId + number form: the pointer from that key number to its task id.
@@ -352,6 +360,8 @@ TASK_NUMBER = ReadPlan("task_number", _task_number_keys, TaskNumberRow)
 TASK_IF_NAMED = ReadPlan("task_if_named", _task_if_named_keys, TaskDetailRow)
 # move_task's anchor task (beforeTaskId or afterTaskId) on the target's board: its compact row.
 ANCHOR_TASK = ReadPlan("anchor_task", _anchor_keys, TaskRow)
+# search_tasks: the pointer of the task number its query names, when the query is a task key.
+QUERY_TASK_NUMBER = ReadPlan("query_task_number", _query_number_keys, TaskNumberRow)
 
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
@@ -385,6 +395,7 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         TASK_NUMBER,
         TASK_IF_NAMED,
         ANCHOR_TASK,
+        QUERY_TASK_NUMBER,
     )
 }
 
@@ -534,6 +545,10 @@ class Reads:
     def anchor_task(self) -> TaskRow | None:
         return self._get(ANCHOR_TASK)
 
+    @property
+    def query_task_number(self) -> TaskNumberRow | None:
+        return self._get(QUERY_TASK_NUMBER)
+
 
 __all__ = [
     "ANCHOR_TASK",
@@ -555,6 +570,7 @@ __all__ = [
     "LINK_COUNT",
     "LINK_GRAPH",
     "PLANS",
+    "QUERY_TASK_NUMBER",
     "SUBTASK",
     "TASK",
     "TASK_IF_NAMED",
@@ -582,6 +598,7 @@ __all__ = [
     "Reads",
     "Subtask",
     "Task",
+    "TaskNumber",
     "Where",
     "Workspace",
     "plan_keys",
