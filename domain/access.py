@@ -294,7 +294,7 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
     member_store.remember(member)
 
 
-def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[Located], args: Any) -> None:
+def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, entries: list[ItemAccess], args: Any) -> None:
     """The list-target form of :func:`_read_with_membership`: ``spec.prefetch(wheres, args)``
     names the items and queries of every located item; the caller's member item of each visible
     workspace is read in the same BatchGetItem. A workspace without one is remembered as such,
@@ -303,7 +303,16 @@ def _read_many_with_memberships(spec: ToolSpec, ctx: CallContext, wheres: list[L
     from domain.store.models import MemberRow, Row
 
     state = ctx.call_state
+    wheres = [e.where for e in entries if e.where is not None]
     plan = _with_entries(spec, spec.prefetch(wheres, args) if spec.prefetch is not None else Prefetch(), wheres)
+    if spec.reads:  # each item's named read plans join the same BatchGetItem (domain.store.reads)
+        from domain.store.reads import Reads, plan_keys
+
+        read_keys = [k for w in wheres for k in plan_keys(spec.reads, w, args)]
+        plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, *read_keys])), queries=plan.queries)
+        for e in entries:
+            if e.where is not None:
+                e.read = Reads(spec.reads, state.prefetched, e.where, args)
     for name, fn in plan.queries:
         state.queries[name] = parallel.submit(fn)
     known = state.members
@@ -404,8 +413,8 @@ def authorize(spec: ToolSpec, ctx: CallContext, args: Any) -> None:
                     raise
                 entry.error = exc
             results.append(entry)
-        if spec.prefetch is not None or spec.open_board:
-            _read_many_with_memberships(spec, ctx, [e.where for e in results if e.where is not None], args)
+        if spec.prefetch is not None or spec.open_board or spec.reads:
+            _read_many_with_memberships(spec, ctx, results, args)
         for entry in results:
             if entry.where is None:
                 continue

@@ -354,3 +354,13 @@ def new_session_id(workspace_id: str, ulid: str | None = None) -> str:
 def parse_session(value: str) -> SessionRef | None:
     m = _rx(SESSION_RE).fullmatch(value)
     return SessionRef(f"ws_{m.group(1)}", m.group(2)) if m else None
+
+
+_TASK_KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
+
+
+def parse_task_key(text: str) -> tuple[str, int] | None:
+    """A task key such as ``ST-42`` (surrounding whitespace ignored): ``(prefix upper-cased,
+    number)``; ``None`` for any other text. Whose workspace the prefix belongs to is not checked."""
+    m = _TASK_KEY.fullmatch(text.strip())
+    return (m.group(1).upper(), int(m.group(2))) if m else None

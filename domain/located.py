@@ -10,10 +10,13 @@ step or the target declarations, which both name the context. :mod:`domain.targe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain import ids
 from domain.errors import ToolError
+
+if TYPE_CHECKING:
+    from domain.store.reads import Reads
 
 
 @dataclass(frozen=True)
@@ -38,9 +41,11 @@ class Located:
 
 @dataclass
 class ItemAccess:
-    """The outcome of one list-target item: ``where`` when admitted, else ``error``."""
+    """The outcome of one list-target item: ``where`` when admitted, else ``error``; ``read`` the
+    spec's named read plans for this item (``entry.read.task``), read with the memberships."""
 
     index: int
     ident: Any
     where: Located | None = None
     error: ToolError | None = None
+    read: Reads | None = None  # set by the access step when the spec declares reads

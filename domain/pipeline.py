@@ -311,13 +311,15 @@ def _invoke(spec: ToolSpec, ctx: CallContext, args: Any) -> dict[str, Any]:
 
 def _handle(spec: ToolSpec, ctx: CallContext, args: Any) -> Any:
     """The handler, with a replay-declaring keyed create's marker and its replay (one implementation)."""
-    if spec.replay is None:
+    if spec.replay is None and not spec.marker:
         return spec.handler(ctx, args)
     state = ctx.call_state
     if state.target is not None:  # keyed by the target's workspace
         state.marker = idempotency.creation_marker(ctx, state.target.workspace_id)
     elif spec.target is None:  # an untargeted create (create_workspace): by no workspace
         state.marker = idempotency.creation_marker(ctx, "")
+    if spec.replay is None:  # the store answers an earlier call itself (spec.marker)
+        return spec.handler(ctx, args)
     try:
         return spec.handler(ctx, args)
     except Earlier as earlier:  # an earlier call with this key committed: answer with what it made

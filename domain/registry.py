@@ -147,6 +147,10 @@ class ToolSpec:
     # finds an earlier marker with the same arguments (idempotency_markers.Earlier), the pipeline
     # answers with replay(ctx, entity_id), the earlier entity as the tool shows it.
     replay: Callable[[Any, str], Any] | None = None
+    # A keyed create whose store answers an earlier call itself (bulk_create_tasks finishes what
+    # the earlier one left, which needs the arguments): the pipeline puts the creation marker on
+    # ctx.marker as for replay, and the handler passes it to the store. replay implies it.
+    marker: bool = False
     # The tool writes a board's tasks (or their comments, subtasks, links, labels): the access step
     # reads the board's entry with the membership and refuses while the board is archived.
     open_board: bool = False
@@ -195,12 +199,16 @@ class ToolSpec:
         if self.reads:
             from domain.store.reads import PLANS
 
-            if self.target is None or self.target.each is not None:
-                raise SpecError(f"{self.name}: reads are read with the membership of one target")
+            if self.target is None:
+                raise SpecError(
+                    f"{self.name}: reads are read with the membership of one target (or of each item of a list target)"
+                )
             unknown = [r for r in self.reads if r not in PLANS]
             if unknown:
                 raise SpecError(f"{self.name}: unknown read plans {unknown} (domain.store.reads.PLANS)")
-        if self.replay is not None and (not self.keyed or (self.target is not None and self.target.each is not None)):
+        if (self.replay is not None or self.marker) and (
+            not self.keyed or (self.target is not None and self.target.each is not None)
+        ):
             raise SpecError(
                 f"{self.name}: replay answers a keyed create of one target (its workspace keys the marker) or of none"
             )
@@ -312,7 +320,7 @@ def tool(
     """Declare ``handler(ctx, args) -> output_model | dict`` as the tool ``name``; returns the spec.
 
     ``policy`` takes the remaining :class:`ToolSpec` fields (flags, ``keyed``, ``target``,
-    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``reads``, ``cas``, ``replay``, ``open_board``). Nothing is registered: list the
+    ``min_role``, ``refs``, ``refused_when_bound``, ``prefetch``, ``reads``, ``cas``, ``replay``, ``marker``, ``open_board``). Nothing is registered: list the
     spec in the module's ``TOOLS``.
     """
 

@@ -281,16 +281,8 @@ def test_every_store_answer_has_one_envelope():
 
 # --- tools read through named plans (issue 27) -----------------------------------------------
 # Tool modules reach storage through named read plans (domain/store/reads.py: ``reads=`` on the
-# spec, typed rows on ``ctx.read``) and named store functions: they spell no key and no row class.
-# The modules below have not been converted yet and may still import domain.store.keys or
-# domain.store.models. The list only shrinks (like the mypy override list): every other tool
-# module, a new one included, is held to the rule, and a listed module that no longer needs the
-# exception fails here until it is struck off.
-STILL_SPEAKS_STORAGE = {
-    "domain.tools.bulk",
-    "domain.tools.search",
-    "domain.tools.tasks",
-}
+# spec, typed rows on ``ctx.read``) and named store functions: they spell no key and no row class,
+# every one of them, a new one included.
 STORAGE_SCHEMA = ("domain.store.keys", "domain.store.models")
 ALL_TOOL_MODULES = [p for p in _modules("domain/tools") if _name(p) != "domain.tools"]
 
@@ -300,10 +292,8 @@ def _speaks_storage(path: Path) -> set[str]:
     return {i for i in _imports(path) if any(i == m or i.startswith(m + ".") for m in STORAGE_SCHEMA)}
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in ALL_TOOL_MODULES if _name(p) not in STILL_SPEAKS_STORAGE], ids=lambda p: p.name
-)
-def test_converted_tool_modules_import_neither_keys_nor_models(path):
+@pytest.mark.parametrize("path", ALL_TOOL_MODULES, ids=lambda p: p.name)
+def test_tool_modules_import_neither_keys_nor_models(path):
     module = _name(path)
     bad = _speaks_storage(path)
     assert not bad, (module, bad)
@@ -312,18 +302,6 @@ def test_converted_tool_modules_import_neither_keys_nor_models(path):
     # the writer contracts are declared on the spec (replay=, cas=), not threaded by hand
     assert "creation_marker(" not in source and ".Earlier" not in source, f"{module} threads the replay marker"
     assert "expectedUpdatedAt is not None" not in source, f"{module} checks expectedUpdatedAt by hand"
-
-
-def test_the_unconverted_list_only_shrinks():
-    """Every module still excused exists and still needs the excuse (strike it off once converted)."""
-    names = {_name(p): p for p in ALL_TOOL_MODULES}
-    assert STILL_SPEAKS_STORAGE <= set(names), STILL_SPEAKS_STORAGE - set(names)
-    stale = sorted(
-        m
-        for m in STILL_SPEAKS_STORAGE
-        if not _speaks_storage(names[m]) and "ctx.item(" not in names[m].read_text(encoding="utf-8")
-    )
-    assert not stale, f"converted, strike off STILL_SPEAKS_STORAGE: {stale}"
 
 
 def test_the_storage_import_check_bites(tmp_path):

@@ -120,3 +120,47 @@ def test_an_absent_item_reads_as_none(task_with_a_comment):
     out = pipeline.call_tool(spec, {"taskId": missing}, principal)
     assert out.result == {"seen": []}, out.error
     assert seen == [(None, None)]
+
+
+class _TaskItem(ToolInput):
+    taskId: str = Field(description="task")
+
+
+class _ItemsIn(ToolInput):
+    items: list[_TaskItem] = Field(description="tasks")
+
+
+def test_a_list_target_reads_each_items_plans_in_the_one_membership_batch(task_with_a_comment):
+    """reads on an ``each`` target (bulk_update_tasks, bulk_move_tasks): every admitted item's
+    plans join the memberships' BatchGetItem, and each entry carries its own typed results."""
+    from domain.access import each
+
+    principal, task = task_with_a_comment
+    ref = ids.parse_task(task["id"])
+    missing = ids.task_id(ref.board_id, 999_999)
+    seen = []
+
+    def handler(ctx, args):
+        seen.extend((e.index, e.read.task.taskId if e.read.task else None) for e in ctx.targets)
+        return {"seen": []}
+
+    spec = ToolSpec(
+        name="synthetic_each_reads",
+        title="Synthetic",
+        description="test only",
+        area="tasks",
+        scope="read",
+        read_only=True,
+        input_model=_ItemsIn,
+        output_model=_Out,
+        handler=handler,
+        target=each("items", "taskId", "task"),
+        min_role="MEMBER",
+        reads=("task",),
+    )
+    counter = RequestCounter()
+    with counter.watching():
+        out = pipeline.call_tool(spec, {"items": [{"taskId": task["id"]}, {"taskId": missing}]}, principal)
+    assert out.result == {"seen": []}, out.error
+    assert seen == [(0, task["id"]), (1, None)]
+    assert counter.ops["BatchGetItem"] == 1 and "GetItem" not in counter.ops and "Query" not in counter.ops, counter.ops

@@ -233,3 +233,51 @@ def test_a_keyed_create_agent_session_whose_record_was_lost_answers_from_its_mar
         specs.get("list_agent_sessions"), {"workspaceId": me.workspace_id, "projectId": project}, principal
     ).result
     assert [s["id"] for s in listed["sessions"]] == [made]
+
+
+def test_a_keyed_create_task_whose_record_was_lost_answers_from_its_marker(stack):
+    """create_task declares replay: a retry whose Powertools record was lost answers with the task
+    the marker names (as stored now), and the column holds one task, not two."""
+    me = make_actor("Rpt")
+    principal = auth.authenticate(me.token)
+    specs = product_registry()
+    board = pipeline.call_tool(specs.get("create_board"), {"workspaceId": me.workspace_id, "name": "Replay"}, principal)
+    column = board.result["columns"][0]["id"]
+    call = {"columnId": column, "title": "only once", "idempotencyKey": "once-tk"}
+    first = pipeline.call_tool(specs.get("create_task"), call, principal)
+    assert first.result is not None, first.error
+    made = first.result["task"]["id"]
+    assert _forget_powertools_records(made) >= 1
+    again = pipeline.call_tool(specs.get("create_task"), call, principal)
+    assert again.result is not None, again.error
+    assert again.result["task"] == first.result["task"]  # the marker's task, not a second one
+    listed = pipeline.call_tool(specs.get("list_tasks"), {"columnId": column}, principal).result
+    assert [t["id"] for t in listed["tasks"]] == [made]
+
+
+def test_registration_refuses_a_creation_marker_without_a_key_or_for_a_list_target():
+    """marker=True (a keyed create whose store answers an earlier call itself) has replay's rules."""
+
+    class _CreateIn(ToolInput):
+        taskId: str = Field(description="task")
+        idempotencyKey: str | None = Field(default=None, description="key")
+
+    def make(**policy):
+        return ToolSpec(
+            name="synthetic_marker",
+            title="Synthetic",
+            description="test only",
+            area="tasks",
+            scope="write",
+            input_model=_CreateIn,
+            output_model=_Out,
+            handler=_handler,
+            marker=True,
+            **policy,
+        )
+
+    with pytest.raises(SpecError, match="replay answers a keyed create"):
+        make(target=target("taskId", "task"), min_role="MEMBER")
+    with pytest.raises(SpecError, match="replay answers a keyed create"):
+        make(keyed=True, target=each("taskId", "taskId", "task"), min_role="MEMBER")
+    assert make(keyed=True, target=target("taskId", "task"), min_role="MEMBER").marker

@@ -118,6 +118,7 @@ def create_many(
     transient: Transient,
     entry_for: EntryFor,
     first_read: dict[tuple[str, str], Any] | None = None,
+    first_column: ColumnRow | None = None,
 ) -> Created:
     """Create ``items`` at the bottom of a column, in order, with consecutive workspace numbers.
 
@@ -134,6 +135,8 @@ def create_many(
     """
     col_key = keys.column(board_id, column_id)
     pending = [first_read[col_key]] if first_read and col_key in first_read else []
+    if first_column is not None:  # the column read with the membership (the spec's "column" plan)
+        pending = [first_column]
     count = len(items)
     claimed: list[tuple[int, WorkspaceRow]] = []
 
@@ -537,3 +540,44 @@ def guards(tx: Any, *, user_id: str, workspaces: set[str], boards: set[str]) -> 
         members.guard(tx, ws, user_id)
     for b in sorted(boards):
         board_store.open_check(tx, b)
+
+
+# -- the bulk edits' transactions (bulk_update_tasks, bulk_move_tasks) --------------------------
+def task_image(failure: db.ConditionFailed, ref: ids.TaskRef) -> tuple[bool, TaskDetailRow | None]:
+    """What a failed chunk says of one task's full item: ``(hit, stored)``, whether the failure
+    names the item, and the item as stored now (``None`` when the failure returned no image:
+    the task is gone if ``hit``, else the transaction failed elsewhere)."""
+    key = keys.task_full(ref.board_id, ref.number)
+    stored = failure.item(*key)
+    return failure.hit(*key), (TaskDetailRow.from_raw_data(stored) if stored else None)
+
+
+def column_copies(columns: dict[str, dict[str, ColumnRow]]) -> dict[str, dict[str, ColumnRow]]:
+    """Detached copies of board -> column id -> column (a chunk plans on them; the originals stay
+    as committed until the chunk commits)."""
+    return {b: {c: ColumnRow.from_raw_data(row.serialize()) for c, row in cs.items()} for b, cs in columns.items()}
+
+
+def column_hit(failure: db.ConditionFailed, board_id: str, column_id: str) -> bool:
+    """Whether a failed chunk's condition on this column failed (its lastRank moved, or it was archived)."""
+    return failure.hit(*keys.column(board_id, column_id))
+
+
+def update_columns(tx: Any, writes: Sequence[tuple[str, str, int, str | None, str | None]]) -> None:
+    """bulk_move_tasks' column updates in a chunk's transaction. Each write is ``(board id,
+    column id, count change, lastRank as read, new lastRank or None)``: the count moves by the
+    change; a new lastRank is set only if the column is live and its lastRank is still the one
+    read (absent when ``None`` was read); every column must still exist."""
+    for b, c, n, last_read, new_last in writes:
+        actions: list[Any] = []
+        cond = ColumnRow.PK.exists()
+        if new_last is not None:
+            actions.append(ColumnRow.lastRank.set(new_last))
+            cond = (
+                cond
+                & ColumnRow.archivedAt.does_not_exist()
+                & (ColumnRow.lastRank == last_read if last_read else ColumnRow.lastRank.does_not_exist())
+            )
+        if n:
+            actions.append(ColumnRow.taskCount.add(n))
+        tx.update(ColumnRow(*keys.column(b, c)), actions=actions, condition=cond)

@@ -53,6 +53,7 @@ from domain.store.models import (
     SessionRow,
     SubtaskRow,
     TaskDetailRow,
+    TaskNumberRow,
     TaskRow,
     WorkspaceRow,
     values,
@@ -77,6 +78,7 @@ Project = ProjectRow  # a project's head
 ProjectLink = ProjectLinkRow  # one link of a project (board, task, repo, doc, ...)
 Session = SessionRow  # an agent session's head
 SessionClaim = SessionClaimRow  # a provider thread's binding claim
+TaskNumber = TaskNumberRow  # a workspace's pointer from a task number to its task id (tasks, bulk, search; issue 27)
 # values(row): a row's attribute values by name, read without the attribute descriptors (views).
 row_values = values
 
@@ -108,6 +110,9 @@ class Where(Protocol):
     def project_id(self) -> str | None: ...
     @property
     def session(self) -> ids.SessionRef | None: ...
+    # tasks, bulk, search (issue 27)
+    @property
+    def column_id(self) -> str | None: ...
 
 
 class PlanError(StoreError, ValueError):
@@ -536,6 +541,49 @@ INTEGRATION = ReadPlan("integration", _integration_keys, IntegrationRow)
 AGENT_SESSION = ReadPlan("agent_session", _agent_session_keys, SessionRow)
 CONSULTATION = ReadPlan("consultation", _consultation_keys, ConsultationRow)
 
+
+# tasks, bulk, search (issue 27)
+def _column_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # The column the target names (create_task, bulk_create_tasks); nothing for another target.
+    return (keys.column(_board(where), where.column_id),) if where.column_id else ()
+
+
+def _task_number_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # get_task by workspaceId + number: the workspace's pointer item for that key number (the
+    # target names no task yet); nothing when the target names a task.
+    return (keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),) if where.task is None else ()
+
+
+def _task_if_named_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    return (_task_key(where),) if where.task is not None else ()
+
+
+def _anchor_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # move_task's anchor (args.beforeTaskId, else args.afterTaskId): its compact row, when it is a
+    # task of the target's board (another board's is refused by the access step's ref check).
+    anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
+    return (keys.task_compact(anchor.board_id, anchor.number),) if anchor and anchor.board_id == where.board_id else ()
+
+
+def _query_number_keys(where: Where, args: Any) -> tuple[Key, ...]:
+    # search_tasks: the pointer of the task number when args.query is exactly a task key (ST-42);
+    # the tool checks the key's prefix against the workspace head.
+    key = ids.parse_task_key(getattr(args, "query", None) or "")
+    return (keys.task_number(where.workspace_id, key[1]),) if key else ()
+
+
+# The column the target names (its lastRank, count, WIP limit; archived or not).
+COLUMN = ReadPlan("column", _column_keys, ColumnRow)
+# get_task's workspaceId + number form: the pointer from that key number to its task id.
+TASK_NUMBER = ReadPlan("task_number", _task_number_keys, TaskNumberRow)
+# The task the target names, when it names one (get_task's either target: nothing read for the
+# workspaceId + number form, whose task is known only from its pointer).
+TASK_IF_NAMED = ReadPlan("task_if_named", _task_if_named_keys, TaskDetailRow)
+# move_task's anchor task (beforeTaskId or afterTaskId) on the target's board: its compact row.
+ANCHOR_TASK = ReadPlan("anchor_task", _anchor_keys, TaskRow)
+# search_tasks: the pointer of the task number its query names, when the query is a task key.
+QUERY_TASK_NUMBER = ReadPlan("query_task_number", _query_number_keys, TaskNumberRow)
+
 PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
     p.name: p
     for p in (
@@ -588,6 +636,12 @@ PLANS: dict[str, ReadPlan[Any] | ManyReadPlan[Any]] = {
         INTEGRATION,
         AGENT_SESSION,
         CONSULTATION,
+        # tasks, bulk, search (issue 27)
+        COLUMN,
+        TASK_NUMBER,
+        TASK_IF_NAMED,
+        ANCHOR_TASK,
+        QUERY_TASK_NUMBER,
     )
 }
 
@@ -819,16 +873,39 @@ class Reads:
     def consultation(self) -> ConsultationRow | None:
         return self._get(CONSULTATION)
 
+    # tasks, bulk, search (issue 27)
+    @property
+    def column(self) -> ColumnRow | None:
+        return self._get(COLUMN)
+
+    @property
+    def task_number(self) -> TaskNumberRow | None:
+        return self._get(TASK_NUMBER)
+
+    @property
+    def task_if_named(self) -> TaskDetailRow | None:
+        return self._get(TASK_IF_NAMED)
+
+    @property
+    def anchor_task(self) -> TaskRow | None:
+        return self._get(ANCHOR_TASK)
+
+    @property
+    def query_task_number(self) -> TaskNumberRow | None:
+        return self._get(QUERY_TASK_NUMBER)
+
 
 __all__ = [
     "ACTOR_MEMBER",
     "AGENT_SESSION",
+    "ANCHOR_TASK",
     "ARTIFACT",
     "ARTIFACT_BODY",
     "ATTACHMENT_COUNT",
     "BOARD_ENTRIES",
     "BOARD_ENTRY",
     "CLAIM_HEAD",
+    "COLUMN",
     "COMMENT",
     "COMMENT_COUNT",
     "CONSULTATION",
@@ -857,10 +934,13 @@ __all__ = [
     "PROJECT",
     "PROJECT_LINK",
     "PROJECT_SLUG",
+    "QUERY_TASK_NUMBER",
     "REVIEW",
     "SESSION",
     "SUBTASK",
     "TASK",
+    "TASK_IF_NAMED",
+    "TASK_NUMBER",
     "THREAD_CLAIM",
     "TO_BOARD_ENTRY",
     "TO_LINK_COUNT",
@@ -890,6 +970,7 @@ __all__ = [
     "SessionClaim",
     "Subtask",
     "Task",
+    "TaskNumber",
     "Where",
     "Workspace",
     "plan_keys",

@@ -9,7 +9,7 @@ task's two items, so they never drift: every create, edit, move and archive goes
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,7 +18,7 @@ from pynamodb.exceptions import UpdateError
 
 from domain import clock, ids
 from domain.store import boards as board_store
-from domain.store import db, keys, members, search_marks, work
+from domain.store import db, idempotency_markers, keys, members, search_marks, work
 from domain.store.cas import Unchanged, Write, compare_and_set
 from domain.store.errors import StoreError
 from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
@@ -58,8 +58,9 @@ class ColumnArchived(StoreError):
     """The destination column is archived."""
 
 
-class Earlier(StoreError):
-    """A keyed create already committed; ``task_id`` names the task it made."""
+class Earlier(idempotency_markers.Earlier):
+    """A keyed create already committed; ``task_id`` (the marker's ``entity_id``) names the task it
+    made. A spec declaring ``replay`` lets the pipeline answer it (create_task)."""
 
     def __init__(self, task_id: str) -> None:
         super().__init__(task_id)
@@ -312,13 +313,14 @@ def create(
     marker: CreationMarkerRow | None,
     first_read: dict[tuple[str, str], Any] | None = None,
     extra: Callable[[Any, TaskDetailRow], None] | None = None,
+    first_column: ColumnRow | None = None,
 ) -> tuple[TaskDetailRow, ColumnRow | None]:
     """Create a task at the bottom of a column with the next workspace number.
 
     The number comes from :func:`claim_numbers` (one ``UpdateItem ADD``), claimed once per call
     after the first read of the column found it live, and kept for every later attempt. Each
-    attempt reads the column (GetItem; the first attempt may use ``first_read``, the column read
-    with the membership check) and writes in one transaction: column (``lastRank = value read``,
+    attempt reads the column (GetItem; the first attempt may use ``first_column``, or the column in
+    ``first_read``: the column read with the membership check) and writes in one transaction: column (``lastRank = value read``,
     not archived, count +1), board (count +1), the board's open check, both task items, the
     number pointer (must not exist), the membership guard, the activity row and the marker. The
     workspace head is in no task transaction. A lost race on the column's ``lastRank`` reads the
@@ -335,6 +337,8 @@ def create(
     """
     col_key = keys.column(board_id, column_id)
     pending = [first_read[col_key]] if first_read and col_key in first_read else []
+    if first_column is not None:
+        pending = [first_column]
     claimed: list[tuple[int, WorkspaceRow]] = []
 
     def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow]] | Unchanged[Any]:
@@ -545,6 +549,53 @@ def board_rows(board_id: str, *, live_columns: set[str] | None, limit: int, star
         last_evaluated_key=start,
         consistent_read=True,
     )
+
+
+def compact_in(rows: Iterable[Any]) -> list[TaskRow]:
+    """The compact task rows among a page's rows (:func:`board_rows`, :func:`column_rows`), in order."""
+    return [r for r in rows if isinstance(r, TaskRow)]
+
+
+def list_condition(
+    *,
+    assignee: str | None = None,
+    label_id: str | None = None,
+    priority: str | None = None,
+    due_before: str | None = None,
+    due_after: str | None = None,
+    overdue: bool | None = None,
+    updated_since: str | None = None,
+) -> Any:
+    """list_tasks' server-side filter for :func:`filtered_rows`: every given criterion, combined
+    with AND, or ``None`` when none is given. ``assignee`` a user id among the assignees,
+    ``label_id`` a label id on the task, ``priority`` equal, ``due_before`` (exclusive) and
+    ``due_after`` (inclusive) ISO dates or stamps, ``overdue`` True for tasks past their due date
+    now (a date-only due date once its day is over, a stamp once it has passed; clock.now_iso),
+    False for the others (no due date included), ``updated_since`` an ISO stamp (inclusive)."""
+    parts: list[Any] = []
+    if assignee is not None:
+        parts.append(TaskRow.assigneeIds.contains(assignee))
+    if label_id is not None:
+        parts.append(TaskRow.labelIds.contains(label_id))
+    if priority is not None:
+        parts.append(TaskRow.priority == priority)
+    if due_before is not None:
+        parts.append(TaskRow.dueDate < due_before)
+    if due_after is not None:
+        parts.append(TaskRow.dueDate >= due_after)
+    if overdue is not None:
+        now = clock.now_iso()
+        today = now[:10]
+        late = (TaskRow.dueDate < today) | ((TaskRow.dueDate > today) & (TaskRow.dueDate < now))
+        parts.append(late if overdue else (TaskRow.dueDate.does_not_exist() | ~late))
+    if updated_since is not None:
+        parts.append(TaskRow.updatedAt >= updated_since)
+    if not parts:
+        return None
+    condition = parts[0]
+    for part in parts[1:]:
+        condition = condition & part
+    return condition
 
 
 def filtered_rows(

@@ -17,15 +17,15 @@ from domain import clock, errors, faults, ids
 from domain.access import Located, Prefetch, each, target
 from domain.context import CallContext
 from domain.errors import ToolError
-from domain.idempotency import answer, creation_marker
+from domain.idempotency import answer
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import bulk as bulk_store
-from domain.store import keys, search_marks
+from domain.store import search_marks
 from domain.store import tasks as task_store
 from domain.store import work as work_store
 from domain.store.db import ConditionFailed, Missing
-from domain.store.models import ColumnRow, TaskDetailRow
+from domain.store.reads import Column, Task
 from domain.text import has_visible
 from domain.tools.args import (
     ColumnIdArg,
@@ -55,7 +55,7 @@ _CHUNKING = (
 )
 
 
-def _wip_over(column: ColumnRow, count: int) -> str | None:
+def _wip_over(column: Column, count: int) -> str | None:
     limit = int(column.wipLimit) if column.wipLimit is not None else None
     if limit is None or count <= limit:
         return None
@@ -144,12 +144,11 @@ def _transient(exc: BaseException) -> bool:
 
 
 def _bulk_reads(wheres: list[Located], args: Any) -> Prefetch:
-    """Read with the memberships: every task's full item (one BatchGetItem with them, which also
-    holds each board's entry for the ``open_board`` check); each board's header (column names, lastRank) as a parallel Query."""
+    """Started with the memberships: each board's header (column names, lastRank) as a parallel
+    Query. Every task's full item is the spec's read plan ``task`` for each item (the BatchGetItem
+    with the memberships, which also holds each board's entry for the ``open_board`` check)."""
     boards = list(dict.fromkeys(w.board_id for w in wheres if w.board_id))
-    tasks = [keys.task_full(w.board_id, w.task.number) for w in wheres if w.task is not None]
-    items = tuple(dict.fromkeys(tasks))
-    return Prefetch(items=items, queries=tuple((f"header:{b}", (lambda b=b: board_store.header(b))) for b in boards))
+    return Prefetch(queries=tuple((f"header:{b}", (lambda b=b: board_store.header(b))) for b in boards))
 
 
 def _refuse_duplicates(ids_: list[str]) -> None:
@@ -171,10 +170,10 @@ class _Planner:
         self.ctx = ctx
         self.count = count
         self.results: dict[int, ItemResult] = {}
-        self.states: dict[int, TaskDetailRow] = {}
+        self.states: dict[int, Task] = {}
         self.task_ids: dict[int, str] = {}
         self.where: dict[int, Located] = {}
-        self.columns: dict[str, dict[str, ColumnRow]] = {}  # board -> column id -> column (as committed)
+        self.columns: dict[str, dict[str, Column]] = {}  # board -> column id -> column (as committed)
 
     # results
     def fail(self, i: int, exc: ToolError) -> None:
@@ -203,7 +202,7 @@ class _Planner:
                     error=None,
                 )
 
-    def view(self, detail: TaskDetailRow) -> TaskRowView:
+    def view(self, detail: Task) -> TaskRowView:
         col = self.columns.get(detail.boardId, {}).get(detail.columnId)
         return task_row_view(detail, col.name if col else None)
 
@@ -240,11 +239,10 @@ class _Planner:
             elif members.guard_failed(failure, w.workspace_id, self.ctx.user_id):
                 self.fail(i, errors.not_found("task", self.task_ids[i]))
             else:
-                key = keys.task_full(w.board_id, w.task.number)
-                stored = failure.item(*key)
-                if stored:
-                    self.states[i] = TaskDetailRow.from_raw_data(stored)
-                elif failure.hit(*key):
+                hit, stored = bulk_store.task_image(failure, w.task)
+                if stored is not None:
+                    self.states[i] = stored
+                elif hit:
                     self.fail(i, errors.not_found("task", self.task_ids[i]))
 
     def start(self, ctx: CallContext, ids_: list[str]) -> None:
@@ -256,8 +254,8 @@ class _Planner:
                 continue
             where = entry.where
             self.where[i] = where
-            detail = ctx.item(keys.task_full(where.board_id, where.task.number))
-            if not isinstance(detail, TaskDetailRow):
+            detail = entry.read.task  # read with the memberships (reads=("task",))
+            if detail is None:
                 self.fail(i, errors.not_found("task", ids_[i]))
             else:
                 self.states[i] = detail
@@ -270,7 +268,7 @@ def _markers(ctx: CallContext, ids_: list[str]) -> bulk_store.ChunkMarkers:
     return bulk_store.ChunkMarkers.of(ctx.user_id, ws, ctx.tool, ctx.idempotency_key, ctx.args_hash or "")
 
 
-def _stale(expected: str | None, state: TaskDetailRow, planner: _Planner) -> ToolError | None:
+def _stale(expected: str | None, state: Task, planner: _Planner) -> ToolError | None:
     if expected is not None and state.updatedAt != expected:
         return errors.conflict(
             f"The task changed since you read it (your expectedUpdatedAt {expected}, now {state.updatedAt}).",
@@ -314,10 +312,11 @@ class BulkCreateOutput(ToolOutput):
     area="tasks",
     scope="write",
     keyed=True,
+    marker=True,  # the store finishes an earlier call with the key itself (it needs the items)
     target=target("columnId", "column"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=lambda where, args: Prefetch(items=(keys.column(where.board_id, where.column_id),)),
+    reads=("column",),
     input_model=BulkCreateInput,
     output_model=BulkCreateOutput,
 )
@@ -332,7 +331,7 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
             bulk_store.NewTask(title=title, description=t.description or "", priority=t.priority, due=t.dueDate)
         )
 
-    def activity_for(details: list[TaskDetailRow], column: ColumnRow) -> Any:
+    def activity_for(details: list[Task], column: Column) -> Any:
         shown = ", ".join(d.key for d in details[:10]) + (f" and {len(details) - 10} more" if len(details) > 10 else "")
         return ctx.activity(
             where.workspace_id,
@@ -347,7 +346,7 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
             at=details[0].createdAt,
         )
 
-    def entry_for(detail: TaskDetailRow) -> Any:  # the task's own creation entry, as create_task words it (+ "bulk")
+    def entry_for(detail: Task) -> Any:  # the task's own creation entry, as create_task words it (+ "bulk")
         return ctx.activity(
             where.workspace_id,
             where.board_id,
@@ -367,9 +366,9 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
             items=items,
             activity_for=activity_for,
             entry_for=entry_for,
-            marker=creation_marker(ctx, where.workspace_id),
+            marker=ctx.marker,
             transient=_transient,
-            first_read=ctx.prefetched,
+            first_column=ctx.read.column,
         )
     except task_store.ColumnArchived:
         raise errors.invalid(
@@ -441,7 +440,7 @@ class _UpdatePlanner(_Planner):
                     continue
             self.asked[i] = asked
 
-    def plan(self, i: int) -> tuple[TaskDetailRow, Any, dict[str, Any]] | None:
+    def plan(self, i: int) -> tuple[Task, Any, dict[str, Any]] | None:
         """The write of item ``i`` on its current state, or ``None`` when it resolved without one."""
         state = self.states[i]
         stale = _stale(self.args.items[i].expectedUpdatedAt, state, self)
@@ -491,7 +490,7 @@ class _UpdatePlanner(_Planner):
 
     def next_chunk(self, reserved: int) -> bulk_store.Chunk | None:
         budget = bulk_store.MAX_ACTIONS - reserved
-        edits: list[tuple[int, TaskDetailRow, TaskDetailRow, Any, list[str]]] = []
+        edits: list[tuple[int, Task, Task, Any, list[str]]] = []
         spaces: set[str] = set()
         boards: set[str] = set()
         actions = size = text = 0
@@ -559,6 +558,7 @@ class _UpdatePlanner(_Planner):
     target=each("items", "taskId", "task"),
     min_role="MEMBER",
     open_board=True,
+    reads=("task",),
     prefetch=_bulk_reads,
     input_model=BulkUpdateInput,
     output_model=BulkUpdateOutput,
@@ -610,7 +610,7 @@ class _MovePlanner(_Planner):
                     ),
                 )
 
-    def plan(self, i: int, cols: dict[str, dict[str, ColumnRow]]) -> tuple[TaskDetailRow, Any, ColumnRow] | None:
+    def plan(self, i: int, cols: dict[str, dict[str, Column]]) -> tuple[Task, Any, Column] | None:
         """Item ``i`` appended to its destination as ``cols`` (this chunk's view) stands."""
         state = self.states[i]
         stale = _stale(self.args.items[i].expectedUpdatedAt, state, self)
@@ -660,11 +660,9 @@ class _MovePlanner(_Planner):
 
     def next_chunk(self, reserved: int) -> bulk_store.Chunk | None:
         budget = bulk_store.MAX_ACTIONS - reserved
-        cols = {
-            b: {c: ColumnRow.from_raw_data(row.serialize()) for c, row in cs.items()} for b, cs in self.columns.items()
-        }
+        cols = bulk_store.column_copies(self.columns)
         read = {(b, c): (row.lastRank, row) for b, cs in self.columns.items() for c, row in cs.items()}
-        edits: list[tuple[int, TaskDetailRow, TaskDetailRow, Any]] = []
+        edits: list[tuple[int, Task, Task, Any]] = []
         delta: dict[tuple[str, str], int] = {}
         grown: set[tuple[str, str]] = set()
         spaces: set[str] = set()
@@ -723,19 +721,7 @@ class _MovePlanner(_Planner):
                 task_store.put_rows(tx, moved, previous=state.updatedAt, search_marker=False)
                 tx.save(act)
             search_marks.flush_batch(tx)
-            for b, c, n, last_read, new_last in column_writes:
-                actions_: list[Any] = []
-                cond = ColumnRow.PK.exists()
-                if new_last is not None:
-                    actions_.append(ColumnRow.lastRank.set(new_last))
-                    cond = (
-                        cond
-                        & ColumnRow.archivedAt.does_not_exist()
-                        & (ColumnRow.lastRank == last_read if last_read else ColumnRow.lastRank.does_not_exist())
-                    )
-                if n:
-                    actions_.append(ColumnRow.taskCount.add(n))
-                tx.update(ColumnRow(*keys.column(b, c)), actions=actions_, condition=cond)
+            bulk_store.update_columns(tx, column_writes)
             bulk_store.guards(tx, user_id=self.ctx.user_id, workspaces=spaces, boards=boards)
 
         applied = [
@@ -761,7 +747,7 @@ class _MovePlanner(_Planner):
 
     def failed(self, chunk: bulk_store.Chunk, failure: ConditionFailed) -> None:
         self.failed_common(chunk, failure)
-        stale = {b for b, cs in self.columns.items() for c in cs if failure.hit(*keys.column(b, c))}
+        stale = {b for b, cs in self.columns.items() for c in cs if bulk_store.column_hit(failure, b, c)}
         for b in stale:  # a destination's lastRank moved, or it was archived: read the board's columns again
             _, cols = board_store.header(b)
             self.columns[b] = {c.columnId: c for c in cols}
@@ -793,6 +779,7 @@ class _MovePlanner(_Planner):
     target=each("items", "taskId", "task"),
     min_role="MEMBER",
     open_board=True,
+    reads=("task",),
     prefetch=_bulk_reads,
     input_model=BulkMoveInput,
     output_model=BulkEditOutput,

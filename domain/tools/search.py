@@ -20,23 +20,12 @@ from domain.search import text as search_text
 from domain.search.writes import INDEX, doc_of
 from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
-from domain.store import keys
-from domain.store.models import (
-    ArtifactBodyRow,
-    ArtifactRow,
-    ColumnRow,
-    LabelNameRow,
-    Row,
-    SearchPendingRow,
-    TaskDetailRow,
-    TaskNumberRow,
-    WorkspaceRow,
-)
+from domain.store import search_rows
 from domain.store.paging import InvalidCursor, decode_cursor, encode_cursor, list_kind
+from domain.store.reads import Task, TaskNumber, Workspace
 from domain.store.search_marks import pending_docs, text_version
 from domain.tools.args import CursorArg, DueAfterFilter, DueBeforeFilter, IdShape, Priority, WorkspaceIdArg
 
-_KEY = re.compile(r"([A-Za-z][A-Za-z0-9]*)-([1-9][0-9]{0,9})")
 MIN_SUBSTRING = 3
 CANDIDATE_CAP = 1000  # candidates the index returns per word group (domain/search); past it totalCount is a lower bound
 SLACK = 10  # rows read past the page's end when the index answered best first (some drop out)
@@ -95,26 +84,13 @@ class SearchTasksOutput(ToolOutput):
     hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
 
 
-def _key_of(query_text: str) -> tuple[str, int] | None:
-    m = _KEY.fullmatch(query_text.strip())
-    return (m.group(1).upper(), int(m.group(2))) if m else None
-
-
 def _prefetch(where, args) -> Prefetch:
-    items = [keys.workspace_head(where.workspace_id)]
-    key = _key_of(args.query)
-    if key:
-        items.append(keys.task_number(where.workspace_id, key[1]))
+    """Started with the membership: the workspace's board entries and its pending search records.
+    The workspace head and the key's number pointer are the spec's read plans."""
     return Prefetch(
-        items=tuple(items),
         queries=(
             ("entries", lambda: board_store.entries(where.workspace_id)),
-            (
-                "pending",
-                lambda: list(
-                    SearchPendingRow.query(keys.search_pending_partition(where.workspace_id), consistent_read=True)
-                ),
-            ),
+            ("pending", lambda: search_rows.pending(where.workspace_id)),
         ),
     )
 
@@ -164,17 +140,17 @@ def _page_notice(*, offset: int, shown: int, total: int, more: bool, capped: boo
 
 
 def _key_note(
-    key: tuple[str, int], wsrow: object, pointer: object, row: TaskDetailRow | None, entry: object
+    key: tuple[str, int], wsrow: Workspace | None, pointer: TaskNumber | None, row: Task | None, entry: object
 ) -> str | None:
     """Why an exact task key found nothing to show: another workspace's prefix, a number never
     given out, an archived task or a task of an archived board. None when the key's task is shown."""
-    prefix = (wsrow.taskPrefix or "") if isinstance(wsrow, WorkspaceRow) else ""
+    prefix = (wsrow.taskPrefix or "") if wsrow is not None else ""
     asked = f"{key[0]}-{key[1]}"
     if not prefix or prefix.upper() != key[0]:
         return f"{asked} is not a key of this workspace: its task keys start with {prefix}-." if prefix else None
     shown = f"{prefix}-{key[1]}"
-    if not isinstance(pointer, TaskNumberRow) or row is None:
-        last = int(wsrow.taskCounter or 0)  # type: ignore[attr-defined]
+    if pointer is None or row is None:
+        last = int(wsrow.taskCounter or 0) if wsrow is not None else 0
         span = f"its tasks run from {prefix}-1 to {prefix}-{last}" if last else "it has no tasks yet"
         return f"{shown} does not exist in this workspace ({span})."
     see = f"get_task with workspaceId and number {key[1]} still shows it"
@@ -207,6 +183,7 @@ def _zero_hint(answer, matched_any: bool, what: str) -> str:
     fields_of="results",
     target=target("workspaceId", "workspace"),
     min_role="MEMBER",
+    reads=("workspace", "query_task_number"),
     prefetch=_prefetch,
     input_model=SearchTasksInput,
     output_model=SearchTasksOutput,
@@ -214,7 +191,7 @@ def _zero_hint(answer, matched_any: bool, what: str) -> str:
 def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     ws = ctx.target.workspace_id
     text = args.query.strip()
-    key = _key_of(text)
+    key = ids.parse_task_key(text)
     tree, substring = _parse(
         text, key_ok=key is not None, empty_hint="Give at least one word, a phrase or a task key (ABC-42)."
     )
@@ -234,14 +211,9 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
 
     # the key: the workspace's own prefix and the number pointer, read with the membership
     key_task: str | None = None
-    wsrow = ctx.item(keys.workspace_head(ws))
-    pointer = ctx.item(keys.task_number(ws, key[1])) if key else None
-    if (
-        key
-        and isinstance(wsrow, WorkspaceRow)
-        and (wsrow.taskPrefix or "").upper() == key[0]
-        and isinstance(pointer, TaskNumberRow)
-    ):
+    wsrow = ctx.read.workspace
+    pointer = ctx.read.query_task_number if key else None
+    if key and wsrow is not None and (wsrow.taskPrefix or "").upper() == key[0] and pointer is not None:
         key_task = pointer.taskId
 
     pending = list(pending_docs(ctx.query("pending")).values())  # batch records expanded, the newest record per doc
@@ -265,26 +237,20 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     )
     hits = {h.task_id: h for h in answer.hits}
     entries = {e.boardId: e for e in ctx.query("entries")}
-    label_ids: dict[str, str | None] = {}  # the label-name claim's partition -> its label id
+    label_ids: dict[str, str] = {}  # board id -> the id of its label named args.labelName
     label_boards: set[str] = set()
     assignee = ctx.user_id if args.assigneeId == "me" else args.assigneeId
-    rows: dict[str, TaskDetailRow] = {}
+    rows: dict[str, Task] = {}
     ranked = []
 
     def rank(wanted: list[str]) -> None:
         """Fetch the full rows of ``wanted`` (versions, archive, filters) and rank those that pass."""
-        task_keys = []
-        for tid in wanted:
-            ref = ids.parse_task(tid)
-            if ref and ref.workspace_id == ws:
-                task_keys.append(keys.task_full(ref.board_id, ref.number))
-        got = {r.taskId: r for r in _batch_get(task_keys) if isinstance(r, TaskDetailRow)}
+        got = search_rows.task_details(ws, wanted)
         rows.update(got)
         if args.labelName:
             boards = {r.boardId for r in got.values()} - label_boards
             label_boards.update(boards)
-            claims = _batch_get([keys.label_name_claim(b, args.labelName) for b in boards])
-            label_ids.update({c.PK: c.labelId for c in claims if isinstance(c, LabelNameRow)})
+            label_ids.update(search_rows.label_ids(boards, args.labelName))
         for tid, row in got.items():
             entry = entries.get(row.boardId)
             if row.archivedAt or entry is None or entry.archivedAt:
@@ -296,7 +262,7 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
             score = 0.0
             if hit is not None:
                 version = text_version(row.title or "", row.description or "")
-                task_doc = keys.search_doc_task(tid)
+                task_doc = search_rows.task_doc(tid)
                 for doc in list(hit.docs):
                     v = hit.docs[doc][2]
                     if doc == task_doc and v and v != version:
@@ -338,12 +304,10 @@ def search_tasks(ctx: CallContext, args: SearchTasksInput) -> SearchTasksOutput:
     total = len(ranked)
     page = ranked[offset : offset + args.limit]
     columns = {(r.boardId, r.columnId) for _, _, _, r, _ in page}
-    col_rows = {
-        (c.PK, c.SK): c for c in _batch_get([keys.column(b, c) for b, c in columns]) if isinstance(c, ColumnRow)
-    }
+    col_rows = search_rows.columns(columns)
     results = []
     for is_key, score, _, row, fields in page:
-        col = col_rows.get(keys.column(row.boardId, row.columnId))
+        col = col_rows.get((row.boardId, row.columnId))
         results.append(
             SearchRow(
                 id=row.taskId,
@@ -386,7 +350,7 @@ def _desc(stamp: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in stamp or "")
 
 
-def _passes(row: TaskDetailRow, args: SearchTasksInput, label_ids: dict[str, str | None], assignee: str | None) -> bool:
+def _passes(row: Task, args: SearchTasksInput, label_ids: dict[str, str], assignee: str | None) -> bool:
     """Whether ``row`` meets every filter; ``assignee`` is ``assigneeId`` with "me" resolved."""
     if args.boardId and row.boardId != args.boardId:
         return False
@@ -401,15 +365,10 @@ def _passes(row: TaskDetailRow, args: SearchTasksInput, label_ids: dict[str, str
     if args.dueAfter and not (row.dueDate and row.dueDate[:10] >= args.dueAfter):
         return False
     if args.labelName:
-        wanted = label_ids.get(keys.label_name_claim(row.boardId, args.labelName)[0])
+        wanted = label_ids.get(row.boardId)
         if not wanted or wanted not in (row.labelIds or []):
             return False
     return True
-
-
-def _batch_get(item_keys: list[tuple[str, str]]) -> list[Row]:
-    unique = list(dict.fromkeys(item_keys))
-    return list(Row.batch_get(unique)) if unique else []
 
 
 # -- search_artifacts -------------------------------------------------------------------------------
@@ -453,18 +412,7 @@ class SearchArtifactsOutput(ToolOutput):
 
 
 def _artifact_prefetch(where, args) -> Prefetch:
-    return Prefetch(
-        queries=(
-            (
-                "pending",
-                lambda: list(
-                    SearchPendingRow.query(
-                        keys.search_pending_partition(where.workspace_id, keys.SEARCH_ARTIFACTS), consistent_read=True
-                    )
-                ),
-            ),
-        )
-    )
+    return Prefetch(queries=(("pending", lambda: search_rows.pending(where.workspace_id, search_rows.ARTIFACTS)),))
 
 
 def _snippet(body: str, needles: list[str]) -> str | None:
@@ -517,17 +465,12 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
         cap=CANDIDATE_CAP,
         pending=live,
         gone=[m.doc for m in pending if m.gone],
-        corpus=keys.SEARCH_ARTIFACTS,
+        corpus=search_rows.ARTIFACTS,
     )
     hits = {h.task_id: h for h in answer.hits}
 
     # heads of every candidate: withdrawn, non-text and filtered-out artifacts drop out
-    head_keys = []
-    for aid in hits:
-        ref = ids.parse_artifact(aid)
-        if ref is not None and ref.workspace_id == ws:
-            head_keys.append(keys.artifact(ws, ref.ulid))
-    heads = {r.artifactId: r for r in _batch_get(head_keys) if isinstance(r, ArtifactRow)}
+    heads = search_rows.artifact_heads(ws, hits)
     wanted = {
         aid: h
         for aid, h in heads.items()
@@ -598,10 +541,7 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
 def _bodies(ws: str, artifact_ids: list[str], pending) -> dict[str, str]:
     """Redacted bodies of ``artifact_ids`` (one BatchGetItem per 100; a pending doc's from its marker)."""
     out = {d.task_id: d.body for d in pending if d.task_id in artifact_ids}
-    want = [
-        keys.artifact_body(ws, ref.ulid) for aid in artifact_ids if aid not in out and (ref := ids.parse_artifact(aid))
-    ]
-    out.update({r.artifactId: r.body for r in _batch_get(want) if isinstance(r, ArtifactBodyRow)})
+    out.update(search_rows.artifact_bodies(ws, [aid for aid in artifact_ids if aid not in out]))
     return out
 
 

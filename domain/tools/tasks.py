@@ -17,19 +17,18 @@ from domain import clock, errors, ids
 from domain.access import Located, Prefetch, Ref, either, target
 from domain.context import CallContext
 from domain.errors import ErrorCode
-from domain.idempotency import creation_marker
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import activity as activity_store
 from domain.store import boards as board_store
 from domain.store import columns as column_store
-from domain.store import keys, parallel, warm
 from domain.store import links as link_store
+from domain.store import parallel, warm
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
 from domain.store.cas import Unchanged
 from domain.store.db import Missing
-from domain.store.models import ColumnRow, TaskDetailRow, TaskRow
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
+from domain.store.reads import Column, Task
 from domain.text import has_visible
 from domain.tools.args import (
     ColumnIdArg,
@@ -74,7 +73,7 @@ MAX_FILTERED_PAGES = 5
 DETAILED_PAGE_CAP = 10
 
 
-def _wip_notice(column: ColumnRow, count: int) -> str | None:
+def _wip_notice(column: Column, count: int) -> str | None:
     """The notice of a create or move that leaves ``column`` holding ``count`` tasks, over its WIP limit."""
     limit = int(column.wipLimit) if column.wipLimit is not None else None
     if limit is None or count <= limit:
@@ -86,22 +85,19 @@ def _wip_notice(column: ColumnRow, count: int) -> str | None:
 
 
 def task_reads(where: Located, args: Any) -> Prefetch:
-    """A task tool's first reads, sent with the membership check: the task's full item (and, for
-    the writes, the board's entry: archived or not) in the same BatchGetItem, and the board
-    header (column names) as a parallel Query."""
-    if where.task is None:  # get_task by workspaceId + number: the pointer item
-        return Prefetch(items=(keys.task_number(where.workspace_id, getattr(args, "number", 0) or 0),))
+    """A task tool's first queries, started with the membership check: the board header (column
+    names) as a parallel Query (and get_task's sidecar). The items it reads first (the task's full
+    item, move_task's anchor, the board's entry for the writes) are its read plans (``reads``), in
+    the membership BatchGetItem."""
+    if where.task is None:  # get_task by workspaceId + number: the board is known only from the pointer
+        return Prefetch()
     board_id = where.board_id
-    items = [keys.task_full(board_id, where.task.number)]
-    anchor = ids.parse_task(getattr(args, "beforeTaskId", None) or getattr(args, "afterTaskId", None) or "")
-    if anchor is not None and anchor.board_id == board_id:
-        items.append(keys.task_compact(board_id, anchor.number))
     queries: list[tuple[str, Any]] = [("header", lambda: board_store.header(board_id))]
     if getattr(args, "response_format", None) == "detailed":
         task_id = where.ident
         # get_task's links, subtasks and newest activity (the task's recent item): one Query
         queries.append(("sidecar", lambda: task_store.sidecar(task_id)))
-    return Prefetch(items=tuple(items), queries=tuple(queries))
+    return Prefetch(queries=tuple(queries))
 
 
 def get_task_reads(where: Located, args: Any) -> Prefetch:
@@ -113,7 +109,6 @@ def get_task_reads(where: Located, args: Any) -> Prefetch:
         return plan
     board_id = where.board_id
     return Prefetch(
-        items=plan.items,
         queries=tuple(
             ("header", lambda: (None, board_store.column_list(board_id))) if name == "header" else (name, fn)
             for name, fn in plan.queries
@@ -122,12 +117,12 @@ def get_task_reads(where: Located, args: Any) -> Prefetch:
     )
 
 
-def _load(ctx: CallContext) -> TaskDetailRow:
-    """The full item of the call's target task (read with the membership); NOT_FOUND when absent."""
+def _load(ctx: CallContext) -> Task:
+    """The full item of the call's target task (read with the membership; read again when that
+    read found none); NOT_FOUND when absent."""
     where = ctx.target
-    key = keys.task_full(where.board_id, where.task.number)
-    detail = ctx.item(key) if key in ctx.prefetched else task_store.get(where.task)
-    if not isinstance(detail, TaskDetailRow):
+    detail = ctx.read.task or task_store.get(where.task)
+    if detail is None:
         raise errors.not_found("task", where.ident)
     return detail
 
@@ -148,11 +143,11 @@ def _warm_column_names(ctx: CallContext) -> dict[str, str]:
     return {c.columnId: c.name for c in columns}
 
 
-def _current(detail: TaskDetailRow, names: dict[str, str]) -> dict[str, Any]:
+def _current(detail: Task, names: dict[str, str]) -> dict[str, Any]:
     return task_detail_view(detail, names.get(detail.columnId)).model_dump(mode="json")
 
 
-def _stale(expected: str | None, detail: TaskDetailRow, names: dict[str, str]) -> None:
+def _stale(expected: str | None, detail: Task, names: dict[str, str]) -> None:
     if expected is not None and detail.updatedAt != expected:
         raise errors.conflict(
             f"The task changed since you read it (your expectedUpdatedAt {expected}, now {detail.updatedAt}).",
@@ -193,10 +188,11 @@ class CreateTaskOutput(TaskOutput):
     area="tasks",
     scope="write",
     keyed=True,
+    replay=lambda ctx, task_id: _replay_task(task_id),
     target=target("columnId", "column"),
     min_role="MEMBER",
     open_board=True,
-    prefetch=lambda where, args: Prefetch(items=(keys.column(where.board_id, where.column_id),)),
+    reads=("column",),
     input_model=CreateTaskInput,
     output_model=CreateTaskOutput,
 )
@@ -206,7 +202,7 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     if not has_visible(title):
         raise errors.invalid("title", "must contain visible characters")
 
-    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> TaskDetailRow:
+    def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> Task:
         return task_store.new_detail(
             workspace_prefix=wsrow.taskPrefix,
             board_id=where.board_id,
@@ -220,7 +216,7 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
             created_by=ctx.user_id,
         )
 
-    def activity_for(detail: TaskDetailRow, column: Any) -> Any:
+    def activity_for(detail: Task, column: Any) -> Any:
         return ctx.activity(
             where.workspace_id,
             where.board_id,
@@ -239,8 +235,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
             actor_id=ctx.user_id,
             build_detail=build_detail,
             activity_for=activity_for,
-            marker=creation_marker(ctx, where.workspace_id),
-            first_read=ctx.prefetched,
+            marker=ctx.marker,
+            first_column=ctx.read.column,
         )
     except task_store.ColumnArchived:
         raise errors.invalid(
@@ -250,17 +246,21 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
         raise errors.board_archived("columnId") from None
     except Missing:
         raise errors.not_found("column", args.columnId) from None
-    except task_store.Earlier as earlier:
-        ref = ids.parse_task(earlier.task_id)
-        found = task_store.get(ref) if ref else None
-        if found is None:
-            raise errors.not_found("task", earlier.task_id) from None
-        return CreateTaskOutput(task=task_detail_view(found, task_store.column_name(found.boardId, found.columnId)))
     if column is None:
         return CreateTaskOutput(task=task_detail_view(detail, None))
     return CreateTaskOutput(
         task=task_detail_view(detail, column.name), notice=_wip_notice(column, int(column.taskCount or 0) + 1)
     )
+
+
+def _replay_task(task_id: str) -> CreateTaskOutput:
+    """The task an earlier create_task with the same idempotencyKey made (its marker named it), as
+    it is stored now."""
+    ref = ids.parse_task(task_id)
+    found = task_store.get(ref) if ref else None
+    if found is None:
+        raise errors.not_found("task", task_id)
+    return CreateTaskOutput(task=task_detail_view(found, task_store.column_name(found.boardId, found.columnId)))
 
 
 # -- get_task --------------------------------------------------------------------------------
@@ -311,6 +311,7 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
     fields_of="task",
     target=either(("taskId", "task"), ("workspaceId", "workspace", {"number": 1}), resolve=_locate_task),
     min_role="MEMBER",
+    reads=("task_number", "task_if_named"),
     prefetch=get_task_reads,
     input_model=GetTaskInput,
     output_model=GetTaskOutput,
@@ -318,9 +319,9 @@ def _locate_task(ctx: CallContext, args: GetTaskInput) -> Located:
 def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
     where = ctx.target
     if where.task is None:
-        pointer = ctx.item(keys.task_number(where.workspace_id, args.number or 0))
+        pointer = ctx.read.task_number
         ref = ids.parse_task(pointer.taskId) if pointer is not None else None
-        if ref is None or ref.workspace_id != where.workspace_id:
+        if pointer is None or ref is None or ref.workspace_id != where.workspace_id:
             raise errors.not_found("task", where.ident)
         # The board is known only now: its reads go out together, still one round trip.
         task_id = pointer.taskId
@@ -332,10 +333,10 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
         sidecar = side.result() if side is not None else None
     else:
         task_id = where.ident
-        detail = ctx.item(keys.task_full(where.board_id, where.task.number))
+        detail = ctx.read.task_if_named
         columns = ctx.query("header", lambda: (None, board_store.column_list(where.board_id)))[1]
         sidecar = ctx.query("sidecar") if args.response_format == "detailed" else None
-        if not isinstance(detail, TaskDetailRow):
+        if detail is None:
             # bulk_create_tasks writes the compact rows first and the full items in a second
             # transaction (docs/data-model.md, "Bulk writes"): meanwhile the compact row answers.
             compact = task_store.get_compact(where.task)
@@ -422,6 +423,7 @@ class UpdateTaskOutput(TaskOutput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
+    reads=("task",),
     prefetch=get_task_reads,  # the column names only name the answer's column: warm ones will do
     input_model=UpdateTaskInput,
     output_model=UpdateTaskOutput,
@@ -443,7 +445,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     current_state = _load(ctx)
     names = _warm_column_names(ctx)
 
-    def plan(current: TaskDetailRow) -> Any:
+    def plan(current: Task) -> Any:
         _stale(expected, current, names)
         if current.archivedAt:
             raise errors.invalid(
@@ -515,6 +517,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
+    reads=("task", "anchor_task"),
     prefetch=task_reads,
     refs=(
         Ref(
@@ -552,11 +555,11 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         if first[0]:
             first[0] = False
             column = next((c for c in header_columns if c.columnId == dest_id), None)
-            anchor = ctx.item(keys.task_compact(board_id, anchor_ref.number)) if anchor_ref else None
+            anchor = ctx.read.anchor_task if anchor_ref else None
             return column, anchor
         return task_store.column_and_anchor(board_id, dest_id, anchor_ref.number if anchor_ref else None)
 
-    def plan(current: TaskDetailRow) -> Any:
+    def plan(current: Task) -> Any:
         _stale(args.expectedUpdatedAt, current, names)
         if current.archivedAt:
             raise errors.invalid("taskId", "the task is archived; it cannot be moved")
@@ -637,6 +640,7 @@ class ArchiveTaskInput(ToolInput):
     target=target("taskId", "task"),
     min_role="MEMBER",
     open_board=True,
+    reads=("task",),
     prefetch=task_reads,
     input_model=ArchiveTaskInput,
     output_model=TaskOutput,
@@ -646,7 +650,7 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     current_state = _load(ctx)
     names = _column_names(ctx)
 
-    def plan(current: TaskDetailRow) -> Any:
+    def plan(current: Task) -> Any:
         if current.archivedAt:
             return Unchanged(TaskOutput(task=task_detail_view(current, names.get(current.columnId))))
         archived = task_store.copy(current)
@@ -771,7 +775,7 @@ def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
         hidden = len(live) < len(columns)
         result = task_store.board_rows(board_id, live_columns=live if hidden else None, limit=limit + 1, start=start)
     page, last_key = take_page(result, limit, index=bool(column_id), max_pages=MAX_FILTERED_PAGES if hidden else None)
-    rows = [r for r in page if isinstance(r, TaskRow) and (column_id or r.columnId in live)]
+    rows = [r for r in task_store.compact_in(page) if column_id or r.columnId in live]
     next_cursor = encode_cursor(kind, last_key)
     if args.response_format == "detailed" and rows:
         details = task_store.details_of(rows)
@@ -821,30 +825,19 @@ def _filter_condition(ctx: CallContext, args: ListTasksInput, board_id: str) -> 
 
     if all(getattr(args, f) is None for f in FILTERS):
         return None
-    parts: list[Any] = []
-    if args.assigneeId is not None:
-        parts.append(TaskRow.assigneeIds.contains(ctx.user_id if args.assigneeId == "me" else args.assigneeId))
+    label_id = None
     if args.labelName is not None:
-        label_id = label_store.claimed(board_id, args.labelName)  # one GetItem on the name claim
-        parts.append(TaskRow.labelIds.contains(label_id or "lb_none"))
-    if args.priority is not None:
-        parts.append(TaskRow.priority == args.priority)
-    if args.dueBefore is not None:
-        parts.append(TaskRow.dueDate < args.dueBefore)
-    if args.dueAfter is not None:
-        parts.append(TaskRow.dueDate >= args.dueAfter)
-    if args.overdue is not None:
-        now = clock.now_iso()
-        today = now[:10]
-        # a date-only due date is overdue once its day is over; a timestamp once it has passed
-        late = (TaskRow.dueDate < today) | ((TaskRow.dueDate > today) & (TaskRow.dueDate < now))
-        parts.append(late if args.overdue else (TaskRow.dueDate.does_not_exist() | ~late))
-    if args.updatedSince is not None:
-        parts.append(TaskRow.updatedAt >= args.updatedSince)
-    condition = parts[0]
-    for part in parts[1:]:
-        condition = condition & part
-    return condition
+        # one GetItem on the name claim; an unknown name matches no task
+        label_id = label_store.claimed(board_id, args.labelName) or "lb_none"
+    return task_store.list_condition(
+        assignee=None if args.assigneeId is None else (ctx.user_id if args.assigneeId == "me" else args.assigneeId),
+        label_id=label_id,
+        priority=args.priority,
+        due_before=args.dueBefore,
+        due_after=args.dueAfter,
+        overdue=args.overdue,
+        updated_since=args.updatedSince,
+    )
 
 
 def _filtered_list(
