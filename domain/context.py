@@ -208,16 +208,24 @@ class CallContext:
             return None, None
         return governance_store.consume(approval), (approval.PK, approval.SK)
 
-    def still_current(self, kind: str, updated_at: str, current: Callable[[], dict[str, Any]]) -> None:
+    def still_current(
+        self,
+        kind: str,
+        updated_at: str,
+        current: Callable[[], dict[str, Any]],
+        *,
+        hint: str = "Merge your edit into error.current and call again with its updatedAt.",
+    ) -> None:
         """The stale check of a spec declaring ``cas`` (one implementation for every such tool):
         CONFLICT when the caller sent an expected ``updatedAt`` and the entity's differs, with the
-        entity as it is now (``current()``, its view) in ``error.current``. Called inside the
-        compare-and-set plan, so it judges the row the write is conditioned on."""
+        entity as it is now (``current()``, its view) in ``error.current`` and ``hint`` (the tool's
+        own next step). Called inside the compare-and-set plan, so it judges the row the write is
+        conditioned on."""
         expected = self.call_state.expected_updated_at
         if expected is not None and updated_at != expected:
             raise errors.conflict(
                 f"The {kind} changed since you read it (your expectedUpdatedAt {expected}, now {updated_at}).",
-                "Merge your edit into error.current and call again with its updatedAt.",
+                hint,
                 current=current(),
             )
 

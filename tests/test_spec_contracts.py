@@ -80,6 +80,19 @@ def test_a_stale_expected_updated_at_is_a_conflict_carrying_the_current_entity(s
     assert pipeline.call_tool(spec, {"body": "x"}, principal).result == {"checked": True}
 
 
+def test_every_tool_taking_an_expected_updated_at_declares_it_as_cas():
+    """One stale check for every writer (issue 27): a tool whose arguments carry a top-level
+    ``expectedUpdatedAt`` declares ``cas`` on it, so the pipeline hands it to ``ctx.still_current``;
+    none checks it by hand. (The bulk edits carry it per item: each item is its own compare-and-set,
+    answered per item, so there is no call-level argument to declare.)"""
+    # value compare-and-set tools: they take expectedRole / expectedName and refuse the stamp
+    value_cas = {"remove_member", "set_member_role", "update_workspace"}
+    takers = [s for s in product_registry().ordered() if "expectedUpdatedAt" in s.input_model.model_fields]
+    assert {s.name for s in takers} >= {"update_task", "move_task", "update_project", "complete_agent_session"}
+    assert [s.name for s in takers if s.cas != "expectedUpdatedAt" and s.name not in value_cas] == []
+    assert all(product_registry().get(n).cas is None for n in value_cas)
+
+
 def test_registration_refuses_replay_without_a_key_or_for_a_list_target():
     class _CreateIn(ToolInput):
         taskId: str = Field(description="task")

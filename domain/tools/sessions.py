@@ -285,11 +285,13 @@ def _session(ctx: CallContext) -> Session:
     return row
 
 
-def _stale(args_stamp: str, row: Session, ctx: CallContext) -> errors.ToolError:
-    return errors.conflict(
-        f"The session changed since you read it (your expectedUpdatedAt {args_stamp}, now {row.updatedAt}).",
-        "Read error.current (or get_agent_session) and call again with its updatedAt.",
-        current=_current(row, ctx),
+def _stale(ctx: CallContext, row: Session) -> None:
+    # the spec's cas="expectedUpdatedAt" check, judged on the row the write is conditioned on
+    ctx.still_current(
+        "session",
+        row.updatedAt,
+        lambda: _current(row, ctx),
+        hint="Read error.current (or get_agent_session) and call again with its updatedAt.",
     )
 
 
@@ -643,6 +645,7 @@ class AlignSessionOutput(ToolOutput):
     min_role="MEMBER",
     refs=(Ref("taskId", "task"), Ref("ownerId", "user", error=errors.ErrorCode.INVALID_INPUT)),
     reads=("session", "workspace", "linked_task", "owner_member"),
+    cas="expectedUpdatedAt",
     input_model=AlignSessionInput,
     output_model=AlignSessionOutput,
 )
@@ -673,8 +676,7 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
     workspace_name = wsrow.name if wsrow is not None else ""
 
     def plan(state: Session) -> Any:
-        if state.updatedAt != args.expectedUpdatedAt:
-            raise _stale(args.expectedUpdatedAt, state, ctx)
+        _stale(ctx, state)
         if state.status not in session_store.OPEN:
             raise errors.conflict(
                 f"The session is {state.status}; only an open (STARTING or ACTIVE) session can be aligned.",
@@ -839,6 +841,7 @@ def run_summary(row: Session, parts: list[str], stored: list[str], missing: list
     min_role="MEMBER",
     reads=("session",),
     prefetch=_complete_prefetch,
+    cas="expectedUpdatedAt",
     input_model=CompleteSessionInput,
     output_model=SessionOutput,
 )
@@ -878,8 +881,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
             probe = closed_state(state, state.updatedAt, (state.capture or {}).get("summaryArtifactId"))
             if probe.serialize() == state.serialize():  # an exact repeat: nothing would change
                 return Unchanged(SessionOutput(session=session_view(state, ctx)))
-        if state.updatedAt != args.expectedUpdatedAt:
-            raise _stale(args.expectedUpdatedAt, state, ctx)
+        _stale(ctx, state)
         if state.status not in session_store.OPEN and not again:
             raise errors.conflict(
                 f"The session is already {state.status}; it cannot end again as {args.outcome}.",
@@ -957,6 +959,7 @@ def _resume_conflict(message: str, row: Session, ctx: CallContext) -> errors.Too
     min_role="MEMBER",
     # with both projectId and repo, the repository gate (gate_*) comes with the membership
     reads=("session", "gate_project", "gate_link", "gate_workspace"),
+    cas="expectedUpdatedAt",
     input_model=ResumeSessionInput,
     output_model=SessionOutput,
 )
@@ -986,8 +989,7 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
             return Unchanged(
                 SessionOutput(session=session_view(state, ctx))
             )  # the repeat of a resume that went through
-        if state.updatedAt != args.expectedUpdatedAt:
-            raise _stale(args.expectedUpdatedAt, state, ctx)
+        _stale(ctx, state)
         if state.status != "INTERRUPTED":
             raise errors.conflict(
                 f"The session is {state.status}; only an INTERRUPTED session can be resumed.",

@@ -147,13 +147,14 @@ def _current(detail: Task, names: dict[str, str]) -> dict[str, Any]:
     return task_detail_view(detail, names.get(detail.columnId)).model_dump(mode="json")
 
 
-def _stale(expected: str | None, detail: Task, names: dict[str, str]) -> None:
-    if expected is not None and detail.updatedAt != expected:
-        raise errors.conflict(
-            f"The task changed since you read it (your expectedUpdatedAt {expected}, now {detail.updatedAt}).",
-            "Merge your change into error.current and call again with its updatedAt.",
-            current=_current(detail, names),
-        )
+def _stale(ctx: CallContext, detail: Task, names: dict[str, str]) -> None:
+    # the spec's cas="expectedUpdatedAt" check, judged on the row the write is conditioned on
+    ctx.still_current(
+        "task",
+        detail.updatedAt,
+        lambda: _current(detail, names),
+        hint="Merge your change into error.current and call again with its updatedAt.",
+    )
 
 
 # -- create_task -----------------------------------------------------------------------------
@@ -425,6 +426,7 @@ class UpdateTaskOutput(TaskOutput):
     open_board=True,
     reads=("task",),
     prefetch=get_task_reads,  # the column names only name the answer's column: warm ones will do
+    cas="expectedUpdatedAt",
     input_model=UpdateTaskInput,
     output_model=UpdateTaskOutput,
 )
@@ -441,12 +443,11 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
         if not has_visible(asked["title"]):
             raise errors.invalid("title", "must contain visible characters")
     where = ctx.target
-    expected = args.expectedUpdatedAt
     current_state = _load(ctx)
     names = _warm_column_names(ctx)
 
     def plan(current: Task) -> Any:
-        _stale(expected, current, names)
+        _stale(ctx, current, names)
         if current.archivedAt:
             raise errors.invalid(
                 "taskId",
@@ -531,6 +532,7 @@ _SAME_BOARD_TASK = "must be a task on the same board"
         Ref("beforeTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT, message=_SAME_BOARD_TASK),
         Ref("afterTaskId", "task", within="board", error=ErrorCode.INVALID_INPUT, message=_SAME_BOARD_TASK),
     ),
+    cas="expectedUpdatedAt",
     input_model=MoveTaskInput,
     output_model=TaskOutput,
 )
@@ -560,7 +562,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
         return task_store.column_and_anchor(board_id, dest_id, anchor_ref.number if anchor_ref else None)
 
     def plan(current: Task) -> Any:
-        _stale(args.expectedUpdatedAt, current, names)
+        _stale(ctx, current, names)
         if current.archivedAt:
             raise errors.invalid("taskId", "the task is archived; it cannot be moved")
         dest_id = args.columnId or current.columnId
