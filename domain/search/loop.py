@@ -29,12 +29,13 @@ class RepairLoop:
     ago: then it waits out the rest of ``settle`` first, so a burst of commits (an agent editing
     one task after another) is applied by one sweep per ``settle`` instead of one per commit.
     Postings then lag a write by at most ``settle`` plus a sweep; searches do not, as they read
-    the pending records themselves (docs/search.md, "Consistency and limits"). Besides, it sweeps every workspace of ``users()`` at
-    start and every ``interval`` seconds (records written by another process). Each sweep is
-    bounded (:data:`domain.search.repair.SWEEP_LIMIT`). Every ``verify_every`` seconds (and first a minute after the
-    start) it also runs ``jentrix search verify --repair`` over those workspaces
-    (:func:`domain.search.verify.verify`); ``None`` turns that off. A pass that fails is logged
-    and tried again at the next tick; the loop never takes its host down."""
+    the pending records themselves (docs/search.md, "Consistency and limits"). Besides, it
+    sweeps every workspace of ``users()`` at start and every ``interval`` seconds (records
+    written by another process). Each sweep is bounded (:data:`domain.search.repair.SWEEP_LIMIT`).
+    Every ``verify_every`` seconds (and first a minute after the start) it also runs ``jentrix
+    search verify --repair`` over those workspaces (:func:`domain.search.verify.verify`);
+    ``None`` turns that off. A pass that fails is logged and tried again at the next tick; the
+    loop never takes its host down."""
 
     def __init__(
         self,
@@ -45,7 +46,6 @@ class RepairLoop:
     ) -> None:
         self.users, self.interval, self.verify_every, self.settle = users, interval, verify_every, settle
         self.applied = 0
-        self.woken_sweeps = 0  # sweeps started by wakes (not the periodic ones): what ``settle`` bounds
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._due: set[str] = set()
@@ -99,7 +99,6 @@ class RepairLoop:
                     due, self._due = self._due, set()
                 if due:
                     woken_at = time.monotonic()
-                    self.woken_sweeps += 1
                 for ws in sorted(due):
                     self.applied += repair.sweep(ws)
                 if time.monotonic() >= full_at:
