@@ -20,7 +20,12 @@ reply is checked (an error fails the command).
 
 Targets (issue 25), ours / floor: concise get_task >= 0.8x, detailed >= 0.5x, update_task >= 0.5x.
 
-Run: .venv/bin/python -m benchmarks.floor [--rounds 3] [--seconds 3] [--calls 200] [--json OUT] [--before JSON] [--no-write]
+``--baseline DIR`` adds a fourth server, ours as the checkout in DIR has it (e.g. ``git archive
+<commit> | tar -x -C DIR``), to the same rounds: the "before" column is then that server's ratio
+to the floor of the same run, an A/B on one machine state rather than two runs minutes apart.
+
+Run: .venv/bin/python -m benchmarks.floor [--rounds 3] [--seconds 3] [--calls 200] [--json OUT] [--before JSON]
+[--baseline DIR] [--no-write]
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ from benchmarks import _support as S
 from benchmarks.load import CLIENTS, StdioServer, _is_error, _read_response, request_bytes, start_http
 
 SERVERS = ("ours", "sdk", "floor")
-LABELS = {"ours": "ours", "sdk": "SDK + our pipeline", "floor": "SDK floor (1 request)"}
+BASE = "base"  # ours as a baseline checkout has it (--baseline)
+LABELS = {"ours": "ours", "sdk": "SDK + our pipeline", "floor": "SDK floor (1 request)", BASE: "ours before (same run)"}
 TARGETS = {"get_task concise": 0.8, "get_task detailed": 0.5, "update_task": 0.5}
 
 
@@ -52,10 +58,14 @@ def workloads(task_ids: list[str]) -> dict[str, Any]:
     }
 
 
-def start(kind: str, env: dict[str, str]) -> tuple[Any, int]:
-    """``ours``, or the SDK server as the bare floor (``floor``) or with our pipeline."""
+def start(kind: str, env: dict[str, str], baseline: Path | None = None) -> tuple[Any, int]:
+    """``ours``, ours from the baseline checkout (``base``), or the SDK server as the bare floor
+    (``floor``) or with our pipeline."""
     if kind == "ours":
         return start_http("ours", env, wait_seconds=120)
+    if kind == BASE:
+        assert baseline is not None
+        return start_http("ours", {**env, "PYTHONPATH": str(baseline)}, wait_seconds=120, cwd=baseline)
     return start_http("sdk", env, sdk_mode="bare" if kind == "floor" else "pipeline", wait_seconds=120)
 
 
@@ -110,7 +120,8 @@ def stdio_run(server: StdioServer, tool: str, args_for: Any, calls: int) -> tupl
     return calls / (time.perf_counter() - began), errors
 
 
-def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
+def measure(rounds: int, seconds: float, calls: int, baseline: Path | None = None) -> dict[str, Any]:
+    kinds = SERVERS + ((BASE,) if baseline else ())
     out: dict[str, Any] = {"http": {}, "stdio": {}, "errors": []}
     with S.Stack() as stack:
         actor = stack.actor()
@@ -119,34 +130,33 @@ def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
         env = stack.child_env(JENTRIX_TOKEN=actor.token, JENTRIX_LOG_LEVEL="WARNING")
         http_env = {**env, "JENTRIX_RATE_SYNC_EVERY": "10", "JENTRIX_TOKEN_CACHE_SECONDS": "5"}
 
+        adapter = [
+            S.PYTHON,
+            "-m",
+            "functions.stdio_adapter",
+            "--workspace",
+            actor.workspace_id,
+            "--log-level",
+            "WARNING",
+        ]
         servers = {
-            "ours": StdioServer(
-                "ours",
-                [
-                    S.PYTHON,
-                    "-m",
-                    "functions.stdio_adapter",
-                    "--workspace",
-                    actor.workspace_id,
-                    "--log-level",
-                    "WARNING",
-                ],
-                env,
-            ),
+            "ours": StdioServer("ours", adapter, env),
             "sdk": StdioServer("sdk", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], env),
             "floor": StdioServer(
                 "floor", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], {**env, "JENTRIX_BENCH_SDK_MODE": "bare"}
             ),
         }
+        if baseline:
+            servers[BASE] = StdioServer(BASE, adapter, {**env, "PYTHONPATH": str(baseline)}, cwd=baseline)
         try:
             for srv in servers.values():
                 srv.handshake()
             for name, (tool, args_for) in loads.items():
-                out["stdio"][name] = {k: [] for k in SERVERS}
+                out["stdio"][name] = {k: [] for k in kinds}
                 for srv in servers.values():
                     stdio_run(srv, tool, args_for, 10)  # warm-up
                 for r in range(rounds):
-                    for k in SERVERS[r % 3 :] + SERVERS[: r % 3]:
+                    for k in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
                         rate, errs = stdio_run(servers[k], tool, args_for, calls)
                         out["stdio"][name][k].append(rate)
                         out["errors"] += [f"stdio {k} {name}: {e}" for e in errs]
@@ -156,14 +166,14 @@ def measure(rounds: int, seconds: float, calls: int) -> dict[str, Any]:
 
         procs: dict[str, tuple[Any, int]] = {}
         try:
-            for k in SERVERS:  # one by one inside the try: a server that fails to start stops the others
-                procs[k] = start(k, http_env)
+            for k in kinds:  # one by one inside the try: a server that fails to start stops the others
+                procs[k] = start(k, http_env, baseline)
             for name, (tool, args_for) in loads.items():
-                out["http"][name] = {k: [] for k in SERVERS}
-                for k in SERVERS:  # warm-up
+                out["http"][name] = {k: [] for k in kinds}
+                for k in kinds:  # warm-up
                     asyncio.run(_load(procs[k][1], actor.token, tool, args_for, None, 32))
                 for r in range(rounds):
-                    for k in SERVERS[r % 3 :] + SERVERS[: r % 3]:
+                    for k in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
                         res = asyncio.run(_load(procs[k][1], actor.token, tool, args_for, seconds, None))
                         out["http"][name][k].append(res["rps"])
                         out["errors"] += [f"http {k} {name}: {e}" for e in res["errors"]]
@@ -182,7 +192,9 @@ def render(after: dict[str, Any], before: dict[str, Any] | None) -> str:
             ratio = S.ratios_of_pairs(got["ours"], got["floor"])
             sdk = S.ratios_of_pairs(got["ours"], got["sdk"])
             prior = ""
-            if before is not None:
+            if BASE in got:
+                prior = f"{S.ratios_of_pairs(got[BASE], got['floor']).median:.2f}x (same run)"
+            elif before is not None:
                 b = before[transport][name]
                 prior = f"{S.ratios_of_pairs(b['ours'], b['floor']).median:.2f}x"
             rows.append(
@@ -215,10 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--json", help="also write the raw figures to this file")
     p.add_argument("--before", help="raw figures of a run on the code before the change (its --json)")
+    p.add_argument(
+        "--baseline", help="a checkout of the code before the change, run as a fourth server in the same rounds"
+    )
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
     began = time.perf_counter()
-    after = measure(args.rounds, args.seconds, args.calls)
+    baseline = Path(args.baseline).resolve() if args.baseline else None
+    after = measure(args.rounds, args.seconds, args.calls, baseline)
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if args.before else None
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
@@ -230,7 +246,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.rounds} interleaved rounds per workload; HTTP runs of {args.seconds:.0f} s with {CLIENTS} keep-alive clients (uvicorn on "
             f"loopback), stdio runs of {args.calls} sequential calls. Figures are medians of rounds; ratios medians of per-round ratios. "
             "Ours over HTTP runs as a warm Lambda environment would (deferred rate window, k = 10; 5 s token and warm caches); "
-            'over stdio with the exact window. "before" is the same command on the code before issue 25, run separately.',
+            'over stdio with the exact window. "before" is '
+            + (
+                "ours from the baseline checkout, in the same rounds."
+                if baseline
+                else "the same command on earlier code, run separately."
+            ),
             "",
             render(after, before),
             "",

@@ -32,6 +32,7 @@ import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks import _support as S
@@ -42,10 +43,10 @@ CLIENTS = 8
 
 # -- stdio -------------------------------------------------------------------------------------
 class StdioServer:
-    def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.name = name
         self.proc = subprocess.Popen(
-            argv, cwd=S.REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            argv, cwd=cwd or S.REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
         self.n = 0
 
@@ -128,7 +129,7 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30
 
 
 def start_http(
-    kind: str, env: dict[str, str], *, sdk_mode: str | None = None, wait_seconds: float = 30
+    kind: str, env: dict[str, str], *, sdk_mode: str | None = None, wait_seconds: float = 30, cwd: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Start our HTTP app (``kind == "ours"``) or the SDK server in ``sdk_mode`` (default: the
     kind's own, "direct" for ``sdk-direct``) on a free port; the process is killed if it never
@@ -157,7 +158,7 @@ def start_http(
         ]
     else:
         argv = [S.PYTHON, "-m", "benchmarks.sdk_server", "--http", str(port)]
-    proc = subprocess.Popen(argv, cwd=S.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=cwd or S.REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for_port(port, proc, wait_seconds)
     except RuntimeError:

@@ -166,3 +166,56 @@ def test_repair_loop_survives_a_failing_sweep(stack):
         assert len(calls) >= 3  # kept ticking after failures
     finally:
         loop.stop()
+
+
+def test_repair_loop_applies_a_burst_of_edits_in_a_few_sweeps(stack, owner, monkeypatch):
+    """The in-process consumer (stdio, ``jentrix dev``) is woken by every commit carrying a
+    pending record; during a burst it sweeps at most once per ``settle`` seconds instead of once
+    per commit, and the last edit is still the one indexed."""
+    import time
+
+    from domain import auth, catalog
+    from domain.pipeline import call_tool
+
+    principal = auth.authenticate(owner.token)
+
+    def tool(name: str, args: dict) -> dict:
+        outcome = call_tool(catalog.registry().get(name), args, principal)
+        assert outcome.error is None, outcome.error
+        return outcome.result
+
+    board = tool("create_board", {"workspaceId": owner.workspace_id, "name": "Burst"})
+    task = tool("create_task", {"columnId": board["columns"][0]["id"], "title": "first draft"})["task"]
+    repair.drain(owner.workspace_id)
+    swept: list[str] = []
+    real_sweep = repair.sweep
+
+    def counting(workspace_id: str) -> int:
+        swept.append(workspace_id)
+        return real_sweep(workspace_id)
+
+    monkeypatch.setattr(repair, "sweep", counting)  # counts sweeps; each still runs for real
+    loop = RepairLoop(lambda: [owner.user_id], interval=3600.0, verify_every=None, settle=1.0).start()
+    try:
+        deadline = time.monotonic() + 10
+        while not swept and time.monotonic() < deadline:  # the start's sweep of the user's workspaces
+            time.sleep(0.02)
+        swept.clear()
+        began = time.monotonic()
+        for n in range(12):
+            tool("update_task", {"taskId": task["id"], "title": f"draft {n} wombat{n}"})
+        elapsed = time.monotonic() - began
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and list(
+            SearchPendingRow.query(keys.search_pending_partition(owner.workspace_id))
+        ):
+            time.sleep(0.05)
+    finally:
+        loop.stop()
+    # one sweep at the first commit, then at most one per started second of the burst, and one
+    # for the commits that arrived during the last (12 sweeps if every commit had its own)
+    assert 1 <= len(swept) <= int(elapsed) + 2, (len(swept), elapsed)
+    assert [h.task_id for h in INDEX.query(owner.workspace_id, q.parse("wombat11"), substring=None).hits] == [
+        task["id"]
+    ]
+    assert INDEX.query(owner.workspace_id, q.parse("wombat10"), substring=None).hits == []

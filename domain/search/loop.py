@@ -25,17 +25,26 @@ class RepairLoop:
     on a daemon thread until :meth:`stop`.
 
     Woken by every commit of this process that carries records (:func:`domain.search.on_pending`),
-    it sweeps those workspaces at once; besides, it sweeps every workspace of ``users()`` at
-    start and every ``interval`` seconds (records written by another process). Each sweep is
-    bounded (:data:`domain.search.repair.SWEEP_LIMIT`). Every ``verify_every`` seconds (and first a minute after the
-    start) it also runs ``jentrix search verify --repair`` over those workspaces
-    (:func:`domain.search.verify.verify`); ``None`` turns that off. A pass that fails is logged
-    and tried again at the next tick; the loop never takes its host down."""
+    it sweeps those workspaces at once, unless it swept on a wake less than ``settle`` seconds
+    ago: then it waits out the rest of ``settle`` first, so a burst of commits (an agent editing
+    one task after another) is applied by one sweep per ``settle`` instead of one per commit.
+    Postings then lag a write by at most ``settle`` plus a sweep; searches do not, as they read
+    the pending records themselves (docs/search.md, "Consistency and limits"). Besides, it
+    sweeps every workspace of ``users()`` at start and every ``interval`` seconds (records
+    written by another process). Each sweep is bounded (:data:`domain.search.repair.SWEEP_LIMIT`).
+    Every ``verify_every`` seconds (and first a minute after the start) it also runs ``jentrix
+    search verify --repair`` over those workspaces (:func:`domain.search.verify.verify`);
+    ``None`` turns that off. A pass that fails is logged and tried again at the next tick; the
+    loop never takes its host down."""
 
     def __init__(
-        self, users: Callable[[], list[str]], interval: float = 1.0, verify_every: float | None = 600.0
+        self,
+        users: Callable[[], list[str]],
+        interval: float = 1.0,
+        verify_every: float | None = 600.0,
+        settle: float = 0.5,
     ) -> None:
-        self.users, self.interval, self.verify_every = users, interval, verify_every
+        self.users, self.interval, self.verify_every, self.settle = users, interval, verify_every, settle
         self.applied = 0
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -79,10 +88,17 @@ class RepairLoop:
     def _run(self) -> None:
         full_at = 0.0
         verify_at = time.monotonic() + 60.0
+        woken_at = float("-inf")
         while not self._stop.is_set():
             try:
                 with self._lock:
+                    waiting = bool(self._due)
+                if waiting and (left := woken_at + self.settle - time.monotonic()) > 0:
+                    self._stop.wait(left)  # a burst: let its later commits join this sweep
+                with self._lock:
                     due, self._due = self._due, set()
+                if due:
+                    woken_at = time.monotonic()
                 for ws in sorted(due):
                     self.applied += repair.sweep(ws)
                 if time.monotonic() >= full_at:
