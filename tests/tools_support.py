@@ -66,6 +66,7 @@ class _Mirror:
     def __init__(self, tables: Any, streams: Any, table: str, arn: str) -> None:
         self.client, self.table, self.arn = streams, table, arn
         self.iterators: dict[str, str | None] = {}
+        self.last_seen: dict[str, str] = {}  # per shard, the sequence number of the last record applied
         self._follow()
         self.items = _scan(table, tables)
 
@@ -81,6 +82,19 @@ class _Mirror:
             if not desc.get("LastEvaluatedShardId"):
                 return
             kwargs["ExclusiveStartShardId"] = desc["LastEvaluatedShardId"]
+
+    def _after_last(self, shard_id: str) -> str:
+        """A new iterator just past the last record applied (the oldest when none was): a shard
+        iterator expires 15 minutes after it was taken (ExpiredIteratorException), and a slow
+        suite can leave one unread that long."""
+        last = self.last_seen.get(shard_id)
+        if last is None:
+            return self._oldest(shard_id)
+        return str(
+            self.client.get_shard_iterator(
+                StreamArn=self.arn, ShardId=shard_id, ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=last
+            )["ShardIterator"]
+        )
 
     def _oldest(self, shard_id: str) -> str:
         return str(
@@ -101,8 +115,14 @@ class _Mirror:
                         raise
                     iterator, reopened = self._oldest(sid), True
                     continue
+                except self.client.exceptions.ExpiredIteratorException:
+                    if reopened:
+                        raise
+                    iterator, reopened = self._after_last(sid), True
+                    continue
                 for record in page["Records"]:
                     change = record["dynamodb"]
+                    self.last_seen[sid] = change["SequenceNumber"]
                     if record["eventName"] == "REMOVE":
                         self.items.pop(_key_of(change["Keys"]), None)
                     else:
