@@ -17,7 +17,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol
 
 from pynamodb.exceptions import DoesNotExist
 
@@ -139,7 +139,7 @@ class PatVerifier:
             user_id=row.userId,
             token_id=row.tokenId,
             kind="pat",
-            stored_scopes=tuple(cast("list[str]", row.scopes) or ()),
+            stored_scopes=tuple(row.scopes or ()),
             workspace_pin=row.workspaceId,
             display_name=row.displayName,
             emoji=row.emoji,

@@ -19,7 +19,7 @@ from pynamodb.exceptions import UpdateError
 from domain import clock, ids
 from domain.store import boards as board_store
 from domain.store import db, idempotency_markers, keys, members, search_marks, work
-from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.cas import R, Step, Unchanged, Write, compare_and_set
 from domain.store.errors import StoreError
 from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
 from domain.store.models import (
@@ -157,10 +157,10 @@ def write(
     workspace_id: str,
     actor_id: str,
     activity: ActivityRow,
-    result: Callable[[], Any],
+    result: Callable[[], R],
     extra: Callable[[Any], None] | None = None,
     replan_on: TaskDetailRow | None = None,
-) -> Write[TaskDetailRow, Any]:
+) -> Write[TaskDetailRow, R]:
     """One conditional task write for :func:`domain.store.cas.compare_and_set`.
 
     Every such write carries :func:`domain.store.boards.open_check`: a task of an archived board
@@ -192,7 +192,7 @@ def write(
     return Write(build=build, result=result, retry=retry)
 
 
-def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], Any]) -> Any:
+def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], Step[TaskDetailRow, R]]) -> R:
     """Compare-and-set on a task: ``plan(state)`` returns :func:`write` or ``Unchanged``."""
     return compare_and_set(operation, state, plan)
 
