@@ -177,7 +177,9 @@ class OAuthVerifier(PatVerifier):
 
 
 def _expired(expires_at: str | None) -> bool:
-    return bool(expires_at) and clock.parse_iso(expires_at) <= clock.now_ms()
+    if not expires_at:
+        return False
+    return clock.parse_iso(expires_at) <= clock.now_ms()
 
 
 PAT_VERIFIER = PatVerifier()

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pynamodb.expressions.update import Action
+
 from domain import clock
 from domain.store import boards as board_store
 from domain.store import db, keys, members
@@ -323,7 +325,7 @@ def delete(
                             condition=Row.PK.exists(),
                         )
                     else:
-                        actions = [LabelRow.taskCount.add(-len(chunk))]
+                        actions: list[Action] = [LabelRow.taskCount.add(-len(chunk))]
                         if first and not state.deletingAt:
                             actions.append(LabelRow.deletingAt.set(stamp))
                         tx.update(LabelRow(*label_key), actions=actions, condition=cond)

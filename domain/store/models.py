@@ -74,6 +74,11 @@ class Row(Model):
         table_name = "jentrix"
         region = "us-east-1"
         host: str | None = None
+        # set by domain.store.db.configure (annotations only: unset, PynamoDB uses its settings)
+        connect_timeout_seconds: float
+        read_timeout_seconds: float
+        max_retry_attempts: int
+        max_pool_connections: int
 
     PK = UnicodeAttribute(hash_key=True)
     SK = UnicodeAttribute(range_key=True)
