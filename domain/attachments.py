@@ -106,7 +106,7 @@ def _closed() -> errors.ToolError:
 )
 def _attach(ctx: CallContext, args: AttachInput) -> AttachOutput:
     where = ctx.target
-    task = ctx.item(keys.task_full(where.board_id, where.task.number))
+    task = ctx.item(keys.task_full(where.board(), where.task_ref().number))
     if not isinstance(task, TaskDetailRow):
         raise errors.not_found("task", args.taskId)
     if task.archivedAt:
@@ -119,7 +119,7 @@ def _attach(ctx: CallContext, args: AttachInput) -> AttachOutput:
         return _stored(grant.entity_id)
     now = clock.now_iso()
     ulid = str(ULID()).lower()
-    attachment_id = ids.new_attachment_id(where.task, ulid)
+    attachment_id = ids.new_attachment_id(where.task_ref(), ulid)
     final = objects.final_key(where.workspace_id, "attachment", attachment_id)
     row = AttachmentRow(
         *keys.attachment(task.taskId, ulid),
@@ -138,7 +138,7 @@ def _attach(ctx: CallContext, args: AttachInput) -> AttachOutput:
     )
     act = ctx.activity(
         where.workspace_id,
-        where.board_id,
+        where.board(),
         "attachment.added",
         f"Attached {grant.file_name} to {task.key}",
         task_id=task.taskId,
@@ -163,7 +163,7 @@ def _attach(ctx: CallContext, args: AttachInput) -> AttachOutput:
     try:
         attachment_store.create(
             row,
-            where.task,
+            where.task_ref(),
             actor_id=ctx.user_id,
             activity=act,
             extra=lambda tx: uploads.claim(tx, grant, call_hash=digest, entity_id=attachment_id),

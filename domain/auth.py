@@ -17,7 +17,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol
 
 from pynamodb.exceptions import DoesNotExist
 
@@ -139,7 +139,7 @@ class PatVerifier:
             user_id=row.userId,
             token_id=row.tokenId,
             kind="pat",
-            stored_scopes=tuple(cast("list[str]", row.scopes) or ()),
+            stored_scopes=tuple(row.scopes or ()),
             workspace_pin=row.workspaceId,
             display_name=row.displayName,
             emoji=row.emoji,
@@ -177,7 +177,9 @@ class OAuthVerifier(PatVerifier):
 
 
 def _expired(expires_at: str | None) -> bool:
-    return bool(expires_at) and clock.parse_iso(expires_at) <= clock.now_ms()
+    if not expires_at:
+        return False
+    return clock.parse_iso(expires_at) <= clock.now_ms()
 
 
 PAT_VERIFIER = PatVerifier()

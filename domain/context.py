@@ -136,14 +136,11 @@ class CallContext:
 
     # -- what the pipeline found, read-only ---------------------------------------------------
     @property
-    def target(self) -> Any:
+    def target(self) -> Located:
         """The located target (:class:`~domain.located.Located`), for a spec that declares one
-        (the access step sets it before the handler runs).
-
-        Typed ``Any`` on this face for now: ``Located`` serves every kind, so its board, task and
-        other parts are optional, and the handlers (domain/tools/, typed loosely until the
-        storage-port conversion) rely on their spec's kind instead of narrowing them. The
-        pipeline's own field (``CallState.target``) is typed.
+        (the access step sets it before the handler runs). Its parts beyond the workspace are
+        optional because one type serves every kind; :meth:`Located.board` and its siblings
+        hand out the part the spec's kind always sets.
 
         Raises:
             LookupError: when the spec declares no target (a programming error, never a caller's).
@@ -154,10 +151,17 @@ class CallContext:
         return where
 
     @property
-    def targets(self) -> list[Any] | None:
+    def targets(self) -> list[ItemAccess]:
         """The list target's outcome, one :class:`~domain.located.ItemAccess` per item (admitted
-        ``where`` or its ``error``); ``Any`` on this face for the reason ``target`` gives."""
-        return self.call_state.targets
+        ``where`` or its ``error``), in the order the caller sent them.
+
+        Raises:
+            LookupError: when the spec declares no list target (a programming error).
+        """
+        entries = self.call_state.targets
+        if entries is None:
+            raise LookupError(f"{self.tool} declares no list target; ctx.targets is not set")
+        return entries
 
     @property
     def read(self) -> Reads:

@@ -23,13 +23,15 @@ import contextvars
 import random
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from domain import errors
 from domain.settings import settings
 from domain.store import db, deadline
 from domain.store.idempotency_markers import marker_for
 from domain.store.models import CreationMarkerRow
+
+_R = TypeVar("_R")
 
 WAIT_SECONDS = 8.0
 _lease: contextvars.ContextVar[float | None] = contextvars.ContextVar("jentrix_idempotency_lease", default=None)
@@ -57,7 +59,7 @@ class Unfinished(Exception):  # a result, not an error
         self.result = result
 
 
-def answer(ctx: Any, result: Any, *, finished: bool) -> Any:
+def answer(ctx: Any, result: _R, *, finished: bool) -> _R:
     """``result``; for a keyed call that is not ``finished``, raised as :class:`Unfinished`."""
     if not finished and ctx.idempotency_key:
         raise Unfinished(result)

@@ -10,13 +10,15 @@ step or the target declarations, which both name the context. :mod:`domain.targe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from domain import ids
 from domain.errors import ToolError
 
 if TYPE_CHECKING:
     from domain.store.reads import Reads
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,38 @@ class Located:
     session: ids.SessionRef | None = None
     artifact: ids.ArtifactRef | None = None
 
+    # The part a spec's target kind always sets, typed: a handler of a task tool reads
+    # ``where.board()`` rather than the optional ``board_id``. Asking a target for a part its
+    # kind does not carry is a programming error (the spec and the handler disagree), never a
+    # caller's, so it raises LookupError, which the pipeline answers as INTERNAL.
+    def board(self) -> str:
+        """The board id (task, column, label, subtask, comment and board targets)."""
+        return _part(self, "board_id", self.board_id)
+
+    def column(self) -> str:
+        """The column id (task and column targets)."""
+        return _part(self, "column_id", self.column_id)
+
+    def project(self) -> str:
+        """The project id (project targets)."""
+        return _part(self, "project_id", self.project_id)
+
+    def task_ref(self) -> ids.TaskRef:
+        """The task's reference (task, subtask and comment targets)."""
+        return _part(self, "task", self.task)
+
+    def session_ref(self) -> ids.SessionRef:
+        """The session's reference (session targets)."""
+        return _part(self, "session", self.session)
+
+
+def _part(where: Located, name: str, value: _T | None) -> _T:
+    if value is None:
+        raise LookupError(
+            f"a {where.kind} target ({where.ident}) carries no {name}; the spec's target kind and its handler disagree"
+        )
+    return value
+
 
 @dataclass
 class ItemAccess:
@@ -49,3 +83,27 @@ class ItemAccess:
     where: Located | None = None
     error: ToolError | None = None
     read: Reads | None = None  # set by the access step when the spec declares reads
+
+    def located(self) -> Located:
+        """``where`` of an admitted item (one whose ``error`` is ``None``).
+
+        Raises:
+            LookupError: for a refused item (a programming error: check ``error`` first).
+        """
+        return _part_of_item(self, "where", self.where)
+
+    def reads(self) -> Reads:
+        """``read`` of an admitted item of a spec that declares read plans.
+
+        Raises:
+            LookupError: when the item was refused or the spec declares no reads (a programming error).
+        """
+        return _part_of_item(self, "read", self.read)
+
+
+def _part_of_item(entry: ItemAccess, name: str, value: _T | None) -> _T:
+    if value is None:
+        raise LookupError(
+            f"list item {entry.index} ({entry.ident!r}) has no {name}: it was refused, or the spec reads none"
+        )
+    return value

@@ -70,7 +70,9 @@ def _iso_in(seconds: int, now_ms: int | None = None) -> str:
 
 
 def _expired(iso: str | None, now_ms: int | None = None) -> bool:
-    return bool(iso) and clock.parse_iso(iso) <= (now_ms if now_ms is not None else clock.now_ms())
+    if not iso:
+        return False
+    return clock.parse_iso(iso) <= (now_ms if now_ms is not None else clock.now_ms())
 
 
 def _ttl(iso: str) -> int:

@@ -417,3 +417,36 @@ def test_a_handler_cannot_write_its_context():
     where = Located(kind="task", ident="tsk_x", workspace_id="ws_x")
     ctx.call_state.target = where  # the access step's write, seen through the read-only face
     assert ctx.target is where
+
+
+def test_a_target_hands_out_only_the_parts_its_kind_sets():
+    """``ctx.target`` is a ``Located`` whose board, column, project, task and session parts are
+    optional; the typed accessors return the part a spec's kind sets and raise LookupError (a
+    programming error, answered INTERNAL) for one it does not. ``ctx.targets`` and an item's
+    ``located()``/``reads()`` are just as strict."""
+    from domain import ids
+    from domain.auth import Principal
+    from domain.context import CallContext
+    from domain.errors import ErrorCode, ToolError
+    from domain.located import ItemAccess, Located
+    from domain.store.reads import Reads
+
+    task = ids.TaskRef("ws_x", "bd_x", 7)
+    where = Located(kind="task", ident="tk_x", workspace_id="ws_x", board_id="bd_x", task=task)
+    assert (where.board(), where.task_ref()) == ("bd_x", task)
+    for part, accessor in (("column_id", where.column), ("project_id", where.project), ("session", where.session_ref)):
+        with pytest.raises(LookupError, match=f"a task target \\(tk_x\\) carries no {part}"):
+            accessor()
+
+    principal = Principal(user_id="usr_x", token_id="tok_x", kind="pat", stored_scopes=(), workspace_pin=None)
+    ctx = CallContext(principal, "cid", "bulk_update_tasks")
+    with pytest.raises(LookupError, match="bulk_update_tasks declares no list target"):
+        ctx.targets  # noqa: B018 - the property raises
+    admitted = ItemAccess(0, "tk_x", where=where, read=Reads())
+    refused = ItemAccess(1, "tk_y", error=ToolError(ErrorCode.NOT_FOUND, "gone", "hint"))
+    ctx.call_state.targets = [admitted, refused]
+    assert ctx.targets == [admitted, refused]
+    assert admitted.located() is where and isinstance(admitted.reads(), Reads)
+    for accessor in (refused.located, refused.reads):
+        with pytest.raises(LookupError, match="list item 1 \\('tk_y'\\) has no"):
+            accessor()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from domain import ids
 from domain.store import db, keys, members, search_marks
@@ -36,8 +36,8 @@ LINKS: tuple[tuple[str, str], ...] = (
     ("workOrder", "workOrderId"),
 )
 # The written kinds: their text is always stored in the body (and searched). Sorted; the one list
-# the tools' argument enums are made from.
-TEXT_KIND_NAMES: tuple[str, ...] = (
+# the tools' argument enums are made from (a Literal, so the tools' argument types are checked).
+TextKind = Literal[
     "DECISION",
     "DELIVERABLE",
     "DIFF",
@@ -48,7 +48,8 @@ TEXT_KIND_NAMES: tuple[str, ...] = (
     "PRD",
     "PROMPT",
     "REPORT",
-)
+]
+TEXT_KIND_NAMES: tuple[str, ...] = get_args(TextKind)
 TEXT_KINDS: frozenset[str] = frozenset(TEXT_KIND_NAMES)
 # The head attributes a link copy repeats (every field of the head).
 _FIELDS = tuple(

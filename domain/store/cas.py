@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from domain.store.db import ConditionFailed, transact
 from domain.store.retry import ATTEMPTS, Contended, backoff
@@ -52,7 +52,11 @@ class Write(Generic[S, R]):
     retry: Callable[[ConditionFailed], S]
 
 
-def compare_and_set(operation: str, state: S, plan: Callable[[S], Write[S, R] | Unchanged[R]]) -> R:
+# What a plan returns for state ``S`` and answer ``R`` (a handler's plan: ``-> Step[Task, TaskOutput]``).
+Step: TypeAlias = Write[S, R] | Unchanged[R]
+
+
+def compare_and_set(operation: str, state: S, plan: Callable[[S], Step[S, R]]) -> R:
     """Run ``plan`` and its write until one commits, within ``ATTEMPTS[operation]`` attempts.
 
     Raises:

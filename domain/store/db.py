@@ -225,7 +225,11 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
             codes = [r.code if r else "None" for r in reasons]
             if any(c == "ConditionalCheckFailed" for c in codes):
                 keys = _action_keys(tx)
-                failed = {keys[i]: reasons[i].raw_item for i, c in enumerate(codes) if c == "ConditionalCheckFailed"}
+                failed = {
+                    keys[i]: r.raw_item
+                    for i, r in enumerate(reasons)
+                    if r is not None and r.code == "ConditionalCheckFailed"
+                }
                 if set(failed) <= recent and mirror_resends < MIRROR_ATTEMPTS:
                     known.update(failed)  # full (or trimmed meanwhile): send again with what it holds
                     mirror_resends += 1

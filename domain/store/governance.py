@@ -114,7 +114,7 @@ def history_entries(workspace_id: str, limit: int = 50) -> list[dict[str, Any]]:
 def policy_of(row: Any, pack: str) -> str:
     if isinstance(row, GovernancePolicyRow):
         value = (row.policies or {}).get(pack)
-        if value in POLICIES:
+        if isinstance(value, str) and value in POLICIES:
             return value
     return DEFAULT_POLICY
 

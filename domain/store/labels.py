@@ -19,11 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pynamodb.expressions.update import Action
+
 from domain import clock
 from domain.store import boards as board_store
 from domain.store import db, keys, members
 from domain.store import tasks as task_store
-from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.cas import R, Step, Unchanged, Write, compare_and_set
 from domain.store.errors import StoreError
 from domain.store.models import ActivityRow, BoardRow, LabelNameRow, LabelRow, Row, TaskDetailRow
 from domain.store.retry import ATTEMPTS, Contended, backoff
@@ -323,7 +325,7 @@ def delete(
                             condition=Row.PK.exists(),
                         )
                     else:
-                        actions = [LabelRow.taskCount.add(-len(chunk))]
+                        actions: list[Action] = [LabelRow.taskCount.add(-len(chunk))]
                         if first and not state.deletingAt:
                             actions.append(LabelRow.deletingAt.set(stamp))
                         tx.update(LabelRow(*label_key), actions=actions, condition=cond)
@@ -356,8 +358,8 @@ def set_for_task(
     workspace_id: str,
     actor_id: str,
     activity_for: Callable[[TaskDetailRow, list[str], list[str]], ActivityRow],
-    result: Callable[[TaskDetailRow, list[str]], Any],
-) -> Any:
+    result: Callable[[TaskDetailRow, list[str]], R],
+) -> R:
     """Replace the task's labels with ``wanted`` (ids already checked against the board's labels).
 
     A compare-and-set through :func:`domain.store.tasks.write` (so an archived board refuses
@@ -373,7 +375,7 @@ def set_for_task(
     gone: set[str] = set()
     board_id = current.boardId
 
-    def plan(state: TaskDetailRow) -> Any:
+    def plan(state: TaskDetailRow) -> Step[TaskDetailRow, R]:
         if state.archivedAt:
             raise TaskArchived(state.taskId)
         before = list(state.labelIds or [])

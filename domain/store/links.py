@@ -91,7 +91,7 @@ def halves(
     *, from_task: TaskDetailRow, kind: str, to_task: TaskDetailRow, workspace_id: str, actor_id: str, at: str
 ) -> tuple[LinkRow, LinkRow]:
     """The two items of a new edge: outgoing on the source, incoming on the target."""
-    common = {
+    common: dict[str, Any] = {
         "fromTaskId": from_task.taskId,
         "toTaskId": to_task.taskId,
         "linkKind": kind,
@@ -181,8 +181,10 @@ def find_cycle(head: tuple[str, str], tail: tuple[str, str], *, limit: int = MAX
             for other, other_key in future.result():
                 if other == tail_id:
                     chain = [task_id]
-                    while parent[chain[-1]] is not None:
-                        chain.append(parent[chain[-1]])
+                    step = parent[task_id]
+                    while step is not None:
+                        chain.append(step)
+                        step = parent[step]
                     return [key_of[t] for t in reversed(chain)] + [tail[1]]
                 if other not in parent:
                     parent[other], key_of[other] = task_id, other_key

@@ -24,6 +24,18 @@ from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
 
+def string_list(*, default: Any = None, attr_name: str | None = None) -> ListAttribute[str]:
+    """A list-of-strings attribute (DynamoDB L of S), typed ``list[str]`` on a row.
+
+    The same attribute as ``ListAttribute(of=UnicodeAttribute)``; PynamoDB types that one as a list
+    of ``UnicodeAttribute`` (its ``of`` parameter is the element's attribute class), though reading
+    it yields strings. Setting the element type after construction gives it the right type.
+    """
+    attribute: ListAttribute[str] = ListAttribute(default=default, attr_name=attr_name)
+    attribute.element_type = UnicodeAttribute
+    return attribute
+
+
 class Gsi1(GlobalSecondaryIndex["Row"]):
     """GSI1: column-ordered task rows, a task's activity, a user's tokens (keys: :mod:`domain.store.keys`)."""
 
@@ -62,6 +74,11 @@ class Row(Model):
         table_name = "jentrix"
         region = "us-east-1"
         host: str | None = None
+        # set by domain.store.db.configure (annotations only: unset, PynamoDB uses its settings)
+        connect_timeout_seconds: float
+        read_timeout_seconds: float
+        max_retry_attempts: int
+        max_pool_connections: int
 
     PK = UnicodeAttribute(hash_key=True)
     SK = UnicodeAttribute(range_key=True)
@@ -311,8 +328,8 @@ class _TaskFields(Row):
     title = UnicodeAttribute()
     priority = UnicodeAttribute(default="NONE")
     dueDate = UnicodeAttribute(null=True)
-    assigneeIds = ListAttribute(of=UnicodeAttribute, default=list)
-    labelIds = ListAttribute(of=UnicodeAttribute, default=list)
+    assigneeIds = string_list(default=list)
+    labelIds = string_list(default=list)
     # The task's checklist progress, kept by every subtask write in the task's own transaction
     # (docs/data-model.md, "subtask"); items written before subtasks existed read as 0.
     subtaskCount = NumberAttribute(default=0)
@@ -336,7 +353,7 @@ class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
     searchVersion = UnicodeAttribute(null=True)
     # The work-index entries (domain.store.work) this item's last write left: the users indexed and
     # the GSI3 sort key they carry. Kept in the same transaction as the entries, so they never drift.
-    workIndexed = ListAttribute(of=UnicodeAttribute, default=list)
+    workIndexed = string_list(default=list)
     workSort = UnicodeAttribute(null=True)
 
 
@@ -709,11 +726,11 @@ class ProjectRow(Row, discriminator="Project"):
     ownerId = UnicodeAttribute(null=True)
     parentId = UnicodeAttribute(null=True)
     goal = UnicodeAttribute(null=True)
-    constraints = ListAttribute(of=UnicodeAttribute, default=list)
+    constraints = string_list(default=list)
     milestones = JSONAttribute(null=True)  # [{title, dueDate, done}]
     risks = JSONAttribute(null=True)  # [{title, severity, mitigation}]
     budget = UnicodeAttribute(null=True)
-    successMetrics = ListAttribute(of=UnicodeAttribute, default=list)
+    successMetrics = string_list(default=list)
     childCount = NumberAttribute(default=0)
     linkCount = NumberAttribute(default=0)
     decisionCount = NumberAttribute(default=0)  # DECISION links
@@ -775,7 +792,7 @@ class RecentActivityRow(Row, discriminator="RecentActivity"):
     the ``at`` of the first entry the item ever held (an item younger than its task may lack
     older entries); ``version`` counts the writes (the compare-and-set of a trim)."""
 
-    entries = ListAttribute(of=UnicodeAttribute, default=list, attr_name="e")
+    entries = string_list(default=list, attr_name="e")
     since = UnicodeAttribute(null=True)
     version = NumberAttribute(default=0, attr_name="v")
 
@@ -785,7 +802,7 @@ class TokenRow(Row, discriminator="Token"):
 
     tokenId = UnicodeAttribute()
     userId = UnicodeAttribute()
-    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    scopes = string_list(default=list)
     workspaceId = UnicodeAttribute(null=True)
     displayName = UnicodeAttribute(null=True)
     emoji = UnicodeAttribute(null=True)
@@ -807,7 +824,7 @@ class OAuthAccessRow(Row, discriminator="OAuthAccess"):
     userId = UnicodeAttribute()
     clientId = UnicodeAttribute()
     clientName = UnicodeAttribute()
-    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    scopes = string_list(default=list)
     workspaceId = UnicodeAttribute(null=True)
     audience = UnicodeAttribute()
     expiresAt = UnicodeAttribute()
@@ -832,7 +849,7 @@ class OAuthCodeRow(Row, discriminator="OAuthCode"):
     clientName = UnicodeAttribute()
     redirectUri = UnicodeAttribute()
     codeChallenge = UnicodeAttribute()
-    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    scopes = string_list(default=list)
     workspaceId = UnicodeAttribute(null=True)
     resource = UnicodeAttribute()
     expiresAt = UnicodeAttribute()
@@ -848,7 +865,7 @@ class OAuthGrantRow(Row, discriminator="OAuthGrant"):
     clientId = UnicodeAttribute()
     clientName = UnicodeAttribute()
     clientHost = UnicodeAttribute()
-    scopes = ListAttribute(of=UnicodeAttribute, default=list)
+    scopes = string_list(default=list)
     workspaceId = UnicodeAttribute(null=True)
     resource = UnicodeAttribute()
     createdAt = UnicodeAttribute()
@@ -857,7 +874,7 @@ class OAuthGrantRow(Row, discriminator="OAuthGrant"):
     absoluteExpiresAt = UnicodeAttribute()
     revokedAt = UnicodeAttribute(null=True)
     revokedReason = UnicodeAttribute(null=True)
-    accessDigests = ListAttribute(of=UnicodeAttribute, default=list)  # "<digest> <expiry ms>" of live access tokens
+    accessDigests = string_list(default=list)  # "<digest> <expiry ms>" of live access tokens
 
 
 class OAuthClientRow(Row, discriminator="OAuthClient"):
@@ -865,7 +882,7 @@ class OAuthClientRow(Row, discriminator="OAuthClient"):
 
     clientId = UnicodeAttribute()
     clientName = UnicodeAttribute()
-    redirectUris = ListAttribute(of=UnicodeAttribute, default=list)
+    redirectUris = string_list(default=list)
     applicationType = UnicodeAttribute(default="native")
     createdAt = UnicodeAttribute()
     expiresAt = UnicodeAttribute()
@@ -1079,7 +1096,7 @@ class _ArtifactFields(Row):
     size = NumberAttribute(null=True)
     sha256 = UnicodeAttribute(null=True)
     bodyChars = NumberAttribute(null=True)  # length of the stored (redacted) body; null = no body
-    redactions = ListAttribute(of=UnicodeAttribute, default=list)  # rule ids of the secrets replaced
+    redactions = string_list(default=list)  # rule ids of the secrets replaced
     taskId = UnicodeAttribute(null=True)
     projectId = UnicodeAttribute(null=True)
     sessionId = UnicodeAttribute(null=True)

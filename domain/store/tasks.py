@@ -19,7 +19,7 @@ from pynamodb.exceptions import UpdateError
 from domain import clock, ids
 from domain.store import boards as board_store
 from domain.store import db, idempotency_markers, keys, members, search_marks, work
-from domain.store.cas import Unchanged, Write, compare_and_set
+from domain.store.cas import R, Step, Write, compare_and_set
 from domain.store.errors import StoreError
 from domain.store.idempotency_markers import IdempotencyMismatch, earlier_entity, put_marker
 from domain.store.models import (
@@ -157,10 +157,10 @@ def write(
     workspace_id: str,
     actor_id: str,
     activity: ActivityRow,
-    result: Callable[[], Any],
+    result: Callable[[], R],
     extra: Callable[[Any], None] | None = None,
     replan_on: TaskDetailRow | None = None,
-) -> Write[TaskDetailRow, Any]:
+) -> Write[TaskDetailRow, R]:
     """One conditional task write for :func:`domain.store.cas.compare_and_set`.
 
     Every such write carries :func:`domain.store.boards.open_check`: a task of an archived board
@@ -192,7 +192,7 @@ def write(
     return Write(build=build, result=result, retry=retry)
 
 
-def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], Any]) -> Any:
+def edit(operation: str, state: TaskDetailRow, plan: Callable[[TaskDetailRow], Step[TaskDetailRow, R]]) -> R:
     """Compare-and-set on a task: ``plan(state)`` returns :func:`write` or ``Unchanged``."""
     return compare_and_set(operation, state, plan)
 
@@ -341,7 +341,7 @@ def create(
         pending = [first_column]
     claimed: list[tuple[int, WorkspaceRow]] = []
 
-    def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow]] | Unchanged[Any]:
+    def plan(_: None) -> Write[None, tuple[TaskDetailRow, ColumnRow | None]]:
         column = planned_column(pending, col_key, column_id)
         if column.archivedAt:
             raise ColumnArchived(column_id)
@@ -604,6 +604,7 @@ def filtered_rows(
     """Every compact row of a board (by number) or a column (board order) matching ``condition``,
     read to the end so the count is exact: one Query request per 1 MB read (about 3,000 compact
     rows), filtered server-side."""
+    result: Iterable[Row]
     if column_id is not None:
         result = TaskRow.gsi1.query(keys.column_order_partition(column_id), filter_condition=condition)
     else:

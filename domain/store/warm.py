@@ -12,7 +12,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Hashable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from domain.store.models import ColumnRow, MemberRow
 
 V = TypeVar("V")
 MAX_ENTRIES = 10_000  # per cache; past it, expired entries go, then the whole cache
@@ -61,5 +64,5 @@ class TtlCache(Generic[V]):
             self._entries.clear()
 
 
-MEMBERS: TtlCache[Any] = TtlCache()  # (workspaceId, userId) -> MemberRow
-COLUMNS: TtlCache[Any] = TtlCache()  # boardId -> list[ColumnRow] (get_task's column names)
+MEMBERS: TtlCache[MemberRow] = TtlCache()  # (workspaceId, userId) -> MemberRow
+COLUMNS: TtlCache[list[ColumnRow]] = TtlCache()  # boardId -> list[ColumnRow] (get_task's column names)

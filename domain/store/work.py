@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+
 from domain import ids
 from domain.store import keys
 from domain.store.models import BoardEntryRow, ColumnRow, LabelNameRow, Row, TaskDetailRow, TaskRow, WorkItemRow
@@ -70,6 +72,7 @@ def page(
 ) -> Any:
     """One GSI3 Query page of a member's entries, due-date order, within [low, high) of the sort key."""
     partition = keys.work_partition(workspace_id, user_id)
+    condition: Condition | None
     if low is not None and high is not None:
         condition = Row.GSI3SK.between(low, high)
     elif low is not None:

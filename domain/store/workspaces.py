@@ -11,14 +11,19 @@ from __future__ import annotations
 import re
 import secrets
 import unicodedata
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from domain import clock, ids
 from domain.store import db, keys, members
 from domain.store.errors import StoreError
 from domain.store.idempotency_markers import Earlier, earlier_entity, put_marker
 from domain.store.models import CreationMarkerRow, Row, SlugRow, UserRow, WorkspaceRow
+
+if TYPE_CHECKING:
+    from domain.store.cas import Write
+
+R = TypeVar("R")
 
 SLUG_ATTEMPTS = 49
 
@@ -170,8 +175,14 @@ def copy(ws: WorkspaceRow) -> WorkspaceRow:
 
 
 def edit(
-    current: WorkspaceRow, *, name: str | None, default_repo: str | None, set_repo: bool, actor_id: str, result: Any
-) -> Any:
+    current: WorkspaceRow,
+    *,
+    name: str | None,
+    default_repo: str | None,
+    set_repo: bool,
+    actor_id: str,
+    result: Callable[[], R],
+) -> Write[WorkspaceRow, R]:
     """One value-CAS edit of the workspace head for :func:`domain.store.cas.compare_and_set`.
 
     An UpdateItem (never a put: the task counter moves under create_task) conditioned on the

@@ -64,7 +64,7 @@ def _locate_log(ctx: CallContext, args: ListActivityInput) -> Located:
 )
 def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutput:
     where = ctx.target
-    board_id = where.board_id
+    board_id = where.board()  # a task's or a board's: both carry it
     since = clock.iso(clock.parse_iso(args.since)) if args.since is not None else None
     # A cursor belongs to this subject and these filters; replayed with others it is INVALID_INPUT.
     kind = list_kind(
@@ -99,6 +99,7 @@ def list_activity(ctx: CallContext, args: ListActivityInput) -> ListActivityOutp
         # and task has its creation entry), so only then does it cost one more GetItem.
         raise errors.not_found(where.kind, where.ident)
     cursor = encode_cursor(kind, last)
+    notice: str | None
     if cursor and not out:
         notice = (
             "No matching entries in this stretch of the log (filters skip the rest); pass nextCursor to keep looking."

@@ -25,9 +25,7 @@ from domain.text import has_visible
 from domain.tools.args import CursorArg, IdShape, LimitArg, SingleLine, WorkspaceIdArg
 
 # Every kind: the file-like and run kinds, then the written ones (domain.store.artifacts; DIFF is both).
-ArtifactType = Literal[
-    ("EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", *artifact_store.TEXT_KIND_NAMES)
-]
+ArtifactType = Literal["EVAL_REPORT", "LOG", "PR", "RUN_SUMMARY", "SCREENSHOT", "TRACE", artifact_store.TextKind]
 Storage = Literal["INLINE", "EXTERNAL_URL", "S3_OBJECT", "R2_OBJECT"]
 BODY_MAX = 100_000
 ArtifactIdArg = Annotated[str, Field(min_length=1, max_length=80, description="ar_…")]
@@ -225,17 +223,19 @@ def attach_artifact(ctx: CallContext, args: AttachArtifactInput) -> ArtifactOutp
     links = _links(ctx, args)
     digest = uploads.call_hash(ctx.user_id, "attach_artifact", {**args.model_dump(mode="json"), "workspaceId": ws})
     grant = None
-    if storage == "S3_OBJECT":
+    if storage == "S3_OBJECT" and args.uploadGrantId is not None:  # _storage refused one without
         grant = uploads.check_upload(
             args.uploadGrantId, user_id=ctx.user_id, purpose="artifact", call_hash=digest, workspace_id=ws
         )
         if grant.replay and grant.entity_id:
             return _stored(ctx, grant.entity_id)
-    body, rules = (None, ())
+    body: str | None = None
+    rules: tuple[str, ...] = ()
     if args.body is not None:
         body, rules = _redact(args.body)
     title, title_rules = _redact(args.title)
-    url, url_rules = (None, ())
+    url: str | None = None
+    url_rules: tuple[str, ...] = ()
     if args.url is not None:
         from domain.redaction import redact_url
 

@@ -7,7 +7,7 @@ workspace: their member items are read with the caller's membership (no extra ro
 guarded in the write transaction (docs/data-model.md, "set_task_assignees").
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ from domain.errors import ErrorCode
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import assignees as assignee_store
 from domain.store import tasks as task_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.reads import Member, Task
 from domain.tools.args import TaskIdArg
@@ -108,7 +108,7 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
             updatedAt=detail.updatedAt,
         )
 
-    def plan(current: Task) -> Any:
+    def plan(current: Task) -> Step[Task, SetTaskAssigneesOutput]:
         if current.archivedAt:
             raise errors.invalid(
                 "taskId",
@@ -126,7 +126,7 @@ def set_task_assignees(ctx: CallContext, args: SetTaskAssigneesInput) -> SetTask
         summary = f"Assigned {detail.key} to {names}" if wanted else f"Unassigned everyone from {detail.key}"
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.assignees_set",
             summary,
             task_id=detail.taskId,

@@ -14,6 +14,7 @@ from pydantic import Field
 from domain import clock, errors, ids
 from domain.access import Prefetch, Ref, target
 from domain.context import CallContext
+from domain.projection import FIELDS_DESCRIPTION
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import columns as column_store
@@ -207,6 +208,8 @@ class SnapshotInput(ToolInput):
     boardId: BoardIdArg
     limit: int | None = Field(default=None, ge=1, le=SNAPSHOT_CAP)  # default: the rows that fit SNAPSHOT_PAGE_CHARS
     cursor: CursorArg
+    # the argument fields_of adds to every projecting tool, spelled out because this handler reads it
+    fields: list[str] | None = Field(default=None, description=FIELDS_DESCRIPTION)
 
 
 class SnapshotColumn(ToolOutput):

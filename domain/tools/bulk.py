@@ -8,7 +8,8 @@ envelope of each item that was not applied. docs/data-model.md ("Bulk writes") d
 transaction shapes and budgets; docs/decisions.md records the deviation from "one transaction".
 """
 
-from typing import Annotated, Any, Literal
+from functools import partial
+from typing import Annotated, Any, Literal, TypeVar
 
 from fractional_indexing import generate_key_between
 from pydantic import Field
@@ -101,6 +102,9 @@ class BulkUpdateOutput(BulkEditOutput):
     redactions: list[str] = redactions_field()
 
 
+_Out = TypeVar("_Out", bound=BulkEditOutput)  # the answer model a planner fills
+
+
 def _item_error(exc: ToolError) -> ItemError:
     body = exc.envelope()["error"]
     current = body.get("current")
@@ -148,7 +152,7 @@ def _bulk_reads(wheres: list[Located], args: Any) -> Prefetch:
     Query. Every task's full item is the spec's read plan ``task`` for each item (the BatchGetItem
     with the memberships, which also holds each board's entry for the ``open_board`` check)."""
     boards = list(dict.fromkeys(w.board_id for w in wheres if w.board_id))
-    return Prefetch(queries=tuple((f"header:{b}", (lambda b=b: board_store.header(b))) for b in boards))
+    return Prefetch(queries=tuple((f"header:{b}", partial(board_store.header, b)) for b in boards))
 
 
 def _refuse_duplicates(ids_: list[str]) -> None:
@@ -208,10 +212,10 @@ class _Planner:
 
     def load(self, ctx: CallContext, board_ids: set[str]) -> None:
         for b in board_ids:
-            _, cols = ctx.query(f"header:{b}", lambda b=b: board_store.header(b))
+            _, cols = ctx.query(f"header:{b}", partial(board_store.header, b))
             self.columns[b] = {c.columnId: c for c in cols}
 
-    def output(self, notices: list[str], model: type[BulkEditOutput] | None = None) -> BulkEditOutput:
+    def output(self, notices: list[str], model: type[_Out]) -> _Out:
         results = [self.results[i] for i in range(self.count)]
         failed = sum(1 for r in results if r.status == "failed")
         if failed:
@@ -219,7 +223,7 @@ class _Planner:
                 0,
                 f"{failed} of {self.count} items were not applied; each failed result carries its error. Retry just those.",
             )
-        return (model or BulkEditOutput)(
+        return model(
             results=results,
             applied=sum(1 for r in results if r.status == "applied"),
             failed=failed,
@@ -234,32 +238,31 @@ class _Planner:
             if i in self.results:
                 continue
             w = self.where[i]
-            if board_store.closed(failure, w.board_id):
+            if board_store.closed(failure, w.board()):
                 self.fail(i, errors.board_archived("taskId"))
             elif members.guard_failed(failure, w.workspace_id, self.ctx.user_id):
                 self.fail(i, errors.not_found("task", self.task_ids[i]))
             else:
-                hit, stored = bulk_store.task_image(failure, w.task)
+                hit, stored = bulk_store.task_image(failure, w.task_ref())
                 if stored is not None:
                     self.states[i] = stored
                 elif hit:
                     self.fail(i, errors.not_found("task", self.task_ids[i]))
 
     def start(self, ctx: CallContext, ids_: list[str]) -> None:
-        for entry in ctx.targets or []:
+        for entry in ctx.targets:
             i = entry.index
             self.task_ids[i] = ids_[i]
             if entry.error is not None:
                 self.fail(i, entry.error)
                 continue
-            where = entry.where
-            self.where[i] = where
-            detail = entry.read.task  # read with the memberships (reads=("task",))
+            self.where[i] = entry.located()
+            detail = entry.reads().task  # read with the memberships (reads=("task",))
             if detail is None:
                 self.fail(i, errors.not_found("task", ids_[i]))
             else:
                 self.states[i] = detail
-        self.load(ctx, {w.board_id for w in self.where.values()})
+        self.load(ctx, {w.board() for w in self.where.values()})
 
 
 def _markers(ctx: CallContext, ids_: list[str]) -> bulk_store.ChunkMarkers:
@@ -335,7 +338,7 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
         shown = ", ".join(d.key for d in details[:10]) + (f" and {len(details) - 10} more" if len(details) > 10 else "")
         return ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.bulk_created",
             f"Created {len(details)} task{'s' if len(details) != 1 else ''} in {column.name!r}: {shown}",
             data={
@@ -349,7 +352,7 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
     def entry_for(detail: Task) -> Any:  # the task's own creation entry, as create_task words it (+ "bulk")
         return ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.created",
             f"Created {detail.key} {detail.title!r} (bulk)",
             task_id=detail.taskId,
@@ -360,8 +363,8 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
     try:
         made = bulk_store.create_many(
             workspace_id=where.workspace_id,
-            board_id=where.board_id,
-            column_id=where.column_id,
+            board_id=where.board(),
+            column_id=where.column(),
             actor_id=ctx.user_id,
             items=items,
             activity_for=activity_for,
@@ -378,7 +381,7 @@ def bulk_create_tasks(ctx: CallContext, args: BulkCreateInput) -> BulkCreateOutp
         raise errors.board_archived("columnId") from None
     except Missing:
         raise errors.not_found("column", args.columnId) from None
-    name = made.column.name if made.column is not None else task_store.column_name(where.board_id, where.column_id)
+    name = made.column.name if made.column is not None else task_store.column_name(where.board(), where.column())
     notices = []
     if made.column is not None:
         over = _wip_over(made.column, int(made.column.taskCount or 0) + len(items))
@@ -479,7 +482,7 @@ class _UpdatePlanner(_Planner):
         w = self.where[i]
         act = self.ctx.activity(
             w.workspace_id,
-            w.board_id,
+            w.board(),
             "task.updated",
             f"Updated {detail.key}: {', '.join(sorted(changes))} (bulk)",
             task_id=detail.taskId,
@@ -512,7 +515,7 @@ class _UpdatePlanner(_Planner):
                 break
             edits.append((i, self.states[i], detail, act, list(changes)))
             spaces.add(w.workspace_id)
-            boards.add(w.board_id)
+            boards.add(w.board())
             actions += cost
             size += weight
             text += entry
@@ -693,7 +696,7 @@ class _MovePlanner(_Planner):
                 break
             edits.append((i, state, moved, act))
             spaces.add(w.workspace_id)
-            boards.add(w.board_id)
+            boards.add(w.board())
             actions += cost
             size += weight
             dest.lastRank = moved.rank
@@ -798,7 +801,7 @@ def bulk_move_tasks(ctx: CallContext, args: BulkMoveInput) -> BulkEditOutput:
         halt_error=_halt_error(ctx),
         conflict_error=_conflict_error(),
     )
-    return answer(ctx, planner.output(planner.notices()), finished=run.halted is None)
+    return answer(ctx, planner.output(planner.notices(), BulkEditOutput), finished=run.halted is None)
 
 
 TOOLS = (bulk_create_tasks, bulk_update_tasks, bulk_move_tasks)

@@ -123,7 +123,7 @@ class _Board:
     def __init__(self, ctx: CallContext, args: ManageColumnsInput) -> None:
         where = ctx.target
         self.ws: str = where.workspace_id
-        self.board_id: str = where.board_id
+        self.board_id: str = where.board()
         head, self.columns = ctx.query("header", lambda: board_store.header(self.board_id))
         if head is None:
             raise errors.not_found(where.kind, where.ident)

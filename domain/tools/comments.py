@@ -4,7 +4,7 @@ Comments live in their task's own partition (docs/data-model.md, "comment"); onl
 edits or deletes one; an archived task's comments stay readable and take no writes.
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 from ulid import ULID
@@ -15,7 +15,7 @@ from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import boards as board_store
 from domain.store import comments as comment_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.store.reads import Comment, Task
@@ -65,7 +65,7 @@ def _task_item(ctx: CallContext) -> Task:
     task = ctx.read.task
     if task is None:
         where = ctx.target
-        raise errors.not_found("task", ids.task_id(where.board_id, where.task.number))
+        raise errors.not_found("task", ids.task_id(where.board(), where.task_ref().number))
     return task
 
 
@@ -121,7 +121,7 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
         raise _closed(task.taskId)
     now = clock.now_iso()
     ulid = str(ULID()).lower()
-    comment_id = ids.new_comment_id(where.task, ulid)
+    comment_id = ids.new_comment_id(where.task_ref(), ulid)
     member = ctx.member(where.workspace_id)
     row = comment_store.new_row(
         task.taskId,
@@ -136,7 +136,7 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
     )
     act = ctx.activity(
         where.workspace_id,
-        where.board_id,
+        where.board(),
         "comment.created",
         f"Commented on {task.key}",
         task_id=task.taskId,
@@ -146,7 +146,7 @@ def create_comment(ctx: CallContext, args: CreateCommentInput) -> CommentOutput:
     try:
         comment_store.create(
             row,
-            where.task,
+            where.task_ref(),
             actor_id=ctx.user_id,
             activity=act,
             marker=ctx.marker,
@@ -256,7 +256,7 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
     if task.archivedAt:
         raise _closed(task.taskId)
 
-    def plan(current: Comment) -> Any:
+    def plan(current: Comment) -> Step[Comment, UpdateCommentOutput]:
         ctx.still_current("comment", current.updatedAt, lambda: comment_view(current).model_dump(mode="json"))
         if current.body == changes["body"]:
             return Unchanged(UpdateCommentOutput(comment=comment_view(current), changedFields=[]))
@@ -265,7 +265,7 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         edited.body, edited.updatedAt, edited.editedAt = changes["body"], stamp, stamp
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "comment.updated",
             f"Edited a comment on {task.key}",
             task_id=task.taskId,
@@ -275,7 +275,7 @@ def update_comment(ctx: CallContext, args: UpdateCommentInput) -> UpdateCommentO
         return comment_store.edit(
             edited,
             current.updatedAt,
-            where.task,
+            where.task_ref(),
             actor_id=ctx.user_id,
             activity=act,
             result=lambda: UpdateCommentOutput(comment=comment_view(edited), changedFields=["body"]),
@@ -325,14 +325,14 @@ def delete_comment(ctx: CallContext, args: DeleteCommentInput) -> DeleteCommentO
         raise _closed(task.taskId)
     act = ctx.activity(
         where.workspace_id,
-        where.board_id,
+        where.board(),
         "comment.deleted",
         f"Deleted a comment on {task.key}",
         task_id=task.taskId,
         data={"commentId": args.commentId},
     )
     try:
-        comment_store.delete(current, where.task, actor_id=ctx.user_id, activity=act)
+        comment_store.delete(current, where.task_ref(), actor_id=ctx.user_id, activity=act)
     except comment_store.TaskClosed:
         raise _closed(task.taskId) from None
     except board_store.BoardArchived:

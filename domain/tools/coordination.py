@@ -1170,8 +1170,11 @@ def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
         )
         for actor in recipients
     ]
-    if task is not None:
-        log = ctx.activity(
+    from domain.store import governance as governance_store
+
+    # about a task: the board's activity row; a direct message: a workspace log entry
+    log = (
+        ctx.activity(
             ws,
             task.boardId,
             "message.posted",
@@ -1180,10 +1183,8 @@ def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
             data={"messageId": message_id, "recipients": recipients},
             at=now,
         )
-    else:
-        from domain.store import governance as governance_store
-
-        log = governance_store.log_row(
+        if task is not None
+        else governance_store.log_row(
             ws,
             "message.posted",
             "Posted a direct message",
@@ -1191,6 +1192,7 @@ def mj_post(ctx: CallContext, args: PostInput) -> PostOutput:
             source=ctx.source,
             data={"messageId": message_id, "recipients": recipients},
         )
+    )
     try:
         store.post(entries, workspace_id=ws, sender_id=ctx.user_id, log=log)
     except Missing:

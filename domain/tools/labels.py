@@ -84,7 +84,7 @@ def _locate_manage(ctx: CallContext, args: ManageLabelsInput) -> Located:
 
 
 def _manage_prefetch(where: Located, args: ManageLabelsInput) -> Prefetch:
-    board_id = where.board_id
+    board_id = where.board()  # a board's or a label's: both carry it
     if where.kind == "board":  # create: the board's labels, for the case-insensitive name check
         return Prefetch(queries=(("labels", lambda: label_store.of_board(board_id)),))
     # delete reads the label's tasks only after the label: its rev must be older than that Query.
@@ -136,16 +136,16 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
     name, color = _name(args.name), args.color.lower()
     where = ctx.target
     _board_exists(ctx)
-    labels = ctx.query("labels", lambda: label_store.of_board(where.board_id))
+    labels = ctx.query("labels", lambda: label_store.of_board(where.board()))
     existing = label_store.existing_named(labels, name)
     if existing is not None and label_store.usable(existing):
         return _existing(existing, color)
     if len(labels) >= label_store.MAX_PER_BOARD:
         raise _full()
     now = clock.now_iso()
-    label_id = ids.new_label_id(where.board_id)
+    label_id = ids.new_label_id(where.board())
     row = label_store.new_row(
-        where.board_id,
+        where.board(),
         label_id,
         name=name,
         color=color,
@@ -156,7 +156,7 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
     )
     act = ctx.activity(
         where.workspace_id,
-        where.board_id,
+        where.board(),
         "label.created",
         f"Created label {name!r}",
         data={"labelId": label_id, "name": name, "color": color},
@@ -169,7 +169,7 @@ def _create(ctx: CallContext, args: ManageLabelsInput) -> ManageLabelsOutput:
     except board_store.BoardArchived:
         raise errors.board_archived("boardId") from None
     except Missing:
-        raise errors.not_found("board", where.board_id) from None
+        raise errors.not_found("board", where.board()) from None
     if not created:
         return _existing(stored, color)
     return ManageLabelsOutput(
@@ -228,7 +228,7 @@ def _update(ctx: CallContext, args: ManageLabelsInput, current: Label) -> Manage
     def activity_for(edited: Label, changes: dict[str, Any]) -> Any:
         return ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "label.updated",
             f"Updated label {edited.name!r}: {', '.join(changes)}",
             data={"labelId": edited.labelId, **changes},
@@ -273,7 +273,7 @@ def _delete(ctx: CallContext, args: ManageLabelsInput, current: Label) -> Manage
             summary += f" ({remaining} more to go)"
         return ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "label.deleted",
             summary,
             data={"labelId": current.labelId, "name": current.name, "taskIds": task_ids, "remaining": remaining},
@@ -420,7 +420,7 @@ def set_task_labels(ctx: CallContext, args: SetTaskLabelsInput) -> SetTaskLabels
         parts = [f"+{board_labels[x].name}" for x in added if x in board_labels] + [f"-{ref(x).name}" for x in removed]
         return ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.labels_set",
             f"Set labels on {detail.key}: {' '.join(parts)}",
             task_id=detail.taskId,

@@ -10,6 +10,7 @@ neither demoted nor removed, even by racing calls (the head's ``ownerCount``,
 """
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
@@ -22,7 +23,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import db
 from domain.store import governance as gov
 from domain.store import members as member_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.reads import Invitation, Member
 from domain.tools.args import WorkspaceIdArg
 from domain.tools.views import MemberView, member_view
@@ -148,7 +149,9 @@ def _check_role_change(ctx: CallContext, args: Any) -> None:
         raise _last_owner(args.userId)
 
 
-def _member_change(ctx: CallContext, operation: str, current: Member, plan: Any, user_id: str) -> Member:
+def _member_change(
+    ctx: CallContext, operation: str, current: Member, plan: Callable[[Member], Step[Member, Member]], user_id: str
+) -> Member:
     """Run a member change through :func:`domain.store.cas.compare_and_set` (a moved role plans
     again on the stored member, ``ATTEMPTS[operation]`` times), mapping the store's refusals."""
     try:
@@ -184,7 +187,7 @@ def set_member_role(ctx: CallContext, args: SetMemberRoleInput) -> SetMemberRole
     current = _target_member(ctx, ws, args.userId)
     extra, approval_key = ctx.approval_write()
 
-    def plan(current: Member) -> Any:
+    def plan(current: Member) -> Step[Member, Member]:
         if args.expectedRole is not None and current.role != args.expectedRole:
             raise _stale(current, args.userId)
         if current.role == args.role and extra is None:
@@ -281,7 +284,7 @@ def remove_member(ctx: CallContext, args: RemoveMemberInput) -> RemoveMemberOutp
     extra, approval_key = ctx.approval_write()
     me = ctx.member(ws)
 
-    def plan(current: Member) -> Any:
+    def plan(current: Member) -> Step[Member, Member]:
         if args.expectedRole is not None and current.role != args.expectedRole:
             raise _stale(current, args.userId)
         if current.role == "OWNER":
@@ -364,7 +367,7 @@ def _invite_prefetch(where: Any, args: Any) -> Prefetch:
 
 
 def _normalised_email(args: Any) -> str:
-    email = args.email.strip().lower()
+    email: str = args.email.strip().lower()
     if not EMAIL.fullmatch(email):
         raise errors.invalid("email", "is not an e-mail address", "Pass an address like name@example.com.")
     return email

@@ -18,7 +18,7 @@ from domain.access import Located, Prefetch, Ref, either, locate, target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import projects as project_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.paging import list_kind
 from domain.store.reads import Project, ProjectLink
@@ -144,7 +144,7 @@ def _head(ctx: CallContext) -> Project:
     """The target project's head (read with the membership: ``reads=("project", ...)``)."""
     head = ctx.read.project
     if head is None:
-        raise errors.not_found("project", ctx.target.project_id)
+        raise errors.not_found("project", ctx.target.project())
     return head
 
 
@@ -452,7 +452,7 @@ class UpdateProjectOutput(ToolOutput):
     changedFields: list[str]
 
 
-_CLEAR = {
+_CLEAR: dict[str, Any] = {
     "ownerId": None,
     "parentId": None,
     "goal": None,
@@ -523,7 +523,7 @@ def update_project(ctx: CallContext, args: UpdateProjectInput) -> UpdateProjectO
                 "Pick a parent that is not one of this project's descendants.",
             )
 
-    def plan(head: Project) -> Any:
+    def plan(head: Project) -> Step[Project, UpdateProjectOutput]:
         ctx.still_current("project", head.updatedAt, lambda: project_view(head).model_dump(mode="json"))
         changed = [f for f, v in changes.items() if _stored(head, f) != v]
         if not changed:
@@ -673,11 +673,11 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
         raise errors.not_found("task", target_id)
     checked = args.targetType in ("BOARD", "TASK")  # the store conditions the write on the target
     row = project_store.new_link(
-        where.workspace_id, where.project_id, args.targetType, target_id, created_by=ctx.user_id
+        where.workspace_id, where.project(), args.targetType, target_id, created_by=ctx.user_id
     )
     # A head whose link copies fall short (links made before the copies existed) gets them all
     # with this addition: one Query more, once per such project.
-    backfill = project_store.links(where.project_id) if project_store.copied_links(head) is None else []
+    backfill = project_store.links(where.project()) if project_store.copied_links(head) is None else []
     try:
         added = project_store.add_link(row, actor_id=ctx.user_id, backfill=backfill)
     except project_store.TooManyLinks:
@@ -686,10 +686,10 @@ def add_project_link(ctx: CallContext, args: ProjectLinkInput) -> ProjectLinkOut
         ) from None
     except Missing:
         raise errors.not_found(
-            args.targetType.lower() if checked else "project", target_id if checked else where.project_id
+            args.targetType.lower() if checked else "project", target_id if checked else where.project()
         ) from None
     if not added:
-        stored = project_store.link(where.project_id, args.targetType, target_id)
+        stored = project_store.link(where.project(), args.targetType, target_id)
         if stored is None:  # made by another call and removed again since this one tried
             raise errors.conflict(
                 "The link was added and removed meanwhile by other calls; nothing was written.",
@@ -727,7 +727,7 @@ def remove_project_link(ctx: CallContext, args: ProjectLinkInput) -> RemoveProje
     try:
         removed = project_store.remove_link(existing, actor_id=ctx.user_id, stamp=clock.now_iso())
     except Missing:
-        raise errors.not_found("project", where.project_id) from None
+        raise errors.not_found("project", where.project()) from None
     link = RemovedLinkView(**link_view(existing).model_dump())
     return RemoveProjectLinkOutput(projectId=where.project_id, link=link, removed=removed)
 

@@ -7,16 +7,17 @@ pages by offset under a cursor bound to the query, filters and workspace.
 """
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field
 
 from domain import errors, ids
-from domain.access import Prefetch, Ref, target
+from domain.access import Located, Prefetch, Ref, target
 from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.search import query as q
 from domain.search import text as search_text
+from domain.search.backend import Answer, Doc
 from domain.search.writes import INDEX, doc_of
 from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
@@ -84,7 +85,7 @@ class SearchTasksOutput(ToolOutput):
     hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
 
 
-def _prefetch(where, args) -> Prefetch:
+def _prefetch(where: Located, args: SearchTasksInput) -> Prefetch:
     """Started with the membership: the workspace's board entries and its pending search records.
     The workspace head and the key's number pointer are the spec's read plans."""
     return Prefetch(
@@ -161,7 +162,7 @@ def _key_note(
     return None
 
 
-def _zero_hint(answer, matched_any: bool, what: str) -> str:
+def _zero_hint(answer: Answer, matched_any: bool, what: str) -> str:
     if answer.unmatched:
         return (
             f"No {what} contains "
@@ -372,7 +373,7 @@ def _passes(row: Task, args: SearchTasksInput, label_ids: dict[str, str], assign
 
 
 # -- search_artifacts -------------------------------------------------------------------------------
-TextKind = Literal[artifact_store.TEXT_KIND_NAMES]  # the searchable kinds
+TextKind = artifact_store.TextKind  # the searchable kinds
 SNIPPET_CHARS = 160
 RECHECK_CAP = 100  # substring-only candidates whose bodies are read for the recheck
 
@@ -411,7 +412,7 @@ class SearchArtifactsOutput(ToolOutput):
     hint: str | None = Field(description="Why nothing matched, and what to try (set on empty results).")
 
 
-def _artifact_prefetch(where, args) -> Prefetch:
+def _artifact_prefetch(where: Located, args: SearchArtifactsInput) -> Prefetch:
     return Prefetch(queries=(("pending", lambda: search_rows.pending(where.workspace_id, search_rows.ARTIFACTS)),))
 
 
@@ -538,7 +539,7 @@ def search_artifacts(ctx: CallContext, args: SearchArtifactsInput) -> SearchArti
     )
 
 
-def _bodies(ws: str, artifact_ids: list[str], pending) -> dict[str, str]:
+def _bodies(ws: str, artifact_ids: list[str], pending: list[Doc]) -> dict[str, str]:
     """Redacted bodies of ``artifact_ids`` (one BatchGetItem per 100; a pending doc's from its marker)."""
     out = {d.task_id: d.body for d in pending if d.task_id in artifact_ids}
     out.update(search_rows.artifact_bodies(ws, [aid for aid in artifact_ids if aid not in out]))

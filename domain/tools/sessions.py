@@ -23,7 +23,7 @@ from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import governance as governance_store
 from domain.store import session_capture
 from domain.store import sessions as session_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.reads import Member, Project, Session, SessionClaim, Task
 from domain.tools.args import CursorArg, IdShape, LimitArg, WorkspaceIdArg
@@ -281,7 +281,7 @@ def _session(ctx: CallContext) -> Session:
     """The target session's head (read with the membership: ``reads=("session", ...)``)."""
     row = ctx.read.session
     if row is None:
-        raise errors.not_found("session", ctx.target.session.session_id)
+        raise errors.not_found("session", ctx.target.session_ref().session_id)
     return row
 
 
@@ -349,7 +349,7 @@ def create_agent_session(ctx: CallContext, args: CreateSessionInput) -> SessionO
     ws = where.workspace_id
     repo = _repo(ctx, args.repo)
     project, by_link = _project_for_session(
-        _gate(ctx, ws, where.project_id, repo, fresh=args.repo is None), where.project_id, repo
+        _gate(ctx, ws, where.project(), repo, fresh=args.repo is None), where.project(), repo
     )
     if args.continuesSessionId and ctx.read.continued_session is None:
         raise errors.not_found("session", args.continuesSessionId)
@@ -514,7 +514,7 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
     if open_claim is not None and open_claim.sessionId != current.sessionId:
         raise _bound_elsewhere(open_claim, current.workspaceId)
 
-    def plan(state: Session) -> Any:
+    def plan(state: Session) -> Step[Session, AttachSessionOutput]:
         if state.provider and state.provider != args.provider:
             raise errors.invalid("provider", f"the session was launched for {state.provider}, not {args.provider}")
         if state.providerThreadId:
@@ -553,7 +553,7 @@ def attach_agent_session(ctx: CallContext, args: AttachSessionInput) -> AttachSe
         return compare_and_set("attach_agent_session", current, plan)
     except session_store.ThreadBound as bound:
         if bound.claim is not None and bound.claim.sessionId == current.sessionId:
-            found = session_store.get(ctx.target.session)
+            found = session_store.get(ctx.target.session_ref())
             if found is not None:
                 return AttachSessionOutput(session=session_view(found, ctx), attached="existing")
         raise _bound_elsewhere(bound.claim, current.workspaceId) from None
@@ -565,10 +565,10 @@ def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: Sessi
     where = ctx.target
     ws = where.workspace_id
     if open_claim is not None:
-        return _converge(ctx, open_claim, where.project_id)
+        return _converge(ctx, open_claim, where.project())
     repo = _repo(ctx, args.repo)
     project, by_link = _project_for_session(
-        _gate(ctx, ws, where.project_id, repo, fresh=args.repo is None), where.project_id, repo
+        _gate(ctx, ws, where.project(), repo, fresh=args.repo is None), where.project(), repo
     )
     member = ctx.member(ws)
     now = clock.now_iso()
@@ -589,7 +589,7 @@ def _attach_create(ctx: CallContext, args: AttachSessionInput, open_claim: Sessi
     except session_store.ThreadBound as bound:
         if bound.claim is None:
             raise _bound_elsewhere(None, ws) from None
-        return _converge(ctx, bound.claim, where.project_id)
+        return _converge(ctx, bound.claim, where.project())
     return AttachSessionOutput(
         session=session_view(made, ctx), attached="created" if made.sessionId == row.sessionId else "existing"
     )
@@ -675,7 +675,7 @@ def align_agent_session(ctx: CallContext, args: AlignSessionInput) -> AlignSessi
     wsrow = ctx.read.workspace
     workspace_name = wsrow.name if wsrow is not None else ""
 
-    def plan(state: Session) -> Any:
+    def plan(state: Session) -> Step[Session, AlignSessionOutput]:
         _stale(ctx, state)
         if state.status not in session_store.OPEN:
             raise errors.conflict(
@@ -797,7 +797,7 @@ class CompleteSessionInput(ToolInput):
 
 
 def _complete_prefetch(where: Located, args: CompleteSessionInput) -> Prefetch:
-    ws, sid = where.workspace_id, where.session.session_id
+    ws, sid = where.workspace_id, where.session_ref().session_id
     return Prefetch(queries=(("artifacts", lambda: session_capture.for_session(ws, sid)),))
 
 
@@ -875,7 +875,7 @@ def complete_agent_session(ctx: CallContext, args: CompleteSessionInput) -> Sess
         edited.updatedAt = stamp
         return edited
 
-    def plan(state: Session) -> Any:
+    def plan(state: Session) -> Step[Session, SessionOutput]:
         again = state.status == args.outcome and state.status not in session_store.OPEN
         if again:
             probe = closed_state(state, state.updatedAt, (state.capture or {}).get("summaryArtifactId"))
@@ -984,7 +984,7 @@ def resume_agent_session(ctx: CallContext, args: ResumeSessionInput) -> SessionO
             f"The session's project no longer admits {repo} ({refused.message})", current, ctx
         ) from None
 
-    def plan(state: Session) -> Any:
+    def plan(state: Session) -> Step[Session, SessionOutput]:
         if state.status == "ACTIVE" and int(state.resumeCount or 0) and state.updatedAt != args.expectedUpdatedAt:
             return Unchanged(
                 SessionOutput(session=session_view(state, ctx))
@@ -1050,7 +1050,7 @@ class GetSessionOutput(ToolOutput):
 
 
 def _get_prefetch(where: Located, args: GetSessionInput) -> Prefetch:
-    ws, sid = where.workspace_id, where.session.session_id
+    ws, sid = where.workspace_id, where.session_ref().session_id
     return Prefetch(
         queries=(
             ("alignments", lambda: session_store.alignments(sid)),

@@ -10,7 +10,7 @@ the task's progress as read back after the commit. An archived task's subtasks a
 (get_task) and take no writes.
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 from ulid import ULID
@@ -21,7 +21,7 @@ from domain.context import CallContext
 from domain.registry import ToolInput, ToolOutput, tool
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.reads import Subtask, Task
 from domain.text import has_visible
@@ -55,7 +55,7 @@ def _task_item(ctx: CallContext) -> Task:
     task = ctx.read.task
     if task is None:
         where = ctx.target
-        raise errors.not_found("task", ids.task_id(where.board_id, where.task.number))
+        raise errors.not_found("task", ids.task_id(where.board(), where.task_ref().number))
     return task
 
 
@@ -109,7 +109,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
     where = ctx.target
     task = _task_item(ctx)
 
-    def plan(current: Task) -> Any:
+    def plan(current: Task) -> Step[Task, CreateSubtaskOutput]:
         if current.archivedAt:
             raise _closed("taskId")
         count = int(current.subtaskCount or 0)
@@ -121,7 +121,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
             )
         stamp = clock.next_stamp(current.updatedAt)
         ulid = str(ULID()).lower()  # drawn per attempt: a retried create still sorts by when it commits
-        subtask_id = ids.new_subtask_id(where.task, ulid)
+        subtask_id = ids.new_subtask_id(where.task_ref(), ulid)
         row = subtask_store.new_row(
             current.taskId,
             ulid,
@@ -137,7 +137,7 @@ def create_subtask(ctx: CallContext, args: CreateSubtaskInput) -> CreateSubtaskO
         counts = subtask_store.Counts(added=1, done=0, stamp=stamp)
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "subtask.created",
             f"Added subtask {title!r} to {current.key}",
             task_id=current.taskId,
@@ -167,7 +167,7 @@ def _replay_subtask(ctx: CallContext, subtask_id: str) -> CreateSubtaskOutput:
     """The subtask an earlier call with the same idempotencyKey made, with its task's progress now."""
     ref = ids.parse_subtask(subtask_id)
     found = subtask_store.get(ref) if ref else None
-    now = task_store.get(ctx.target.task)
+    now = task_store.get(ctx.target.task_ref())
     if found is None or now is None:
         raise errors.not_found("subtask", subtask_id)
     return CreateSubtaskOutput(subtask=subtask_view(found), progress=_progress(now))
@@ -205,7 +205,7 @@ def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskO
     where = ctx.target
     first = subtask_store.State(_task_item(ctx), _subtask_item(ctx, args.subtaskId))
 
-    def plan(state: subtask_store.State) -> Any:
+    def plan(state: subtask_store.State) -> Step[subtask_store.State, ToggleSubtaskOutput]:
         current, sub = state.task, state.subtask
         if current.archivedAt:
             raise _closed("subtaskId")
@@ -222,7 +222,7 @@ def toggle_subtask(ctx: CallContext, args: ToggleSubtaskInput) -> ToggleSubtaskO
         kind, verb = ("subtask.completed", "Completed") if args.completed else ("subtask.reopened", "Reopened")
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             kind,
             f"{verb} subtask {sub.title!r} of {current.key}",
             task_id=current.taskId,
@@ -275,7 +275,7 @@ def delete_subtask(ctx: CallContext, args: DeleteSubtaskInput) -> DeleteSubtaskO
     where = ctx.target
     first = subtask_store.State(_task_item(ctx), _subtask_item(ctx, args.subtaskId))
 
-    def plan(state: subtask_store.State) -> Any:
+    def plan(state: subtask_store.State) -> Step[subtask_store.State, DeleteSubtaskOutput]:
         current, sub = state.task, state.subtask
         if current.archivedAt:
             raise _closed("subtaskId")
@@ -283,7 +283,7 @@ def delete_subtask(ctx: CallContext, args: DeleteSubtaskInput) -> DeleteSubtaskO
         counts = subtask_store.Counts(added=-1, done=-1 if sub.completed else 0, stamp=stamp)
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "subtask.deleted",
             f"Deleted subtask {sub.title!r} of {current.key}",
             task_id=current.taskId,

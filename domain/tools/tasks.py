@@ -25,7 +25,7 @@ from domain.store import links as link_store
 from domain.store import parallel, warm
 from domain.store import subtasks as subtask_store
 from domain.store import tasks as task_store
-from domain.store.cas import Unchanged
+from domain.store.cas import Step, Unchanged
 from domain.store.db import Missing
 from domain.store.paging import decode_cursor, encode_cursor, list_kind, take_page
 from domain.store.reads import Column, Task
@@ -91,7 +91,7 @@ def task_reads(where: Located, args: Any) -> Prefetch:
     the membership BatchGetItem."""
     if where.task is None:  # get_task by workspaceId + number: the board is known only from the pointer
         return Prefetch()
-    board_id = where.board_id
+    board_id = where.board()
     queries: list[tuple[str, Any]] = [("header", lambda: board_store.header(board_id))]
     if getattr(args, "response_format", None) == "detailed":
         task_id = where.ident
@@ -107,7 +107,7 @@ def get_task_reads(where: Located, args: Any) -> Prefetch:
     plan = task_reads(where, args)
     if where.task is None:
         return plan
-    board_id = where.board_id
+    board_id = where.board()
     return Prefetch(
         queries=tuple(
             ("header", lambda: (None, board_store.column_list(board_id))) if name == "header" else (name, fn)
@@ -121,7 +121,7 @@ def _load(ctx: CallContext) -> Task:
     """The full item of the call's target task (read with the membership; read again when that
     read found none); NOT_FOUND when absent."""
     where = ctx.target
-    detail = ctx.read.task or task_store.get(where.task)
+    detail = ctx.read.task or task_store.get(where.task_ref())
     if detail is None:
         raise errors.not_found("task", where.ident)
     return detail
@@ -129,7 +129,7 @@ def _load(ctx: CallContext) -> Task:
 
 def _column_names(ctx: CallContext) -> dict[str, str]:
     """Column id -> name for the target's board, from the header Query started with the membership."""
-    board_id = ctx.target.board_id
+    board_id = ctx.target.board()
     _, columns = ctx.query("header", lambda: board_store.header(board_id))
     return {c.columnId: c.name for c in columns}
 
@@ -138,7 +138,7 @@ def _warm_column_names(ctx: CallContext) -> dict[str, str]:
     """:func:`_column_names` from the warm process's column list when it holds the board
     (:func:`get_task_reads` then sent no header Query): for an edit that needs the names only to
     answer (update_task), never for one that writes by them (moves read ``lastRank`` fresh)."""
-    board_id = ctx.target.board_id
+    board_id = ctx.target.board()
     _, columns = ctx.query("header", lambda: (None, board_store.column_list(board_id)))
     return {c.columnId: c.name for c in columns}
 
@@ -206,8 +206,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     def build_detail(wsrow: Any, column: Any, number: int, rank: str) -> Task:
         return task_store.new_detail(
             workspace_prefix=wsrow.taskPrefix,
-            board_id=where.board_id,
-            column_id=where.column_id,
+            board_id=where.board(),
+            column_id=where.column(),
             number=number,
             rank=rank,
             title=title,
@@ -220,7 +220,7 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     def activity_for(detail: Task, column: Any) -> Any:
         return ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.created",
             f"Created {detail.key} {title!r} in {column.name!r}",
             task_id=detail.taskId,
@@ -231,8 +231,8 @@ def create_task(ctx: CallContext, args: CreateTaskInput) -> TaskOutput:
     try:
         detail, column = task_store.create(
             workspace_id=where.workspace_id,
-            board_id=where.board_id,
-            column_id=where.column_id,
+            board_id=where.board(),
+            column_id=where.column(),
             actor_id=ctx.user_id,
             build_detail=build_detail,
             activity_for=activity_for,
@@ -335,7 +335,7 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
     else:
         task_id = where.ident
         detail = ctx.read.task_if_named
-        columns = ctx.query("header", lambda: (None, board_store.column_list(where.board_id)))[1]
+        columns = ctx.query("header", lambda: (None, board_store.column_list(where.board())))[1]
         sidecar = ctx.query("sidecar") if args.response_format == "detailed" else None
         if detail is None:
             # bulk_create_tasks writes the compact rows first and the full items in a second
@@ -446,7 +446,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
     current_state = _load(ctx)
     names = _warm_column_names(ctx)
 
-    def plan(current: Task) -> Any:
+    def plan(current: Task) -> Step[Task, UpdateTaskOutput]:
         _stale(ctx, current, names)
         if current.archivedAt:
             raise errors.invalid(
@@ -473,7 +473,7 @@ def update_task(ctx: CallContext, args: UpdateTaskInput) -> UpdateTaskOutput:
         )
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.updated",
             f"Updated {detail.key}: {', '.join(sorted(changes))}",
             task_id=detail.taskId,
@@ -544,7 +544,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
     if anchor_id == args.taskId:
         raise errors.invalid(anchor_field, "cannot place a task relative to itself")
     where = ctx.target
-    board_id = where.board_id
+    board_id = where.board()
     anchor_ref = ids.parse_task(anchor_id) if anchor_id else None
     current_state = _load(ctx)
     _, header_columns = ctx.query("header", lambda: board_store.header(board_id))
@@ -561,7 +561,7 @@ def move_task(ctx: CallContext, args: MoveTaskInput) -> TaskOutput:
             return column, anchor
         return task_store.column_and_anchor(board_id, dest_id, anchor_ref.number if anchor_ref else None)
 
-    def plan(current: Task) -> Any:
+    def plan(current: Task) -> Step[Task, TaskOutput]:
         _stale(ctx, current, names)
         if current.archivedAt:
             raise errors.invalid("taskId", "the task is archived; it cannot be moved")
@@ -652,14 +652,14 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
     current_state = _load(ctx)
     names = _column_names(ctx)
 
-    def plan(current: Task) -> Any:
+    def plan(current: Task) -> Step[Task, TaskOutput]:
         if current.archivedAt:
             return Unchanged(TaskOutput(task=task_detail_view(current, names.get(current.columnId))))
         archived = task_store.copy(current)
         archived.updatedAt = archived.archivedAt = clock.next_stamp(current.updatedAt)
         act = ctx.activity(
             where.workspace_id,
-            where.board_id,
+            where.board(),
             "task.archived",
             f"Archived {archived.key}",
             task_id=archived.taskId,
@@ -672,7 +672,7 @@ def archive_task(ctx: CallContext, args: ArchiveTaskInput) -> TaskOutput:
             actor_id=ctx.user_id,
             activity=act,
             result=lambda: TaskOutput(task=task_detail_view(archived, names.get(archived.columnId))),
-            extra=task_store.archive_extra(board_id=where.board_id, column_id=current.columnId),
+            extra=task_store.archive_extra(board_id=where.board(), column_id=current.columnId),
         )
 
     try:
@@ -747,7 +747,7 @@ def _locate_list(ctx: CallContext, args: ListTasksInput) -> Located:
 )
 def list_tasks(ctx: CallContext, args: ListTasksInput) -> ListTasksOutput:
     where = ctx.target
-    column_id, board_id = where.column_id, where.board_id
+    column_id, board_id = where.column_id, where.board()
     board, columns = ctx.query("header")
     if board is None:
         raise errors.not_found("board", board_id)
@@ -847,7 +847,7 @@ def _filtered_list(
 ) -> ListTasksOutput:
     """Filtered list_tasks: the matching rows read to the end (exact totalCount), paged by offset."""
     where = ctx.target
-    column_id, board_id = where.column_id, where.board_id
+    column_id, board_id = where.column_id, where.board()
     filters = {f: getattr(args, f) for f in FILTERS}
     if filters["assigneeId"] == "me":
         filters["assigneeId"] = ctx.user_id

@@ -185,7 +185,7 @@ def _task_fields(v: dict[str, Any], column_name: str | None) -> dict[str, Any]:
     the descriptor-free read)."""
     return {
         "id": v.get("taskId"),
-        "number": int(v.get("number")),
+        "number": int(v["number"]),
         "key": v.get("key"),
         "title": v.get("title"),
         "boardId": v.get("boardId"),

@@ -11,7 +11,7 @@ from domain.registry import AREAS, ToolInput, ToolOutput, tool
 from domain.store import members as member_store
 from domain.store import parallel
 from domain.store import workspaces as workspace_store
-from domain.store.cas import Unchanged, compare_and_set
+from domain.store.cas import Step, Unchanged, compare_and_set
 from domain.store.db import Missing
 from domain.store.reads import Workspace
 from domain.text import has_visible
@@ -296,7 +296,7 @@ def update_workspace(ctx: CallContext, args: UpdateWorkspaceInput) -> UpdateWork
     if current is None:
         raise errors.not_found("workspace", where.workspace_id)
 
-    def plan(ws: Workspace) -> Any:
+    def plan(ws: Workspace) -> Step[Workspace, UpdateWorkspaceOutput]:
         if args.expectedName is not None and ws.name != args.expectedName:
             raise errors.conflict(
                 f"The workspace is now named {ws.name!r}, not {args.expectedName!r} as you expected; nothing was written.",
