@@ -7,6 +7,7 @@ interface (fed by the DynamoDB zero-ETL pipeline, docs/search.md) without changi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -87,10 +88,12 @@ class Answer:
 
 
 class SearchBackend(Protocol):
-    def index(self, workspace_id: str, doc: Doc, *, fresh: bool = False, also_delete: list = ()) -> None:
+    def index(
+        self, workspace_id: str, doc: Doc, *, fresh: bool = False, also_delete: Sequence[tuple[str, str]] = ()
+    ) -> None:
         """Make the index hold exactly ``doc`` (idempotent; only changed postings are written)."""
 
-    def remove(self, workspace_id: str, doc_id: str, *, also_delete: list = ()) -> None:
+    def remove(self, workspace_id: str, doc_id: str, *, also_delete: Sequence[tuple[str, str]] = ()) -> None:
         """Drop every posting of ``doc_id`` (idempotent)."""
 
     def query(

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, wait
 from typing import Any
 
@@ -125,7 +125,7 @@ def inverted_impact(w: float, dl: float) -> int:
 
 
 def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
-    item = {"PK": {"S": pk}, "SK": {"S": sk}}
+    item: dict[str, dict[str, Any]] = {"PK": {"S": pk}, "SK": {"S": sk}}
     for name, value in attrs.items():
         if isinstance(value, bool):
             item[name] = {"BOOL": value}
@@ -214,13 +214,13 @@ class DynamoIndex:
 
     # -- writes
     def index(
-        self, workspace_id: str, doc: Doc, *, fresh: bool = False, also_delete: list[tuple[str, str]] = ()
+        self, workspace_id: str, doc: Doc, *, fresh: bool = False, also_delete: Sequence[tuple[str, str]] = ()
     ) -> None:
         """``fresh``: the doc was just created (no state to read); ``also_delete``: keys removed
         after the postings (the doc's pending marker)."""
         self.apply_many([(workspace_id, doc, False, fresh, list(also_delete), None)])
 
-    def remove(self, workspace_id: str, doc_id: str, *, also_delete: list[tuple[str, str]] = ()) -> None:
+    def remove(self, workspace_id: str, doc_id: str, *, also_delete: Sequence[tuple[str, str]] = ()) -> None:
         self.apply_many([(workspace_id, Doc(doc_id, ""), True, False, list(also_delete), None)])
 
     def apply_many(self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]], str | None]]) -> None:
@@ -540,7 +540,7 @@ class _Plan:
         self.need = need
         self.requests = 0
         self.skip: set[str] = set()
-        self._firsts: dict[tuple[str, bool, str | None], Future] = {}
+        self._firsts: dict[tuple[str, bool, str | None], Future[Any]] = {}
         self._lock = threading.Lock()
 
     def term_pk(self, word: str) -> str:
@@ -575,7 +575,7 @@ class _Plan:
             return [(pk, False, prefix) for prefix in self.scope]
         return [(pk, True, None)]
 
-    def _first(self, source: tuple[str, bool, str | None], limit: int) -> Future:
+    def _first(self, source: tuple[str, bool, str | None], limit: int) -> Future[Any]:
         """The first page of ``source`` (started once; later calls share the future)."""
         with self._lock:
             future = self._firsts.get(source)
@@ -605,7 +605,7 @@ class _Plan:
                 rest.append((source, last))
         return docs, rest
 
-    def _complete(self, have: dict[str, dict[str, Any]], rest: list) -> tuple[dict[str, dict[str, Any]], bool]:
+    def _complete(self, have: dict[str, dict[str, Any]], rest: list[Any]) -> tuple[dict[str, dict[str, Any]], bool]:
         """Page the list's sources on to the cap; ``True`` when the cap cut it short."""
         rest = list(rest)
         while rest and len(have) < self.cap:
@@ -616,7 +616,7 @@ class _Plan:
                 rest.insert(0, (source, last))
         return have, bool(rest)
 
-    def run_group(self, group: And):
+    def run_group(self, group: And) -> Any:
         """``(hits, unmatched words, truncated, best_first)`` of one AND group."""
         required = _required(group)
         if not required:
@@ -685,7 +685,7 @@ class _Plan:
                 hits[d] = (first["tk"], _score(group, postings, df, self), _fields_of(group, postings), first["v"])
         return hits
 
-    def _best_first(self, group: And, required: list[str], pk: dict[str, str], lists: dict):
+    def _best_first(self, group: And, required: list[str], pk: dict[str, str], lists: dict[str, Any]) -> Any:
         """Top hits of a group whose every list goes on past its probe, read best first: the
         driver's list in impact order, block by block, each block's docs checked for the other
         words, until :attr:`need` hits score at least the bound of every unread doc

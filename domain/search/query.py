@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from domain.search import text as _text
 
@@ -48,12 +49,12 @@ class Not:
 
 @dataclass(frozen=True)
 class And:
-    items: tuple
+    items: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
 class Or:
-    items: tuple
+    items: tuple[Any, ...]
 
 
 Node = Term | Phrase | Not | And | Or
@@ -134,7 +135,7 @@ def tokens(s: str) -> list[tuple[str, str | None]]:
 _STOP = object()  # an operand without lexemes
 
 
-def _operand(text: str, normalise: Callable[[str], str | None]):
+def _operand(text: str, normalise: Callable[[str], str | None]) -> Any:
     words = _text.lexemes(text, normalise)
     kept = [(pos, w) for pos, w in enumerate(words) if w is not None]
     if not kept:
@@ -146,7 +147,7 @@ def _operand(text: str, normalise: Callable[[str], str | None]):
 
 
 # -- parser (precedence climbing over the token list) -------------------------------------------
-def _clean(node):
+def _clean(node: Any) -> Any:
     """Drop stop operands the way Postgres' cleanup does."""
     if node is _STOP or node is None:
         return _STOP
@@ -155,7 +156,7 @@ def _clean(node):
         return _STOP if inner is _STOP else Not(inner)
     if isinstance(node, (And, Or)):
         kind = type(node)
-        items: list = []
+        items: list[Any] = []
         for item in node.items:
             item = _clean(item)
             if item is _STOP:
@@ -172,7 +173,7 @@ def parse(query: str, normalise: Callable[[str], str | None] = _text.lexeme) -> 
     toks = tokens(query)
     pos = 0
 
-    def unary():
+    def unary() -> Any:
         nonlocal pos
         negations = 0
         while pos < len(toks) and toks[pos][0] == "not":
@@ -187,7 +188,7 @@ def parse(query: str, normalise: Callable[[str], str | None] = _text.lexeme) -> 
             node = Not(node)
         return node
 
-    def conj():
+    def conj() -> And:
         nonlocal pos
         items = [unary()]
         while pos < len(toks) and toks[pos][0] == "and":
@@ -195,7 +196,7 @@ def parse(query: str, normalise: Callable[[str], str | None] = _text.lexeme) -> 
             items.append(unary())
         return And(tuple(items))
 
-    def disj():
+    def disj() -> Or:
         nonlocal pos
         items = [conj()]
         while pos < len(toks) and toks[pos][0] == "or":
@@ -208,7 +209,7 @@ def parse(query: str, normalise: Callable[[str], str | None] = _text.lexeme) -> 
 
 
 # -- normal form (what the golden file stores) ---------------------------------------------------
-def normal(node) -> object:
+def normal(node: Any) -> object:
     """A JSON-able canonical form: ``["term", x]``, ``["phrase", [[x, offset], …]]``,
     ``["not", n]``, ``["and", [n…]]``, ``["or", [n…]]`` or ``None``."""
     if node is None:
@@ -223,7 +224,7 @@ def normal(node) -> object:
     return [kind, [normal(item) for item in node.items]]
 
 
-def positives(node) -> bool:
+def positives(node: Any) -> bool:
     """Whether a match needs at least one positive word (``-foo`` alone does not)."""
     if node is None or isinstance(node, Not):
         return False

@@ -36,7 +36,8 @@ def _load_stemmer() -> Callable[[str], str]:
 
         stem = Stemmer.Stemmer("english")
         stem.maxCacheSize = 10000
-        return stem.stemWord
+        stem_word: Callable[[str], str] = stem.stemWord
+        return stem_word
     except ImportError:  # pragma: no cover - depends on the environment
         pass
     try:  # pragma: no cover

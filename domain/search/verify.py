@@ -47,7 +47,7 @@ class Report:
 
     workspace_id: str
     docs: int = 0
-    verdicts: Counter = field(default_factory=Counter)
+    verdicts: Counter[str] = field(default_factory=Counter)
     drift: dict[str, str] = field(default_factory=dict)
     pending: int = 0
     repaired: int = 0
@@ -115,7 +115,7 @@ def _artifacts(workspace_id: str) -> list[_Entity]:
     return out
 
 
-def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tuple[dict[str, str], Counter]:
+def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tuple[dict[str, str], Counter[str]]:
     states = _batch_get([keys.search_doc_state(workspace_id, e.doc.doc_id) for e in entities], consistent=True)
     wanted: list[tuple[str, str]] = []
     plan: dict[str, tuple[str, list[tuple[str, str]]]] = {}
@@ -127,7 +127,7 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
         wanted += posting_keys
     postings = _batch_get(wanted, projection="PK, SK, v, GSI2SK", consistent=True) if wanted else {}
     drift: dict[str, str] = {}
-    verdicts: Counter = Counter()
+    verdicts: Counter[str] = Counter()
     for e in entities:
         version, posting_keys = plan[e.doc.doc_id]
         if e.gone:
