@@ -169,11 +169,6 @@ class CallContext:
         return self.call_state.read
 
     @property
-    def prefetched(self) -> dict[Key, Any]:
-        """The items read with the membership, by key (being replaced by ``read``; do not add uses)."""
-        return self.call_state.prefetched
-
-    @property
     def selection(self) -> Selection | None:
         """The connection's (toolsets, read-only) when it chose any (get_token_context reports it)."""
         return self.call_state.selection

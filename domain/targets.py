@@ -137,7 +137,7 @@ class Prefetch:
     """What a handler will read first, declared so the access step can read it with the membership.
 
     ``items`` are fetched in the same consistent BatchGetItem as the member item (their rows are
-    on ``ctx.prefetched`` / ``ctx.item(key)``); ``queries`` start on the I/O pool at the same time
+    on ``ctx.item(key)``, for the core's own steps; tools declare named read plans); ``queries`` start on the I/O pool at the same time
     (``ctx.query(name)`` waits for one). Nothing is returned to the caller before membership and
     role are checked, so reading early reveals nothing.
     """
