@@ -154,13 +154,10 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
     at least ``RECENT_KEEP`` newer ones stay, so the item's newest ``RECENT_KEEP`` always equal
     the task's GSI1 log's, in the same transaction as the log (tests/test_recent_activity.py).
 
-    Without ``known``, an item this process wrote last (:func:`committed`) is written whole: a
-    Put of the remembered entries plus the new ones (the newest ``RECENT_KEEP`` when they would
-    overflow it), under the remembered ``v`` and ``since``, so a full item is trimmed without
-    failing first and DynamoDB evaluates no update expression (DynamoDB Local spends ~3-8 ms of
-    CPU on the append's ``list_append``/``size`` against ~2 ms on the conditional Put:
-    ``benchmarks/update_cost.py``). A memory that another writer overtook fails the condition,
-    returns the item and is sent again as above."""
+    Without ``known``, an item this process wrote last (:func:`committed`) tells whether the
+    append would overflow it: then the update trims at once, under the remembered ``v`` and
+    ``since``, instead of failing first. A task written from one process then never pays the
+    failed attempt and resend a full item otherwise costs every seventh write."""
     by_task: dict[str, list[dict[str, Any]]] = {}
     log_prefix = keys.task_activity_partition("")
     for put in tx._put_items:  # noqa: SLF001 - PynamoDB keeps the serialized actions here
@@ -181,31 +178,14 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
         }
         first_at = values[":s"]["S"]
         held = None if (pk, sk) in known else _held_get((pk, sk))
-        if held is not None:  # the item as this process last wrote it: put it whole under its v
-            entries = held.entries + new
-            if len(entries) > RECENT_CAP:
-                entries = sorted(entries, key=_order, reverse=True)[:RECENT_KEEP]
-            tx._put_items.append(  # noqa: SLF001 - a raw put beside PynamoDB's own (ALL_OLD on failure)
-                {
-                    "TableName": RecentActivityRow.Meta.table_name,
-                    "Item": {
-                        "PK": {"S": pk},
-                        "SK": {"S": sk},
-                        "kind": {"S": "RecentActivity"},
-                        "since": {"S": held.since},
-                        "e": {"L": [{"S": e} for e in entries]},
-                        "v": {"N": str(held.version + 1)},
-                    },
-                    "ConditionExpression": "#v = :seen AND #s = :since",
-                    "ExpressionAttributeNames": {"#v": "v", "#s": "since"},
-                    "ExpressionAttributeValues": {":seen": {"N": str(held.version)}, ":since": {"S": held.since}},
-                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                }
-            )
-            plans[(pk, sk)] = _Held(held.version + 1, held.since, entries)
-            out.add((pk, sk))
-            continue
-        old = known.get((pk, sk))
+        if held is not None:
+            old: dict[str, Any] | None = {
+                "e": {"L": [{"S": e} for e in held.entries]},
+                "v": {"N": str(held.version)},
+                "since": {"S": held.since},
+            }
+        else:
+            old = known.get((pk, sk))
         old_entries = [v["S"] for v in (old or {}).get("e", {}).get("L", [])]
         old_version = int((old or {}).get("v", {}).get("N") or 0)
         old_since = (old or {}).get("since", {}).get("S")
@@ -236,6 +216,9 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
             else:
                 values[":seen"] = {"N": seen}
                 condition = "#v = :seen"
+            if held is not None:
+                values[":since"] = {"S": held.since}
+                condition += " AND #s = :since"
             plans[(pk, sk)] = _Held(old_version + 1, old_since or first_at, kept)
         tx._update_items.append(  # noqa: SLF001 - a raw update: list_append and if_not_exists together
             {
