@@ -255,6 +255,16 @@ def _ensure_ttl(client: Any, table: str, attribute: str) -> None:
     client.update_time_to_live(TableName=table, TimeToLiveSpecification={"Enabled": True, "AttributeName": attribute})
 
 
+def _create_idempotency_table(client: Any, name: str) -> None:
+    """The Powertools idempotency table: ``id`` as its partition key, on demand."""
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
 def create_tables(cfg: Settings | None = None) -> list[str]:
     """Create the application and idempotency tables when absent; return the names created."""
     cfg = cfg or _settings
@@ -267,12 +277,7 @@ def create_tables(cfg: Settings | None = None) -> list[str]:
         created.append(cfg.table)
     _ensure_ttl(client, cfg.table, "ttl")
     if cfg.idempotency_table not in existing:
-        client.create_table(
-            TableName=cfg.idempotency_table,
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        _create_idempotency_table(client, cfg.idempotency_table)
         client.get_waiter("table_exists").wait(TableName=cfg.idempotency_table)
         created.append(cfg.idempotency_table)
     _ensure_ttl(client, cfg.idempotency_table, "expiration")
@@ -295,12 +300,7 @@ def create_fresh_tables(table: str, idempotency_table: str) -> None:
         _ensure_ttl(client, table, "ttl")
 
     def replays() -> None:
-        client.create_table(
-            TableName=idempotency_table,
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        _create_idempotency_table(client, idempotency_table)
         _ensure_ttl(client, idempotency_table, "expiration")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
