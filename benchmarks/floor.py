@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import _support as S
-from benchmarks.load import CLIENTS, StdioServer, _is_error, _read_response, request_bytes, start_http
+from benchmarks.load import CLIENTS, StdioServer, _is_error, _read_response, adapter_command, request_bytes, start_http
 
 SERVERS = ("ours", "sdk", "floor")
 BASE = "base"  # ours as a baseline checkout has it (--baseline)
@@ -130,15 +130,7 @@ def measure(rounds: int, seconds: float, calls: int, baseline: Path | None = Non
         env = stack.child_env(JENTRIX_TOKEN=actor.token, JENTRIX_LOG_LEVEL="WARNING")
         http_env = {**env, "JENTRIX_RATE_SYNC_EVERY": "10", "JENTRIX_TOKEN_CACHE_SECONDS": "5"}
 
-        adapter = [
-            S.PYTHON,
-            "-m",
-            "functions.stdio_adapter",
-            "--workspace",
-            actor.workspace_id,
-            "--log-level",
-            "WARNING",
-        ]
+        adapter = adapter_command(actor.workspace_id)
         servers = {
             "ours": StdioServer("ours", adapter, env),
             "sdk": StdioServer("sdk", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], env),

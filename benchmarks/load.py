@@ -42,6 +42,11 @@ CLIENTS = 8
 
 
 # -- stdio -------------------------------------------------------------------------------------
+def adapter_command(workspace_id: str) -> list[str]:
+    """Our stdio adapter bound to ``workspace_id``, quiet (what the stdio rows of load and floor run)."""
+    return [S.PYTHON, "-m", "functions.stdio_adapter", "--workspace", workspace_id, "--log-level", "WARNING"]
+
+
 class StdioServer:
     def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.name = name
@@ -307,19 +312,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # stdio
         servers = {
-            "ours": StdioServer(
-                "ours",
-                [
-                    S.PYTHON,
-                    "-m",
-                    "functions.stdio_adapter",
-                    "--workspace",
-                    actor.workspace_id,
-                    "--log-level",
-                    "WARNING",
-                ],
-                env,
-            ),
+            "ours": StdioServer("ours", adapter_command(actor.workspace_id), env),
             "sdk": StdioServer("sdk", [S.PYTHON, "-m", "benchmarks.sdk_server", "--stdio"], env),
             "sdk-direct": StdioServer(
                 "sdk-direct",
