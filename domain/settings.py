@@ -9,6 +9,7 @@
 | ``JENTRIX_RATE_LIMIT_PER_MINUTE`` | ``120`` | tool calls per token per minute window |
 | ``JENTRIX_RATE_SYNC_EVERY`` | ``10`` on Lambda, else ``1`` | k: calls a warm environment admits from memory between adds to the shared window count; ``1`` is the exact window (domain/ratelimit.py) |
 | ``JENTRIX_RATE_SYNC_SECONDS`` | ``5`` | the longest a deferred window keeps admitted calls unadded |
+| ``JENTRIX_RATE_RESERVE`` | ``10`` | exact window only: the most numbers one add takes from the shared count for this process's next calls; ``1`` adds once per call (domain/ratelimit.py) |
 | ``JENTRIX_TOKEN_CACHE_SECONDS`` | ``5`` | how long a warm process trusts a verified PAT |
 | ``JENTRIX_CALL_BUDGET_MS`` | ``25000`` | the time a keyed call's idempotency record may stay in progress |
 | ``JENTRIX_CALL_DEADLINE_MS`` | ``25000`` | the deadline of one call, all its DynamoDB requests included (on Lambda also the invocation's remaining time less 2 s) |
@@ -94,6 +95,7 @@ class Settings:
         )
     )
     rate_sync_seconds: float = field(default_factory=lambda: _float("JENTRIX_RATE_SYNC_SECONDS", 5.0))
+    rate_reserve: int = field(default_factory=lambda: max(1, _int("JENTRIX_RATE_RESERVE", 10)))
     token_cache_seconds: int = field(default_factory=lambda: _int("JENTRIX_TOKEN_CACHE_SECONDS", 5))
     call_budget_ms: int = field(default_factory=lambda: _int("JENTRIX_CALL_BUDGET_MS", 25000))
     call_deadline_ms: int = field(default_factory=lambda: max(100, _int("JENTRIX_CALL_DEADLINE_MS", 25000)))

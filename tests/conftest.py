@@ -81,6 +81,9 @@ def stack(dynamodb_endpoint: str, s3_endpoint: str) -> Iterator[dict[str, str]]:
         "JENTRIX_TABLE": f"jentrix-{suffix}",
         "JENTRIX_IDEMPOTENCY_TABLE": f"jentrix-idem-{suffix}",
         "JENTRIX_RATE_LIMIT_PER_MINUTE": "100000",
+        # one window add per call, so request counts do not depend on the calls before
+        # (tests/test_request_budget.py); the blocks themselves: tests/test_rate_window.py
+        "JENTRIX_RATE_RESERVE": "1",
         "JENTRIX_TOKEN_CACHE_SECONDS": "0",
         "AWS_REGION": "us-east-1",
     }

@@ -121,3 +121,91 @@ def test_the_exact_window_admits_exactly_the_limit_across_processes(stack):
         if not admission.refused and window.used <= window.limit:
             admitted += 1
     assert admitted == 7
+
+
+def test_one_exact_process_takes_its_numbers_in_blocks_and_stops_at_the_limit(stack):
+    """One exact limiter with blocks of 10 (stdio's default) and limit 25: exactly 25 calls are
+    admitted, each reporting its own count, from 4 adds (10, 10, then 2 and 1 near the limit,
+    where blocks shrink to half of what is left), and the 26th is refused with no request."""
+    token = f"tok-{uuid.uuid4().hex[:12]}"
+    now = 1_800_000_120_000 + 30_000
+    env = ratelimit.Limiter()
+    counter = RequestCounter()
+    reported = []
+    with counter.watching():
+        for _ in range(25):
+            admission = env.admit(token, 25, every=1, reserve=10, now_ms=now)
+            window = admission.result()
+            assert not admission.over(), window
+            reported.append(window.used)
+        adds = counter.ops["UpdateItem"]
+        refused = env.admit(token, 25, every=1, reserve=10, now_ms=now)
+        assert refused.refused and refused.over()
+        assert counter.ops["UpdateItem"] == adds  # known full: nothing sent
+    assert reported == list(range(1, 26))
+    assert adds < 25 / 4, adds
+    assert ratelimit.shared_count(token, now) == 25
+
+
+def test_exact_blocks_never_admit_past_the_limit_across_processes(stack):
+    """Two exact limiters with blocks of 4 on one token, limit 40, calls alternating: never more
+    than the limit, and a refusal leaves at most reserve - 1 unused numbers in the other process."""
+    token = f"tok-{uuid.uuid4().hex[:12]}"
+    now = 1_800_000_180_000 + 30_000
+    limit, reserve = 40, 4
+    envs = [ratelimit.Limiter(), ratelimit.Limiter()]
+    admitted = [0, 0]
+    counter = RequestCounter()
+    with counter.watching():
+        for i in range(80):
+            admission = envs[i % 2].admit(token, limit, every=1, reserve=reserve, now_ms=now)
+            admission.result()
+            if not admission.over():
+                admitted[i % 2] += 1
+    assert limit - (reserve - 1) <= sum(admitted) <= limit, admitted
+    assert min(admitted) >= limit // 2 - reserve, admitted  # alternating calls share the window
+    assert counter.ops["UpdateItem"] <= sum(admitted) // 2, dict(counter.ops)
+    assert ratelimit.shared_count(token, now) >= sum(admitted)
+
+
+def test_concurrent_exact_calls_in_one_process_stay_within_the_limit(stack):
+    """Calls admitted from 8 threads at once, blocks of 3, limit 30: the numbers handed out are
+    each used once, so exactly 30 calls pass (one process: nothing is held elsewhere)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    token = f"tok-{uuid.uuid4().hex[:12]}"
+    now = 1_800_000_240_000 + 30_000
+    env = ratelimit.Limiter()
+
+    def one(_: int) -> bool:
+        admission = env.admit(token, 30, every=1, reserve=3, now_ms=now)
+        admission.result()
+        return not admission.over()
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, range(60)))
+    assert sum(results) == 30, sum(results)
+    assert ratelimit.shared_count(token, now) >= 30
+
+
+def test_the_server_adds_once_per_block_and_reports_the_exact_count(server_url, owner, monkeypatch):
+    """Through the server with stdio's default block (10): 20 calls of a fresh token send 2 window
+    adds, and get_token_context reports exactly the calls made (its own included)."""
+    from domain.settings import settings
+
+    monkeypatch.setattr(settings, "rate_sync_every", 1)
+    monkeypatch.setattr(settings, "rate_reserve", 10)
+    token, _ = auth.mint_pat(owner.user_id)
+    # (a minute boundary between the calls would restart the window: retried once)
+    for _attempt in range(2):
+        token, _ = auth.mint_pat(owner.user_id)
+        adds = 0
+        for _ in range(20):
+            result, counter = _counted(server_url, token, "get_token_context", {})
+            ok(result)
+            adds += counter.ops["UpdateItem"]
+        ctx = ok(call_tool(server_url, token, "get_token_context", {}))
+        if ctx["rateLimit"]["used"] == 21:
+            break
+    assert adds == 2, adds
+    assert ctx["rateLimit"]["used"] == 21 and ctx["rateLimit"]["remaining"] == ctx["rateLimit"]["limit"] - 21, ctx
