@@ -7,7 +7,9 @@ load). The benchmark makes one warm ``update_task`` through the pipeline, captur
 BatchGetItem and TransactWriteItems it sends, and replays them: the BatchGetItem as sent; the
 transaction whole (its task condition kept, made to hold), with the task's condition taken
 out, and with each action taken out in turn; and, for scale, one conditional UpdateItem (the
-floor's whole ``update_task``, ``benchmarks/sdk_server.py``). Blocks of ``--calls`` requests
+floor's whole ``update_task``, ``benchmarks/sdk_server.py``) and transactions of 1, 2 and as many
+plain conditional updates as ours has actions (small items, no indexes: what the transaction
+itself costs the table). Blocks of ``--calls`` requests
 alternate over ``--rounds`` rounds; the table gives the median per request.
 
 Linux only (``/proc``). Run: .venv/bin/python -m benchmarks.update_cost [--rounds 3] [--calls 100]
@@ -117,6 +119,26 @@ def measure(rounds: int, calls: int) -> list[tuple[str, float, float]]:
         }
         for i, action in enumerate(tx["TransactItems"]):
             runs[f"  without {_label(action)}"] = lambda i=i: replay(without(i))
+        # for scale: what a transaction costs the table by itself, on small items without indexes
+        plain = [{"PK": {"S": f"BENCH#plain{i}"}, "SK": {"S": "x"}} for i in range(len(tx["TransactItems"]))]
+        for key in plain:
+            client.put_item(TableName=table, Item={**key, "v": {"N": "0"}})
+
+        def plain_update(key: dict[str, Any]) -> dict[str, Any]:
+            return {
+                "Update": {
+                    "TableName": table,
+                    "Key": key,
+                    "UpdateExpression": "SET v = v + :one",
+                    "ConditionExpression": "attribute_exists(PK)",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                }
+            }
+
+        for n in sorted({1, 2, len(plain)}):
+            runs[f"TransactWriteItems of {n} plain conditional update(s)"] = lambda n=n: client.transact_write_items(
+                TransactItems=[plain_update(k) for k in plain[:n]]
+            )
         for fn in runs.values():
             for _ in range(10):
                 fn()
