@@ -284,3 +284,36 @@ async def test_the_catch_all_finds_a_write_that_skipped_the_witness(server_url):
         detail.update(actions=[TaskDetailRow.title.set("no")])
     detail.update(actions=[TaskDetailRow.searchVersion.set("v")])  # a field no answer shows: allowed
     assert keys.task_full_of(pk, sk) == (ids.parse_task(tid).board_id, ids.parse_task(tid).number)
+
+
+@pytest.mark.parametrize(
+    "actions",
+    ["remove", "add", "rank"],
+)
+async def test_updates_of_every_clause_shape_move_the_witness_and_rank_alone_does_not(server_url, actions):
+    """``witness.stamp`` adds its SET to any update expression (REMOVE only, ADD only) that
+    DynamoDB then accepts; a re-rank (the move rebalance's neighbour update) moves neither item."""
+    from domain import ids
+    from domain.store import db, keys
+    from domain.store import tasks as task_store
+    from domain.store.models import RecentActivityRow, TaskDetailRow
+
+    owner = make_actor("Ugo", holder="human")
+    async with mcp_client(server_url, owner.token) as c:
+        board = await new_board(c, owner.workspace_id, "Shapes")
+        tid = (
+            await ok(c, "create_task", {"columnId": board["columns"][0]["id"], "title": "x", "dueDate": "2030-01-01"})
+        )["task"]["id"]
+    key = task_store.full_key(ids.parse_task(tid))
+    before = TaskDetailRow.get(*key, consistent_read=True).witness
+    chosen = {
+        "remove": [TaskDetailRow.dueDate.remove()],
+        "add": [TaskDetailRow.subtaskCount.add(0)],
+        "rank": [TaskDetailRow.rank.set("zz")],
+    }[actions]
+    db.transact(lambda tx: tx.update(TaskDetailRow(*key), actions=chosen))
+    after = TaskDetailRow.get(*key, consistent_read=True).witness
+    recent = RecentActivityRow.get(*keys.task_recent_activity(tid), consistent_read=True).taskWitness
+    assert recent == after
+    assert (after == before) == (actions == "rank")
+    assert _unwitnessed([board["board"]["id"]]) == {}
