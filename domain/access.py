@@ -24,7 +24,7 @@ receives the located target on ``ctx.target`` and never re-checks it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from domain import errors, ids
@@ -222,7 +222,7 @@ def _with_entries(spec: ToolSpec, plan: Prefetch, wheres: list[Located]) -> Pref
     from domain.store import boards
 
     entries = [boards.entry_key(w.board_id) for w in wheres if w.board_id]
-    return Prefetch(items=tuple(dict.fromkeys([*plan.items, *entries])), queries=plan.queries)
+    return replace(plan, items=tuple(dict.fromkeys([*plan.items, *entries])))
 
 
 def board_open_error(spec: ToolSpec, ctx: CallContext, where: Located, field: str | None = None) -> ToolError | None:
@@ -257,13 +257,13 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
         from domain.store.reads import Reads, plan_keys
 
         read_keys = plan_keys(spec.reads, where, args)
-        plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, *read_keys])), queries=plan.queries)
+        plan = replace(plan, items=tuple(dict.fromkeys([*plan.items, *read_keys])))
         state.read = Reads(spec.reads, state.prefetched, where, args)
     if spec.operator is not False:  # the operator check's workspace item (domain.operator)
         from domain import operator
 
         head = operator.workspace_item(where.workspace_id)
-        plan = Prefetch(items=tuple(dict.fromkeys([*plan.items, head])), queries=plan.queries)
+        plan = replace(plan, items=tuple(dict.fromkeys([*plan.items, head])))
     if spec.governed is not None:  # the policy with the membership; an agent's earlier requests in parallel
         from domain import governance
 
@@ -278,7 +278,12 @@ def _read_with_membership(spec: ToolSpec, ctx: CallContext, where: Located, args
             state.members[where.workspace_id] = kept
     if where.workspace_id in state.members:  # read once per call
         if plan.items:
-            state.prefetched.update({(r.PK, r.SK): r for r in Row.batch_get(list(plan.items), consistent_read=True)})
+            # Eventually consistent only when the handler checks every item against a witness.
+            eventual = bool(plan.eventual) and set(plan.items) <= set(plan.eventual)
+            if eventual and state.read is not None:
+                state.read.eventual = True
+            got = Row.batch_get(list(plan.items), consistent_read=not eventual)
+            state.prefetched.update({(r.PK, r.SK): r for r in got})
         return
     if not ctx.visible(where.workspace_id):
         raise errors.not_found(where.kind, where.ident)

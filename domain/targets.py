@@ -144,3 +144,8 @@ class Prefetch:
 
     items: tuple[tuple[str, str], ...] = ()
     queries: tuple[tuple[str, Callable[[], Any]], ...] = ()
+    # Keys the handler checks itself against a freshness witness read strongly beside them
+    # (get_task's full item: domain.store.witness). When every item of the call's BatchGetItem is
+    # one of these (a warm membership: no member item rides along), it is read eventually
+    # consistent (half the read units) and ``ctx.read.eventual`` is True.
+    eventual: tuple[tuple[str, str], ...] = ()

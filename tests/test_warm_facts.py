@@ -300,14 +300,29 @@ def _units(url, token, name, args):
     return rpc_ok(result), [(r.op, r.read_units) for r in meter.requests]
 
 
-def test_warm_detailed_get_task_reads_two_units_on_a_busy_task(server_url, warm):
+def _round_trips(url, token, name, args):
+    """One call's sequential DynamoDB round trips (requests that did not overlap the one before)."""
+    from benchmarks import _support as S
+
+    meter = S.DynamoDBMeter(capacity=False).install()
+    meter.active = True
+    try:
+        with httpx2.Client(timeout=60) as c:
+            rpc_ok(rpc_call(url, token, name, args, c))
+    finally:
+        meter.active = False
+        meter.uninstall()
+    return S.round_trips(meter.requests)
+
+
+def test_warm_detailed_get_task_reads_one_and_a_half_units_on_a_busy_task(server_url, warm):
     """Read units of a warm detailed get_task whose recent item is full (RECENT_CAP entries, the
     most it holds before a trim; title edits, whose entries carry the old and new title) and a
-    1,200-character description: the task (one unit: consistent reads round each item up to 4 KB)
-    and the side items' Query (one unit while the recent item, the edges and the subtasks stay
-    under 4 KB together; with entries in the older object form this item alone was over 4 KB). Two consistent requests
-    cannot cost less than 2 units; docs/decisions.md, "Lighter recent entries", says why 1.5 is
-    not reached."""
+    1,200-character description: the task read eventually consistent (half a unit; its freshness
+    witness rides on the recent item, domain.store.witness) and the side items' Query (one unit
+    while the recent item, the edges and the subtasks stay under 4 KB together: a consistent
+    read rounds up to 4 KB). 2.0 units before the witness: docs/decisions.md, "A detailed
+    get_task at 1.5 read units"."""
     from domain.store import activity as activity_store
     from domain.store import keys
     from domain.store.models import RecentActivityRow
@@ -329,4 +344,13 @@ def test_warm_detailed_get_task_reads_two_units_on_a_busy_task(server_url, warm)
     rpc_ok(rpc_call(server_url, actor.token, "get_task", {"taskId": task["id"]}))  # warms member and columns
     got, reqs = _units(server_url, actor.token, "get_task", {"taskId": task["id"]})
     assert len(got["recentActivity"]) == 10 and got["subtasks"] == []
-    assert reqs == [("BatchGetItem", 1.0), ("Query", 1.0)] or reqs == [("Query", 1.0), ("BatchGetItem", 1.0)], reqs
+    assert sorted(reqs) == [("BatchGetItem", 0.5), ("Query", 1.0)], reqs
+    assert sum(units for _, units in reqs) <= 1.5
+    assert got["task"]["title"] == f"a busy task with a longer title, edit {activity_store.RECENT_CAP - 2}"
+    # Round trips are read from timestamps: on a loaded machine two requests sent together can be
+    # served one after the other and look sequential (never the other way round), so the fewest
+    # of up to three calls is judged, as tests/test_cost_budget.py does.
+    trips = [_round_trips(server_url, actor.token, "get_task", {"taskId": task["id"]})]
+    while trips[-1] > 1 and len(trips) < 3:
+        trips.append(_round_trips(server_url, actor.token, "get_task", {"taskId": task["id"]}))
+    assert min(trips) == 1, trips

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from ulid import ULID
 
 from domain import clock
-from domain.store import keys
+from domain.store import keys, witness
 from domain.store.models import ActivityRow, RecentActivityRow, Row
 
 RECENT_KEEP = 10  # the entries a detailed get_task shows
@@ -142,9 +142,16 @@ def forget_held() -> None:
         _held.clear()
 
 
-def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[tuple[str, str]]:
+def mirror(
+    tx: Any, known: dict[tuple[str, str], dict[str, Any] | None], witnesses: dict[str, str] | None = None
+) -> set[tuple[str, str]]:
     """Add to the transaction ``tx`` one update of ``keys.task_recent_activity`` for every task
     whose activity rows ``tx`` puts; return the keys of those updates.
+
+    ``witnesses`` (``{task id: token}``, from :func:`domain.store.witness.stamp`) are the tasks
+    whose full item ``tx`` writes: each token is set on the task's recent item by that same
+    update, or, for a task ``tx`` puts no activity row of, by an update of its own that sets the
+    token (and the item's kind) alone, unconditioned (so writers of one task still commute).
 
     The update appends the entries (no read, so concurrent writers of one task commute) under
     the condition that the item then holds at most :data:`RECENT_CAP`, and asks for ``ALL_OLD``
@@ -167,6 +174,7 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
             by_task.setdefault(partition.removeprefix(log_prefix), []).append(item)
     out: set[tuple[str, str]] = set()
     plans: dict[tuple[str, str], _Held | None] = {}
+    witnesses = witnesses or {}
     for task_id, items in by_task.items():
         pk, sk = keys.task_recent_activity(task_id)
         new = [_entry_json(i) for i in items]
@@ -220,18 +228,35 @@ def mirror(tx: Any, known: dict[tuple[str, str], dict[str, Any] | None]) -> set[
                 values[":since"] = {"S": held.since}
                 condition += " AND #s = :since"
             plans[(pk, sk)] = _Held(old_version + 1, old_since or first_at, kept)
-        tx._update_items.append(  # noqa: SLF001 - a raw update: list_append and if_not_exists together
-            {
-                "TableName": RecentActivityRow.Meta.table_name,
-                "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
-                "UpdateExpression": expression,
-                "ConditionExpression": condition,
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": values,
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        )
+        update: dict[str, Any] = {
+            "TableName": RecentActivityRow.Meta.table_name,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "UpdateExpression": expression,
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if task_id in witnesses:
+            witness.add_set(update, witness.ATTRIBUTE, witnesses[task_id])
+        tx._update_items.append(update)  # noqa: SLF001 - a raw update: list_append and if_not_exists together
         out.add((pk, sk))
+    for task_id, token in witnesses.items():
+        if task_id in by_task:
+            continue
+        pk, sk = keys.task_recent_activity(task_id)
+        # The witness alone: no entries, no ``since`` (recent_of() trusts an item without one
+        # only once it holds RECENT_KEEP entries), ``v`` unmoved (the entries a process
+        # remembers stay the stored ones, so its planned trims stay valid).
+        only: dict[str, Any] = {
+            "TableName": RecentActivityRow.Meta.table_name,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "UpdateExpression": "SET #k = :k",
+            "ExpressionAttributeNames": {"#k": "kind"},
+            "ExpressionAttributeValues": {":k": {"S": "RecentActivity"}},
+        }
+        witness.add_set(only, witness.ATTRIBUTE, token)
+        tx._update_items.append(only)  # noqa: SLF001
     tx._recent_plans = plans  # noqa: SLF001 - read back by committed() after the commit
     return out
 
@@ -246,7 +271,7 @@ def recent_of(rows: list[Row], *, created_at: str | None) -> list[dict[str, Any]
     if item is None:
         return None
     entries = [_parse(str(e)) for e in item.entries or []]
-    if len(entries) < RECENT_KEEP and (created_at is None or (item.since or "") > created_at):
+    if len(entries) < RECENT_KEEP and (created_at is None or item.since is None or item.since > created_at):
         return None
     entries.sort(key=lambda e: (e.get("at") or "", e.get("activityId") or ""), reverse=True)
     return entries[:RECENT_KEEP]

@@ -26,7 +26,7 @@ from pynamodb.transactions import TransactWrite
 from domain import settings as _settings_module
 from domain.settings import Settings
 from domain.settings import settings as _settings
-from domain.store import activity, deadline
+from domain.store import activity, deadline, witness
 from domain.store.errors import StoreError
 from domain.store.models import Row
 from domain.store.retry import ATTEMPTS, Contended, conflict_backoff
@@ -194,7 +194,9 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
     """Run one ``TransactWriteItems`` built by ``build``; retry contention; map condition failures.
 
     Every activity row of a task that ``build`` puts also updates the task's recent item in the
-    same transaction (:func:`domain.store.activity.mirror`). When that item is full, its failed
+    same transaction (:func:`domain.store.activity.mirror`), and every write of a task's full
+    item stamps a fresh freshness witness on it and on that recent item
+    (:func:`domain.store.witness.stamp`; docs/data-model.md, "Freshness witness"). When that item is full, its failed
     condition returns it and the transaction is sent again trimming it; such resends do not
     count as contention, and a caller never sees the item's key in :class:`ConditionFailed`.
 
@@ -209,7 +211,7 @@ def transact(build: Callable[[TransactWrite], None]) -> None:
         deadline.check("a transaction attempt")
         tx = TransactWrite(connection=connection())
         build(tx)
-        recent = activity.mirror(tx, known)
+        recent = activity.mirror(tx, known, witness.stamp(tx))
         try:
             if _commit_span is None:
                 tx._commit()  # noqa: SLF001 - the context manager form would hide the retry loop

@@ -122,6 +122,14 @@ def task_full(board_id: str, number: int) -> Key:
     return board_partition(board_id), f"X#{_n(number)}"
 
 
+def task_full_of(pk: str, sk: str) -> tuple[str, int] | None:
+    """``(board_id, number)`` when ``(pk, sk)`` is a task's full item (:func:`task_full`), else
+    ``None`` (``domain.store.witness`` finds the full items a transaction writes by their keys)."""
+    if not (pk.startswith("BOARD#") and sk.startswith("X#") and sk[2:].isdigit()):
+        return None
+    return pk.removeprefix("BOARD#"), int(sk[2:])
+
+
 def activity(board_id: str, at: str, ulid: str) -> Key:
     return board_activity_partition(board_id), activity_sort_key(at, ulid)
 

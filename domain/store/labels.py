@@ -32,8 +32,10 @@ from domain.store.retry import ATTEMPTS, Contended, backoff
 
 MAX_PER_BOARD = board_store.MAX_LABELS
 MAX_PER_TASK = 20
-DETACH_CHUNK = 45  # 2 actions per task + label, claim, board head, entry check, guard, activity <= 96
-MAX_DETACH_PER_CALL = 225  # 5 transactions of 45 tasks
+# 3 actions per task (full item, compact row, the recent item's freshness witness:
+# domain.store.witness) + label, claim, board head, entry check, guard, activity <= 96
+DETACH_CHUNK = 30
+MAX_DETACH_PER_CALL = 225  # 8 transactions (the last of 15 tasks)
 
 
 class NameTaken(StoreError):

@@ -23,6 +23,8 @@ from pynamodb.constants import NULL
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
+from domain.store.errors import StoreError
+
 
 def string_list(*, default: Any = None, attr_name: str | None = None) -> ListAttribute[str]:
     """A list-of-strings attribute (DynamoDB L of S), typed ``list[str]`` on a row.
@@ -318,6 +320,16 @@ class ColumnRow(Row, discriminator="Column"):
     done = BooleanAttribute(default=False)
 
 
+class UnwitnessedWrite(StoreError):
+    """A write of a task's full item that would not move its freshness witness (a programming
+    error, answered INTERNAL: see :class:`TaskDetailRow`)."""
+
+
+# Full-item attributes no tool answer shows (board order, the search index's bookkeeping): a
+# write changing only these leaves the freshness witness alone (domain.store.witness).
+UNWITNESSED_TASK_FIELDS = frozenset({"rank", "searchVersion"})
+
+
 class _TaskFields(Row):
     taskId = UnicodeAttribute()
     number = NumberAttribute()
@@ -355,6 +367,25 @@ class TaskDetailRow(_TaskFields, discriminator="TaskDetail"):
     # the GSI3 sort key they carry. Kept in the same transaction as the entries, so they never drift.
     workIndexed = string_list(default=list)
     workSort = UnicodeAttribute(null=True)
+    # The freshness witness (docs/data-model.md, "Freshness witness"): a token that
+    # domain.store.db.transact stamps on this item and on the task's recent item in the same
+    # transaction, so get_task can check an eventually consistent read of this item.
+    witness = UnicodeAttribute(null=True, attr_name="w")
+
+    # Writes outside a transaction would skip the witness: only attributes no answer shows may
+    # be changed that way (the search version a repair claims); everything else goes through
+    # domain.store.db.transact, which stamps it.
+    def save(self, condition: Any = None, *, add_version_condition: bool = True) -> dict[str, Any]:
+        raise UnwitnessedWrite("a task's full item is put only in a transaction (domain.store.db.transact)")
+
+    def delete(self, condition: Any = None, *, add_version_condition: bool = True) -> Any:
+        raise UnwitnessedWrite("a task's full item is deleted only in a transaction (domain.store.db.transact)")
+
+    def update(self, actions: list[Any], condition: Any = None, *, add_version_condition: bool = True) -> Any:
+        touched = {str(a.values[0].path[0]) for a in actions}
+        if not touched <= UNWITNESSED_TASK_FIELDS:
+            raise UnwitnessedWrite(f"{sorted(touched - UNWITNESSED_TASK_FIELDS)} change only in a transaction")
+        return super().update(actions, condition, add_version_condition=add_version_condition)
 
 
 class WorkItemRow(Row, discriminator="WorkItem"):
@@ -795,6 +826,9 @@ class RecentActivityRow(Row, discriminator="RecentActivity"):
     entries = string_list(default=list, attr_name="e")
     since = UnicodeAttribute(null=True)
     version = NumberAttribute(default=0, attr_name="v")
+    # The freshness witness of the task's full item (TaskDetailRow.witness) as its last
+    # witnessed write left it; absent on items no such write has reached yet.
+    taskWitness = UnicodeAttribute(null=True, attr_name="w")
 
 
 class TokenRow(Row, discriminator="Token"):

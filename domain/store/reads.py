@@ -667,6 +667,9 @@ class Reads:
         self._fetched: Mapping[Key, Any] = fetched if fetched is not None else {}
         self._where = where
         self._args = args
+        # Whether the items were read eventually consistent (domain.targets.Prefetch.eventual):
+        # the handler then checks them against their freshness witness (domain.store.witness).
+        self.eventual = False
 
     def _get(self, plan: ReadPlan[R]) -> R | None:
         if plan.name not in self._declared:

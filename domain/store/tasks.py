@@ -27,6 +27,7 @@ from domain.store.models import (
     BoardRow,
     ColumnRow,
     CreationMarkerRow,
+    RecentActivityRow,
     Row,
     TaskDetailRow,
     TaskNumberRow,
@@ -78,6 +79,11 @@ def compact_of(detail: TaskDetailRow) -> TaskRow:
 
 def copy(detail: TaskDetailRow) -> TaskDetailRow:
     return TaskDetailRow.from_raw_data(detail.serialize())
+
+
+def full_key(ref: ids.TaskRef) -> tuple[str, str]:
+    """The key of ``ref``'s full item (a prefetch naming what it may read eventually consistent)."""
+    return keys.task_full(ref.board_id, ref.number)
 
 
 def get(ref: ids.TaskRef) -> TaskDetailRow | None:
@@ -684,6 +690,18 @@ def new_detail(
         description=description,
         createdBy=created_by,
     )
+
+
+def witnessed(detail: TaskDetailRow | None, side: list[Row], ref: ids.TaskRef) -> TaskDetailRow | None:
+    """``detail``, an eventually consistent read of ``ref``'s full item, when its freshness
+    witness is the one the recent item in ``side`` (the strongly consistent :func:`sidecar`
+    Query) holds; else the item read again strongly (one GetItem): a stale read, an absent item,
+    or a recent item no witnessed write has reached yet (domain.store.witness)."""
+    recent = next((r for r in side if isinstance(r, RecentActivityRow)), None)
+    expected = recent.taskWitness if recent is not None else None
+    if detail is not None and expected is not None and detail.witness == expected:
+        return detail
+    return get(ref)
 
 
 def sidecar(task_id: str) -> list[Row]:

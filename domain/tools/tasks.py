@@ -108,12 +108,16 @@ def get_task_reads(where: Located, args: Any) -> Prefetch:
     if where.task is None:
         return plan
     board_id = where.board()
+    detailed = getattr(args, "response_format", None) == "detailed"
     return Prefetch(
         queries=tuple(
             ("header", lambda: (None, board_store.column_list(board_id))) if name == "header" else (name, fn)
             for name, fn in plan.queries
             if name != "header" or warm.COLUMNS.get(board_id) is None
         ),
+        # detailed: the side items' Query (strongly consistent) carries the task's freshness
+        # witness, so its full item may be read eventually consistent (get_task checks it)
+        eventual=(task_store.full_key(where.task),) if detailed else (),
     )
 
 
@@ -337,6 +341,8 @@ def get_task(ctx: CallContext, args: GetTaskInput) -> GetTaskOutput:
         detail = ctx.read.task_if_named
         columns = ctx.query("header", lambda: (None, board_store.column_list(where.board())))[1]
         sidecar = ctx.query("sidecar") if args.response_format == "detailed" else None
+        if ctx.read.eventual:  # a stale read of the full item is read again, strongly
+            detail = task_store.witnessed(detail, sidecar or [], where.task)
         if detail is None:
             # bulk_create_tasks writes the compact rows first and the full items in a second
             # transaction (docs/data-model.md, "Bulk writes"): meanwhile the compact row answers.
