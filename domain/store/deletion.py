@@ -37,8 +37,8 @@ Kept (no key leads there without a Scan, and none holds the workspace's text): r
 creation markers (ids, tool name, argument hash) until their TTL, upload grants never attached
 (TTL), and tokens or OAuth grants pinned to the workspace (every call they make answers
 NOT_FOUND; their owners revoke them). Vocabulary words indexed before the vocabulary list
-existed are listed the next time a doc uses them; a word used only before then stays
-(docs/search.md, "Workspace deletion").
+existed are listed the next time a doc uses them or by ``jentrix search verify --repair``; a
+word that only an earlier text held stays (docs/search.md, "Workspace deletion").
 """
 
 from __future__ import annotations
