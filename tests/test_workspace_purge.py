@@ -1,10 +1,10 @@
 """Deleting a workspace leaves none of its data in the table (docs/console.md, "Deleting a
-workspace"; docs/data-model.md, "Workspace deletion").
+workspace"; docs/search.md, "Workspace deletion").
 
 A workspace is filled through the catalog tools (boards, tasks with titles and descriptions, an
-edited title, a bulk import, comments, a checklist, labels, assignees, links, projects, agent
-sessions, artifacts with text, an invitation, coordination claims, questions, posts and a
-channel promotion), the search consumer indexes everything, and the workspace is deleted the way
+edited title, a bulk import, comments (one deleted), a checklist, labels, assignees, links,
+projects, an agent session bound to a thread and aligned, artifacts with text, an invitation,
+coordination claims, questions, posts, a channel promotion and an attention item), the consumer indexes everything, and the workspace is deleted the way
 the console does it (:func:`domain.console_actions.delete_workspace`). A whole-table Scan then
 looks for the workspace's id anywhere in any item: keys, GSI keys and every attribute value.
 """
