@@ -12,6 +12,7 @@ from domain.store import db, keys
 from domain.store.models import SearchPendingRow
 from domain.store.search_marks import text_version
 from functions import search_stream
+from tests.conftest import make_actor
 
 
 def _marker(ws: str, n: int, title: str) -> SearchPendingRow:
@@ -23,7 +24,7 @@ def _marker(ws: str, n: int, title: str) -> SearchPendingRow:
 
 
 def test_sweep_applies_left_markers(stack):
-    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    ws = make_actor("Indexer").workspace_id  # the consumer skips workspaces that do not exist
     _marker(ws, 1, "orphaned kangaroo").save()  # as if the request died after its commit
     assert [h.task_id for h in INDEX.query(ws, q.parse("kangaroo"), substring=None).hits] == []
     assert repair.sweep(ws) == 1
@@ -33,7 +34,7 @@ def test_sweep_applies_left_markers(stack):
 
 
 def test_sweep_and_stream_cover_the_artifacts_corpus(stack):
-    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    ws = make_actor("Indexer").workspace_id  # the consumer skips workspaces that do not exist
     doc = keys.search_doc_artifact("ar_r1")
     body = "the dingo findings"
     SearchPendingRow(
@@ -65,7 +66,7 @@ def test_sweep_and_stream_cover_the_artifacts_corpus(stack):
 
 
 def test_stream_consumer_applies_marker_images(stack):
-    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    ws = make_actor("Indexer").workspace_id  # the consumer skips workspaces that do not exist
     marker = _marker(ws, 2, "stranded wallaby")
     marker.save()
     image = db.dynamodb_client().get_item(
@@ -90,7 +91,7 @@ def test_stream_consumer_on_dynamodb_local_streams(stack, dynamodb_endpoint):
     written to it, its records read through GetRecords and handed to the consumer."""
     import boto3
 
-    ws = f"ws_{uuid.uuid4().hex[:12]}"
+    ws = make_actor("Indexer").workspace_id  # the consumer skips workspaces that do not exist
     name = f"stream-{uuid.uuid4().hex[:8]}"
     kw = {
         "endpoint_url": dynamodb_endpoint,

@@ -59,6 +59,9 @@ SAMPLES: dict[str, tuple[tuple[str, str], tuple[str, str] | None]] = {
     "workspace log entry": (keys.workspace_log("ws_b", "2026-12-01T10:00:00.000Z", "01j0abc"), None),
     "search word posting": (keys.search_term_posting("ws_b", "pars", keys.search_doc_task("tk_e")), None),
     "search vocabulary trigram": (keys.search_gram_posting("ws_b", "par", "parser"), None),
+    "search vocabulary word": (keys.search_vocabulary_word("ws_b", "parser"), None),
+    "search removed comment": (keys.search_removed_doc("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
+    "search artifact vocabulary word": (keys.search_vocabulary_word("ws_b", "parser", keys.SEARCH_ARTIFACTS), None),
     "search pending record": (keys.search_pending("ws_b", keys.search_doc_comment("tk_e", "cm_f")), None),
     "search doc state": (keys.search_doc_state("ws_b", keys.search_doc_task("tk_e")), None),
     "search artifact word posting": (

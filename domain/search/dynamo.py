@@ -8,8 +8,9 @@ Items (keys in :mod:`domain.store.keys`, rows in docs/data-model.md, design in d
   alone. The substring index is the workspace's vocabulary, not each doc's text: a word is
   posted once (its trigrams), the first time any doc of the workspace uses it, so a new doc
   writes trigrams only for words the workspace has never seen (one BatchGetItem of the words'
-  sentinels tells which). The vocabulary only grows; a word no doc holds any more costs nothing
-  at query time but a shorter candidate list;
+  sentinels tells which: ``keys.search_vocabulary_word``, put after the trigrams, and the list
+  workspace deletion reads to find the trigram partitions). The vocabulary only grows; a word no
+  doc holds any more costs nothing at query time but a shorter candidate list;
 - doc state (``keys.search_doc_state``): ``v`` (text version), ``t`` (terms): an unchanged text
   writes nothing; a changed one rewrites that doc's word postings (they carry the version) and
   deletes the words it lost;
@@ -137,8 +138,10 @@ def _put(pk: str, sk: str, attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sentinel(workspace_id: str, word: str, corpus: str) -> tuple[str, str]:
-    """The vocabulary posting that says ``word`` is fully posted (its first trigram)."""
-    return keys.search_gram_posting(workspace_id, text.word_trigrams(word)[0], word, corpus)
+    """The vocabulary word item that says ``word`` is fully posted (written after its trigram
+    postings; workspace deletion lists the words there to find their trigram partitions). A word
+    posted before this item existed is posted again once, the next time a doc uses it."""
+    return keys.search_vocabulary_word(workspace_id, word, corpus)
 
 
 def _delete(pk: str, sk: str) -> dict[str, Any]:
@@ -223,14 +226,19 @@ class DynamoIndex:
     def remove(self, workspace_id: str, doc_id: str, *, also_delete: Sequence[tuple[str, str]] = ()) -> None:
         self.apply_many([(workspace_id, Doc(doc_id, ""), True, False, list(also_delete), None)])
 
-    def apply_many(self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]], str | None]]) -> None:
+    def apply_many(
+        self, work: list[tuple[str, Doc, bool, bool, list[tuple[str, str]], str | None]]
+    ) -> dict[str, list[tuple[str, str]]]:
         """Index (or, when ``gone``, remove) several docs together (each doc once): one
         BatchGetItem (consistent) of the doc states that are not fresh and of the sentinels of
         their vocabulary words, then every posting change in shared batches of 25 (in parallel),
         then the sentinels of new words, the doc states and the ``also`` deletions.
 
         ``at`` (when the text was written) is kept in the doc state: a doc whose state was built
-        from a later ``at`` is left alone, so a late or replayed record never rolls a text back."""
+        from a later ``at`` is left alone, so a late or replayed record never rolls a text back.
+
+        Returns the keys of the items put, per workspace (the consumer deletes them again when the
+        workspace was deleted meanwhile: :func:`domain.search.writes.apply_all`)."""
         state_keys = [keys.search_doc_state(ws, doc.doc_id) for ws, doc, _, fresh, _, _ in work if not fresh]
         words_of = [set() if gone else vocabulary_of(doc) for _, doc, gone, *_ in work]
         sentinels = sorted(
@@ -241,7 +249,9 @@ class DynamoIndex:
         known = {k for k in sentinels if k in found}
         requests: list[dict[str, Any]] = []
         last: list[dict[str, Any]] = []
+        put: dict[str, list[tuple[str, str]]] = {}
         for (ws, doc, gone, _fresh, also, at), words in zip(work, words_of, strict=True):
+            before = len(requests), len(last)
             state_key = keys.search_doc_state(ws, doc.doc_id)
             old = states.get(state_key, {})
             c = doc.corpus
@@ -256,6 +266,8 @@ class DynamoIndex:
             if gone:
                 requests += [_delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in old.get("t", {})]
                 if at:  # a tombstone: a replayed older record of this doc is recognised as older
+                    if keys.search_doc_is_comment(doc.doc_id):  # its entity is gone: listed for deletion
+                        last.append(_put(*keys.search_removed_doc(ws, doc.doc_id), {}))
                     last.append(
                         {
                             "PutRequest": {
@@ -297,15 +309,13 @@ class DynamoIndex:
                     _delete(*keys.search_term_posting(ws, t, doc.doc_id, c)) for t in set(old.get("t", {})) - set(terms)
                 ]
                 # the workspace's substring vocabulary: only words it does not hold yet (no payload;
-                # the sentinel, the word's first trigram, goes last and says the word is complete)
+                # the sentinel, the word's vocabulary item, goes last and says the word is complete)
                 for word in sorted(words):
                     sentinel = _sentinel(ws, word, c)
                     if sentinel in known:
                         continue
                     known.add(sentinel)
-                    requests += [
-                        _put(*keys.search_gram_posting(ws, g, word, c), {}) for g in text.word_trigrams(word)[1:]
-                    ]
+                    requests += [_put(*k, {}) for k in keys.search_word_grams(ws, word, c)]
                     last.append(_put(*sentinel, {}))
                 state = {
                     "PK": {"S": state_key[0]},
@@ -318,8 +328,14 @@ class DynamoIndex:
                     state["a"] = {"S": at}
                 last.append({"PutRequest": {"Item": state}})
             last += [_delete(*k) for k in also]
+            put.setdefault(ws, []).extend(
+                (r["PutRequest"]["Item"]["PK"]["S"], r["PutRequest"]["Item"]["SK"]["S"])
+                for r in requests[before[0] :] + last[before[1] :]
+                if "PutRequest" in r
+            )
         if requests or last:
             _batch_write_then(requests, last)
+        return put
 
     # -- reads
     def query(

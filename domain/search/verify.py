@@ -14,7 +14,10 @@ each doc gets one verdict:
   lack their impact-index keys (written before GSI2 ordered the lists, so best-first reads miss them);
 - ``not_removed``: an archived task or a withdrawn artifact still has postings;
 - ``claim``: a task's ``searchVersion`` differs from its text's version (it claims a text that
-  is not the stored one).
+  is not the stored one);
+- ``vocabulary``: words of the doc's text lack their vocabulary word item
+  (``keys.search_vocabulary_word``: posted before the list existed, so deleting the workspace
+  would not find their trigram postings); the repair's rewrite posts them with their items.
 
 :func:`verify` with ``repair=True`` applies the pending records first, then rewrites every
 drifted doc from its entity through the consumer (forced: postings rewritten even when the state
@@ -33,7 +36,7 @@ from pynamodb.exceptions import UpdateError
 
 from domain.search import repair as _repair
 from domain.search.backend import Doc
-from domain.search.dynamo import GONE, INDEX_FORCE, _batch_get, postings_of
+from domain.search.dynamo import GONE, INDEX_FORCE, _batch_get, postings_of, vocabulary_of
 from domain.search.writes import INDEX
 from domain.store import artifacts as artifact_store
 from domain.store import boards as board_store
@@ -126,6 +129,13 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
         plan[e.doc.doc_id] = (state["v"]["S"] if state else "", posting_keys)
         wanted += posting_keys
     postings = _batch_get(wanted, projection="PK, SK, v, GSI2SK", consistent=True) if wanted else {}
+    words = {
+        e.doc.doc_id: [keys.search_vocabulary_word(workspace_id, w, e.doc.corpus) for w in sorted(vocabulary_of(e.doc))]
+        for e in entities
+        if not e.gone
+    }
+    wanted_words = [k for ks in words.values() for k in ks]
+    listed = _batch_get(wanted_words, projection="PK, SK", consistent=True) if wanted_words else {}
     drift: dict[str, str] = {}
     verdicts: Counter[str] = Counter()
     for e in entities:
@@ -142,6 +152,8 @@ def _check(workspace_id: str, entities: list[_Entity], waiting: set[str]) -> tup
             or any("GSI2SK" not in postings[k] for k in posting_keys)
         ):  # written before the impact index: not in best-first reads
             verdict = "postings"
+        elif any(k not in listed for k in words.get(e.doc.doc_id, [])):
+            verdict = "vocabulary"  # indexed before the word list: workspace deletion could not find them
         else:
             verdict = "ok"
         if verdict != "ok" and e.doc.doc_id in waiting:

@@ -25,7 +25,7 @@ from botocore.exceptions import ClientError
 
 from domain import faults
 from domain.search.backend import Doc
-from domain.search.dynamo import DynamoIndex, _client, _table
+from domain.search.dynamo import DynamoIndex, _batch_get, _batch_write, _client, _delete, _table
 from domain.store import keys, parallel, search_marks
 from domain.store.models import SearchPendingRow
 
@@ -98,12 +98,13 @@ def apply_all(markers: list[tuple[SearchPendingRow, bool, bool]]) -> int:
         return 0
     latest = search_marks.newest([m for m, _, _ in flat])
     fresh_of = {m.doc: fresh for m, fresh, _ in flat if latest[m.doc] is m}
-    INDEX.apply_many(
+    put = INDEX.apply_many(
         [
             (keys.search_pending_workspace(m.PK), doc_of(m), bool(m.gone), fresh_of.get(m.doc, False), [], m.at)
             for m in latest.values()
         ]
     )
+    _undo_for_deleted(put)
     # the records, once each: a batch record's key is shared by its docs
     records: dict[tuple[str, str], str | None] = {}
     for m, _, saved in flat:
@@ -118,6 +119,22 @@ def apply_all(markers: list[tuple[SearchPendingRow, bool, bool]]) -> int:
     for future in futures:
         future.result()
     return len(latest)
+
+
+def _undo_for_deleted(put: dict[str, list[tuple[str, str]]]) -> None:
+    """Delete again what this pass put for a workspace that no longer exists (one consistent
+    BatchGetItem of the heads, after the writes). A workspace deleted while the pass ran is
+    purged from its pending records first (:func:`domain.store.deletion.purge`); a pass that read
+    them before that is still writing. Read after the writes, a head that is still there means the
+    deletion's close comes later, so its purge finds what was put; a head that is gone means the
+    purge may have run already, so the pass removes its own rows."""
+    if not put:
+        return
+    heads = _batch_get([keys.workspace_head(ws) for ws in put], "PK, SK", consistent=True)
+    gone = [ws for ws in put if keys.workspace_head(ws) not in heads]
+    if gone:
+        log.info("search: workspaces %s were deleted during the pass; its rows are removed again", gone)
+        _batch_write([_delete(*k) for ws in gone for k in dict.fromkeys(put[ws])])
 
 
 def apply_or_retire(markers: list[tuple[SearchPendingRow, bool, bool]]) -> tuple[int, list[tuple[str, str]]]:

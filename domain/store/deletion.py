@@ -6,21 +6,39 @@ Two steps, both from the same request:
    OWNER typed>``, the slug claim is deleted (the name can be taken again), and a role guard
    checks the caller is still an OWNER at commit. From then on the workspace does not exist for
    anyone (list_workspaces drops heads it cannot read; the console shows no page of it).
-2. :func:`purge` — every item of the workspace that its keys lead to, removed with BatchWriteItem
-   (25 deletes a request, unprocessed ones retried): the members and their mirrors first (so no
-   access step admits anyone any more), then the workspace partition (board entries, task-number
-   pointers, invitations, approvals, policy, projects), each board's partition and activity log,
-   each task's side items (comments, subtasks, links, attachments, with the attachments' used
-   upload grants) and coordination items, the members' work, claim and inbox items, the workspace
-   log, artifacts, sessions, channels (with their messages and promotions), proposed decisions,
-   the search pending records, and each task's search doc state with the word postings it names.
+2. :func:`purge` — every item of the workspace, found from its keys and removed with
+   BatchWriteItem (25 deletes a request, unprocessed ones retried), in this order:
+
+   - the members and their mirrors (no access step admits anyone any more: no new write, so no
+     new search record), then the search pending records of both corpora (a consumer pass
+     starting from now finds nothing to index);
+   - the workspace partition (board entries, task-number pointers, invitations, approvals,
+     policy, projects) with the projects' slug claims and link edges; each board's partition
+     (columns, labels with their name claims, tasks) and activity log; each task's side items
+     (comments, subtasks, links, attachments with their used upload grants), coordination items
+     and assignees' work-index entries; the members' claim and inbox items; channels (with their
+     messages and promotions); artifacts (heads, bodies, and the head copies under each link);
+     agent sessions (with their alignment intervals and the provider-thread binding claim, when
+     it still names this workspace); the workspace log, proposed decisions, operator attention
+     items and consultations;
+   - last, the search index (:func:`_purge_search`): the doc states of every task, comment and
+     artifact found above and of the deleted comments the index lists
+     (``keys.search_removed_doc``), the word postings each state names, and both corpora's
+     vocabulary words (``keys.search_vocabulary_word``) with the trigram postings each owns
+     (``keys.search_word_grams``). A trigram partition cannot be reached by a workspace
+     prefix; the vocabulary list is how the purge reaches it.
+
    Running it again finds nothing more to do. (The workspace's S3 objects go with
    :func:`domain.objects.delete_prefix`, called by :func:`domain.console_actions.delete_workspace`.)
+   A consumer pass that read records before the purge and writes after it removes its own rows
+   (:func:`domain.search.writes.apply_all` reads the head after its writes).
 
-Not reached (no key leads there without a Scan): the search vocabulary's trigram rows
-(``keys.search_gram_posting``: words without a task id), rate windows, creation markers and
-upload grants never attached (they expire by TTL), and tokens or OAuth grants pinned to the workspace (they stay, and every call
-they make answers NOT_FOUND; their owners revoke them).
+Kept (no key leads there without a Scan, and none holds the workspace's text): rate windows and
+creation markers (ids, tool name, argument hash) until their TTL, upload grants never attached
+(TTL), and tokens or OAuth grants pinned to the workspace (every call they make answers
+NOT_FOUND; their owners revoke them). Vocabulary words indexed before the vocabulary list
+existed are listed the next time a doc uses them or by ``jentrix search verify --repair``; a
+word that only an earlier text held stays (docs/search.md, "Workspace deletion").
 """
 
 from __future__ import annotations
@@ -31,6 +49,7 @@ from typing import Any
 
 from domain.settings import settings
 from domain.store import db, keys
+from domain.store.artifacts import LINKS
 from domain.store.errors import StoreError
 from domain.store.models import MemberRow, SlugRow, WorkspaceRow
 
@@ -64,7 +83,7 @@ def close(head: WorkspaceRow, typed_name: str, *, actor_id: str) -> None:
 
 def _query(pk: str, fields: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     client = db.dynamodb_client()
-    names = {"#pk": "PK", "#sk": "SK", **{f"#f{i}": f for i, f in enumerate(fields)}}
+    names = {"#pk": "PK", "#sk": "SK", **{f"#f{i}": f for i, f in enumerate(fields) if f not in ("PK", "SK")}}
     kwargs: dict[str, Any] = {
         "TableName": settings.table,
         "KeyConditionExpression": "#pk = :pk",
@@ -81,78 +100,163 @@ def _query(pk: str, fields: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def _delete(item_keys: Iterable[tuple[str, str]]) -> int:
-    """Delete the items (BatchWriteItem, 25 a request; unprocessed ones retried with backoff)."""
+def _send(chunk: list[dict[str, Any]]) -> None:
+    """One BatchWriteItem of up to 25 deletes; unprocessed ones retried with backoff."""
     client = db.dynamodb_client()
-    pending = [{"DeleteRequest": {"Key": {"PK": {"S": pk}, "SK": {"S": sk}}}} for pk, sk in dict.fromkeys(item_keys)]
-    count = len(pending)
-    while pending:
-        chunk, pending = pending[:BATCH], pending[BATCH:]
+    for attempt in range(10):
+        left = client.batch_write_item(RequestItems={settings.table: chunk}).get("UnprocessedItems", {})
+        chunk = left.get(settings.table, [])
+        if not chunk:
+            return
+        time.sleep(min(1.0, 0.05 * 2**attempt))
+    raise RuntimeError("DynamoDB kept refusing deletes; run the deletion again")
+
+
+class _Deletes:
+    """Deletes gathered across partitions and sent in full BatchWriteItems of 25 (a partition of
+    three items does not cost a request of its own); :meth:`flush` sends the rest."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._chunk: list[dict[str, Any]] = []
+        self._seen: set[tuple[str, str]] = set()
+
+    def add(self, item_keys: Iterable[tuple[str, str]]) -> int:
+        added = 0
+        for pk, sk in item_keys:
+            if (pk, sk) in self._seen:
+                continue  # a batch may not name one key twice
+            self._seen.add((pk, sk))
+            self._chunk.append({"DeleteRequest": {"Key": {"PK": {"S": pk}, "SK": {"S": sk}}}})
+            added += 1
+            if len(self._chunk) == BATCH:
+                self.flush()
+        self.count += added
+        return added
+
+    def flush(self) -> None:
+        if self._chunk:
+            chunk, self._chunk = self._chunk, []
+            _send(chunk)
+
+    def drop(self, pk: str, fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """Delete every item of partition ``pk``; the items' ``fields`` as read (strings, and
+        lists of strings)."""
+        items = list(_query(pk, fields))
+        self.add((i["PK"]["S"], i["SK"]["S"]) for i in items)
+        return [{f: _plain(i[f]) for f in fields if f in i and _plain(i[f]) is not None} for i in items]
+
+
+def _plain(value: dict[str, Any]) -> Any:
+    if "S" in value:
+        return value["S"]
+    if "L" in value:
+        return [v["S"] for v in value["L"] if "S" in v]
+    return None
+
+
+def _batch_get(item_keys: list[tuple[str, str]], fields: str) -> list[dict[str, Any]]:
+    """The items that exist among ``item_keys`` (consistent BatchGetItem, 100 a request,
+    unprocessed keys retried with backoff)."""
+    client = db.dynamodb_client()
+    found: list[dict[str, Any]] = []
+    unique = list(dict.fromkeys(item_keys))
+    for start in range(0, len(unique), 100):
+        request: dict[str, Any] = {
+            settings.table: {
+                "Keys": [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in unique[start : start + 100]],
+                "ProjectionExpression": fields,
+                "ConsistentRead": True,
+            }
+        }
         for attempt in range(10):
-            left = client.batch_write_item(RequestItems={settings.table: chunk}).get("UnprocessedItems", {})
-            chunk = left.get(settings.table, [])
-            if not chunk:
+            page = client.batch_get_item(RequestItems=request)
+            found += page["Responses"].get(settings.table, [])
+            request = page.get("UnprocessedKeys") or {}
+            if not request:
                 break
             time.sleep(min(1.0, 0.05 * 2**attempt))
-        if chunk:
-            raise RuntimeError("DynamoDB kept refusing deletes; run the deletion again")
-    return count
-
-
-def _drop(pk: str, fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Delete every item of partition ``pk``; the items' ``fields`` (strings) as read."""
-    items = list(_query(pk, fields))
-    _delete((i["PK"]["S"], i["SK"]["S"]) for i in items)
-    return [{f: i[f]["S"] for f in fields if f in i and "S" in i[f]} for i in items]
+        if request:
+            raise RuntimeError("DynamoDB kept refusing reads; run the deletion again")
+    return found
 
 
 def purge(workspace_id: str, member_ids: list[str]) -> int:
     """Remove what the workspace's keys lead to (see the module docstring); the count of deletes
     issued. Safe to run again."""
     ws = workspace_id
-    deleted = _delete([keys.member(ws, u) for u in member_ids] + [keys.membership_mirror(u, ws) for u in member_ids])
-    entries = list(_query(keys.workspace_partition(ws), ("boardId", "projectId", "taskId")))
-    boards = {i["boardId"]["S"] for i in entries if "boardId" in i}
-    projects = {i["projectId"]["S"] for i in entries if "projectId" in i}
-    tasks = {i["taskId"]["S"] for i in entries if "taskId" in i}  # the task-number pointers
-    _delete((i["PK"]["S"], i["SK"]["S"]) for i in entries)
-    deleted += len(entries)
+    out = _Deletes()
+    out.add([keys.member(ws, u) for u in member_ids] + [keys.membership_mirror(u, ws) for u in member_ids])
+    # the pending records next: a consumer pass starting from now on finds nothing to index
+    for corpus in (keys.SEARCH_TASKS, keys.SEARCH_ARTIFACTS):
+        out.drop(keys.search_pending_partition(ws, corpus))
+    out.flush()
+    entries = out.drop(keys.workspace_partition(ws), ("boardId", "projectId", "taskId", "slug"))
+    boards = {i["boardId"] for i in entries if "boardId" in i}
+    projects = {i["projectId"] for i in entries if "projectId" in i}
+    tasks = {i["taskId"] for i in entries if "taskId" in i}  # the task-number pointers
+    out.add(keys.project_slug_claim(ws, i["slug"]) for i in entries if "projectId" in i and "slug" in i)
     for board in boards:
-        rows = _drop(keys.board_partition(board), ("taskId",))
+        rows = out.drop(keys.board_partition(board), ("taskId", "labelId", "name", "assigneeIds"))
         tasks.update(r["taskId"] for r in rows if "taskId" in r)
-        deleted += len(rows) + len(_drop(keys.board_activity_partition(board)))
+        out.add(keys.label_name_claim(board, r["name"]) for r in rows if "labelId" in r and "name" in r)
+        # the assignees' work-index entries (work.sync keeps them equal to the task's assignees)
+        out.add(keys.work_item(r["taskId"], u) for r in rows if "taskId" in r for u in r.get("assigneeIds", []))
+        out.drop(keys.board_activity_partition(board))
+    docs = [keys.search_doc_task(t) for t in tasks]
     for task in tasks:
-        side = _drop(keys.task_side_partition(task), ("grantId",))
-        grants = [keys.upload_grant(r["grantId"]) for r in side if "grantId" in r]  # the attachments' used grants
-        deleted += len(side) + _delete(grants) + len(_drop(keys.coordination_partition(task)))
-        deleted += _drop_search_doc(ws, keys.search_doc_task(task))
+        side = out.drop(keys.task_side_partition(task), ("grantId", "commentId"))
+        out.add(keys.upload_grant(r["grantId"]) for r in side if "grantId" in r)  # the attachments' used grants
+        docs += [keys.search_doc_comment(task, r["commentId"]) for r in side if "commentId" in r]
+        out.drop(keys.coordination_partition(task))
     for project in projects:
-        deleted += len(_drop(keys.project_link_partition(project)))
+        out.drop(keys.project_link_partition(project))
     for user in member_ids:
-        deleted += len(_drop(keys.work_partition(ws, user))) + len(_drop(keys.actor_partition(ws, user)))
+        out.drop(keys.actor_partition(ws, user))
         for shard in range(keys.INBOX_SHARDS):
-            deleted += len(_drop(keys.inbox_partition(ws, user, shard)))
-    for channel in _drop(keys.channels_partition(ws), ("name",)):  # each channel's messages and promotions
-        deleted += 1 + (len(_drop(keys.channel_partition(ws, channel["name"]))) if "name" in channel else 0)
+            out.drop(keys.inbox_partition(ws, user, shard))
+    for channel in out.drop(keys.channels_partition(ws), ("name",)):  # each channel's messages and promotions
+        if "name" in channel:
+            out.drop(keys.channel_partition(ws, channel["name"]))
+    for head in out.drop(keys.artifact_partition(ws), ("artifactId", *(attr for _, attr in LINKS))):
+        if "artifactId" in head:  # a head (else a body)
+            docs.append(keys.search_doc_artifact(head["artifactId"]))
+            for link, attr in LINKS:  # the head's copies under each task, project, session... it names
+                if attr in head:
+                    out.drop(keys.artifact_link_partition(ws, link, head[attr]))
+    for session in out.drop(keys.session_partition(ws), ("sessionId", "provider", "providerThreadId")):
+        if "sessionId" in session:
+            out.drop(keys.session_side_partition(session["sessionId"]))
+        if "provider" in session and "providerThreadId" in session:
+            claim = keys.session_binding_claim(session["provider"], session["providerThreadId"])
+            held = _batch_get([claim], "PK, SK, workspaceId")  # another workspace's session may hold it now
+            out.add(claim for c in held if c.get("workspaceId", {}).get("S") == ws)
     for pk in (
         keys.workspace_log_partition(ws),
-        keys.artifact_partition(ws),
-        keys.session_partition(ws),
         keys.decision_partition(ws),
-        keys.search_pending_partition(ws, keys.SEARCH_TASKS),
-        keys.search_pending_partition(ws, keys.SEARCH_ARTIFACTS),
+        keys.attention_partition(ws),
+        keys.consultation_partition(ws),
     ):
-        deleted += len(_drop(pk))
-    return deleted
+        out.drop(pk)
+    _purge_search(ws, docs, out)
+    out.flush()
+    return out.count
 
 
-def _drop_search_doc(workspace_id: str, doc: str) -> int:
-    """A doc's search state and the word postings its terms (``t``) name."""
-    key = keys.search_doc_state(workspace_id, doc)
-    found = db.dynamodb_client().get_item(
-        TableName=settings.table, Key={"PK": {"S": key[0]}, "SK": {"S": key[1]}}, ConsistentRead=True
-    )
-    if "Item" not in found:
-        return 0
-    terms = found["Item"].get("t", {}).get("SS", [])
-    return _delete([key] + [keys.search_term_posting(workspace_id, t, doc) for t in terms])
+def _purge_search(workspace_id: str, docs: list[str], out: _Deletes) -> None:
+    """The workspace's search index: the doc states of ``docs`` and of the deleted comments the
+    index lists (``keys.search_removed_doc``), the word postings (and earlier-layout trigram
+    postings) each state names, then every vocabulary word of both corpora with the trigram
+    postings it owns (``keys.search_word_grams``). Run last: the pending records went first."""
+    ws = workspace_id
+    docs = docs + [i["SK"] for i in out.drop(keys.search_removed_doc(ws, "")[0], ("SK",))]
+    prefix = len(keys.search_doc_state(ws, "")[0])
+    for state in _batch_get([keys.search_doc_state(ws, d) for d in docs], "PK, SK, t, g"):
+        doc = state["PK"]["S"][prefix:]
+        corpus = keys.search_corpus_of(doc)
+        out.add([(state["PK"]["S"], state["SK"]["S"])])
+        out.add(keys.search_term_posting(ws, t, doc, corpus) for t in state.get("t", {}).get("SS", []))
+        out.add(keys.search_gram_posting(ws, g, doc, corpus) for g in state.get("g", {}).get("SS", []))
+    for corpus in (keys.SEARCH_TASKS, keys.SEARCH_ARTIFACTS):
+        for word in out.drop(keys.search_vocabulary_partition(ws, corpus), ("SK",)):
+            out.add(keys.search_word_grams(ws, word["SK"], corpus))

@@ -689,6 +689,33 @@ def search_gram_posting(workspace_id: str, gram: str, word: str, corpus: str = S
     return f"W#{workspace_id}#{corpus}G#{gram}", word
 
 
+def search_vocabulary_partition(workspace_id: str, corpus: str = SEARCH_TASKS) -> str:
+    """``W#<ws>#V`` (artifacts: ``W#<ws>#AV``): the corpus's vocabulary words, one item each, so the
+    trigram partitions a word fills can be found again (workspace deletion: a trigram partition
+    is not reachable by a workspace prefix)."""
+    return f"W#{workspace_id}#{corpus}V"
+
+
+def search_vocabulary_word(workspace_id: str, word: str, corpus: str = SEARCH_TASKS) -> Key:
+    """``W#<ws>#V / <word>``: the word is in the corpus's substring vocabulary and all its trigram
+    postings are written (the indexer puts it after them; the word's sentinel)."""
+    return search_vocabulary_partition(workspace_id, corpus), word
+
+
+def search_word_grams(workspace_id: str, word: str, corpus: str = SEARCH_TASKS) -> list[Key]:
+    """The trigram postings one vocabulary word owns: one per distinct three-character window
+    (``domain.search.text.word_trigrams``), in order."""
+    grams = dict.fromkeys(word[i : i + 3] for i in range(len(word) - 2))
+    return [search_gram_posting(workspace_id, g, word, corpus) for g in grams]
+
+
+def search_removed_doc(workspace_id: str, doc: str) -> Key:
+    """``W#<ws>#RM / <doc>``: a deleted comment's doc left a tombstone state (:func:`search_doc_state`)
+    and no entity leads to it any more; this lists it, so deleting the workspace finds the state.
+    (Archived tasks and withdrawn artifacts keep their entities, which lead to their states.)"""
+    return f"W#{workspace_id}#RM", doc
+
+
 def search_pending(workspace_id: str, doc: str) -> Key:
     """``W#<ws>#IXQ / <doc>`` (artifacts: ``W#<ws>#AIXQ``): a pending-index marker carrying the
     doc's text and version, written in the entity's transaction; deleted once the postings are
