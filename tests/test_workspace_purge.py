@@ -62,10 +62,9 @@ def fill(owner: Any, peer: Any) -> dict[str, Any]:
     from ulid import ULID
 
     from domain import clock
+    from domain.search import repair
     from domain.store import keys
     from domain.store.models import AttentionRow
-
-    from domain.search import repair
 
     ws = owner.workspace_id
     t = owner.token
