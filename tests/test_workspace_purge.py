@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 import httpx2
+import pytest
 
 from tests.conftest import make_actor
 
@@ -27,6 +28,22 @@ from tests.conftest import make_actor
 #: the tool name and a hash of the arguments, no text; no key leads to them from the workspace
 #: and their TTL removes them after 30 days (domain/store/idempotency_markers.py). Nothing else.
 KEPT_PREFIXES = ("RATE#", "IDEM#")
+
+
+@pytest.fixture
+def own_tables(stack):
+    """Fresh tables for one test: its whole-table Scans then read what this test wrote, not the
+    tens of thousands of items the session's other tests left (34 s a test late in a full run)."""
+    from domain.store import db
+
+    suffix = uuid.uuid4().hex[:8]
+    endpoint = stack["JENTRIX_DYNAMODB_ENDPOINT"]
+    db.use(endpoint, table=f"jentrix-purge-{suffix}", idempotency_table=f"jentrix-purge-idem-{suffix}")
+    db.create_tables()
+    try:
+        yield
+    finally:
+        db.use(endpoint, table=stack["JENTRIX_TABLE"], idempotency_table=stack["JENTRIX_IDEMPOTENCY_TABLE"])
 
 
 def call(token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +202,7 @@ def objects_of(workspace_id: str) -> int:
     )
 
 
-def test_deleting_a_workspace_leaves_no_item_naming_it(stack):
+def test_deleting_a_workspace_leaves_no_item_naming_it(own_tables):
     """After the console's deletion no item of the table mentions the workspace id (rate windows,
     which expire by TTL, aside), and its S3 objects are gone (docs/artifacts.md)."""
     from domain import auth, console_actions
@@ -216,7 +233,7 @@ def test_deleting_a_workspace_leaves_no_item_naming_it(stack):
     assert [i for i in items_mentioning(ws[3:]) if not i["PK"]["S"].startswith(KEPT_PREFIXES)] == []
 
 
-def test_a_consumer_pass_that_read_the_records_before_the_deletion_leaves_nothing(stack):
+def test_a_consumer_pass_that_read_the_records_before_the_deletion_leaves_nothing(own_tables):
     """A consumer pass holding records it read before the workspace was deleted (a stream batch
     in flight) writes its postings after the purge; it finds the workspace gone and removes
     them again, so the table still holds nothing of the workspace."""
@@ -245,7 +262,7 @@ def test_a_consumer_pass_that_read_the_records_before_the_deletion_leaves_nothin
     assert not left, sorted(f"{i['PK']['S']} / {i['SK']['S']}" for i in left)
 
 
-def test_verify_repair_lists_the_words_of_a_table_indexed_before_the_word_list(stack):
+def test_verify_repair_lists_the_words_of_a_table_indexed_before_the_word_list(own_tables):
     """Words posted before the vocabulary word list existed have no list item, so a deletion would
     miss their trigram postings: ``jentrix search verify`` reports the doc as ``vocabulary`` drift
     and ``--repair`` posts the items; the deletion then leaves nothing."""
