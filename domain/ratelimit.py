@@ -129,7 +129,6 @@ class Admission:
     (its ``used`` count, or ``None`` when no number within the limit was left for it)."""
 
     limit: int
-    exact: bool
     window: Window
     refused: bool = False
     _future: Future[int] | None = field(default=None, repr=False)
@@ -195,12 +194,12 @@ class Limiter:
                 return self._admit_exact(token_id, slot, limit, max(1, reserve))
             estimate = slot.shared + slot.unsent + slot.sending + 1
             if estimate > limit:
-                return Admission(limit, False, Window(limit, estimate, start), refused=True)
+                return Admission(limit, Window(limit, estimate, start), refused=True)
             slot.unsent += 1
             mono = time.monotonic()
             due = slot.synced_at is None or slot.unsent >= every or mono - slot.synced_at >= sync_seconds
             if not due:
-                return Admission(limit, False, Window(limit, estimate, start))
+                return Admission(limit, Window(limit, estimate, start))
             count, slot.unsent = slot.unsent, 0
             slot.sending += count
             slot.synced_at = mono
@@ -220,7 +219,7 @@ class Limiter:
 
         from domain.store import parallel
 
-        return Admission(limit, False, Window(limit, estimate, start), _future=parallel.submit(send))
+        return Admission(limit, Window(limit, estimate, start), _future=parallel.submit(send))
 
     def _admit_exact(self, token_id: str, slot: _Slot, limit: int, reserve: int) -> Admission:
         """The exact window's admission (``self._lock`` held): a held number, a known-full
@@ -228,9 +227,9 @@ class Limiter:
         start = slot.start
         if slot.free > 0:
             slot.free -= 1
-            return Admission(limit, True, Window(limit, slot.shared - slot.free, start))
+            return Admission(limit, Window(limit, slot.shared - slot.free, start))
         if slot.shared >= limit:
-            return Admission(limit, True, Window(limit, slot.shared + 1, start), refused=True)
+            return Admission(limit, Window(limit, slot.shared + 1, start), refused=True)
         size = min(reserve, max(1, (limit - slot.shared) // 2))
 
         def claim() -> int | None:
@@ -261,7 +260,7 @@ class Limiter:
 
         from domain.store import parallel
 
-        return Admission(limit, True, Window(limit, slot.shared + 1, start), _claim=parallel.submit(claim))
+        return Admission(limit, Window(limit, slot.shared + 1, start), _claim=parallel.submit(claim))
 
     def forget(self) -> None:
         with self._lock:

@@ -120,6 +120,23 @@ def make_actor(name: str = "Ada", workspace: str | None = "Test Space", **token_
 
 
 @pytest.fixture
+def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A warm Lambda-like process: the token and warm caches on (5 s), the deferred rate window
+    (tests/test_warm_facts.py, tests/test_task_witness.py). Yields the settings."""
+    from domain.settings import settings
+    from domain.store import warm as warm_store
+
+    monkeypatch.setattr(settings, "token_cache_seconds", 5)
+    monkeypatch.setattr(settings, "rate_sync_every", 1000)
+    monkeypatch.setattr(settings, "rate_sync_seconds", 600.0)
+    warm_store.MEMBERS.clear()
+    warm_store.COLUMNS.clear()
+    yield settings
+    warm_store.MEMBERS.clear()
+    warm_store.COLUMNS.clear()
+
+
+@pytest.fixture
 def owner(stack: dict[str, str]) -> Actor:
     return make_actor()
 

@@ -24,6 +24,16 @@ def _counted(url, token, name, args):
     return result, counter
 
 
+def _window_writes(url, token, calls: int) -> int:
+    """The window's UpdateItems over ``calls`` successful get_token_context calls of ``token``."""
+    writes = 0
+    for _ in range(calls):
+        result, counter = _counted(url, token, "get_token_context", {})
+        ok(result)
+        writes += counter.ops["UpdateItem"]
+    return writes
+
+
 def _task(url, actor):
     board = ok(
         call_tool(
@@ -79,11 +89,7 @@ def test_the_deferred_window_writes_the_counter_once_per_k_calls(server_url, own
     monkeypatch.setattr(settings, "rate_sync_every", 5)
     monkeypatch.setattr(settings, "rate_sync_seconds", 600.0)
     token, _ = auth.mint_pat(owner.user_id)
-    writes = 0
-    for _ in range(10):
-        result, counter = _counted(server_url, token, "get_token_context", {})
-        ok(result)
-        writes += counter.ops["UpdateItem"]
+    writes = _window_writes(server_url, token, 10)
     # the first call of a window syncs (this environment knows nothing of it yet), then every 5th
     assert writes in (2, 3), writes  # 3 when a minute boundary fell between the calls
     ctx = ok(call_tool(server_url, token, "get_token_context", {}))
@@ -195,15 +201,10 @@ def test_the_server_adds_once_per_block_and_reports_the_exact_count(server_url, 
 
     monkeypatch.setattr(settings, "rate_sync_every", 1)
     monkeypatch.setattr(settings, "rate_reserve", 10)
-    token, _ = auth.mint_pat(owner.user_id)
     # (a minute boundary between the calls would restart the window: retried once)
     for _attempt in range(2):
         token, _ = auth.mint_pat(owner.user_id)
-        adds = 0
-        for _ in range(20):
-            result, counter = _counted(server_url, token, "get_token_context", {})
-            ok(result)
-            adds += counter.ops["UpdateItem"]
+        adds = _window_writes(server_url, token, 20)
         ctx = ok(call_tool(server_url, token, "get_token_context", {}))
         if ctx["rateLimit"]["used"] == 21:
             break

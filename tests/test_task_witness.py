@@ -24,20 +24,11 @@ from tests.tools_support import new_board, ok
 
 
 @pytest.fixture
-def warm(monkeypatch):
-    """A warm Lambda-like process (as tests/test_warm_facts.py): warm member and columns, the
-    deferred rate window, so a detailed get_task is the task's BatchGetItem ‖ side items' Query."""
-    from domain.settings import settings
-    from domain.store import warm as warm_store
-
-    monkeypatch.setattr(settings, "token_cache_seconds", 60)
-    monkeypatch.setattr(settings, "rate_sync_every", 1000)
-    monkeypatch.setattr(settings, "rate_sync_seconds", 600.0)
-    warm_store.MEMBERS.clear()
-    warm_store.COLUMNS.clear()
-    yield settings
-    warm_store.MEMBERS.clear()
-    warm_store.COLUMNS.clear()
+def warm(warm, monkeypatch):
+    """tests/conftest.py's warm process, its token cache kept for 60 s: a detailed get_task is
+    then the task's BatchGetItem ‖ the side items' Query."""
+    monkeypatch.setattr(warm, "token_cache_seconds", 60)
+    return warm
 
 
 def _raw_item(key: tuple[str, str]) -> dict[str, Any]:

@@ -30,22 +30,6 @@ def _join(workspace_id: str, role: str, name: str = "Bea") -> tuple[str, str]:
     return user.userId, auth.mint_pat(user.userId, holder="human")[0]
 
 
-@pytest.fixture
-def warm(monkeypatch):
-    """A warm Lambda-like process: token and warm caches on, the deferred rate window."""
-    from domain.settings import settings
-    from domain.store import warm as warm_store
-
-    monkeypatch.setattr(settings, "token_cache_seconds", 5)
-    monkeypatch.setattr(settings, "rate_sync_every", 1000)
-    monkeypatch.setattr(settings, "rate_sync_seconds", 600.0)
-    warm_store.MEMBERS.clear()
-    warm_store.COLUMNS.clear()
-    yield settings
-    warm_store.MEMBERS.clear()
-    warm_store.COLUMNS.clear()
-
-
 def _count(url, token, name, args):
     counter = RequestCounter()
     with httpx2.Client(timeout=60) as c, counter.watching():

@@ -18,6 +18,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 
+from domain.store import keys
+
 log = logging.getLogger(__name__)
 
 #: one word part: letters and digits of any script (``\w`` without ``_``)
@@ -127,10 +129,11 @@ def vocabulary(text: str) -> set[str]:
 
 
 def word_trigrams(word: str) -> list[str]:
-    """The three-character windows of one vocabulary word, distinct, in order (the first is the
-    word's sentinel posting, written last). Unlike ``pg_trgm`` no padded windows: a substring
-    may sit anywhere inside a word, so the query never asks for them."""
-    return list(dict.fromkeys(word[i : i + 3] for i in range(len(word) - 2)))
+    """The three-character windows of one vocabulary word, distinct, in order. Unlike
+    ``pg_trgm`` no padded windows: a substring
+    may sit anywhere inside a word, so the query never asks for them. Defined beside the keys
+    (:func:`domain.store.keys.word_trigrams`), so the workspace purge finds the same partitions."""
+    return keys.word_trigrams(word)
 
 
 def pattern_chunks(pattern: str) -> list[str]:

@@ -125,9 +125,10 @@ def task_full(board_id: str, number: int) -> Key:
 def task_full_of(pk: str, sk: str) -> tuple[str, int] | None:
     """``(board_id, number)`` when ``(pk, sk)`` is a task's full item (:func:`task_full`), else
     ``None`` (``domain.store.witness`` finds the full items a transaction writes by their keys)."""
-    if not (pk.startswith("BOARD#") and sk.startswith("X#") and sk[2:].isdigit()):
+    board, number = pk.removeprefix(board_partition("")), sk.removeprefix(TASK_ITEMS_PREFIX)
+    if board == pk or number == sk or not number.isdigit():
         return None
-    return pk.removeprefix("BOARD#"), int(sk[2:])
+    return board, int(number)
 
 
 def activity(board_id: str, at: str, ulid: str) -> Key:
@@ -702,11 +703,15 @@ def search_vocabulary_word(workspace_id: str, word: str, corpus: str = SEARCH_TA
     return search_vocabulary_partition(workspace_id, corpus), word
 
 
+def word_trigrams(word: str) -> list[str]:
+    """The three-character windows of one vocabulary word, distinct, in order: the trigram
+    partitions the word is posted in (``domain.search.text.word_trigrams`` is this function)."""
+    return list(dict.fromkeys(word[i : i + 3] for i in range(len(word) - 2)))
+
+
 def search_word_grams(workspace_id: str, word: str, corpus: str = SEARCH_TASKS) -> list[Key]:
-    """The trigram postings one vocabulary word owns: one per distinct three-character window
-    (``domain.search.text.word_trigrams``), in order."""
-    grams = dict.fromkeys(word[i : i + 3] for i in range(len(word) - 2))
-    return [search_gram_posting(workspace_id, g, word, corpus) for g in grams]
+    """The trigram postings one vocabulary word owns: one per :func:`word_trigrams` window, in order."""
+    return [search_gram_posting(workspace_id, g, word, corpus) for g in word_trigrams(word)]
 
 
 def search_removed_doc(workspace_id: str, doc: str) -> Key:
