@@ -11,7 +11,6 @@ import time
 import uuid
 
 import httpx2
-import pytest
 
 from tests.conftest import make_actor, mcp_client
 from tests.rpc import RequestCounter
